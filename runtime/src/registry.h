@@ -1,0 +1,36 @@
+/* Types of the parameter registry. The table itself is generated from
+ * src/iotune/data/params.tsv (see tools/gen_params.py). */
+#ifndef IOTUNE_REGISTRY_H
+#define IOTUNE_REGISTRY_H
+
+typedef enum { IOT_LAYER_HDF5, IOT_LAYER_MPIIO, IOT_LAYER_FS } iot_layer;
+typedef enum { IOT_SCOPE_FILE, IOT_SCOPE_DATASET } iot_scope;
+typedef enum {
+    IOT_T_SIZE,
+    IOT_T_INT,
+    IOT_T_BOOL,
+    IOT_T_ENUM,
+    IOT_T_PAIR,
+    IOT_T_DIMS,
+    IOT_T_DOUBLE,
+    IOT_T_STRING
+} iot_type;
+typedef enum {
+    IOT_TARGET_FAPL,
+    IOT_TARGET_DCPL,
+    IOT_TARGET_DAPL,
+    IOT_TARGET_DXPL,
+    IOT_TARGET_HINT
+} iot_target;
+
+typedef struct {
+    const char *name;
+    iot_layer layer;
+    iot_scope scope;
+    iot_type type;
+    double min, max;     /* bounds of every number in the value */
+    const char *choices; /* "a|b|c" for enums, else NULL */
+    iot_target target;
+} iot_param_def;
+
+#endif
