@@ -1,0 +1,342 @@
+#include "apply_hdf5.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core.h"
+
+/* One line of verbose report, built up setting by setting. */
+typedef struct {
+    char text[2048];
+    size_t len;
+    int items;
+} report;
+
+__attribute__((format(printf, 2, 3))) static void add(report *r, const char *fmt, ...)
+{
+    if (r->len >= sizeof r->text - 1)
+        return;
+    if (r->items++)
+        r->len += (size_t)snprintf(r->text + r->len, sizeof r->text - r->len, "; ");
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(r->text + r->len, sizeof r->text - r->len, fmt, ap);
+    va_end(ap);
+    r->len = r->len + (size_t)n < sizeof r->text ? r->len + (size_t)n : sizeof r->text - 1;
+}
+
+static void add_entry(report *r, const iot_entry *e, herr_t rc)
+{
+    char where[96];
+    if (rc >= 0)
+        add(r, "%s=%s [%s]", e->name, e->value.text, iot_origin(e, where, sizeof where));
+    else
+        add(r, "%s=%s NOT applied: HDF5 refused it [%s]", e->name, e->value.text,
+            iot_origin(e, where, sizeof where));
+}
+
+/* Copies (or creates) a property list the first time a setting needs changing it. */
+static hid_t writable(hid_t *copy, hid_t orig, hid_t cls)
+{
+    const iot_h5_api *h = iot_h5();
+    if (*copy < 0)
+        *copy = orig == H5P_DEFAULT ? h->H5Pcreate(cls) : h->H5Pcopy(orig);
+    return *copy;
+}
+
+static int detect_mpio(hid_t fapl, iot_file_info *info)
+{
+    const iot_h5_api *h = iot_h5();
+    info->mpio = 0;
+    info->leader = iot_world_rank() == 0;
+    if (fapl == H5P_DEFAULT || !h->parallel)
+        return 0;
+    /* H5Pget_fapl_mpio fails for other drivers and duplicates the communicator for MPI-IO:
+     * collective, but so is the H5Fcreate/H5Fopen we are inside. */
+    MPI_Comm comm = MPI_COMM_NULL;
+    MPI_Info info_obj = MPI_INFO_NULL;
+    if (h->H5Pget_fapl_mpio(fapl, &comm, &info_obj) < 0)
+        return 0;
+    int rank = 0;
+    PMPI_Comm_rank(comm, &rank);
+    info->mpio = 1;
+    info->leader = rank == 0;
+    MPI_Comm_free(&comm);
+    if (info_obj != MPI_INFO_NULL)
+        MPI_Info_free(&info_obj);
+    return 1;
+}
+
+static herr_t set_mdc(const iot_settings *s, const char *name, hid_t fapl, report *r)
+{
+    const iot_h5_api *h = iot_h5();
+    const iot_entry *init = iot_settings_find(s, IOT_P_MDC_INITIAL_SIZE, name, NULL);
+    const iot_entry *min = iot_settings_find(s, IOT_P_MDC_MIN_SIZE, name, NULL);
+    const iot_entry *max = iot_settings_find(s, IOT_P_MDC_MAX_SIZE, name, NULL);
+    H5AC_cache_config_t c;
+    memset(&c, 0, sizeof c);
+    c.version = H5AC__CURR_CACHE_CONFIG_VERSION;
+    if (h->H5Pget_mdc_config(fapl, &c) < 0)
+        return -1;
+    if (min)
+        c.min_size = (size_t)min->value.v[0];
+    if (max)
+        c.max_size = (size_t)max->value.v[0];
+    if (c.min_size > c.max_size) {
+        add(r, "mdc_min_size=%zu > mdc_max_size=%zu: metadata cache settings NOT applied",
+            c.min_size, c.max_size);
+        return -1;
+    }
+    if (init) {
+        c.set_initial_size = 1;
+        c.initial_size = (size_t)init->value.v[0];
+    }
+    /* keep the initial size inside [min, max] so HDF5 accepts the configuration */
+    if (c.initial_size < c.min_size)
+        c.initial_size = c.min_size;
+    if (c.initial_size > c.max_size)
+        c.initial_size = c.max_size;
+    c.set_initial_size = 1;
+    herr_t rc = h->H5Pset_mdc_config(fapl, &c);
+    const iot_entry *list[] = {init, min, max};
+    for (int i = 0; i < 3; i++)
+        if (list[i])
+            add_entry(r, list[i], rc);
+    return rc;
+}
+
+hid_t iot_apply_fapl(const iot_settings *s, const char *how, const char *name, hid_t fapl,
+                     iot_file_info *info)
+{
+    const iot_h5_api *h = iot_h5();
+    iot_h5_quiet quiet;
+    iot_h5_quiet_begin(&quiet);
+    detect_mpio(fapl, info);
+    hid_t copy = H5I_INVALID_HID;
+    report r = {.len = 0};
+    const iot_entry *e;
+    if ((e = iot_settings_find(s, IOT_P_ALIGNMENT, name, NULL)))
+        add_entry(&r, e,
+                  h->H5Pset_alignment(writable(&copy, fapl, h->cls_fapl), (hsize_t)e->value.v[0],
+                                      (hsize_t)e->value.v[1]));
+    if ((e = iot_settings_find(s, IOT_P_SIEVE_BUF_SIZE, name, NULL)))
+        add_entry(
+            &r, e,
+            h->H5Pset_sieve_buf_size(writable(&copy, fapl, h->cls_fapl), (size_t)e->value.v[0]));
+    if ((e = iot_settings_find(s, IOT_P_META_BLOCK_SIZE, name, NULL)))
+        add_entry(
+            &r, e,
+            h->H5Pset_meta_block_size(writable(&copy, fapl, h->cls_fapl), (hsize_t)e->value.v[0]));
+    if ((e = iot_settings_find(s, IOT_P_SMALL_DATA_BLOCK_SIZE, name, NULL)))
+        add_entry(&r, e,
+                  h->H5Pset_small_data_block_size(writable(&copy, fapl, h->cls_fapl),
+                                                  (hsize_t)e->value.v[0]));
+    if (iot_settings_find(s, IOT_P_MDC_INITIAL_SIZE, name, NULL) ||
+        iot_settings_find(s, IOT_P_MDC_MIN_SIZE, name, NULL) ||
+        iot_settings_find(s, IOT_P_MDC_MAX_SIZE, name, NULL))
+        set_mdc(s, name, writable(&copy, fapl, h->cls_fapl), &r);
+    if ((e = iot_settings_find(s, IOT_P_COLL_METADATA_READ, name, NULL)))
+        add_entry(&r, e,
+                  h->H5Pset_all_coll_metadata_ops
+                      ? h->H5Pset_all_coll_metadata_ops(writable(&copy, fapl, h->cls_fapl),
+                                                        (hbool_t)e->value.v[0])
+                      : -1);
+    if ((e = iot_settings_find(s, IOT_P_COLL_METADATA_WRITE, name, NULL)))
+        add_entry(&r, e,
+                  h->H5Pset_coll_metadata_write
+                      ? h->H5Pset_coll_metadata_write(writable(&copy, fapl, h->cls_fapl),
+                                                      (hbool_t)e->value.v[0])
+                      : -1);
+    iot_h5_quiet_end(&quiet);
+    if (iot_g.verbose && info->leader)
+        iot_log("%s %s (%s driver): hdf5 file access: %s", how, name,
+                info->mpio ? "MPI-IO" : "non-MPI", r.items ? r.text : "nothing to apply");
+    return copy >= 0 ? copy : fapl;
+}
+
+/* Chunk dimensions of about target bytes: whole fastest-varying dimensions first, so that a
+ * chunk stays contiguous in memory order. */
+static void chunk_for_size(int ndims, const hsize_t *dims, size_t elem, long long target,
+                           hsize_t *chunk)
+{
+    hsize_t remaining = (hsize_t)(target / (long long)(elem ? elem : 1));
+    if (remaining < 1)
+        remaining = 1;
+    for (int i = ndims - 1; i >= 0; i--) {
+        hsize_t extent = dims[i] ? dims[i] : 1;
+        chunk[i] = extent < remaining ? extent : remaining;
+        remaining /= chunk[i];
+        if (remaining < 1)
+            remaining = 1;
+    }
+}
+
+static void set_chunk(const iot_settings *s, const char *file, const char *dset, hid_t type,
+                      hid_t space, hid_t dcpl, hid_t *copy, report *r)
+{
+    const iot_h5_api *h = iot_h5();
+    const iot_entry *dims_e = iot_settings_find(s, IOT_P_CHUNK, file, dset);
+    const iot_entry *size_e = iot_settings_find(s, IOT_P_CHUNK_SIZE, file, dset);
+    const iot_entry *e = dims_e ? dims_e : size_e;
+    if (!e)
+        return;
+    hsize_t dims[H5S_MAX_RANK], maxdims[H5S_MAX_RANK], chunk[H5S_MAX_RANK];
+    int ndims = h->H5Sget_simple_extent_ndims(space);
+    if (ndims <= 0 || h->H5Sget_simple_extent_dims(space, dims, maxdims) < 0) {
+        add(r, "%s NOT applied: scalar or null dataspace cannot be chunked", e->name);
+        return;
+    }
+    if (dcpl != H5P_DEFAULT) {
+        H5D_layout_t layout = h->H5Pget_layout(dcpl);
+        if (layout == H5D_COMPACT ||
+            (h->H5Pget_external_count && h->H5Pget_external_count(dcpl) > 0)) {
+            add(r, "%s NOT applied: the application asked for compact or external storage",
+                e->name);
+            return;
+        }
+    }
+    if (e == dims_e && e->value.n != ndims) {
+        add(r, "chunk=%s NOT applied: %d dimensions for a dataset of rank %d", e->value.text,
+            e->value.n, ndims);
+        return;
+    }
+    size_t elem = h->H5Tget_size(type);
+    if (e == dims_e)
+        for (int i = 0; i < ndims; i++)
+            chunk[i] = (hsize_t)e->value.v[i];
+    else
+        chunk_for_size(ndims, dims, elem, e->value.v[0], chunk);
+    double bytes = (double)elem;
+    for (int i = 0; i < ndims; i++) {
+        if (maxdims[i] != H5S_UNLIMITED && chunk[i] > maxdims[i])
+            chunk[i] = maxdims[i]; /* HDF5 refuses chunks larger than a fixed dimension */
+        if (chunk[i] == 0) {
+            add(r, "%s NOT applied: the dataset has a fixed dimension of size 0", e->name);
+            return;
+        }
+        bytes *= (double)chunk[i];
+    }
+    if (bytes >= 4294967296.0) {
+        add(r, "%s NOT applied: a chunk must be smaller than 4 GiB", e->name);
+        return;
+    }
+    herr_t rc = h->H5Pset_chunk(writable(copy, dcpl, h->cls_dcpl), ndims, chunk);
+    char where[96], text[256];
+    int n = 0;
+    for (int i = 0; i < ndims && n < (int)sizeof text - 24; i++)
+        n += snprintf(text + n, sizeof text - (size_t)n, i ? ",%llu" : "%llu",
+                      (unsigned long long)chunk[i]);
+    add(r, "chunk=%s%s%s%s [%s]", text, e == size_e ? " (from chunk_size=" : "",
+        e == size_e ? e->value.text : "", e == size_e ? ")" : "",
+        iot_origin(e, where, sizeof where));
+    if (rc < 0)
+        add(r, "chunk NOT applied: HDF5 refused it");
+}
+
+hid_t iot_apply_dcpl(const iot_settings *s, const iot_file_info *f, const char *file,
+                     const char *dset, hid_t type, hid_t space, hid_t dcpl)
+{
+    const iot_h5_api *h = iot_h5();
+    iot_h5_quiet quiet;
+    iot_h5_quiet_begin(&quiet);
+    hid_t copy = H5I_INVALID_HID;
+    report r = {.len = 0};
+    set_chunk(s, file, dset, type, space, dcpl, &copy, &r);
+    static const H5D_fill_time_t fill_times[] = {H5D_FILL_TIME_IFSET, H5D_FILL_TIME_ALLOC,
+                                                 H5D_FILL_TIME_NEVER};
+    static const H5D_alloc_time_t alloc_times[] = {H5D_ALLOC_TIME_DEFAULT, H5D_ALLOC_TIME_EARLY,
+                                                   H5D_ALLOC_TIME_INCR, H5D_ALLOC_TIME_LATE};
+    const iot_entry *e;
+    if ((e = iot_settings_find(s, IOT_P_FILL_TIME, file, dset)))
+        add_entry(
+            &r, e,
+            h->H5Pset_fill_time(writable(&copy, dcpl, h->cls_dcpl), fill_times[e->value.v[0]]));
+    if ((e = iot_settings_find(s, IOT_P_ALLOC_TIME, file, dset)))
+        add_entry(
+            &r, e,
+            h->H5Pset_alloc_time(writable(&copy, dcpl, h->cls_dcpl), alloc_times[e->value.v[0]]));
+    iot_h5_quiet_end(&quiet);
+    if (iot_g.verbose && f->leader && r.items)
+        iot_log("H5Dcreate %s:%s: hdf5 dataset creation: %s", file, dset, r.text);
+    return copy >= 0 ? copy : dcpl;
+}
+
+hid_t iot_apply_dapl(const iot_settings *s, const iot_file_info *f, const char *file,
+                     const char *dset, hid_t dapl)
+{
+    const iot_h5_api *h = iot_h5();
+    const iot_entry *bytes = iot_settings_find(s, IOT_P_CHUNK_CACHE_BYTES, file, dset);
+    const iot_entry *slots = iot_settings_find(s, IOT_P_CHUNK_CACHE_SLOTS, file, dset);
+    const iot_entry *w0 = iot_settings_find(s, IOT_P_CHUNK_CACHE_W0, file, dset);
+    if (!bytes && !slots && !w0)
+        return dapl;
+    iot_h5_quiet quiet;
+    iot_h5_quiet_begin(&quiet);
+    hid_t copy = H5I_INVALID_HID;
+    /* unset fields keep the file's defaults */
+    herr_t rc =
+        h->H5Pset_chunk_cache(writable(&copy, dapl, h->cls_dapl),
+                              slots ? (size_t)slots->value.v[0] : H5D_CHUNK_CACHE_NSLOTS_DEFAULT,
+                              bytes ? (size_t)bytes->value.v[0] : H5D_CHUNK_CACHE_NBYTES_DEFAULT,
+                              w0 ? w0->value.d : H5D_CHUNK_CACHE_W0_DEFAULT);
+    iot_h5_quiet_end(&quiet);
+    report r = {.len = 0};
+    const iot_entry *list[] = {bytes, slots, w0};
+    for (int i = 0; i < 3; i++)
+        if (list[i])
+            add_entry(&r, list[i], rc);
+    if (iot_g.verbose && f->leader)
+        iot_log("H5Dopen/H5Dcreate %s:%s: hdf5 dataset access: %s", file, dset, r.text);
+    return copy >= 0 ? copy : dapl;
+}
+
+int iot_transfer_mode(const iot_settings *s, const iot_file_info *f, const char *file,
+                      const char *dset)
+{
+    const iot_entry *e = iot_settings_find(s, IOT_P_TRANSFER_MODE, file, dset);
+    if (!e)
+        return -1;
+    if (!f->mpio) {
+        if (iot_g.verbose && f->leader)
+            iot_log("%s:%s: transfer_mode NOT applied: the file does not use the MPI-IO "
+                    "driver",
+                    file, dset);
+        return -1;
+    }
+    if (iot_g.verbose && f->leader) {
+        char where[96];
+        iot_log("%s:%s: hdf5 transfer: transfer_mode=%s [%s]", file, dset, e->value.text,
+                iot_origin(e, where, sizeof where));
+    }
+    return e->value.v[0] == 0 ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT;
+}
+
+/* A small table of the files opened; old entries are overwritten round-robin. */
+#define IOT_FILES 64
+static struct {
+    char name[512];
+    iot_file_info info;
+} files[IOT_FILES];
+static int files_next;
+
+void iot_files_remember(const char *name, const iot_file_info *info)
+{
+    for (int i = 0; i < IOT_FILES; i++)
+        if (strcmp(files[i].name, name) == 0) {
+            files[i].info = *info;
+            return;
+        }
+    int i = files_next++ % IOT_FILES;
+    snprintf(files[i].name, sizeof files[i].name, "%s", name);
+    files[i].info = *info;
+}
+
+iot_file_info iot_files_lookup(const char *name)
+{
+    for (int i = 0; i < IOT_FILES; i++)
+        if (files[i].name[0] && strcmp(files[i].name, name) == 0)
+            return files[i].info;
+    iot_file_info unknown = {0, iot_world_rank() == 0};
+    return unknown;
+}

@@ -1,0 +1,115 @@
+#include "core.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+iot_state iot_g;
+static const char *config_path;
+
+int iot_world_rank(void)
+{
+    int init = 0, fini = 0, rank = 0;
+    MPI_Initialized(&init);
+    MPI_Finalized(&fini);
+    if (init && !fini)
+        PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    return rank;
+}
+
+void iot_log(const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "iotune: %s\n", line);
+}
+
+void iot_warn_once(const char *key, const char *fmt, ...)
+{
+    static char seen[32][96];
+    static int nseen;
+    for (int i = 0; i < nseen; i++)
+        if (strcmp(seen[i], key) == 0)
+            return;
+    if (nseen < 32)
+        snprintf(seen[nseen++], sizeof seen[0], "%s", key);
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    iot_log("%s", line);
+}
+
+const char *iot_origin(const iot_entry *e, char *buf, int len)
+{
+    const char *base = config_path ? strrchr(config_path, '/') : NULL;
+    snprintf(buf, (size_t)len, "%s:%d", base ? base + 1 : (config_path ? config_path : "?"),
+             e->line);
+    return buf;
+}
+
+static void print_problem(void *ctx, int line, const char *element, const char *value,
+                          const char *message, int fatal)
+{
+    char where[32] = "", what[96] = "";
+    if (line > 0)
+        snprintf(where, sizeof where, ":%d", line);
+    if (element)
+        snprintf(what, sizeof what, " <%s>:", element);
+    iot_log("%s%s:%s %s; %s", config_path, where, what, message,
+            fatal ? "no settings from this file are applied" : "ignored");
+}
+
+static void read_environment(void)
+{
+    const char *v = getenv("IOTUNE_VERBOSE");
+    iot_g.verbose = v && *v ? atoi(v) : 0;
+    if (v && *v && !iot_g.verbose && strcmp(v, "0") != 0)
+        iot_g.verbose = 1; /* IOTUNE_VERBOSE=yes */
+    v = getenv("IOTUNE_DISABLE");
+    iot_g.disabled = v && *v && strcmp(v, "0") != 0;
+    config_path = getenv("IOTUNE_CONFIG");
+    if (config_path && !*config_path)
+        config_path = NULL;
+}
+
+void iot_load(MPI_Comm comm)
+{
+    if (iot_g.loaded)
+        return;
+    read_environment();
+    int rank = 0, nprocs = 1;
+    if (comm != MPI_COMM_NULL) {
+        PMPI_Comm_rank(comm, &rank);
+        PMPI_Comm_size(comm, &nprocs);
+    }
+    if (config_path && !iot_g.disabled && rank == 0) {
+        /* only one rank speaks, also when every rank reads the file itself */
+        int speak = comm != MPI_COMM_NULL || iot_world_rank() == 0;
+        iot_settings_load(config_path, &iot_g.settings, speak ? print_problem : NULL, NULL);
+    }
+    if (nprocs > 1) {
+        int count = iot_g.settings.count;
+        PMPI_Bcast(&count, 1, MPI_INT, 0, comm);
+        if (rank != 0 && count > 0)
+            iot_g.settings.entries = calloc((size_t)count, sizeof(iot_entry));
+        /* entry by entry, so that a rank short of memory can still take part */
+        for (int i = 0; i < count; i++) {
+            iot_entry scratch;
+            iot_entry *e = iot_g.settings.entries ? &iot_g.settings.entries[i] : &scratch;
+            PMPI_Bcast(e, (int)sizeof *e, MPI_BYTE, 0, comm);
+        }
+        if (!iot_g.settings.entries)
+            count = 0;
+        iot_g.settings.count = count;
+    }
+    iot_g.loaded = 1;
+    if (iot_g.verbose && rank == 0 && config_path && iot_world_rank() == 0)
+        iot_log("control file %s: %d setting%s", config_path, iot_g.settings.count,
+                iot_g.settings.count == 1 ? "" : "s");
+}

@@ -1,0 +1,46 @@
+/* The runtime's state: settings from the control file, logging, and who the leader rank is. */
+#ifndef IOTUNE_CORE_H
+#define IOTUNE_CORE_H
+
+#include <mpi.h>
+
+#include "settings.h"
+
+/* The interposed functions are the only symbols the library exports. */
+#define IOT_EXPORT __attribute__((visibility("default")))
+
+typedef struct {
+    iot_settings settings;
+    int loaded;
+    int verbose;  /* IOTUNE_VERBOSE */
+    int disabled; /* IOTUNE_DISABLE=1: pass everything through */
+} iot_state;
+
+extern iot_state iot_g;
+
+/* Loads the control file if that has not happened yet. With MPI initialised and comm given,
+ * rank 0 of comm reads and parses it and broadcasts the result (collective over comm);
+ * with comm == MPI_COMM_NULL every caller reads it itself. */
+void iot_load(MPI_Comm comm);
+
+/* Settings to apply, or NULL when there is nothing to do. */
+static inline const iot_settings *iot_active(void)
+{
+    if (!iot_g.loaded)
+        iot_load(MPI_COMM_NULL);
+    return (!iot_g.disabled && iot_g.settings.count > 0) ? &iot_g.settings : NULL;
+}
+
+/* Rank in MPI_COMM_WORLD, or 0 without MPI. */
+int iot_world_rank(void);
+
+/* Prints one line "iotune: ..." to stderr. Callers decide which rank speaks. */
+__attribute__((format(printf, 1, 2))) void iot_log(const char *fmt, ...);
+
+/* Prints a problem once per process and key (e.g. a setting that could not be applied). */
+__attribute__((format(printf, 2, 3))) void iot_warn_once(const char *key, const char *fmt, ...);
+
+/* Describes where a setting came from, e.g. "run.xml:12". */
+const char *iot_origin(const iot_entry *e, char *buf, int len);
+
+#endif

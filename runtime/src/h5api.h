@@ -1,0 +1,81 @@
+/* The HDF5 API as the runtime calls it: resolved at run time from whatever HDF5 the
+ * application loaded, so libiotune.so has no link-time dependency on HDF5. Programs without
+ * HDF5 never load it, and one build serves any ABI-compatible HDF5. */
+#ifndef IOTUNE_H5API_H
+#define IOTUNE_H5API_H
+
+#include <hdf5.h>
+
+/* Functions the runtime wraps (real versions) and uses. Optional ones (parallel HDF5 only,
+ * or newer releases) may stay NULL. */
+#define IOT_H5_FUNCS(X)                                                                            \
+    X(H5open)                                                                                      \
+    X(H5Fcreate)                                                                                   \
+    X(H5Fopen)                                                                                     \
+    X(H5Fget_name)                                                                                 \
+    X(H5Dcreate2)                                                                                  \
+    X(H5Dcreate1)                                                                                  \
+    X(H5Dopen2)                                                                                    \
+    X(H5Dopen1)                                                                                    \
+    X(H5Dwrite)                                                                                    \
+    X(H5Dread)                                                                                     \
+    X(H5Dclose)                                                                                    \
+    X(H5Dget_space)                                                                                \
+    X(H5Dget_type)                                                                                 \
+    X(H5Pcreate)                                                                                   \
+    X(H5Pcopy)                                                                                     \
+    X(H5Pclose)                                                                                    \
+    X(H5Pget_fapl_mpio)                                                                            \
+    X(H5Pset_alignment)                                                                            \
+    X(H5Pset_sieve_buf_size)                                                                       \
+    X(H5Pset_meta_block_size)                                                                      \
+    X(H5Pset_small_data_block_size)                                                                \
+    X(H5Pget_mdc_config)                                                                           \
+    X(H5Pset_mdc_config)                                                                           \
+    X(H5Pset_all_coll_metadata_ops)                                                                \
+    X(H5Pset_coll_metadata_write)                                                                  \
+    X(H5Pset_chunk_cache)                                                                          \
+    X(H5Pget_layout)                                                                               \
+    X(H5Pget_external_count)                                                                       \
+    X(H5Pset_chunk)                                                                                \
+    X(H5Pset_fill_time)                                                                            \
+    X(H5Pset_alloc_time)                                                                           \
+    X(H5Pset_dxpl_mpio)                                                                            \
+    X(H5Pget_dxpl_mpio)                                                                            \
+    X(H5Sget_simple_extent_ndims)                                                                  \
+    X(H5Sget_simple_extent_dims)                                                                   \
+    X(H5Sclose)                                                                                    \
+    X(H5Tget_size)                                                                                 \
+    X(H5Tclose)                                                                                    \
+    X(H5Iget_name)                                                                                 \
+    X(H5Eget_auto2)                                                                                \
+    X(H5Eset_auto2)
+
+typedef struct {
+#define IOT_H5_FIELD(f) __typeof__(&f) f;
+    IOT_H5_FUNCS(IOT_H5_FIELD)
+#undef IOT_H5_FIELD
+    /* property list classes (H5P_FILE_ACCESS ...), read after H5open */
+    hid_t cls_fapl, cls_dcpl, cls_dapl, cls_dxpl;
+    int parallel; /* the HDF5 loaded has the MPI-IO driver */
+} iot_h5_api;
+
+/* The resolved API, or NULL when the HDF5 loaded cannot be tuned (or there is none). */
+const iot_h5_api *iot_h5(void);
+
+/* The resolved API for calling the real wrapped functions; pointers may be NULL. */
+const iot_h5_api *iot_h5_real(void);
+
+/* Finds the next definition of a symbol after this library (RTLD_NEXT), or in any loaded
+ * object when the application's library was loaded privately (e.g. by Python). */
+void *iot_find_symbol(const char *name);
+
+/* Silences HDF5's error stack printing around the runtime's own calls. */
+typedef struct {
+    H5E_auto2_t func;
+    void *data;
+} iot_h5_quiet;
+void iot_h5_quiet_begin(iot_h5_quiet *q);
+void iot_h5_quiet_end(const iot_h5_quiet *q);
+
+#endif

@@ -1,0 +1,456 @@
+#include "settings.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <mxml.h>
+
+typedef struct {
+    iot_diag_fn diag;
+    void *ctx;
+    int problems;
+    iot_settings *out;
+    int capacity;
+} parser;
+
+__attribute__((format(printf, 5, 6))) static void report(parser *p, int line, const char *element,
+                                                         const char *value, const char *fmt, ...)
+{
+    int fatal = p->out->fatal;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    p->problems++;
+    if (p->diag)
+        p->diag(p->ctx, line, element, value, msg, fatal);
+}
+
+static int is_markup(const char *name)
+{
+    return name[0] == '!' || name[0] == '?'; /* comments, <?xml ...?>, CDATA */
+}
+
+static int node_line(mxml_node_t *node)
+{
+    return (int)(intptr_t)mxmlGetUserData(node);
+}
+
+/* MiniXML keeps no line numbers: find the line of every start tag in document order, which
+ * is the order of a pre-order walk over the element nodes. */
+static void number_elements(const char *text, mxml_node_t *tree)
+{
+    int line = 1;
+    mxml_node_t *node = tree;
+    for (const char *c = text; *c; c++) {
+        if (*c == '\n') {
+            line++;
+            continue;
+        }
+        if (*c != '<')
+            continue;
+        const char *close = NULL;
+        if (strncmp(c, "<!--", 4) == 0)
+            close = "-->";
+        else if (strncmp(c, "<![CDATA[", 9) == 0)
+            close = "]]>";
+        else if (c[1] == '?')
+            close = "?>";
+        else if (c[1] == '/' || c[1] == '!')
+            continue;
+        if (close) {
+            const char *end = strstr(c, close);
+            if (!end)
+                return;
+            for (; c < end; c++)
+                line += *c == '\n';
+            continue;
+        }
+        while (node && (mxmlGetType(node) != MXML_ELEMENT || is_markup(mxmlGetElement(node))))
+            node = mxmlWalkNext(node, tree, MXML_DESCEND);
+        if (!node)
+            return;
+        mxmlSetUserData(node, (void *)(intptr_t)line);
+        node = mxmlWalkNext(node, tree, MXML_DESCEND);
+    }
+}
+
+static const char *trimmed(const char *s, char *buf, size_t len)
+{
+    const char *e = s + strlen(s);
+    while (*s && isspace((unsigned char)*s))
+        s++;
+    while (e > s && isspace((unsigned char)e[-1]))
+        e--;
+    size_t n = (size_t)(e - s) < len - 1 ? (size_t)(e - s) : len - 1;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    return buf;
+}
+
+/* The text of an element (comments skipped); sets *has_children for nested elements. */
+static void element_text(mxml_node_t *el, char *buf, size_t len, int *has_text, int *has_children)
+{
+    char raw[4096] = "";
+    *has_text = *has_children = 0;
+    for (mxml_node_t *c = mxmlGetFirstChild(el); c; c = mxmlGetNextSibling(c)) {
+        if (mxmlGetType(c) == MXML_OPAQUE) {
+            *has_text = 1;
+            strncat(raw, mxmlGetOpaque(c), sizeof raw - strlen(raw) - 1);
+        } else if (mxmlGetType(c) == MXML_ELEMENT && !is_markup(mxmlGetElement(c))) {
+            *has_children = 1;
+        }
+    }
+    trimmed(raw, buf, len);
+}
+
+static int param_index(const char *name)
+{
+    for (int i = 0; i < IOT_P_COUNT; i++)
+        if (strcmp(iot_params[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+static iot_entry *new_entry(parser *p)
+{
+    iot_settings *s = p->out;
+    if (s->count == p->capacity) {
+        int cap = p->capacity ? 2 * p->capacity : 16;
+        iot_entry *grown = realloc(s->entries, (size_t)cap * sizeof *grown);
+        if (!grown)
+            return NULL;
+        s->entries = grown;
+        p->capacity = cap;
+    }
+    iot_entry *e = &s->entries[s->count];
+    memset(e, 0, sizeof *e);
+    return e;
+}
+
+static int valid_hint_key(const char *key)
+{
+    return *key && strlen(key) < IOT_NAME_MAX &&
+           strspn(key, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") ==
+               strlen(key);
+}
+
+/* One parameter element (or <hint>): validate it and add it, or report why not. */
+static void parse_param(parser *p, mxml_node_t *el)
+{
+    const char *tag = mxmlGetElement(el);
+    int line = node_line(el);
+    int is_hint = strcmp(tag, "hint") == 0;
+    char text[IOT_TEXT_MAX + 64];
+    int has_text, has_children;
+    element_text(el, text, sizeof text, &has_text, &has_children);
+    const char *key = is_hint ? mxmlElementGetAttr(el, "key") : tag;
+    const char *value_attr = is_hint ? mxmlElementGetAttr(el, "value") : NULL;
+    char valbuf[IOT_TEXT_MAX + 64];
+    if (value_attr)
+        trimmed(value_attr, valbuf, sizeof valbuf);
+    const char *value = value_attr ? valbuf : (has_text ? text : NULL);
+
+    if (has_children) {
+        report(p, line, tag, NULL, "a parameter holds a value, not elements");
+        return;
+    }
+    int param = param_index(key ? key : "");
+    if (is_hint && !key) {
+        report(p, line, tag, value, "<hint> needs a key=\"...\" attribute");
+        return;
+    }
+    if (is_hint && !valid_hint_key(key)) {
+        report(p, line, tag, value, "\"%s\" is not a valid MPI-IO hint key", key);
+        return;
+    }
+    if (!is_hint && param < 0) {
+        report(p, line, tag, value, "unknown parameter (see `iotune check --list`)");
+        return;
+    }
+    if (is_hint && param >= 0 && iot_params[param].target != IOT_TARGET_HINT) {
+        report(p, line, tag, value, "%s is an HDF5 setting, not an MPI-IO hint: use <%s>", key,
+               key);
+        return;
+    }
+    const char *file_pat = "", *var_pat = "";
+    int nattr = mxmlElementGetAttrCount(el);
+    for (int i = 0; i < nattr; i++) {
+        const char *aname;
+        const char *aval = mxmlElementGetAttrByIndex(el, i, &aname);
+        if (strcmp(aname, "FileName") == 0) {
+            file_pat = aval;
+        } else if (strcmp(aname, "VariableName") == 0 &&
+                   (param < 0 || iot_params[param].scope != IOT_SCOPE_DATASET)) {
+            report(p, line, tag, value,
+                   "VariableName= is only for dataset settings; %s is "
+                   "set per file",
+                   key);
+            return;
+        } else if (strcmp(aname, "VariableName") == 0) {
+            var_pat = aval;
+        } else if (!(is_hint && (strcmp(aname, "key") == 0 || strcmp(aname, "value") == 0))) {
+            report(p, line, tag, value, "unknown attribute %s= (expected FileName=%s)", aname,
+                   param >= 0 && iot_params[param].scope == IOT_SCOPE_DATASET ? " or VariableName="
+                                                                              : "");
+            return;
+        }
+    }
+    if (strlen(file_pat) >= IOT_PATTERN_MAX || strlen(var_pat) >= IOT_PATTERN_MAX ||
+        (value_attr && has_text)) {
+        report(p, line, tag, value,
+               value_attr ? "give the value once: in value= or as text" : "pattern too long");
+        return;
+    }
+    iot_value v;
+    char err[400];
+    int rc = param >= 0
+                 ? iot_value_parse(&iot_params[param], value ? value : "", &v, err, sizeof err)
+                 : (value && *value ? iot_value_parse_string(value, &v, err, sizeof err)
+                                    : (snprintf(err, sizeof err, "empty value"), -1));
+    if (rc) {
+        report(p, line, tag, value, "%s", err);
+        return;
+    }
+    iot_entry *e = new_entry(p);
+    if (!e) {
+        report(p, line, tag, value, "out of memory");
+        return;
+    }
+    e->param = param;
+    e->line = line;
+    e->layer = param >= 0 ? iot_params[param].layer : IOT_LAYER_MPIIO;
+    snprintf(e->name, sizeof e->name, "%s", key);
+    snprintf(e->file_pat, sizeof e->file_pat, "%s", file_pat);
+    snprintf(e->var_pat, sizeof e->var_pat, "%s", var_pat);
+    e->value = v;
+    p->out->count++;
+}
+
+static const char *const sections[] = {"High_Level_IO_Library", "Middleware_Layer",
+                                       "Parallel_File_System"};
+
+/* Reports non-blank text directly inside el (a section or the root). */
+static void check_stray_text(parser *p, mxml_node_t *el)
+{
+    for (mxml_node_t *c = mxmlGetFirstChild(el); c; c = mxmlGetNextSibling(c)) {
+        char buf[128];
+        if (mxmlGetType(c) == MXML_OPAQUE && *trimmed(mxmlGetOpaque(c), buf, sizeof buf)) {
+            report(p, node_line(el), mxmlGetElement(el), buf, "text outside a parameter element");
+            return;
+        }
+    }
+}
+
+static void parse_tree(parser *p, mxml_node_t *root)
+{
+    check_stray_text(p, root);
+    for (mxml_node_t *sec = mxmlGetFirstChild(root); sec; sec = mxmlGetNextSibling(sec)) {
+        if (mxmlGetType(sec) != MXML_ELEMENT || is_markup(mxmlGetElement(sec)))
+            continue;
+        const char *name = mxmlGetElement(sec);
+        int known = 0;
+        for (size_t i = 0; i < sizeof sections / sizeof *sections; i++)
+            known |= strcmp(name, sections[i]) == 0;
+        if (!known) {
+            report(p, node_line(sec), name, NULL,
+                   "unknown section (expected High_Level_IO_Library, Middleware_Layer or "
+                   "Parallel_File_System); its settings are ignored");
+            continue;
+        }
+        check_stray_text(p, sec);
+        for (mxml_node_t *el = mxmlGetFirstChild(sec); el; el = mxmlGetNextSibling(el))
+            if (mxmlGetType(el) == MXML_ELEMENT && !is_markup(mxmlGetElement(el)))
+                parse_param(p, el);
+    }
+}
+
+static char xml_error[512];
+
+static void keep_xml_error(const char *message)
+{
+    if (!xml_error[0])
+        snprintf(xml_error, sizeof xml_error, "%s", message);
+}
+
+/* The line of the first occurrence of needle, or 0. */
+static int line_of(const char *text, const char *needle)
+{
+    const char *at = strstr(text, needle);
+    if (!at)
+        return 0;
+    int line = 1;
+    for (const char *c = text; c < at; c++)
+        line += *c == '\n';
+    return line;
+}
+
+int iot_settings_parse(const char *text, size_t len, iot_settings *out, iot_diag_fn diag, void *ctx)
+{
+    parser p = {diag, ctx, 0, out, 0};
+    memset(out, 0, sizeof *out);
+    out->fatal = 1;
+    if (len > IOT_CONFIG_MAX_BYTES || strlen(text) != len) {
+        report(&p, 0, NULL, NULL, "not a control file (larger than 1 MiB or binary)");
+        return p.problems;
+    }
+    int dtd = line_of(text, "<!DOCTYPE");
+    if (!dtd)
+        dtd = line_of(text, "<!ENTITY");
+    if (dtd) {
+        report(&p, dtd, NULL, NULL,
+               "document type declarations and entities are not allowed in a control file");
+        return p.problems;
+    }
+    xml_error[0] = '\0';
+    mxmlSetErrorCallback(keep_xml_error);
+    mxml_node_t *tree = mxmlLoadString(NULL, text, MXML_OPAQUE_CALLBACK);
+    mxmlSetErrorCallback(NULL);
+    if (!tree) {
+        int line = 0;
+        const char *on = strstr(xml_error, "on line ");
+        if (on)
+            line = atoi(on + 8);
+        report(&p, line, NULL, NULL, "not well-formed XML: %s",
+               xml_error[0] ? xml_error : "empty document");
+        return p.problems;
+    }
+    number_elements(text, tree);
+    mxml_node_t *root = tree;
+    while (root && (mxmlGetType(root) != MXML_ELEMENT || is_markup(mxmlGetElement(root))))
+        root = mxmlWalkNext(root, tree, MXML_DESCEND);
+    if (!root) {
+        report(&p, 0, NULL, NULL, "not well-formed XML: no root element");
+    } else if (strcmp(mxmlGetElement(root), "Parameters") != 0) {
+        report(&p, node_line(root), mxmlGetElement(root), NULL,
+               "the root element must be <Parameters>");
+    } else {
+        out->fatal = 0;
+        parse_tree(&p, root);
+    }
+    mxmlDelete(tree);
+    return p.problems;
+}
+
+int iot_settings_load(const char *path, iot_settings *out, iot_diag_fn diag, void *ctx)
+{
+    memset(out, 0, sizeof *out);
+    out->fatal = 1;
+    FILE *f = fopen(path, "rb");
+    struct stat st;
+    if (!f || fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) ||
+        st.st_size > IOT_CONFIG_MAX_BYTES) {
+        char msg[300];
+        snprintf(msg, sizeof msg, "cannot read the control file: %s",
+                 !f ? strerror(errno) : "not a regular file of at most 1 MiB");
+        if (f)
+            fclose(f);
+        if (diag)
+            diag(ctx, 0, NULL, NULL, msg, 1);
+        return 1;
+    }
+    char *text = malloc((size_t)st.st_size + 1);
+    size_t n = text ? fread(text, 1, (size_t)st.st_size, f) : 0;
+    fclose(f);
+    if (!text) {
+        if (diag)
+            diag(ctx, 0, NULL, NULL, "out of memory", 1);
+        return 1;
+    }
+    text[n] = '\0';
+    int problems = iot_settings_parse(text, n, out, diag, ctx);
+    free(text);
+    return problems;
+}
+
+void iot_settings_free(iot_settings *s)
+{
+    free(s->entries);
+    memset(s, 0, sizeof *s);
+}
+
+/* Strips a ROMIO file system prefix such as "ufs:" or "lustre:". */
+static const char *strip_prefix(const char *path)
+{
+    const char *colon = strchr(path, ':');
+    if (colon && colon - path >= 2 && !memchr(path, '/', (size_t)(colon - path)))
+        return colon + 1;
+    return path;
+}
+
+static const char *last_component(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+int iot_match_file(const char *pattern, const char *path)
+{
+    if (!*pattern)
+        return 1;
+    path = strip_prefix(path);
+    return fnmatch(pattern, strchr(pattern, '/') ? path : last_component(path), 0) == 0;
+}
+
+int iot_match_dataset(const char *pattern, const char *path)
+{
+    if (!*pattern)
+        return 1;
+    return fnmatch(pattern, pattern[0] == '/' ? path : last_component(path), 0) == 0;
+}
+
+static int specificity(const iot_entry *e)
+{
+    return (e->var_pat[0] ? 2 : 0) + (e->file_pat[0] ? 1 : 0);
+}
+
+static int applies(const iot_entry *e, const char *file, const char *dataset)
+{
+    if (!iot_match_file(e->file_pat, file))
+        return 0;
+    if (e->var_pat[0])
+        return dataset && iot_match_dataset(e->var_pat, dataset);
+    return 1;
+}
+
+const iot_entry *iot_settings_find(const iot_settings *s, int param, const char *file,
+                                   const char *dataset)
+{
+    const iot_entry *best = NULL;
+    for (int i = 0; i < s->count; i++) {
+        const iot_entry *e = &s->entries[i];
+        if (e->param == param && applies(e, file, dataset) &&
+            (!best || specificity(e) >= specificity(best)))
+            best = e;
+    }
+    return best;
+}
+
+void iot_settings_each_hint(const iot_settings *s, const char *file,
+                            void (*fn)(void *ctx, const iot_entry *e), void *ctx)
+{
+    for (int i = 0; i < s->count; i++) {
+        const iot_entry *e = &s->entries[i];
+        if ((e->param >= 0 && iot_params[e->param].target != IOT_TARGET_HINT) ||
+            !applies(e, file, NULL))
+            continue;
+        /* skip e when a later or more specific entry sets the same key */
+        int beaten = 0;
+        for (int j = 0; j < s->count && !beaten; j++) {
+            const iot_entry *o = &s->entries[j];
+            beaten =
+                j != i && strcmp(o->name, e->name) == 0 && applies(o, file, NULL) &&
+                (specificity(o) > specificity(e) || (specificity(o) == specificity(e) && j > i));
+        }
+        if (!beaten)
+            fn(ctx, e);
+    }
+}

@@ -1,0 +1,232 @@
+#include "values.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen, const char *fmt,
+                                                      ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* A whole number of bytes with an optional binary suffix: 65536, 64K, 4MiB, 1gb. */
+static int parse_size(const char *s, long long *out)
+{
+    if (!isdigit((unsigned char)*s))
+        return -1;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno == ERANGE)
+        return -1;
+    int shift = 0;
+    switch (*end) {
+    case 'k':
+    case 'K': shift = 10; break;
+    case 'm':
+    case 'M': shift = 20; break;
+    case 'g':
+    case 'G': shift = 30; break;
+    case 't':
+    case 'T': shift = 40; break;
+    default: break;
+    }
+    if (shift) {
+        end++;
+        if (strcasecmp(end, "b") == 0 || strcasecmp(end, "ib") == 0)
+            end += strlen(end);
+    }
+    if (*end != '\0')
+        return -1;
+    if (v > (unsigned long long)(9.0e18) >> shift)
+        return -1;
+    *out = (long long)(v << shift);
+    return 0;
+}
+
+/* A plain whole number without sign or suffix. */
+static int parse_whole(const char *s, long long *out)
+{
+    if (*s == '\0' || strspn(s, "0123456789") != strlen(s))
+        return -1;
+    return parse_size(s, out);
+}
+
+static int parse_int(const char *s, long long *out)
+{
+    const char *p = (*s == '+' || *s == '-') ? s + 1 : s;
+    if (!isdigit((unsigned char)*p))
+        return -1;
+    errno = 0;
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (errno == ERANGE || *end != '\0')
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* Copies the trimmed text between [b, e) into buf. */
+static void trim_copy(const char *b, const char *e, char *buf, size_t len)
+{
+    while (b < e && isspace((unsigned char)*b))
+        b++;
+    while (e > b && isspace((unsigned char)e[-1]))
+        e--;
+    size_t n = (size_t)(e - b) < len - 1 ? (size_t)(e - b) : len - 1;
+    memcpy(buf, b, n);
+    buf[n] = '\0';
+}
+
+/* Splits "a, b, c" into numbers; sizes allow suffixes, dims are plain whole numbers. */
+static int parse_list(const char *text, int max, int (*parse)(const char *, long long *),
+                      iot_value *out)
+{
+    out->n = 0;
+    const char *b = text;
+    for (;;) {
+        const char *e = strchr(b, ',');
+        if (!e)
+            e = b + strlen(b);
+        if (out->n == max)
+            return -1;
+        char part[64];
+        if ((size_t)(e - b) >= sizeof part)
+            return -1;
+        trim_copy(b, e, part, sizeof part);
+        long long v;
+        if (parse(part, &v))
+            return -1;
+        out->v[out->n++] = v;
+        if (*e == '\0')
+            return 0;
+        b = e + 1;
+    }
+}
+
+static int check_bounds(const iot_param_def *def, const char *text, const iot_value *out, char *err,
+                        size_t errlen)
+{
+    for (int i = 0; i < out->n; i++) {
+        double x = def->type == IOT_T_DOUBLE ? out->d : (double)out->v[i];
+        if (x < def->min)
+            return fail(err, errlen, "\"%s\" is below the minimum %.15g", text, def->min);
+        if (x > def->max)
+            return fail(err, errlen, "\"%s\" is above the maximum %.15g", text, def->max);
+    }
+    return 0;
+}
+
+static int parse_enum(const iot_param_def *def, const char *text, iot_value *out)
+{
+    const char *c = def->choices;
+    for (int idx = 0; c && *c; idx++) {
+        size_t len = strcspn(c, "|");
+        if (strlen(text) == len && strncasecmp(text, c, len) == 0) {
+            memcpy(out->text, c, len);
+            out->text[len] = '\0';
+            out->v[0] = idx;
+            out->n = 1;
+            return 0;
+        }
+        c += len + (c[len] == '|');
+    }
+    return -1;
+}
+
+static int parse_bool(const char *text, iot_value *out)
+{
+    static const char *yes[] = {"true", "yes", "on", "1"};
+    static const char *no[] = {"false", "no", "off", "0"};
+    for (int i = 0; i < 4; i++) {
+        if (strcasecmp(text, yes[i]) == 0 || strcasecmp(text, no[i]) == 0) {
+            out->v[0] = strcasecmp(text, yes[i]) == 0;
+            out->n = 1;
+            strcpy(out->text, out->v[0] ? "true" : "false");
+            return 0;
+        }
+    }
+    return -1;
+}
+
+int iot_value_parse_string(const char *text, iot_value *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    if (strpbrk(text, "\r\n"))
+        return fail(err, errlen, "\"%s\" has a line break", text);
+    if (strlen(text) >= IOT_TEXT_MAX)
+        return fail(err, errlen, "\"%.40s...\" is longer than %d characters", text,
+                    IOT_TEXT_MAX - 1);
+    strcpy(out->text, text);
+    return 0;
+}
+
+int iot_value_parse(const iot_param_def *def, const char *text, iot_value *out, char *err,
+                    size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    if (*text == '\0')
+        return fail(err, errlen, "empty value");
+    switch (def->type) {
+    case IOT_T_SIZE:
+        if (parse_size(text, &out->v[0]))
+            return fail(err, errlen, "\"%s\" is not a size in bytes (e.g. 65536, 64K, 4MiB)", text);
+        out->n = 1;
+        break;
+    case IOT_T_INT:
+        if (parse_int(text, &out->v[0]))
+            return fail(err, errlen, "\"%s\" is not a whole number", text);
+        out->n = 1;
+        break;
+    case IOT_T_BOOL:
+        if (parse_bool(text, out))
+            return fail(err, errlen, "\"%s\" is not true or false", text);
+        return 0;
+    case IOT_T_ENUM:
+        if (parse_enum(def, text, out))
+            return fail(err, errlen, "\"%s\" is not one of %s", text, def->choices);
+        return 0;
+    case IOT_T_PAIR:
+        if (parse_list(text, 2, parse_size, out) || out->n != 2)
+            return fail(err, errlen, "\"%s\" is not two sizes \"threshold, boundary\"", text);
+        if (out->v[1] < 1)
+            return fail(err, errlen, "\"%s\": the boundary must be at least 1", text);
+        break;
+    case IOT_T_DIMS:
+        if (parse_list(text, IOT_MAX_DIMS, parse_whole, out))
+            return fail(err, errlen, "\"%s\" is not 1 to %d whole numbers separated by commas",
+                        text, IOT_MAX_DIMS);
+        break;
+    case IOT_T_DOUBLE: {
+        char *end;
+        errno = 0;
+        out->d = strtod(text, &end);
+        if (*end != '\0' || errno == ERANGE || !isfinite(out->d) ||
+            !(isdigit((unsigned char)*text) || *text == '.' || *text == '-' || *text == '+'))
+            return fail(err, errlen, "\"%s\" is not a number", text);
+        out->n = 1;
+        if (check_bounds(def, text, out, err, errlen))
+            return -1;
+        snprintf(out->text, sizeof out->text, "%.6g", out->d);
+        return 0;
+    }
+    case IOT_T_STRING: return iot_value_parse_string(text, out, err, errlen);
+    }
+    if (check_bounds(def, text, out, err, errlen))
+        return -1;
+    char *p = out->text;
+    for (int i = 0; i < out->n; i++)
+        p += snprintf(p, (size_t)(out->text + sizeof out->text - p), i ? ",%lld" : "%lld",
+                      out->v[i]);
+    return 0;
+}

@@ -1,0 +1,26 @@
+/* Parsing and normalising one parameter value (the rules of docs/control-file.md, "Values"). */
+#ifndef IOTUNE_VALUES_H
+#define IOTUNE_VALUES_H
+
+#include <stddef.h>
+
+#include "registry.h"
+
+#define IOT_MAX_DIMS 32
+#define IOT_TEXT_MAX 256
+
+typedef struct {
+    int n;                     /* how many numbers in v (1 for scalars, 2 for pairs) */
+    long long v[IOT_MAX_DIMS]; /* the numbers (bool: 0/1; enum: index of the choice) */
+    double d;                  /* for doubles */
+    char text[IOT_TEXT_MAX];   /* normalised text, also the MPI-IO hint value */
+} iot_value;
+
+/* Parses text (already trimmed) as a value of def. Returns 0, or -1 with a message in err. */
+int iot_value_parse(const iot_param_def *def, const char *text, iot_value *out, char *err,
+                    size_t errlen);
+
+/* Parses a value for an MPI-IO hint unknown to the registry (a plain string). */
+int iot_value_parse_string(const char *text, iot_value *out, char *err, size_t errlen);
+
+#endif
