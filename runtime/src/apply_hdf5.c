@@ -8,7 +8,7 @@
 
 /* One line of verbose report, built up setting by setting. */
 typedef struct {
-    char text[2048];
+    char text[8192];
     size_t len;
     int items;
 } report;
@@ -18,7 +18,7 @@ __attribute__((format(printf, 2, 3))) static void add(report *r, const char *fmt
     if (r->len >= sizeof r->text - 1)
         return;
     if (r->items++)
-        r->len += (size_t)snprintf(r->text + r->len, sizeof r->text - r->len, "; ");
+        r->len += (size_t)snprintf(r->text + r->len, sizeof r->text - r->len, "\n");
     va_list ap;
     va_start(ap, fmt);
     int n = vsnprintf(r->text + r->len, sizeof r->text - r->len, fmt, ap);
@@ -149,9 +149,12 @@ hid_t iot_apply_fapl(const iot_settings *s, const char *how, const char *name, h
                                                       (hbool_t)e->value.v[0])
                       : -1);
     iot_h5_quiet_end(&quiet);
-    if (iot_g.verbose && info->leader)
-        iot_log("%s %s (%s driver): hdf5 file access: %s", how, name,
-                info->mpio ? "MPI-IO" : "non-MPI", r.items ? r.text : "nothing to apply");
+    if (iot_g.verbose && info->leader) {
+        char header[1200];
+        snprintf(header, sizeof header, "%s %s (%s driver): hdf5 file access%s", how, name,
+                 info->mpio ? "MPI-IO" : "non-MPI", r.items ? ":" : ": nothing to apply");
+        iot_log_block(header, r.text);
+    }
     return copy >= 0 ? copy : fapl;
 }
 
@@ -252,13 +255,19 @@ hid_t iot_apply_dcpl(const iot_settings *s, const iot_file_info *f, const char *
         add_entry(
             &r, e,
             h->H5Pset_fill_time(writable(&copy, dcpl, h->cls_dcpl), fill_times[e->value.v[0]]));
-    if ((e = iot_settings_find(s, IOT_P_ALLOC_TIME, file, dset)))
+    if ((e = iot_settings_find(s, IOT_P_ALLOC_TIME, file, dset))) {
         add_entry(
             &r, e,
             h->H5Pset_alloc_time(writable(&copy, dcpl, h->cls_dcpl), alloc_times[e->value.v[0]]));
+        if (f->mpio && e->value.v[0] >= 2)
+            add(&r, "note: parallel HDF5 allocates space early whatever alloc_time says");
+    }
     iot_h5_quiet_end(&quiet);
-    if (iot_g.verbose && f->leader && r.items)
-        iot_log("H5Dcreate %s:%s: hdf5 dataset creation: %s", file, dset, r.text);
+    if (iot_g.verbose && f->leader && r.items) {
+        char header[2200];
+        snprintf(header, sizeof header, "H5Dcreate %s:%s: hdf5 dataset creation:", file, dset);
+        iot_log_block(header, r.text);
+    }
     return copy >= 0 ? copy : dcpl;
 }
 
@@ -286,8 +295,11 @@ hid_t iot_apply_dapl(const iot_settings *s, const iot_file_info *f, const char *
     for (int i = 0; i < 3; i++)
         if (list[i])
             add_entry(&r, list[i], rc);
-    if (iot_g.verbose && f->leader)
-        iot_log("H5Dopen/H5Dcreate %s:%s: hdf5 dataset access: %s", file, dset, r.text);
+    if (iot_g.verbose && f->leader) {
+        char header[2200];
+        snprintf(header, sizeof header, "dataset %s:%s: hdf5 dataset access:", file, dset);
+        iot_log_block(header, r.text);
+    }
     return copy >= 0 ? copy : dapl;
 }
 

@@ -28,6 +28,16 @@ void iot_log(const char *fmt, ...)
     fprintf(stderr, "iotune: %s\n", line);
 }
 
+void iot_log_block(const char *header, const char *lines)
+{
+    fprintf(stderr, "iotune: %s\n", header);
+    while (lines && *lines) {
+        size_t n = strcspn(lines, "\n");
+        fprintf(stderr, "iotune:   %.*s\n", (int)n, lines);
+        lines += n + (lines[n] == '\n');
+    }
+}
+
 void iot_warn_once(const char *key, const char *fmt, ...)
 {
     static char seen[32][96];

@@ -37,6 +37,9 @@ int iot_world_rank(void);
 /* Prints one line "iotune: ..." to stderr. Callers decide which rank speaks. */
 __attribute__((format(printf, 1, 2))) void iot_log(const char *fmt, ...);
 
+/* Prints a header line and then each line of lines (separated by \n), indented. */
+void iot_log_block(const char *header, const char *lines);
+
 /* Prints a problem once per process and key (e.g. a setting that could not be applied). */
 __attribute__((format(printf, 2, 3))) void iot_warn_once(const char *key, const char *fmt, ...);
 

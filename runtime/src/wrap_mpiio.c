@@ -50,8 +50,8 @@ static MPI_Info merged_info(const hint_list *l, MPI_Info app, char *notes, size_
             MPI_Info_get(app, l->hint[i]->name, MPI_MAX_INFO_VAL, old, &had);
         if (had && strcmp(old, l->hint[i]->value.text) != 0 && used < nlen)
             used += (size_t)snprintf(notes + used, nlen - used,
-                                     "%s%s=%s overrides the application's %s", used ? "; " : "",
-                                     l->hint[i]->name, l->hint[i]->value.text, old);
+                                     "\n%s=%s overrides the application's %s", l->hint[i]->name,
+                                     l->hint[i]->value.text, old);
         MPI_Info_set(info, l->hint[i]->name, l->hint[i]->value.text);
     }
     return info;
@@ -60,7 +60,7 @@ static MPI_Info merged_info(const hint_list *l, MPI_Info app, char *notes, size_
 /* Verbose report: each requested hint and what ROMIO actually kept. */
 static void report_hints(const char *filename, MPI_File fh, const hint_list *l, const char *notes)
 {
-    char fs[64], line[4096];
+    char fs[64], line[8192];
     iot_fstype(filename, fs, sizeof fs);
     MPI_Info got = MPI_INFO_NULL;
     PMPI_File_get_info(fh, &got);
@@ -78,14 +78,18 @@ static void report_hints(const char *filename, MPI_File fh, const hint_list *l, 
             strncmp(e->name, "striping", 8) == 0)
             verdict = "echoed by MPI-IO but without effect on this file system";
         used += (size_t)snprintf(line + used, sizeof line - used, "%s%s=%s (%s%s) [%s]",
-                                 i ? "; " : "", e->name, e->value.text, verdict,
+                                 i ? "\n" : "", e->name, e->value.text, verdict,
                                  flag && strcmp(val, e->value.text) != 0 ? val : "",
                                  iot_origin(e, where, sizeof where));
     }
     if (got != MPI_INFO_NULL)
         MPI_Info_free(&got);
-    iot_log("MPI_File_open %s on %s: mpi-io hints: %s%s%s", filename, fs,
-            l->n ? line : "nothing to apply", notes[0] ? "; " : "", notes);
+    char header[1200];
+    snprintf(header, sizeof header, "MPI_File_open %s on %s: mpi-io hints%s", filename, fs,
+             l->n ? ":" : ": nothing to apply");
+    if (used < sizeof line)
+        snprintf(line + used, sizeof line - used, "%s", notes);
+    iot_log_block(header, line);
 }
 
 IOT_EXPORT int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,

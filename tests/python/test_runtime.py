@@ -116,6 +116,7 @@ def test_every_registry_parameter_takes_effect(tuned, baseline):
     check("chunk_size", (ids["layout"], ids["chunk"]), ("chunked", [128]))
     for d in (grid, ids, small):
         check("fill_time", d["fill_time"], "never")
+    for d in (grid, ids):  # HDF5 reports a chunk cache for chunked datasets only
         check("chunk_cache_bytes", d["chunk_cache"][1], 4 << 20)
         check("chunk_cache_slots", d["chunk_cache"][0], 1009)
         check("chunk_cache_w0", d["chunk_cache"][2], 0.5)
@@ -153,13 +154,15 @@ def test_layout_and_fill_time_seen_by_h5dump(tuned):
 
 def test_verbose_report_names_each_setting_once_per_file(tuned):
     err = tuned[1].stderr
-    creates = [ln for ln in err.splitlines() if ln.startswith("iotune: H5Fcreate")]
+    lines = err.splitlines()
+    creates = [i for i, ln in enumerate(lines) if ln.startswith("iotune: H5Fcreate")]
     assert len(creates) == 1, err  # rank 0 only
-    assert "alignment=0,65536 [probe_all.xml:5]" in creates[0]
-    opens = [ln for ln in err.splitlines() if ln.startswith("iotune: MPI_File_open")]
+    assert lines[creates[0] + 1] == "iotune:   alignment=0,65536 [probe_all.xml:5]"
+    opens = [ln for ln in lines if ln.startswith("iotune: MPI_File_open")]
     assert len(opens) == 2  # create and reopen
-    assert "cb_nodes=2 (in effect) [probe_all.xml:25]" in opens[0]
-    assert " on ext4" in opens[0] or " on tmpfs" in opens[0] or " on " in opens[0]
+    assert re.match(r"iotune: MPI_File_open \S+tuned.h5 on \w+: mpi-io hints:", opens[0])
+    assert err.count("iotune:   cb_nodes=2 (in effect) [probe_all.xml:25]") == 2
+    assert "parallel HDF5 allocates space early" in err
 
 
 def test_serial_driver_passes_through_and_gets_hdf5_settings(mpirun, test_prog, libiotune,
@@ -199,6 +202,8 @@ def test_plain_mpiio_program_gets_hints_merged_with_its_own(mpirun, test_prog, l
 def bad_vectors():
     cases = []
     for xml in sorted(VECTORS.glob("*.xml")):
+        if not xml.with_suffix(".json").exists():
+            continue  # reported by test_c_parser_reads_every_vector...
         expected = json.loads(xml.with_suffix(".json").read_text())
         if expected["errors"]:
             cases.append(xml)
