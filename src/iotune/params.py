@@ -307,7 +307,7 @@ def normalise_value(p: Param, text: str) -> str:
     if p.type == "bool":
         return "true" if v else "false"
     if p.type == "double":
-        return "%.6g" % v
+        return format(v, ".6g")
     if isinstance(v, list):
         return ",".join(str(x) for x in v)
     return v
