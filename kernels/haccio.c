@@ -1,0 +1,418 @@
+/*
+ * haccio: the HACC-IO motif (a cosmology checkpoint through MPI-IO or POSIX; no HDF5).
+ *
+ * Every rank holds N particles with 9 variables: xx, yy, zz, vx, vy, vz, phi (float32),
+ * pid (int64) and mask (uint16), 38 bytes per particle. The checkpoint file starts with a small
+ * header, then stores the variables one after the other (variable-major); inside a variable the
+ * ranks' particles follow in rank order:
+ *
+ *   offset 0       "IOTHACC1"            8-byte magic
+ *   offset 8       int64 nblocks         ranks whose particles are in this file
+ *   offset 16      int64 count[nblocks]  particles per rank
+ *   offset H       xx of all particles, then yy, ..., then mask   (H = 16 + 8 * nblocks)
+ *
+ * With --layout fpp every rank writes its own file (nblocks = 1) named <file> with ".r<rank>"
+ * inserted before the extension. Modes:
+ *   mpiio-one-call  one collective MPI_File_write_all for the whole checkpoint: a file view and
+ *                   a memory datatype (hindexed) describe header + 9 variables at once
+ *   mpiio-per-var   one collective MPI_File_write_at_all per variable (header: independent)
+ *   mpiio-indep     one independent MPI_File_write_at per variable
+ *   posix           one pwrite per variable on a plain POSIX descriptor
+ * The read phase uses the same mode with the matching read calls.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kcommon.h"
+
+#define NVARS 9
+#define MAGIC "IOTHACC1"
+
+static const char *const var_name[NVARS] = {"xx", "yy",  "zz",  "vx",  "vy",
+                                            "vz", "phi", "pid", "mask"};
+static const kc_type var_type[NVARS] = {KC_F32, KC_F32, KC_F32, KC_F32, KC_F32,
+                                        KC_F32, KC_F32, KC_I64, KC_U16};
+
+enum { MODE_ONE_CALL, MODE_PER_VAR, MODE_INDEP, MODE_POSIX };
+static const char *const mode_names = "mpiio-one-call|mpiio-per-var|mpiio-indep|posix";
+enum { LAYOUT_SHARED, LAYOUT_FPP };
+
+typedef struct {
+    long long particles; /* per rank */
+    int mode;
+    int layout;
+    int fsync;
+    const char *file;
+    const char *dir;
+    char path[4096];  /* this rank's file */
+    char shown[4096]; /* the name reported (fpp: rank 0's) */
+} config;
+
+typedef struct {
+    long long nblocks;     /* header entries of this rank's file */
+    long long in_file;     /* particles in this rank's file */
+    uint64_t first;        /* global index of this rank's first particle */
+    int header;            /* this rank writes/reads the header */
+    size_t hsize;          /* header bytes */
+    MPI_Offset off[NVARS]; /* file offset of this rank's part of each variable */
+    size_t len[NVARS];     /* bytes of this rank's part of each variable */
+} layout;
+
+typedef struct {
+    int fd;
+    MPI_File fh;
+} handle;
+
+static void make_layout(const kc_ctx *ctx, const config *c, layout *l) {
+    long long n = c->particles;
+    int shared = c->layout == LAYOUT_SHARED;
+    l->nblocks = shared ? ctx->nranks : 1;
+    l->in_file = n * l->nblocks;
+    l->first = (uint64_t)n * (uint64_t)ctx->rank;
+    l->header = !shared || ctx->rank == 0;
+    l->hsize = 16 + 8 * (size_t)l->nblocks;
+    long long before = shared ? n * ctx->rank : 0;
+    MPI_Offset region = (MPI_Offset)l->hsize;
+    for (int v = 0; v < NVARS; v++) {
+        long long es = (long long)kc_type_size(var_type[v]);
+        l->off[v] = region + before * es;
+        l->len[v] = (size_t)(n * es);
+        region += l->in_file * es;
+    }
+}
+
+static void make_header(const layout *l, long long particles, unsigned char *hdr) {
+    int64_t nb = l->nblocks, count = particles;
+    memcpy(hdr, MAGIC, 8);
+    memcpy(hdr + 8, &nb, 8);
+    for (long long i = 0; i < nb; i++)
+        memcpy(hdr + 16 + 8 * i, &count, 8);
+}
+
+static long long phase_bytes(const kc_ctx *ctx, const config *c, const layout *l) {
+    long long per_particle = 0;
+    for (int v = 0; v < NVARS; v++)
+        per_particle += (long long)kc_type_size(var_type[v]);
+    long long headers =
+        c->layout == LAYOUT_SHARED ? (long long)l->hsize : (long long)l->hsize * ctx->nranks;
+    return per_particle * c->particles * ctx->nranks + headers;
+}
+
+static void report(const kc_ctx *ctx, const config *c, const layout *l, const kc_timer *t,
+                   const char *phase, int verified) {
+    char objects[64], extra[4608], mode[64];
+    int files = c->layout == LAYOUT_SHARED ? 1 : ctx->nranks;
+    snprintf(objects, sizeof objects, "%d variables in %d file%s", NVARS, files,
+             files == 1 ? "" : "s");
+    kc_choice_name(mode_names, c->mode, mode, sizeof mode);
+    extra[0] = '\0';
+    kc_json_int(extra, sizeof extra, "particles", c->particles);
+    kc_json_str(extra, sizeof extra, "mode", mode);
+    kc_json_str(extra, sizeof extra, "layout", c->layout == LAYOUT_SHARED ? "shared" : "fpp");
+    kc_json_int(extra, sizeof extra, "files", files);
+    kc_json_str(extra, sizeof extra, "file", c->shown);
+    kc_report_info info = {phase, phase_bytes(ctx, c, l), objects, verified, extra};
+    kc_report(ctx, t, &info);
+}
+
+/* ---------------------------------------------------------------- MPI-IO and POSIX helpers */
+
+static void hindexed_pair(const kc_ctx *ctx, const layout *l, unsigned char *hdr, void **buf,
+                          MPI_Datatype *ftype, MPI_Datatype *mtype) {
+    int blen[NVARS + 1], n = 0;
+    MPI_Aint fdisp[NVARS + 1], mdisp[NVARS + 1];
+    if (l->header) {
+        blen[n] = (int)l->hsize;
+        fdisp[n] = 0;
+        MPI_Get_address(hdr, &mdisp[n]);
+        n++;
+    }
+    for (int v = 0; v < NVARS; v++) {
+        if (l->len[v] > INT_MAX)
+            kc_die(ctx, "too many particles per rank for one call (%zu bytes in %s)", l->len[v],
+                   var_name[v]);
+        blen[n] = (int)l->len[v];
+        fdisp[n] = (MPI_Aint)l->off[v];
+        MPI_Get_address(buf[v], &mdisp[n]);
+        n++;
+    }
+    kc_mpi_check(ctx, MPI_Type_create_hindexed(n, blen, fdisp, MPI_BYTE, ftype),
+                 "MPI_Type_create_hindexed");
+    kc_mpi_check(ctx, MPI_Type_commit(ftype), "MPI_Type_commit");
+    kc_mpi_check(ctx, MPI_Type_create_hindexed(n, blen, mdisp, MPI_BYTE, mtype),
+                 "MPI_Type_create_hindexed");
+    kc_mpi_check(ctx, MPI_Type_commit(mtype), "MPI_Type_commit");
+}
+
+static void posix_write(const kc_ctx *ctx, int fd, const void *buf, size_t len, off_t off) {
+    const char *p = buf;
+    while (len > 0) {
+        ssize_t n = pwrite(fd, p, len, off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            kc_die(ctx, "pwrite failed: %s", n < 0 ? strerror(errno) : "no progress");
+        p += n;
+        len -= (size_t)n;
+        off += n;
+    }
+}
+
+/* Returns the bytes read (fewer than len at end of file). */
+static size_t posix_read(const kc_ctx *ctx, int fd, void *buf, size_t len, off_t off) {
+    char *p = buf;
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = pread(fd, p + done, len - done, off + (off_t)done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            kc_die(ctx, "pread failed: %s", strerror(errno));
+        if (n == 0)
+            break;
+        done += (size_t)n;
+    }
+    return done;
+}
+
+static MPI_Comm file_comm(const kc_ctx *ctx, const config *c) {
+    return c->layout == LAYOUT_SHARED ? ctx->comm : MPI_COMM_SELF;
+}
+
+static void open_file(const kc_ctx *ctx, const config *c, int writing, handle *h) {
+    if (c->mode == MODE_POSIX) {
+        h->fd = writing ? open(c->path, O_WRONLY | O_CREAT, 0644) : open(c->path, O_RDONLY);
+        if (h->fd < 0)
+            kc_die(ctx, "cannot open '%s': %s", c->path, strerror(errno));
+        return;
+    }
+    int amode = writing ? MPI_MODE_WRONLY | MPI_MODE_CREATE : MPI_MODE_RDONLY;
+    int rc = MPI_File_open(file_comm(ctx, c), c->path, amode, MPI_INFO_NULL, &h->fh);
+    if (rc != MPI_SUCCESS) {
+        char msg[MPI_MAX_ERROR_STRING];
+        int len = 0;
+        MPI_Error_string(rc, msg, &len);
+        kc_die(ctx, "cannot open '%s': %.*s", c->path, len, msg);
+    }
+}
+
+static void close_file(const kc_ctx *ctx, const config *c, int writing, handle *h) {
+    if (c->mode == MODE_POSIX) {
+        if (writing && c->fsync && fsync(h->fd) != 0)
+            kc_die(ctx, "fsync failed: %s", strerror(errno));
+        if (close(h->fd) != 0)
+            kc_die(ctx, "close failed: %s", strerror(errno));
+        return;
+    }
+    if (writing && c->fsync)
+        kc_mpi_check(ctx, MPI_File_sync(h->fh), "MPI_File_sync");
+    kc_mpi_check(ctx, MPI_File_close(&h->fh), "MPI_File_close");
+}
+
+/* ---------------------------------------------------------------- phases */
+
+static void write_phase(const kc_ctx *ctx, const config *c, const layout *l, void **buf,
+                        unsigned char *hdr) {
+    for (int v = 0; v < NVARS; v++)
+        kc_fill(buf[v], var_type[v], (size_t)c->particles, l->first, 1, (uint32_t)v, 0);
+    make_header(l, c->particles, hdr);
+    kc_remove_file(ctx, c->path, c->layout == LAYOUT_SHARED); /* start from an empty file */
+    MPI_Datatype ftype = MPI_DATATYPE_NULL, mtype = MPI_DATATYPE_NULL;
+    if (c->mode == MODE_ONE_CALL)
+        hindexed_pair(ctx, l, hdr, buf, &ftype, &mtype);
+
+    handle h;
+    kc_timer t;
+    kc_timer_start(&t, ctx->comm);
+    open_file(ctx, c, 1, &h);
+    kc_timer_mark(&t, KC_OPEN);
+    MPI_Status st;
+    switch (c->mode) {
+    case MODE_ONE_CALL:
+        kc_mpi_check(ctx, MPI_File_set_view(h.fh, 0, MPI_BYTE, ftype, "native", MPI_INFO_NULL),
+                     "MPI_File_set_view");
+        kc_mpi_check(ctx, MPI_File_write_all(h.fh, MPI_BOTTOM, 1, mtype, &st),
+                     "MPI_File_write_all");
+        break;
+    case MODE_PER_VAR:
+    case MODE_INDEP:
+        if (l->header)
+            kc_mpi_check(ctx, MPI_File_write_at(h.fh, 0, hdr, (int)l->hsize, MPI_BYTE, &st),
+                         "MPI_File_write_at (header)");
+        for (int v = 0; v < NVARS; v++) {
+            if (c->mode == MODE_PER_VAR)
+                kc_mpi_check(
+                    ctx,
+                    MPI_File_write_at_all(h.fh, l->off[v], buf[v], (int)l->len[v], MPI_BYTE, &st),
+                    "MPI_File_write_at_all");
+            else
+                kc_mpi_check(
+                    ctx, MPI_File_write_at(h.fh, l->off[v], buf[v], (int)l->len[v], MPI_BYTE, &st),
+                    "MPI_File_write_at");
+        }
+        break;
+    case MODE_POSIX:
+        if (l->header)
+            posix_write(ctx, h.fd, hdr, l->hsize, 0);
+        for (int v = 0; v < NVARS; v++)
+            posix_write(ctx, h.fd, buf[v], l->len[v], (off_t)l->off[v]);
+        break;
+    }
+    kc_timer_mark(&t, KC_IO);
+    close_file(ctx, c, 1, &h);
+    kc_timer_mark(&t, KC_CLOSE);
+    kc_timer_reduce(&t);
+    report(ctx, c, l, &t, "write", -1);
+    if (c->mode == MODE_ONE_CALL) {
+        MPI_Type_free(&ftype);
+        MPI_Type_free(&mtype);
+    }
+}
+
+static int read_phase(const kc_ctx *ctx, const config *c, const layout *l, void **buf,
+                      unsigned char *hdr) {
+    for (int v = 0; v < NVARS; v++) /* never verify what an earlier phase left behind */
+        memset(buf[v], 0, l->len[v]);
+    memset(hdr, 0, l->hsize);
+    MPI_Datatype ftype = MPI_DATATYPE_NULL, mtype = MPI_DATATYPE_NULL;
+    if (c->mode == MODE_ONE_CALL)
+        hindexed_pair(ctx, l, hdr, buf, &ftype, &mtype);
+    kc_verify ver;
+    kc_verify_init(&ver);
+    size_t got[NVARS + 1];
+    for (int v = 0; v <= NVARS; v++)
+        got[v] = (size_t)-1; /* unknown: MPI-IO reports no short reads here */
+
+    handle h;
+    kc_timer t;
+    kc_timer_start(&t, ctx->comm);
+    open_file(ctx, c, 0, &h);
+    kc_timer_mark(&t, KC_OPEN);
+    MPI_Status st;
+    switch (c->mode) {
+    case MODE_ONE_CALL:
+        kc_mpi_check(ctx, MPI_File_set_view(h.fh, 0, MPI_BYTE, ftype, "native", MPI_INFO_NULL),
+                     "MPI_File_set_view");
+        kc_mpi_check(ctx, MPI_File_read_all(h.fh, MPI_BOTTOM, 1, mtype, &st), "MPI_File_read_all");
+        break;
+    case MODE_PER_VAR:
+    case MODE_INDEP:
+        if (l->header)
+            kc_mpi_check(ctx, MPI_File_read_at(h.fh, 0, hdr, (int)l->hsize, MPI_BYTE, &st),
+                         "MPI_File_read_at (header)");
+        for (int v = 0; v < NVARS; v++) {
+            if (c->mode == MODE_PER_VAR)
+                kc_mpi_check(
+                    ctx,
+                    MPI_File_read_at_all(h.fh, l->off[v], buf[v], (int)l->len[v], MPI_BYTE, &st),
+                    "MPI_File_read_at_all");
+            else
+                kc_mpi_check(
+                    ctx, MPI_File_read_at(h.fh, l->off[v], buf[v], (int)l->len[v], MPI_BYTE, &st),
+                    "MPI_File_read_at");
+        }
+        break;
+    case MODE_POSIX:
+        if (l->header)
+            got[NVARS] = posix_read(ctx, h.fd, hdr, l->hsize, 0);
+        for (int v = 0; v < NVARS; v++)
+            got[v] = posix_read(ctx, h.fd, buf[v], l->len[v], (off_t)l->off[v]);
+        break;
+    }
+    kc_timer_mark(&t, KC_IO);
+    close_file(ctx, c, 0, &h);
+    kc_timer_mark(&t, KC_CLOSE);
+    kc_timer_reduce(&t);
+
+    if (l->header) {
+        unsigned char want[16 + 8 * 64];
+        unsigned char *expect = l->hsize <= sizeof want ? want : kc_malloc(ctx, l->hsize);
+        make_header(l, c->particles, expect);
+        if (got[NVARS] != (size_t)-1 && got[NVARS] < l->hsize)
+            kc_verify_fail(&ver, "%s: file shorter than its header", c->path);
+        else if (memcmp(hdr, expect, 8) != 0)
+            kc_verify_fail(&ver, "%s: bad magic (not a haccio checkpoint)", c->path);
+        else if (memcmp(hdr, expect, l->hsize) != 0)
+            kc_verify_fail(&ver, "%s: header does not describe %lld ranks x %lld particles",
+                           c->path, l->nblocks, c->particles);
+        if (expect != want)
+            free(expect);
+    }
+    for (int v = 0; v < NVARS; v++) {
+        if (got[v] != (size_t)-1 && got[v] < l->len[v])
+            kc_verify_fail(&ver, "%s: file too short for variable %s", c->path, var_name[v]);
+        kc_check(&ver, buf[v], var_type[v], (size_t)c->particles, l->first, 1, (uint32_t)v, 0,
+                 var_name[v]);
+    }
+    int ok = kc_verify_reduce(ctx, &ver);
+    report(ctx, c, l, &t, "read", ok);
+    if (c->mode == MODE_ONE_CALL) {
+        MPI_Type_free(&ftype);
+        MPI_Type_free(&mtype);
+    }
+    return ok;
+}
+
+int main(int argc, char **argv) {
+    kc_ctx ctx;
+    kc_init(&ctx, "haccio", &argc, &argv);
+    config c = {.particles = 100000,
+                .mode = MODE_ONE_CALL,
+                .layout = LAYOUT_SHARED,
+                .file = "haccio.dat",
+                .dir = "."};
+    int do_read = 0, read_only = 0, cleanup = 0;
+    const kc_opt opts[] = {
+        {"particles", KC_OPT_INT, &c.particles, NULL, 0, 1, "particles per rank"},
+        {"mode", KC_OPT_CHOICE, &c.mode, mode_names, 0, 0, "how the checkpoint is written/read"},
+        {"layout", KC_OPT_CHOICE, &c.layout, "shared|fpp", 0, 0,
+         "one shared file, or one file per process"},
+        {"fsync", KC_OPT_FLAG, &c.fsync, NULL, 0, 0,
+         "fsync / MPI_File_sync before closing a written file (counted in close time)"},
+        {"file", KC_OPT_STR, &c.file, NULL, 0, 0, "checkpoint file name (fpp: + .r<rank>)"},
+        {"dir", KC_OPT_STR, &c.dir, NULL, 0, 0,
+         "directory of the file (unless --file is absolute)"},
+        {"read", KC_OPT_FLAG, &do_read, NULL, 0, 0, "after writing, read back and verify"},
+        {"read-only", KC_OPT_FLAG, &read_only, NULL, 0, 0,
+         "only read and verify an existing checkpoint written with the same arguments"},
+        {"cleanup", KC_OPT_FLAG, &cleanup, NULL, 0, 0, "delete the file(s) at the end"},
+        {NULL, KC_OPT_FLAG, NULL, NULL, 0, 0, NULL},
+    };
+    kc_parse(&ctx, argc, argv, opts,
+             "HACC-IO motif: a checkpoint of N particles per rank x 9 variables (xx,yy,zz,vx,vy,\n"
+             "vz,phi float32; pid int64; mask uint16) after a small header of particle counts,\n"
+             "stored variable by variable, through MPI-IO (one collective call, one collective\n"
+             "call per variable, or independent calls) or POSIX pwrite; shared file or one file\n"
+             "per process. No HDF5.");
+    int shared = c.layout == LAYOUT_SHARED;
+    kc_path(&ctx, c.path, sizeof c.path, c.dir, c.file, -1, shared ? -1 : ctx.rank);
+    kc_path(&ctx, c.shown, sizeof c.shown, c.dir, c.file, -1, shared ? -1 : 0);
+
+    layout l;
+    make_layout(&ctx, &c, &l);
+    void *buf[NVARS];
+    for (int v = 0; v < NVARS; v++)
+        buf[v] = kc_malloc(&ctx, l.len[v]);
+    unsigned char *hdr = kc_malloc(&ctx, l.hsize);
+
+    int ok = 1;
+    if (read_only) {
+        kc_require_file(&ctx, c.path);
+        ok = read_phase(&ctx, &c, &l, buf, hdr);
+    } else {
+        write_phase(&ctx, &c, &l, buf, hdr);
+        if (do_read)
+            ok = read_phase(&ctx, &c, &l, buf, hdr);
+    }
+    if (cleanup)
+        kc_remove_file(&ctx, c.path, shared);
+    for (int v = 0; v < NVARS; v++)
+        free(buf[v]);
+    free(hdr);
+    return kc_finish(&ctx, ok ? KC_EXIT_OK : KC_EXIT_VERIFY);
+}
