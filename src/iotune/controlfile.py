@@ -270,7 +270,7 @@ def _walk(result: ControlFile, root: _Node) -> None:
                 result,
                 section,
                 "unknown section (expected High_Level_IO_Library, Middleware_Layer or "
-                "Parallel_File_System); its settings are ignored",
+                "Parallel_File_System)",
                 section.trimmed_text(),
             )
             continue

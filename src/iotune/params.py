@@ -79,7 +79,7 @@ class Param:
             return "true, false"
         if self.min is None and self.max is None:
             return ""
-        show = format_size if self.type == "size" else _plain_number
+        show = format_size if self.type in ("size", "pair") else _plain_number
         low = "" if self.min is None else show(self.min)
         high = "" if self.max is None else show(self.max)
         text = f"{low}..{high}"

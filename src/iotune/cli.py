@@ -1,0 +1,193 @@
+"""The `iotune` command: parses arguments, calls the library, prints.
+
+Imports of the library happen inside the commands, so that `iotune --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from iotune import __version__
+
+PROG = "iotune"
+
+
+def _table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
+    """Left-aligned columns separated by two spaces; the last column is not padded."""
+    rows = [list(header)] + [list(r) for r in rows]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header) - 1)]
+    lines = []
+    for r in rows:
+        cells = [c.ljust(w) for c, w in zip(r, widths, strict=False)] + [r[-1]]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+def _error(message: str) -> None:
+    print(f"{PROG}: {message}", file=sys.stderr)
+
+
+# ----------------------------------------------------------------------------- commands
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from iotune import controlfile, params
+
+    if args.list:
+        rows = list(params.iter_table())
+        print(_table(rows, ["name", "layer", "scope", "type", "range or choices", "summary"]))
+        return 0
+    if args.file is None:
+        _error("check: give a control file, or --list")
+        return 2
+    result = controlfile.parse_file(args.file)
+    if args.json:
+        import json
+
+        print(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
+    else:
+        for message in result.messages():
+            print(message, file=sys.stderr)
+        if result.settings:
+            rows = [
+                [s.layer, s.name, s.file or "-", s.variable or "-", s.value]
+                for s in result.settings
+            ]
+            print(_table(rows, ["layer", "name", "file", "variable", "value"]))
+        elif not result.fatal:
+            print("no settings")
+        if result.errors:
+            what = "nothing applies" if result.fatal else f"{len(result.settings)} settings apply"
+            print(f"{len(result.errors)} error(s); {what}", file=sys.stderr)
+    return 0 if result.ok else 1
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from iotune import controlfile, launch, paths
+
+    command = list(args.command)
+    if command and command[0] == "--":
+        command = command[1:]
+    if not command:
+        _error("run: give the command to launch after --, e.g. iotune run --config c.xml -- ./app")
+        return 2
+    result = controlfile.parse_file(args.config)
+    outcome = "nothing from it applies" if result.fatal else "ignored"
+    for message in result.messages():
+        print(f"{PROG}: {message}; {outcome}", file=sys.stderr)
+    try:
+        lib = paths.find_library()
+    except paths.NotFound as e:
+        _error(str(e))
+        return 1
+    try:
+        return launch.run(command, args.config, lib=lib, verbose=args.verbose)
+    except FileNotFoundError as e:
+        _error(f"cannot run {command[0]}: {e.strerror}")
+        return 127
+    except PermissionError as e:
+        _error(f"cannot run {command[0]}: {e.strerror}")
+        return 126
+    except KeyboardInterrupt:
+        return 130
+
+
+def cmd_lib(args: argparse.Namespace) -> int:
+    from iotune import paths
+
+    try:
+        print(paths.find_library())
+    except paths.NotFound as e:
+        _error(str(e))
+        return 1
+    return 0
+
+
+def cmd_kernels(args: argparse.Namespace) -> int:
+    from iotune import paths
+
+    try:
+        kernels = paths.list_kernels()
+    except paths.NotFound as e:
+        _error(str(e))
+        return 1
+    if not kernels:
+        _error(f"no kernels in {paths.find_kernels_dir()}")
+        return 1
+    print(_table([[name, str(path)] for name, path in kernels.items()], ["kernel", "path"]))
+    return 0
+
+
+# ----------------------------------------------------------------------------- parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Auto-tuner for the HDF5 / MPI-IO stack of HPC applications.",
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = parser.add_subparsers(dest="cmd", metavar="COMMAND")
+
+    p = sub.add_parser(
+        "run",
+        help="run a command once with the runtime preloaded and a control file",
+        description="Run any command (e.g. mpiexec -n 4 ./app, srun ...) with libiotune.so "
+        "preloaded and IOTUNE_CONFIG set. The control file is checked first and its errors "
+        "are printed; the command runs anyway (the runtime ignores the bad settings). The exit "
+        "status is the command's.",
+        usage=f"{PROG} run --config FILE [--verbose] -- COMMAND [ARG...]",
+    )
+    p.add_argument("--config", "-c", required=True, metavar="FILE", help="control file (XML)")
+    p.add_argument(
+        "--verbose", "-v", action="store_true", help="set IOTUNE_VERBOSE: the runtime reports"
+    )
+    p.add_argument("command", nargs=argparse.REMAINDER, help="the launch command, after --")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser(
+        "check",
+        help="validate a control file and show what it sets",
+        description="Validate a control file: print the settings it means, or every error as "
+        "FILE:LINE: <element>: message. Exit status 0 when valid, 1 when there are errors.",
+    )
+    p.add_argument("file", nargs="?", metavar="FILE", help="control file (XML)")
+    p.add_argument("--json", action="store_true", help="print the normalised JSON form")
+    p.add_argument("--list", action="store_true", help="list every parameter of the registry")
+    p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser(
+        "lib",
+        help="print the path of libiotune.so",
+        description="Print the path of the runtime library libiotune.so ($IOTUNE_LIB, the "
+        "install prefix, or the build tree).",
+    )
+    p.set_defaults(func=cmd_lib)
+
+    p = sub.add_parser(
+        "kernels",
+        help="list the built I/O kernels",
+        description="List the built I/O kernels and their paths ($IOTUNE_KERNELS_DIR, the "
+        "install prefix, or the build tree).",
+    )
+    p.set_defaults(func=cmd_kernels)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.cmd is None:
+        parser.print_help()
+        return 2
+    try:
+        return args.func(args)
+    except BrokenPipeError:  # e.g. `iotune check --list | head`
+        sys.stderr.close()
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
