@@ -14,7 +14,6 @@ import os
 import signal
 import subprocess
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
 
 def runtime_env(
@@ -37,12 +36,12 @@ def runtime_env(
 
         lib = paths.find_library()
     env = dict(os.environ if base is None else base)
-    lib = str(Path(lib).absolute())
+    lib = os.path.abspath(lib)
     preloaded = [p for p in env.get("LD_PRELOAD", "").replace(" ", ":").split(":") if p]
     env["LD_PRELOAD"] = ":".join([lib] + [p for p in preloaded if p != lib])
     env.pop("IOTUNE_CONFIG", None)
     if config is not None:
-        env["IOTUNE_CONFIG"] = str(Path(config).absolute())
+        env["IOTUNE_CONFIG"] = os.path.abspath(config)
     if verbose:
         env["IOTUNE_VERBOSE"] = "1" if verbose is True else str(int(verbose))
     if extra:

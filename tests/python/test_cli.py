@@ -1,0 +1,342 @@
+"""The iotune command (run as `python -m iotune`), and the paths and launch helpers under it."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from iotune import controlfile, launch, params, paths
+
+REPO = Path(__file__).resolve().parents[2]
+VECTORS = REPO / "tests" / "vectors"
+SRC = REPO / "src"
+
+
+def iotune(*args, env=None, cwd=None, python=None, timeout=60):
+    """Runs `python -m iotune ARGS`; returns the CompletedProcess (text)."""
+    full_env = dict(os.environ)
+    for var in ("IOTUNE_LIB", "IOTUNE_KERNELS_DIR", "IOTUNE_CONFIG", "IOTUNE_VERBOSE"):
+        full_env.pop(var, None)
+    full_env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), full_env.get("PYTHONPATH")]))
+    full_env.update(env or {})
+    return subprocess.run(
+        [python or sys.executable, "-m", "iotune", *map(str, args)],
+        env=full_env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+@pytest.fixture
+def fake_lib(tmp_path):
+    """An existing file to preload: ld.so complains that it is not a library and carries on."""
+    lib = tmp_path / "libiotune.so"
+    lib.write_bytes(b"")
+    return lib
+
+
+def env_lines(stdout: str) -> dict[str, str]:
+    return dict(line.split("=", 1) for line in stdout.splitlines() if "=" in line)
+
+
+# ----------------------------------------------------------------------------- help, version
+
+
+@pytest.mark.parametrize("cmd", [[], ["run"], ["check"], ["lib"], ["kernels"]])
+def test_help(cmd):
+    proc = iotune(*cmd, "--help")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("usage: iotune")
+
+
+def test_version_and_no_command():
+    proc = iotune("--version")
+    assert proc.returncode == 0 and proc.stdout.strip() == "iotune 0.1.0"
+    proc = iotune()
+    assert proc.returncode == 2 and "check" in proc.stdout
+    assert iotune("frobnicate").returncode == 2
+
+
+def test_help_does_not_import_the_tuner():
+    code = "import sys, iotune.cli as c; c.build_parser(); print(sorted(sys.modules))"
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "PYTHONPATH": str(SRC)},
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0
+    assert "optuna" not in proc.stdout and "matplotlib" not in proc.stdout
+
+
+# ----------------------------------------------------------------------------- check
+
+
+def test_check_good():
+    proc = iotune("check", VECTORS / "good_full.xml")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    lines = proc.stdout.splitlines()
+    assert lines[0].split() == ["layer", "name", "file", "variable", "value"]
+    assert lines[1].split() == ["hdf5", "alignment", "-", "-", "1048576,1048576"]
+    assert ["hdf5", "chunk", "checkpoint_*.h5", "temperature", "64,64,16"] in [
+        ln.split() for ln in lines
+    ]
+    assert ["fs", "striping_factor", "sample_dataset.h5part", "-", "4"] in [
+        ln.split() for ln in lines
+    ]
+    assert len(lines) == 1 + 25
+
+
+def test_check_empty():
+    proc = iotune("check", VECTORS / "good_empty.xml")
+    assert proc.returncode == 0 and "no settings" in proc.stdout
+
+
+def test_check_bad():
+    path = VECTORS / "bad_mixed.xml"
+    proc = iotune("check", path)
+    assert proc.returncode == 1
+    errors = [ln for ln in proc.stderr.splitlines() if ln.startswith(str(path))]
+    assert len(errors) == 9
+    assert errors[0] == f'{path}:6: <alignment>: "1M" is not two sizes "threshold, boundary"'
+    assert f'{path}:14: <cb_nodes>: "-3" is below the minimum 1' in errors
+    assert "9 error(s); 9 settings apply" in proc.stderr
+    # the settings that still apply are shown
+    assert ["mpiio", "cb_nodes", "-", "-", "4"] in [ln.split() for ln in proc.stdout.splitlines()]
+
+
+def test_check_fatal_and_missing(tmp_path):
+    proc = iotune("check", VECTORS / "bad_wrong_root.xml")
+    assert proc.returncode == 1
+    assert ":3: <H5Tuner>: the root element must be <Parameters>" in proc.stderr
+    assert "nothing applies" in proc.stderr and proc.stdout == ""
+    missing = tmp_path / "missing.xml"
+    proc = iotune("check", missing)
+    assert proc.returncode == 1
+    assert f"{missing}: cannot read the control file" in proc.stderr
+
+
+@pytest.mark.parametrize("case", ["good_full", "good_hints", "bad_mixed", "bad_wrong_root"])
+def test_check_json(case):
+    proc = iotune("check", "--json", VECTORS / f"{case}.xml")
+    got = json.loads(proc.stdout)
+    expected = json.loads((VECTORS / f"{case}.json").read_text())
+    assert got == expected
+    assert list(got) == ["settings", "errors", "fatal"]
+    assert proc.returncode == (1 if expected["errors"] else 0)
+
+
+def test_check_json_missing_file(tmp_path):
+    proc = iotune("check", "--json", tmp_path / "none.xml")
+    assert proc.returncode == 1
+    assert json.loads(proc.stdout) == {
+        "settings": [],
+        "errors": [{"line": None, "element": None, "value": None}],
+        "fatal": True,
+    }
+
+
+def test_check_list():
+    proc = iotune("check", "--list")
+    assert proc.returncode == 0
+    lines = proc.stdout.splitlines()
+    assert lines[0].split()[:4] == ["name", "layer", "scope", "type"]
+    names = [ln.split()[0] for ln in lines[1:]]
+    assert names == params.names()
+    row = next(ln for ln in lines if ln.startswith("striping_unit "))
+    assert "64 KiB..4 GiB" in row and "Lustre stripe size" in row
+    row = next(ln for ln in lines if ln.startswith("fill_time "))
+    assert "ifset, alloc, never" in row
+
+
+def test_check_needs_a_file():
+    proc = iotune("check")
+    assert proc.returncode == 2 and "--list" in proc.stderr
+
+
+# ----------------------------------------------------------------------------- lib, kernels
+
+
+def test_lib_from_environment(fake_lib, tmp_path):
+    proc = iotune("lib", env={"IOTUNE_LIB": fake_lib})
+    assert proc.returncode == 0 and proc.stdout.strip() == str(fake_lib.resolve())
+    proc = iotune("lib", env={"IOTUNE_LIB": tmp_path / "nope.so"})
+    assert proc.returncode == 1
+    assert "IOTUNE_LIB" in proc.stderr and "is not a file" in proc.stderr
+
+
+def base_python():
+    """An interpreter outside this virtual environment: its prefix holds no libiotune.so."""
+    for candidate in (Path(sys.base_prefix) / "bin" / "python3", Path(sys._base_executable)):
+        if candidate.is_file() and Path(sys.base_prefix) != Path(sys.prefix):
+            return candidate
+    pytest.skip("not running in a virtual environment")
+
+
+def test_lib_and_kernels_not_built(tmp_path):
+    python = base_python()
+    if (Path(sys.base_prefix) / "lib" / paths.LIB_NAME).exists():
+        pytest.skip("the base interpreter's prefix has a libiotune.so")
+    env = {"IOTUNE_BUILD_DIR": tmp_path / "empty-build"}
+    proc = iotune("lib", env=env, python=python)
+    assert proc.returncode == 1
+    assert "libiotune.so not found" in proc.stderr
+    assert str(tmp_path / "empty-build" / "runtime" / "libiotune.so") in proc.stderr
+    proc = iotune("kernels", env=env, python=python)
+    assert proc.returncode == 1 and "built kernels not found" in proc.stderr
+    proc = iotune(
+        "run", "--config", VECTORS / "good_full.xml", "--", "true", env=env, python=python
+    )
+    assert proc.returncode == 1 and "libiotune.so not found" in proc.stderr
+
+
+def test_kernels_from_environment(tmp_path):
+    kdir = tmp_path / "kernels"
+    kdir.mkdir()
+    for name, mode in (("vpicio", 0o755), ("haccio", 0o755), ("notes.txt", 0o644), ("data", 0o644)):
+        (kdir / name).write_text("")
+        (kdir / name).chmod(mode)
+    (kdir / "libhelper.so").write_text("")
+    (kdir / "libhelper.so").chmod(0o755)
+    (kdir / "CMakeFiles").mkdir()
+    proc = iotune("kernels", env={"IOTUNE_KERNELS_DIR": kdir})
+    assert proc.returncode == 0, proc.stderr
+    rows = [ln.split() for ln in proc.stdout.splitlines()[1:]]
+    assert rows == [["haccio", str(kdir / "haccio")], ["vpicio", str(kdir / "vpicio")]]
+    proc = iotune("kernels", env={"IOTUNE_KERNELS_DIR": tmp_path / "nope"})
+    assert proc.returncode == 1 and "is not a directory" in proc.stderr
+
+
+def test_paths_api(tmp_path, monkeypatch):
+    kdir = tmp_path / "k"
+    kdir.mkdir()
+    (kdir / "gcrmio").write_text("")
+    (kdir / "gcrmio").chmod(0o755)
+    monkeypatch.setenv("IOTUNE_KERNELS_DIR", str(kdir))
+    assert paths.find_kernels_dir() == kdir.resolve()
+    assert paths.find_kernel("gcrmio") == (kdir / "gcrmio").resolve()
+    with pytest.raises(paths.NotFound, match="built kernels: gcrmio"):
+        paths.find_kernel("vpicio")
+    assert paths.repo_root() == REPO
+    monkeypatch.setenv("IOTUNE_BUILD_DIR", str(tmp_path))
+    assert paths.build_dir() == tmp_path
+
+
+# ----------------------------------------------------------------------------- run
+
+
+def test_run_sets_the_environment(fake_lib, tmp_path):
+    config = VECTORS / "good_full.xml"
+    rel = os.path.relpath(config, tmp_path)
+    proc = iotune(
+        "run",
+        "--config",
+        rel,
+        "--",
+        "env",
+        cwd=tmp_path,
+        env={"IOTUNE_LIB": fake_lib, "LD_PRELOAD": "/other/libx.so"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    env = env_lines(proc.stdout)
+    assert env["LD_PRELOAD"] == f"{fake_lib.resolve()}:/other/libx.so"
+    assert env["IOTUNE_CONFIG"] == str(config)
+    assert "IOTUNE_VERBOSE" not in env
+    assert "iotune:" not in proc.stderr  # a valid control file: nothing to say
+
+
+def test_run_verbose_and_without_dashes(fake_lib):
+    proc = iotune(
+        "run",
+        "-v",
+        "--config",
+        VECTORS / "good_empty.xml",
+        "env",
+        env={"IOTUNE_LIB": fake_lib},
+    )
+    assert proc.returncode == 0, proc.stderr
+    env = env_lines(proc.stdout)
+    assert env["IOTUNE_VERBOSE"] == "1"
+    assert env["LD_PRELOAD"] == str(fake_lib.resolve())
+
+
+def test_run_reports_errors_and_still_runs(fake_lib):
+    path = VECTORS / "bad_mixed.xml"
+    proc = iotune("run", "--config", path, "--", "env", env={"IOTUNE_LIB": fake_lib})
+    assert proc.returncode == 0
+    assert f'iotune: {path}:14: <cb_nodes>: "-3" is below the minimum 1; ignored' in proc.stderr
+    assert env_lines(proc.stdout)["IOTUNE_CONFIG"] == str(path)
+
+
+def test_run_with_a_missing_control_file_still_runs(fake_lib, tmp_path):
+    proc = iotune("run", "--config", tmp_path / "no.xml", "--", "env", env={"IOTUNE_LIB": fake_lib})
+    assert proc.returncode == 0
+    assert (
+        "cannot read the control file" in proc.stderr and "nothing from it applies" in proc.stderr
+    )
+
+
+def test_run_forwards_exit_status_and_streams(fake_lib):
+    script = "import sys; print('out'); print('err', file=sys.stderr); sys.exit(7)"
+    proc = iotune(
+        "run",
+        "--config",
+        VECTORS / "good_empty.xml",
+        "--",
+        sys.executable,
+        "-c",
+        script,
+        "--config",
+        env={"IOTUNE_LIB": fake_lib},
+    )
+    assert proc.returncode == 7
+    assert proc.stdout == "out\n"
+    assert proc.stderr.splitlines()[-1] == "err"
+
+
+def test_run_signal_and_missing_command(fake_lib):
+    env = {"IOTUNE_LIB": fake_lib}
+    config = VECTORS / "good_empty.xml"
+    proc = iotune("run", "--config", config, "--", "sh", "-c", "kill -TERM $$", env=env)
+    assert proc.returncode == 128 + 15
+    proc = iotune("run", "--config", config, "--", "/no/such/program", env=env)
+    assert proc.returncode == 127 and "cannot run /no/such/program" in proc.stderr
+    proc = iotune("run", "--config", config, "--", env=env)
+    assert proc.returncode == 2 and "give the command" in proc.stderr
+    proc = iotune("run", "--", "env", env=env)
+    assert proc.returncode == 2 and "--config" in proc.stderr
+
+
+def test_runtime_env(tmp_path):
+    lib = tmp_path / "lib.so"
+    base = {"PATH": "/bin", "LD_PRELOAD": f"/a.so {lib} /b.so", "IOTUNE_CONFIG": "/old.xml"}
+    env = launch.runtime_env("c.xml", lib=lib, verbose=2, base=base, extra={"X": "1"})
+    assert env["LD_PRELOAD"] == f"{lib}:/a.so:/b.so"
+    assert env["IOTUNE_CONFIG"] == str(Path("c.xml").absolute())
+    assert env["IOTUNE_VERBOSE"] == "2" and env["X"] == "1" and env["PATH"] == "/bin"
+    assert base["IOTUNE_CONFIG"] == "/old.xml"  # the caller's mapping is left alone
+    env = launch.runtime_env(None, lib=lib, base={})
+    assert env == {"LD_PRELOAD": str(lib)}
+
+
+def test_launch_run_timeout(tmp_path):
+    lib = tmp_path / "lib.so"
+    lib.write_bytes(b"")
+    with pytest.raises(subprocess.TimeoutExpired):
+        launch.run(["sleep", "30"], None, lib=lib, timeout=0.5, extra_env={"LD_PRELOAD": ""})
+    assert launch.run(["true"], None, lib=lib, extra_env={"LD_PRELOAD": ""}) == 0
+    assert launch.exit_status(-9) == 137 and launch.exit_status(3) == 3
+
+
+def test_library_functions_used_by_the_cli_agree():
+    """check --json and the library give the same reading of a file."""
+    path = VECTORS / "good_patterns.xml"
+    assert (
+        json.loads(iotune("check", "--json", path).stdout) == controlfile.parse_file(path).to_json()
+    )
