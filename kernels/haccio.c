@@ -20,6 +20,7 @@
  *   posix           one pwrite per variable on a plain POSIX descriptor
  * The read phase uses the same mode with the matching read calls.
  */
+#define _POSIX_C_SOURCE 200809L /* pread, pwrite, fsync, access, unlink */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

@@ -13,6 +13,7 @@
  * api mpiio: MPI_File_write_at (independent) or MPI_File_write_at_all (collective) per transfer
  * api posix: pwrite per transfer (independent only)
  */
+#define _POSIX_C_SOURCE 200809L /* pread, pwrite, fsync, access, unlink */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

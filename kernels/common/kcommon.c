@@ -1,4 +1,5 @@
 /* kcommon: helpers shared by the iotune I/O kernels (see kcommon.h). */
+#define _POSIX_C_SOURCE 200809L /* pread, pwrite, fsync, access, unlink */
 #include "kcommon.h"
 
 #include <errno.h>
@@ -20,6 +21,7 @@ void kc_init(kc_ctx *ctx, const char *kernel, int *argc, char ***argv) {
 }
 
 int kc_finish(kc_ctx *ctx, int code) {
+    (void)ctx;
     fflush(stdout);
     MPI_Finalize();
     return code;
