@@ -394,6 +394,8 @@ int main(int argc, char **argv) {
     kc_path(&ctx, c.path, sizeof c.path, c.dir, c.file, -1, shared ? -1 : ctx.rank);
     kc_path(&ctx, c.shown, sizeof c.shown, c.dir, c.file, -1, shared ? -1 : 0);
 
+    if (c.particles > INT_MAX / 8) /* a variable's bytes must fit one MPI count */
+        kc_fail_all(&ctx, KC_EXIT_USAGE, "--particles must be at most %d", INT_MAX / 8);
     layout l;
     make_layout(&ctx, &c, &l);
     void *buf[NVARS];
