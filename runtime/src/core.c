@@ -63,15 +63,37 @@ const char *iot_origin(const iot_entry *e, char *buf, int len)
     return buf;
 }
 
+/* Copies text into buf on one line: line breaks become \n. */
+static const char *one_line(const char *text, char *buf, size_t len)
+{
+    size_t n = 0;
+    for (; *text && n + 3 < len; text++) {
+        if (*text == '\n' || *text == '\r') {
+            buf[n++] = '\\';
+            buf[n++] = *text == '\n' ? 'n' : 'r';
+        } else {
+            buf[n++] = *text;
+        }
+    }
+    buf[n] = '\0';
+    return buf;
+}
+
+/* One line per problem: file, line, element, message and the value when the message does
+ * not quote it already. */
 static void print_problem(void *ctx, int line, const char *element, const char *value,
                           const char *message, int fatal)
 {
-    char where[32] = "", what[96] = "";
+    char where[32] = "", what[96] = "", val[300] = "", msg[600];
     if (line > 0)
         snprintf(where, sizeof where, ":%d", line);
     if (element)
         snprintf(what, sizeof what, " <%s>:", element);
-    iot_log("%s%s:%s %s; %s", config_path, where, what, message,
+    if (value && !strstr(message, value)) {
+        char v[280];
+        snprintf(val, sizeof val, " (value \"%s\")", one_line(value, v, sizeof v));
+    }
+    iot_log("%s%s:%s %s%s; %s", config_path, where, what, one_line(message, msg, sizeof msg), val,
             fatal ? "no settings from this file are applied" : "ignored");
 }
 

@@ -158,6 +158,8 @@ static void parse_param(parser *p, mxml_node_t *el)
     if (value_attr)
         trimmed(value_attr, valbuf, sizeof valbuf);
     const char *value = value_attr ? valbuf : (has_text ? text : NULL);
+    if (value && !*value)
+        value = NULL; /* blank: reported as no value, whatever the white space */
 
     if (has_children) {
         report(p, line, tag, NULL, "a parameter holds a value, not elements");
@@ -250,8 +252,19 @@ static void check_stray_text(parser *p, mxml_node_t *el)
     }
 }
 
+/* The root and the sections take no attributes (their contents still apply). */
+static void check_no_attributes(parser *p, mxml_node_t *el)
+{
+    if (mxmlElementGetAttrCount(el) > 0) {
+        const char *name;
+        mxmlElementGetAttrByIndex(el, 0, &name);
+        report(p, node_line(el), mxmlGetElement(el), NULL, "unknown attribute %s=", name);
+    }
+}
+
 static void parse_tree(parser *p, mxml_node_t *root)
 {
+    check_no_attributes(p, root);
     check_stray_text(p, root);
     for (mxml_node_t *sec = mxmlGetFirstChild(root); sec; sec = mxmlGetNextSibling(sec)) {
         if (mxmlGetType(sec) != MXML_ELEMENT || is_markup(mxmlGetElement(sec)))
@@ -261,11 +274,15 @@ static void parse_tree(parser *p, mxml_node_t *root)
         for (size_t i = 0; i < sizeof sections / sizeof *sections; i++)
             known |= strcmp(name, sections[i]) == 0;
         if (!known) {
-            report(p, node_line(sec), name, NULL,
+            char text[IOT_TEXT_MAX + 64];
+            int has_text, has_children;
+            element_text(sec, text, sizeof text, &has_text, &has_children);
+            report(p, node_line(sec), name, text[0] ? text : NULL,
                    "unknown section (expected High_Level_IO_Library, Middleware_Layer or "
-                   "Parallel_File_System); its settings are ignored");
+                   "Parallel_File_System): its contents are");
             continue;
         }
+        check_no_attributes(p, sec);
         check_stray_text(p, sec);
         for (mxml_node_t *el = mxmlGetFirstChild(sec); el; el = mxmlGetNextSibling(el))
             if (mxmlGetType(el) == MXML_ELEMENT && !is_markup(mxmlGetElement(el)))
@@ -367,6 +384,10 @@ int iot_settings_load(const char *path, iot_settings *out, iot_diag_fn diag, voi
     }
     text[n] = '\0';
     int problems = iot_settings_parse(text, n, out, diag, ctx);
+    unsigned long long h = 0xcbf29ce484222325ULL; /* FNV-1a, 64 bit */
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)text[i]) * 0x100000001b3ULL;
+    snprintf(out->digest, sizeof out->digest, "fnv1a64:%016llx", h);
     free(text);
     return problems;
 }

@@ -26,6 +26,7 @@ typedef struct {
     int count;
     int fatal; /* nothing could be applied */
     iot_entry *entries;
+    char digest[32]; /* "fnv1a64:<16 hex>" of the file's bytes, "" when it was not read */
 } iot_settings;
 
 /* Called once per problem; line 0 when unknown, element/value NULL when there is none;

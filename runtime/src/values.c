@@ -211,7 +211,7 @@ int iot_value_parse(const iot_param_def *def, const char *text, iot_value *out, 
         char *end;
         errno = 0;
         out->d = strtod(text, &end);
-        if (*end != '\0' || errno == ERANGE || !isfinite(out->d) ||
+        if (*end != '\0' || errno == ERANGE || !isfinite(out->d) || strpbrk(text, "xX") ||
             !(isdigit((unsigned char)*text) || *text == '.' || *text == '-' || *text == '+'))
             return fail(err, errlen, "\"%s\" is not a number", text);
         out->n = 1;

@@ -4,55 +4,18 @@
 #include <string.h>
 
 #include "apply_hdf5.h"
+#include "capture.h"
 #include "core.h"
+#include "idmap.h"
 
-/* Datasets whose transfers get a forced MPI-IO mode: an open-addressing table keyed by id,
- * consulted by H5Dwrite/H5Dread. Empty (and never consulted) unless transfer_mode is set. */
-#define XFER_SLOTS 4096
-static struct {
-    hid_t id;
-    int mode;
-} xfer[XFER_SLOTS];
-static int xfer_used;
+/* Open datasets the runtime follows: id -> {capture record, forced transfer mode or -1}.
+ * Empty, and never consulted, unless transfer_mode is set or capture is on. */
+static iot_idmap dsets;
 static hid_t xfer_default[2] = {H5I_INVALID_HID, H5I_INVALID_HID};
 
-static unsigned slot_of(hid_t id)
+static int following(void)
 {
-    return (unsigned)(((unsigned long long)id * 0x9E3779B97F4A7C15ull) >> 52) % XFER_SLOTS;
-}
-
-static void xfer_put(hid_t id, int mode)
-{
-    for (unsigned i = slot_of(id), n = 0; n < XFER_SLOTS; i = (i + 1) % XFER_SLOTS, n++)
-        if (xfer[i].id <= 0 || xfer[i].id == id) {
-            xfer[i].id = id;
-            xfer[i].mode = mode;
-            xfer_used = 1;
-            return;
-        }
-    iot_warn_once("xfer-full",
-                  "more than %d datasets open with transfer_mode; the rest keep "
-                  "the application's mode",
-                  XFER_SLOTS);
-}
-
-static int xfer_get(hid_t id)
-{
-    for (unsigned i = slot_of(id), n = 0; n < XFER_SLOTS && xfer[i].id != 0;
-         i = (i + 1) % XFER_SLOTS, n++)
-        if (xfer[i].id == id)
-            return xfer[i].mode;
-    return -1;
-}
-
-static void xfer_forget(hid_t id)
-{
-    for (unsigned i = slot_of(id), n = 0; n < XFER_SLOTS && xfer[i].id != 0;
-         i = (i + 1) % XFER_SLOTS, n++)
-        if (xfer[i].id == id) {
-            xfer[i].id = -1; /* tombstone keeps probe chains intact */
-            return;
-        }
+    return dsets.used || iot_capture_on;
 }
 
 /* Where a dataset lives: the file's name and the dataset's full path. */
@@ -73,132 +36,186 @@ static void dataset_names(const iot_h5_api *h, hid_t loc, const char *name, char
     snprintf(path, plen, "%s/%s", root ? "" : group, name);
 }
 
-IOT_EXPORT hid_t H5Fcreate(const char *name, unsigned flags, hid_t fcpl, hid_t fapl)
+/* The capture record of an HDF5 object's file (by the file's name). */
+static int record_of(const iot_h5_api *h, hid_t obj, const char *known_name)
+{
+    if (!iot_capture_on)
+        return -1;
+    char name[1024];
+    if (!known_name) {
+        if (h->H5Fget_name(obj, name, sizeof name) < 0)
+            return -1;
+        known_name = name;
+    }
+    return iot_rec_for(known_name, IOT_L_HDF5);
+}
+
+static iot_idmap files; /* file id -> {capture record, unused} */
+
+/* H5Fcreate and H5Fopen: settings for the file, the real call, then bookkeeping. */
+static hid_t open_file(int create, const char *name, unsigned flags, hid_t fcpl, hid_t fapl)
 {
     const iot_h5_api *real = iot_h5_real();
     const iot_settings *s = iot_active();
-    if (!s || !iot_h5() || !name)
-        return real->H5Fcreate(name, flags, fcpl, fapl);
-    iot_file_info info;
-    hid_t use = iot_apply_fapl(s, "H5Fcreate", name, fapl, &info);
-    hid_t fid = real->H5Fcreate(name, flags, fcpl, use);
+    if ((!s && !iot_capture_on) || !name || !real->H5Fcreate || !real->H5Fopen)
+        return create ? real->H5Fcreate(name, flags, fcpl, fapl) : real->H5Fopen(name, flags, fapl);
+    iot_file_info info = {0, 1};
+    hid_t use = s && iot_h5()
+                    ? iot_apply_fapl(s, create ? "H5Fcreate" : "H5Fopen", name, fapl, &info)
+                    : fapl;
+    int outer = iot_depth++ == 0;
+    double t = iot_now();
+    hid_t fid = create ? real->H5Fcreate(name, flags, fcpl, use) : real->H5Fopen(name, flags, use);
+    double dt = iot_now() - t;
+    iot_depth--;
     if (use != fapl)
         real->H5Pclose(use);
-    if (fid >= 0) {
-        char actual[1024];
-        iot_files_remember(real->H5Fget_name(fid, actual, sizeof actual) > 0 ? actual : name,
-                           &info);
+    if (fid < 0)
+        return fid;
+    char actual[1024];
+    const char *known = real->H5Fget_name(fid, actual, sizeof actual) > 0 ? actual : name;
+    if (s)
+        iot_files_remember(known, &info);
+    if (iot_capture_on) {
+        int rec = record_of(real, fid, known);
+        if (rec >= 0) {
+            iot_file_rec *r = iot_rec(rec);
+            if (create)
+                r->c[IOT_L_HDF5].creates++;
+            else
+                r->c[IOT_L_HDF5].opens++;
+            iot_mark_open(rec, t);
+            iot_idmap_put(&files, (uint64_t)fid, rec, 0);
+        }
+        iot_count_meta(rec, IOT_L_HDF5, dt, outer);
+        if (iot_trace_on)
+            iot_trace(IOT_L_HDF5, create ? "H5Fcreate" : "H5Fopen", rec, 0, -1, 0, dt);
     }
     return fid;
+}
+
+IOT_EXPORT hid_t H5Fcreate(const char *name, unsigned flags, hid_t fcpl, hid_t fapl)
+{
+    return open_file(1, name, flags, fcpl, fapl);
 }
 
 IOT_EXPORT hid_t H5Fopen(const char *name, unsigned flags, hid_t fapl)
 {
+    return open_file(0, name, flags, H5P_DEFAULT, fapl);
+}
+
+IOT_EXPORT herr_t H5Fclose(hid_t fid)
+{
+    const iot_h5_api *real = iot_h5_real();
+    if (!iot_capture_on)
+        return real->H5Fclose(fid);
+    int *v = iot_idmap_get(&files, (uint64_t)fid);
+    int rec = v ? v[0] : -1;
+    int outer = iot_depth++ == 0;
+    double t = iot_now();
+    herr_t rc = real->H5Fclose(fid);
+    double end = iot_now();
+    iot_depth--;
+    if (rec >= 0) {
+        iot_rec(rec)->c[IOT_L_HDF5].closes++;
+        iot_mark_close(rec, end);
+        iot_idmap_del(&files, (uint64_t)fid);
+    }
+    iot_count_meta(rec, IOT_L_HDF5, end - t, outer);
+    if (iot_trace_on)
+        iot_trace(IOT_L_HDF5, "H5Fclose", rec, 0, -1, 0, end - t);
+    return rc;
+}
+
+/* The four ways to create or open a dataset share everything but the real call. */
+typedef enum { CREATE2, CREATE1, OPEN2, OPEN1 } dataset_call;
+
+typedef struct {
+    hid_t loc, type, space, lcpl, dcpl, dapl;
+    const char *name;
+} dataset_args;
+
+static hid_t real_dataset_call(const iot_h5_api *real, dataset_call kind, const dataset_args *a)
+{
+    switch (kind) {
+    case CREATE2:
+        return real->H5Dcreate2(a->loc, a->name, a->type, a->space, a->lcpl, a->dcpl, a->dapl);
+    case CREATE1: return real->H5Dcreate1(a->loc, a->name, a->type, a->space, a->dcpl);
+    case OPEN2: return real->H5Dopen2(a->loc, a->name, a->dapl);
+    case OPEN1: return real->H5Dopen1(a->loc, a->name);
+    }
+    return H5I_INVALID_HID;
+}
+
+static hid_t dataset_call_with_settings(dataset_call kind, dataset_args a)
+{
     const iot_h5_api *real = iot_h5_real();
     const iot_settings *s = iot_active();
-    if (!s || !iot_h5() || !name)
-        return real->H5Fopen(name, flags, fapl);
-    iot_file_info info;
-    hid_t use = iot_apply_fapl(s, "H5Fopen", name, fapl, &info);
-    hid_t fid = real->H5Fopen(name, flags, use);
-    if (use != fapl)
-        real->H5Pclose(use);
-    if (fid >= 0) {
-        char actual[1024];
-        iot_files_remember(real->H5Fget_name(fid, actual, sizeof actual) > 0 ? actual : name,
-                           &info);
+    if ((!s && !iot_capture_on) || !a.name || !iot_h5())
+        return real_dataset_call(real, kind, &a);
+    char file[1024], path[1024];
+    dataset_names(real, a.loc, a.name, file, sizeof file, path, sizeof path);
+    iot_file_info f = iot_files_lookup(file);
+    dataset_args use = a;
+    int creating = kind == CREATE1 || kind == CREATE2;
+    if (s && creating)
+        use.dcpl = iot_apply_dcpl(s, &f, file, path, a.type, a.space, a.dcpl);
+    if (s && (kind == CREATE2 || kind == OPEN2)) /* H5Dcreate1/H5Dopen1 take no access list */
+        use.dapl = iot_apply_dapl(s, &f, file, path, a.dapl);
+    int outer = iot_depth++ == 0;
+    double t = iot_now();
+    hid_t id = real_dataset_call(real, kind, &use);
+    double dt = iot_now() - t;
+    iot_depth--;
+    if (use.dcpl != a.dcpl)
+        real->H5Pclose(use.dcpl);
+    if (use.dapl != a.dapl)
+        real->H5Pclose(use.dapl);
+    if (id < 0)
+        return id;
+    int mode = s ? iot_transfer_mode(s, &f, file, path) : -1;
+    int rec = record_of(real, a.loc, file[0] ? file : NULL);
+    if (iot_capture_on) {
+        if (rec >= 0) {
+            if (creating)
+                iot_rec(rec)->c[IOT_L_HDF5].dset_creates++;
+            else
+                iot_rec(rec)->c[IOT_L_HDF5].dset_opens++;
+        }
+        iot_count_meta(rec, IOT_L_HDF5, dt, outer);
+        if (iot_trace_on)
+            iot_trace(IOT_L_HDF5, creating ? "H5Dcreate" : "H5Dopen", rec, 0, -1, 0, dt);
     }
-    return fid;
-}
-
-/* Shared by H5Dcreate2/H5Dcreate1/H5Dopen2/H5Dopen1: settings for the dataset, then the
- * real call through open_fn. */
-typedef struct {
-    hid_t dcpl, dapl;
-} dataset_lists;
-
-static void dataset_settings(const iot_settings *s, hid_t loc, const char *name, hid_t type,
-                             hid_t space, dataset_lists *in, dataset_lists *use, char *file,
-                             char *path, iot_file_info *f)
-{
-    const iot_h5_api *h = iot_h5();
-    dataset_names(h, loc, name, file, 1024, path, 1024);
-    *f = iot_files_lookup(file);
-    use->dcpl = space >= 0 ? iot_apply_dcpl(s, f, file, path, type, space, in->dcpl) : in->dcpl;
-    use->dapl = in->dapl >= 0 ? iot_apply_dapl(s, f, file, path, in->dapl) : in->dapl;
-}
-
-static hid_t dataset_done(hid_t id, const iot_settings *s, dataset_lists *in, dataset_lists *use,
-                          const char *file, const char *path, const iot_file_info *f)
-{
-    const iot_h5_api *h = iot_h5();
-    if (use->dcpl != in->dcpl)
-        h->H5Pclose(use->dcpl);
-    if (use->dapl != in->dapl)
-        h->H5Pclose(use->dapl);
-    if (id >= 0) {
-        int mode = iot_transfer_mode(s, f, file, path);
-        if (mode >= 0)
-            xfer_put(id, mode);
-    }
+    if ((mode >= 0 || rec >= 0) && iot_idmap_put(&dsets, (uint64_t)id, rec, mode) < 0)
+        iot_warn_once("dsets-full", "more than %d datasets open: the rest are not followed",
+                      IOT_IDMAP_SLOTS);
     return id;
 }
 
 IOT_EXPORT hid_t H5Dcreate2(hid_t loc, const char *name, hid_t type, hid_t space, hid_t lcpl,
                             hid_t dcpl, hid_t dapl)
 {
-    const iot_h5_api *real = iot_h5_real();
-    const iot_settings *s = iot_active();
-    if (!s || !iot_h5() || !name)
-        return real->H5Dcreate2(loc, name, type, space, lcpl, dcpl, dapl);
-    char file[1024], path[1024];
-    iot_file_info f;
-    dataset_lists in = {dcpl, dapl}, use;
-    dataset_settings(s, loc, name, type, space, &in, &use, file, path, &f);
-    hid_t id = real->H5Dcreate2(loc, name, type, space, lcpl, use.dcpl, use.dapl);
-    return dataset_done(id, s, &in, &use, file, path, &f);
+    return dataset_call_with_settings(CREATE2,
+                                      (dataset_args){loc, type, space, lcpl, dcpl, dapl, name});
 }
 
 IOT_EXPORT hid_t H5Dcreate1(hid_t loc, const char *name, hid_t type, hid_t space, hid_t dcpl)
 {
-    const iot_h5_api *real = iot_h5_real();
-    const iot_settings *s = iot_active();
-    if (!s || !iot_h5() || !name)
-        return real->H5Dcreate1(loc, name, type, space, dcpl);
-    char file[1024], path[1024];
-    iot_file_info f;
-    dataset_lists in = {dcpl, H5I_INVALID_HID}, use; /* H5Dcreate1 takes no access list */
-    dataset_settings(s, loc, name, type, space, &in, &use, file, path, &f);
-    hid_t id = real->H5Dcreate1(loc, name, type, space, use.dcpl);
-    return dataset_done(id, s, &in, &use, file, path, &f);
+    return dataset_call_with_settings(
+        CREATE1, (dataset_args){loc, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT, name});
 }
 
 IOT_EXPORT hid_t H5Dopen2(hid_t loc, const char *name, hid_t dapl)
 {
-    const iot_h5_api *real = iot_h5_real();
-    const iot_settings *s = iot_active();
-    if (!s || !iot_h5() || !name)
-        return real->H5Dopen2(loc, name, dapl);
-    char file[1024], path[1024];
-    iot_file_info f;
-    dataset_lists in = {H5I_INVALID_HID, dapl}, use;
-    dataset_settings(s, loc, name, H5I_INVALID_HID, H5I_INVALID_HID, &in, &use, file, path, &f);
-    hid_t id = real->H5Dopen2(loc, name, use.dapl);
-    return dataset_done(id, s, &in, &use, file, path, &f);
+    return dataset_call_with_settings(OPEN2, (dataset_args){loc, H5I_INVALID_HID, H5I_INVALID_HID,
+                                                            H5P_DEFAULT, H5P_DEFAULT, dapl, name});
 }
 
 IOT_EXPORT hid_t H5Dopen1(hid_t loc, const char *name)
 {
-    const iot_h5_api *real = iot_h5_real();
-    const iot_settings *s = iot_active();
-    if (!s || !iot_h5() || !name)
-        return real->H5Dopen1(loc, name);
-    char file[1024], path[1024];
-    iot_file_info f;
-    dataset_lists in = {H5I_INVALID_HID, H5I_INVALID_HID}, use;
-    dataset_settings(s, loc, name, H5I_INVALID_HID, H5I_INVALID_HID, &in, &use, file, path, &f);
-    hid_t id = real->H5Dopen1(loc, name);
-    return dataset_done(id, s, &in, &use, file, path, &f);
+    return dataset_call_with_settings(OPEN1,
+                                      (dataset_args){loc, H5I_INVALID_HID, H5I_INVALID_HID,
+                                                     H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT, name});
 }
 
 /* The transfer list for a forced mode: our own list for H5P_DEFAULT; otherwise the
@@ -223,39 +240,79 @@ static hid_t transfer_list(const iot_h5_api *h, int mode, hid_t dxpl, H5FD_mpio_
     return dxpl;
 }
 
+/* Bytes a transfer moves: the selected points times the memory type's size. */
+static uint64_t selected_bytes(const iot_h5_api *h, hid_t dset, hid_t mtype, hid_t mspace,
+                               hid_t fspace)
+{
+    hssize_t n;
+    if (mspace != H5S_ALL) {
+        n = h->H5Sget_select_npoints(mspace);
+    } else if (fspace != H5S_ALL) {
+        n = h->H5Sget_select_npoints(fspace);
+    } else {
+        hid_t space = h->H5Dget_space(dset);
+        n = space >= 0 ? h->H5Sget_simple_extent_npoints(space) : 0;
+        if (space >= 0)
+            h->H5Sclose(space);
+    }
+    size_t size = h->H5Tget_size(mtype);
+    return n > 0 ? (uint64_t)n * size : 0;
+}
+
+/* H5Dwrite and H5Dread: forced transfer mode and capture. */
+static herr_t transfer(int is_write, hid_t dset, hid_t mtype, hid_t mspace, hid_t fspace,
+                       hid_t dxpl, void *buf)
+{
+    const iot_h5_api *real = iot_h5_real();
+    int *v = iot_idmap_get(&dsets, (uint64_t)dset);
+    int rec = v ? v[0] : -1, mode = v ? v[1] : -1;
+    H5FD_mpio_xfer_t saved = (H5FD_mpio_xfer_t)-1;
+    hid_t use = mode >= 0 ? transfer_list(real, mode, dxpl, &saved) : dxpl;
+    int outer = iot_depth++ == 0;
+    uint64_t coll_before = iot_coll_calls;
+    double t = iot_now();
+    herr_t rc = is_write ? real->H5Dwrite(dset, mtype, mspace, fspace, use, buf)
+                         : real->H5Dread(dset, mtype, mspace, fspace, use, buf);
+    double dt = iot_now() - t;
+    iot_depth--;
+    if (saved != (H5FD_mpio_xfer_t)-1)
+        real->H5Pset_dxpl_mpio(dxpl, saved);
+    if (iot_capture_on) {
+        uint64_t bytes = rc >= 0 ? selected_bytes(real, dset, mtype, mspace, fspace) : 0;
+        iot_count_access(rec, IOT_L_HDF5, is_write, -1, bytes, dt, outer);
+        /* the mode HDF5 really used shows in the MPI-IO calls it made */
+        int coll = iot_coll_calls != coll_before;
+        if (rec >= 0) {
+            iot_counters *c = &iot_rec(rec)->c[IOT_L_HDF5];
+            if (is_write)
+                coll ? c->coll_writes++ : c->indep_writes++;
+            else
+                coll ? c->coll_reads++ : c->indep_reads++;
+        }
+        if (iot_trace_on)
+            iot_trace(IOT_L_HDF5, is_write ? "H5Dwrite" : "H5Dread", rec, bytes, -1, coll, dt);
+    }
+    return rc;
+}
+
 IOT_EXPORT herr_t H5Dwrite(hid_t dset, hid_t mtype, hid_t mspace, hid_t fspace, hid_t dxpl,
                            const void *buf)
 {
-    const iot_h5_api *real = iot_h5_real();
-    int mode = xfer_used ? xfer_get(dset) : -1;
-    if (mode < 0)
-        return real->H5Dwrite(dset, mtype, mspace, fspace, dxpl, buf);
-    H5FD_mpio_xfer_t saved;
-    hid_t use = transfer_list(real, mode, dxpl, &saved);
-    herr_t rc = real->H5Dwrite(dset, mtype, mspace, fspace, use, buf);
-    if (saved != (H5FD_mpio_xfer_t)-1)
-        real->H5Pset_dxpl_mpio(dxpl, saved);
-    return rc;
+    if (!following())
+        return iot_h5_real()->H5Dwrite(dset, mtype, mspace, fspace, dxpl, buf);
+    return transfer(1, dset, mtype, mspace, fspace, dxpl, (void *)buf);
 }
 
 IOT_EXPORT herr_t H5Dread(hid_t dset, hid_t mtype, hid_t mspace, hid_t fspace, hid_t dxpl,
                           void *buf)
 {
-    const iot_h5_api *real = iot_h5_real();
-    int mode = xfer_used ? xfer_get(dset) : -1;
-    if (mode < 0)
-        return real->H5Dread(dset, mtype, mspace, fspace, dxpl, buf);
-    H5FD_mpio_xfer_t saved;
-    hid_t use = transfer_list(real, mode, dxpl, &saved);
-    herr_t rc = real->H5Dread(dset, mtype, mspace, fspace, use, buf);
-    if (saved != (H5FD_mpio_xfer_t)-1)
-        real->H5Pset_dxpl_mpio(dxpl, saved);
-    return rc;
+    if (!following())
+        return iot_h5_real()->H5Dread(dset, mtype, mspace, fspace, dxpl, buf);
+    return transfer(0, dset, mtype, mspace, fspace, dxpl, buf);
 }
 
 IOT_EXPORT herr_t H5Dclose(hid_t dset)
 {
-    if (xfer_used)
-        xfer_forget(dset);
+    iot_idmap_del(&dsets, (uint64_t)dset);
     return iot_h5_real()->H5Dclose(dset);
 }

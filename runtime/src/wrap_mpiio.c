@@ -3,8 +3,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "capture.h"
 #include "core.h"
 #include "fstype.h"
+#include "idmap.h"
 
 IOT_EXPORT int MPI_Init(int *argc, char ***argv)
 {
@@ -92,22 +94,206 @@ static void report_hints(const char *filename, MPI_File fh, const hint_list *l, 
     iot_log_block(header, line);
 }
 
+static iot_idmap handles; /* MPI_File -> {capture record, unused} */
+
+/* Capture bookkeeping after an open: the record, and on the communicator's rank 0 the file
+ * system type and the hints in effect (read back with MPI_File_get_info). */
+static void opened(MPI_Comm comm, const char *filename, MPI_File fh, double t, double dt, int outer)
+{
+    int rec = iot_rec_for(filename, IOT_L_MPIIO);
+    int rank = 0;
+    PMPI_Comm_rank(comm, &rank);
+    if (rec >= 0) {
+        iot_file_rec *r = iot_rec(rec);
+        r->c[IOT_L_MPIIO].opens++;
+        iot_mark_open(rec, t);
+        iot_idmap_put(&handles, (uint64_t)(uintptr_t)fh, rec, 0);
+        if (rank == 0 && !r->hints[0]) {
+            iot_fstype(filename, r->fs, sizeof r->fs);
+            MPI_Info info;
+            int nkeys = 0;
+            if (PMPI_File_get_info(fh, &info) == MPI_SUCCESS) {
+                MPI_Info_get_nkeys(info, &nkeys);
+                size_t used = 0;
+                for (int i = 0; i < nkeys && used < sizeof r->hints; i++) {
+                    char key[MPI_MAX_INFO_KEY + 1], val[MPI_MAX_INFO_VAL + 1];
+                    int flag = 0;
+                    MPI_Info_get_nthkey(info, i, key);
+                    MPI_Info_get(info, key, MPI_MAX_INFO_VAL, val, &flag);
+                    if (flag && !strchr(val, '\n'))
+                        used += (size_t)snprintf(r->hints + used, sizeof r->hints - used, "%s=%s\n",
+                                                 key, val);
+                }
+                if (used >= sizeof r->hints) /* never keep half a line */
+                    *strrchr(r->hints, '\n') = '\0';
+                MPI_Info_free(&info);
+            }
+        }
+    }
+    iot_count_meta(rec, IOT_L_MPIIO, dt, outer);
+    if (iot_trace_on)
+        iot_trace(IOT_L_MPIIO, "MPI_File_open", rec, 0, -1, 0, dt);
+}
+
 IOT_EXPORT int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
                              MPI_File *fh)
 {
     const iot_settings *s = filename ? iot_active() : NULL;
-    if (!s)
+    if (!s && !iot_capture_on)
         return PMPI_File_open(comm, filename, amode, info, fh);
     hint_list l = {.n = 0};
-    iot_settings_each_hint(s, filename, collect, &l);
+    if (s)
+        iot_settings_each_hint(s, filename, collect, &l);
     char notes[1024] = "";
     MPI_Info use = l.n ? merged_info(&l, info, notes, sizeof notes) : MPI_INFO_NULL;
+    int outer = iot_depth++ == 0;
+    double t = iot_now();
     int rc = PMPI_File_open(comm, filename, amode, use != MPI_INFO_NULL ? use : info, fh);
+    double dt = iot_now() - t;
+    iot_depth--;
     if (use != MPI_INFO_NULL)
         MPI_Info_free(&use);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (iot_capture_on)
+        opened(comm, filename, *fh, t, dt, outer);
     int rank = 0;
     PMPI_Comm_rank(comm, &rank);
-    if (rc == MPI_SUCCESS && iot_g.verbose && rank == 0)
+    if (s && iot_g.verbose && rank == 0)
         report_hints(filename, *fh, &l, notes);
     return rc;
+}
+
+IOT_EXPORT int MPI_File_close(MPI_File *fh)
+{
+    if (!iot_capture_on)
+        return PMPI_File_close(fh);
+    uint64_t key = (uint64_t)(uintptr_t)*fh;
+    int *v = iot_idmap_get(&handles, key);
+    int rec = v ? v[0] : -1;
+    int outer = iot_depth++ == 0;
+    double t = iot_now();
+    int rc = PMPI_File_close(fh);
+    double end = iot_now();
+    iot_depth--;
+    if (rec >= 0) {
+        iot_rec(rec)->c[IOT_L_MPIIO].closes++;
+        iot_mark_close(rec, end);
+        iot_idmap_del(&handles, key);
+    }
+    iot_count_meta(rec, IOT_L_MPIIO, end - t, outer);
+    if (iot_trace_on)
+        iot_trace(IOT_L_MPIIO, "MPI_File_close", rec, 0, -1, 0, end - t);
+    return rc;
+}
+
+static int record_of(MPI_File fh)
+{
+    int *v = iot_idmap_get(&handles, (uint64_t)(uintptr_t)fh);
+    return v ? v[0] : -1;
+}
+
+IOT_EXPORT int MPI_File_sync(MPI_File fh)
+{
+    if (!iot_capture_on)
+        return PMPI_File_sync(fh);
+    int outer = iot_depth++ == 0;
+    double t = iot_now();
+    int rc = PMPI_File_sync(fh);
+    double dt = iot_now() - t;
+    iot_depth--;
+    int rec = record_of(fh);
+    if (rec >= 0)
+        iot_rec(rec)->c[IOT_L_MPIIO].syncs++;
+    iot_count_meta(rec, IOT_L_MPIIO, dt, outer);
+    return rc;
+}
+
+IOT_EXPORT int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
+                                 MPI_Datatype filetype, const char *datarep, MPI_Info info)
+{
+    if (!iot_capture_on)
+        return PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
+    int outer = iot_depth++ == 0;
+    double t = iot_now();
+    int rc = PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
+    double dt = iot_now() - t;
+    iot_depth--;
+    int rec = record_of(fh);
+    if (rec >= 0)
+        iot_rec(rec)->c[IOT_L_MPIIO].set_views++;
+    iot_count_meta(rec, IOT_L_MPIIO, dt, outer);
+    return rc;
+}
+
+/* Accounts one MPI-IO data call. */
+static void accessed(MPI_File fh, const char *func, int is_write, int is_coll, MPI_Count count,
+                     MPI_Datatype type, double dt, int outer)
+{
+    MPI_Count size = 0;
+    PMPI_Type_size_x(type, &size);
+    uint64_t bytes = count > 0 && size > 0 ? (uint64_t)count * (uint64_t)size : 0;
+    int rec = record_of(fh);
+    iot_count_access(rec, IOT_L_MPIIO, is_write, -1, bytes, dt, outer);
+    if (rec >= 0) {
+        iot_counters *c = &iot_rec(rec)->c[IOT_L_MPIIO];
+        if (is_write)
+            is_coll ? c->coll_writes++ : c->indep_writes++;
+        else
+            is_coll ? c->coll_reads++ : c->indep_reads++;
+    }
+    if (iot_trace_on)
+        iot_trace(IOT_L_MPIIO, func, rec, bytes, -1, is_coll, dt);
+}
+
+/* One wrapper per MPI-IO data call: AT selects the explicit-offset form, LAST is the type of
+ * the last argument (a status, or a request for the non-blocking calls). */
+#define IOT_AT_PARAM_1 MPI_Offset offset,
+#define IOT_AT_PARAM_0
+#define IOT_AT_ARG_1 offset,
+#define IOT_AT_ARG_0
+#define IOT_MPIIO_CALL(fn, AT, BUF, CNT, LAST, IS_WRITE, IS_COLL)                                  \
+    IOT_EXPORT int fn(MPI_File fh, IOT_AT_PARAM_##AT BUF buf, CNT count, MPI_Datatype type,        \
+                      LAST last)                                                                   \
+    {                                                                                              \
+        if (!iot_capture_on)                                                                       \
+            return P##fn(fh, IOT_AT_ARG_##AT buf, count, type, last);                              \
+        int outer = iot_depth++ == 0;                                                              \
+        if (IS_COLL)                                                                               \
+            iot_coll_calls++;                                                                      \
+        double t = iot_now();                                                                      \
+        int rc = P##fn(fh, IOT_AT_ARG_##AT buf, count, type, last);                                \
+        double dt = iot_now() - t;                                                                 \
+        iot_depth--;                                                                               \
+        accessed(fh, #fn, IS_WRITE, IS_COLL, (MPI_Count)count, type, dt, outer);                   \
+        return rc;                                                                                 \
+    }
+
+#define IOT_MPIIO_FAMILY(SUFFIX, CNT)                                                              \
+    IOT_MPIIO_CALL(MPI_File_write##SUFFIX, 0, const void *, CNT, MPI_Status *, 1, 0)               \
+    IOT_MPIIO_CALL(MPI_File_write_at##SUFFIX, 1, const void *, CNT, MPI_Status *, 1, 0)            \
+    IOT_MPIIO_CALL(MPI_File_write_all##SUFFIX, 0, const void *, CNT, MPI_Status *, 1, 1)           \
+    IOT_MPIIO_CALL(MPI_File_write_at_all##SUFFIX, 1, const void *, CNT, MPI_Status *, 1, 1)        \
+    IOT_MPIIO_CALL(MPI_File_write_shared##SUFFIX, 0, const void *, CNT, MPI_Status *, 1, 0)        \
+    IOT_MPIIO_CALL(MPI_File_write_ordered##SUFFIX, 0, const void *, CNT, MPI_Status *, 1, 1)       \
+    IOT_MPIIO_CALL(MPI_File_read##SUFFIX, 0, void *, CNT, MPI_Status *, 0, 0)                      \
+    IOT_MPIIO_CALL(MPI_File_read_at##SUFFIX, 1, void *, CNT, MPI_Status *, 0, 0)                   \
+    IOT_MPIIO_CALL(MPI_File_read_all##SUFFIX, 0, void *, CNT, MPI_Status *, 0, 1)                  \
+    IOT_MPIIO_CALL(MPI_File_read_at_all##SUFFIX, 1, void *, CNT, MPI_Status *, 0, 1)               \
+    IOT_MPIIO_CALL(MPI_File_read_shared##SUFFIX, 0, void *, CNT, MPI_Status *, 0, 0)               \
+    IOT_MPIIO_CALL(MPI_File_read_ordered##SUFFIX, 0, void *, CNT, MPI_Status *, 0, 1)              \
+    IOT_MPIIO_CALL(MPI_File_iwrite##SUFFIX, 0, const void *, CNT, MPI_Request *, 1, 0)             \
+    IOT_MPIIO_CALL(MPI_File_iwrite_at##SUFFIX, 1, const void *, CNT, MPI_Request *, 1, 0)          \
+    IOT_MPIIO_CALL(MPI_File_iread##SUFFIX, 0, void *, CNT, MPI_Request *, 0, 0)                    \
+    IOT_MPIIO_CALL(MPI_File_iread_at##SUFFIX, 1, void *, CNT, MPI_Request *, 0, 0)
+
+IOT_MPIIO_FAMILY(, int)
+#if MPI_VERSION >= 4 /* the large-count calls: a real benchmark built here uses them */
+IOT_MPIIO_FAMILY(_c, MPI_Count)
+#endif
+
+IOT_EXPORT int MPI_Finalize(void)
+{
+    iot_capture_finish(MPI_COMM_WORLD);
+    return PMPI_Finalize();
 }

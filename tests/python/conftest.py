@@ -40,8 +40,18 @@ def test_prog():
     return lambda name: _need(BUILD / "tests" / "c" / name)
 
 
-def run_mpi(nprocs, argv, *, env=None, cwd=None, timeout=120, check=True, preload=None, config=None,
-            verbose=False):
+def run_mpi(
+    nprocs,
+    argv,
+    *,
+    env=None,
+    cwd=None,
+    timeout=120,
+    check=True,
+    preload=None,
+    config=None,
+    verbose=False,
+):
     """Run `mpiexec -n N argv...` under a timeout; return the CompletedProcess (text).
 
     preload: path of libiotune.so to LD_PRELOAD; config: control file for IOTUNE_CONFIG.
@@ -57,7 +67,9 @@ def run_mpi(nprocs, argv, *, env=None, cwd=None, timeout=120, check=True, preloa
         full_env["IOTUNE_VERBOSE"] = "1"
     full_env.update(env or {})
     cmd = [shutil.which("mpiexec") or "mpiexec", "-n", str(nprocs), *map(str, argv)]
-    proc = subprocess.run(cmd, env=full_env, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.run(
+        cmd, env=full_env, cwd=cwd, capture_output=True, text=True, timeout=timeout
+    )
     if check and proc.returncode != 0:
         raise AssertionError(
             f"{' '.join(cmd)} exited {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"

@@ -1,0 +1,81 @@
+/* Performance capture (H5PerfCapture): counters and timers per file and layer, reduced across
+ * ranks at the end and written as one JSON profile (docs/profile.md). Active only when
+ * IOTUNE_PROFILE or IOTUNE_TRACE is set; otherwise every hook costs one branch. */
+#ifndef IOTUNE_CAPTURE_H
+#define IOTUNE_CAPTURE_H
+
+#include <mpi.h>
+#include <stdint.h>
+#include <time.h>
+
+typedef enum { IOT_L_HDF5, IOT_L_MPIIO, IOT_L_POSIX, IOT_NLAYERS } iot_clayer;
+
+#define IOT_SIZE_BINS 10
+
+typedef struct {
+    uint64_t creates, opens, closes, dset_creates, dset_opens;
+    uint64_t reads, writes, coll_reads, coll_writes, indep_reads, indep_writes;
+    uint64_t syncs, set_views, seeks;
+    uint64_t bytes_read, bytes_written, sequential, consecutive;
+    int64_t first_offset, last_offset; /* -1 when no access had an offset */
+    uint64_t sizes[IOT_SIZE_BINS];
+    double read_time, write_time, meta_time;
+} iot_counters;
+
+#define IOT_REC_NAME 512
+#define IOT_REC_HINTS 2048
+
+/* One file as seen by one rank. Plain data: ranks send their records to rank 0 as bytes. */
+typedef struct {
+    char name[IOT_REC_NAME];
+    char fs[32];
+    char hints[IOT_REC_HINTS]; /* "key=value\n..." read back after MPI_File_open */
+    int rank;
+    int layers;        /* bit per iot_clayer used */
+    double start, end; /* first open, last close, seconds since the runtime started */
+    double outer_time; /* time in outermost I/O calls on this file */
+    iot_counters c[IOT_NLAYERS];
+} iot_file_rec;
+
+extern int iot_capture_on;
+
+/* Per-thread nesting depth of intercepted calls: only the outermost call counts toward the
+ * rank's I/O time, so an H5Dwrite is not counted again for its MPI-IO and POSIX calls. */
+extern __thread int iot_depth;
+extern __thread uint64_t iot_coll_calls; /* collective MPI-IO calls made, for HDF5 modes */
+
+static inline double iot_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Record index of a file by name (created on first use), or -1 when capture is off or the
+ * file is one the runtime does not track (/proc, /sys, /dev, ...). */
+int iot_rec_for(const char *name, iot_clayer layer);
+iot_file_rec *iot_rec(int index);
+
+/* Accounts one data access of bytes at offset (-1: unknown) that took dt seconds. */
+void iot_count_access(int rec, iot_clayer layer, int is_write, int64_t offset, uint64_t bytes,
+                      double dt, int outer);
+/* Accounts a metadata call (open, close, sync, ...) of dt seconds. */
+void iot_count_meta(int rec, iot_clayer layer, double dt, int outer);
+void iot_mark_open(int rec, double t);
+void iot_mark_close(int rec, double t);
+
+/* Per-rank time spent in outermost I/O calls. */
+extern double iot_rank_io_time;
+
+/* Trace mode: appends one call signature with its duration. */
+extern int iot_trace_on;
+void iot_trace(iot_clayer layer, const char *func, int rec, uint64_t size, int64_t offset, int mode,
+               double dt);
+
+/* Reduces across comm and writes the profile (collective); MPI_COMM_NULL without MPI. */
+void iot_capture_finish(MPI_Comm comm);
+
+/* Seconds since the runtime started. */
+double iot_since_start(void);
+
+#endif
