@@ -56,7 +56,8 @@ typedef struct {
     hsize_t chunk[2];
 } var_layout;
 
-static void layout_of(const kc_ctx *ctx, const config *c, int v, var_layout *l) {
+static void layout_of(const kc_ctx *ctx, const config *c, int v, var_layout *l)
+{
     hsize_t rows = (hsize_t)(c->cells * vars[v].per_cell);
     hsize_t levels = (hsize_t)(c->levels + vars[v].extra_levels);
     l->gdims[0] = rows * (hsize_t)ctx->nranks;
@@ -70,7 +71,8 @@ static void layout_of(const kc_ctx *ctx, const config *c, int v, var_layout *l) 
     l->chunk[1] = levels;
 }
 
-static long long phase_bytes(const kc_ctx *ctx, const config *c) {
+static long long phase_bytes(const kc_ctx *ctx, const config *c)
+{
     long long per_cell = 0;
     for (int v = 0; v < NVARS; v++)
         per_cell += vars[v].per_cell * (c->levels + vars[v].extra_levels);
@@ -78,7 +80,8 @@ static long long phase_bytes(const kc_ctx *ctx, const config *c) {
 }
 
 static void report(const kc_ctx *ctx, const config *c, const kc_timer *t, const char *phase,
-                   int verified) {
+                   int verified)
+{
     char objects[64], extra[4608];
     snprintf(objects, sizeof objects, "%lld datasets", (long long)NVARS * c->iterations);
     extra[0] = '\0';
@@ -93,7 +96,8 @@ static void report(const kc_ctx *ctx, const config *c, const kc_timer *t, const 
 }
 
 /* Element (row, level) of variable v has global index row * levels + level. */
-static void fill_step(const kc_ctx *ctx, const config *c, double **buf, int step) {
+static void fill_step(const kc_ctx *ctx, const config *c, double **buf, int step)
+{
     for (int v = 0; v < NVARS; v++) {
         var_layout l;
         layout_of(ctx, c, v, &l);
@@ -102,7 +106,8 @@ static void fill_step(const kc_ctx *ctx, const config *c, double **buf, int step
     }
 }
 
-static void spaces(const kc_ctx *ctx, const var_layout *l, hid_t *fspace, hid_t *mspace) {
+static void spaces(const kc_ctx *ctx, const var_layout *l, hid_t *fspace, hid_t *mspace)
+{
     *fspace = H5Screate_simple(2, l->gdims, NULL);
     *mspace = H5Screate_simple(2, l->count, NULL);
     kh5_check(ctx, *fspace < 0 || *mspace < 0 ? -1 : 0, "H5Screate_simple");
@@ -110,7 +115,8 @@ static void spaces(const kc_ctx *ctx, const var_layout *l, hid_t *fspace, hid_t 
               "H5Sselect_hyperslab");
 }
 
-static void write_phase(const kc_ctx *ctx, const config *c, double **buf) {
+static void write_phase(const kc_ctx *ctx, const config *c, double **buf)
+{
     hid_t fapl = kh5_fapl(ctx, ctx->comm), dxpl = kh5_dxpl(ctx, c->mode == 0);
     hid_t dcpl[NVARS];
     for (int v = 0; v < NVARS; v++) {
@@ -164,7 +170,8 @@ static void write_phase(const kc_ctx *ctx, const config *c, double **buf) {
     H5Pclose(fapl);
 }
 
-static int read_phase(const kc_ctx *ctx, const config *c, double **buf) {
+static int read_phase(const kc_ctx *ctx, const config *c, double **buf)
+{
     hid_t fapl = kh5_fapl(ctx, ctx->comm), dxpl = kh5_dxpl(ctx, c->mode == 0);
     kc_verify ver;
     kc_verify_init(&ver);
@@ -218,7 +225,8 @@ static int read_phase(const kc_ctx *ctx, const config *c, double **buf) {
     return ok;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     kc_ctx ctx;
     kc_init(&ctx, "gcrmio", &argc, &argv);
     config c = {.cells = 32768,

@@ -69,7 +69,8 @@ typedef struct {
     MPI_File fh;
 } handle;
 
-static void make_layout(const kc_ctx *ctx, const config *c, layout *l) {
+static void make_layout(const kc_ctx *ctx, const config *c, layout *l)
+{
     long long n = c->particles;
     int shared = c->layout == LAYOUT_SHARED;
     l->nblocks = shared ? ctx->nranks : 1;
@@ -87,7 +88,8 @@ static void make_layout(const kc_ctx *ctx, const config *c, layout *l) {
     }
 }
 
-static void make_header(const layout *l, long long particles, unsigned char *hdr) {
+static void make_header(const layout *l, long long particles, unsigned char *hdr)
+{
     int64_t nb = l->nblocks, count = particles;
     memcpy(hdr, MAGIC, 8);
     memcpy(hdr + 8, &nb, 8);
@@ -95,7 +97,8 @@ static void make_header(const layout *l, long long particles, unsigned char *hdr
         memcpy(hdr + 16 + 8 * i, &count, 8);
 }
 
-static long long phase_bytes(const kc_ctx *ctx, const config *c, const layout *l) {
+static long long phase_bytes(const kc_ctx *ctx, const config *c, const layout *l)
+{
     long long per_particle = 0;
     for (int v = 0; v < NVARS; v++)
         per_particle += (long long)kc_type_size(var_type[v]);
@@ -105,7 +108,8 @@ static long long phase_bytes(const kc_ctx *ctx, const config *c, const layout *l
 }
 
 static void report(const kc_ctx *ctx, const config *c, const layout *l, const kc_timer *t,
-                   const char *phase, int verified) {
+                   const char *phase, int verified)
+{
     char objects[64], extra[4608], mode[64];
     int files = c->layout == LAYOUT_SHARED ? 1 : ctx->nranks;
     snprintf(objects, sizeof objects, "%d variables in %d file%s", NVARS, files,
@@ -124,7 +128,8 @@ static void report(const kc_ctx *ctx, const config *c, const layout *l, const kc
 /* ---------------------------------------------------------------- MPI-IO and POSIX helpers */
 
 static void hindexed_pair(const kc_ctx *ctx, const layout *l, unsigned char *hdr, void **buf,
-                          MPI_Datatype *ftype, MPI_Datatype *mtype) {
+                          MPI_Datatype *ftype, MPI_Datatype *mtype)
+{
     int blen[NVARS + 1], n = 0;
     MPI_Aint fdisp[NVARS + 1], mdisp[NVARS + 1];
     if (l->header) {
@@ -150,7 +155,8 @@ static void hindexed_pair(const kc_ctx *ctx, const layout *l, unsigned char *hdr
     kc_mpi_check(ctx, MPI_Type_commit(mtype), "MPI_Type_commit");
 }
 
-static void posix_write(const kc_ctx *ctx, int fd, const void *buf, size_t len, off_t off) {
+static void posix_write(const kc_ctx *ctx, int fd, const void *buf, size_t len, off_t off)
+{
     const char *p = buf;
     while (len > 0) {
         ssize_t n = pwrite(fd, p, len, off);
@@ -165,7 +171,8 @@ static void posix_write(const kc_ctx *ctx, int fd, const void *buf, size_t len, 
 }
 
 /* Returns the bytes read (fewer than len at end of file). */
-static size_t posix_read(const kc_ctx *ctx, int fd, void *buf, size_t len, off_t off) {
+static size_t posix_read(const kc_ctx *ctx, int fd, void *buf, size_t len, off_t off)
+{
     char *p = buf;
     size_t done = 0;
     while (done < len) {
@@ -181,11 +188,13 @@ static size_t posix_read(const kc_ctx *ctx, int fd, void *buf, size_t len, off_t
     return done;
 }
 
-static MPI_Comm file_comm(const kc_ctx *ctx, const config *c) {
+static MPI_Comm file_comm(const kc_ctx *ctx, const config *c)
+{
     return c->layout == LAYOUT_SHARED ? ctx->comm : MPI_COMM_SELF;
 }
 
-static void open_file(const kc_ctx *ctx, const config *c, int writing, handle *h) {
+static void open_file(const kc_ctx *ctx, const config *c, int writing, handle *h)
+{
     if (c->mode == MODE_POSIX) {
         h->fd = writing ? open(c->path, O_WRONLY | O_CREAT, 0644) : open(c->path, O_RDONLY);
         if (h->fd < 0)
@@ -202,7 +211,8 @@ static void open_file(const kc_ctx *ctx, const config *c, int writing, handle *h
     }
 }
 
-static void close_file(const kc_ctx *ctx, const config *c, int writing, handle *h) {
+static void close_file(const kc_ctx *ctx, const config *c, int writing, handle *h)
+{
     if (c->mode == MODE_POSIX) {
         if (writing && c->fsync && fsync(h->fd) != 0)
             kc_die(ctx, "fsync failed: %s", strerror(errno));
@@ -218,7 +228,8 @@ static void close_file(const kc_ctx *ctx, const config *c, int writing, handle *
 /* ---------------------------------------------------------------- phases */
 
 static void write_phase(const kc_ctx *ctx, const config *c, const layout *l, void **buf,
-                        unsigned char *hdr) {
+                        unsigned char *hdr)
+{
     for (int v = 0; v < NVARS; v++)
         kc_fill(buf[v], var_type[v], (size_t)c->particles, l->first, 1, (uint32_t)v, 0);
     make_header(l, c->particles, hdr);
@@ -276,7 +287,8 @@ static void write_phase(const kc_ctx *ctx, const config *c, const layout *l, voi
 }
 
 static int read_phase(const kc_ctx *ctx, const config *c, const layout *l, void **buf,
-                      unsigned char *hdr) {
+                      unsigned char *hdr)
+{
     for (int v = 0; v < NVARS; v++) /* never verify what an earlier phase left behind */
         memset(buf[v], 0, l->len[v]);
     memset(hdr, 0, l->hsize);
@@ -359,7 +371,8 @@ static int read_phase(const kc_ctx *ctx, const config *c, const layout *l, void 
     return ok;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     kc_ctx ctx;
     kc_init(&ctx, "haccio", &argc, &argv);
     config c = {.particles = 100000,

@@ -51,7 +51,8 @@ typedef struct {
 static const char *const api_names = "hdf5|mpiio|posix";
 
 /* Byte offset in the file of transfer k of this rank. */
-static long long transfer_offset(const kc_ctx *ctx, const config *c, long long k) {
+static long long transfer_offset(const kc_ctx *ctx, const config *c, long long k)
+{
     long long per_block = c->block / c->transfer;
     long long seg = k / per_block, j = k % per_block;
     if (c->layout == LAYOUT_SHARED)
@@ -59,23 +60,27 @@ static long long transfer_offset(const kc_ctx *ctx, const config *c, long long k
     return seg * c->block + j * c->transfer;
 }
 
-static uint32_t data_var(const kc_ctx *ctx, const config *c) {
+static uint32_t data_var(const kc_ctx *ctx, const config *c)
+{
     return c->layout == LAYOUT_SHARED ? 0u : (uint32_t)ctx->rank;
 }
 
 /* Buffer slot of transfer k: transfers are stored in k order, whatever the issue order. */
-static uint64_t *slot(const config *c, const state *s, long long k) {
+static uint64_t *slot(const config *c, const state *s, long long k)
+{
     return s->data + (size_t)k * (size_t)(c->transfer / 8);
 }
 
-static void fill_step(const kc_ctx *ctx, const config *c, const state *s, int step) {
+static void fill_step(const kc_ctx *ctx, const config *c, const state *s, int step)
+{
     size_t words = (size_t)(c->transfer / 8);
     for (long long k = 0; k < s->ntransfers; k++)
         kc_fill(slot(c, s, k), KC_U64, words, (uint64_t)transfer_offset(ctx, c, k) / 8, 1,
                 data_var(ctx, c), (uint32_t)step);
 }
 
-static void make_order(const kc_ctx *ctx, const config *c, state *s, int step) {
+static void make_order(const kc_ctx *ctx, const config *c, state *s, int step)
+{
     for (long long k = 0; k < s->ntransfers; k++)
         s->perm[k] = k;
     if (c->order != ORDER_RANDOM)
@@ -92,19 +97,21 @@ static void make_order(const kc_ctx *ctx, const config *c, state *s, int step) {
     }
 }
 
-static void step_path(const kc_ctx *ctx, const config *c, int step, char *out, size_t size) {
+static void step_path(const kc_ctx *ctx, const config *c, int step, char *out, size_t size)
+{
     kc_path(ctx, out, size, c->dir, c->file, c->steps > 1 ? step : -1,
             c->layout == LAYOUT_FPP ? ctx->rank : -1);
 }
 
-static long long file_bytes(const kc_ctx *ctx, const config *c) {
+static long long file_bytes(const kc_ctx *ctx, const config *c)
+{
     return c->segments * c->block * (c->layout == LAYOUT_SHARED ? ctx->nranks : 1);
 }
 
 /* ---------------------------------------------------------------- open / transfer / close */
 
-static void open_file(const kc_ctx *ctx, const config *c, const char *path, int writing,
-                      handle *h) {
+static void open_file(const kc_ctx *ctx, const config *c, const char *path, int writing, handle *h)
+{
     MPI_Comm comm = c->layout == LAYOUT_SHARED ? ctx->comm : MPI_COMM_SELF;
     if (c->api == API_POSIX) {
         h->fd = writing ? open(path, O_WRONLY | O_CREAT, 0644) : open(path, O_RDONLY);
@@ -123,7 +130,8 @@ static void open_file(const kc_ctx *ctx, const config *c, const char *path, int 
 }
 
 /* HDF5: create or open "/data" (counted as I/O time, like IOR's dataset setup). */
-static void open_dataset(const kc_ctx *ctx, const config *c, int writing, handle *h) {
+static void open_dataset(const kc_ctx *ctx, const config *c, int writing, handle *h)
+{
     hsize_t n = (hsize_t)(file_bytes(ctx, c) / 8), words = (hsize_t)(c->transfer / 8);
     h->fspace = H5Screate_simple(1, &n, NULL);
     h->mspace = H5Screate_simple(1, &words, NULL);
@@ -139,7 +147,8 @@ static void open_dataset(const kc_ctx *ctx, const config *c, int writing, handle
 }
 
 static void transfer(const kc_ctx *ctx, const config *c, handle *h, int writing, long long off,
-                     void *buf, kc_verify *ver) {
+                     void *buf, kc_verify *ver)
+{
     MPI_Status st;
     int len = (int)c->transfer;
     if (c->api == API_POSIX) {
@@ -181,14 +190,16 @@ static void transfer(const kc_ctx *ctx, const config *c, handle *h, int writing,
     }
 }
 
-static void close_dataset(const kc_ctx *ctx, handle *h) {
+static void close_dataset(const kc_ctx *ctx, handle *h)
+{
     kh5_close_dataset(ctx, h->dset);
     H5Sclose(h->fspace);
     H5Sclose(h->mspace);
     H5Pclose(h->dxpl);
 }
 
-static void close_file(const kc_ctx *ctx, const config *c, int writing, handle *h) {
+static void close_file(const kc_ctx *ctx, const config *c, int writing, handle *h)
+{
     int sync = writing && c->fsync;
     if (c->api == API_POSIX) {
         if (sync && fsync(h->fd) != 0)
@@ -209,7 +220,8 @@ static void close_file(const kc_ctx *ctx, const config *c, int writing, handle *
 /* ---------------------------------------------------------------- phases */
 
 static void report(const kc_ctx *ctx, const config *c, const kc_timer *t, const char *phase,
-                   int verified) {
+                   int verified)
+{
     int files_per_step = c->layout == LAYOUT_SHARED ? 1 : ctx->nranks;
     long long files = files_per_step * c->steps;
     long long bytes = c->segments * c->block * ctx->nranks * c->steps;
@@ -234,7 +246,8 @@ static void report(const kc_ctx *ctx, const config *c, const kc_timer *t, const 
     kc_report(ctx, t, &info);
 }
 
-static void write_phase(const kc_ctx *ctx, const config *c, state *s) {
+static void write_phase(const kc_ctx *ctx, const config *c, state *s)
+{
     char path[4096];
     kc_timer t;
     kc_timer_start(&t, ctx->comm);
@@ -265,7 +278,8 @@ static void write_phase(const kc_ctx *ctx, const config *c, state *s) {
     report(ctx, c, &t, "write", -1);
 }
 
-static int read_phase(const kc_ctx *ctx, const config *c, state *s) {
+static int read_phase(const kc_ctx *ctx, const config *c, state *s)
+{
     char path[4096];
     kc_verify ver;
     kc_verify_init(&ver);
@@ -308,7 +322,8 @@ static int read_phase(const kc_ctx *ctx, const config *c, state *s) {
     return ok;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     kc_ctx ctx;
     kc_init(&ctx, "iorio", &argc, &argv);
     config c = {.api = API_MPIIO,

@@ -32,13 +32,15 @@ typedef struct {
     size_t nelem;     /* elements of one component on this rank */
 } layout;
 
-static long long phase_bytes(const config *c, const layout *l) {
+static long long phase_bytes(const config *c, const layout *l)
+{
     return (long long)(l->gdims[0] * l->gdims[1] * l->gdims[2]) * c->components *
            (long long)sizeof(double) * c->steps;
 }
 
 static void report(const kc_ctx *ctx, const config *c, const layout *l, const kc_timer *t,
-                   const char *phase, int verified) {
+                   const char *phase, int verified)
+{
     char objects[64], extra[4608], grid[64];
     snprintf(objects, sizeof objects, "%lld datasets", c->components * c->steps);
     snprintf(grid, sizeof grid, "%lldx%lldx%lld", c->procs[0], c->procs[1], c->procs[2]);
@@ -55,12 +57,14 @@ static void report(const kc_ctx *ctx, const config *c, const layout *l, const kc
 }
 
 /* Global index of the first cell of row (z, y) of this rank's block. */
-static uint64_t row_index(const layout *l, hsize_t z, hsize_t y) {
+static uint64_t row_index(const layout *l, hsize_t z, hsize_t y)
+{
     return ((uint64_t)(l->start[0] + z) * l->gdims[1] + (l->start[1] + y)) * l->gdims[2] +
            l->start[2];
 }
 
-static void fill_component(double *buf, const layout *l, int comp, int step) {
+static void fill_component(double *buf, const layout *l, int comp, int step)
+{
     size_t row = 0;
     for (hsize_t z = 0; z < l->count[0]; z++)
         for (hsize_t y = 0; y < l->count[1]; y++, row++)
@@ -69,7 +73,8 @@ static void fill_component(double *buf, const layout *l, int comp, int step) {
 }
 
 static void check_component(kc_verify *v, const double *buf, const layout *l, int comp, int step,
-                            const char *what) {
+                            const char *what)
+{
     size_t row = 0;
     for (hsize_t z = 0; z < l->count[0]; z++)
         for (hsize_t y = 0; y < l->count[1]; y++, row++)
@@ -77,18 +82,21 @@ static void check_component(kc_verify *v, const double *buf, const layout *l, in
                      (uint32_t)comp, (uint32_t)step, what);
 }
 
-static void fill_step(double **buf, const config *c, const layout *l, int step) {
+static void fill_step(double **buf, const config *c, const layout *l, int step)
+{
     for (int k = 0; k < c->components; k++)
         fill_component(buf[k], l, k, step);
 }
 
-static hid_t make_group(const kc_ctx *ctx, hid_t loc, const char *name) {
+static hid_t make_group(const kc_ctx *ctx, hid_t loc, const char *name)
+{
     hid_t g = H5Gcreate2(loc, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     kh5_check(ctx, g, "H5Gcreate2");
     return g;
 }
 
-static void spaces(const kc_ctx *ctx, const layout *l, hid_t *fspace, hid_t *mspace) {
+static void spaces(const kc_ctx *ctx, const layout *l, hid_t *fspace, hid_t *mspace)
+{
     *fspace = H5Screate_simple(3, l->gdims, NULL);
     *mspace = H5Screate_simple(3, l->count, NULL);
     kh5_check(ctx, *fspace < 0 || *mspace < 0 ? -1 : 0, "H5Screate_simple");
@@ -96,7 +104,8 @@ static void spaces(const kc_ctx *ctx, const layout *l, hid_t *fspace, hid_t *msp
               "H5Sselect_hyperslab");
 }
 
-static void write_phase(const kc_ctx *ctx, const config *c, const layout *l, double **buf) {
+static void write_phase(const kc_ctx *ctx, const config *c, const layout *l, double **buf)
+{
     hid_t fapl = kh5_fapl(ctx, ctx->comm), dxpl = kh5_dxpl(ctx, c->mode == 0);
     hid_t fspace, mspace;
     spaces(ctx, l, &fspace, &mspace);
@@ -141,7 +150,8 @@ static void write_phase(const kc_ctx *ctx, const config *c, const layout *l, dou
     H5Pclose(fapl);
 }
 
-static int read_phase(const kc_ctx *ctx, const config *c, const layout *l, double **buf) {
+static int read_phase(const kc_ctx *ctx, const config *c, const layout *l, double **buf)
+{
     hid_t fapl = kh5_fapl(ctx, ctx->comm), dxpl = kh5_dxpl(ctx, c->mode == 0);
     hid_t fspace, mspace;
     spaces(ctx, l, &fspace, &mspace);
@@ -187,7 +197,8 @@ static int read_phase(const kc_ctx *ctx, const config *c, const layout *l, doubl
     return ok;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     kc_ctx ctx;
     kc_init(&ctx, "vorpalio", &argc, &argv);
     config c = {.block = {100, 100, 60},

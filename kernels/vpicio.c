@@ -35,7 +35,8 @@ typedef struct {
     hsize_t count;  /* particles of this rank */
 } layout;
 
-static void extra_json(const config *c, char *buf, size_t size) {
+static void extra_json(const config *c, char *buf, size_t size)
+{
     buf[0] = '\0';
     kc_json_int(buf, size, "steps", c->steps);
     kc_json_int(buf, size, "particles", c->particles);
@@ -43,7 +44,8 @@ static void extra_json(const config *c, char *buf, size_t size) {
     kc_json_str(buf, size, "file", c->path);
 }
 
-static long long phase_bytes(const config *c, const layout *l) {
+static long long phase_bytes(const config *c, const layout *l)
+{
     long long per_particle = 0;
     for (int v = 0; v < NVARS; v++)
         per_particle += (long long)kc_type_size(var_type[v]);
@@ -51,7 +53,8 @@ static long long phase_bytes(const config *c, const layout *l) {
 }
 
 static void report(const kc_ctx *ctx, const config *c, const layout *l, const kc_timer *t,
-                   const char *phase, int verified) {
+                   const char *phase, int verified)
+{
     char objects[64], extra[4608];
     snprintf(objects, sizeof objects, "%lld datasets", (long long)NVARS * c->steps);
     extra_json(c, extra, sizeof extra);
@@ -59,12 +62,14 @@ static void report(const kc_ctx *ctx, const config *c, const layout *l, const kc
     kc_report(ctx, t, &info);
 }
 
-static void fill_step(void *buf[NVARS], const layout *l, int step) {
+static void fill_step(void *buf[NVARS], const layout *l, int step)
+{
     for (int v = 0; v < NVARS; v++)
         kc_fill(buf[v], var_type[v], l->count, l->offset, 1, (uint32_t)v, (uint32_t)step);
 }
 
-static void write_phase(const kc_ctx *ctx, const config *c, const layout *l, void *buf[NVARS]) {
+static void write_phase(const kc_ctx *ctx, const config *c, const layout *l, void *buf[NVARS])
+{
     hid_t fapl = kh5_fapl(ctx, ctx->comm);
     hid_t dxpl = kh5_dxpl(ctx, c->mode == 0);
     hid_t fspace = H5Screate_simple(1, &l->total, NULL);
@@ -110,7 +115,8 @@ static void write_phase(const kc_ctx *ctx, const config *c, const layout *l, voi
     H5Pclose(fapl);
 }
 
-static int read_phase(const kc_ctx *ctx, const config *c, const layout *l, void *buf[NVARS]) {
+static int read_phase(const kc_ctx *ctx, const config *c, const layout *l, void *buf[NVARS])
+{
     hid_t fapl = kh5_fapl(ctx, ctx->comm);
     hid_t dxpl = kh5_dxpl(ctx, c->mode == 0);
     hid_t fspace = H5Screate_simple(1, &l->total, NULL);
@@ -162,7 +168,8 @@ static int read_phase(const kc_ctx *ctx, const config *c, const layout *l, void 
     return ok;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     kc_ctx ctx;
     kc_init(&ctx, "vpicio", &argc, &argv);
     config c = {.particles = 1048576, .steps = 1, .mode = 0, .file = "vpicio.h5", .dir = "."};

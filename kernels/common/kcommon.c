@@ -12,7 +12,8 @@
 
 /* ---------------------------------------------------------------- process context */
 
-void kc_init(kc_ctx *ctx, const char *kernel, int *argc, char ***argv) {
+void kc_init(kc_ctx *ctx, const char *kernel, int *argc, char ***argv)
+{
     MPI_Init(argc, argv);
     ctx->kernel = kernel;
     ctx->comm = MPI_COMM_WORLD;
@@ -20,14 +21,16 @@ void kc_init(kc_ctx *ctx, const char *kernel, int *argc, char ***argv) {
     MPI_Comm_size(ctx->comm, &ctx->nranks);
 }
 
-int kc_finish(kc_ctx *ctx, int code) {
+int kc_finish(kc_ctx *ctx, int code)
+{
     (void)ctx;
     fflush(stdout);
     MPI_Finalize();
     return code;
 }
 
-void kc_die(const kc_ctx *ctx, const char *fmt, ...) {
+void kc_die(const kc_ctx *ctx, const char *fmt, ...)
+{
     char msg[1024];
     va_list ap;
     va_start(ap, fmt);
@@ -43,7 +46,8 @@ void kc_die(const kc_ctx *ctx, const char *fmt, ...) {
     exit(KC_EXIT_ERROR); /* not reached */
 }
 
-void kc_fail_all(const kc_ctx *ctx, int code, const char *fmt, ...) {
+void kc_fail_all(const kc_ctx *ctx, int code, const char *fmt, ...)
+{
     if (ctx->rank == 0) {
         char msg[1024];
         va_list ap;
@@ -58,7 +62,8 @@ void kc_fail_all(const kc_ctx *ctx, int code, const char *fmt, ...) {
     exit(code);
 }
 
-static KC_NORETURN KC_PRINTF(2, 3) void usage_error(const kc_ctx *ctx, const char *fmt, ...) {
+static KC_NORETURN KC_PRINTF(2, 3) void usage_error(const kc_ctx *ctx, const char *fmt, ...)
+{
     if (ctx->rank == 0) {
         char msg[1024];
         va_list ap;
@@ -74,7 +79,8 @@ static KC_NORETURN KC_PRINTF(2, 3) void usage_error(const kc_ctx *ctx, const cha
 
 /* ---------------------------------------------------------------- options */
 
-int kc_parse_size(const char *text, long long *out) {
+int kc_parse_size(const char *text, long long *out)
+{
     if (text == NULL || *text == '\0')
         return -1;
     errno = 0;
@@ -86,23 +92,14 @@ int kc_parse_size(const char *text, long long *out) {
     if (*end != '\0') {
         switch (*end) {
         case 'k':
-        case 'K':
-            mult = 1LL << 10;
-            break;
+        case 'K': mult = 1LL << 10; break;
         case 'm':
-        case 'M':
-            mult = 1LL << 20;
-            break;
+        case 'M': mult = 1LL << 20; break;
         case 'g':
-        case 'G':
-            mult = 1LL << 30;
-            break;
+        case 'G': mult = 1LL << 30; break;
         case 't':
-        case 'T':
-            mult = 1LL << 40;
-            break;
-        default:
-            return -1;
+        case 'T': mult = 1LL << 40; break;
+        default: return -1;
         }
         end++;
         if (*end == 'i' || *end == 'I') /* accept "Ki", "MiB" too */
@@ -118,7 +115,8 @@ int kc_parse_size(const char *text, long long *out) {
     return 0;
 }
 
-static int choice_index(const char *choices, const char *value) {
+static int choice_index(const char *choices, const char *value)
+{
     size_t vlen = strlen(value);
     int index = 0;
     const char *p = choices;
@@ -135,7 +133,8 @@ static int choice_index(const char *choices, const char *value) {
     return -1;
 }
 
-void kc_choice_name(const char *choices, int index, char *out, size_t size) {
+void kc_choice_name(const char *choices, int index, char *out, size_t size)
+{
     const char *p = choices;
     for (int i = 0; i < index && p; i++) {
         p = strchr(p, '|');
@@ -151,7 +150,8 @@ void kc_choice_name(const char *choices, int index, char *out, size_t size) {
     snprintf(out, size, "%.*s", (int)len, p);
 }
 
-static void print_usage(const kc_ctx *ctx, const kc_opt *opts, const char *synopsis) {
+static void print_usage(const kc_ctx *ctx, const kc_opt *opts, const char *synopsis)
+{
     printf("usage: mpiexec -n N %s [options]\n\n%s\n\noptions:\n", ctx->kernel, synopsis);
     for (const kc_opt *o = opts; o->name; o++) {
         char left[128], def[256] = "";
@@ -167,9 +167,7 @@ static void print_usage(const kc_ctx *ctx, const kc_opt *opts, const char *synop
                 snprintf(def, sizeof def, " (default %s)", s);
             break;
         }
-        case KC_OPT_FLAG:
-            snprintf(left, sizeof left, "--%s", o->name);
-            break;
+        case KC_OPT_FLAG: snprintf(left, sizeof left, "--%s", o->name); break;
         case KC_OPT_CHOICE: {
             char name[64];
             kc_choice_name(o->choices, *(int *)o->value, name, sizeof name);
@@ -200,7 +198,8 @@ static void print_usage(const kc_ctx *ctx, const kc_opt *opts, const char *synop
            "3 verification failed.\n");
 }
 
-static int parse_number(const char *text, long long min, long long *out) {
+static int parse_number(const char *text, long long min, long long *out)
+{
     long long v;
     if (kc_parse_size(text, &v) != 0 || v < min)
         return -1;
@@ -208,7 +207,8 @@ static int parse_number(const char *text, long long min, long long *out) {
     return 0;
 }
 
-void kc_parse(const kc_ctx *ctx, int argc, char **argv, const kc_opt *opts, const char *synopsis) {
+void kc_parse(const kc_ctx *ctx, int argc, char **argv, const kc_opt *opts, const char *synopsis)
+{
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
@@ -282,15 +282,15 @@ void kc_parse(const kc_ctx *ctx, int argc, char **argv, const kc_opt *opts, cons
             memcpy(o->value, tmp, sizeof(long long) * (size_t)n);
             break;
         }
-        case KC_OPT_FLAG:
-            break;
+        case KC_OPT_FLAG: break;
         }
     }
 }
 
 /* ---------------------------------------------------------------- timing */
 
-void kc_timer_start(kc_timer *t, MPI_Comm comm) {
+void kc_timer_start(kc_timer *t, MPI_Comm comm)
+{
     t->comm = comm;
     for (int i = 0; i < KC_NSLOTS; i++)
         t->slot[i] = 0.0;
@@ -298,7 +298,8 @@ void kc_timer_start(kc_timer *t, MPI_Comm comm) {
     t->last = MPI_Wtime();
 }
 
-void kc_timer_mark(kc_timer *t, int slot) {
+void kc_timer_mark(kc_timer *t, int slot)
+{
     MPI_Barrier(t->comm);
     double now = MPI_Wtime();
     if (slot >= 0 && slot < KC_NSLOTS)
@@ -306,7 +307,8 @@ void kc_timer_mark(kc_timer *t, int slot) {
     t->last = now;
 }
 
-void kc_timer_reduce(kc_timer *t) {
+void kc_timer_reduce(kc_timer *t)
+{
     double out[KC_NSLOTS];
     MPI_Allreduce(t->slot, out, KC_NSLOTS, MPI_DOUBLE, MPI_MAX, t->comm);
     memcpy(t->slot, out, sizeof out);
@@ -314,7 +316,8 @@ void kc_timer_reduce(kc_timer *t) {
 
 /* ---------------------------------------------------------------- data */
 
-uint64_t kc_hash(uint64_t index, uint32_t var, uint32_t step) {
+uint64_t kc_hash(uint64_t index, uint32_t var, uint32_t step)
+{
     /* splitmix64-style finalizer over the index offset by a per-(var, step) constant */
     uint64_t key = ((uint64_t)var << 32) | step;
     uint64_t z = index + 0x9E3779B97F4A7C15ULL * (key + 1);
@@ -323,59 +326,58 @@ uint64_t kc_hash(uint64_t index, uint32_t var, uint32_t step) {
     return z ^ (z >> 31);
 }
 
-float kc_val_f32(uint64_t index, uint32_t var, uint32_t step) {
+float kc_val_f32(uint64_t index, uint32_t var, uint32_t step)
+{
     return (float)(kc_hash(index, var, step) >> 40) * 0x1p-24f;
 }
 
-double kc_val_f64(uint64_t index, uint32_t var, uint32_t step) {
+double kc_val_f64(uint64_t index, uint32_t var, uint32_t step)
+{
     return (double)(kc_hash(index, var, step) >> 11) * 0x1p-53;
 }
 
-int32_t kc_val_i32(uint64_t index, uint32_t var, uint32_t step) {
+int32_t kc_val_i32(uint64_t index, uint32_t var, uint32_t step)
+{
     return (int32_t)(uint32_t)(kc_hash(index, var, step) >> 32);
 }
 
-int64_t kc_val_i64(uint64_t index, uint32_t var, uint32_t step) {
+int64_t kc_val_i64(uint64_t index, uint32_t var, uint32_t step)
+{
     return (int64_t)kc_hash(index, var, step);
 }
 
-uint16_t kc_val_u16(uint64_t index, uint32_t var, uint32_t step) {
+uint16_t kc_val_u16(uint64_t index, uint32_t var, uint32_t step)
+{
     return (uint16_t)(kc_hash(index, var, step) >> 48);
 }
 
-uint64_t kc_val_u64(uint64_t index, uint32_t var, uint32_t step) {
+uint64_t kc_val_u64(uint64_t index, uint32_t var, uint32_t step)
+{
     return kc_hash(index, var, step);
 }
 
-size_t kc_type_size(kc_type type) {
+size_t kc_type_size(kc_type type)
+{
     switch (type) {
     case KC_F32:
-    case KC_I32:
-        return 4;
+    case KC_I32: return 4;
     case KC_F64:
     case KC_I64:
-    case KC_U64:
-        return 8;
-    case KC_U16:
-        return 2;
+    case KC_U64: return 8;
+    case KC_U16: return 2;
     }
     return 0;
 }
 
-const char *kc_type_name(kc_type type) {
+const char *kc_type_name(kc_type type)
+{
     switch (type) {
-    case KC_F32:
-        return "float32";
-    case KC_F64:
-        return "float64";
-    case KC_I32:
-        return "int32";
-    case KC_I64:
-        return "int64";
-    case KC_U16:
-        return "uint16";
-    case KC_U64:
-        return "uint64";
+    case KC_F32: return "float32";
+    case KC_F64: return "float64";
+    case KC_I32: return "int32";
+    case KC_I64: return "int64";
+    case KC_U16: return "uint16";
+    case KC_U64: return "uint64";
     }
     return "?";
 }
@@ -388,38 +390,29 @@ const char *kc_type_name(kc_type type) {
     } while (0)
 
 void kc_fill(void *buf, kc_type type, size_t n, uint64_t first, uint64_t stride, uint32_t var,
-             uint32_t step) {
+             uint32_t step)
+{
     switch (type) {
-    case KC_F32:
-        KC_FILL_LOOP(float, kc_val_f32);
-        break;
-    case KC_F64:
-        KC_FILL_LOOP(double, kc_val_f64);
-        break;
-    case KC_I32:
-        KC_FILL_LOOP(int32_t, kc_val_i32);
-        break;
-    case KC_I64:
-        KC_FILL_LOOP(int64_t, kc_val_i64);
-        break;
-    case KC_U16:
-        KC_FILL_LOOP(uint16_t, kc_val_u16);
-        break;
-    case KC_U64:
-        KC_FILL_LOOP(uint64_t, kc_val_u64);
-        break;
+    case KC_F32: KC_FILL_LOOP(float, kc_val_f32); break;
+    case KC_F64: KC_FILL_LOOP(double, kc_val_f64); break;
+    case KC_I32: KC_FILL_LOOP(int32_t, kc_val_i32); break;
+    case KC_I64: KC_FILL_LOOP(int64_t, kc_val_i64); break;
+    case KC_U16: KC_FILL_LOOP(uint16_t, kc_val_u16); break;
+    case KC_U64: KC_FILL_LOOP(uint64_t, kc_val_u64); break;
     }
 }
 
 /* ---------------------------------------------------------------- verification */
 
-void kc_verify_init(kc_verify *v) {
+void kc_verify_init(kc_verify *v)
+{
     v->checked = 0;
     v->mismatches = 0;
     v->first[0] = '\0';
 }
 
-static void describe(char *out, size_t size, kc_type type, const void *p) {
+static void describe(char *out, size_t size, kc_type type, const void *p)
+{
     switch (type) {
     case KC_F32: {
         float x;
@@ -461,7 +454,8 @@ static void describe(char *out, size_t size, kc_type type, const void *p) {
 }
 
 long long kc_check(kc_verify *v, const void *buf, kc_type type, size_t n, uint64_t first,
-                   uint64_t stride, uint32_t var, uint32_t step, const char *what) {
+                   uint64_t stride, uint32_t var, uint32_t step, const char *what)
+{
     size_t es = kc_type_size(type);
     const unsigned char *p = buf;
     unsigned char want[8];
@@ -486,7 +480,8 @@ long long kc_check(kc_verify *v, const void *buf, kc_type type, size_t n, uint64
     return bad;
 }
 
-void kc_verify_fail(kc_verify *v, const char *fmt, ...) {
+void kc_verify_fail(kc_verify *v, const char *fmt, ...)
+{
     if (v->mismatches == 0) {
         va_list ap;
         va_start(ap, fmt);
@@ -496,7 +491,8 @@ void kc_verify_fail(kc_verify *v, const char *fmt, ...) {
     v->mismatches++;
 }
 
-int kc_verify_reduce(const kc_ctx *ctx, const kc_verify *v) {
+int kc_verify_reduce(const kc_ctx *ctx, const kc_verify *v)
+{
     long long mine[2] = {v->checked, v->mismatches}, sum[2];
     MPI_Allreduce(mine, sum, 2, MPI_LONG_LONG, MPI_SUM, ctx->comm);
     int failing = v->mismatches ? ctx->rank : ctx->nranks, lowest;
@@ -518,7 +514,8 @@ int kc_verify_reduce(const kc_ctx *ctx, const kc_verify *v) {
 
 /* ---------------------------------------------------------------- report */
 
-static void json_escape(char *out, size_t size, const char *s) {
+static void json_escape(char *out, size_t size, const char *s)
+{
     size_t n = 0;
     for (; *s && n + 7 < size; s++) {
         unsigned char c = (unsigned char)*s;
@@ -534,27 +531,31 @@ static void json_escape(char *out, size_t size, const char *s) {
     out[n] = '\0';
 }
 
-static void json_append(char *buf, size_t size, const char *member) {
+static void json_append(char *buf, size_t size, const char *member)
+{
     size_t len = strlen(buf);
     if (len + 1 >= size)
         return;
     snprintf(buf + len, size - len, "%s%s", len ? "," : "", member);
 }
 
-void kc_json_str(char *buf, size_t size, const char *key, const char *value) {
+void kc_json_str(char *buf, size_t size, const char *key, const char *value)
+{
     char esc[1024], member[1200];
     json_escape(esc, sizeof esc, value);
     snprintf(member, sizeof member, "\"%s\":\"%s\"", key, esc);
     json_append(buf, size, member);
 }
 
-void kc_json_int(char *buf, size_t size, const char *key, long long value) {
+void kc_json_int(char *buf, size_t size, const char *key, long long value)
+{
     char member[128];
     snprintf(member, sizeof member, "\"%s\":%lld", key, value);
     json_append(buf, size, member);
 }
 
-void kc_report(const kc_ctx *ctx, const kc_timer *t, const kc_report_info *info) {
+void kc_report(const kc_ctx *ctx, const kc_timer *t, const kc_report_info *info)
+{
     if (ctx->rank != 0)
         return;
     double open_s = t->slot[KC_OPEN], io_s = t->slot[KC_IO], close_s = t->slot[KC_CLOSE];
@@ -576,7 +577,8 @@ void kc_report(const kc_ctx *ctx, const kc_timer *t, const kc_report_info *info)
 /* ---------------------------------------------------------------- files */
 
 void kc_path(const kc_ctx *ctx, char *out, size_t size, const char *dir, const char *name, int step,
-             int rank) {
+             int rank)
+{
     char tags[64] = "";
     size_t tn = 0;
     if (step >= 0)
@@ -595,7 +597,8 @@ void kc_path(const kc_ctx *ctx, char *out, size_t size, const char *dir, const c
         kc_die(ctx, "file name too long: %s", name);
 }
 
-void kc_require_file(const kc_ctx *ctx, const char *path) {
+void kc_require_file(const kc_ctx *ctx, const char *path)
+{
     int err = access(path, R_OK) != 0 ? (errno ? errno : ENOENT) : 0;
     int mine = err ? ctx->rank : ctx->nranks, first;
     MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, ctx->comm);
@@ -610,7 +613,8 @@ void kc_require_file(const kc_ctx *ctx, const char *path) {
     exit(KC_EXIT_ERROR);
 }
 
-void kc_mpi_check(const kc_ctx *ctx, int rc, const char *what) {
+void kc_mpi_check(const kc_ctx *ctx, int rc, const char *what)
+{
     if (rc == MPI_SUCCESS)
         return;
     char msg[MPI_MAX_ERROR_STRING];
@@ -619,13 +623,15 @@ void kc_mpi_check(const kc_ctx *ctx, int rc, const char *what) {
     kc_die(ctx, "%s failed: %.*s", what, len, msg);
 }
 
-void kc_remove_file(const kc_ctx *ctx, const char *path, int shared) {
+void kc_remove_file(const kc_ctx *ctx, const char *path, int shared)
+{
     if (!shared || ctx->rank == 0)
         (void)unlink(path);
     MPI_Barrier(ctx->comm);
 }
 
-void *kc_malloc(const kc_ctx *ctx, size_t n) {
+void *kc_malloc(const kc_ctx *ctx, size_t n)
+{
     void *p = malloc(n ? n : 1);
     if (!p)
         kc_die(ctx, "out of memory (%zu bytes)", n);

@@ -5,26 +5,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-void kh5_init(const kc_ctx *ctx) {
+void kh5_init(const kc_ctx *ctx)
+{
     const char *show = getenv("IOTUNE_KERNEL_H5_ERRORS");
     if (!(show && *show && strcmp(show, "0") != 0))
         H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     (void)ctx;
 }
 
-void kh5_check(const kc_ctx *ctx, long long status, const char *what) {
+void kh5_check(const kc_ctx *ctx, long long status, const char *what)
+{
     if (status < 0)
         kc_die(ctx, "%s failed", what);
 }
 
-hid_t kh5_fapl(const kc_ctx *ctx, MPI_Comm comm) {
+hid_t kh5_fapl(const kc_ctx *ctx, MPI_Comm comm)
+{
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     kh5_check(ctx, fapl, "H5Pcreate(H5P_FILE_ACCESS)");
     kh5_check(ctx, H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL), "H5Pset_fapl_mpio");
     return fapl;
 }
 
-hid_t kh5_dxpl(const kc_ctx *ctx, int collective) {
+hid_t kh5_dxpl(const kc_ctx *ctx, int collective)
+{
     hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
     kh5_check(ctx, dxpl, "H5Pcreate(H5P_DATASET_XFER)");
     kh5_check(ctx,
@@ -33,39 +37,37 @@ hid_t kh5_dxpl(const kc_ctx *ctx, int collective) {
     return dxpl;
 }
 
-hid_t kh5_create(const kc_ctx *ctx, const char *path, hid_t fapl) {
+hid_t kh5_create(const kc_ctx *ctx, const char *path, hid_t fapl)
+{
     hid_t file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     if (file < 0)
         kc_die(ctx, "cannot create HDF5 file '%s'", path);
     return file;
 }
 
-hid_t kh5_open(const kc_ctx *ctx, const char *path, hid_t fapl) {
+hid_t kh5_open(const kc_ctx *ctx, const char *path, hid_t fapl)
+{
     hid_t file = H5Fopen(path, H5F_ACC_RDONLY, fapl);
     if (file < 0)
         kc_die(ctx, "cannot open HDF5 file '%s'", path);
     return file;
 }
 
-hid_t kh5_type(kc_type type) {
+hid_t kh5_type(kc_type type)
+{
     switch (type) {
-    case KC_F32:
-        return H5T_NATIVE_FLOAT;
-    case KC_F64:
-        return H5T_NATIVE_DOUBLE;
-    case KC_I32:
-        return H5T_NATIVE_INT32;
-    case KC_I64:
-        return H5T_NATIVE_INT64;
-    case KC_U16:
-        return H5T_NATIVE_UINT16;
-    case KC_U64:
-        return H5T_NATIVE_UINT64;
+    case KC_F32: return H5T_NATIVE_FLOAT;
+    case KC_F64: return H5T_NATIVE_DOUBLE;
+    case KC_I32: return H5T_NATIVE_INT32;
+    case KC_I64: return H5T_NATIVE_INT64;
+    case KC_U16: return H5T_NATIVE_UINT16;
+    case KC_U64: return H5T_NATIVE_UINT64;
     }
     return H5T_NATIVE_UCHAR;
 }
 
-static void dims_text(char *out, size_t size, int ndims, const hsize_t *dims) {
+static void dims_text(char *out, size_t size, int ndims, const hsize_t *dims)
+{
     size_t n = (size_t)snprintf(out, size, "(");
     for (int i = 0; i < ndims && n < size; i++)
         n += (size_t)snprintf(out + n, size - n, "%s%llu", i ? "," : "",
@@ -75,7 +77,8 @@ static void dims_text(char *out, size_t size, int ndims, const hsize_t *dims) {
 }
 
 hid_t kh5_open_dataset(const kc_ctx *ctx, hid_t loc, const char *name, int ndims,
-                       const hsize_t *dims, kc_type type) {
+                       const hsize_t *dims, kc_type type)
+{
     hid_t dset = H5Dopen2(loc, name, H5P_DEFAULT);
     if (dset < 0)
         kc_fail_all(ctx, KC_EXIT_VERIFY, "dataset '%s' is missing", name);
@@ -106,14 +109,17 @@ hid_t kh5_open_dataset(const kc_ctx *ctx, hid_t loc, const char *name, int ndims
     return dset;
 }
 
-void kh5_close_dataset(const kc_ctx *ctx, hid_t dset) {
+void kh5_close_dataset(const kc_ctx *ctx, hid_t dset)
+{
     kh5_check(ctx, H5Dclose(dset), "H5Dclose");
 }
 
-void kh5_close_group(const kc_ctx *ctx, hid_t group) {
+void kh5_close_group(const kc_ctx *ctx, hid_t group)
+{
     kh5_check(ctx, H5Gclose(group), "H5Gclose");
 }
 
-void kh5_close_file(const kc_ctx *ctx, hid_t file) {
+void kh5_close_file(const kc_ctx *ctx, hid_t file)
+{
     kh5_check(ctx, H5Fclose(file), "H5Fclose");
 }

@@ -1,4 +1,4 @@
-"""Shared fixtures: where the build is, and how to run MPI programs safely (always under a timeout)."""
+"""Shared fixtures: where the build is, and how to run MPI programs (always under a timeout)."""
 
 import os
 import shutil
@@ -72,7 +72,8 @@ def run_mpi(
     )
     if check and proc.returncode != 0:
         raise AssertionError(
-            f"{' '.join(cmd)} exited {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+            f"{' '.join(cmd)} exited {proc.returncode}\n"
+            f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
         )
     return proc
 

@@ -57,10 +57,10 @@ def results(proc):
     out = {}
     for line in proc.stdout.splitlines():
         if line.startswith(PREFIX):
-            obj = json.loads(line[len(PREFIX):])
+            obj = json.loads(line[len(PREFIX) :])
             out[obj["phase"]] = obj
         else:
-            assert re.match(r"^\w+ (write|read): \d+ ranks?, ", line), f"unexpected output: {line!r}"
+            assert re.match(r"^\w+ (write|read): \d+ ranks?, ", line), f"unexpected: {line!r}"
     return out
 
 
@@ -71,8 +71,9 @@ def check_result(res, kernel, phase, nprocs, nbytes):
     assert res["bytes"] == nbytes
     for key in ("open_s", "io_s", "close_s", "total_s"):
         assert res[key] >= 0
-    assert res["total_s"] == pytest.approx(res["open_s"] + res["io_s"] + res["close_s"], rel=1e-6,
-                                           abs=1e-8)
+    assert res["total_s"] == pytest.approx(
+        res["open_s"] + res["io_s"] + res["close_s"], rel=1e-6, abs=1e-8
+    )
     if res["total_s"] > 0:
         assert res["mb_s"] == pytest.approx(nbytes / res["total_s"] / 1e6, rel=1e-3, abs=1e-3)
     assert res["verified"] is (None if phase == "write" else True)
@@ -94,8 +95,13 @@ def write_and_read(mpirun, kernel_path, name, nprocs, args, cwd, nbytes):
 
 def h5_structure(path):
     """{dataset path: {"type": ..., "dims": (...), "chunk": (...) or None}} from h5dump -p -H."""
-    out = subprocess.run(["h5dump", "-p", "-H", str(path)], capture_output=True, text=True,
-                         check=True, timeout=TIMEOUT).stdout
+    out = subprocess.run(
+        ["h5dump", "-p", "-H", str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=TIMEOUT,
+    ).stdout
     stack, dsets, current = [], {}, None
     for raw in out.splitlines():
         line = raw.strip()
@@ -129,8 +135,9 @@ def h5_structure(path):
 
 
 def h5diff_same(a, b):
-    proc = subprocess.run(["h5diff", str(a), str(b)], capture_output=True, text=True,
-                          timeout=TIMEOUT)
+    proc = subprocess.run(
+        ["h5diff", str(a), str(b)], capture_output=True, text=True, timeout=TIMEOUT
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
@@ -181,8 +188,9 @@ def test_help_and_bad_option(kernel, mpirun, tmp_path, name):
 
 @pytest.mark.parametrize("name", KERNELS)
 def test_read_only_missing_file(kernel, mpirun, tmp_path, name):
-    proc = run_kernel(mpirun, kernel(name), 2, ["--read-only", "--file", "absent.x"], tmp_path,
-                      check=False)
+    proc = run_kernel(
+        mpirun, kernel(name), 2, ["--read-only", "--file", "absent.x"], tmp_path, check=False
+    )
     assert proc.returncode == 1
     assert "cannot read" in proc.stderr and "absent" in proc.stderr
 
@@ -201,18 +209,31 @@ def test_haccio_does_not_link_hdf5(kernel):
 
 # ----------------------------------------------------------------------------- VPIC-IO
 
-VPIC_VARS = [("x", "f32"), ("y", "f32"), ("z", "f32"), ("px", "f32"), ("py", "f32"),
-             ("pz", "f32"), ("id1", "i32"), ("id2", "i32")]
-H5TYPE = {"f32": "H5T_IEEE_F32LE", "f64": "H5T_IEEE_F64LE", "i32": "H5T_STD_I32LE",
-          "u64": "H5T_STD_U64LE"}
+VPIC_VARS = [
+    ("x", "f32"),
+    ("y", "f32"),
+    ("z", "f32"),
+    ("px", "f32"),
+    ("py", "f32"),
+    ("pz", "f32"),
+    ("id1", "i32"),
+    ("id2", "i32"),
+]
+H5TYPE = {
+    "f32": "H5T_IEEE_F32LE",
+    "f64": "H5T_IEEE_F64LE",
+    "i32": "H5T_STD_I32LE",
+    "u64": "H5T_STD_U64LE",
+}
 
 
 @pytest.mark.parametrize("nprocs", [1, 2])
 def test_vpicio(kernel, mpirun, tmp_path, nprocs):
     n, steps = 1000, 2
     args = ["--particles", n, "--steps", steps]
-    res = write_and_read(mpirun, kernel("vpicio"), "vpicio", nprocs, args, tmp_path,
-                         nprocs * n * 32 * steps)
+    res = write_and_read(
+        mpirun, kernel("vpicio"), "vpicio", nprocs, args, tmp_path, nprocs * n * 32 * steps
+    )
     assert res["write"]["steps"] == steps and res["write"]["mode"] == "collective"
     dsets = h5_structure(tmp_path / "vpicio.h5")
     assert set(dsets) == {f"/Step#{s}/{v}" for s in range(steps) for v, _ in VPIC_VARS}
@@ -224,9 +245,13 @@ def test_vpicio(kernel, mpirun, tmp_path, nprocs):
     # the same particles from 2 ranks, independent I/O, are the same file contents
     other = tmp_path / "other"
     other.mkdir()
-    run_kernel(mpirun, kernel("vpicio"), 3 - nprocs,
-               ["--particles", n * nprocs // (3 - nprocs), "--steps", steps, "--mode",
-                "independent"], other)
+    run_kernel(
+        mpirun,
+        kernel("vpicio"),
+        3 - nprocs,
+        ["--particles", n * nprocs // (3 - nprocs), "--steps", steps, "--mode", "independent"],
+        other,
+    )
     h5diff_same(tmp_path / "vpicio.h5", other / "vpicio.h5")
 
     if nprocs == 2:
@@ -256,8 +281,13 @@ def test_vorpalio(kernel, mpirun, tmp_path, nprocs):
     other = tmp_path / "other"
     other.mkdir()
     whole = f"{block[0] * nprocs},{block[1]},{block[2]}"
-    run_kernel(mpirun, kernel("vorpalio"), 1,
-               ["--block", whole, "--steps", steps, "--mode", "independent"], other)
+    run_kernel(
+        mpirun,
+        kernel("vorpalio"),
+        1,
+        ["--block", whole, "--steps", steps, "--mode", "independent"],
+        other,
+    )
     h5diff_same(tmp_path / "vorpalio.h5", other / "vorpalio.h5")
 
     if nprocs == 2:
@@ -272,15 +302,26 @@ def test_vorpalio_default_process_grid_and_bad_grid(kernel, mpirun, tmp_path):
     proc = run_kernel(mpirun, kernel("vorpalio"), 2, ["--block", "3,2,2"], tmp_path)
     res = results(proc)["write"]
     assert res["procs"] == "2x1x1" and res["bytes"] == 2 * 12 * 3 * 8
-    proc = run_kernel(mpirun, kernel("vorpalio"), 2, ["--block", "3,2,2", "--procs", "3,1,1"],
-                      tmp_path, check=False)
+    proc = run_kernel(
+        mpirun,
+        kernel("vorpalio"),
+        2,
+        ["--block", "3,2,2", "--procs", "3,1,1"],
+        tmp_path,
+        check=False,
+    )
     assert proc.returncode == 2 and "--procs" in proc.stderr
 
 
 # ----------------------------------------------------------------------------- GCRM-IO
 
-GCRM_VARS = [("pressure", 1, 0), ("temperature", 1, 0), ("vertical_velocity", 1, 1),
-             ("normal_wind", 3, 0), ("vorticity", 2, 0)]
+GCRM_VARS = [
+    ("pressure", 1, 0),
+    ("temperature", 1, 0),
+    ("vertical_velocity", 1, 1),
+    ("normal_wind", 3, 0),
+    ("vorticity", 2, 0),
+]
 
 
 @pytest.mark.parametrize("nprocs,chunk", [(1, 30), (2, 30), (2, 0)])
@@ -302,9 +343,24 @@ def test_gcrmio(kernel, mpirun, tmp_path, nprocs, chunk):
     # other decomposition, other chunking, independent I/O: same data
     other = tmp_path / "other"
     other.mkdir()
-    run_kernel(mpirun, kernel("gcrmio"), 3 - nprocs,
-               ["--cells", cells * nprocs // (3 - nprocs), "--levels", levels, "--chunk-cells",
-                7, "--iterations", iters, "--mode", "independent"], other)
+    run_kernel(
+        mpirun,
+        kernel("gcrmio"),
+        3 - nprocs,
+        [
+            "--cells",
+            cells * nprocs // (3 - nprocs),
+            "--levels",
+            levels,
+            "--chunk-cells",
+            7,
+            "--iterations",
+            iters,
+            "--mode",
+            "independent",
+        ],
+        other,
+    )
     h5diff_same(tmp_path / "gcrmio.h5", other / "gcrmio.h5")
 
     if nprocs == 2:
@@ -329,11 +385,11 @@ def hacc_check_file(path, nblocks, n, first):
     assert data[:8] == b"IOTHACC1"
     assert struct.unpack_from(f"<{1 + nblocks}q", data, 8) == (nblocks, *[n] * nblocks)
     region = header
-    for v, (kind, size) in enumerate(zip(HACC_VARS, HACC_SIZES)):
+    for v, (kind, size) in enumerate(zip(HACC_VARS, HACC_SIZES, strict=True)):
         for i in (0, n - 1, n * nblocks - 1):
             if i < n * nblocks:
                 at = region + i * size
-                assert data[at:at + size] == value_bytes(kind, first + i, v, 0), (v, i)
+                assert data[at : at + size] == value_bytes(kind, first + i, v, 0), (v, i)
         region += n * nblocks * size
 
 
@@ -343,8 +399,9 @@ def test_haccio(kernel, mpirun, tmp_path, mode, layout):
     n, nprocs = 500, 2
     args = ["--particles", n, "--mode", mode, "--layout", layout]
     header = 16 + 8 * nprocs if layout == "shared" else 24 * nprocs
-    res = write_and_read(mpirun, kernel("haccio"), "haccio", nprocs, args, tmp_path,
-                         38 * n * nprocs + header)
+    res = write_and_read(
+        mpirun, kernel("haccio"), "haccio", nprocs, args, tmp_path, 38 * n * nprocs + header
+    )
     assert res["write"]["mode"] == mode and res["write"]["layout"] == layout
     if layout == "shared":
         files = [tmp_path / "haccio.dat"]
@@ -359,8 +416,13 @@ def test_haccio(kernel, mpirun, tmp_path, mode, layout):
     other = tmp_path / "other"
     other.mkdir()
     other_mode = HACC_MODES[(HACC_MODES.index(mode) + 1) % len(HACC_MODES)]
-    run_kernel(mpirun, kernel("haccio"), nprocs,
-               ["--particles", n, "--mode", other_mode, "--layout", layout], other)
+    run_kernel(
+        mpirun,
+        kernel("haccio"),
+        nprocs,
+        ["--particles", n, "--mode", other_mode, "--layout", layout],
+        other,
+    )
     for f in files:
         assert f.read_bytes() == (other / f.name).read_bytes()
 
@@ -370,19 +432,24 @@ def test_haccio(kernel, mpirun, tmp_path, mode, layout):
         target, at = files[0], 16 + 8 * nprocs + 36 * n * nprocs + (n + 7) * 2
     else:
         target, at = files[1], 24 + 36 * n + 7 * 2
-    assert target.read_bytes()[at:at + 2] == value_bytes("u16", n + 7, 8, 0)
+    assert target.read_bytes()[at : at + 2] == value_bytes("u16", n + 7, 8, 0)
     corrupt_at(target, at, 2)
     expect_verification_failure(mpirun, kernel("haccio"), nprocs, args, tmp_path)
 
 
 def test_haccio_one_rank_and_bad_header(kernel, mpirun, tmp_path):
     n = 300
-    write_and_read(mpirun, kernel("haccio"), "haccio", 1, ["--particles", n], tmp_path,
-                   38 * n + 24)
+    write_and_read(mpirun, kernel("haccio"), "haccio", 1, ["--particles", n], tmp_path, 38 * n + 24)
     hacc_check_file(tmp_path / "haccio.dat", 1, n, 0)
     # a checkpoint of another size: the header check fails
-    proc = run_kernel(mpirun, kernel("haccio"), 1, ["--particles", n + 1, "--read-only",
-                                                    "--mode", "posix"], tmp_path, check=False)
+    proc = run_kernel(
+        mpirun,
+        kernel("haccio"),
+        1,
+        ["--particles", n + 1, "--read-only", "--mode", "posix"],
+        tmp_path,
+        check=False,
+    )
     assert proc.returncode == 3 and "header" in proc.stderr
 
 
@@ -404,10 +471,26 @@ def ior_files(layout, steps, nprocs, ext):
 @pytest.mark.parametrize("layout", ["shared", "fpp"])
 @pytest.mark.parametrize("order", ["sequential", "random"])
 def test_iorio(kernel, mpirun, tmp_path, api, layout, order):
-    nprocs, block, transfer, segments, steps = 2, 4096, 1024, 3, 2
+    nprocs, block, segments, steps = 2, 4096, 3, 2
     mode = "collective" if api != "posix" and order == "random" else "independent"
-    args = ["--api", api, "--layout", layout, "--order", order, "--mode", mode, "--block", "4K",
-            "--transfer", "1k", "--segments", segments, "--steps", steps]
+    args = [
+        "--api",
+        api,
+        "--layout",
+        layout,
+        "--order",
+        order,
+        "--mode",
+        mode,
+        "--block",
+        "4K",
+        "--transfer",
+        "1k",
+        "--segments",
+        segments,
+        "--steps",
+        steps,
+    ]
     nbytes = segments * block * nprocs * steps
     res = write_and_read(mpirun, kernel("iorio"), "iorio", nprocs, args, tmp_path, nbytes)
     assert res["write"]["api"] == api and res["write"]["order"] == order
@@ -428,7 +511,7 @@ def test_iorio(kernel, mpirun, tmp_path, api, layout, order):
             data = path.read_bytes()
             assert len(data) == words * 8
             for w in (0, 1, words // 2, words - 1):
-                assert data[8 * w:8 * w + 8] == value_bytes("u64", w, var, step)
+                assert data[8 * w : 8 * w + 8] == value_bytes("u64", w, var, step)
 
     # a second run (other order) writes the same files
     other = tmp_path / "other"
@@ -459,8 +542,12 @@ def test_iorio_one_rank(kernel, mpirun, tmp_path, api):
 
 
 def test_iorio_bad_sizes(kernel, mpirun, tmp_path):
-    for args in (["--block", "1000", "--transfer", "300"], ["--transfer", "12"],
-                 ["--api", "posix", "--mode", "collective"], ["--block", "1X"]):
+    for args in (
+        ["--block", "1000", "--transfer", "300"],
+        ["--transfer", "12"],
+        ["--api", "posix", "--mode", "collective"],
+        ["--block", "1X"],
+    ):
         proc = run_kernel(mpirun, kernel("iorio"), 1, args, tmp_path, check=False)
         assert proc.returncode == 2, args
     assert list(tmp_path.iterdir()) == []
