@@ -112,10 +112,10 @@ static int size_bin(uint64_t bytes)
 void iot_count_access(int rec, iot_clayer layer, int is_write, int64_t offset, uint64_t bytes,
                       double dt, int outer)
 {
+    if (rec < 0) /* untracked files (/proc, /dev/shm, ...) are not the application's I/O */
+        return;
     if (outer)
         iot_rank_io_time += dt;
-    if (rec < 0)
-        return;
     iot_file_rec *r = &recs[rec];
     iot_counters *c = &r->c[layer];
     if (is_write) {
@@ -140,10 +140,10 @@ void iot_count_access(int rec, iot_clayer layer, int is_write, int64_t offset, u
 
 void iot_count_meta(int rec, iot_clayer layer, double dt, int outer)
 {
-    if (outer)
-        iot_rank_io_time += dt;
     if (rec < 0)
         return;
+    if (outer)
+        iot_rank_io_time += dt;
     recs[rec].c[layer].meta_time += dt;
     if (outer)
         recs[rec].outer_time += dt;

@@ -6,6 +6,8 @@ Imports of the library happen inside the commands, so that `iotune --help` stays
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 from collections.abc import Sequence
 
@@ -94,6 +96,63 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 130
 
 
+def _command_after_dashes(args: argparse.Namespace, name: str) -> list[str] | None:
+    command = list(args.command)
+    if command and command[0] == "--":
+        command = command[1:]
+    if not command:
+        _error(f"{name}: give the command to launch after --, e.g. {PROG} {name} -- ./app")
+        return None
+    return command
+
+
+def cmd_profile(args: argparse.Namespace) -> int:
+    from iotune import launch, paths
+    from iotune import profile as prof
+
+    command = _command_after_dashes(args, "profile")
+    if command is None:
+        return 2
+    out = os.path.abspath(args.out)
+    try:
+        os.unlink(out)  # never report an old profile as this run's
+    except FileNotFoundError:
+        pass
+    extra = {"IOTUNE_PROFILE": out}
+    if args.trace:
+        extra["IOTUNE_TRACE"] = "1"
+    try:
+        status = launch.run(command, args.config, lib=paths.find_library(), extra_env=extra)
+    except paths.NotFound as e:
+        _error(str(e))
+        return 1
+    except OSError as e:
+        _error(f"cannot run {command[0]}: {e.strerror}")
+        return 127
+    except KeyboardInterrupt:
+        return 130
+    try:
+        p = prof.load(out)
+    except prof.ProfileError as e:
+        _error(f"no profile from this run ({e}); did the command finish normally?")
+        return status or 1
+    print(prof.summary(p))
+    print(f"\nprofile saved to {out}" + (f", traces in {out}.trace/" if args.trace else ""))
+    return status
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from iotune import profile as prof
+
+    try:
+        p = prof.load(args.profile)
+    except prof.ProfileError as e:
+        _error(str(e))
+        return 1
+    print(json.dumps(p.data, indent=2) if args.json else prof.summary(p))
+    return 0
+
+
 def cmd_lib(args: argparse.Namespace) -> int:
     from iotune import paths
 
@@ -157,6 +216,39 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the normalised JSON form")
     p.add_argument("--list", action="store_true", help="list every parameter of the registry")
     p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser(
+        "profile",
+        help="run a command once with capture on and summarise its I/O",
+        description="Run any command with libiotune.so preloaded and capture on: every HDF5, "
+        "MPI-IO and POSIX call is counted and timed per file and layer; one JSON profile is "
+        "written (docs/profile.md) and summarised.",
+        usage=f"{PROG} profile [--out FILE] [--trace] [--config FILE] -- COMMAND [ARG...]",
+    )
+    p.add_argument(
+        "--out",
+        "-o",
+        default="iotune-profile.json",
+        metavar="FILE",
+        help="where the profile goes (default: iotune-profile.json)",
+    )
+    p.add_argument(
+        "--trace",
+        action="store_true",
+        help="also record each rank's call stream (FILE.trace/rank-N.json)",
+    )
+    p.add_argument("--config", "-c", metavar="FILE", help="control file to apply as well")
+    p.add_argument("command", nargs=argparse.REMAINDER, help="the launch command, after --")
+    p.set_defaults(func=cmd_profile)
+
+    p = sub.add_parser(
+        "show",
+        help="summarise a saved profile",
+        description="Print the summary of a profile written by the runtime (IOTUNE_PROFILE).",
+    )
+    p.add_argument("profile", metavar="PROFILE.json")
+    p.add_argument("--json", action="store_true", help="print the profile itself, indented")
+    p.set_defaults(func=cmd_show)
 
     p = sub.add_parser(
         "lib",
