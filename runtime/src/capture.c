@@ -213,6 +213,8 @@ static int sig_index(const trace_sig *s)
 void iot_trace(iot_clayer layer, const char *func, int rec, uint64_t size, int64_t offset, int mode,
                double dt)
 {
+    if (iot_depth > 0 && iot_trace_on < 2)
+        return; /* level 1: the application's own calls; level 2 (all): every layer */
     if (!last_offset)
         last_offset = calloc(IOT_MAX_FILES, sizeof *last_offset);
     int64_t step = 0;
@@ -644,7 +646,9 @@ __attribute__((constructor)) static void capture_start(void)
     if (profile_path && !*profile_path)
         profile_path = NULL;
     const char *trace = getenv("IOTUNE_TRACE");
-    iot_trace_on = trace && *trace && strcmp(trace, "0") != 0;
+    iot_trace_on = !trace || !*trace || strcmp(trace, "0") == 0           ? 0
+                   : strcmp(trace, "all") == 0 || strcmp(trace, "2") == 0 ? 2
+                                                                          : 1;
     iot_capture_on = (profile_path || iot_trace_on) && !is_launcher();
     if (iot_trace_on && !profile_path && !is_launcher()) {
         iot_log("IOTUNE_TRACE needs IOTUNE_PROFILE (the trace is written beside the profile)");

@@ -67,7 +67,8 @@ void iot_mark_close(int rec, double t);
 /* Per-rank time spent in outermost I/O calls. */
 extern double iot_rank_io_time;
 
-/* Trace mode: appends one call signature with its duration. */
+/* Trace mode: appends one call signature with its duration. IOTUNE_TRACE=1 records the
+ * outermost calls (what the application called), IOTUNE_TRACE=all every layer. */
 extern int iot_trace_on;
 void iot_trace(iot_clayer layer, const char *func, int rec, uint64_t size, int64_t offset, int mode,
                double dt);

@@ -14,11 +14,12 @@
     X(H5Fopen)                                                                                     \
     X(H5Fget_name)                                                                                 \
     X(H5Fclose)                                                                                    \
-    X(H5Sget_select_npoints) X(H5Sget_simple_extent_npoints) X(H5Dcreate2) X(H5Dcreate1)           \
-        X(H5Dopen2) X(H5Dopen1) X(H5Dwrite) X(H5Dread) X(H5Dclose) X(H5Dget_space) X(H5Dget_type)  \
-            X(H5Pcreate) X(H5Pcopy) X(H5Pclose) X(H5Pget_fapl_mpio) X(H5Pset_alignment)            \
-                X(H5Pset_sieve_buf_size) X(H5Pset_meta_block_size) X(H5Pset_small_data_block_size) \
-                    X(H5Pget_mdc_config) X(H5Pset_mdc_config) X(H5Pset_all_coll_metadata_ops)      \
+    X(H5Sget_select_npoints)                                                                       \
+    X(H5Sget_simple_extent_npoints) X(H5Dcreate2) X(H5Dcreate1) X(H5Dopen2) X(H5Dopen1)            \
+        X(H5Dwrite) X(H5Dread) X(H5Dclose) X(H5Dget_space) X(H5Dget_type) X(H5Pcreate) X(H5Pcopy)  \
+            X(H5Pclose) X(H5Pget_fapl_mpio) X(H5Pset_alignment) X(H5Pset_sieve_buf_size)           \
+                X(H5Pset_meta_block_size) X(H5Pset_small_data_block_size) X(H5Pget_mdc_config)     \
+                    X(H5Pset_mdc_config) X(H5Pset_all_coll_metadata_ops)                           \
                         X(H5Pset_coll_metadata_write) X(H5Pset_chunk_cache) X(H5Pget_layout)       \
                             X(H5Pget_external_count) X(H5Pset_chunk) X(H5Pset_fill_time)           \
                                 X(H5Pset_alloc_time) X(H5Pset_dxpl_mpio) X(H5Pget_dxpl_mpio)       \
