@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""Overhead of the preloaded runtime, as ratios measured in one run.
+
+Each case is a kernel run repeated under several variants:
+  plain     not preloaded
+  preload   libiotune.so preloaded with an empty control file (injection only, nothing to do)
+  capture   preloaded with IOTUNE_PROFILE (counters per file and layer)
+  trace     capture plus IOTUNE_TRACE=1
+Variants run interleaved in a shuffled order each round, each measured run right after a
+discarded identical warm-up run (LAB-NOTES.md: the only way to get believable numbers on these
+machines). The time compared is the kernel's own open+io+close time of the phase.
+
+usage: bench/overhead.py [--rounds N] [--out FILE.json] [--cases NAME,...]
+Writes the raw numbers as JSON and prints a Markdown table for bench/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+BUILD = Path(os.environ.get("IOTUNE_BUILD_DIR", REPO / "build"))
+LIB = BUILD / "runtime" / "libiotune.so"
+KERNELS = BUILD / "kernels"
+
+# name: (ranks, kernel argv, phase to time, intercepted calls per rank in that phase)
+CASES = {
+    # many small independent H5Dwrite calls (issue: injection overhead)
+    "hdf5-small-writes": (
+        2,
+        ["iorio", "--api", "hdf5", "--block", "40M", "--transfer", "4K", "--segments", "1"],
+        "write",
+        10240,
+    ),
+    # one large collective write per variable (issue: capture overhead on VPIC-IO)
+    "vpicio": (2, ["vpicio", "--particles", "4194304"], "write", 8),
+    # 100,000 POSIX writes of 4 KiB in all (issue: small-operation stress)
+    "posix-4k-writes": (
+        2,
+        ["iorio", "--api", "posix", "--block", "200M", "--transfer", "4K", "--segments", "1"],
+        "write",
+        51200,
+    ),
+}
+VARIANTS = ("plain", "preload", "capture", "trace")
+
+
+def run_once(case: str, variant: str, workdir: Path, empty_config: Path) -> float:
+    ranks, argv, phase, _ = CASES[case]
+    env = dict(os.environ)
+    for key in ("LD_PRELOAD", "IOTUNE_CONFIG", "IOTUNE_PROFILE", "IOTUNE_TRACE"):
+        env.pop(key, None)
+    if variant != "plain":
+        env["LD_PRELOAD"] = str(LIB)
+        env["IOTUNE_CONFIG"] = str(empty_config)
+    if variant in ("capture", "trace"):
+        env["IOTUNE_PROFILE"] = str(workdir / "profile.json")
+    if variant == "trace":
+        env["IOTUNE_TRACE"] = "1"
+    cmd = ["mpiexec", "-n", str(ranks), str(KERNELS / argv[0]), *argv[1:], "--cleanup"]
+    out = subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True, timeout=600)
+    if out.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed:\n{out.stderr}")
+    for line in out.stdout.splitlines():
+        if line.startswith("IOTUNE_RESULT "):
+            result = json.loads(line[len("IOTUNE_RESULT ") :])
+            if result["phase"] == phase:
+                return float(result["total_s"])
+    sys.exit(f"no {phase} result from {' '.join(cmd)}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--cases", default=",".join(CASES))
+    ap.add_argument("--out", default=str(REPO / "bench" / "results" / "overhead.json"))
+    args = ap.parse_args()
+    cases = args.cases.split(",")
+    rng = random.Random(20261122)
+    times: dict[str, dict[str, list[float]]] = {c: {v: [] for v in VARIANTS} for c in cases}
+    with tempfile.TemporaryDirectory(prefix="iotune-bench-") as tmp:
+        workdir = Path(tmp)
+        empty = workdir / "empty.xml"
+        empty.write_text("<Parameters/>\n")
+        for r in range(args.rounds):
+            for case in cases:
+                order = list(VARIANTS)
+                rng.shuffle(order)
+                for variant in order:
+                    run_once(case, variant, workdir, empty)  # warm-up, discarded
+                    times[case][variant].append(run_once(case, variant, workdir, empty))
+            print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
+    record = {
+        "machine": f"{platform.node()} {platform.machine()} {os.cpu_count()} cores "
+        f"{platform.platform()}",
+        "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "command": " ".join([sys.argv[0], *sys.argv[1:]]),
+        "rounds": args.rounds,
+        "cases": {
+            c: {
+                "ranks": CASES[c][0],
+                "argv": CASES[c][1],
+                "phase": CASES[c][2],
+                "calls_per_rank": CASES[c][3],
+            }
+            for c in cases
+        },  # fmt: skip
+        "seconds": times,
+    }
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(record, indent=1) + "\n")
+    print("| case | variant | median s | min s | max s | ratio to plain (median) | "
+          "extra per call (median) |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|")
+    for case in cases:
+        base = statistics.median(times[case]["plain"])
+        for v in VARIANTS:
+            t = times[case][v]
+            med = statistics.median(t)
+            per_call = (med - base) / CASES[case][3] * 1e9
+            print(f"| {case} | {v} | {med:.4f} | {min(t):.4f} | {max(t):.4f} | "
+                  f"{med / base:.3f} | {per_call:+.0f} ns |")  # fmt: skip
+    print(f"\nraw numbers: {args.out}")
+
+
+if __name__ == "__main__":
+    main()
