@@ -1,0 +1,1 @@
+"""Preset search spaces (TOML files), read by iotune.space.load()."""
