@@ -1,0 +1,214 @@
+"""One trial: write a control file, launch the application with the runtime preloaded in a
+scratch directory of its own, stop it on time-out or cap, read what it measured, clean up.
+
+The application runs with its working directory set to the scratch directory, so the files it
+writes with relative paths land there and are deleted with it (600 trials must not fill the
+disk). The process runs in a session of its own: a time-out or cap kills the whole group
+(mpiexec, its proxies and the ranks).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from iotune import controlfile, launch, objective
+
+LAUNCHERS = ("mpiexec", "srun", "none")
+STATUSES = ("ok", "failed", "crashed", "timeout", "capped", "forbidden", "interrupted")
+CONFIG_NAME = "iotune-config.xml"
+PROFILE_NAME = "iotune-profile.json"
+DROP_CACHES = Path("/proc/sys/vm/drop_caches")
+_TAIL = 2000
+
+
+def launch_command(launcher: str, nprocs: int | None, app: Sequence[str]) -> list[str]:
+    """The full command: `mpiexec -n N app...`, `srun -n N --export=ALL app...`, or app."""
+    if launcher not in LAUNCHERS:
+        raise ValueError(f"unknown launcher {launcher!r} (one of {', '.join(LAUNCHERS)})")
+    if not app:
+        raise ValueError("no application command")
+    if launcher == "none":
+        return list(app)
+    n = ["-n", str(nprocs)] if nprocs else []
+    if launcher == "mpiexec":
+        return [shutil.which("mpiexec") or "mpiexec", *n, *app]
+    return ["srun", *n, "--export=ALL", *app]
+
+
+def drop_caches() -> bool:
+    """Flushes dirty pages and drops the page cache (root only). True when it worked."""
+    try:
+        os.sync()
+        DROP_CACHES.write_text("3\n")
+        return True
+    except OSError:
+        return False
+
+
+@dataclass
+class TrialOptions:
+    """How every trial of a study runs."""
+
+    command: list[str]  # the full launch command (see launch_command)
+    workdir: Path  # scratch directories are made in here
+    objective: str = "auto"
+    timeout: float = 600.0
+    sync: bool = False  # IOTUNE_SYNC=1: flush files to the device before close
+    drop_caches: bool = False  # before each trial (for read trials)
+    lib: Path | None = None  # libiotune.so (None: iotune.paths.find_library())
+    preload: bool = True
+    extra_env: dict[str, str] = field(default_factory=dict)
+    keep: bool = False  # keep scratch directories (debugging)
+
+
+@dataclass
+class Outcome:
+    """What one trial gave. value is None unless status is ok."""
+
+    status: str
+    value: float | None = None
+    source: str | None = None
+    wall_s: float = 0.0
+    returncode: int | None = None
+    message: str = ""
+    metrics: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+def _read_tail(f: Any) -> str:
+    f.seek(0)
+    data = f.read()
+    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+    return text
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """SIGTERM to the process group, SIGKILL after 3 s (mpiexec forwards TERM to the ranks)."""
+    for sig, grace in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 10.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            pass
+        try:
+            proc.wait(timeout=grace)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    # whatever is left of the group (ranks that ignored TERM) goes too
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def run_trial(
+    settings: Mapping[str, str], opts: TrialOptions, cap_s: float | None = None
+) -> Outcome:
+    """Runs one trial with the given control-file settings ({} = the stack's defaults).
+
+    cap_s: stop the run once its wall time passes this (adaptive capping): status "capped".
+    A non-zero exit is "failed", death by a signal "crashed", the time-out "timeout"; a run that
+    exits 0 but yields no objective is "failed" too. Never raises for the application's sake;
+    KeyboardInterrupt stops the run, cleans up and is re-raised.
+    """
+    opts.workdir.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix="trial-", dir=opts.workdir))
+    try:
+        return _run_in(scratch, settings, opts, cap_s)
+    finally:
+        if not opts.keep:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _run_in(
+    scratch: Path, settings: Mapping[str, str], opts: TrialOptions, cap_s: float | None
+) -> Outcome:
+    config = controlfile.write(scratch / CONFIG_NAME, dict(settings))
+    profile = scratch / PROFILE_NAME
+    extra = {"IOTUNE_PROFILE": str(profile), **opts.extra_env}
+    if opts.sync:
+        extra["IOTUNE_SYNC"] = "1"
+    if opts.preload:
+        env = launch.runtime_env(config, lib=opts.lib, extra=extra)
+    else:
+        env = {**os.environ, "IOTUNE_CONFIG": str(config), **extra}
+    if opts.drop_caches and not drop_caches():
+        opts.drop_caches = False  # not permitted here: say so once, through the message
+        drop_note = "cannot drop caches (not root?): read trials may hit the page cache; "
+    else:
+        drop_note = ""
+    limit = opts.timeout if cap_s is None else min(opts.timeout, cap_s)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.monotonic()
+        try:
+            proc = subprocess.Popen(
+                opts.command,
+                cwd=scratch,
+                env=env,
+                stdout=out,
+                stderr=err,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        except OSError as e:
+            return Outcome("failed", message=f"cannot launch {opts.command[0]}: {e.strerror}")
+        stopped = None
+        try:
+            while True:
+                try:
+                    proc.wait(timeout=0.05)
+                    break
+                except subprocess.TimeoutExpired:
+                    if time.monotonic() - start > limit:
+                        stopped = (
+                            "capped" if cap_s is not None and cap_s < opts.timeout else "timeout"
+                        )
+                        _stop(proc)
+                        break
+        except KeyboardInterrupt:
+            _stop(proc)
+            raise
+        wall = time.monotonic() - start
+        stdout = _read_tail(out)
+        stderr = _read_tail(err)
+    tail = drop_note + stderr[-_TAIL:]
+    if stopped == "capped":
+        message = f"stopped after {wall:.2f} s (cap {cap_s:.2f} s)"
+        return Outcome("capped", wall_s=wall, message=message)
+    if stopped == "timeout":
+        return Outcome("timeout", wall_s=wall, message=f"no exit within {opts.timeout:g} s")
+    code = launch.exit_status(proc.returncode)
+    status = "crashed" if proc.returncode < 0 or code > 128 else "failed"
+    if code != 0:
+        return Outcome(status, wall_s=wall, returncode=code, message=tail)
+    try:
+        prof = objective.read_profile(profile)
+    except ValueError as e:
+        return Outcome("failed", wall_s=wall, returncode=0, message=str(e))
+    m = objective.Measurement(wall, prof, objective.parse_results(stdout.splitlines()))
+    try:
+        value, source = objective.value(m, opts.objective)
+    except objective.NoObjective as e:
+        return Outcome("failed", wall_s=wall, returncode=0, message=f"{e}; {tail}")
+    metrics: dict[str, Any] = {"wall_s": wall}
+    for key, v in (
+        ("profile_io_s", m.profile_time),
+        ("profile_bytes", m.profile_bytes),
+        ("kernel_s", m.kernel_time),
+        ("kernel_bytes", m.kernel_bytes),
+    ):
+        if v is not None:
+            metrics[key] = v
+    return Outcome("ok", value, source, wall, 0, drop_note.strip(), metrics)
