@@ -1,0 +1,139 @@
+"""The search loop: ask the sampler, evaluate, tell. Shared by `iotune tune` (real trials) and
+bench/replay.py (trials looked up in a measured landscape), so both run the same search.
+
+Every trial records in its user attributes: settings, key, status, wall_s, source, worker and,
+when it did not succeed, a message. Statuses (see iotune.trial): ok -> COMPLETE; capped,
+forbidden -> PRUNED (capped with a lower-bound estimate as intermediate value, so the sampler
+learns they are bad); failed, crashed, timeout, interrupted -> FAIL (never counted as fast).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from iotune.search import noise
+from iotune.search.capping import Capping
+from iotune.space import Space, config_key
+from iotune.trial import Outcome
+
+WORKER = f"{socket.gethostname()}:{os.getpid()}"
+
+Evaluate = Callable[[dict[str, str], "float | None"], Outcome]
+
+
+@dataclass
+class Progress:
+    number: int
+    status: str
+    value: float | None
+    best: float | None
+    done: int
+    budget: int
+
+
+def measured(study: Any) -> list[dict[str, Any]]:
+    """The successful trials of a study as measurement rows (for noise.group)."""
+    from optuna.trial import TrialState
+
+    rows = []
+    for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
+        rows.append(
+            {
+                "key": t.user_attrs.get("key", ""),
+                "settings": t.user_attrs.get("settings", {}),
+                "value": t.value,
+                "wall_s": t.user_attrs.get("wall_s", 0.0),
+                "number": t.number,
+            }
+        )
+    return rows
+
+
+def incumbent(study: Any, maximize: bool) -> noise.ConfigStats | None:
+    """The configuration with the best median so far (None before the first success)."""
+    stats = noise.group(measured(study))
+    return noise.ranked(stats, maximize)[0] if stats else None
+
+
+def used(study: Any) -> int:
+    """Trials that count against the budget: all but the queued (WAITING) ones."""
+    from optuna.trial import TrialState
+
+    return sum(1 for t in study.get_trials(deepcopy=False) if t.state != TrialState.WAITING)
+
+
+def run(
+    study: Any,
+    space: Space,
+    evaluate: Evaluate,
+    budget: int,
+    capping: Capping | None = None,
+    on_trial: Callable[[Progress], None] | None = None,
+    worker: str = WORKER,
+) -> None:
+    """Runs trials until the study holds `budget` of them (all workers together)."""
+    from optuna.trial import TrialState
+
+    maximize = study.direction.name == "MAXIMIZE"
+    distributions = space.distributions()
+    while used(study) < budget:
+        inc = incumbent(study, maximize)
+        trial = study.ask(fixed_distributions=distributions)
+        config = space.config_from_trial_params(trial.params)
+        settings = space.settings_of(config)
+        trial.set_user_attr("settings", settings)
+        trial.set_user_attr("key", config_key(settings))
+        trial.set_user_attr("worker", worker)
+        if space.forbidden(config) is not None:
+            trial.set_user_attr("status", "forbidden")
+            trial.set_user_attr("wall_s", 0.0)
+            study.tell(trial, state=TrialState.PRUNED)
+            outcome = Outcome("forbidden")
+        else:
+            is_baseline = trial.user_attrs.get("origin") == "defaults"
+            cap = capping.cap(inc.wall) if capping and inc and not is_baseline else None
+            try:
+                outcome = evaluate(settings, cap)
+            except KeyboardInterrupt:
+                trial.set_user_attr("status", "interrupted")
+                study.tell(trial, state=TrialState.FAIL)
+                raise
+            record(study, trial, outcome, inc, maximize)
+        if on_trial is not None:
+            best = incumbent(study, maximize)
+            on_trial(
+                Progress(
+                    trial.number,
+                    outcome.status,
+                    outcome.value,
+                    best.median if best else None,
+                    used(study),
+                    budget,
+                )
+            )
+
+
+def record(
+    study: Any, trial: Any, outcome: Outcome, inc: noise.ConfigStats | None, maximize: bool
+) -> None:
+    from optuna.trial import TrialState
+
+    trial.set_user_attr("status", outcome.status)
+    trial.set_user_attr("wall_s", round(outcome.wall_s, 6))
+    if outcome.source:
+        trial.set_user_attr("source", outcome.source)
+    if outcome.metrics:
+        trial.set_user_attr("metrics", {k: round(v, 6) for k, v in outcome.metrics.items()})
+    if outcome.message:
+        trial.set_user_attr("message", outcome.message[-1000:])
+    if outcome.ok:
+        study.tell(trial, outcome.value)
+    elif outcome.status == "capped" and inc is not None:
+        trial.report(Capping.bound(inc.median, inc.wall, outcome.wall_s, maximize), 0)
+        study.tell(trial, state=TrialState.PRUNED)
+    else:
+        study.tell(trial, state=TrialState.FAIL)

@@ -1,0 +1,156 @@
+"""Strategies (the genetic preset is H5Evolve's), noise statistics, capping and the loop."""
+
+import math
+import random
+
+import optuna
+import pytest
+
+from iotune import space
+from iotune.search import get_strategy, loop, noise, strategies, warmstart
+from iotune.search.capping import Capping
+from iotune.trial import Outcome
+
+SPACE = space.parse(
+    {
+        "params": {
+            "cb_buffer_size": {"ladder": ["1M", "64M"], "default": "16M"},
+            "romio_cb_write": {
+                "values": ["automatic", "enable", "disable"],
+                "default": "automatic",
+            },
+            "fill_time": {"values": ["ifset", "alloc", "never"], "default": "ifset"},
+        },
+        "constraints": [{"forbid": {"fill_time": "alloc", "romio_cb_write": "enable"}}],
+        "guesses": [{"name": "no fill", "settings": {"fill_time": "never"}}],
+    }
+)
+
+
+def landscape(settings):
+    """A deterministic objective: 1.0 s at the defaults, best 0.25 s."""
+    t = 1.0
+    if settings.get("fill_time") == "never":
+        t *= 0.5
+    cb = int(settings.get("cb_buffer_size", 16 << 20))
+    return t * (0.5 + 0.1 * abs(math.log2(cb / (2 << 20))))
+
+
+def fake_eval(settings, cap):
+    if settings.get("romio_cb_write") == "enable":
+        return Outcome("crashed", wall_s=0.1)
+    v = landscape(settings)
+    if cap is not None and v > cap:
+        return Outcome("capped", wall_s=cap)
+    return Outcome("ok", v, "kernel", v)
+
+
+def new_study(strategy, seed=0, guesses=True):
+    s = get_strategy(strategy)
+    study = optuna.create_study(sampler=s.sampler(seed, len(SPACE.guesses)))
+    warmstart.enqueue(study, SPACE, guesses and s.warm_start)
+    return study
+
+
+def test_genetic_preset_is_h5evolve():
+    g = get_strategy("genetic")
+    assert (strategies.GA_POPULATION, strategies.GA_GENERATIONS) == (15, 40)
+    assert g.budget == 600 and not g.warm_start and not g.capping
+    sampler = g.sampler(seed=1)
+    assert isinstance(sampler, optuna.samplers.NSGAIISampler)
+    assert sampler.population_size == 15
+    child = sampler._child_generation_strategy
+    assert child._mutation_prob == pytest.approx(0.15)
+    assert child._crossover_prob == pytest.approx(0.9)
+    # elitism: the survivors of a generation are the best of parents and children
+    elite = sampler._elite_population_selection_strategy
+    assert elite._population_size == 15
+
+
+def test_genetic_runs_generations_and_keeps_the_elite():
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = new_study("genetic", seed=3)
+    loop.run(study, SPACE, fake_eval, budget=60)
+    gens = {t.system_attrs.get("NSGAIISampler:generation") for t in study.trials}
+    assert {0, 1, 2} <= gens  # 15 successes per generation move the population on
+    assert loop.incumbent(study, False).median <= 0.3
+
+
+def test_default_strategy_starts_from_defaults_and_guesses_and_finds_the_best():
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = new_study("default", seed=0)
+    loop.run(study, SPACE, fake_eval, budget=30, capping=Capping(2.0, 0.0))
+    first = study.trials[0]
+    assert first.user_attrs["origin"] == "defaults" and first.user_attrs["settings"] == {}
+    assert study.trials[1].user_attrs["settings"] == {"fill_time": "never"}
+    inc = loop.incumbent(study, False)
+    assert inc.median <= 0.3  # the defaults take 0.8 s, the best 0.25 s
+    states = {t.user_attrs["status"]: t.state.name for t in study.trials}
+    # failures are never fast: crashed trials are FAIL, forbidden ones PRUNED
+    assert states.get("crashed", "FAIL") == "FAIL"
+    assert states.get("forbidden", "PRUNED") == "PRUNED"
+    assert len(study.trials) == 30
+
+
+def test_failures_never_become_the_incumbent():
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    warmstart.enqueue(study, SPACE, False)
+
+    def evaluate(settings, cap):
+        if settings:
+            return Outcome(random.choice(["failed", "crashed", "timeout"]), wall_s=0.0)
+        return Outcome("ok", 5.0, "wall", 5.0)
+
+    loop.run(study, SPACE, evaluate, budget=15)
+    inc = loop.incumbent(study, False)
+    assert inc.settings == {} and inc.median == 5.0
+
+
+def test_capping_rule():
+    c = Capping(2.0, 1.0)
+    assert c.cap(None) is None
+    assert c.cap(0.2) == pytest.approx(1.2)  # the grace dominates for short runs
+    assert c.cap(10.0) == pytest.approx(20.0)
+    assert Capping(0).cap(3.0) is None
+    assert Capping.bound(1.0, 2.0, 6.0, maximize=False) == pytest.approx(3.0)
+    assert Capping.bound(300.0, 2.0, 6.0, maximize=True) == pytest.approx(100.0)
+
+
+def test_capped_trials_are_pruned_with_a_bound():
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    study.enqueue_trial(SPACE.trial_params_for({}), user_attrs={"origin": "defaults"})
+    study.enqueue_trial(SPACE.trial_params_for({"fill_time": "never"}))
+
+    def evaluate(settings, cap):
+        if settings:
+            assert cap == pytest.approx(2.0)
+            return Outcome("capped", wall_s=cap)
+        return Outcome("ok", 1.0, "wall", 1.0)
+
+    loop.run(study, SPACE, evaluate, budget=2, capping=Capping(2.0, 0.5))
+    t = study.trials[1]
+    assert t.state.name == "PRUNED" and t.user_attrs["status"] == "capped"
+    assert t.intermediate_values[0] == pytest.approx(2.0)
+
+
+def test_paired_test_is_exact():
+    base = [1.0, 1.1, 0.9, 1.2, 1.0]
+    faster = [b / 2 for b in base]
+    assert noise.paired_test(base, faster, maximize=False) == pytest.approx(1 / 32)
+    assert noise.paired_test(base, base, maximize=False) == pytest.approx(1.0)
+    assert noise.paired_test(faster, base, maximize=False) == pytest.approx(1.0)
+    assert noise.paired_test([100.0] * 5, [200.0] * 5, maximize=True) == pytest.approx(1 / 32)
+    mixed = [b * f for b, f in zip(base, [0.5, 0.5, 0.5, 0.5, 1.5], strict=True)]
+    assert 1 / 32 < noise.paired_test(base, mixed, maximize=False) < 0.5
+
+
+def test_summary_and_interleaving():
+    s = noise.summary([3.0, 1.0, 2.0, 10.0])
+    assert (s["median"], s["min"], s["max"], s["n"]) == (2.5, 1.0, 10.0, 4)
+    order = noise.interleaved(["a", "b", "c"], 4, random.Random(0))
+    assert len(order) == 12
+    for r in range(4):
+        assert sorted(order[3 * r : 3 * r + 3]) == ["a", "b", "c"]
+    assert order[:3] != order[3:6] or order[3:6] != order[6:9]  # shuffled per round
