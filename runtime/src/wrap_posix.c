@@ -190,97 +190,54 @@ static void transferred(int fd, const char *func, int is_write, int64_t offset, 
     iot_depth--;                                                                                   \
     int saved = errno
 
-IOT_EXPORT ssize_t read(int fd, void *buf, size_t n)
-{
-    if (!followed(fd))
-        return get_read()(fd, buf, n);
-    int64_t offset = fds[fd].pos;
-    IOT_TIMED(get_read()(fd, buf, n));
-    if (rc > 0)
-        fds[fd].pos += rc;
-    transferred(fd, "read", 0, offset, rc, dt, outer);
-    errno = saved;
-    return rc;
-}
+/* read/write move the descriptor's position; the p-forms take an explicit offset. */
+#define IOT_POSIX_STREAM(name, BUF, is_write)                                                      \
+    IOT_EXPORT ssize_t name(int fd, BUF buf, size_t n)                                             \
+    {                                                                                              \
+        if (!followed(fd))                                                                         \
+            return get_##name()(fd, buf, n);                                                       \
+        int64_t offset = fds[fd].pos;                                                              \
+        IOT_TIMED(get_##name()(fd, buf, n));                                                       \
+        if (rc > 0)                                                                                \
+            fds[fd].pos += rc;                                                                     \
+        transferred(fd, #name, is_write, offset, rc, dt, outer);                                   \
+        errno = saved;                                                                             \
+        return rc;                                                                                 \
+    }
+#define IOT_POSIX_AT(name, BUF, OFF, is_write)                                                     \
+    IOT_EXPORT ssize_t name(int fd, BUF buf, size_t n, OFF offset)                                 \
+    {                                                                                              \
+        if (!followed(fd))                                                                         \
+            return get_##name()(fd, buf, n, offset);                                               \
+        IOT_TIMED(get_##name()(fd, buf, n, offset));                                               \
+        transferred(fd, is_write ? "pwrite" : "pread", is_write, offset, rc, dt, outer);           \
+        errno = saved;                                                                             \
+        return rc;                                                                                 \
+    }
 
-IOT_EXPORT ssize_t write(int fd, const void *buf, size_t n)
-{
-    if (!followed(fd))
-        return get_write()(fd, buf, n);
-    int64_t offset = fds[fd].pos;
-    IOT_TIMED(get_write()(fd, buf, n));
-    if (rc > 0)
-        fds[fd].pos += rc;
-    transferred(fd, "write", 1, offset, rc, dt, outer);
-    errno = saved;
-    return rc;
-}
+IOT_POSIX_STREAM(read, void *, 0)
+IOT_POSIX_STREAM(write, const void *, 1)
+IOT_POSIX_AT(pread, void *, off_t, 0)
+IOT_POSIX_AT(pwrite, const void *, off_t, 1)
+IOT_POSIX_AT(pread64, void *, off64_t, 0)
+IOT_POSIX_AT(pwrite64, const void *, off64_t, 1)
 
-IOT_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t offset)
-{
-    if (!followed(fd))
-        return get_pread()(fd, buf, n, offset);
-    IOT_TIMED(get_pread()(fd, buf, n, offset));
-    transferred(fd, "pread", 0, offset, rc, dt, outer);
-    errno = saved;
-    return rc;
-}
+#define IOT_POSIX_SEEK(name, OFF)                                                                  \
+    IOT_EXPORT OFF name(int fd, OFF offset, int whence)                                            \
+    {                                                                                              \
+        if (!followed(fd))                                                                         \
+            return get_##name()(fd, offset, whence);                                               \
+        IOT_TIMED(get_##name()(fd, offset, whence));                                               \
+        if (rc >= 0)                                                                               \
+            fds[fd].pos = rc;                                                                      \
+        iot_rec(fds[fd].rec1 - 1)->c[IOT_L_POSIX].seeks++;                                         \
+        iot_count_meta(fds[fd].rec1 - 1, IOT_L_POSIX, dt, outer);                                  \
+        errno = saved;                                                                             \
+        return rc;                                                                                 \
+    }
 
-IOT_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t offset)
-{
-    if (!followed(fd))
-        return get_pwrite()(fd, buf, n, offset);
-    IOT_TIMED(get_pwrite()(fd, buf, n, offset));
-    transferred(fd, "pwrite", 1, offset, rc, dt, outer);
-    errno = saved;
-    return rc;
-}
-
-IOT_EXPORT ssize_t pread64(int fd, void *buf, size_t n, off64_t offset)
-{
-    if (!followed(fd))
-        return get_pread64()(fd, buf, n, offset);
-    IOT_TIMED(get_pread64()(fd, buf, n, offset));
-    transferred(fd, "pread", 0, offset, rc, dt, outer);
-    errno = saved;
-    return rc;
-}
-
-IOT_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t offset)
-{
-    if (!followed(fd))
-        return get_pwrite64()(fd, buf, n, offset);
-    IOT_TIMED(get_pwrite64()(fd, buf, n, offset));
-    transferred(fd, "pwrite", 1, offset, rc, dt, outer);
-    errno = saved;
-    return rc;
-}
-
-IOT_EXPORT off_t lseek(int fd, off_t offset, int whence)
-{
-    if (!followed(fd))
-        return get_lseek()(fd, offset, whence);
-    IOT_TIMED(get_lseek()(fd, offset, whence));
-    if (rc >= 0)
-        fds[fd].pos = rc;
-    iot_rec(fds[fd].rec1 - 1)->c[IOT_L_POSIX].seeks++;
-    iot_count_meta(fds[fd].rec1 - 1, IOT_L_POSIX, dt, outer);
-    errno = saved;
-    return rc;
-}
-
-IOT_EXPORT off64_t lseek64(int fd, off64_t offset, int whence)
-{
-    if (!followed(fd))
-        return get_lseek64()(fd, offset, whence);
-    IOT_TIMED(get_lseek64()(fd, offset, whence));
-    if (rc >= 0)
-        fds[fd].pos = rc;
-    iot_rec(fds[fd].rec1 - 1)->c[IOT_L_POSIX].seeks++;
-    iot_count_meta(fds[fd].rec1 - 1, IOT_L_POSIX, dt, outer);
-    errno = saved;
-    return rc;
-}
+IOT_POSIX_SEEK(lseek, off_t)
+IOT_POSIX_SEEK(lseek64, off64_t)
 
 static int sync_common(int fd, int data_only)
 {
