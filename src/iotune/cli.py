@@ -217,6 +217,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--list", action="store_true", help="list every parameter of the registry")
     p.set_defaults(func=cmd_check)
 
+    from iotune import tune_cli  # argparse only: importing it is cheap
+
+    tune_cli.register(sub)
+
     p = sub.add_parser(
         "profile",
         help="run a command once with capture on and summarise its I/O",
