@@ -649,7 +649,9 @@ __attribute__((constructor)) static void capture_start(void)
     iot_trace_on = !trace || !*trace || strcmp(trace, "0") == 0           ? 0
                    : strcmp(trace, "all") == 0 || strcmp(trace, "2") == 0 ? 2
                                                                           : 1;
-    iot_capture_on = (profile_path || iot_trace_on) && !is_launcher();
+    /* programs that an MPI rank starts (system(), popen()) must not write over its profile */
+    int child_of_rank = getenv("IOTUNE_RANK_CHILD") != NULL;
+    iot_capture_on = (profile_path || iot_trace_on) && !is_launcher() && !child_of_rank;
     if (iot_trace_on && !profile_path && !is_launcher()) {
         iot_log("IOTUNE_TRACE needs IOTUNE_PROFILE (the trace is written beside the profile)");
         iot_trace_on = 0;

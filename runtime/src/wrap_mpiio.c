@@ -1,6 +1,7 @@
 /* Interposed MPI calls: MPI_Init* loads the control file collectively; MPI_File_open merges
  * the control file's hints into the application's (also for HDF5's own opens). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "capture.h"
@@ -8,11 +9,19 @@
 #include "fstype.h"
 #include "idmap.h"
 
+/* After MPI is up: the control file, collectively; and a mark for the processes this rank
+ * may start, so that they do not write profiles of their own. */
+static void started(void)
+{
+    iot_load(MPI_COMM_WORLD);
+    setenv("IOTUNE_RANK_CHILD", "1", 1);
+}
+
 IOT_EXPORT int MPI_Init(int *argc, char ***argv)
 {
     int rc = PMPI_Init(argc, argv);
     if (rc == MPI_SUCCESS)
-        iot_load(MPI_COMM_WORLD);
+        started();
     return rc;
 }
 
@@ -20,7 +29,7 @@ IOT_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provi
 {
     int rc = PMPI_Init_thread(argc, argv, required, provided);
     if (rc == MPI_SUCCESS)
-        iot_load(MPI_COMM_WORLD);
+        started();
     return rc;
 }
 

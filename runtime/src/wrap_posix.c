@@ -111,6 +111,18 @@ IOT_EXPORT int open64(const char *path, int flags, ...)
     return open_common(get_open64(), path, flags, mode);
 }
 
+/* What open() becomes in programs built with _FORTIFY_SOURCE when the flags are not known at
+ * compile time. */
+IOT_EXPORT int __open_2(const char *path, int flags)
+{
+    return open_common(get_open(), path, flags, 0);
+}
+
+IOT_EXPORT int __open64_2(const char *path, int flags)
+{
+    return open_common(get_open64(), path, flags, 0);
+}
+
 IOT_EXPORT int creat(const char *path, mode_t mode)
 {
     return open_common(get_open(), path, O_CREAT | O_WRONLY | O_TRUNC, mode);

@@ -1,8 +1,10 @@
 /* posix_probe: plain POSIX I/O with a known pattern, for checking the profile exactly.
- * usage: posix_probe FILE N SIZE [--mpi]
+ * usage: posix_probe FILE N SIZE [--mpi [--spawn]]
  *   N write() of SIZE bytes, lseek to 0, N read() of SIZE bytes, one pwrite() of SIZE bytes
  *   at offset 0, fsync, close. With --mpi each rank does it on FILE.<rank> between MPI_Init
- *   and MPI_Finalize; without, no MPI is used at all. */
+ *   and MPI_Finalize; without, no MPI is used at all. --spawn: rank 0 also runs a shell that
+ *   writes FILE.child a second later, in the background: a child process doing I/O of its
+ *   own after this program has ended. */
 #include <fcntl.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -43,6 +45,12 @@ int main(int argc, char **argv)
     bad |= close(fd) != 0;
     free(buf);
     free(back);
+    if (use_mpi && argc > 5 && strcmp(argv[5], "--spawn") == 0 && rank == 0) {
+        char cmd[4200];
+        snprintf(cmd, sizeof cmd,
+                 "(sleep 1; dd if=/dev/zero of='%s.child' bs=4096 count=1 2>/dev/null) &", argv[1]);
+        bad |= system(cmd) != 0;
+    }
     if (use_mpi)
         MPI_Finalize();
     return bad;

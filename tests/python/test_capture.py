@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -102,6 +103,28 @@ def test_plain_posix_program_with_mpi(nprocs, mpirun, test_prog, libiotune, tmp_
         assert f["ranks"] == 1
         check_posix_file(f, 20, 2048)
     assert p.layer("posix")["bytes_written"] == nprocs * 21 * 2048
+
+
+def test_processes_started_by_a_rank_do_not_overwrite_its_profile(
+    mpirun, test_prog, libiotune, tmp_path
+):
+    p, _ = run_profiled(
+        mpirun,
+        2,
+        [test_prog("posix_probe"), "d.dat", 4, 1024, "--mpi", "--spawn"],
+        tmp_path,
+        libiotune=libiotune,
+    )
+    child = tmp_path / "d.dat.child"
+    for _ in range(100):  # the child writes a second after the ranks have finished
+        if child.exists() and child.stat().st_size == 4096:
+            break
+        time.sleep(0.05)
+    time.sleep(0.3)  # and then exits, which is when a profile would be written
+    assert child.stat().st_size == 4096
+    p = prof.load(tmp_path / "profile.json")
+    assert p.data["mpi"] is True and p.ranks == 2
+    assert sorted(f["name"] for f in p.files) == ["d.dat.0", "d.dat.1"]
 
 
 @pytest.mark.parametrize("nprocs", [1, 2])
