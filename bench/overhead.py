@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Overhead of the preloaded runtime, as ratios measured in one run.
 
-Each case is a kernel run repeated under several variants:
+Each case is a program run repeated under several variants:
   plain     not preloaded
   preload   libiotune.so preloaded with an empty control file (injection only, nothing to do)
   capture   preloaded with IOTUNE_PROFILE (counters per file and layer)
   trace     capture plus IOTUNE_TRACE=1
 Variants run interleaved in a shuffled order each round, each measured run right after a
 discarded identical warm-up run (LAB-NOTES.md: the only way to get believable numbers on these
-machines). The time compared is the kernel's own open+io+close time of the phase.
+machines). The time compared is the program's own timing of its I/O part (callcost's loop, or a
+kernel's open+io+close time of a phase). bench/callcost.py gives the same per-call costs as
+instruction counts, which the noise cannot touch.
 
 usage: bench/overhead.py [--rounds N] [--out FILE.json] [--cases NAME,...]
 Writes the raw numbers as JSON and prints a Markdown table for bench/README.md.
@@ -33,24 +35,16 @@ BUILD = Path(os.environ.get("IOTUNE_BUILD_DIR", REPO / "build"))
 LIB = BUILD / "runtime" / "libiotune.so"
 KERNELS = BUILD / "kernels"
 
-# name: (ranks, kernel argv, phase to time, intercepted calls per rank in that phase)
+# name: (ranks, argv, phase to time or None for callcost's JSON line, intercepted calls per
+# rank in the timed part). callcost keeps the data in the page cache, so what is timed is the
+# calls themselves; the kernels show the overhead on real I/O phases.
 CASES = {
-    # many small independent H5Dwrite calls (issue: injection overhead)
-    "hdf5-small-writes": (
-        2,
-        ["iorio", "--api", "hdf5", "--block", "40M", "--transfer", "4K", "--segments", "1"],
-        "write",
-        10240,
-    ),
-    # one large collective write per variable (issue: capture overhead on VPIC-IO)
-    "vpicio": (2, ["vpicio", "--particles", "4194304"], "write", 8),
-    # 100,000 POSIX writes of 4 KiB in all (issue: small-operation stress)
-    "posix-4k-writes": (
-        2,
-        ["iorio", "--api", "posix", "--block", "200M", "--transfer", "4K", "--segments", "1"],
-        "write",
-        51200,
-    ),
+    # many small independent H5Dwrite calls: 3 intercepted calls each (HDF5, MPI-IO, POSIX)
+    "hdf5-small-writes": (1, ["callcost", "hdf5", "20000", "cc.h5"], None, 20000),
+    # 100,000 POSIX writes of 4 KiB (and as many reads)
+    "posix-4k-calls": (1, ["callcost", "posix", "100000", "cc.dat"], None, 200000),
+    # VPIC-IO: one large collective write per variable
+    "vpicio": (2, ["vpicio", "--particles", "4194304", "--cleanup"], "write", 8),
 }
 VARIANTS = ("plain", "preload", "capture", "trace")
 
@@ -67,11 +61,14 @@ def run_once(case: str, variant: str, workdir: Path, empty_config: Path) -> floa
         env["IOTUNE_PROFILE"] = str(workdir / "profile.json")
     if variant == "trace":
         env["IOTUNE_TRACE"] = "1"
-    cmd = ["mpiexec", "-n", str(ranks), str(KERNELS / argv[0]), *argv[1:], "--cleanup"]
+    prog = BUILD / "bench" / "c" / argv[0] if phase is None else KERNELS / argv[0]
+    cmd = ["mpiexec", "-n", str(ranks), str(prog), *argv[1:]]
     out = subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True, timeout=600)
     if out.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed:\n{out.stderr}")
     for line in out.stdout.splitlines():
+        if phase is None and line.startswith("{"):
+            return float(json.loads(line)["seconds"])
         if line.startswith("IOTUNE_RESULT "):
             result = json.loads(line[len("IOTUNE_RESULT ") :])
             if result["phase"] == phase:
