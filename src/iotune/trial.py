@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
 import time
@@ -28,6 +29,8 @@ CONFIG_NAME = "iotune-config.xml"
 PROFILE_NAME = "iotune-profile.json"
 DROP_CACHES = Path("/proc/sys/vm/drop_caches")
 _TAIL = 2000
+SCRATCH_PREFIX = "trial-"
+_HOST = socket.gethostname().replace("-", "_")
 
 
 def launch_command(launcher: str, nprocs: int | None, app: Sequence[str]) -> list[str]:
@@ -42,6 +45,32 @@ def launch_command(launcher: str, nprocs: int | None, app: Sequence[str]) -> lis
     if launcher == "mpiexec":
         return [shutil.which("mpiexec") or "mpiexec", *n, *app]
     return ["srun", *n, "--export=ALL", *app]
+
+
+def clean_stale(workdir: Path) -> int:
+    """Removes the scratch directories that tuners killed on this host left behind (a tuner
+    stopped by SIGKILL cannot clean up); returns how many. Others' directories stay."""
+    n = 0
+    if not workdir.is_dir():
+        return 0
+    for d in workdir.iterdir():
+        parts = d.name[len(SCRATCH_PREFIX) :].split("-")
+        if not d.name.startswith(SCRATCH_PREFIX) or len(parts) < 3 or parts[0] != _HOST:
+            continue
+        if parts[1].isdigit() and not _pid_alive(int(parts[1])):
+            shutil.rmtree(d, ignore_errors=True)
+            n += 1
+    return n
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def drop_caches() -> bool:
@@ -124,7 +153,8 @@ def run_trial(
     KeyboardInterrupt stops the run, cleans up and is re-raised.
     """
     opts.workdir.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix="trial-", dir=opts.workdir))
+    scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{_HOST}-{os.getpid()}-",
+                                    dir=opts.workdir))
     try:
         return _run_in(scratch, settings, opts, cap_s)
     finally:
