@@ -153,8 +153,9 @@ def run_trial(
     KeyboardInterrupt stops the run, cleans up and is re-raised.
     """
     opts.workdir.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{_HOST}-{os.getpid()}-",
-                                    dir=opts.workdir))
+    scratch = Path(
+        tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{_HOST}-{os.getpid()}-", dir=opts.workdir)
+    )
     try:
         return _run_in(scratch, settings, opts, cap_s)
     finally:

@@ -53,10 +53,38 @@ def measured(study: Any) -> list[dict[str, Any]]:
     return rows
 
 
+CONFIRM = 3  # measurements that make a configuration "confirmed"
+
+
 def incumbent(study: Any, maximize: bool) -> noise.ConfigStats | None:
-    """The configuration with the best median so far (None before the first success)."""
+    """The configuration the tuner would recommend now (None before the first success): the
+    best median among the confirmed configurations (measured CONFIRM times or more), or, while
+    none is confirmed, among those measured most often. One lucky run does not make a winner:
+    on this machine a slow setting can have a fast run (shared/LAB-NOTES.md, noise)."""
     stats = noise.group(measured(study))
-    return noise.ranked(stats, maximize)[0] if stats else None
+    if not stats:
+        return None
+    level = min(CONFIRM, max(len(s.values) for s in stats.values()))
+    pool = {k: s for k, s in stats.items() if len(s.values) >= level}
+    return noise.ranked(pool, maximize)[0]
+
+
+def challenger(study: Any, maximize: bool, confirm: int = CONFIRM) -> noise.ConfigStats | None:
+    """A configuration measured fewer than `confirm` times whose median beats every confirmed
+    one (the best such), or None. The loop measures it again until it is confirmed or falls."""
+    stats = noise.group(measured(study))
+    for s in noise.ranked(stats, maximize):
+        return s if len(s.values) < confirm else None
+    return None
+
+
+def _queued_keys(study: Any) -> set[str]:
+    from optuna.trial import TrialState
+
+    return {
+        t.user_attrs.get("key", "")
+        for t in study.get_trials(deepcopy=False, states=(TrialState.WAITING,))
+    }
 
 
 def used(study: Any) -> int:
@@ -74,8 +102,13 @@ def run(
     capping: Capping | None = None,
     on_trial: Callable[[Progress], None] | None = None,
     worker: str = WORKER,
+    confirm: int = 0,
 ) -> None:
-    """Runs trials until the study holds `budget` of them (all workers together)."""
+    """Runs trials until the study holds `budget` of them (all workers together).
+
+    confirm > 0: a configuration that leads after fewer than `confirm` measurements is queued
+    to be measured again (intensification), so that noise cannot crown a slow setting.
+    """
     from optuna.trial import TrialState
 
     maximize = study.direction.name == "MAXIMIZE"
@@ -103,6 +136,8 @@ def run(
                 study.tell(trial, state=TrialState.FAIL)
                 raise
             record(study, trial, outcome, inc, maximize)
+        if confirm > 0 and outcome.ok:
+            _confirm_leader(study, space, maximize, confirm)
         if on_trial is not None:
             best = incumbent(study, maximize)
             on_trial(
@@ -137,3 +172,14 @@ def record(
         study.tell(trial, state=TrialState.PRUNED)
     else:
         study.tell(trial, state=TrialState.FAIL)
+
+
+def _confirm_leader(study: Any, space: Space, maximize: bool, confirm: int) -> None:
+    c = challenger(study, maximize, confirm)
+    if c is None or c.key in _queued_keys(study):
+        return
+    study.enqueue_trial(
+        space.trial_params_for(c.settings),
+        user_attrs={"origin": "re-measure", "key": c.key},
+        skip_if_exists=False,
+    )

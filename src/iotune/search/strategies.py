@@ -30,6 +30,7 @@ class Strategy:
     budget: int  # trials when the user gives none
     warm_start: bool  # queue the space's rule-based guesses
     capping: bool  # adaptive capping on by default
+    confirm: int  # re-measure a new leader until it has this many measurements (0: never)
     description: str
 
     def sampler(self, seed: int | None = None, n_guesses: int = 0) -> Any:
@@ -56,16 +57,22 @@ class Strategy:
 
 STRATEGIES = {
     "default": Strategy(
-        "default", 30, True, True, "model-based (TPE), warm-started with rule-based guesses, capped"
+        "default",
+        30,
+        True,
+        True,
+        3,
+        "model-based (TPE), warm-started with rule-based guesses, capped, leaders confirmed",
     ),
     "genetic": Strategy(
         "genetic",
         GA_POPULATION * GA_GENERATIONS,
         False,
         False,
+        0,
         "H5Evolve's GA: population 15, 40 generations, mutation 15 %, elitism",
     ),
-    "random": Strategy("random", 60, False, True, "uniform random sampling"),
+    "random": Strategy("random", 60, False, True, 0, "uniform random sampling"),
 }
 
 
