@@ -1,0 +1,33 @@
+"""The end of a study on disk: trials.csv, the figures (PNG) and report.html."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from iotune.report.html import write_html
+from iotune.report.plots import write_plots
+from iotune.report.table import trial_rows, write_csv
+from iotune.space import Space
+
+__all__ = ["trial_rows", "write_all", "write_csv", "write_html", "write_plots"]
+
+
+def write_all(out: Path, study: Any, space: Space, summary: dict[str, Any]) -> Path:
+    """Writes trials.csv, the PNGs and report.html into out; returns the report's path."""
+    rows = trial_rows(study, space)
+    write_csv(out / "trials.csv", rows, space)
+    figures = write_plots(out, rows, space, summary)
+    importances = _importances(study)
+    return write_html(out / "report.html", rows, space, summary, figures, importances)
+
+
+def _importances(study: Any) -> dict[str, float]:
+    """PED-ANOVA parameter importances (Optuna), or {} when the study is too small for them."""
+    try:
+        import optuna
+
+        evaluator = optuna.importance.PedAnovaImportanceEvaluator()
+        return dict(optuna.importance.get_param_importances(study, evaluator=evaluator))
+    except Exception:  # noqa: BLE001 - a figure of merit, never a reason to lose the report
+        return {}

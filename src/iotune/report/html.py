@@ -1,0 +1,148 @@
+"""report.html: one self-contained page (figures next to it as PNG files)."""
+
+from __future__ import annotations
+
+import html
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from iotune.space import Space
+
+
+def _table(header: list[str], rows: list[list[Any]]) -> str:
+    head = "".join(f"<th>{html.escape(str(h))}</th>" for h in header)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(_fmt(c))}</td>" for c in row) + "</tr>" for row in rows
+    )
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def _fmt(x: Any) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, float):
+        return f"{x:.4g}"
+    return str(x)
+
+
+CSS = """body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}
+table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:3px 8px;
+font-size:13px;text-align:left}th{background:#f0f0f0}.verdict{font-size:1.2em;padding:.6em;
+background:#eef6ee;border-left:5px solid #4a4}.no{background:#f6f0e6;border-left-color:#c84}
+img{max-width:100%}code{background:#f4f4f4;padding:1px 4px}"""
+
+
+def write_html(
+    path: Path,
+    rows: list[dict[str, Any]],
+    space: Space,
+    summary: dict[str, Any],
+    figures: dict[str, Path],
+    importances: dict[str, float],
+) -> Path:
+    final = summary.get("final") or {}
+    unit = summary.get("objective_unit", "s")
+    counts = Counter(r["status"] for r in rows)
+    good = "verdict" if final.get("improved") else "verdict no"
+    parts = [
+        f"<!doctype html><html><head><meta charset='utf-8'><title>iotune: "
+        f"{html.escape(str(summary.get('study')))}</title><style>{CSS}</style></head><body>",
+        f"<h1>iotune study <code>{html.escape(str(summary.get('study')))}</code></h1>",
+        f"<p class='{good}'>{html.escape(str(summary.get('verdict', '')))}</p>",
+        "<h2>What was tuned</h2>",
+        _table(
+            ["", ""],
+            [
+                ["command", summary.get("command")],
+                [
+                    "space",
+                    f"{space.name} ({len(space.dims)} parameters, {space.size():,} configurations)",
+                ],
+                ["strategy", summary.get("strategy")],
+                ["objective", f"{summary.get('objective')} ({unit}, {summary.get('direction')})"],
+                ["trials", ", ".join(f"{n} {s}" for s, n in counts.most_common())],
+                ["storage", summary.get("storage")],
+            ],
+        ),
+        "<h2>Recommended settings</h2>",
+    ]
+    rec = summary.get("recommended") or {}
+    if rec:
+        parts.append(_table(["parameter", "value"], [[k, v] for k, v in sorted(rec.items())]))
+        parts.append(
+            "<p>Written to <code>best.xml</code>: run with "
+            "<code>iotune run --config best.xml -- ...</code>.</p>"
+        )
+    else:
+        cand = html.escape(str(summary.get("best_settings")))
+        parts.append(
+            "<p>None: <code>best.xml</code> holds no settings (keep the defaults). "
+            f"Best candidate measured: <code>{cand}</code>.</p>"
+        )
+    summ = final.get("summary") or {}
+    if summ:
+        parts.append("<h2>Default vs tuned, and each layer alone (interleaved rounds)</h2>")
+        parts.append(
+            _table(
+                ["variant", "settings", "n", f"median ({unit})", "min", "max", "CV"],
+                [
+                    [
+                        name,
+                        (final.get("variants") or {}).get(name) or "defaults",
+                        s.get("n"),
+                        s.get("median"),
+                        s.get("min"),
+                        s.get("max"),
+                        s.get("cv"),
+                    ]
+                    for name, s in summ.items()
+                ],
+            )
+        )
+        if final.get("pair_ratios"):
+            parts.append(
+                "<p>Speedup per pair: "
+                + ", ".join(f"{x:.2f}x" for x in final["pair_ratios"])
+                + f"; one-sided exact paired test "
+                f"p = {_fmt(final.get('p_value'))}.</p>"
+            )
+    if "verify" in figures:
+        parts.append("<img src='verify.png' alt='default vs tuned'>")
+    parts.append("<h2>Every trial in order</h2><img src='trials.png' alt='trials'>")
+    lead = summary.get("leaders") or {}
+    if lead.get("values"):
+        parts.append("<h2>Leaders re-measured (interleaved)</h2>")
+        parts.append(
+            _table(
+                ["configuration", f"values ({unit})"],
+                [[k, ", ".join(f"{v:.4g}" for v in vals)] for k, vals in lead["values"].items()],
+            )
+        )
+    parts.append("<h2>Effect of each parameter</h2>")
+    if importances:
+        parts.append(
+            _table(
+                ["parameter", "importance (PED-ANOVA)"], [[k, v] for k, v in importances.items()]
+            )
+        )
+    if "params" in figures:
+        parts.append("<img src='params.png' alt='parameters'>")
+    failures = [r for r in rows if r["status"] not in ("ok",)]
+    if failures:
+        parts.append("<h2>Trials that did not finish normally</h2>")
+        parts.append(
+            _table(
+                ["trial", "status", "wall (s)", "configuration", "message"],
+                [
+                    [r["number"], r["status"], r["wall_s"], r["config"], r["message"][-160:]]
+                    for r in failures[:50]
+                ],
+            )
+        )
+    parts.append(
+        "<p>All trials: <code>trials.csv</code>; the study itself is in "
+        f"<code>{html.escape(str(summary.get('storage')))}</code>.</p></body></html>"
+    )
+    path.write_text("\n".join(parts), encoding="utf-8")
+    return path

@@ -1,0 +1,167 @@
+"""The report's figures (matplotlib, PNG):
+
+trials.png   the objective of every trial in order, failures and capped trials marked, the
+             best so far and the default (like Fig. 2 of the H5Evolve poster);
+verify.png   default vs tuned and each layer's tuned settings alone, from the interleaved final
+             rounds (like Fig. 7 of the SC'13 paper, "partial tuning");
+params.png   the effect of each parameter: the objective of the successful trials per value.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from iotune import params  # noqa: E402
+from iotune.space import UNSET, Space  # noqa: E402
+
+MARKS = {
+    "failed": ("x", "tab:red"),
+    "crashed": ("X", "tab:red"),
+    "timeout": ("v", "tab:red"),
+    "capped": ("^", "tab:orange"),
+    "interrupted": ("s", "tab:gray"),
+}
+
+
+def _label(summary: dict[str, Any]) -> str:
+    unit = summary.get("objective_unit", "s")
+    return f"{summary.get('objective', 'auto')} ({unit})"
+
+
+def _short(name: str, value: str) -> str:
+    p = params.find(name)
+    if p is not None and p.type == "size" and value not in (UNSET, "default"):
+        return params.format_size(int(value)).replace(" ", "")
+    return value
+
+
+def plot_trials(path: Path, rows: list[dict[str, Any]], summary: dict[str, Any]) -> Path:
+    maximize = summary.get("direction") == "maximize"
+    fig, ax = plt.subplots(figsize=(9, 4.2))
+    ok = [r for r in rows if r["status"] == "ok"]
+    ax.plot(
+        [r["number"] for r in ok],
+        [r["value"] for r in ok],
+        "o",
+        ms=4,
+        color="tab:blue",
+        label="trial",
+    )
+    values = [r["value"] for r in ok]
+    top = max(values) if values else 1.0
+    for status, (marker, color) in MARKS.items():
+        sel = [r for r in rows if r["status"] == status]
+        if sel:
+            ys = [r["capped_bound"] if r.get("capped_bound") else top * 1.05 for r in sel]
+            ax.plot([r["number"] for r in sel], ys, marker, color=color, ms=6, ls="", label=status)
+    best, xs, ys = None, [], []
+    for r in rows:
+        if r["status"] == "ok":
+            v = r["value"]
+            if best is None or (v > best if maximize else v < best):
+                best = v
+        if best is not None:
+            xs.append(r["number"])
+            ys.append(best)
+    if xs:
+        ax.step(xs, ys, where="post", color="tab:green", label="best so far")
+    base = [r["value"] for r in ok if r["origin"] == "defaults"]
+    if base:
+        ax.axhline(base[0], color="tab:gray", ls="--", lw=1, label="default (first run)")
+    ax.set_xlabel("trial")
+    ax.set_ylabel(_label(summary))
+    ax.set_title(f"{summary.get('study', '')}: every trial in order ({summary.get('strategy')})")
+    ax.legend(fontsize=8, loc="best")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def plot_verify(path: Path, summary: dict[str, Any]) -> Path | None:
+    final = summary.get("final") or {}
+    rounds = final.get("rounds") or []
+    names = list((final.get("variants") or {}).keys())
+    if not rounds or not names:
+        return None
+    fig, ax = plt.subplots(figsize=(max(5, 1.6 * len(names) + 2), 4))
+    for i, name in enumerate(names):
+        vals = [r[name] for r in rounds if r.get(name) is not None]
+        if not vals:
+            continue
+        vals.sort()
+        med = (
+            vals[len(vals) // 2]
+            if len(vals) % 2
+            else (vals[len(vals) // 2 - 1] + vals[len(vals) // 2]) / 2
+        )
+        color = {"default": "tab:gray", "tuned": "tab:green"}.get(name, "tab:blue")
+        ax.bar(i, med, color=color, alpha=0.6)
+        ax.plot([i] * len(vals), vals, "k.", ms=5)
+        ax.errorbar(i, med, yerr=[[med - vals[0]], [vals[-1] - med]], color="k", capsize=4)
+    ax.set_xticks(range(len(names)), names)
+    ax.set_ylabel(_label(summary) + ", median and range")
+    ax.set_title(final.get("verdict", "")[:90], fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def plot_params(
+    path: Path, rows: list[dict[str, Any]], space: Space, summary: dict[str, Any]
+) -> Path | None:
+    ok = [r for r in rows if r["status"] == "ok"]
+    if not ok or not space.dims:
+        return None
+    n = len(space.dims)
+    cols = min(4, n)
+    nrows = math.ceil(n / cols)
+    fig, axes = plt.subplots(nrows, cols, figsize=(3.2 * cols, 2.6 * nrows), squeeze=False)
+    for ax, d in zip(axes.flat, space.dims, strict=False):
+        for i, v in enumerate(d.values):
+            key = d.default if v == UNSET else v
+            vals = [r["value"] for r in ok if r["settings"].get(d.name, d.default) == key]
+            if vals:
+                vals.sort()
+                ax.plot([i] * len(vals), vals, ".", color="tab:blue", ms=4, alpha=0.6)
+                ax.plot(i, vals[len(vals) // 2], "_", color="k", ms=14, mew=2)
+        ax.set_xticks(
+            range(len(d.values)),
+            [_short(d.name, v) for v in d.values],
+            rotation=45,
+            fontsize=7,
+            ha="right",
+        )
+        ax.set_title(d.name, fontsize=9)
+        ax.tick_params(axis="y", labelsize=7)
+    for ax in list(axes.flat)[n:]:
+        ax.axis("off")
+    fig.suptitle(
+        f"effect of each parameter: {_label(summary)} of successful trials (bar: median)",
+        fontsize=10,
+    )
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def write_plots(
+    out: Path, rows: list[dict[str, Any]], space: Space, summary: dict[str, Any]
+) -> dict[str, Path]:
+    figures = {"trials": plot_trials(out / "trials.png", rows, summary)}
+    for name, fig in (
+        ("verify", plot_verify(out / "verify.png", summary)),
+        ("params", plot_params(out / "params.png", rows, space, summary)),
+    ):
+        if fig is not None:
+            figures[name] = fig
+    return figures
