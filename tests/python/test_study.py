@@ -1,0 +1,312 @@
+"""Studies end to end through `iotune tune` (python -m iotune.tune_cli): a full study with a
+fake application, resume after a killed tuner, crashing and hanging trials, two workers
+sharing one study, and a real short study of a kernel under mpiexec -n 2 with the runtime."""
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import optuna
+
+from iotune import controlfile
+
+HERE = Path(__file__).resolve().parent
+FAKE = [sys.executable, str(HERE / "fake_app.py")]
+SPACE = str(HERE / "fake_space.toml")
+FAKE_OPTS = ["--launcher", "none", "--no-preload", "--objective", "kernel", "--no-progress"]
+
+
+def tune(*args, env=None, timeout=120, **kw):
+    cmd = [sys.executable, "-m", "iotune.tune_cli", *map(str, args)]
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=full_env, **kw)
+
+
+def start(*args, env=None):
+    cmd = [sys.executable, "-m", "iotune.tune_cli", *map(str, args)]
+    return subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def load(out: Path, name: str, storage: str | None = None):
+    return optuna.load_study(study_name=name, storage=storage or f"sqlite:///{out}/study.db")
+
+
+def test_full_study_with_a_fake_app(tmp_path):
+    out = tmp_path / "out"
+    r = tune(
+        "--space",
+        SPACE,
+        *FAKE_OPTS,
+        "--trials",
+        14,
+        "--out",
+        out,
+        "--study",
+        "s",
+        "--seed",
+        1,
+        "--",
+        *FAKE,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    for name in (
+        "best.xml",
+        "trials.csv",
+        "report.html",
+        "trials.png",
+        "verify.png",
+        "params.png",
+        "summary.json",
+    ):
+        assert (out / name).is_file(), name
+    summary = json.loads((out / "summary.json").read_text())
+    # the fake app is 3x faster with cb_buffer_size=1M (a rule-based guess): it must be found,
+    # verified as significant and written to best.xml
+    assert summary["final"]["improved"], summary["verdict"]
+    best = controlfile.parse_file(out / "best.xml")
+    assert {s.name: s.value for s in best.settings}.get("cb_buffer_size") == "1048576"
+    assert summary["final"]["speedup"] > 1.5
+    assert "faster than the defaults" in summary["verdict"]
+    rows = list(csv.DictReader(open(out / "trials.csv")))
+    assert len(rows) == 14 and rows[0]["origin"] == "defaults"
+    assert rows[1]["origin"] == "guess: small buffer"
+    # slow trials (romio_cb_write=disable: 3 s) are capped, never completed as fast
+    for row in rows:
+        if row["romio_cb_write"] == "disable":
+            assert row["status"] in ("capped", "forbidden"), row
+    assert list((out / "scratch").iterdir()) == []
+    assert "faster than the defaults" in (out / "report.html").read_text()
+
+
+def test_no_better_setting_is_said_plainly(tmp_path):
+    space = tmp_path / "flat.toml"  # nothing in this space changes the fake app's time
+    space.write_text(
+        '[params.romio_ds_write]\nvalues = ["automatic", "enable"]\ndefault = "automatic"\n'
+    )
+    out = tmp_path / "out"
+    r = tune(
+        "--space",
+        space,
+        *FAKE_OPTS,
+        "--trials",
+        4,
+        "--out",
+        out,
+        "--study",
+        "flat",
+        "--repeat",
+        1,
+        "--",
+        *FAKE,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert not summary["final"]["improved"]
+    assert summary["verdict"].startswith("no better setting found")
+    assert controlfile.parse_file(out / "best.xml").settings == []
+    assert "no better setting found" in r.stdout
+
+
+def test_crashing_and_hanging_trials_are_failures(tmp_path):
+    space = tmp_path / "bad.toml"
+    space.write_text(
+        '[params.fill_time]\nvalues = ["ifset", "alloc", "never"]\ndefault = "ifset"\n'
+        '[params.cb_buffer_size]\nvalues = ["1M", "16M"]\ndefault = "16M"\n'
+        '[[guesses]]\nname = "crash"\nsettings = { fill_time = "alloc" }\n'
+        '[[guesses]]\nname = "hang"\nsettings = { fill_time = "never" }\n'
+    )
+    out = tmp_path / "out"
+    r = tune(
+        "--space",
+        space,
+        *FAKE_OPTS,
+        "--trials",
+        4,
+        "--timeout",
+        2,
+        "--cap",
+        0,
+        "--out",
+        out,
+        "--study",
+        "bad",
+        "--repeat",
+        1,
+        "--verify-pairs",
+        2,
+        "--",
+        *FAKE,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    rows = {row["origin"]: row for row in csv.DictReader(open(out / "trials.csv"))}
+    assert rows["guess: crash"]["status"] == "crashed"
+    assert rows["guess: crash"]["state"] == "FAIL" and rows["guess: crash"]["value"] == ""
+    assert rows["guess: hang"]["status"] == "timeout"
+    assert rows["guess: hang"]["state"] == "FAIL"
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["best_settings"].get("fill_time") is None
+    assert list((out / "scratch").iterdir()) == []
+
+
+def test_resume_after_the_tuner_is_killed(tmp_path):
+    out = tmp_path / "out"
+    log = tmp_path / "runs.log"
+    args = [
+        "--space",
+        SPACE,
+        *FAKE_OPTS,
+        "--trials",
+        10,
+        "--out",
+        out,
+        "--study",
+        "r",
+        "--cap",
+        0,
+        "--repeat",
+        1,
+        "--verify-pairs",
+        2,
+        "--",
+        *FAKE,
+    ]
+    env = {"FAKE_APP_LOG": str(log), "SLOW_S": "0.5"}
+    proc = start(*args, env=env)
+    deadline = time.monotonic() + 60
+    done = 0
+    while time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+        if (out / "study.db").exists():
+            try:
+                s = load(out, "r")
+                done = sum(t.state.name == "COMPLETE" for t in s.trials)
+            except Exception:  # noqa: BLE001 - the database is being created
+                done = 0
+            if done >= 4:
+                break
+    assert proc.poll() is None, proc.stdout.read()
+    os.kill(proc.pid, signal.SIGKILL)  # no chance to clean up
+    proc.wait()
+    before = {t.number: t.state.name for t in load(out, "r").trials}
+    assert sum(st == "COMPLETE" for st in before.values()) >= 4
+    r = tune(*args, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "continued" in r.stdout
+    after = load(out, "r").trials
+    counted = [t for t in after if t.state.name != "WAITING"]
+    assert len(counted) == 10
+    assert all(t.state.name in ("COMPLETE", "PRUNED", "FAIL") for t in after)
+    for t in after:  # what was done before the kill is kept, not redone
+        if before.get(t.number) == "COMPLETE":
+            assert t.state.name == "COMPLETE"
+    origins = [t.user_attrs.get("origin") for t in after]
+    assert origins.count("defaults") == 1 and origins.count("guess: small buffer") == 1
+    assert (out / "report.html").is_file()
+    assert list((out / "scratch").iterdir()) == []  # the killed run's scratch is gone too
+
+
+def test_two_workers_share_one_study(tmp_path):
+    journal = tmp_path / "shared" / "study.journal"
+    common = [
+        "--space",
+        SPACE,
+        *FAKE_OPTS,
+        "--trials",
+        16,
+        "--storage",
+        f"journal:{journal}",
+        "--study",
+        "shared",
+        "--search-only",
+        "--cap",
+        0,
+        "--",
+        *FAKE,
+    ]
+    workers = [start("--out", tmp_path / f"w{i}", *common) for i in range(2)]
+    outputs = [w.communicate(timeout=120)[0] for w in workers]
+    assert [w.returncode for w in workers] == [0, 0], outputs
+    from optuna.storages.journal import JournalFileBackend, JournalStorage
+
+    s = optuna.load_study(
+        study_name="shared", storage=JournalStorage(JournalFileBackend(str(journal)))
+    )
+    trials = [t for t in s.trials if t.state.name != "WAITING"]
+    assert 16 <= len(trials) <= 17  # each worker checks the budget before asking
+    assert len({t.user_attrs["worker"] for t in trials}) == 2
+    origins = [t.user_attrs.get("origin") for t in trials]
+    assert origins.count("defaults") == 1
+    # then one of them (or anyone) verifies and reports
+    r = tune(
+        "--storage",
+        f"journal:{journal}",
+        "--study",
+        "shared",
+        "--space",
+        SPACE,
+        "--finish-only",
+        "--out",
+        tmp_path / "final",
+        "--repeat",
+        1,
+        "--verify-pairs",
+        2,
+        "--launcher",
+        "none",
+        "--no-preload",
+        "--no-progress",
+        "--objective",
+        "kernel",
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (tmp_path / "final" / "report.html").is_file()
+
+
+def test_real_kernel_study_under_mpiexec(tmp_path, libiotune, kernel):
+    kernel("gcrmio")
+    out = tmp_path / "out"
+    start_t = time.monotonic()
+    r = tune(
+        "--kernel",
+        "gcrmio",
+        "--trials",
+        8,
+        "--out",
+        out,
+        "--study",
+        "real",
+        "--leaders",
+        2,
+        "--repeat",
+        2,
+        "--verify-pairs",
+        3,
+        "--no-progress",
+        "--seed",
+        0,
+        env={"IOTUNE_LIB": str(libiotune)},
+        timeout=180,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert time.monotonic() - start_t < 120
+    rows = list(csv.DictReader(open(out / "trials.csv")))
+    assert len(rows) == 8
+    ok = [row for row in rows if row["status"] == "ok"]
+    assert len(ok) >= 5
+    assert {row["source"] for row in ok} == {"profile"}  # the runtime's io.time_s
+    assert rows[1]["config"] == "fill_time=never"  # the first rule-based guess
+    assert (out / "report.html").is_file() and (out / "trials.png").is_file()
+    assert controlfile.parse_file(out / "best.xml").ok
+    assert list((out / "scratch").iterdir()) == []
+    assert not list(out.rglob("*.h5"))
