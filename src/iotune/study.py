@@ -42,6 +42,7 @@ class TuneConfig:
     nprocs: int | None = 2
     timeout: float = 600.0
     cap: float | None = None  # capping factor; None: the strategy's default; 0: off
+    confirm: int | None = None  # re-measure new leaders to this count; None: strategy default
     leaders: int = 3
     repeat: int = 3  # re-measurements of each leader
     verify_pairs: int = 5
@@ -203,8 +204,17 @@ def search(
     evaluate: loop.Evaluate,
     on_trial: Callable[[loop.Progress], None] | None = None,
 ) -> None:
-    confirm = get_strategy(cfg.strategy).confirm
-    loop.run(study, cfg.space, evaluate, cfg.budget, capping_for(cfg), on_trial, confirm=confirm)
+    s = get_strategy(cfg.strategy)
+    loop.run(
+        study,
+        cfg.space,
+        evaluate,
+        cfg.budget,
+        capping_for(cfg),
+        on_trial,
+        confirm=s.confirm if cfg.confirm is None else cfg.confirm,
+        combine=s.warm_start,
+    )
 
 
 def _measure(evaluate: loop.Evaluate, settings: dict[str, str], warmup: int) -> trial.Outcome:

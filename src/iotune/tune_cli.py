@@ -89,6 +89,13 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         metavar="FACTOR",
         help="stop a trial at FACTOR x the incumbent's time (default 2; 0 = off; off for genetic)",
     )
+    how.add_argument(
+        "--confirm",
+        type=int,
+        metavar="K",
+        help="during the search, re-measure a configuration that takes the lead until it has "
+        "K measurements (default 0: the leaders are re-measured at the end)",
+    )
     how.add_argument("--seed", type=int)
 
     noise = p.add_argument_group("noise and verification")
@@ -238,6 +245,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         nprocs=args.nprocs,
         timeout=args.timeout,
         cap=args.cap,
+        confirm=args.confirm,
         leaders=args.leaders,
         repeat=args.repeat,
         verify_pairs=args.verify_pairs,

@@ -154,3 +154,55 @@ def test_summary_and_interleaving():
     for r in range(4):
         assert sorted(order[3 * r : 3 * r + 3]) == ["a", "b", "c"]
     assert order[:3] != order[3:6] or order[3:6] != order[6:9]  # shuffled per round
+
+
+def test_guesses_that_helped_are_combined_once():
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    sp = space.parse(
+        {
+            "params": {
+                "cb_buffer_size": {"values": ["1M", "16M"], "default": "16M"},
+                "fill_time": {"values": ["ifset", "never"], "default": "ifset"},
+                "romio_cb_write": {"values": ["automatic", "disable"], "default": "automatic"},
+            },
+            "guesses": [
+                {"name": "a", "settings": {"fill_time": "never"}},
+                {"name": "b", "settings": {"cb_buffer_size": "1M"}},
+                {"name": "c", "settings": {"romio_cb_write": "disable"}},
+            ],
+        }
+    )
+
+    def evaluate(settings, cap):
+        t = 1.0
+        t *= 0.5 if settings.get("fill_time") == "never" else 1.0
+        t *= 0.8 if settings.get("cb_buffer_size") == "1048576" else 1.0
+        t *= 1.5 if settings.get("romio_cb_write") == "disable" else 1.0
+        return Outcome("ok", t, "kernel", t)
+
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    warmstart.enqueue(study, sp, True)
+    loop.run(study, sp, evaluate, budget=8, combine=True)
+    origins = [t.user_attrs["origin"] if "origin" in t.user_attrs else "" for t in study.trials]
+    assert origins[:5] == ["defaults", "guess: a", "guess: b", "guess: c", "combined guesses"]
+    assert study.trials[4].user_attrs["settings"] == {
+        "fill_time": "never",
+        "cb_buffer_size": "1048576",
+    }
+    assert study.trials[4].value == pytest.approx(0.4)
+    assert origins.count("combined guesses") == 1
+
+
+def test_confirm_re_measures_a_new_leader():
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    warmstart.enqueue(study, SPACE, True)  # defaults, then the guess fill_time=never
+    loop.run(study, SPACE, fake_eval, budget=6, confirm=3)
+    keys = [t.user_attrs["key"] for t in study.trials]
+    origins = [t.user_attrs.get("origin") for t in study.trials]
+    # each leader measured once is queued again (first-come, first-served) until it has 3 runs
+    # or loses the lead: the defaults lead after trial 0, the guess after trial 1
+    assert keys[:5] == ["(defaults)", "fill_time=never", "(defaults)"] + ["fill_time=never"] * 2
+    assert origins[2:5] == ["re-measure"] * 3
+    assert origins[5] is None  # then the search goes on
+    assert loop.incumbent(study, False).key == "fill_time=never"

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from iotune.search import noise
+from iotune.search import noise, warmstart
 from iotune.search.capping import Capping
 from iotune.space import Space, config_key
 from iotune.trial import Outcome
@@ -103,11 +103,13 @@ def run(
     on_trial: Callable[[Progress], None] | None = None,
     worker: str = WORKER,
     confirm: int = 0,
+    combine: bool = False,
 ) -> None:
     """Runs trials until the study holds `budget` of them (all workers together).
 
     confirm > 0: a configuration that leads after fewer than `confirm` measurements is queued
     to be measured again (intensification), so that noise cannot crown a slow setting.
+    combine: once the rule-based guesses have run, try the guesses that helped, together.
     """
     from optuna.trial import TrialState
 
@@ -136,6 +138,8 @@ def run(
                 study.tell(trial, state=TrialState.FAIL)
                 raise
             record(study, trial, outcome, inc, maximize)
+        if combine:
+            warmstart.combine(study, space, maximize)
         if confirm > 0 and outcome.ok:
             _confirm_leader(study, space, maximize, confirm)
         if on_trial is not None:

@@ -21,3 +21,43 @@ def enqueue(study: Any, space: Space, guesses: bool) -> list[str]:
             )
             names.append(g.name)
     return names
+
+
+COMBINED = "combined guesses"
+
+
+def combine(study: Any, space: Space, maximize: bool) -> dict[str, str] | None:
+    """Once every guess has run: queues one trial that combines the guesses that beat the
+    defaults (where two set the same parameter, the better guess's value wins). Returns its
+    settings, or None when it is not (yet, or ever) due. Called after each trial; decides once
+    per study (the study's user attribute "combined" records the decision)."""
+    from optuna.trial import TrialState
+
+    if "combined" in study.user_attrs:
+        return None
+    trials = study.get_trials(deepcopy=False)
+    warm = [t for t in trials if t.user_attrs.get("origin", "").startswith(("guess: ", BASELINE))]
+    if len(warm) < 3:  # the defaults and at least two guesses
+        return None
+    done = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
+    if any(t.state not in done for t in warm):
+        return None
+    base = [t.value for t in warm if t.user_attrs["origin"] == BASELINE and t.value is not None]
+    winners = [
+        t
+        for t in warm
+        if t.user_attrs["origin"] != BASELINE
+        and t.value is not None
+        and base
+        and (t.value > base[0] if maximize else t.value < base[0])
+    ]
+    winners.sort(key=lambda t: t.value, reverse=not maximize)  # worst first: the best wins last
+    merged: dict[str, str] = {}
+    for t in winners:
+        merged.update(t.user_attrs.get("settings", {}))
+    if len(winners) < 2 or space.forbidden({**space.default_config(), **merged}):
+        study.set_user_attr("combined", {})
+        return None
+    study.set_user_attr("combined", merged)
+    study.enqueue_trial(space.trial_params_for(merged), user_attrs={"origin": COMBINED})
+    return merged
