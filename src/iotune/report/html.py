@@ -44,6 +44,7 @@ def write_html(
     final = summary.get("final") or {}
     unit = summary.get("objective_unit", "s")
     counts = Counter(r["status"] for r in rows)
+    sources = Counter(r["source"] for r in rows if r["status"] == "ok" and r["source"])
     good = "verdict" if final.get("improved") else "verdict no"
     parts = [
         f"<!doctype html><html><head><meta charset='utf-8'><title>iotune: "
@@ -62,6 +63,7 @@ def write_html(
                 ["strategy", summary.get("strategy")],
                 ["objective", f"{summary.get('objective')} ({unit}, {summary.get('direction')})"],
                 ["trials", ", ".join(f"{n} {s}" for s, n in counts.most_common())],
+                ["measured from", ", ".join(f"{s} ({n} trials)" for s, n in sources.items())],
                 ["storage", summary.get("storage")],
             ],
         ),

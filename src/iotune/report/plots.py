@@ -30,9 +30,16 @@ MARKS = {
 }
 
 
+SOURCES = {"profile": "I/O time (profile)", "kernel": "kernel time", "wall": "wall time"}
+
+
 def _label(summary: dict[str, Any]) -> str:
+    """The objective in words: for auto, what the trials actually measured."""
     unit = summary.get("objective_unit", "s")
-    return f"{summary.get('objective', 'auto')} ({unit})"
+    objective = summary.get("objective", "auto")
+    if objective == "auto":
+        objective = SOURCES.get(summary.get("source", ""), "objective")
+    return f"{objective} ({unit})"
 
 
 def _short(name: str, value: str) -> str:
@@ -157,6 +164,8 @@ def plot_params(
 def write_plots(
     out: Path, rows: list[dict[str, Any]], space: Space, summary: dict[str, Any]
 ) -> dict[str, Path]:
+    sources = [r["source"] for r in rows if r["status"] == "ok" and r["source"]]
+    summary = {**summary, "source": max(set(sources), key=sources.count) if sources else ""}
     figures = {"trials": plot_trials(out / "trials.png", rows, summary)}
     for name, fig in (
         ("verify", plot_verify(out / "verify.png", summary)),
