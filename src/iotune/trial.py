@@ -153,9 +153,10 @@ def run_trial(
     KeyboardInterrupt stops the run, cleans up and is re-raised.
     """
     opts.workdir.mkdir(parents=True, exist_ok=True)
+    # absolute: the application runs inside it, and the profile path must not be relative
     scratch = Path(
         tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{_HOST}-{os.getpid()}-", dir=opts.workdir)
-    )
+    ).resolve()
     try:
         return _run_in(scratch, settings, opts, cap_s)
     finally:

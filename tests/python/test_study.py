@@ -275,7 +275,7 @@ def test_two_workers_share_one_study(tmp_path):
 
 def test_real_kernel_study_under_mpiexec(tmp_path, libiotune, kernel):
     kernel("gcrmio")
-    out = tmp_path / "out"
+    out = Path("out")  # relative, as users give it: the profile must still be found
     start_t = time.monotonic()
     r = tune(
         "--kernel",
@@ -297,9 +297,11 @@ def test_real_kernel_study_under_mpiexec(tmp_path, libiotune, kernel):
         0,
         env={"IOTUNE_LIB": str(libiotune)},
         timeout=180,
+        cwd=tmp_path,
     )
     assert r.returncode == 0, r.stdout + r.stderr
     assert time.monotonic() - start_t < 120
+    out = tmp_path / out
     rows = list(csv.DictReader(open(out / "trials.csv")))
     assert len(rows) == 8
     ok = [row for row in rows if row["status"] == "ok"]
