@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""Measure a real tuning landscape once: every configuration of a grid space, for two kernels,
+with repetitions, run through iotune's own trial machinery (mpiexec -n 2, runtime preloaded,
+scratch directory per run, removed afterwards).
+
+Order: in each round every (kernel, configuration) pair runs once, in a shuffled order, so that
+slow phases of the machine spread over all configurations instead of biasing a few.
+
+Output (appended row by row, so an interrupted run keeps what it measured):
+  bench/data/landscape.csv        kernel, config, settings, round, status, value_s, wall_s, ...
+  bench/data/landscape-meta.json  machine, command, kernels' arguments, start and end time
+
+Usage: nice -n 10 .venv/bin/python bench/measure_landscape.py [--rounds 4] [--out bench/data]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import itertools
+import json
+import os
+import platform
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from iotune import paths, space, trial
+
+HERE = Path(__file__).resolve().parent
+KERNELS = {
+    # kernel: (arguments, grid space). Sizes chosen for ~0.2-0.6 s runs on the 2-core VM.
+    "gcrmio": (["--cells", "65536"], HERE / "spaces" / "grid-gcrmio.toml"),
+    "vorpalio": (["--block", "160,160,100"], HERE / "spaces" / "grid-vorpalio.toml"),
+}
+FIELDS = [
+    "kernel",
+    "config",
+    "settings",
+    "round",
+    "order",
+    "status",
+    "value_s",
+    "wall_s",
+    "source",
+    "bytes",
+]
+
+
+def grid(sp: space.Space) -> list[dict[str, str]]:
+    """The control-file settings of every allowed configuration of a space."""
+    out = []
+    for values in itertools.product(*(d.values for d in sp.dims)):
+        config = dict(zip(sp.names(), values, strict=True))
+        for t in sp.ties:
+            config[t.name] = config[t.to]
+        if sp.forbidden(config) is None:
+            out.append(sp.settings_of(config))
+    return out
+
+
+def machine() -> dict:
+    def run(cmd: list[str]) -> str:
+        try:
+            return subprocess.run(cmd, capture_output=True, text=True, timeout=10).stdout.strip()
+        except OSError:
+            return ""
+
+    return {
+        "host": platform.node(),
+        "kernel": platform.release(),
+        "cpus": os.cpu_count(),
+        "mem_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
+        "mpi": run(["mpichversion"]).splitlines()[:1],
+        "fs": run(["df", "-T", tempfile.gettempdir()]).splitlines()[-1:],
+        "git": run(["git", "-C", str(HERE.parent), "rev-parse", "HEAD"]),
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=4)
+    ap.add_argument("--out", type=Path, default=HERE / "data")
+    ap.add_argument("--kernels", default=",".join(KERNELS))
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument(
+        "--first-round",
+        type=int,
+        default=0,
+        help="number of the first round (to add rounds to an earlier measurement)",
+    )
+    ap.add_argument("--name", default="landscape", help="output file names (NAME.csv ...)")
+    args = ap.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    kernels = args.kernels.split(",")
+    jobs = []
+    for k in kernels:
+        kargs, space_file = KERNELS[k]
+        for settings in grid(space.load(space_file)):
+            jobs.append((k, settings))
+    rng = random.Random(args.seed)
+    meta = {
+        "command": " ".join([sys.executable, *sys.argv]),
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "machine": machine(),
+        "launch": "mpiexec -n 2, libiotune.so preloaded, objective = kernel total_s",
+        "kernels": {
+            k: {"args": KERNELS[k][0], "space": str(KERNELS[k][1].relative_to(HERE))}
+            for k in kernels
+        },
+        "configurations": len(jobs),
+        "rounds": args.rounds,
+    }
+    csv_path = args.out / f"{args.name}.csv"
+    meta_path = args.out / f"{args.name}-meta.json"
+    meta_path.write_text(json.dumps(meta, indent=2) + "\n")
+    work = Path(tempfile.mkdtemp(prefix="iotune-landscape-"))
+    opts = {
+        k: trial.TrialOptions(
+            trial.launch_command("mpiexec", 2, [str(paths.find_kernel(k)), *KERNELS[k][0]]),
+            work,
+            objective="kernel",
+            timeout=120,
+        )
+        for k in kernels
+    }
+    total = len(jobs) * args.rounds
+    done = 0
+    t0 = time.monotonic()
+    with open(csv_path, "w", newline="") as f:
+        w = csv.DictWriter(f, FIELDS)
+        w.writeheader()
+        for r in range(args.rounds):
+            order = jobs[:]
+            rng.shuffle(order)
+            for i, (k, settings) in enumerate(order):
+                o = trial.run_trial(settings, opts[k])
+                w.writerow(
+                    {
+                        "kernel": k,
+                        "config": space.config_key(settings),
+                        "settings": json.dumps(settings, sort_keys=True),
+                        "round": r + args.first_round,
+                        "order": i,
+                        "status": o.status,
+                        "value_s": "" if o.value is None else f"{o.value:.6f}",
+                        "wall_s": f"{o.wall_s:.4f}",
+                        "source": o.source or "",
+                        "bytes": o.metrics.get("kernel_bytes", ""),
+                    }
+                )
+                f.flush()
+                done += 1
+                if done % 50 == 0:
+                    el = time.monotonic() - t0
+                    left = el / done * (total - done)
+                    print(f"{done}/{total} runs, {el:.0f} s, ~{left:.0f} s left", flush=True)
+    meta["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    meta["elapsed_s"] = round(time.monotonic() - t0, 1)
+    meta_path.write_text(json.dumps(meta, indent=2) + "\n")
+    os.rmdir(work)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,248 @@
+#!/usr/bin/env python3
+"""Replay search strategies against a measured landscape (bench/data/landscape.csv).
+
+Each strategy runs iotune's own search loop (iotune.search.loop with the strategy's sampler,
+warm start and capping), but a trial does not launch anything: it draws one of the measured
+repetitions of that configuration (value and wall time), so the noise is the machine's own.
+A capped trial costs its cap. After every trial the configuration the tuner would recommend
+(best median of what it has measured so far) is judged by its true quality: the median of
+all the repetitions in the landscape.
+
+Reported per kernel and strategy, over many seeds: trials and replayed tuning time (sum of the
+wall times of the trials run) until the recommendation first reaches 90 % and 95 % of the best
+configuration's performance (i.e. its true time is at most best / 0.90 or best / 0.95), and the
+share of seeds that reached it within the budget.
+
+Usage: .venv/bin/python bench/replay.py [--seeds 50] [--out bench/data/replay.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import optuna
+
+from iotune import space
+from iotune.search import get_strategy, loop, warmstart
+from iotune.study import TuneConfig, capping_for, remeasure_leaders
+from iotune.trial import Outcome
+
+HERE = Path(__file__).resolve().parent
+SPACES = {
+    "gcrmio": HERE / "spaces" / "grid-gcrmio.toml",
+    "vorpalio": HERE / "spaces" / "grid-vorpalio.toml",
+}
+BUDGETS = {"default": 100, "random": 200, "genetic": 600}
+TARGETS = (0.90, 0.95)
+CHECK_AT = 30
+
+
+class Landscape:
+    def __init__(self, rows: list[dict]):
+        self.samples: dict[str, list[tuple[float | None, float]]] = defaultdict(list)
+        for r in rows:
+            value = float(r["value_s"]) if r["status"] == "ok" and r["value_s"] else None
+            self.samples[r["config"]].append((value, float(r["wall_s"])))
+        self.truth = {}
+        for key, s in self.samples.items():
+            ok = [v for v, _ in s if v is not None]
+            # a configuration that failed in half its runs or more is never good
+            self.truth[key] = statistics.median(ok) if len(ok) * 2 > len(s) else float("inf")
+        self.best = min(self.truth.values())
+        self.default = self.truth["(defaults)"]
+
+    def reached(self, key: str, q: float) -> bool:
+        return self.truth.get(key, float("inf")) <= self.best / q
+
+
+def replay(land: Landscape, sp: space.Space, strategy: str, seed: int) -> dict:
+    rng = random.Random(seed * 7919 + sorted(BUDGETS).index(strategy))
+    rng_final = random.Random(seed * 104729 + 17)  # the final phase's own noise stream
+    s = get_strategy(strategy)
+    study = optuna.create_study(sampler=s.sampler(seed, len(sp.guesses)))
+    warmstart.enqueue(study, sp, s.warm_start)
+    cfg = TuneConfig(app=[], out=Path("."), space=sp, strategy=strategy)
+    cost = 0.0
+    reach: dict[str, dict[float, tuple[int, float]]] = {"incumbent": {}, "final": {}}
+    quality: dict[str, float] = {}
+
+    def draw(key: str, r: random.Random, cap: float | None = None) -> Outcome:
+        value, wall = r.choice(land.samples[key])
+        if cap is not None and wall > cap:
+            return Outcome("capped", wall_s=cap)
+        if value is None:
+            return Outcome("failed", wall_s=wall)
+        return Outcome("ok", value, "kernel", wall)
+
+    def evaluate(settings: dict, cap: float | None) -> Outcome:
+        nonlocal cost
+        o = draw(space.config_key(settings), rng, cap)
+        cost += o.wall_s
+        return o
+
+    def final_choice() -> tuple[str, float]:
+        """What `iotune tune` would recommend if the study stopped now: its leaders re-measured
+        (the same code, study.remeasure_leaders), and the cost of doing so."""
+        spent = 0.0
+
+        def again(settings: dict, cap: float | None) -> Outcome:
+            nonlocal spent
+            o = draw(space.config_key(settings), rng_final)
+            spent += o.wall_s
+            return o
+
+        chosen = remeasure_leaders(cfg, study, again, rng_final)
+        return chosen["best"], spent
+
+    class Done(Exception):
+        pass
+
+    def on_trial(p: loop.Progress) -> None:
+        inc = loop.incumbent(study, maximize=False)
+        if inc is None:
+            return
+        final_key, extra = final_choice()
+        for mode, key, c in (("incumbent", inc.key, cost), ("final", final_key, cost + extra)):
+            for q in TARGETS:
+                if q not in reach[mode] and land.reached(key, q):
+                    reach[mode][q] = (p.done, c)
+            if p.done == CHECK_AT:
+                quality[mode] = land.best / land.truth.get(key, float("inf"))
+        if all(len(r) == len(TARGETS) for r in reach.values()) and p.done >= CHECK_AT:
+            raise Done
+
+    try:
+        loop.run(
+            study,
+            sp,
+            evaluate,
+            BUDGETS[strategy],
+            capping_for(cfg),
+            on_trial,
+            confirm=s.confirm,
+            combine=s.warm_start,
+        )
+    except Done:
+        pass
+    return {
+        mode: {
+            "reach": {str(q): reach[mode].get(q) for q in TARGETS},
+            "quality_at_check": quality.get(mode, 0.0),
+        }
+        for mode in reach
+    }
+
+
+def summarise(runs: list[dict], budget: int) -> dict:
+    out: dict = {}
+    for q in TARGETS:
+        hits = [r["reach"][str(q)] for r in runs if r["reach"][str(q)]]
+        out[f"reached_{q}"] = len(hits) / len(runs)
+        # seeds that never reached it count as the budget (a floor for them)
+        trials = [h[0] for h in hits] + [budget] * (len(runs) - len(hits))
+        out[f"trials_{q}_median"] = statistics.median(trials)
+        out[f"trials_{q}_p75"] = statistics.quantiles(trials, n=4)[2] if len(trials) > 1 else 0
+        out[f"time_{q}_median_s"] = median_or_none([h[1] for h in hits])
+    out[f"quality_at_{CHECK_AT}_median"] = statistics.median(r["quality_at_check"] for r in runs)
+    return out
+
+
+def median_or_none(xs: list[float]) -> float | None:
+    return statistics.median(xs) if xs else None
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument(
+        "--landscape",
+        type=Path,
+        nargs="+",
+        default=sorted((HERE / "data").glob("landscape*.csv")),
+        help="measured landscapes (default: bench/data/landscape*.csv, together)",
+    )
+    ap.add_argument("--seeds", type=int, default=50)
+    ap.add_argument("--strategies", default="default,random,genetic")
+    ap.add_argument("--out", type=Path, default=HERE / "data" / "replay.json")
+    args = ap.parse_args()
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
+    rows = [r for path in args.landscape for r in csv.DictReader(open(path))]
+    results = {
+        "command": " ".join([sys.executable, *sys.argv]),
+        "git": subprocess.run(
+            ["git", "-C", str(HERE), "rev-parse", "HEAD"], capture_output=True, text=True
+        ).stdout.strip(),
+        "host": platform.node(),
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "seeds": args.seeds,
+        "landscapes": [str(p.relative_to(HERE.parent)) for p in args.landscape],
+        "budgets": BUDGETS,
+        "check_at": CHECK_AT,
+        "kernels": {},
+    }
+    for kernel, space_file in SPACES.items():
+        land = Landscape([r for r in rows if r["kernel"] == kernel])
+        sp = space.load(space_file)
+        best_key = min(land.truth, key=land.truth.get)
+        kres = {
+            "configurations": len(land.truth),
+            "best": best_key,
+            "best_s": land.best,
+            "default_s": land.default,
+            "best_speedup": land.default / land.best,
+            "within_95": sum(land.reached(k, 0.95) for k in land.truth),
+            "within_90": sum(land.reached(k, 0.90) for k in land.truth),
+            "strategies": {},
+        }
+        for strategy in args.strategies.split(","):
+            t0 = time.monotonic()
+            runs = [replay(land, sp, strategy, seed) for seed in range(args.seeds)]
+            summary = {"elapsed_s": round(time.monotonic() - t0, 1), "budget": BUDGETS[strategy]}
+            for mode in ("incumbent", "final"):
+                summary[mode] = summarise([r[mode] for r in runs], BUDGETS[strategy])
+            summary["runs"] = runs
+            kres["strategies"][strategy] = summary
+            f = summary["final"]
+            print(
+                f"{kernel} {strategy}: recommendation within 95 % after {f['trials_0.95_median']}"
+                f" trials (median), reached by {f['reached_0.95']:.0%} of seeds; "
+                f"{summary['elapsed_s']} s",
+                flush=True,
+            )
+        results["kernels"][kernel] = kres
+    args.out.write_text(json.dumps(results, indent=1) + "\n")
+    for mode in ("final", "incumbent"):
+        print(f"\n{mode}:\n" + table(results, mode))
+    return 0
+
+
+def table(results: dict, mode: str) -> str:
+    lines = [
+        "| kernel | strategy | budget | trials to 90 % | trials to 95 % (median, p75) | "
+        "seeds reaching 95 % | replayed time to 95 % | quality at 30 trials |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for kernel, k in results["kernels"].items():
+        for name, strat in k["strategies"].items():
+            s = strat[mode]
+            t95 = s["time_0.95_median_s"]
+            lines.append(
+                f"| {kernel} | {name} | {strat['budget']} | {s['trials_0.9_median']:g} | "
+                f"{s['trials_0.95_median']:g} ({s['trials_0.95_p75']:g}) | "
+                f"{s['reached_0.95']:.0%} | {'-' if t95 is None else f'{t95:.0f} s'} | "
+                f"{s[f'quality_at_{CHECK_AT}_median']:.0%} |"
+            )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
