@@ -38,16 +38,28 @@ static const var_desc vars[NVARS] = {
     {"normal_wind", 3, 0}, {"vorticity", 2, 0},
 };
 
+static const char synopsis[] =
+    "GCRM-IO motif: a geodesic mesh with `cells` cells per rank (3 edges and 2 corners\n"
+    "per cell) and L vertical levels; per iteration five float64 datasets\n"
+    "/Step#<i>/{pressure,temperature (cells x L), vertical_velocity (cells x L+1),\n"
+    "normal_wind (edges x L), vorticity (corners x L)}, chunked by --chunk-cells;\n"
+    "each rank writes its row range with one H5Dwrite per variable.";
+
 typedef struct {
     long long cells; /* per rank */
     long long levels;
     long long chunk_cells; /* 0: contiguous */
     long long iterations;
     int mode; /* 0 collective, 1 independent */
-    const char *file;
-    const char *dir;
+    kc_common common;
     char path[4096];
 } config;
+
+/* What the phases work on. */
+typedef struct {
+    config c;
+    double *buf[NVARS];
+} run;
 
 typedef struct {
     hsize_t gdims[2]; /* rows of all ranks, levels */
@@ -106,18 +118,10 @@ static void fill_step(const kc_ctx *ctx, const config *c, double **buf, int step
     }
 }
 
-static void spaces(const kc_ctx *ctx, const var_layout *l, hid_t *fspace, hid_t *mspace)
+static void write_phase(const kc_ctx *ctx, void *arg)
 {
-    *fspace = H5Screate_simple(2, l->gdims, NULL);
-    *mspace = H5Screate_simple(2, l->count, NULL);
-    kh5_check(ctx, *fspace < 0 || *mspace < 0 ? -1 : 0, "H5Screate_simple");
-    kh5_check(ctx, H5Sselect_hyperslab(*fspace, H5S_SELECT_SET, l->start, NULL, l->count, NULL),
-              "H5Sselect_hyperslab");
-}
-
-static void write_phase(const kc_ctx *ctx, const config *c, double **buf)
-{
-    hid_t fapl = kh5_fapl(ctx, ctx->comm), dxpl = kh5_dxpl(ctx, c->mode == 0);
+    run *r = arg;
+    const config *c = &r->c;
     hid_t dcpl[NVARS];
     for (int v = 0; v < NVARS; v++) {
         var_layout l;
@@ -127,101 +131,78 @@ static void write_phase(const kc_ctx *ctx, const config *c, double **buf)
         if (c->chunk_cells > 0)
             kh5_check(ctx, H5Pset_chunk(dcpl[v], 2, l.chunk), "H5Pset_chunk");
     }
-    fill_step(ctx, c, buf, 0);
+    fill_step(ctx, c, r->buf, 0);
 
-    kc_timer t;
-    kc_timer_start(&t, ctx->comm);
-    hid_t file = kh5_create(ctx, c->path, fapl);
-    kc_timer_mark(&t, KC_OPEN);
+    kh5_phase p;
+    kh5_phase_open(ctx, &p, c->path, 1, c->mode == 0);
     for (int it = 0; it < c->iterations; it++) {
         if (it > 0) {
-            kc_timer_mark(&t, KC_IO);
-            fill_step(ctx, c, buf, it);
-            kc_timer_mark(&t, KC_SKIP);
+            kc_timer_mark(&p.t, KC_IO);
+            fill_step(ctx, c, r->buf, it);
+            kc_timer_mark(&p.t, KC_SKIP);
         }
         char gname[64];
         snprintf(gname, sizeof gname, "Step#%d", it);
-        hid_t group = H5Gcreate2(file, gname, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-        kh5_check(ctx, group, "H5Gcreate2");
+        hid_t group = kh5_create_group(ctx, p.file, gname);
         for (int v = 0; v < NVARS; v++) {
             var_layout l;
             hid_t fspace, mspace;
             layout_of(ctx, c, v, &l);
-            spaces(ctx, &l, &fspace, &mspace);
-            hid_t dset = H5Dcreate2(group, vars[v].name, H5T_NATIVE_DOUBLE, fspace, H5P_DEFAULT,
-                                    dcpl[v], H5P_DEFAULT);
-            kh5_check(ctx, dset, "H5Dcreate2");
-            kh5_check(ctx, H5Dwrite(dset, H5T_NATIVE_DOUBLE, mspace, fspace, dxpl, buf[v]),
-                      "H5Dwrite");
-            kh5_close_dataset(ctx, dset);
+            kh5_spaces(ctx, 2, l.gdims, l.start, l.count, &fspace, &mspace);
+            kh5_write_dataset(ctx, group, vars[v].name, KC_F64, fspace, dcpl[v], mspace, p.dxpl,
+                              r->buf[v]);
             H5Sclose(mspace);
             H5Sclose(fspace);
         }
         kh5_close_group(ctx, group);
     }
-    kc_timer_mark(&t, KC_IO);
-    kh5_close_file(ctx, file);
-    kc_timer_mark(&t, KC_CLOSE);
-    kc_timer_reduce(&t);
-    report(ctx, c, &t, "write", -1);
+    kc_timer_mark(&p.t, KC_IO);
+    kh5_phase_close(ctx, &p);
+    report(ctx, c, &p.t, "write", -1);
     for (int v = 0; v < NVARS; v++)
         H5Pclose(dcpl[v]);
-    H5Pclose(dxpl);
-    H5Pclose(fapl);
 }
 
-static int read_phase(const kc_ctx *ctx, const config *c, double **buf)
+static int read_phase(const kc_ctx *ctx, void *arg)
 {
-    hid_t fapl = kh5_fapl(ctx, ctx->comm), dxpl = kh5_dxpl(ctx, c->mode == 0);
-    kc_verify ver;
-    kc_verify_init(&ver);
+    run *r = arg;
+    const config *c = &r->c;
     for (int v = 0; v < NVARS; v++) { /* never verify what the write phase left behind */
         var_layout l;
         layout_of(ctx, c, v, &l);
-        memset(buf[v], 0, (size_t)(l.count[0] * l.count[1]) * sizeof(double));
+        memset(r->buf[v], 0, (size_t)(l.count[0] * l.count[1]) * sizeof(double));
     }
 
-    kc_timer t;
-    kc_timer_start(&t, ctx->comm);
-    hid_t file = kh5_open(ctx, c->path, fapl);
-    kc_timer_mark(&t, KC_OPEN);
+    kh5_phase p;
+    kh5_phase_open(ctx, &p, c->path, 0, c->mode == 0);
     for (int it = 0; it < c->iterations; it++) {
         char gname[64];
         snprintf(gname, sizeof gname, "Step#%d", it);
-        hid_t group = H5Gopen2(file, gname, H5P_DEFAULT);
-        if (group < 0)
-            kc_fail_all(ctx, KC_EXIT_VERIFY, "group '/%s' is missing in '%s'", gname, c->path);
+        hid_t group = kh5_open_group(ctx, p.file, gname, c->path);
         for (int v = 0; v < NVARS; v++) {
             var_layout l;
             hid_t fspace, mspace;
             layout_of(ctx, c, v, &l);
-            spaces(ctx, &l, &fspace, &mspace);
-            hid_t dset = kh5_open_dataset(ctx, group, vars[v].name, 2, l.gdims, KC_F64);
-            kh5_check(ctx, H5Dread(dset, H5T_NATIVE_DOUBLE, mspace, fspace, dxpl, buf[v]),
-                      "H5Dread");
-            kh5_close_dataset(ctx, dset);
+            kh5_spaces(ctx, 2, l.gdims, l.start, l.count, &fspace, &mspace);
+            kh5_read_dataset(ctx, group, vars[v].name, 2, l.gdims, KC_F64, mspace, fspace, p.dxpl,
+                             r->buf[v]);
             H5Sclose(mspace);
             H5Sclose(fspace);
         }
         kh5_close_group(ctx, group);
-        kc_timer_mark(&t, KC_IO);
+        kc_timer_mark(&p.t, KC_IO);
         for (int v = 0; v < NVARS; v++) {
             var_layout l;
             char what[128];
             layout_of(ctx, c, v, &l);
             snprintf(what, sizeof what, "/%s/%s", gname, vars[v].name);
-            kc_check(&ver, buf[v], KC_F64, (size_t)(l.count[0] * l.count[1]),
+            kc_check(&p.ver, r->buf[v], KC_F64, (size_t)(l.count[0] * l.count[1]),
                      l.start[0] * l.gdims[1], 1, (uint32_t)v, (uint32_t)it, what);
         }
-        kc_timer_mark(&t, KC_SKIP);
+        kc_timer_mark(&p.t, KC_SKIP);
     }
-    kh5_close_file(ctx, file);
-    kc_timer_mark(&t, KC_CLOSE);
-    kc_timer_reduce(&t);
-    int ok = kc_verify_reduce(ctx, &ver);
-    report(ctx, c, &t, "read", ok);
-    H5Pclose(dxpl);
-    H5Pclose(fapl);
+    int ok = kh5_phase_close(ctx, &p);
+    report(ctx, c, &p.t, "read", ok);
     return ok;
 }
 
@@ -229,61 +210,37 @@ int main(int argc, char **argv)
 {
     kc_ctx ctx;
     kc_init(&ctx, "gcrmio", &argc, &argv);
-    config c = {.cells = 32768,
-                .levels = 25,
-                .chunk_cells = 16384,
-                .iterations = 1,
-                .mode = 0,
-                .file = "gcrmio.h5",
-                .dir = "."};
-    int do_read = 0, read_only = 0, cleanup = 0;
+    run r = {.c = {.cells = 32768,
+                   .levels = 25,
+                   .chunk_cells = 16384,
+                   .iterations = 1,
+                   .mode = 0,
+                   .common = {.file = "gcrmio.h5"}}};
+    config *c = &r.c;
     const kc_opt opts[] = {
-        {"cells", KC_OPT_INT, &c.cells, NULL, 0, 1,
+        {"cells", KC_OPT_INT, &c->cells, NULL, 0, 1,
          "grid cells per rank (3 edges, 2 corners each)"},
-        {"levels", KC_OPT_INT, &c.levels, NULL, 0, 1, "vertical levels (layers)"},
-        {"chunk-cells", KC_OPT_INT, &c.chunk_cells, NULL, 0, 0,
+        {"levels", KC_OPT_INT, &c->levels, NULL, 0, 1, "vertical levels (layers)"},
+        {"chunk-cells", KC_OPT_INT, &c->chunk_cells, NULL, 0, 0,
          "cells per chunk (x entities per cell, x all levels); 0 = contiguous datasets"},
-        {"iterations", KC_OPT_INT, &c.iterations, NULL, 0, 1,
+        {"iterations", KC_OPT_INT, &c->iterations, NULL, 0, 1,
          "output iterations (groups /Step#0, /Step#1, ...)"},
-        {"steps", KC_OPT_INT, &c.iterations, NULL, 0, 1, "same as --iterations"},
-        {"mode", KC_OPT_CHOICE, &c.mode, "collective|independent", 0, 0,
-         "MPI-IO transfer mode of H5Dwrite/H5Dread"},
-        {"file", KC_OPT_STR, &c.file, NULL, 0, 0, "HDF5 file name"},
-        {"dir", KC_OPT_STR, &c.dir, NULL, 0, 0,
-         "directory of the file (unless --file is absolute)"},
-        {"read", KC_OPT_FLAG, &do_read, NULL, 0, 0, "after writing, read back and verify"},
-        {"read-only", KC_OPT_FLAG, &read_only, NULL, 0, 0,
-         "only read and verify an existing file written with the same arguments"},
-        {"cleanup", KC_OPT_FLAG, &cleanup, NULL, 0, 0, "delete the file at the end"},
+        {"steps", KC_OPT_INT, &c->iterations, NULL, 0, 1, "same as --iterations"},
+        kh5_opt_mode(&c->mode),
         {NULL, KC_OPT_FLAG, NULL, NULL, 0, 0, NULL},
     };
-    kc_parse(&ctx, argc, argv, opts,
-             "GCRM-IO motif: a geodesic mesh with `cells` cells per rank (3 edges and 2 corners\n"
-             "per cell) and L vertical levels; per iteration five float64 datasets\n"
-             "/Step#<i>/{pressure,temperature (cells x L), vertical_velocity (cells x L+1),\n"
-             "normal_wind (edges x L), vorticity (corners x L)}, chunked by --chunk-cells;\n"
-             "each rank writes its row range with one H5Dwrite per variable.");
+    kc_parse_common(&ctx, argc, argv, opts, &c->common, synopsis);
     kh5_init(&ctx);
-    kc_path(&ctx, c.path, sizeof c.path, c.dir, c.file, -1, -1);
+    kc_path(&ctx, c->path, sizeof c->path, c->common.dir, c->common.file, -1, -1);
 
-    double *buf[NVARS];
     for (int v = 0; v < NVARS; v++) {
         var_layout l;
-        layout_of(&ctx, &c, v, &l);
-        buf[v] = kc_malloc(&ctx, (size_t)(l.count[0] * l.count[1]) * sizeof(double));
+        layout_of(&ctx, c, v, &l);
+        r.buf[v] = kc_malloc(&ctx, (size_t)(l.count[0] * l.count[1]) * sizeof(double));
     }
-    int ok = 1;
-    if (read_only) {
-        kc_require_file(&ctx, c.path);
-        ok = read_phase(&ctx, &c, buf);
-    } else {
-        write_phase(&ctx, &c, buf);
-        if (do_read)
-            ok = read_phase(&ctx, &c, buf);
-    }
-    if (cleanup)
-        kc_remove_file(&ctx, c.path, 1);
+    kc_phases phases = {write_phase, read_phase, &r, c->path, 1, NULL};
+    int code = kc_main(&ctx, &c->common, &phases);
     for (int v = 0; v < NVARS; v++)
-        free(buf[v]);
-    return kc_finish(&ctx, ok ? KC_EXIT_OK : KC_EXIT_VERIFY);
+        free(r.buf[v]);
+    return kc_finish(&ctx, code);
 }

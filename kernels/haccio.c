@@ -43,13 +43,19 @@ enum { MODE_ONE_CALL, MODE_PER_VAR, MODE_INDEP, MODE_POSIX };
 static const char *const mode_names = "mpiio-one-call|mpiio-per-var|mpiio-indep|posix";
 enum { LAYOUT_SHARED, LAYOUT_FPP };
 
+static const char synopsis[] =
+    "HACC-IO motif: a checkpoint of N particles per rank x 9 variables (xx,yy,zz,vx,vy,\n"
+    "vz,phi float32; pid int64; mask uint16) after a small header of particle counts,\n"
+    "stored variable by variable, through MPI-IO (one collective call, one collective\n"
+    "call per variable, or independent calls) or POSIX pwrite; shared file or one file\n"
+    "per process. No HDF5.";
+
 typedef struct {
     long long particles; /* per rank */
     int mode;
     int layout;
     int fsync;
-    const char *file;
-    const char *dir;
+    kc_common common;
     char path[4096];  /* this rank's file */
     char shown[4096]; /* the name reported (fpp: rank 0's) */
 } config;
@@ -68,6 +74,14 @@ typedef struct {
     int fd;
     MPI_File fh;
 } handle;
+
+/* What the phases work on. */
+typedef struct {
+    config c;
+    layout l;
+    void *buf[NVARS];
+    unsigned char *hdr;
+} run;
 
 static void make_layout(const kc_ctx *ctx, const config *c, layout *l)
 {
@@ -188,6 +202,27 @@ static size_t posix_read(const kc_ctx *ctx, int fd, void *buf, size_t len, off_t
     return done;
 }
 
+/* MPI_File_write_at[_all] or MPI_File_read_at[_all]; `what` follows the call's name in an
+ * error. */
+static void mpi_at(const kc_ctx *ctx, MPI_File fh, int writing, int all, MPI_Offset off, void *buf,
+                   size_t len, const char *what)
+{
+    MPI_Status st;
+    int rc, n = (int)len;
+    if (writing)
+        rc = all ? MPI_File_write_at_all(fh, off, buf, n, MPI_BYTE, &st)
+                 : MPI_File_write_at(fh, off, buf, n, MPI_BYTE, &st);
+    else
+        rc = all ? MPI_File_read_at_all(fh, off, buf, n, MPI_BYTE, &st)
+                 : MPI_File_read_at(fh, off, buf, n, MPI_BYTE, &st);
+    if (rc != MPI_SUCCESS) {
+        char call[64];
+        snprintf(call, sizeof call, "MPI_File_%s_at%s%s", writing ? "write" : "read",
+                 all ? "_all" : "", what);
+        kc_mpi_check(ctx, rc, call);
+    }
+}
+
 static MPI_Comm file_comm(const kc_ctx *ctx, const config *c)
 {
     return c->layout == LAYOUT_SHARED ? ctx->comm : MPI_COMM_SELF;
@@ -227,130 +262,105 @@ static void close_file(const kc_ctx *ctx, const config *c, int writing, handle *
 
 /* ---------------------------------------------------------------- phases */
 
-static void write_phase(const kc_ctx *ctx, const config *c, const layout *l, void **buf,
-                        unsigned char *hdr)
+/* The timed part of a phase: open, the header and the variables as --mode says, close. Reading
+ * with posix, got[v] receives the bytes read of variable v (got[NVARS]: of the header). */
+static void move(const kc_ctx *ctx, run *r, int writing, kc_timer *t, size_t got[NVARS + 1])
 {
-    for (int v = 0; v < NVARS; v++)
-        kc_fill(buf[v], var_type[v], (size_t)c->particles, l->first, 1, (uint32_t)v, 0);
-    make_header(l, c->particles, hdr);
-    kc_remove_file(ctx, c->path, c->layout == LAYOUT_SHARED); /* start from an empty file */
+    const config *c = &r->c;
+    const layout *l = &r->l;
     MPI_Datatype ftype = MPI_DATATYPE_NULL, mtype = MPI_DATATYPE_NULL;
     if (c->mode == MODE_ONE_CALL)
-        hindexed_pair(ctx, l, hdr, buf, &ftype, &mtype);
+        hindexed_pair(ctx, l, r->hdr, r->buf, &ftype, &mtype);
 
     handle h;
-    kc_timer t;
-    kc_timer_start(&t, ctx->comm);
-    open_file(ctx, c, 1, &h);
-    kc_timer_mark(&t, KC_OPEN);
+    kc_timer_start(t, ctx->comm);
+    open_file(ctx, c, writing, &h);
+    kc_timer_mark(t, KC_OPEN);
     MPI_Status st;
     switch (c->mode) {
     case MODE_ONE_CALL:
         kc_mpi_check(ctx, MPI_File_set_view(h.fh, 0, MPI_BYTE, ftype, "native", MPI_INFO_NULL),
                      "MPI_File_set_view");
-        kc_mpi_check(ctx, MPI_File_write_all(h.fh, MPI_BOTTOM, 1, mtype, &st),
-                     "MPI_File_write_all");
+        if (writing)
+            kc_mpi_check(ctx, MPI_File_write_all(h.fh, MPI_BOTTOM, 1, mtype, &st),
+                         "MPI_File_write_all");
+        else
+            kc_mpi_check(ctx, MPI_File_read_all(h.fh, MPI_BOTTOM, 1, mtype, &st),
+                         "MPI_File_read_all");
         break;
     case MODE_PER_VAR:
     case MODE_INDEP:
         if (l->header)
-            kc_mpi_check(ctx, MPI_File_write_at(h.fh, 0, hdr, (int)l->hsize, MPI_BYTE, &st),
-                         "MPI_File_write_at (header)");
-        for (int v = 0; v < NVARS; v++) {
-            if (c->mode == MODE_PER_VAR)
-                kc_mpi_check(
-                    ctx,
-                    MPI_File_write_at_all(h.fh, l->off[v], buf[v], (int)l->len[v], MPI_BYTE, &st),
-                    "MPI_File_write_at_all");
-            else
-                kc_mpi_check(
-                    ctx, MPI_File_write_at(h.fh, l->off[v], buf[v], (int)l->len[v], MPI_BYTE, &st),
-                    "MPI_File_write_at");
-        }
+            mpi_at(ctx, h.fh, writing, 0, 0, r->hdr, l->hsize, " (header)");
+        for (int v = 0; v < NVARS; v++)
+            mpi_at(ctx, h.fh, writing, c->mode == MODE_PER_VAR, l->off[v], r->buf[v], l->len[v],
+                   "");
         break;
     case MODE_POSIX:
-        if (l->header)
-            posix_write(ctx, h.fd, hdr, l->hsize, 0);
-        for (int v = 0; v < NVARS; v++)
-            posix_write(ctx, h.fd, buf[v], l->len[v], (off_t)l->off[v]);
+        if (l->header) {
+            if (writing)
+                posix_write(ctx, h.fd, r->hdr, l->hsize, 0);
+            else
+                got[NVARS] = posix_read(ctx, h.fd, r->hdr, l->hsize, 0);
+        }
+        for (int v = 0; v < NVARS; v++) {
+            if (writing)
+                posix_write(ctx, h.fd, r->buf[v], l->len[v], (off_t)l->off[v]);
+            else
+                got[v] = posix_read(ctx, h.fd, r->buf[v], l->len[v], (off_t)l->off[v]);
+        }
         break;
     }
-    kc_timer_mark(&t, KC_IO);
-    close_file(ctx, c, 1, &h);
-    kc_timer_mark(&t, KC_CLOSE);
-    kc_timer_reduce(&t);
-    report(ctx, c, l, &t, "write", -1);
+    kc_timer_mark(t, KC_IO);
+    close_file(ctx, c, writing, &h);
+    kc_timer_mark(t, KC_CLOSE);
     if (c->mode == MODE_ONE_CALL) {
         MPI_Type_free(&ftype);
         MPI_Type_free(&mtype);
     }
 }
 
-static int read_phase(const kc_ctx *ctx, const config *c, const layout *l, void **buf,
-                      unsigned char *hdr)
+static void write_phase(const kc_ctx *ctx, void *arg)
 {
+    run *r = arg;
+    const config *c = &r->c;
+    const layout *l = &r->l;
+    for (int v = 0; v < NVARS; v++)
+        kc_fill(r->buf[v], var_type[v], (size_t)c->particles, l->first, 1, (uint32_t)v, 0);
+    make_header(l, c->particles, r->hdr);
+    kc_remove_file(ctx, c->path, c->layout == LAYOUT_SHARED); /* start from an empty file */
+
+    kc_timer t;
+    move(ctx, r, 1, &t, NULL);
+    kc_timer_reduce(&t);
+    report(ctx, c, l, &t, "write", -1);
+}
+
+static int read_phase(const kc_ctx *ctx, void *arg)
+{
+    run *r = arg;
+    const config *c = &r->c;
+    const layout *l = &r->l;
     for (int v = 0; v < NVARS; v++) /* never verify what an earlier phase left behind */
-        memset(buf[v], 0, l->len[v]);
-    memset(hdr, 0, l->hsize);
-    MPI_Datatype ftype = MPI_DATATYPE_NULL, mtype = MPI_DATATYPE_NULL;
-    if (c->mode == MODE_ONE_CALL)
-        hindexed_pair(ctx, l, hdr, buf, &ftype, &mtype);
-    kc_verify ver;
-    kc_verify_init(&ver);
+        memset(r->buf[v], 0, l->len[v]);
+    memset(r->hdr, 0, l->hsize);
     size_t got[NVARS + 1];
     for (int v = 0; v <= NVARS; v++)
         got[v] = (size_t)-1; /* unknown: MPI-IO reports no short reads here */
 
-    handle h;
     kc_timer t;
-    kc_timer_start(&t, ctx->comm);
-    open_file(ctx, c, 0, &h);
-    kc_timer_mark(&t, KC_OPEN);
-    MPI_Status st;
-    switch (c->mode) {
-    case MODE_ONE_CALL:
-        kc_mpi_check(ctx, MPI_File_set_view(h.fh, 0, MPI_BYTE, ftype, "native", MPI_INFO_NULL),
-                     "MPI_File_set_view");
-        kc_mpi_check(ctx, MPI_File_read_all(h.fh, MPI_BOTTOM, 1, mtype, &st), "MPI_File_read_all");
-        break;
-    case MODE_PER_VAR:
-    case MODE_INDEP:
-        if (l->header)
-            kc_mpi_check(ctx, MPI_File_read_at(h.fh, 0, hdr, (int)l->hsize, MPI_BYTE, &st),
-                         "MPI_File_read_at (header)");
-        for (int v = 0; v < NVARS; v++) {
-            if (c->mode == MODE_PER_VAR)
-                kc_mpi_check(
-                    ctx,
-                    MPI_File_read_at_all(h.fh, l->off[v], buf[v], (int)l->len[v], MPI_BYTE, &st),
-                    "MPI_File_read_at_all");
-            else
-                kc_mpi_check(
-                    ctx, MPI_File_read_at(h.fh, l->off[v], buf[v], (int)l->len[v], MPI_BYTE, &st),
-                    "MPI_File_read_at");
-        }
-        break;
-    case MODE_POSIX:
-        if (l->header)
-            got[NVARS] = posix_read(ctx, h.fd, hdr, l->hsize, 0);
-        for (int v = 0; v < NVARS; v++)
-            got[v] = posix_read(ctx, h.fd, buf[v], l->len[v], (off_t)l->off[v]);
-        break;
-    }
-    kc_timer_mark(&t, KC_IO);
-    close_file(ctx, c, 0, &h);
-    kc_timer_mark(&t, KC_CLOSE);
-    kc_timer_reduce(&t);
-
+    move(ctx, r, 0, &t, got);
+    kc_verify ver;
+    kc_verify_init(&ver);
     if (l->header) {
         unsigned char want[16 + 8 * 64];
         unsigned char *expect = l->hsize <= sizeof want ? want : kc_malloc(ctx, l->hsize);
         make_header(l, c->particles, expect);
         if (got[NVARS] != (size_t)-1 && got[NVARS] < l->hsize)
             kc_verify_fail(&ver, "%s: file shorter than its header", c->path);
-        else if (memcmp(hdr, expect, 8) != 0)
+        else if (memcmp(r->hdr, expect, 8) != 0)
             kc_verify_fail(&ver, "%s: bad magic (not a haccio checkpoint)", c->path);
-        else if (memcmp(hdr, expect, l->hsize) != 0)
+        else if (memcmp(r->hdr, expect, l->hsize) != 0)
             kc_verify_fail(&ver, "%s: header does not describe %lld ranks x %lld particles",
                            c->path, l->nblocks, c->particles);
         if (expect != want)
@@ -359,15 +369,11 @@ static int read_phase(const kc_ctx *ctx, const config *c, const layout *l, void 
     for (int v = 0; v < NVARS; v++) {
         if (got[v] != (size_t)-1 && got[v] < l->len[v])
             kc_verify_fail(&ver, "%s: file too short for variable %s", c->path, var_name[v]);
-        kc_check(&ver, buf[v], var_type[v], (size_t)c->particles, l->first, 1, (uint32_t)v, 0,
+        kc_check(&ver, r->buf[v], var_type[v], (size_t)c->particles, l->first, 1, (uint32_t)v, 0,
                  var_name[v]);
     }
-    int ok = kc_verify_reduce(ctx, &ver);
+    int ok = kc_phase_end(ctx, &t, &ver);
     report(ctx, c, l, &t, "read", ok);
-    if (c->mode == MODE_ONE_CALL) {
-        MPI_Type_free(&ftype);
-        MPI_Type_free(&mtype);
-    }
     return ok;
 }
 
@@ -375,60 +381,41 @@ int main(int argc, char **argv)
 {
     kc_ctx ctx;
     kc_init(&ctx, "haccio", &argc, &argv);
-    config c = {.particles = 100000,
-                .mode = MODE_ONE_CALL,
-                .layout = LAYOUT_SHARED,
-                .file = "haccio.dat",
-                .dir = "."};
-    int do_read = 0, read_only = 0, cleanup = 0;
+    run r = {.c = {.particles = 100000, .mode = MODE_ONE_CALL, .layout = LAYOUT_SHARED}};
+    config *c = &r.c;
+    c->common = (kc_common){
+        .file = "haccio.dat",
+        .file_help = "checkpoint file name (fpp: + .r<rank>)",
+        .read_only_help =
+            "only read and verify an existing checkpoint written with the same arguments",
+        .cleanup_help = "delete the file(s) at the end",
+    };
     const kc_opt opts[] = {
-        {"particles", KC_OPT_INT, &c.particles, NULL, 0, 1, "particles per rank"},
-        {"mode", KC_OPT_CHOICE, &c.mode, mode_names, 0, 0, "how the checkpoint is written/read"},
-        {"layout", KC_OPT_CHOICE, &c.layout, "shared|fpp", 0, 0,
+        {"particles", KC_OPT_INT, &c->particles, NULL, 0, 1, "particles per rank"},
+        {"mode", KC_OPT_CHOICE, &c->mode, mode_names, 0, 0, "how the checkpoint is written/read"},
+        {"layout", KC_OPT_CHOICE, &c->layout, "shared|fpp", 0, 0,
          "one shared file, or one file per process"},
-        {"fsync", KC_OPT_FLAG, &c.fsync, NULL, 0, 0,
+        {"fsync", KC_OPT_FLAG, &c->fsync, NULL, 0, 0,
          "fsync / MPI_File_sync before closing a written file (counted in close time)"},
-        {"file", KC_OPT_STR, &c.file, NULL, 0, 0, "checkpoint file name (fpp: + .r<rank>)"},
-        {"dir", KC_OPT_STR, &c.dir, NULL, 0, 0,
-         "directory of the file (unless --file is absolute)"},
-        {"read", KC_OPT_FLAG, &do_read, NULL, 0, 0, "after writing, read back and verify"},
-        {"read-only", KC_OPT_FLAG, &read_only, NULL, 0, 0,
-         "only read and verify an existing checkpoint written with the same arguments"},
-        {"cleanup", KC_OPT_FLAG, &cleanup, NULL, 0, 0, "delete the file(s) at the end"},
         {NULL, KC_OPT_FLAG, NULL, NULL, 0, 0, NULL},
     };
-    kc_parse(&ctx, argc, argv, opts,
-             "HACC-IO motif: a checkpoint of N particles per rank x 9 variables (xx,yy,zz,vx,vy,\n"
-             "vz,phi float32; pid int64; mask uint16) after a small header of particle counts,\n"
-             "stored variable by variable, through MPI-IO (one collective call, one collective\n"
-             "call per variable, or independent calls) or POSIX pwrite; shared file or one file\n"
-             "per process. No HDF5.");
-    int shared = c.layout == LAYOUT_SHARED;
-    kc_path(&ctx, c.path, sizeof c.path, c.dir, c.file, -1, shared ? -1 : ctx.rank);
-    kc_path(&ctx, c.shown, sizeof c.shown, c.dir, c.file, -1, shared ? -1 : 0);
+    kc_parse_common(&ctx, argc, argv, opts, &c->common, synopsis);
+    int shared = c->layout == LAYOUT_SHARED;
+    const char *dir = c->common.dir, *file = c->common.file;
+    kc_path(&ctx, c->path, sizeof c->path, dir, file, -1, shared ? -1 : ctx.rank);
+    kc_path(&ctx, c->shown, sizeof c->shown, dir, file, -1, shared ? -1 : 0);
 
-    if (c.particles > INT_MAX / 8) /* a variable's bytes must fit one MPI count */
+    if (c->particles > INT_MAX / 8) /* a variable's bytes must fit one MPI count */
         kc_fail_all(&ctx, KC_EXIT_USAGE, "--particles must be at most %d", INT_MAX / 8);
-    layout l;
-    make_layout(&ctx, &c, &l);
-    void *buf[NVARS];
+    make_layout(&ctx, c, &r.l);
     for (int v = 0; v < NVARS; v++)
-        buf[v] = kc_malloc(&ctx, l.len[v]);
-    unsigned char *hdr = kc_malloc(&ctx, l.hsize);
+        r.buf[v] = kc_malloc(&ctx, r.l.len[v]);
+    r.hdr = kc_malloc(&ctx, r.l.hsize);
 
-    int ok = 1;
-    if (read_only) {
-        kc_require_file(&ctx, c.path);
-        ok = read_phase(&ctx, &c, &l, buf, hdr);
-    } else {
-        write_phase(&ctx, &c, &l, buf, hdr);
-        if (do_read)
-            ok = read_phase(&ctx, &c, &l, buf, hdr);
-    }
-    if (cleanup)
-        kc_remove_file(&ctx, c.path, shared);
+    kc_phases phases = {write_phase, read_phase, &r, c->path, shared, NULL};
+    int code = kc_main(&ctx, &c->common, &phases);
     for (int v = 0; v < NVARS; v++)
-        free(buf[v]);
-    free(hdr);
-    return kc_finish(&ctx, ok ? KC_EXIT_OK : KC_EXIT_VERIFY);
+        free(r.buf[v]);
+    free(r.hdr);
+    return kc_finish(&ctx, code);
 }

@@ -29,11 +29,16 @@ enum { LAYOUT_SHARED, LAYOUT_FPP };
 enum { MODE_INDEP, MODE_COLL };
 enum { ORDER_SEQ, ORDER_RANDOM };
 
+static const char synopsis[] =
+    "IOR-style kernel: per step, each rank moves segments x block bytes in calls of\n"
+    "transfer bytes (shared file with IOR's segmented layout, or one file per process),\n"
+    "through HDF5 (1-D uint64 dataset /data), MPI-IO or POSIX, in sequential or seeded\n"
+    "random order. Every step writes a new file.";
+
 typedef struct {
     int api, layout, mode, order, fsync;
     long long block, transfer, segments, steps, seed;
-    const char *file;
-    const char *dir;
+    kc_common common;
 } config;
 
 typedef struct {
@@ -47,6 +52,12 @@ typedef struct {
     MPI_File fh;
     hid_t file, dset, fspace, mspace, dxpl;
 } handle;
+
+/* What the phases work on. */
+typedef struct {
+    config c;
+    state s;
+} run;
 
 static const char *const api_names = "hdf5|mpiio|posix";
 
@@ -99,7 +110,7 @@ static void make_order(const kc_ctx *ctx, const config *c, state *s, int step)
 
 static void step_path(const kc_ctx *ctx, const config *c, int step, char *out, size_t size)
 {
-    kc_path(ctx, out, size, c->dir, c->file, c->steps > 1 ? step : -1,
+    kc_path(ctx, out, size, c->common.dir, c->common.file, c->steps > 1 ? step : -1,
             c->layout == LAYOUT_FPP ? ctx->rank : -1);
 }
 
@@ -239,15 +250,38 @@ static void report(const kc_ctx *ctx, const config *c, const kc_timer *t, const 
     kc_json_int(extra, sizeof extra, "segments", c->segments);
     kc_json_int(extra, sizeof extra, "steps", c->steps);
     kc_json_int(extra, sizeof extra, "files", files);
-    kc_path(ctx, path, sizeof path, c->dir, c->file, c->steps > 1 ? 0 : -1,
+    kc_path(ctx, path, sizeof path, c->common.dir, c->common.file, c->steps > 1 ? 0 : -1,
             c->layout == LAYOUT_FPP ? 0 : -1);
     kc_json_str(extra, sizeof extra, "file", path);
     kc_report_info info = {phase, bytes, objects, verified, extra};
     kc_report(ctx, t, &info);
 }
 
-static void write_phase(const kc_ctx *ctx, const config *c, state *s)
+/* The timed part of one step: open `path`, all transfers in this step's order, close. */
+static void move_step(const kc_ctx *ctx, const config *c, state *s, const char *path, int writing,
+                      kc_timer *t, kc_verify *ver)
 {
+    handle h;
+    open_file(ctx, c, path, writing, &h);
+    kc_timer_mark(t, KC_OPEN);
+    if (c->api == API_HDF5)
+        open_dataset(ctx, c, writing, &h);
+    for (long long i = 0; i < s->ntransfers; i++) {
+        long long k = s->perm[i];
+        transfer(ctx, c, &h, writing, transfer_offset(ctx, c, k), slot(c, s, k), ver);
+    }
+    if (c->api == API_HDF5)
+        close_dataset(ctx, &h);
+    kc_timer_mark(t, KC_IO);
+    close_file(ctx, c, writing, &h);
+    kc_timer_mark(t, KC_CLOSE);
+}
+
+static void write_phase(const kc_ctx *ctx, void *arg)
+{
+    run *r = arg;
+    const config *c = &r->c;
+    state *s = &r->s;
     char path[4096];
     kc_timer t;
     kc_timer_start(&t, ctx->comm);
@@ -258,28 +292,17 @@ static void write_phase(const kc_ctx *ctx, const config *c, state *s)
         step_path(ctx, c, step, path, sizeof path);
         kc_remove_file(ctx, path, c->layout == LAYOUT_SHARED);
         kc_timer_mark(&t, KC_SKIP);
-
-        handle h;
-        open_file(ctx, c, path, 1, &h);
-        kc_timer_mark(&t, KC_OPEN);
-        if (c->api == API_HDF5)
-            open_dataset(ctx, c, 1, &h);
-        for (long long i = 0; i < s->ntransfers; i++) {
-            long long k = s->perm[i];
-            transfer(ctx, c, &h, 1, transfer_offset(ctx, c, k), slot(c, s, k), NULL);
-        }
-        if (c->api == API_HDF5)
-            close_dataset(ctx, &h);
-        kc_timer_mark(&t, KC_IO);
-        close_file(ctx, c, 1, &h);
-        kc_timer_mark(&t, KC_CLOSE);
+        move_step(ctx, c, s, path, 1, &t, NULL);
     }
     kc_timer_reduce(&t);
     report(ctx, c, &t, "write", -1);
 }
 
-static int read_phase(const kc_ctx *ctx, const config *c, state *s)
+static int read_phase(const kc_ctx *ctx, void *arg)
 {
+    run *r = arg;
+    const config *c = &r->c;
+    state *s = &r->s;
     char path[4096];
     kc_verify ver;
     kc_verify_init(&ver);
@@ -291,21 +314,7 @@ static int read_phase(const kc_ctx *ctx, const config *c, state *s)
         step_path(ctx, c, step, path, sizeof path);
         kc_require_file(ctx, path);
         kc_timer_mark(&t, KC_SKIP);
-
-        handle h;
-        open_file(ctx, c, path, 0, &h);
-        kc_timer_mark(&t, KC_OPEN);
-        if (c->api == API_HDF5)
-            open_dataset(ctx, c, 0, &h);
-        for (long long i = 0; i < s->ntransfers; i++) {
-            long long k = s->perm[i];
-            transfer(ctx, c, &h, 0, transfer_offset(ctx, c, k), slot(c, s, k), &ver);
-        }
-        if (c->api == API_HDF5)
-            close_dataset(ctx, &h);
-        kc_timer_mark(&t, KC_IO);
-        close_file(ctx, c, 0, &h);
-        kc_timer_mark(&t, KC_CLOSE);
+        move_step(ctx, c, s, path, 0, &t, &ver);
 
         size_t words = (size_t)(c->transfer / 8);
         for (long long k = 0; k < s->ntransfers; k++) {
@@ -316,91 +325,86 @@ static int read_phase(const kc_ctx *ctx, const config *c, state *s)
         }
         kc_timer_mark(&t, KC_SKIP);
     }
-    kc_timer_reduce(&t);
-    int ok = kc_verify_reduce(ctx, &ver);
+    int ok = kc_phase_end(ctx, &t, &ver);
     report(ctx, c, &t, "read", ok);
     return ok;
+}
+
+/* --cleanup: every step's file. */
+static void cleanup(const kc_ctx *ctx, void *arg)
+{
+    const config *c = &((run *)arg)->c;
+    char path[4096];
+    for (int step = 0; step < c->steps; step++) {
+        step_path(ctx, c, step, path, sizeof path);
+        kc_remove_file(ctx, path, c->layout == LAYOUT_SHARED);
+    }
 }
 
 int main(int argc, char **argv)
 {
     kc_ctx ctx;
     kc_init(&ctx, "iorio", &argc, &argv);
-    config c = {.api = API_MPIIO,
-                .layout = LAYOUT_SHARED,
-                .mode = MODE_INDEP,
-                .order = ORDER_SEQ,
-                .block = 8LL << 20,
-                .transfer = 1LL << 20,
-                .segments = 4,
-                .steps = 1,
-                .seed = 1,
-                .file = NULL,
-                .dir = "."};
-    int do_read = 0, read_only = 0, cleanup = 0;
+    run r = {.c = {.api = API_MPIIO,
+                   .layout = LAYOUT_SHARED,
+                   .mode = MODE_INDEP,
+                   .order = ORDER_SEQ,
+                   .block = 8LL << 20,
+                   .transfer = 1LL << 20,
+                   .segments = 4,
+                   .steps = 1,
+                   .seed = 1}};
+    config *c = &r.c;
+    c->common = (kc_common){
+        .file = NULL, /* chosen by --api below */
+        .file_help =
+            "file name (default iorio.h5 or iorio.dat); steps > 1 insert .<step>, fpp .r<rank>",
+        .dir_help = "directory of the files (unless --file is absolute)",
+        .read_only_help = "only read and verify files written with the same arguments",
+        .cleanup_help = "delete the files at the end",
+    };
     const kc_opt opts[] = {
-        {"api", KC_OPT_CHOICE, &c.api, api_names, 0, 0, "I/O interface"},
-        {"block", KC_OPT_INT, &c.block, NULL, 0, 8, "bytes per rank and segment"},
-        {"transfer", KC_OPT_INT, &c.transfer, NULL, 0, 8,
+        {"api", KC_OPT_CHOICE, &c->api, api_names, 0, 0, "I/O interface"},
+        {"block", KC_OPT_INT, &c->block, NULL, 0, 8, "bytes per rank and segment"},
+        {"transfer", KC_OPT_INT, &c->transfer, NULL, 0, 8,
          "bytes per call (multiple of 8, divides --block)"},
-        {"segments", KC_OPT_INT, &c.segments, NULL, 0, 1, "segments per file"},
-        {"layout", KC_OPT_CHOICE, &c.layout, "shared|fpp", 0, 0,
+        {"segments", KC_OPT_INT, &c->segments, NULL, 0, 1, "segments per file"},
+        {"layout", KC_OPT_CHOICE, &c->layout, "shared|fpp", 0, 0,
          "one shared file, or one file per process"},
-        {"mode", KC_OPT_CHOICE, &c.mode, "independent|collective", 0, 0,
+        {"mode", KC_OPT_CHOICE, &c->mode, "independent|collective", 0, 0,
          "MPI-IO transfer mode (hdf5, mpiio)"},
-        {"order", KC_OPT_CHOICE, &c.order, "sequential|random", 0, 0,
+        {"order", KC_OPT_CHOICE, &c->order, "sequential|random", 0, 0,
          "order of a rank's transfers"},
-        {"seed", KC_OPT_INT, &c.seed, NULL, 0, 0, "seed of the random order"},
-        {"steps", KC_OPT_INT, &c.steps, NULL, 0, 1,
+        {"seed", KC_OPT_INT, &c->seed, NULL, 0, 0, "seed of the random order"},
+        {"steps", KC_OPT_INT, &c->steps, NULL, 0, 1,
          "time steps; each writes a new file with the step number in its name"},
-        {"fsync", KC_OPT_FLAG, &c.fsync, NULL, 0, 0,
+        {"fsync", KC_OPT_FLAG, &c->fsync, NULL, 0, 0,
          "fsync / MPI_File_sync / H5Fflush before closing a written file"},
-        {"file", KC_OPT_STR, &c.file, NULL, 0, 0,
-         "file name (default iorio.h5 or iorio.dat); steps > 1 insert .<step>, fpp .r<rank>"},
-        {"dir", KC_OPT_STR, &c.dir, NULL, 0, 0,
-         "directory of the files (unless --file is absolute)"},
-        {"read", KC_OPT_FLAG, &do_read, NULL, 0, 0, "after writing, read back and verify"},
-        {"read-only", KC_OPT_FLAG, &read_only, NULL, 0, 0,
-         "only read and verify files written with the same arguments"},
-        {"cleanup", KC_OPT_FLAG, &cleanup, NULL, 0, 0, "delete the files at the end"},
         {NULL, KC_OPT_FLAG, NULL, NULL, 0, 0, NULL},
     };
-    kc_parse(&ctx, argc, argv, opts,
-             "IOR-style kernel: per step, each rank moves segments x block bytes in calls of\n"
-             "transfer bytes (shared file with IOR's segmented layout, or one file per process),\n"
-             "through HDF5 (1-D uint64 dataset /data), MPI-IO or POSIX, in sequential or seeded\n"
-             "random order. Every step writes a new file.");
-    if (c.transfer % 8 != 0 || c.block % c.transfer != 0)
+    kc_parse_common(&ctx, argc, argv, opts, &c->common, synopsis);
+    if (c->transfer % 8 != 0 || c->block % c->transfer != 0)
         kc_fail_all(&ctx, KC_EXIT_USAGE,
                     "--transfer (%lld) must be a multiple of 8 that divides --block (%lld)",
-                    c.transfer, c.block);
-    if (c.transfer > INT_MAX)
+                    c->transfer, c->block);
+    if (c->transfer > INT_MAX)
         kc_fail_all(&ctx, KC_EXIT_USAGE, "--transfer must be below 2 GiB");
-    if (c.api == API_POSIX && c.mode == MODE_COLL)
+    if (c->api == API_POSIX && c->mode == MODE_COLL)
         kc_fail_all(&ctx, KC_EXIT_USAGE, "--mode collective needs --api hdf5 or mpiio");
-    if (c.file == NULL)
-        c.file = c.api == API_HDF5 ? "iorio.h5" : "iorio.dat";
-    if (c.api == API_HDF5)
+    if (c->common.file == NULL)
+        c->common.file = c->api == API_HDF5 ? "iorio.h5" : "iorio.dat";
+    if (c->api == API_HDF5)
         kh5_init(&ctx);
 
-    state s;
-    s.ntransfers = c.segments * (c.block / c.transfer);
-    s.perm = kc_malloc(&ctx, sizeof(long long) * (size_t)s.ntransfers);
-    s.data = kc_malloc(&ctx, (size_t)(c.segments * c.block));
+    state *s = &r.s;
+    s->ntransfers = c->segments * (c->block / c->transfer);
+    s->perm = kc_malloc(&ctx, sizeof(long long) * (size_t)s->ntransfers);
+    s->data = kc_malloc(&ctx, (size_t)(c->segments * c->block));
 
-    int ok = 1;
-    if (!read_only)
-        write_phase(&ctx, &c, &s);
-    if (read_only || do_read)
-        ok = read_phase(&ctx, &c, &s);
-    if (cleanup) {
-        char path[4096];
-        for (int step = 0; step < c.steps; step++) {
-            step_path(&ctx, &c, step, path, sizeof path);
-            kc_remove_file(&ctx, path, c.layout == LAYOUT_SHARED);
-        }
-    }
-    free(s.perm);
-    free(s.data);
-    return kc_finish(&ctx, ok ? KC_EXIT_OK : KC_EXIT_VERIFY);
+    /* no single path: the read phase checks each step's file, cleanup removes them all */
+    kc_phases phases = {write_phase, read_phase, &r, NULL, 0, cleanup};
+    int code = kc_main(&ctx, &c->common, &phases);
+    free(s->perm);
+    free(s->data);
+    return kc_finish(&ctx, code);
 }

@@ -14,14 +14,19 @@
 
 #include "kh5.h"
 
+static const char synopsis[] =
+    "VORPAL-IO motif: a 3-D block of cells per rank on a 3-D process grid; a vector\n"
+    "field of C float64 components stored H5Block-style as one 3-D dataset\n"
+    "/Step#<s>/Block/E/<c> of shape (NZ,NY,NX) per component; each rank writes its\n"
+    "block as a noncontiguous hyperslab (one H5Dwrite per component and step).";
+
 typedef struct {
     long long block[3]; /* cells per rank: x, y, z */
     long long procs[3]; /* process grid: x, y, z (0 = choose) */
     long long components;
     long long steps;
     int mode; /* 0 collective, 1 independent */
-    const char *file;
-    const char *dir;
+    kc_common common;
     char path[4096];
 } config;
 
@@ -31,6 +36,13 @@ typedef struct {
     hsize_t count[3]; /* this rank's block size (z, y, x) */
     size_t nelem;     /* elements of one component on this rank */
 } layout;
+
+/* What the phases work on. */
+typedef struct {
+    config c;
+    layout l;
+    double **buf; /* one block per component */
+} run;
 
 static long long phase_bytes(const config *c, const layout *l)
 {
@@ -88,112 +100,77 @@ static void fill_step(double **buf, const config *c, const layout *l, int step)
         fill_component(buf[k], l, k, step);
 }
 
-static hid_t make_group(const kc_ctx *ctx, hid_t loc, const char *name)
+static void write_phase(const kc_ctx *ctx, void *arg)
 {
-    hid_t g = H5Gcreate2(loc, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    kh5_check(ctx, g, "H5Gcreate2");
-    return g;
-}
-
-static void spaces(const kc_ctx *ctx, const layout *l, hid_t *fspace, hid_t *mspace)
-{
-    *fspace = H5Screate_simple(3, l->gdims, NULL);
-    *mspace = H5Screate_simple(3, l->count, NULL);
-    kh5_check(ctx, *fspace < 0 || *mspace < 0 ? -1 : 0, "H5Screate_simple");
-    kh5_check(ctx, H5Sselect_hyperslab(*fspace, H5S_SELECT_SET, l->start, NULL, l->count, NULL),
-              "H5Sselect_hyperslab");
-}
-
-static void write_phase(const kc_ctx *ctx, const config *c, const layout *l, double **buf)
-{
-    hid_t fapl = kh5_fapl(ctx, ctx->comm), dxpl = kh5_dxpl(ctx, c->mode == 0);
+    run *r = arg;
+    const config *c = &r->c;
+    const layout *l = &r->l;
     hid_t fspace, mspace;
-    spaces(ctx, l, &fspace, &mspace);
-    fill_step(buf, c, l, 0);
+    kh5_spaces(ctx, 3, l->gdims, l->start, l->count, &fspace, &mspace);
+    fill_step(r->buf, c, l, 0);
 
-    kc_timer t;
-    kc_timer_start(&t, ctx->comm);
-    hid_t file = kh5_create(ctx, c->path, fapl);
-    kc_timer_mark(&t, KC_OPEN);
+    kh5_phase p;
+    kh5_phase_open(ctx, &p, c->path, 1, c->mode == 0);
     for (int s = 0; s < c->steps; s++) {
         if (s > 0) {
-            kc_timer_mark(&t, KC_IO);
-            fill_step(buf, c, l, s);
-            kc_timer_mark(&t, KC_SKIP);
+            kc_timer_mark(&p.t, KC_IO);
+            fill_step(r->buf, c, l, s);
+            kc_timer_mark(&p.t, KC_SKIP);
         }
         char name[64];
         snprintf(name, sizeof name, "Step#%d", s);
-        hid_t step = make_group(ctx, file, name);
-        hid_t block = make_group(ctx, step, "Block");
-        hid_t field = make_group(ctx, block, "E");
+        hid_t step = kh5_create_group(ctx, p.file, name);
+        hid_t block = kh5_create_group(ctx, step, "Block");
+        hid_t field = kh5_create_group(ctx, block, "E");
         for (int k = 0; k < c->components; k++) {
             snprintf(name, sizeof name, "%d", k);
-            hid_t dset = H5Dcreate2(field, name, H5T_NATIVE_DOUBLE, fspace, H5P_DEFAULT,
-                                    H5P_DEFAULT, H5P_DEFAULT);
-            kh5_check(ctx, dset, "H5Dcreate2");
-            kh5_check(ctx, H5Dwrite(dset, H5T_NATIVE_DOUBLE, mspace, fspace, dxpl, buf[k]),
-                      "H5Dwrite");
-            kh5_close_dataset(ctx, dset);
+            kh5_write_dataset(ctx, field, name, KC_F64, fspace, H5P_DEFAULT, mspace, p.dxpl,
+                              r->buf[k]);
         }
         kh5_close_group(ctx, field);
         kh5_close_group(ctx, block);
         kh5_close_group(ctx, step);
     }
-    kc_timer_mark(&t, KC_IO);
-    kh5_close_file(ctx, file);
-    kc_timer_mark(&t, KC_CLOSE);
-    kc_timer_reduce(&t);
-    report(ctx, c, l, &t, "write", -1);
+    kc_timer_mark(&p.t, KC_IO);
+    kh5_phase_close(ctx, &p);
+    report(ctx, c, l, &p.t, "write", -1);
     H5Sclose(mspace);
     H5Sclose(fspace);
-    H5Pclose(dxpl);
-    H5Pclose(fapl);
 }
 
-static int read_phase(const kc_ctx *ctx, const config *c, const layout *l, double **buf)
+static int read_phase(const kc_ctx *ctx, void *arg)
 {
-    hid_t fapl = kh5_fapl(ctx, ctx->comm), dxpl = kh5_dxpl(ctx, c->mode == 0);
+    run *r = arg;
+    const config *c = &r->c;
+    const layout *l = &r->l;
     hid_t fspace, mspace;
-    spaces(ctx, l, &fspace, &mspace);
-    kc_verify ver;
-    kc_verify_init(&ver);
+    kh5_spaces(ctx, 3, l->gdims, l->start, l->count, &fspace, &mspace);
     for (int k = 0; k < c->components; k++) /* never verify what the write phase left behind */
-        memset(buf[k], 0, l->nelem * sizeof(double));
+        memset(r->buf[k], 0, l->nelem * sizeof(double));
 
-    kc_timer t;
-    kc_timer_start(&t, ctx->comm);
-    hid_t file = kh5_open(ctx, c->path, fapl);
-    kc_timer_mark(&t, KC_OPEN);
+    kh5_phase p;
+    kh5_phase_open(ctx, &p, c->path, 0, c->mode == 0);
     for (int s = 0; s < c->steps; s++) {
         char gname[64], name[96];
         snprintf(gname, sizeof gname, "/Step#%d/Block/E", s);
-        hid_t field = H5Gopen2(file, gname, H5P_DEFAULT);
-        if (field < 0)
-            kc_fail_all(ctx, KC_EXIT_VERIFY, "group '%s' is missing in '%s'", gname, c->path);
+        hid_t field = kh5_open_group(ctx, p.file, gname, c->path);
         for (int k = 0; k < c->components; k++) {
             snprintf(name, sizeof name, "%d", k);
-            hid_t dset = kh5_open_dataset(ctx, field, name, 3, l->gdims, KC_F64);
-            kh5_check(ctx, H5Dread(dset, H5T_NATIVE_DOUBLE, mspace, fspace, dxpl, buf[k]),
-                      "H5Dread");
-            kh5_close_dataset(ctx, dset);
+            kh5_read_dataset(ctx, field, name, 3, l->gdims, KC_F64, mspace, fspace, p.dxpl,
+                             r->buf[k]);
         }
         kh5_close_group(ctx, field);
-        kc_timer_mark(&t, KC_IO);
+        kc_timer_mark(&p.t, KC_IO);
         for (int k = 0; k < c->components; k++) {
             snprintf(name, sizeof name, "%s/%d", gname, k);
-            check_component(&ver, buf[k], l, k, s, name);
+            check_component(&p.ver, r->buf[k], l, k, s, name);
         }
-        kc_timer_mark(&t, KC_SKIP);
+        kc_timer_mark(&p.t, KC_SKIP);
     }
-    kh5_close_file(ctx, file);
-    kc_timer_mark(&t, KC_CLOSE);
-    kc_timer_reduce(&t);
-    int ok = kc_verify_reduce(ctx, &ver);
-    report(ctx, c, l, &t, "read", ok);
+    int ok = kh5_phase_close(ctx, &p);
+    report(ctx, c, l, &p.t, "read", ok);
     H5Sclose(mspace);
     H5Sclose(fspace);
-    H5Pclose(dxpl);
-    H5Pclose(fapl);
     return ok;
 }
 
@@ -201,89 +178,67 @@ int main(int argc, char **argv)
 {
     kc_ctx ctx;
     kc_init(&ctx, "vorpalio", &argc, &argv);
-    config c = {.block = {100, 100, 60},
-                .procs = {0, 0, 0},
-                .components = 3,
-                .steps = 1,
-                .mode = 0,
-                .file = "vorpalio.h5",
-                .dir = "."};
-    int do_read = 0, read_only = 0, cleanup = 0;
+    run r = {.c = {.block = {100, 100, 60},
+                   .procs = {0, 0, 0},
+                   .components = 3,
+                   .steps = 1,
+                   .mode = 0,
+                   .common = {.file = "vorpalio.h5"}}};
+    config *c = &r.c;
     const kc_opt opts[] = {
-        {"block", KC_OPT_LIST, c.block, NULL, 3, 1, "cells per rank in x,y,z"},
-        {"procs", KC_OPT_LIST, c.procs, NULL, 3, 0,
+        {"block", KC_OPT_LIST, c->block, NULL, 3, 1, "cells per rank in x,y,z"},
+        {"procs", KC_OPT_LIST, c->procs, NULL, 3, 0,
          "process grid in x,y,z (product = ranks; zeros: MPI_Dims_create)"},
-        {"components", KC_OPT_INT, &c.components, NULL, 0, 1,
+        {"components", KC_OPT_INT, &c->components, NULL, 0, 1,
          "components of the field (datasets per step)"},
-        {"steps", KC_OPT_INT, &c.steps, NULL, 0, 1, "time steps (groups /Step#0, /Step#1, ...)"},
-        {"mode", KC_OPT_CHOICE, &c.mode, "collective|independent", 0, 0,
-         "MPI-IO transfer mode of H5Dwrite/H5Dread"},
-        {"file", KC_OPT_STR, &c.file, NULL, 0, 0, "HDF5 file name"},
-        {"dir", KC_OPT_STR, &c.dir, NULL, 0, 0,
-         "directory of the file (unless --file is absolute)"},
-        {"read", KC_OPT_FLAG, &do_read, NULL, 0, 0, "after writing, read back and verify"},
-        {"read-only", KC_OPT_FLAG, &read_only, NULL, 0, 0,
-         "only read and verify an existing file written with the same arguments"},
-        {"cleanup", KC_OPT_FLAG, &cleanup, NULL, 0, 0, "delete the file at the end"},
+        {"steps", KC_OPT_INT, &c->steps, NULL, 0, 1, "time steps (groups /Step#0, /Step#1, ...)"},
+        kh5_opt_mode(&c->mode),
         {NULL, KC_OPT_FLAG, NULL, NULL, 0, 0, NULL},
     };
-    kc_parse(&ctx, argc, argv, opts,
-             "VORPAL-IO motif: a 3-D block of cells per rank on a 3-D process grid; a vector\n"
-             "field of C float64 components stored H5Block-style as one 3-D dataset\n"
-             "/Step#<s>/Block/E/<c> of shape (NZ,NY,NX) per component; each rank writes its\n"
-             "block as a noncontiguous hyperslab (one H5Dwrite per component and step).");
+    kc_parse_common(&ctx, argc, argv, opts, &c->common, synopsis);
     kh5_init(&ctx);
 
     /* zeros in --procs are chosen by MPI_Dims_create; the others must fit the rank count */
     long long fixed = 1;
     int zeros = 0;
     for (int d = 0; d < 3; d++) {
-        if (c.procs[d] > ctx.nranks)
+        if (c->procs[d] > ctx.nranks)
             fixed = 0;
-        else if (c.procs[d] == 0)
+        else if (c->procs[d] == 0)
             zeros++;
         else
-            fixed *= c.procs[d];
+            fixed *= c->procs[d];
     }
     if (fixed == 0 || (zeros == 0 && fixed != ctx.nranks) || ctx.nranks % fixed != 0)
-        kc_fail_all(&ctx, KC_EXIT_USAGE, "--procs %lld,%lld,%lld does not fit %d ranks", c.procs[0],
-                    c.procs[1], c.procs[2], ctx.nranks);
-    int dims[3] = {(int)c.procs[0], (int)c.procs[1], (int)c.procs[2]};
+        kc_fail_all(&ctx, KC_EXIT_USAGE, "--procs %lld,%lld,%lld does not fit %d ranks",
+                    c->procs[0], c->procs[1], c->procs[2], ctx.nranks);
+    int dims[3] = {(int)c->procs[0], (int)c->procs[1], (int)c->procs[2]};
     MPI_Dims_create(ctx.nranks, 3, dims);
     for (int d = 0; d < 3; d++)
-        c.procs[d] = dims[d];
+        c->procs[d] = dims[d];
     int px = ctx.rank % dims[0], py = (ctx.rank / dims[0]) % dims[1],
         pz = ctx.rank / (dims[0] * dims[1]);
 
-    layout l;
+    layout *l = &r.l;
     /* dataset order is (z, y, x); options are (x, y, z) */
     for (int d = 0; d < 3; d++) {
-        l.gdims[2 - d] = (hsize_t)(c.procs[d] * c.block[d]);
-        l.count[2 - d] = (hsize_t)c.block[d];
+        l->gdims[2 - d] = (hsize_t)(c->procs[d] * c->block[d]);
+        l->count[2 - d] = (hsize_t)c->block[d];
     }
-    l.start[0] = (hsize_t)pz * l.count[0];
-    l.start[1] = (hsize_t)py * l.count[1];
-    l.start[2] = (hsize_t)px * l.count[2];
-    l.nelem = (size_t)(l.count[0] * l.count[1] * l.count[2]);
-    kc_path(&ctx, c.path, sizeof c.path, c.dir, c.file, -1, -1);
+    l->start[0] = (hsize_t)pz * l->count[0];
+    l->start[1] = (hsize_t)py * l->count[1];
+    l->start[2] = (hsize_t)px * l->count[2];
+    l->nelem = (size_t)(l->count[0] * l->count[1] * l->count[2]);
+    kc_path(&ctx, c->path, sizeof c->path, c->common.dir, c->common.file, -1, -1);
 
-    double **buf = kc_malloc(&ctx, sizeof(double *) * (size_t)c.components);
-    for (int k = 0; k < c.components; k++)
-        buf[k] = kc_malloc(&ctx, l.nelem * sizeof(double));
+    r.buf = kc_malloc(&ctx, sizeof(double *) * (size_t)c->components);
+    for (int k = 0; k < c->components; k++)
+        r.buf[k] = kc_malloc(&ctx, l->nelem * sizeof(double));
 
-    int ok = 1;
-    if (read_only) {
-        kc_require_file(&ctx, c.path);
-        ok = read_phase(&ctx, &c, &l, buf);
-    } else {
-        write_phase(&ctx, &c, &l, buf);
-        if (do_read)
-            ok = read_phase(&ctx, &c, &l, buf);
-    }
-    if (cleanup)
-        kc_remove_file(&ctx, c.path, 1);
-    for (int k = 0; k < c.components; k++)
-        free(buf[k]);
-    free(buf);
-    return kc_finish(&ctx, ok ? KC_EXIT_OK : KC_EXIT_VERIFY);
+    kc_phases phases = {write_phase, read_phase, &r, c->path, 1, NULL};
+    int code = kc_main(&ctx, &c->common, &phases);
+    for (int k = 0; k < c->components; k++)
+        free(r.buf[k]);
+    free(r.buf);
+    return kc_finish(&ctx, code);
 }

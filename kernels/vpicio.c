@@ -20,12 +20,16 @@ static const char *const var_name[NVARS] = {"x", "y", "z", "px", "py", "pz", "id
 static const kc_type var_type[NVARS] = {KC_F32, KC_F32, KC_F32, KC_F32,
                                         KC_F32, KC_F32, KC_I32, KC_I32};
 
+static const char synopsis[] =
+    "VPIC-IO motif: N particles per rank, 8 variables (x,y,z,px,py,pz float32; id1,id2\n"
+    "int32) written as 1-D datasets /Step#<s>/<var> of one shared HDF5 file; each rank\n"
+    "writes its contiguous slab with one H5Dwrite per variable and step.";
+
 typedef struct {
     long long particles; /* per rank */
     long long steps;
     int mode; /* 0 collective, 1 independent */
-    const char *file;
-    const char *dir;
+    kc_common common;
     char path[4096];
 } config;
 
@@ -34,6 +38,13 @@ typedef struct {
     hsize_t offset; /* first particle of this rank */
     hsize_t count;  /* particles of this rank */
 } layout;
+
+/* What the phases work on. */
+typedef struct {
+    config c;
+    layout l;
+    void *buf[NVARS];
+} run;
 
 static void extra_json(const config *c, char *buf, size_t size)
 {
@@ -68,103 +79,71 @@ static void fill_step(void *buf[NVARS], const layout *l, int step)
         kc_fill(buf[v], var_type[v], l->count, l->offset, 1, (uint32_t)v, (uint32_t)step);
 }
 
-static void write_phase(const kc_ctx *ctx, const config *c, const layout *l, void *buf[NVARS])
+static void write_phase(const kc_ctx *ctx, void *arg)
 {
-    hid_t fapl = kh5_fapl(ctx, ctx->comm);
-    hid_t dxpl = kh5_dxpl(ctx, c->mode == 0);
-    hid_t fspace = H5Screate_simple(1, &l->total, NULL);
-    hid_t mspace = H5Screate_simple(1, &l->count, NULL);
-    kh5_check(ctx, fspace < 0 || mspace < 0 ? -1 : 0, "H5Screate_simple");
-    kh5_check(ctx, H5Sselect_hyperslab(fspace, H5S_SELECT_SET, &l->offset, NULL, &l->count, NULL),
-              "H5Sselect_hyperslab");
-    fill_step(buf, l, 0);
+    run *r = arg;
+    const config *c = &r->c;
+    const layout *l = &r->l;
+    hid_t fspace, mspace;
+    kh5_spaces(ctx, 1, &l->total, &l->offset, &l->count, &fspace, &mspace);
+    fill_step(r->buf, l, 0);
 
-    kc_timer t;
-    kc_timer_start(&t, ctx->comm);
-    hid_t file = kh5_create(ctx, c->path, fapl);
-    kc_timer_mark(&t, KC_OPEN);
+    kh5_phase p;
+    kh5_phase_open(ctx, &p, c->path, 1, c->mode == 0);
     for (int s = 0; s < c->steps; s++) {
         if (s > 0) { /* the next step's particles, outside the timed region */
-            kc_timer_mark(&t, KC_IO);
-            fill_step(buf, l, s);
-            kc_timer_mark(&t, KC_SKIP);
+            kc_timer_mark(&p.t, KC_IO);
+            fill_step(r->buf, l, s);
+            kc_timer_mark(&p.t, KC_SKIP);
         }
         char gname[64];
         snprintf(gname, sizeof gname, "Step#%d", s);
-        hid_t group = H5Gcreate2(file, gname, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-        kh5_check(ctx, group, "H5Gcreate2");
-        for (int v = 0; v < NVARS; v++) {
-            hid_t type = kh5_type(var_type[v]);
-            hid_t dset =
-                H5Dcreate2(group, var_name[v], type, fspace, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-            kh5_check(ctx, dset, "H5Dcreate2");
-            kh5_check(ctx, H5Dwrite(dset, type, mspace, fspace, dxpl, buf[v]), "H5Dwrite");
-            kh5_close_dataset(ctx, dset);
-        }
+        hid_t group = kh5_create_group(ctx, p.file, gname);
+        for (int v = 0; v < NVARS; v++)
+            kh5_write_dataset(ctx, group, var_name[v], var_type[v], fspace, H5P_DEFAULT, mspace,
+                              p.dxpl, r->buf[v]);
         kh5_close_group(ctx, group);
     }
-    kc_timer_mark(&t, KC_IO);
-    kh5_close_file(ctx, file);
-    kc_timer_mark(&t, KC_CLOSE);
-    kc_timer_reduce(&t);
-    report(ctx, c, l, &t, "write", -1);
-
+    kc_timer_mark(&p.t, KC_IO);
+    kh5_phase_close(ctx, &p);
+    report(ctx, c, l, &p.t, "write", -1);
     H5Sclose(mspace);
     H5Sclose(fspace);
-    H5Pclose(dxpl);
-    H5Pclose(fapl);
 }
 
-static int read_phase(const kc_ctx *ctx, const config *c, const layout *l, void *buf[NVARS])
+static int read_phase(const kc_ctx *ctx, void *arg)
 {
-    hid_t fapl = kh5_fapl(ctx, ctx->comm);
-    hid_t dxpl = kh5_dxpl(ctx, c->mode == 0);
-    hid_t fspace = H5Screate_simple(1, &l->total, NULL);
-    hid_t mspace = H5Screate_simple(1, &l->count, NULL);
-    kh5_check(ctx, fspace < 0 || mspace < 0 ? -1 : 0, "H5Screate_simple");
-    kh5_check(ctx, H5Sselect_hyperslab(fspace, H5S_SELECT_SET, &l->offset, NULL, &l->count, NULL),
-              "H5Sselect_hyperslab");
-    kc_verify ver;
-    kc_verify_init(&ver);
+    run *r = arg;
+    const config *c = &r->c;
+    const layout *l = &r->l;
+    hid_t fspace, mspace;
+    kh5_spaces(ctx, 1, &l->total, &l->offset, &l->count, &fspace, &mspace);
     for (int v = 0; v < NVARS; v++) /* never verify what the write phase left behind */
-        memset(buf[v], 0, l->count * kc_type_size(var_type[v]));
+        memset(r->buf[v], 0, l->count * kc_type_size(var_type[v]));
 
-    kc_timer t;
-    kc_timer_start(&t, ctx->comm);
-    hid_t file = kh5_open(ctx, c->path, fapl);
-    kc_timer_mark(&t, KC_OPEN);
+    kh5_phase p;
+    kh5_phase_open(ctx, &p, c->path, 0, c->mode == 0);
     for (int s = 0; s < c->steps; s++) {
         char gname[64];
         snprintf(gname, sizeof gname, "Step#%d", s);
-        hid_t group = H5Gopen2(file, gname, H5P_DEFAULT);
-        if (group < 0)
-            kc_fail_all(ctx, KC_EXIT_VERIFY, "group '/%s' is missing in '%s'", gname, c->path);
-        for (int v = 0; v < NVARS; v++) {
-            hid_t dset = kh5_open_dataset(ctx, group, var_name[v], 1, &l->total, var_type[v]);
-            kh5_check(ctx, H5Dread(dset, kh5_type(var_type[v]), mspace, fspace, dxpl, buf[v]),
-                      "H5Dread");
-            kh5_close_dataset(ctx, dset);
-        }
+        hid_t group = kh5_open_group(ctx, p.file, gname, c->path);
+        for (int v = 0; v < NVARS; v++)
+            kh5_read_dataset(ctx, group, var_name[v], 1, &l->total, var_type[v], mspace, fspace,
+                             p.dxpl, r->buf[v]);
         kh5_close_group(ctx, group);
-        kc_timer_mark(&t, KC_IO);
+        kc_timer_mark(&p.t, KC_IO);
         for (int v = 0; v < NVARS; v++) { /* check outside the timed region */
             char what[96];
             snprintf(what, sizeof what, "/%s/%s", gname, var_name[v]);
-            kc_check(&ver, buf[v], var_type[v], l->count, l->offset, 1, (uint32_t)v, (uint32_t)s,
-                     what);
+            kc_check(&p.ver, r->buf[v], var_type[v], l->count, l->offset, 1, (uint32_t)v,
+                     (uint32_t)s, what);
         }
-        kc_timer_mark(&t, KC_SKIP);
+        kc_timer_mark(&p.t, KC_SKIP);
     }
-    kh5_close_file(ctx, file);
-    kc_timer_mark(&t, KC_CLOSE);
-    kc_timer_reduce(&t);
-    int ok = kc_verify_reduce(ctx, &ver);
-    report(ctx, c, l, &t, "read", ok);
-
+    int ok = kh5_phase_close(ctx, &p);
+    report(ctx, c, l, &p.t, "read", ok);
     H5Sclose(mspace);
     H5Sclose(fspace);
-    H5Pclose(dxpl);
-    H5Pclose(fapl);
     return ok;
 }
 
@@ -172,49 +151,28 @@ int main(int argc, char **argv)
 {
     kc_ctx ctx;
     kc_init(&ctx, "vpicio", &argc, &argv);
-    config c = {.particles = 1048576, .steps = 1, .mode = 0, .file = "vpicio.h5", .dir = "."};
-    int do_read = 0, read_only = 0, cleanup = 0;
+    run r = {.c = {.particles = 1048576, .steps = 1, .mode = 0, .common = {.file = "vpicio.h5"}}};
+    config *c = &r.c;
     const kc_opt opts[] = {
-        {"particles", KC_OPT_INT, &c.particles, NULL, 0, 1, "particles per rank"},
-        {"steps", KC_OPT_INT, &c.steps, NULL, 0, 1, "time steps (groups /Step#0, /Step#1, ...)"},
-        {"mode", KC_OPT_CHOICE, &c.mode, "collective|independent", 0, 0,
-         "MPI-IO transfer mode of H5Dwrite/H5Dread"},
-        {"file", KC_OPT_STR, &c.file, NULL, 0, 0, "HDF5 file name"},
-        {"dir", KC_OPT_STR, &c.dir, NULL, 0, 0,
-         "directory of the file (unless --file is absolute)"},
-        {"read", KC_OPT_FLAG, &do_read, NULL, 0, 0, "after writing, read back and verify"},
-        {"read-only", KC_OPT_FLAG, &read_only, NULL, 0, 0,
-         "only read and verify an existing file written with the same arguments"},
-        {"cleanup", KC_OPT_FLAG, &cleanup, NULL, 0, 0, "delete the file at the end"},
+        {"particles", KC_OPT_INT, &c->particles, NULL, 0, 1, "particles per rank"},
+        {"steps", KC_OPT_INT, &c->steps, NULL, 0, 1, "time steps (groups /Step#0, /Step#1, ...)"},
+        kh5_opt_mode(&c->mode),
         {NULL, KC_OPT_FLAG, NULL, NULL, 0, 0, NULL},
     };
-    kc_parse(&ctx, argc, argv, opts,
-             "VPIC-IO motif: N particles per rank, 8 variables (x,y,z,px,py,pz float32; id1,id2\n"
-             "int32) written as 1-D datasets /Step#<s>/<var> of one shared HDF5 file; each rank\n"
-             "writes its contiguous slab with one H5Dwrite per variable and step.");
+    kc_parse_common(&ctx, argc, argv, opts, &c->common, synopsis);
     kh5_init(&ctx);
-    kc_path(&ctx, c.path, sizeof c.path, c.dir, c.file, -1, -1);
+    kc_path(&ctx, c->path, sizeof c->path, c->common.dir, c->common.file, -1, -1);
 
-    layout l;
-    l.count = (hsize_t)c.particles;
-    l.total = l.count * (hsize_t)ctx.nranks;
-    l.offset = l.count * (hsize_t)ctx.rank;
-    void *buf[NVARS];
+    layout *l = &r.l;
+    l->count = (hsize_t)c->particles;
+    l->total = l->count * (hsize_t)ctx.nranks;
+    l->offset = l->count * (hsize_t)ctx.rank;
     for (int v = 0; v < NVARS; v++)
-        buf[v] = kc_malloc(&ctx, l.count * kc_type_size(var_type[v]));
+        r.buf[v] = kc_malloc(&ctx, l->count * kc_type_size(var_type[v]));
 
-    int ok = 1;
-    if (read_only) {
-        kc_require_file(&ctx, c.path);
-        ok = read_phase(&ctx, &c, &l, buf);
-    } else {
-        write_phase(&ctx, &c, &l, buf);
-        if (do_read)
-            ok = read_phase(&ctx, &c, &l, buf);
-    }
-    if (cleanup)
-        kc_remove_file(&ctx, c.path, 1);
+    kc_phases phases = {write_phase, read_phase, &r, c->path, 1, NULL};
+    int code = kc_main(&ctx, &c->common, &phases);
     for (int v = 0; v < NVARS; v++)
-        free(buf[v]);
-    return kc_finish(&ctx, ok ? KC_EXIT_OK : KC_EXIT_VERIFY);
+        free(r.buf[v]);
+    return kc_finish(&ctx, code);
 }

@@ -287,6 +287,41 @@ void kc_parse(const kc_ctx *ctx, int argc, char **argv, const kc_opt *opts, cons
     }
 }
 
+static const char *or_default(const char *text, const char *fallback)
+{
+    return text ? text : fallback;
+}
+
+void kc_parse_common(const kc_ctx *ctx, int argc, char **argv, const kc_opt *opts,
+                     kc_common *common, const char *synopsis)
+{
+    if (common->dir == NULL)
+        common->dir = ".";
+    const kc_opt tail[] = {
+        {"file", KC_OPT_STR, &common->file, NULL, 0, 0,
+         or_default(common->file_help, "HDF5 file name")},
+        {"dir", KC_OPT_STR, &common->dir, NULL, 0, 0,
+         or_default(common->dir_help, "directory of the file (unless --file is absolute)")},
+        {"read", KC_OPT_FLAG, &common->read, NULL, 0, 0, "after writing, read back and verify"},
+        {"read-only", KC_OPT_FLAG, &common->read_only, NULL, 0, 0,
+         or_default(common->read_only_help,
+                    "only read and verify an existing file written with the same arguments")},
+        {"cleanup", KC_OPT_FLAG, &common->cleanup, NULL, 0, 0,
+         or_default(common->cleanup_help, "delete the file at the end")},
+    };
+    enum { MAX_OWN = 32, NTAIL = sizeof tail / sizeof tail[0] };
+    kc_opt all[MAX_OWN + NTAIL + 1];
+    size_t n = 0;
+    for (; opts[n].name; n++) {
+        if (n == MAX_OWN)
+            kc_die(ctx, "more than %d options", MAX_OWN);
+        all[n] = opts[n];
+    }
+    memcpy(all + n, tail, sizeof tail);
+    all[n + NTAIL] = (kc_opt){NULL, KC_OPT_FLAG, NULL, NULL, 0, 0, NULL}; /* the end */
+    kc_parse(ctx, argc, argv, all, synopsis);
+}
+
 /* ---------------------------------------------------------------- timing */
 
 void kc_timer_start(kc_timer *t, MPI_Comm comm)
@@ -512,6 +547,12 @@ int kc_verify_reduce(const kc_ctx *ctx, const kc_verify *v)
     return sum[1] == 0;
 }
 
+int kc_phase_end(const kc_ctx *ctx, kc_timer *t, const kc_verify *v)
+{
+    kc_timer_reduce(t);
+    return v ? kc_verify_reduce(ctx, v) : -1;
+}
+
 /* ---------------------------------------------------------------- report */
 
 static void json_escape(char *out, size_t size, const char *s)
@@ -572,6 +613,29 @@ void kc_report(const kc_ctx *ctx, const kc_timer *t, const kc_report_info *info)
            ctx->kernel, info->phase, ctx->nranks, info->bytes, open_s, io_s, close_s, total, mbs,
            vjson, info->extra && *info->extra ? "," : "", info->extra ? info->extra : "");
     fflush(stdout);
+}
+
+/* ---------------------------------------------------------------- main flow */
+
+int kc_main(const kc_ctx *ctx, const kc_common *common, const kc_phases *phases)
+{
+    int ok = 1;
+    if (common->read_only) {
+        if (phases->path) /* a clean message instead of the library's open error */
+            kc_require_file(ctx, phases->path);
+        ok = phases->read(ctx, phases->arg);
+    } else {
+        phases->write(ctx, phases->arg);
+        if (common->read)
+            ok = phases->read(ctx, phases->arg);
+    }
+    if (common->cleanup) {
+        if (phases->path)
+            kc_remove_file(ctx, phases->path, phases->shared);
+        else
+            phases->cleanup(ctx, phases->arg);
+    }
+    return ok ? KC_EXIT_OK : KC_EXIT_VERIFY;
 }
 
 /* ---------------------------------------------------------------- files */

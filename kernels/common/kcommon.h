@@ -2,6 +2,8 @@
  * kcommon: the small helper library shared by the iotune I/O kernels.
  *
  * - option parsing (long options "--name value" or "--name=value", --help, K/M/G sizes),
+ * - the options and the main flow all kernels share (--file, --dir, --read, --read-only,
+ *   --cleanup; write, read back, clean up), so each kernel keeps only its motif,
  * - phase timing with MPI_Wtime between barriers (open / io / close),
  * - deterministic data: every value is a pure function of (global element index, variable,
  *   time step), so two runs write identical bytes and a read can check every element,
@@ -76,6 +78,22 @@ typedef struct {
  * `synopsis` is the one-paragraph description shown by --help. */
 void kc_parse(const kc_ctx *ctx, int argc, char **argv, const kc_opt *opts, const char *synopsis);
 
+/* The options every kernel has, listed after its own: --file, --dir, --read, --read-only,
+ * --cleanup. Set the defaults (file; dir NULL means ".") and, where the kernel words them its
+ * own way, the help texts (NULL: the texts of a kernel that writes one HDF5 file). */
+typedef struct {
+    const char *file;
+    const char *dir;
+    int read;      /* after writing, read back and verify */
+    int read_only; /* only read and verify */
+    int cleanup;   /* delete the file(s) at the end */
+    const char *file_help, *dir_help, *read_only_help, *cleanup_help;
+} kc_common;
+
+/* kc_parse of the kernel's own `opts` followed by the common options into `common`. */
+void kc_parse_common(const kc_ctx *ctx, int argc, char **argv, const kc_opt *opts,
+                     kc_common *common, const char *synopsis);
+
 /* The name of choice `index` in a '|'-separated choice list ("?" if out of range). */
 void kc_choice_name(const char *choices, int index, char *out, size_t size);
 
@@ -143,6 +161,11 @@ void kc_verify_fail(kc_verify *v, const char *fmt, ...) KC_PRINTF(2, 3);
  * Returns 1 if every rank verified cleanly, else 0. */
 int kc_verify_reduce(const kc_ctx *ctx, const kc_verify *v);
 
+/* Collective end of a phase: reduce the timer and, after a read, the verification `v` (NULL
+ * after a write). Returns the report's `verified`: -1 without `v`, 1 if every rank verified
+ * cleanly, else 0. */
+int kc_phase_end(const kc_ctx *ctx, kc_timer *t, const kc_verify *v);
+
 /* ---------------------------------------------------------------- report */
 
 typedef struct {
@@ -161,6 +184,26 @@ void kc_report(const kc_ctx *ctx, const kc_timer *t, const kc_report_info *info)
 void kc_json_str(char *buf, size_t size, const char *key, const char *value);
 /* Append a JSON integer member. */
 void kc_json_int(char *buf, size_t size, const char *key, long long value);
+
+/* ---------------------------------------------------------------- main flow */
+
+/* The phases of a kernel, as kc_main runs them. */
+typedef struct {
+    void (*write)(const kc_ctx *ctx, void *arg);
+    int (*read)(const kc_ctx *ctx, void *arg); /* returns 1 if every value verified */
+    void *arg;                                 /* the kernel's state, passed to each phase */
+    /* The one file (per rank) of the kernel: --read-only first checks that it is readable, and
+     * --cleanup removes it (`shared` as in kc_remove_file). NULL: the read phase checks its
+     * files itself and `cleanup` removes them. */
+    const char *path;
+    int shared;
+    void (*cleanup)(const kc_ctx *ctx, void *arg);
+} kc_phases;
+
+/* What every kernel's main() does once its options are parsed: --read-only reads; otherwise
+ * write and, with --read, read back; then --cleanup. Returns the exit code for kc_finish:
+ * KC_EXIT_VERIFY if a read found wrong data, else KC_EXIT_OK. */
+int kc_main(const kc_ctx *ctx, const kc_common *common, const kc_phases *phases);
 
 /* ---------------------------------------------------------------- files */
 

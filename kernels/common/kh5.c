@@ -53,6 +53,16 @@ hid_t kh5_open(const kc_ctx *ctx, const char *path, hid_t fapl)
     return file;
 }
 
+kc_opt kh5_opt_mode(int *mode)
+{
+    kc_opt opt = {.name = "mode",
+                  .type = KC_OPT_CHOICE,
+                  .value = mode,
+                  .choices = "collective|independent",
+                  .help = "MPI-IO transfer mode of H5Dwrite/H5Dread"};
+    return opt;
+}
+
 hid_t kh5_type(kc_type type)
 {
     switch (type) {
@@ -107,6 +117,72 @@ hid_t kh5_open_dataset(const kc_ctx *ctx, hid_t loc, const char *name, int ndims
         kc_fail_all(ctx, KC_EXIT_VERIFY, "dataset '%s' does not hold %s values", name,
                     kc_type_name(type));
     return dset;
+}
+
+void kh5_spaces(const kc_ctx *ctx, int ndims, const hsize_t *dims, const hsize_t *start,
+                const hsize_t *count, hid_t *fspace, hid_t *mspace)
+{
+    *fspace = H5Screate_simple(ndims, dims, NULL);
+    *mspace = H5Screate_simple(ndims, count, NULL);
+    kh5_check(ctx, *fspace < 0 || *mspace < 0 ? -1 : 0, "H5Screate_simple");
+    kh5_check(ctx, H5Sselect_hyperslab(*fspace, H5S_SELECT_SET, start, NULL, count, NULL),
+              "H5Sselect_hyperslab");
+}
+
+hid_t kh5_create_group(const kc_ctx *ctx, hid_t loc, const char *name)
+{
+    hid_t group = H5Gcreate2(loc, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    kh5_check(ctx, group, "H5Gcreate2");
+    return group;
+}
+
+hid_t kh5_open_group(const kc_ctx *ctx, hid_t file, const char *name, const char *path)
+{
+    hid_t group = H5Gopen2(file, name, H5P_DEFAULT);
+    if (group < 0) /* a name relative to the file is shown from its root */
+        kc_fail_all(ctx, KC_EXIT_VERIFY, "group '%s%s' is missing in '%s'",
+                    name[0] == '/' ? "" : "/", name, path);
+    return group;
+}
+
+void kh5_phase_open(const kc_ctx *ctx, kh5_phase *p, const char *path, int writing, int collective)
+{
+    p->writing = writing;
+    p->fapl = kh5_fapl(ctx, ctx->comm);
+    p->dxpl = kh5_dxpl(ctx, collective);
+    kc_verify_init(&p->ver);
+    kc_timer_start(&p->t, ctx->comm);
+    p->file = writing ? kh5_create(ctx, path, p->fapl) : kh5_open(ctx, path, p->fapl);
+    kc_timer_mark(&p->t, KC_OPEN);
+}
+
+int kh5_phase_close(const kc_ctx *ctx, kh5_phase *p)
+{
+    kh5_close_file(ctx, p->file);
+    kc_timer_mark(&p->t, KC_CLOSE);
+    int verified = kc_phase_end(ctx, &p->t, p->writing ? NULL : &p->ver);
+    H5Pclose(p->dxpl);
+    H5Pclose(p->fapl);
+    return verified;
+}
+
+void kh5_write_dataset(const kc_ctx *ctx, hid_t loc, const char *name, kc_type type, hid_t fspace,
+                       hid_t dcpl, hid_t mspace, hid_t dxpl, const void *buf)
+{
+    hid_t htype = kh5_type(type);
+    hid_t dset = H5Dcreate2(loc, name, htype, fspace, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    kh5_check(ctx, dset, "H5Dcreate2");
+    kh5_check(ctx, H5Dwrite(dset, htype, mspace, fspace, dxpl, buf), "H5Dwrite");
+    kh5_close_dataset(ctx, dset);
+}
+
+void kh5_read_dataset(const kc_ctx *ctx, hid_t loc, const char *name, int ndims,
+                      const hsize_t *dims, kc_type type, hid_t mspace, hid_t fspace, hid_t dxpl,
+                      void *buf)
+{
+    hid_t dset = kh5_open_dataset(ctx, loc, name, ndims, dims, type);
+    kh5_check(ctx, H5Dread(dset, kh5_type(type), mspace, fspace, dxpl, buf), "H5Dread");
+    kh5_close_dataset(ctx, dset);
 }
 
 void kh5_close_dataset(const kc_ctx *ctx, hid_t dset)

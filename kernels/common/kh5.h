@@ -28,6 +28,9 @@ hid_t kh5_open(const kc_ctx *ctx, const char *path, hid_t fapl);
 /* Die with "<what> failed" when an HDF5 call returned a negative value. */
 void kh5_check(const kc_ctx *ctx, long long status, const char *what);
 
+/* The --mode option of the HDF5 motifs: 0 collective, 1 independent H5Dwrite/H5Dread. */
+kc_opt kh5_opt_mode(int *mode);
+
 /* Native HDF5 type of a kcommon element type. */
 hid_t kh5_type(kc_type type);
 
@@ -36,6 +39,42 @@ hid_t kh5_type(kc_type type);
  * with exit code 3 (the file does not hold what the arguments describe). Collective. */
 hid_t kh5_open_dataset(const kc_ctx *ctx, hid_t loc, const char *name, int ndims,
                        const hsize_t *dims, kc_type type);
+
+/* A file space of shape `dims` with this rank's block (`start`, `count`) selected, and the
+ * memory space of that block. */
+void kh5_spaces(const kc_ctx *ctx, int ndims, const hsize_t *dims, const hsize_t *start,
+                const hsize_t *count, hid_t *fspace, hid_t *mspace);
+
+/* H5Gcreate2 that dies on failure. */
+hid_t kh5_create_group(const kc_ctx *ctx, hid_t loc, const char *name);
+/* Open group `name` of `file`; a missing group ends the run on all ranks with exit code 3
+ * (`path` names the file in the message). Collective. */
+hid_t kh5_open_group(const kc_ctx *ctx, hid_t file, const char *name, const char *path);
+
+/* One timed phase on the one shared HDF5 file of vpicio, vorpalio and gcrmio. */
+typedef struct {
+    int writing;
+    hid_t fapl, dxpl, file;
+    kc_timer t;
+    kc_verify ver; /* what a read phase checked */
+} kh5_phase;
+
+/* Property lists, a clean `ver` and the timer, then create (writing) or open `path`, charged to
+ * KC_OPEN. `collective` chooses the transfer mode of `dxpl`. */
+void kh5_phase_open(const kc_ctx *ctx, kh5_phase *p, const char *path, int writing, int collective);
+/* Close the file, charged to KC_CLOSE, end the phase (kc_phase_end) and close the property
+ * lists. Returns the report's `verified`. */
+int kh5_phase_close(const kc_ctx *ctx, kh5_phase *p);
+
+/* Create dataset `name` of `type` elements in the shape of `fspace` (creation properties `dcpl`)
+ * and write this rank's selection from `buf` with one H5Dwrite. */
+void kh5_write_dataset(const kc_ctx *ctx, hid_t loc, const char *name, kc_type type, hid_t fspace,
+                       hid_t dcpl, hid_t mspace, hid_t dxpl, const void *buf);
+/* Open dataset `name`, checked as kh5_open_dataset does, and read this rank's selection into
+ * `buf` with one H5Dread. */
+void kh5_read_dataset(const kc_ctx *ctx, hid_t loc, const char *name, int ndims,
+                      const hsize_t *dims, kc_type type, hid_t mspace, hid_t fspace, hid_t dxpl,
+                      void *buf);
 
 /* Close helpers that die on failure. */
 void kh5_close_dataset(const kc_ctx *ctx, hid_t dset);
