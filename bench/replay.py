@@ -170,7 +170,7 @@ def main() -> int:
         default=sorted((HERE / "data").glob("landscape*.csv")),
         help="measured landscapes (default: bench/data/landscape*.csv, together)",
     )
-    ap.add_argument("--seeds", type=int, default=50)
+    ap.add_argument("--seeds", type=int, default=100)
     ap.add_argument("--strategies", default="default,random,genetic")
     ap.add_argument("--out", type=Path, default=HERE / "data" / "replay.json")
     args = ap.parse_args()
