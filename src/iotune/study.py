@@ -335,6 +335,8 @@ def _verdict(
             f"no better setting found: tuned vs default {speedup:.2f}x is not significant "
             f"(p = {p:.3f}, {len(pairs)} pairs); keep the defaults"
         )
+        if 0.5 ** len(pairs) >= SIGNIFICANCE:
+            text += f" ({len(pairs)} pairs can never give p < {SIGNIFICANCE}: use 5 or more)"
     return {
         "improved": improved,
         "speedup": speedup,
