@@ -122,6 +122,14 @@ def write_html(
             )
         )
     parts.append("<h2>Effect of each parameter</h2>")
+    parts.append(
+        "<p>Measured effects are in the interleaved rounds above (each layer alone). Below, "
+        "hints from the search: per parameter, the objective of the successful trials at each "
+        "value (other parameters vary at the same time, so a value that the search favoured "
+        "late looks good with whatever else was good then), and Optuna's PED-ANOVA importance "
+        "(how much a parameter decides whether a trial is among the best; one that the warm "
+        "start settled early scores low even when it matters).</p>"
+    )
     if importances:
         parts.append(
             _table(
