@@ -312,3 +312,34 @@ def test_real_kernel_study_under_mpiexec(tmp_path, libiotune, kernel):
     assert controlfile.parse_file(out / "best.xml").ok
     assert list((out / "scratch").iterdir()) == []
     assert not list(out.rglob("*.h5"))
+
+
+def test_ctrl_c_stops_the_running_trial_and_cleans_up(tmp_path):
+    space = tmp_path / "slow.toml"
+    space.write_text(
+        '[params.romio_cb_write]\nvalues = ["automatic", "disable"]\ndefault = "automatic"\n'
+        '[[guesses]]\nname = "slow"\nsettings = { romio_cb_write = "disable" }\n'
+    )
+    out = tmp_path / "out"
+    pids = tmp_path / "pids"
+    args = ["--space", space, *FAKE_OPTS, "--trials", 3, "--cap", 0, "--out", out,
+            "--study", "c", "--", *FAKE]  # fmt: skip
+    proc = start(*args, env={"SLOW_S": "60", "FAKE_APP_PIDS": str(pids)})
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(_lines(pids)) < 2:
+        time.sleep(0.1)  # the defaults ran; the slow guess is running
+    assert len(_lines(pids)) == 2, proc.stdout.read() if proc.poll() is not None else ""
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    text = proc.communicate(timeout=30)[0]
+    assert proc.returncode == 130, text
+    assert "run the same command again" in text
+    slow = load(out, "c").trials[1]
+    assert slow.state.name == "FAIL" and slow.user_attrs["status"] == "interrupted"
+    time.sleep(0.5)
+    assert not Path(f"/proc/{_lines(pids)[1]}").exists()  # the application was stopped
+    assert list((out / "scratch").iterdir()) == []
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text().split() if path.exists() else []
