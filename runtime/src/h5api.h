@@ -7,7 +7,9 @@
 #include <hdf5.h>
 
 /* Functions the runtime wraps (real versions) and uses. Optional ones (parallel HDF5 only,
- * or newer releases) may stay NULL. */
+ * or newer releases) may stay NULL. One per line, left alone by the formatter (its X-macro
+ * layout differs between versions). */
+/* clang-format off */
 #define IOT_H5_FUNCS(X)                                                                            \
     X(H5open)                                                                                      \
     X(H5Fcreate)                                                                                   \
@@ -15,17 +17,45 @@
     X(H5Fget_name)                                                                                 \
     X(H5Fclose)                                                                                    \
     X(H5Sget_select_npoints)                                                                       \
-    X(H5Sget_simple_extent_npoints) X(H5Dcreate2) X(H5Dcreate1) X(H5Dopen2) X(H5Dopen1)            \
-        X(H5Dwrite) X(H5Dread) X(H5Dclose) X(H5Dget_space) X(H5Dget_type) X(H5Pcreate) X(H5Pcopy)  \
-            X(H5Pclose) X(H5Pget_fapl_mpio) X(H5Pset_alignment) X(H5Pset_sieve_buf_size)           \
-                X(H5Pset_meta_block_size) X(H5Pset_small_data_block_size) X(H5Pget_mdc_config)     \
-                    X(H5Pset_mdc_config) X(H5Pset_all_coll_metadata_ops)                           \
-                        X(H5Pset_coll_metadata_write) X(H5Pset_chunk_cache) X(H5Pget_layout)       \
-                            X(H5Pget_external_count) X(H5Pset_chunk) X(H5Pset_fill_time)           \
-                                X(H5Pset_alloc_time) X(H5Pset_dxpl_mpio) X(H5Pget_dxpl_mpio)       \
-                                    X(H5Sget_simple_extent_ndims) X(H5Sget_simple_extent_dims)     \
-                                        X(H5Sclose) X(H5Tget_size) X(H5Tclose) X(H5Iget_name)      \
-                                            X(H5Eget_auto2) X(H5Eset_auto2)
+    X(H5Sget_simple_extent_npoints)                                                                \
+    X(H5Dcreate2)                                                                                  \
+    X(H5Dcreate1)                                                                                  \
+    X(H5Dopen2)                                                                                    \
+    X(H5Dopen1)                                                                                    \
+    X(H5Dwrite)                                                                                    \
+    X(H5Dread)                                                                                     \
+    X(H5Dclose)                                                                                    \
+    X(H5Dget_space)                                                                                \
+    X(H5Dget_type)                                                                                 \
+    X(H5Pcreate)                                                                                   \
+    X(H5Pcopy)                                                                                     \
+    X(H5Pclose)                                                                                    \
+    X(H5Pget_fapl_mpio)                                                                            \
+    X(H5Pset_alignment)                                                                            \
+    X(H5Pset_sieve_buf_size)                                                                       \
+    X(H5Pset_meta_block_size)                                                                      \
+    X(H5Pset_small_data_block_size)                                                                \
+    X(H5Pget_mdc_config)                                                                           \
+    X(H5Pset_mdc_config)                                                                           \
+    X(H5Pset_all_coll_metadata_ops)                                                                \
+    X(H5Pset_coll_metadata_write)                                                                  \
+    X(H5Pset_chunk_cache)                                                                          \
+    X(H5Pget_layout)                                                                               \
+    X(H5Pget_external_count)                                                                       \
+    X(H5Pset_chunk)                                                                                \
+    X(H5Pset_fill_time)                                                                            \
+    X(H5Pset_alloc_time)                                                                           \
+    X(H5Pset_dxpl_mpio)                                                                            \
+    X(H5Pget_dxpl_mpio)                                                                            \
+    X(H5Sget_simple_extent_ndims)                                                                  \
+    X(H5Sget_simple_extent_dims)                                                                   \
+    X(H5Sclose)                                                                                    \
+    X(H5Tget_size)                                                                                 \
+    X(H5Tclose)                                                                                    \
+    X(H5Iget_name)                                                                                 \
+    X(H5Eget_auto2)                                                                                \
+    X(H5Eset_auto2)
+/* clang-format on */
 
 typedef struct {
 #define IOT_H5_FIELD(f) __typeof__(&f) f;

@@ -155,22 +155,46 @@ def open_study(cfg: TuneConfig, adopt: bool = False) -> tuple[Any, bool]:
     return study, created
 
 
+SETUP_GRACE_S = 5.0  # a worker sets a new trial's "worker" attribute within milliseconds
+
+
 def recover_stale(study: Any) -> int:
     """Marks as failed the RUNNING trials of workers on this host that no longer exist (a
-    killed or crashed `iotune tune`); returns how many. Other hosts' trials are left alone."""
+    killed or crashed `iotune tune`); returns how many. Other hosts' trials are left alone.
+    A trial with no worker yet was either being set up just now (by any worker) or its worker
+    was killed between creating it and claiming it: it is stale once older than the grace."""
+    import datetime
+    import time
+
     from optuna.trial import TrialState
 
     host = socket.gethostname()
     n = 0
     for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
-        worker = t.user_attrs.get("worker", "")
-        whost, _, pid = worker.rpartition(":")
+        worker = t.user_attrs.get("worker")
+        if worker is None and t.datetime_start is not None:
+            now = datetime.datetime.now(t.datetime_start.tzinfo)  # naive local or aware
+            age = (now - t.datetime_start).total_seconds()
+            time.sleep(min(max(SETUP_GRACE_S - age, 0.0), SETUP_GRACE_S))
+            t = study._storage.get_trial(t._trial_id)
+            worker = t.user_attrs.get("worker")
+            if worker is None and t.state == TrialState.RUNNING:
+                _mark_interrupted(study, t)
+                n += 1
+            continue
+        whost, _, pid = (worker or "").rpartition(":")
         if whost != host or not pid.isdigit() or trial._pid_alive(int(pid)):
             continue
-        study._storage.set_trial_user_attr(t._trial_id, "status", "interrupted")
-        study._storage.set_trial_state_values(t._trial_id, TrialState.FAIL)
+        _mark_interrupted(study, t)
         n += 1
     return n
+
+
+def _mark_interrupted(study: Any, t: Any) -> None:
+    from optuna.trial import TrialState
+
+    study._storage.set_trial_user_attr(t._trial_id, "status", "interrupted")
+    study._storage.set_trial_state_values(t._trial_id, TrialState.FAIL)
 
 
 # ----------------------------------------------------------------------------- running

@@ -206,7 +206,9 @@ def test_resume_after_the_tuner_is_killed(tmp_path):
     after = load(out, "r").trials
     counted = [t for t in after if t.state.name != "WAITING"]
     assert len(counted) == 10
-    assert all(t.state.name in ("COMPLETE", "PRUNED", "FAIL") for t in after)
+    assert all(t.state.name in ("COMPLETE", "PRUNED", "FAIL") for t in after), [
+        (t.number, t.state.name, t.user_attrs) for t in after
+    ]
     for t in after:  # what was done before the kill is kept, not redone
         if before.get(t.number) == "COMPLETE":
             assert t.state.name == "COMPLETE"
@@ -343,3 +345,21 @@ def test_ctrl_c_stops_the_running_trial_and_cleans_up(tmp_path):
 
 def _lines(path: Path) -> list[str]:
     return path.read_text().split() if path.exists() else []
+
+
+def test_trial_orphaned_before_it_was_claimed_is_recovered(monkeypatch):
+    """A tuner killed between creating a trial and naming its worker leaves a RUNNING trial
+    with no owner: the next run waits out the set-up grace, then marks it interrupted. A
+    trial claimed by a live worker (this process) is left alone."""
+    from iotune import study as study_mod
+    from iotune.search import loop
+
+    monkeypatch.setattr(study_mod, "SETUP_GRACE_S", 0.2)
+    s = optuna.create_study()
+    orphan = s.ask()
+    owned = s.ask()
+    owned.set_user_attr("worker", loop.WORKER)
+    assert study_mod.recover_stale(s) == 1
+    states = {t.number: (t.state.name, t.user_attrs.get("status")) for t in s.trials}
+    assert states[orphan.number] == ("FAIL", "interrupted")
+    assert states[owned.number] == ("RUNNING", None)
