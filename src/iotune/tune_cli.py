@@ -351,7 +351,7 @@ def _search(cfg, s, evaluate, progress: bool) -> None:
             return
         bar.n = min(p.done, p.budget)
         best = f"{p.best:.4g} {unit}" if p.best is not None else "-"
-        bar.set_postfix_str(f"best {best}, last {p.status}")
+        bar.set_postfix_str(f"best {best}, last {p.status}", refresh=False)
         bar.refresh()
 
     try:
