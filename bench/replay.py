@@ -13,13 +13,21 @@ wall times of the trials run) until the recommendation first reaches 90 % and 95
 configuration's performance (i.e. its true time is at most best / 0.90 or best / 0.95), and the
 share of seeds that reached it within the budget.
 
+With --read-dims the grid spaces also hold the read-side parameters of the `local` preset
+(romio_cb_read, romio_ds_read, ind_rd_buffer_size) and a guess that sets one: the landscapes are
+of write phases, which those cannot touch, so a trial's value ignores them (and the runs
+report that they read nothing). This measures what searching parameters that cannot matter
+costs, with the default strategy leaving them out after the baseline (prune) and without.
+
 Usage: .venv/bin/python bench/replay.py [--seeds 50] [--out bench/data/replay.json]
+       .venv/bin/python bench/replay.py --read-dims --strategies default,default-no-prune
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import json
 import platform
 import random
@@ -42,7 +50,26 @@ SPACES = {
     "gcrmio": HERE / "spaces" / "grid-gcrmio.toml",
     "vorpalio": HERE / "spaces" / "grid-vorpalio.toml",
 }
-BUDGETS = {"default": 100, "random": 200, "genetic": 600}
+BUDGETS = {"default": 100, "default-no-prune": 100, "random": 200, "genetic": 600}
+READ_DIMS = ("romio_cb_read", "romio_ds_read", "ind_rd_buffer_size")
+
+
+def with_read_dims(sp: space.Space) -> space.Space:
+    """The space plus the local preset's read-side parameters and a guess setting one."""
+    local = space.load("local")
+    guess = space.Guess("no collective buffering on reads", {"romio_cb_read": "disable"})
+    return dataclasses.replace(
+        sp,
+        dims=sp.dims + [local.dim(n) for n in READ_DIMS],
+        guesses=sp.guesses + [guess],
+    )
+
+
+def landscape_key(settings: dict) -> str:
+    """The landscape's key of a configuration: read-side settings do not change a write."""
+    return space.config_key({k: v for k, v in settings.items() if k not in READ_DIMS})
+
+
 TARGETS = (0.90, 0.95)
 CHECK_AT = 30
 
@@ -68,10 +95,11 @@ class Landscape:
 def replay(land: Landscape, sp: space.Space, strategy: str, seed: int) -> dict:
     rng = random.Random(seed * 7919 + sorted(BUDGETS).index(strategy))
     rng_final = random.Random(seed * 104729 + 17)  # the final phase's own noise stream
-    s = get_strategy(strategy)
+    s = get_strategy(strategy.removesuffix("-no-prune"))
+    prune = s.prune and not strategy.endswith("-no-prune")
     study = optuna.create_study(sampler=s.sampler(seed, len(sp.guesses)))
     warmstart.enqueue(study, sp, s.warm_start)
-    cfg = TuneConfig(app=[], out=Path("."), space=sp, strategy=strategy)
+    cfg = TuneConfig(app=[], out=Path("."), space=sp, strategy=s.name)
     cost = 0.0
     reach: dict[str, dict[float, tuple[int, float]]] = {"incumbent": {}, "final": {}}
     quality: dict[str, float] = {}
@@ -82,11 +110,12 @@ def replay(land: Landscape, sp: space.Space, strategy: str, seed: int) -> dict:
             return Outcome("capped", wall_s=cap)
         if value is None:
             return Outcome("failed", wall_s=wall)
-        return Outcome("ok", value, "kernel", wall)
+        # the landscapes are write phases: they read nothing (what pruning looks at)
+        return Outcome("ok", value, "kernel", wall, metrics={"bytes_read": 0, "bytes_written": 1})
 
     def evaluate(settings: dict, cap: float | None) -> Outcome:
         nonlocal cost
-        o = draw(space.config_key(settings), rng, cap)
+        o = draw(landscape_key(settings), rng, cap)
         cost += o.wall_s
         return o
 
@@ -97,12 +126,12 @@ def replay(land: Landscape, sp: space.Space, strategy: str, seed: int) -> dict:
 
         def again(settings: dict, cap: float | None) -> Outcome:
             nonlocal spent
-            o = draw(space.config_key(settings), rng_final)
+            o = draw(landscape_key(settings), rng_final)
             spent += o.wall_s
             return o
 
         chosen = remeasure_leaders(cfg, study, again, rng_final)
-        return chosen["best"], spent
+        return landscape_key(chosen.get("best_settings") or {}), spent
 
     class Done(Exception):
         pass
@@ -112,7 +141,8 @@ def replay(land: Landscape, sp: space.Space, strategy: str, seed: int) -> dict:
         if inc is None:
             return
         final_key, extra = final_choice()
-        for mode, key, c in (("incumbent", inc.key, cost), ("final", final_key, cost + extra)):
+        inc_key = landscape_key(inc.settings)
+        for mode, key, c in (("incumbent", inc_key, cost), ("final", final_key, cost + extra)):
             for q in TARGETS:
                 if q not in reach[mode] and land.reached(key, q):
                     reach[mode][q] = (p.done, c)
@@ -131,6 +161,7 @@ def replay(land: Landscape, sp: space.Space, strategy: str, seed: int) -> dict:
             on_trial,
             confirm=s.confirm,
             combine=s.warm_start,
+            prune=prune,
         )
     except Done:
         pass
@@ -173,6 +204,11 @@ def main() -> int:
     ap.add_argument("--seeds", type=int, default=100)
     ap.add_argument("--strategies", default="default,random,genetic")
     ap.add_argument("--out", type=Path, default=HERE / "data" / "replay.json")
+    ap.add_argument(
+        "--read-dims",
+        action="store_true",
+        help="add read-side parameters that cannot change these write phases",
+    )
     args = ap.parse_args()
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     rows = [r for path in args.landscape for r in csv.DictReader(open(path))]
@@ -184,6 +220,7 @@ def main() -> int:
         "host": platform.node(),
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "seeds": args.seeds,
+        "read_dims": args.read_dims,
         "landscapes": [str(p.relative_to(HERE.parent)) for p in args.landscape],
         "budgets": BUDGETS,
         "check_at": CHECK_AT,
@@ -192,6 +229,8 @@ def main() -> int:
     for kernel, space_file in SPACES.items():
         land = Landscape([r for r in rows if r["kernel"] == kernel])
         sp = space.load(space_file)
+        if args.read_dims:
+            sp = with_read_dims(sp)
         best_key = min(land.truth, key=land.truth.get)
         kres = {
             "configurations": len(land.truth),

@@ -53,6 +53,26 @@ class Measurement:
         except (KeyError, TypeError, ValueError):
             return None
 
+    def moved(self, direction: str) -> int | None:
+        """Bytes read or written ("read", "written") through HDF5 and MPI-IO: the most either
+        layer saw, else the kernel lines of that phase; None when neither says. POSIX is left
+        out: below MPI-IO a collective write reads too (read-modify-write of holes), which
+        the read settings of HDF5 and MPI-IO do not touch."""
+        layers = (self.profile or {}).get("layers")
+        if isinstance(layers, dict) and layers:
+            try:
+                return max(
+                    (int(layers[n].get(f"bytes_{direction}", 0)) for n in ("hdf5", "mpiio")
+                     if n in layers),
+                    default=0,
+                )  # fmt: skip
+            except (AttributeError, TypeError, ValueError):
+                return None
+        if not self.results or not all(isinstance(r.get("bytes"), int) for r in self.results):
+            return None
+        phase = "read" if direction == "read" else "write"
+        return sum(r["bytes"] for r in self.results if r.get("phase") == phase)
+
     @property
     def kernel_time(self) -> float | None:
         times = [r.get("total_s") for r in self.results]

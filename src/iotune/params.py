@@ -20,6 +20,7 @@ LAYERS = ("hdf5", "mpiio", "fs")
 SCOPES = ("file", "dataset")
 TYPES = ("size", "int", "bool", "enum", "pair", "dims", "double", "string")
 TARGETS = ("fapl", "dcpl", "dapl", "dxpl", "hint")
+IO = ("write", "read", "rw")
 
 MAX_DIMS = 32
 MAX_STRING = 255
@@ -52,6 +53,7 @@ class Param:
     max: int | float | None
     choices: tuple[str, ...]
     target: str  # fapl | dcpl | dapl | dxpl | hint
+    io: str  # write | read | rw: the accesses the setting can change
     summary: str
 
     @property
@@ -105,7 +107,8 @@ def read_registry(path: str | Path) -> tuple[Param, ...]:
     if not lines:
         raise ValueError(f"{path}: empty parameter registry")
     header = lines[0].split("\t")
-    expected = ["name", "layer", "scope", "type", "min", "max", "choices", "target", "summary"]
+    expected = ["name", "layer", "scope", "type", "min", "max", "choices", "target", "io"]
+    expected.append("summary")
     if header != expected:
         raise ValueError(f"{path}: the header must be {' '.join(expected)}")
     params = []
@@ -124,6 +127,7 @@ def read_registry(path: str | Path) -> tuple[Param, ...]:
             max=_bound(row["max"]),
             choices=() if row["choices"] == "-" else tuple(row["choices"].split("|")),
             target=row["target"],
+            io=row["io"],
             summary=row["summary"],
         )
         problems = [
@@ -131,6 +135,7 @@ def read_registry(path: str | Path) -> tuple[Param, ...]:
             f"scope {p.scope}" if p.scope not in SCOPES else "",
             f"type {p.type}" if p.type not in TYPES else "",
             f"target {p.target}" if p.target not in TARGETS else "",
+            f"io {p.io}" if p.io not in IO else "",
             "an enum without choices" if p.type == "enum" and not p.choices else "",
             "a duplicate name" if p.name in seen else "",
         ]

@@ -238,6 +238,7 @@ def search(
         on_trial,
         confirm=s.confirm if cfg.confirm is None else cfg.confirm,
         combine=s.warm_start,
+        prune=s.prune,
     )
 
 
@@ -396,6 +397,7 @@ def finish(
         "objective_unit": objective.unit(cfg.objective),
         "direction": study.direction.name.lower(),
         "trials": len(study.trials),
+        "not_searched": dict(study.user_attrs.get(loop.INERT, {})),
         "leaders": leaders,
         "final": final,
         "best_settings": best,

@@ -243,4 +243,8 @@ def _run_in(
     ):
         if v is not None:
             metrics[key] = v
+    for direction in ("read", "written"):
+        n = m.moved(direction)
+        if n is not None:
+            metrics[f"bytes_{direction}"] = n
     return Outcome("ok", value, source, wall, 0, drop_note.strip(), metrics)

@@ -316,6 +316,12 @@ def _run(cfg, args: argparse.Namespace) -> int:
 
     if not args.finish_only:
         _search(cfg, s, evaluate, not args.no_progress)
+        inert = s.user_attrs.get("inert", {})
+        if inert:
+            reasons = sorted(set(inert.values()))
+            for why in reasons:
+                names = ", ".join(sorted(k for k, v in inert.items() if v == why))
+                say(f"iotune tune: not searched ({why}): {names}")
     if args.search_only:
         say("iotune tune: search done (--search-only: no verification or report)")
         return 0

@@ -93,15 +93,18 @@ def test_registry_loads():
 
 
 def test_registry_rejects_bad_tables(tmp_path):
-    header = "name\tlayer\tscope\ttype\tmin\tmax\tchoices\ttarget\tsummary\n"
+    header = "name\tlayer\tscope\ttype\tmin\tmax\tchoices\ttarget\tio\tsummary\n"
     bad = tmp_path / "p.tsv"
-    bad.write_text(header + "x\tdisk\tfile\tint\t-\t-\t-\thint\ts\n")
+    bad.write_text(header + "x\tdisk\tfile\tint\t-\t-\t-\thint\trw\ts\n")
     with pytest.raises(ValueError, match="layer disk"):
         params.read_registry(bad)
-    bad.write_text(header + "x\tfs\tfile\tenum\t-\t-\t-\thint\ts\n")
+    bad.write_text(header + "x\tfs\tfile\tenum\t-\t-\t-\thint\trw\ts\n")
     with pytest.raises(ValueError, match="enum without choices"):
         params.read_registry(bad)
-    bad.write_text(header + "x\tfs\tfile\tint\t-\t-\thint\ts\n")
+    bad.write_text(header + "x\tfs\tfile\tint\t-\t-\t-\thint\tsometimes\ts\n")
+    with pytest.raises(ValueError, match="io sometimes"):
+        params.read_registry(bad)
+    bad.write_text(header + "x\tfs\tfile\tint\t-\t-\thint\trw\ts\n")
     with pytest.raises(ValueError, match="columns"):
         params.read_registry(bad)
 

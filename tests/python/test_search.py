@@ -206,3 +206,77 @@ def test_confirm_re_measures_a_new_leader():
     assert origins[2:5] == ["re-measure"] * 3
     assert origins[5] is None  # then the search goes on
     assert loop.incumbent(study, False).key == "fill_time=never"
+
+
+READ_WRITE_SPACE = space.parse(
+    {
+        "params": {
+            "cb_buffer_size": {"values": ["1M", "16M"], "default": "16M"},
+            "fill_time": {"values": ["ifset", "never"], "default": "ifset"},
+            "romio_cb_read": {"values": ["automatic", "disable"], "default": "automatic"},
+            "ind_rd_buffer_size": {"values": ["1M", "4M"], "default": "4M"},
+        },
+        "guesses": [
+            {"name": "no fill", "settings": {"fill_time": "never"}},
+            {"name": "no cb reads", "settings": {"romio_cb_read": "disable"}},
+            {"name": "both", "settings": {"romio_cb_read": "disable", "cb_buffer_size": "1M"}},
+        ],
+    }
+)
+
+
+def writer(settings, cap):
+    """A write-only application: its profile says it read nothing."""
+    t = 0.5 if settings.get("fill_time") == "never" else 1.0
+    metrics = {"bytes_read": 0, "bytes_written": 1 << 20}
+    return Outcome("ok", t, "profile", t, metrics=metrics)
+
+
+def test_a_run_that_reads_nothing_is_not_tuned_for_reads():
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    s = get_strategy("default")
+    assert s.prune and not get_strategy("genetic").prune  # H5Evolve searches everything
+    study = optuna.create_study(sampler=s.sampler(0, 3))
+    warmstart.enqueue(study, READ_WRITE_SPACE, True)
+    loop.run(study, READ_WRITE_SPACE, writer, budget=12, combine=True, prune=True)
+    read_only = {"romio_cb_read", "ind_rd_buffer_size"}
+    assert set(study.user_attrs[loop.INERT]) == read_only
+    # the guesses lose their read settings: one is then empty (dropped), one keeps the rest
+    origins = [t.user_attrs.get("origin", "search") for t in study.trials]
+    assert origins[:3] == ["defaults", "guess: no fill", "guess: both"]
+    assert study.trials[2].user_attrs["settings"] == {"cb_buffer_size": "1048576"}
+    for t in study.trials[1:]:
+        assert not read_only & set(t.params), t.params
+        assert not read_only & set(t.user_attrs["settings"])
+    assert loop.incumbent(study, False).settings == {"fill_time": "never"}
+
+
+def test_without_byte_counts_or_pruning_everything_is_searched():
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+    def no_bytes(settings, cap):
+        return Outcome("ok", 1.0, "wall", 1.0)
+
+    for evaluate, prune in ((no_bytes, True), (writer, False)):
+        study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+        warmstart.enqueue(study, READ_WRITE_SPACE, True)
+        loop.run(study, READ_WRITE_SPACE, evaluate, budget=6, prune=prune)
+        assert loop.INERT not in study.user_attrs
+        origins = [t.user_attrs.get("origin") for t in study.trials[:4]]
+        assert origins == ["defaults", "guess: no fill", "guess: no cb reads", "guess: both"]
+
+
+def test_guesses_still_queued_when_the_baseline_worker_died():
+    """The baseline finished but its worker died before queueing the guesses: the next
+    worker queues them (pruned by what the baseline showed)."""
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    warmstart.enqueue(study, READ_WRITE_SPACE, True)
+    t = study.ask(fixed_distributions=READ_WRITE_SPACE.distributions())
+    t.set_user_attr("settings", {})
+    t.set_user_attr("metrics", {"bytes_read": 0, "bytes_written": 10})
+    study.tell(t, 1.0)
+    assert study.user_attrs[warmstart.PENDING]
+    loop.run(study, READ_WRITE_SPACE, writer, budget=3, prune=True)
+    origins = [t.user_attrs.get("origin") for t in study.trials]
+    assert origins == ["defaults", "guess: no fill", "guess: both"]

@@ -18,16 +18,25 @@ def write_all(out: Path, study: Any, space: Space, summary: dict[str, Any]) -> P
     rows = trial_rows(study, space)
     write_csv(out / "trials.csv", rows, space)
     figures = write_plots(out, rows, space, summary)
-    importances = _importances(study)
+    searched = [n for n in space.names() if n not in summary.get("not_searched", {})]
+    importances = _importances(study, searched)
     return write_html(out / "report.html", rows, space, summary, figures, importances)
 
 
-def _importances(study: Any) -> dict[str, float]:
-    """PED-ANOVA parameter importances (Optuna), or {} when the study is too small for them."""
+def _importances(study: Any, names: list[str]) -> dict[str, float]:
+    """PED-ANOVA importances (Optuna) of the searched parameters, or {} when the study is too
+    small for them. Optuna's warnings about thin data stay out of the user's terminal: the
+    report says how to read the numbers."""
+    import warnings
+
     try:
         import optuna
 
         evaluator = optuna.importance.PedAnovaImportanceEvaluator()
-        return dict(optuna.importance.get_param_importances(study, evaluator=evaluator))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return dict(
+                optuna.importance.get_param_importances(study, evaluator=evaluator, params=names)
+            )
     except Exception:  # noqa: BLE001 - a figure of merit, never a reason to lose the report
         return {}

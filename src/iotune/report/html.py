@@ -26,6 +26,14 @@ def _fmt(x: Any) -> str:
     return str(x)
 
 
+def _why_not_searched(inert: dict[str, str]) -> list[str]:
+    """'a, b: the baseline run read nothing' (one entry per reason)."""
+    by_reason: dict[str, list[str]] = {}
+    for name, why in inert.items():
+        by_reason.setdefault(why, []).append(name)
+    return [f"{', '.join(sorted(names))}: {why}" for why, names in by_reason.items()]
+
+
 CSS = """body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:3px 8px;
 font-size:13px;text-align:left}th{background:#f0f0f0}.verdict{font-size:1.2em;padding:.6em;
@@ -61,6 +69,11 @@ def write_html(
                     f"{space.name} ({len(space.dims)} parameters, {space.size():,} configurations)",
                 ],
                 ["strategy", summary.get("strategy")],
+                *(
+                    [["not searched", "; ".join(_why_not_searched(summary["not_searched"]))]]
+                    if summary.get("not_searched")
+                    else []
+                ),
                 ["objective", f"{summary.get('objective')} ({unit}, {summary.get('direction')})"],
                 ["trials", ", ".join(f"{n} {s}" for s, n in counts.most_common())],
                 ["measured from", ", ".join(f"{s} ({n} trials)" for s, n in sources.items())],

@@ -126,13 +126,14 @@ def plot_params(
     path: Path, rows: list[dict[str, Any]], space: Space, summary: dict[str, Any]
 ) -> Path | None:
     ok = [r for r in rows if r["status"] == "ok"]
-    if not ok or not space.dims:
+    dims = [d for d in space.dims if d.name not in summary.get("not_searched", {})]
+    if not ok or not dims:
         return None
-    n = len(space.dims)
+    n = len(dims)
     cols = min(4, n)
     nrows = math.ceil(n / cols)
     fig, axes = plt.subplots(nrows, cols, figsize=(3.2 * cols, 2.6 * nrows), squeeze=False)
-    for ax, d in zip(axes.flat, space.dims, strict=False):
+    for ax, d in zip(axes.flat, dims, strict=False):
         for i, v in enumerate(d.values):
             key = d.default if v == UNSET else v
             vals = [r["value"] for r in ok if r["settings"].get(d.name, d.default) == key]

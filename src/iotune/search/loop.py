@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from iotune.search import noise, warmstart
+from iotune.search import noise, prune, warmstart
 from iotune.search.capping import Capping
 from iotune.space import Space, config_key
 from iotune.trial import Outcome
@@ -104,17 +104,20 @@ def run(
     worker: str = WORKER,
     confirm: int = 0,
     combine: bool = False,
+    prune: bool = False,
 ) -> None:
     """Runs trials until the study holds `budget` of them (all workers together).
 
     confirm > 0: a configuration that leads after fewer than `confirm` measurements is queued
     to be measured again (intensification), so that noise cannot crown a slow setting.
     combine: once the rule-based guesses have run, try the guesses that helped, together.
+    prune: once the baseline has run, leave out the parameters it shows cannot matter.
     """
     from optuna.trial import TrialState
 
     maximize = study.direction.name == "MAXIMIZE"
-    distributions = space.distributions()
+    _resume_warm_start(study, space, prune)
+    distributions = searched(study, space)
     while used(study) < budget:
         inc = incumbent(study, maximize)
         trial = study.ask(fixed_distributions=distributions)
@@ -138,6 +141,9 @@ def run(
                 study.tell(trial, state=TrialState.FAIL)
                 raise
             record(study, trial, outcome, inc, maximize)
+            if trial.user_attrs.get("origin") == warmstart.BASELINE:
+                _after_baseline(study, space, outcome.metrics if prune else {})
+                distributions = searched(study, space)
         if combine:
             warmstart.combine(study, space, maximize)
         if confirm > 0 and outcome.ok:
@@ -154,6 +160,35 @@ def run(
                     budget,
                 )
             )
+
+
+def searched(study: Any, space: Space) -> dict[str, Any]:
+    """The Optuna distributions of the parameters searched: the space's, minus the inert."""
+    inert = study.user_attrs.get(INERT, {})
+    return {k: v for k, v in space.distributions().items() if k not in inert}
+
+
+INERT = "inert"  # study user attribute: {parameter: why it is not searched}
+
+
+def _after_baseline(study: Any, space: Space, metrics: dict[str, Any]) -> None:
+    inert = prune.inert(space, metrics)
+    if inert:
+        study.set_user_attr(INERT, inert)
+    warmstart.after_baseline(study, space, inert)
+
+
+def _resume_warm_start(study: Any, space: Space, prune: bool) -> None:
+    """A worker that died between its baseline and queueing the guesses left them pending."""
+    from optuna.trial import TrialState
+
+    if not study.user_attrs.get(warmstart.PENDING):
+        return
+    for t in study.get_trials(deepcopy=False):
+        if t.user_attrs.get("origin") == warmstart.BASELINE and t.state.is_finished():
+            metrics = t.user_attrs.get("metrics", {}) if t.state == TrialState.COMPLETE else {}
+            _after_baseline(study, space, metrics if prune else {})
+            return
 
 
 def record(

@@ -9,9 +9,11 @@ genetic  H5Evolve's genetic algorithm as published (Behzad et al., SC'13, Sec. 3
          crossover. The first generation is random, as in the paper (no warm start, no capping).
 default  model-based: Optuna's multivariate TPE, warm-started with the default settings, the
          space's rule-based guesses and the combination of the guesses that helped, with
-         adaptive capping. (Re-measuring each new leader during the search, --confirm, made
-         the replayed searches of bench/ slower to reach the best, so it is off by default;
-         the leaders are re-measured at the end instead.)
+         adaptive capping; parameters that cannot matter for the application (read-only
+         settings for a run that reads nothing, and so on: search/prune.py) are left out.
+         (Re-measuring each new leader during the search, --confirm, made the replayed
+         searches of bench/ slower to reach the best, so it is off by default; the leaders
+         are re-measured at the end instead.)
 random   uniform random sampling (a baseline for comparisons), starting from the default.
 """
 
@@ -35,6 +37,7 @@ class Strategy:
     capping: bool  # adaptive capping on by default
     confirm: int  # re-measure a new leader until it has this many measurements (0: never)
     description: str
+    prune: bool = False  # leave out parameters the baseline run shows cannot matter
 
     def sampler(self, seed: int | None = None, n_guesses: int = 0) -> Any:
         import optuna
@@ -70,6 +73,7 @@ STRATEGIES = {
         True,
         0,
         "model-based (TPE), warm-started with rule-based guesses and their combination, capped",
+        prune=True,
     ),
     "genetic": Strategy(
         "genetic",

@@ -1,25 +1,47 @@
 """Warm start: the stack's default settings first (always: it is the reference every trial and
-the final verification compare against), then the space's rule-based guesses."""
+the final verification compare against), then the space's rule-based guesses.
+
+The guesses are queued once the baseline has run, so that what it showed about the
+application (search/prune.py) can drop the guesses that cannot matter for it."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from iotune.space import Space
+from iotune.space import Space, config_key
 
 BASELINE = "defaults"
 
 
-def enqueue(study: Any, space: Space, guesses: bool) -> list[str]:
-    """Queues the warm-start trials in a new study; returns their names in order."""
-    names = [BASELINE]
+PENDING = "guesses pending"  # study user attribute: the guesses wait for the baseline
+
+
+def enqueue(study: Any, space: Space, guesses: bool) -> None:
+    """Queues the baseline in a new study; the guesses follow it (after_baseline)."""
     study.enqueue_trial(space.trial_params_for({}), user_attrs={"origin": BASELINE})
-    if guesses:
-        for g in space.guesses:
-            study.enqueue_trial(
-                space.trial_params_for(g.settings), user_attrs={"origin": f"guess: {g.name}"}
-            )
-            names.append(g.name)
+    if guesses and space.guesses:
+        study.set_user_attr(PENDING, True)
+
+
+def after_baseline(study: Any, space: Space, inert: Mapping[str, str]) -> list[str]:
+    """Queues the pending guesses, without the settings of inert parameters (a guess left with
+    nothing, or with what an earlier guess already tries, is dropped); returns their names.
+    Called by the worker whose baseline finished, or on resume if that worker died first."""
+    if not study.user_attrs.get(PENDING):
+        return []
+    names, seen = [], {config_key({})}
+    for g in space.guesses:
+        settings = {k: v for k, v in g.settings.items() if k not in inert}
+        key = config_key(space.normalise_settings(settings))
+        if key in seen:
+            continue
+        seen.add(key)
+        study.enqueue_trial(
+            space.trial_params_for(settings), user_attrs={"origin": f"guess: {g.name}"}
+        )
+        names.append(g.name)
+    study.set_user_attr(PENDING, False)
     return names
 
 
