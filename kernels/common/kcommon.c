@@ -523,6 +523,7 @@ void kc_verify_fail(kc_verify *v, const char *fmt, ...)
         vsnprintf(v->first, sizeof v->first, fmt, ap);
         va_end(ap);
     }
+    v->checked++; /* counted as one checked value, so mismatches never exceed checked */
     v->mismatches++;
 }
 
