@@ -52,7 +52,7 @@ typedef struct {
     long long iterations;
     int mode; /* 0 collective, 1 independent */
     kc_common common;
-    char path[4096];
+    char path[KC_PATH_MAX];
 } config;
 
 /* What the phases work on. */
@@ -94,7 +94,7 @@ static long long phase_bytes(const kc_ctx *ctx, const config *c)
 static void report(const kc_ctx *ctx, const config *c, const kc_timer *t, const char *phase,
                    int verified)
 {
-    char objects[64], extra[4608];
+    char objects[64], extra[KC_EXTRA_MAX];
     snprintf(objects, sizeof objects, "%lld datasets", (long long)NVARS * c->iterations);
     extra[0] = '\0';
     kc_json_int(extra, sizeof extra, "steps", c->iterations);

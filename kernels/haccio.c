@@ -56,8 +56,8 @@ typedef struct {
     int layout;
     int fsync;
     kc_common common;
-    char path[4096];  /* this rank's file */
-    char shown[4096]; /* the name reported (fpp: rank 0's) */
+    char path[KC_PATH_MAX];  /* this rank's file */
+    char shown[KC_PATH_MAX]; /* the name reported (fpp: rank 0's) */
 } config;
 
 typedef struct {
@@ -124,7 +124,7 @@ static long long phase_bytes(const kc_ctx *ctx, const config *c, const layout *l
 static void report(const kc_ctx *ctx, const config *c, const layout *l, const kc_timer *t,
                    const char *phase, int verified)
 {
-    char objects[64], extra[4608], mode[64];
+    char objects[64], extra[KC_EXTRA_MAX], mode[64];
     int files = c->layout == LAYOUT_SHARED ? 1 : ctx->nranks;
     snprintf(objects, sizeof objects, "%d variables in %d file%s", NVARS, files,
              files == 1 ? "" : "s");

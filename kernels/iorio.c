@@ -236,7 +236,7 @@ static void report(const kc_ctx *ctx, const config *c, const kc_timer *t, const 
     int files_per_step = c->layout == LAYOUT_SHARED ? 1 : ctx->nranks;
     long long files = files_per_step * c->steps;
     long long bytes = c->segments * c->block * ctx->nranks * c->steps;
-    char objects[96], extra[4608], name[32], path[4096];
+    char objects[96], extra[KC_EXTRA_MAX], name[32], path[KC_PATH_MAX];
     snprintf(objects, sizeof objects, "%lld file%s, %lld transfers of %lld bytes", files,
              files == 1 ? "" : "s", bytes / c->transfer, c->transfer);
     extra[0] = '\0';
@@ -282,7 +282,7 @@ static void write_phase(const kc_ctx *ctx, void *arg)
     run *r = arg;
     const config *c = &r->c;
     state *s = &r->s;
-    char path[4096];
+    char path[KC_PATH_MAX];
     kc_timer t;
     kc_timer_start(&t, ctx->comm);
     for (int step = 0; step < c->steps; step++) {
@@ -303,7 +303,7 @@ static int read_phase(const kc_ctx *ctx, void *arg)
     run *r = arg;
     const config *c = &r->c;
     state *s = &r->s;
-    char path[4096];
+    char path[KC_PATH_MAX];
     kc_verify ver;
     kc_verify_init(&ver);
     kc_timer t;
@@ -318,7 +318,7 @@ static int read_phase(const kc_ctx *ctx, void *arg)
 
         size_t words = (size_t)(c->transfer / 8);
         for (long long k = 0; k < s->ntransfers; k++) {
-            char what[4200];
+            char what[KC_PATH_MAX + 16];
             snprintf(what, sizeof what, "%s word", path);
             kc_check(&ver, slot(c, s, k), KC_U64, words, (uint64_t)transfer_offset(ctx, c, k) / 8,
                      1, data_var(ctx, c), (uint32_t)step, what);
@@ -334,7 +334,7 @@ static int read_phase(const kc_ctx *ctx, void *arg)
 static void cleanup(const kc_ctx *ctx, void *arg)
 {
     const config *c = &((run *)arg)->c;
-    char path[4096];
+    char path[KC_PATH_MAX];
     for (int step = 0; step < c->steps; step++) {
         step_path(ctx, c, step, path, sizeof path);
         kc_remove_file(ctx, path, c->layout == LAYOUT_SHARED);

@@ -27,7 +27,7 @@ typedef struct {
     long long steps;
     int mode; /* 0 collective, 1 independent */
     kc_common common;
-    char path[4096];
+    char path[KC_PATH_MAX];
 } config;
 
 typedef struct {
@@ -53,7 +53,7 @@ static long long phase_bytes(const config *c, const layout *l)
 static void report(const kc_ctx *ctx, const config *c, const layout *l, const kc_timer *t,
                    const char *phase, int verified)
 {
-    char objects[64], extra[4608], grid[64];
+    char objects[64], extra[KC_EXTRA_MAX], grid[64];
     snprintf(objects, sizeof objects, "%lld datasets", c->components * c->steps);
     snprintf(grid, sizeof grid, "%lldx%lldx%lld", c->procs[0], c->procs[1], c->procs[2]);
     extra[0] = '\0';

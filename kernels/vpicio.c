@@ -30,7 +30,7 @@ typedef struct {
     long long steps;
     int mode; /* 0 collective, 1 independent */
     kc_common common;
-    char path[4096];
+    char path[KC_PATH_MAX];
 } config;
 
 typedef struct {
@@ -66,7 +66,7 @@ static long long phase_bytes(const config *c, const layout *l)
 static void report(const kc_ctx *ctx, const config *c, const layout *l, const kc_timer *t,
                    const char *phase, int verified)
 {
-    char objects[64], extra[4608];
+    char objects[64], extra[KC_EXTRA_MAX];
     snprintf(objects, sizeof objects, "%lld datasets", (long long)NVARS * c->steps);
     extra_json(c, extra, sizeof extra);
     kc_report_info info = {phase, phase_bytes(c, l), objects, verified, extra};

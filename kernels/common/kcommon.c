@@ -556,37 +556,54 @@ int kc_phase_end(const kc_ctx *ctx, kc_timer *t, const kc_verify *v)
 
 /* ---------------------------------------------------------------- report */
 
-static void json_escape(char *out, size_t size, const char *s)
+/* Length of `s` once JSON-escaped. */
+static size_t json_escaped_len(const char *s)
 {
     size_t n = 0;
-    for (; *s && n + 7 < size; s++) {
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        n += (c == '"' || c == '\\') ? 2 : c < 0x20 ? 6 : 1;
+    }
+    return n;
+}
+
+/* Write `s` JSON-escaped at `out` (which has room, see json_escaped_len); returns the end. */
+static char *json_escape(char *out, const char *s)
+{
+    for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
         if (c == '"' || c == '\\') {
-            out[n++] = '\\';
-            out[n++] = (char)c;
+            *out++ = '\\';
+            *out++ = (char)c;
         } else if (c < 0x20) {
-            n += (size_t)snprintf(out + n, size - n, "\\u%04x", c);
+            out += snprintf(out, 7, "\\u%04x", c);
         } else {
-            out[n++] = (char)c;
+            *out++ = (char)c;
         }
     }
-    out[n] = '\0';
+    return out;
 }
 
 static void json_append(char *buf, size_t size, const char *member)
 {
     size_t len = strlen(buf);
-    if (len + 1 >= size)
-        return;
+    if (len + (len ? 1 : 0) + strlen(member) >= size)
+        return; /* as kc_json_str: never a cut member */
     snprintf(buf + len, size - len, "%s%s", len ? "," : "", member);
 }
 
 void kc_json_str(char *buf, size_t size, const char *key, const char *value)
 {
-    char esc[1024], member[1200];
-    json_escape(esc, sizeof esc, value);
-    snprintf(member, sizeof member, "\"%s\":\"%s\"", key, esc);
-    json_append(buf, size, member);
+    size_t len = strlen(buf);
+    /* [,]"key":"value" with the value escaped in place: no intermediate buffer to cut it */
+    size_t need = (len ? 1 : 0) + strlen(key) + json_escaped_len(value) + 5;
+    if (len + need >= size)
+        return; /* left out rather than cut, so the line stays valid JSON */
+    char *p = buf + len;
+    p += snprintf(p, size - len, "%s\"%s\":\"", len ? "," : "", key);
+    p = json_escape(p, value);
+    p[0] = '"';
+    p[1] = '\0';
 }
 
 void kc_json_int(char *buf, size_t size, const char *key, long long value)

@@ -180,9 +180,16 @@ typedef struct {
  * Bandwidth = bytes / (open + io + close) in MB/s (1e6 bytes). */
 void kc_report(const kc_ctx *ctx, const kc_timer *t, const kc_report_info *info);
 
-/* Append a JSON string member ("key":"escaped value") to `buf`. */
+/* Longest file name the kernels handle, with its NUL (Linux's PATH_MAX). */
+#define KC_PATH_MAX 4096
+/* Size of a report's `extra` buffer: a few members and one file name even if every byte of it
+ * needs a 6-character \u00XX escape. */
+#define KC_EXTRA_MAX (6 * KC_PATH_MAX + 1024)
+
+/* Append a JSON string member ("key":"escaped value") to `buf`. A member that does not fit is
+ * left out whole, so `buf` stays valid JSON. */
 void kc_json_str(char *buf, size_t size, const char *key, const char *value);
-/* Append a JSON integer member. */
+/* Append a JSON integer member (left out whole if it does not fit). */
 void kc_json_int(char *buf, size_t size, const char *key, long long value);
 
 /* ---------------------------------------------------------------- main flow */

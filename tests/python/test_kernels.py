@@ -195,6 +195,17 @@ def test_read_only_missing_file(kernel, mpirun, tmp_path, name):
     assert "cannot read" in proc.stderr and "absent" in proc.stderr
 
 
+def test_long_file_name_in_json(kernel, mpirun, tmp_path):
+    # longer than any fixed escape buffer below PATH_MAX, with characters JSON must escape
+    deep = tmp_path.joinpath(*["d" * 200] * 6)
+    deep.mkdir(parents=True)
+    name = 'a"b\\c\td.dat'
+    args = ["--api", "posix", "--block", "8K", "--transfer", "4K", "--segments", 1, "--read"]
+    proc = run_kernel(mpirun, kernel("iorio"), 1, [*args, "--dir", deep, "--file", name], tmp_path)
+    res = results(proc)
+    assert res["write"]["file"] == res["read"]["file"] == str(deep / name)
+
+
 @pytest.mark.parametrize("name", HDF5_KERNELS)
 def test_hdf5_kernels_link_hdf5_dynamically(kernel, name):
     ldd = subprocess.run(["ldd", str(kernel(name))], capture_output=True, text=True).stdout
