@@ -78,17 +78,23 @@ static void layout_of(const kc_ctx *ctx, const config *c, int v, var_layout *l)
     l->start[1] = 0;
     l->count[0] = rows;
     l->count[1] = levels;
-    hsize_t crow = (hsize_t)(c->chunk_cells * vars[v].per_cell);
-    l->chunk[0] = crow < l->gdims[0] ? crow : l->gdims[0]; /* chunks may not exceed the space */
+    /* chunks may not exceed the space; clamped before multiplying, which cannot overflow then */
+    hsize_t cells = (hsize_t)c->cells * (hsize_t)ctx->nranks;
+    hsize_t ccells = (hsize_t)c->chunk_cells < cells ? (hsize_t)c->chunk_cells : cells;
+    l->chunk[0] = ccells * (hsize_t)vars[v].per_cell;
     l->chunk[1] = levels;
 }
 
+/* The largest size of the run, checked for overflow (every other size is smaller). */
 static long long phase_bytes(const kc_ctx *ctx, const config *c)
 {
-    long long per_cell = 0;
-    for (int v = 0; v < NVARS; v++)
-        per_cell += vars[v].per_cell * (c->levels + vars[v].extra_levels);
-    return per_cell * c->cells * ctx->nranks * (long long)sizeof(double) * c->iterations;
+    const char *what =
+        "the bytes of a phase (--cells x ranks x (8 x --levels + 1) x 8 x --iterations)";
+    long long per_cell = kc_mul(ctx, c->levels, 8, what) + 1; /* values over the 5 variables */
+    long long n = kc_mul(ctx, c->cells, ctx->nranks, what);
+    n = kc_mul(ctx, n, per_cell, what);
+    n = kc_mul(ctx, n, (long long)sizeof(double), what);
+    return kc_mul(ctx, n, c->iterations, what);
 }
 
 static void report(const kc_ctx *ctx, const config *c, const kc_timer *t, const char *phase,
@@ -233,6 +239,8 @@ int main(int argc, char **argv)
     kh5_init(&ctx);
     kc_path(&ctx, c->path, sizeof c->path, c->common.dir, c->common.file, -1, -1);
 
+    long long bytes = phase_bytes(&ctx, c); /* per rank and iteration: a ranks x iterations-th */
+    kc_check_memory(&ctx, bytes / ctx.nranks / c->iterations);
     for (int v = 0; v < NVARS; v++) {
         var_layout l;
         layout_of(&ctx, c, v, &l);

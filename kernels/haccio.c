@@ -408,6 +408,7 @@ int main(int argc, char **argv)
     if (c->particles > INT_MAX / 8) /* a variable's bytes must fit one MPI count */
         kc_fail_all(&ctx, KC_EXIT_USAGE, "--particles must be at most %d", INT_MAX / 8);
     make_layout(&ctx, c, &r.l);
+    kc_check_memory(&ctx, 38 * c->particles + (long long)r.l.hsize);
     for (int v = 0; v < NVARS; v++)
         r.buf[v] = kc_malloc(&ctx, r.l.len[v]);
     r.hdr = kc_malloc(&ctx, r.l.hsize);

@@ -396,8 +396,15 @@ int main(int argc, char **argv)
     if (c->api == API_HDF5)
         kh5_init(&ctx);
 
+    /* the largest size of the run, checked for overflow (every other size is smaller) */
+    const char *what = "the bytes of a phase (--segments x --block x ranks x --steps)";
+    long long per_rank = kc_mul(&ctx, c->segments, c->block, what);
+    kc_mul(&ctx, kc_mul(&ctx, per_rank, ctx.nranks, what), c->steps, what);
     state *s = &r.s;
-    s->ntransfers = c->segments * (c->block / c->transfer);
+    s->ntransfers = per_rank / c->transfer;
+    /* the data of a step and the transfer order */
+    what = "the buffers of a rank (--segments x --block + 8 per transfer)";
+    kc_check_memory(&ctx, kc_mul(&ctx, s->ntransfers, c->transfer + 8, what));
     s->perm = kc_malloc(&ctx, sizeof(long long) * (size_t)s->ntransfers);
     s->data = kc_malloc(&ctx, (size_t)(c->segments * c->block));
 

@@ -44,14 +44,18 @@ typedef struct {
     double **buf; /* one block per component */
 } run;
 
-static long long phase_bytes(const config *c, const layout *l)
+/* The largest size of the run, checked for overflow (every other size is smaller). */
+static long long phase_bytes(const kc_ctx *ctx, const config *c)
 {
-    return (long long)(l->gdims[0] * l->gdims[1] * l->gdims[2]) * c->components *
-           (long long)sizeof(double) * c->steps;
+    const char *what = "the bytes of a phase (grid cells x --components x 8 x --steps)";
+    long long n = kc_mul(ctx, kc_mul(ctx, c->components, 8, what), c->steps, what);
+    for (int d = 0; d < 3; d++)
+        n = kc_mul(ctx, n, kc_mul(ctx, c->procs[d], c->block[d], what), what);
+    return n;
 }
 
-static void report(const kc_ctx *ctx, const config *c, const layout *l, const kc_timer *t,
-                   const char *phase, int verified)
+static void report(const kc_ctx *ctx, const config *c, const kc_timer *t, const char *phase,
+                   int verified)
 {
     char objects[64], extra[KC_EXTRA_MAX], grid[64];
     snprintf(objects, sizeof objects, "%lld datasets", c->components * c->steps);
@@ -64,7 +68,7 @@ static void report(const kc_ctx *ctx, const config *c, const layout *l, const kc
     kc_json_str(extra, sizeof extra, "block", grid);
     kc_json_str(extra, sizeof extra, "mode", c->mode == 0 ? "collective" : "independent");
     kc_json_str(extra, sizeof extra, "file", c->path);
-    kc_report_info info = {phase, phase_bytes(c, l), objects, verified, extra};
+    kc_report_info info = {phase, phase_bytes(ctx, c), objects, verified, extra};
     kc_report(ctx, t, &info);
 }
 
@@ -133,7 +137,7 @@ static void write_phase(const kc_ctx *ctx, void *arg)
     }
     kc_timer_mark(&p.t, KC_IO);
     kh5_phase_close(ctx, &p);
-    report(ctx, c, l, &p.t, "write", -1);
+    report(ctx, c, &p.t, "write", -1);
     H5Sclose(mspace);
     H5Sclose(fspace);
 }
@@ -168,7 +172,7 @@ static int read_phase(const kc_ctx *ctx, void *arg)
         kc_timer_mark(&p.t, KC_SKIP);
     }
     int ok = kh5_phase_close(ctx, &p);
-    report(ctx, c, l, &p.t, "read", ok);
+    report(ctx, c, &p.t, "read", ok);
     H5Sclose(mspace);
     H5Sclose(fspace);
     return ok;
@@ -219,6 +223,7 @@ int main(int argc, char **argv)
     int px = ctx.rank % dims[0], py = (ctx.rank / dims[0]) % dims[1],
         pz = ctx.rank / (dims[0] * dims[1]);
 
+    phase_bytes(&ctx, c);
     layout *l = &r.l;
     /* dataset order is (z, y, x); options are (x, y, z) */
     for (int d = 0; d < 3; d++) {
@@ -231,6 +236,9 @@ int main(int argc, char **argv)
     l->nelem = (size_t)(l->count[0] * l->count[1] * l->count[2]);
     kc_path(&ctx, c->path, sizeof c->path, c->common.dir, c->common.file, -1, -1);
 
+    /* a block of each component and the pointers to them */
+    const char *what = "the buffers of a rank ((block cells + 1) x --components x 8)";
+    kc_check_memory(&ctx, kc_mul(&ctx, (long long)l->nelem + 1, c->components * 8, what));
     r.buf = kc_malloc(&ctx, sizeof(double *) * (size_t)c->components);
     for (int k = 0; k < c->components; k++)
         r.buf[k] = kc_malloc(&ctx, l->nelem * sizeof(double));

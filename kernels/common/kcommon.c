@@ -712,6 +712,31 @@ void kc_remove_file(const kc_ctx *ctx, const char *path, int shared)
     MPI_Barrier(ctx->comm);
 }
 
+/* ---------------------------------------------------------------- sizes and memory */
+
+long long kc_mul(const kc_ctx *ctx, long long a, long long b, const char *what)
+{
+    long long out;
+    if (__builtin_mul_overflow(a, b, &out))
+        kc_fail_all(ctx, KC_EXIT_USAGE, "too large: %s does not fit in 64 bits", what);
+    return out;
+}
+
+void kc_check_memory(const kc_ctx *ctx, long long bytes)
+{
+    long long most;
+    MPI_Allreduce(&bytes, &most, 1, MPI_LONG_LONG, MPI_MAX, ctx->comm);
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0) /* unknown: let malloc decide */
+        return;
+    double phys = (double)pages * (double)page;
+    if ((double)most > phys)
+        kc_fail_all(ctx, KC_EXIT_ERROR,
+                    "a rank needs %lld bytes (%.1f GiB) of buffers, more than the %.1f GiB of "
+                    "physical memory",
+                    most, (double)most / 1073741824.0, phys / 1073741824.0);
+}
+
 void *kc_malloc(const kc_ctx *ctx, size_t n)
 {
     void *p = malloc(n ? n : 1);

@@ -231,6 +231,18 @@ void kc_mpi_check(const kc_ctx *ctx, int rc, const char *what);
  * on all ranks, removed by rank 0; shared == 0: every rank removes its own file. */
 void kc_remove_file(const kc_ctx *ctx, const char *path, int shared);
 
+/* ---------------------------------------------------------------- sizes and memory */
+
+/* a * b (both >= 0) for a size every rank computes alike from the arguments and the rank count.
+ * On overflow all ranks exit 2 with "too large: <what> does not fit in 64 bits". Checking the
+ * largest product of a kernel (its bytes per phase) shows every smaller size fits too. */
+long long kc_mul(const kc_ctx *ctx, long long a, long long b, const char *what);
+
+/* Collective: each rank gives the bytes of buffers it is about to allocate. If any rank needs
+ * more than the machine's physical memory, all ranks exit 1 with a clear message: such a run
+ * could only swap or be killed, and with overcommit its malloc would succeed. */
+void kc_check_memory(const kc_ctx *ctx, long long bytes);
+
 /* malloc that dies with a message instead of returning NULL (returns non-NULL for n == 0). */
 void *kc_malloc(const kc_ctx *ctx, size_t n);
 

@@ -6,7 +6,9 @@ read phase (verification) on.
 """
 
 import json
+import os
 import re
+import resource
 import shutil
 import struct
 import subprocess
@@ -193,6 +195,52 @@ def test_read_only_missing_file(kernel, mpirun, tmp_path, name):
     )
     assert proc.returncode == 1
     assert "cannot read" in proc.stderr and "absent" in proc.stderr
+
+
+HUGE = "4194304T"  # 2**62: any product of it with a size > 1 overflows 64 bits
+OVERFLOW_ARGS = {
+    "vpicio": ["--particles", HUGE],
+    "vorpalio": ["--block", f"{HUGE},1,1"],
+    "gcrmio": ["--cells", HUGE],
+    "iorio": ["--segments", HUGE, "--block", 8, "--transfer", 8],
+}
+# sizes that fit in 64 bits but not in any machine's memory (32 TiB and more per rank)
+TOO_BIG_ARGS = {
+    "vpicio": ["--particles", "1T"],
+    "vorpalio": ["--block", "1,1,1", "--components", "2T"],
+    "gcrmio": ["--cells", "1T"],
+    "iorio": ["--block", "8T", "--transfer", 8],
+}
+
+
+@pytest.mark.parametrize("name", OVERFLOW_ARGS)
+def test_size_overflow_and_memory_limit_are_clean_errors(kernel, mpirun, tmp_path, name):
+    proc = run_kernel(mpirun, kernel(name), 2, OVERFLOW_ARGS[name], tmp_path, check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert re.fullmatch(rf"{name}: error: too large: .* does not fit in 64 bits\n", proc.stderr)
+    proc = run_kernel(mpirun, kernel(name), 2, TOO_BIG_ARGS[name], tmp_path, check=False)
+    assert proc.returncode == 1, proc.stderr
+    assert re.fullmatch(rf"{name}: error: a rank needs .* physical memory\n", proc.stderr)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_failed_allocation_is_a_clean_error(kernel, tmp_path):
+    # more than the address space the run may use, less than physical memory: malloc fails
+    limit = 2 << 30
+    if os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") < 2 * limit:
+        pytest.skip("needs 4 GiB of physical memory")
+    args = ["--block", "3G", "--transfer", "1M", "--segments", "1"]
+    proc = subprocess.run(
+        ["mpiexec", "-n", "1", kernel("iorio"), *args],
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit)),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.startswith("iorio: error: out of memory")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_long_file_name_in_json(kernel, mpirun, tmp_path):
