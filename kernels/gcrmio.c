@@ -85,6 +85,30 @@ static void layout_of(const kc_ctx *ctx, const config *c, int v, var_layout *l)
     l->chunk[1] = levels;
 }
 
+/* HDF5 refuses chunks of 4 GiB or more only at H5Dcreate, once the file exists: check up front
+ * and name the largest --chunk-cells that works. Not clamped: the chunk size is a tunable, and
+ * a run must measure the one asked for. */
+static void check_chunks(const kc_ctx *ctx, const config *c)
+{
+    const hsize_t limit = 0xFFFFFFFFu; /* bytes; HDF5: "chunk size must be < 4GB" */
+    hsize_t cell_bytes = 0;            /* bytes per chunk cell of the largest variable */
+    for (int v = 0; v < NVARS; v++) {
+        hsize_t b = (hsize_t)vars[v].per_cell * (hsize_t)(c->levels + vars[v].extra_levels) * 8;
+        cell_bytes = b > cell_bytes ? b : cell_bytes;
+    }
+    for (int v = 0; c->chunk_cells > 0 && v < NVARS; v++) {
+        var_layout l;
+        layout_of(ctx, c, v, &l);
+        hsize_t bytes = l.chunk[0] * l.chunk[1] * sizeof(double); /* < the phase's bytes */
+        if (bytes > limit)
+            kc_fail_all(ctx, KC_EXIT_USAGE,
+                        "--chunk-cells %lld makes chunks of %llu bytes (%s); HDF5 chunks must be "
+                        "below 4 GiB: use --chunk-cells %llu or less, or 0 (contiguous)",
+                        c->chunk_cells, (unsigned long long)bytes, vars[v].name,
+                        (unsigned long long)(limit / cell_bytes));
+    }
+}
+
 /* The largest size of the run, checked for overflow (every other size is smaller). */
 static long long phase_bytes(const kc_ctx *ctx, const config *c)
 {
@@ -240,6 +264,7 @@ int main(int argc, char **argv)
     kc_path(&ctx, c->path, sizeof c->path, c->common.dir, c->common.file, -1, -1);
 
     long long bytes = phase_bytes(&ctx, c); /* per rank and iteration: a ranks x iterations-th */
+    check_chunks(&ctx, c);
     kc_check_memory(&ctx, bytes / ctx.nranks / c->iterations);
     for (int v = 0; v < NVARS; v++) {
         var_layout l;

@@ -274,6 +274,8 @@ static void move(const kc_ctx *ctx, run *r, int writing, kc_timer *t, size_t got
 
     handle h;
     kc_timer_start(t, ctx->comm);
+    if (writing)
+        kc_writing(c->path);
     open_file(ctx, c, writing, &h);
     kc_timer_mark(t, KC_OPEN);
     MPI_Status st;
@@ -313,6 +315,7 @@ static void move(const kc_ctx *ctx, run *r, int writing, kc_timer *t, size_t got
     }
     kc_timer_mark(t, KC_IO);
     close_file(ctx, c, writing, &h);
+    kc_writing(NULL);
     kc_timer_mark(t, KC_CLOSE);
     if (c->mode == MODE_ONE_CALL) {
         MPI_Type_free(&ftype);

@@ -262,6 +262,8 @@ static void move_step(const kc_ctx *ctx, const config *c, state *s, const char *
                       kc_timer *t, kc_verify *ver)
 {
     handle h;
+    if (writing)
+        kc_writing(path);
     open_file(ctx, c, path, writing, &h);
     kc_timer_mark(t, KC_OPEN);
     if (c->api == API_HDF5)
@@ -274,6 +276,7 @@ static void move_step(const kc_ctx *ctx, const config *c, state *s, const char *
         close_dataset(ctx, &h);
     kc_timer_mark(t, KC_IO);
     close_file(ctx, c, writing, &h);
+    kc_writing(NULL);
     kc_timer_mark(t, KC_CLOSE);
 }
 

@@ -29,6 +29,21 @@ int kc_finish(kc_ctx *ctx, int code)
     return code;
 }
 
+/* The file this rank is writing (see kc_writing); "" when none. */
+static char writing_path[KC_PATH_MAX];
+
+void kc_writing(const char *path)
+{
+    snprintf(writing_path, sizeof writing_path, "%s", path ? path : "");
+}
+
+/* A run that ends in an error leaves no partial output: it could pass for a result. */
+static void remove_partial_output(void)
+{
+    if (writing_path[0])
+        (void)unlink(writing_path);
+}
+
 void kc_die(const kc_ctx *ctx, const char *fmt, ...)
 {
     char msg[1024];
@@ -42,6 +57,7 @@ void kc_die(const kc_ctx *ctx, const char *fmt, ...)
     else
         fprintf(stderr, "%s: error: %s\n", ctx->kernel, msg);
     fflush(stderr);
+    remove_partial_output();
     MPI_Abort(MPI_COMM_WORLD, KC_EXIT_ERROR);
     exit(KC_EXIT_ERROR); /* not reached */
 }
@@ -58,6 +74,7 @@ void kc_fail_all(const kc_ctx *ctx, int code, const char *fmt, ...)
         fprintf(stderr, "%s: error: %s\n", ctx->kernel, msg);
         fflush(stderr);
     }
+    remove_partial_output();
     MPI_Finalize();
     exit(code);
 }

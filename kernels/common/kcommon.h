@@ -46,7 +46,8 @@ void kc_init(kc_ctx *ctx, const char *kernel, int *argc, char ***argv);
 /* MPI_Finalize and return `code` (use as `return kc_finish(&ctx, code);`). */
 int kc_finish(kc_ctx *ctx, int code);
 
-/* Fatal error on this rank: "<kernel>: error: ..." on stderr, then MPI_Abort. */
+/* Fatal error on this rank: "<kernel>: error: ..." on stderr, then MPI_Abort. Like kc_fail_all,
+ * it first removes the file this rank is writing (kc_writing). */
 KC_NORETURN void kc_die(const kc_ctx *ctx, const char *fmt, ...) KC_PRINTF(2, 3);
 /* Error reached by all ranks together (e.g. bad argument combination): rank 0 prints, all
  * ranks finalize and exit with `code`. Must be called collectively. */
@@ -223,6 +224,11 @@ void kc_path(const kc_ctx *ctx, char *out, size_t size, const char *dir, const c
 /* Collective: every rank checks that its `path` is readable (the same name or its own file);
  * if one is not, the first such rank prints a clean message and all ranks exit 1. */
 void kc_require_file(const kc_ctx *ctx, const char *path);
+
+/* Name the file this rank is about to create and write (NULL once it is closed): a run that
+ * ends in an error in between (kc_die, kc_fail_all) removes it rather than leave a partial
+ * file. Files already completed, and files being read, are never removed. */
+void kc_writing(const char *path);
 
 /* Die with MPI's error text when an MPI call did not return MPI_SUCCESS. */
 void kc_mpi_check(const kc_ctx *ctx, int rc, const char *what);

@@ -10,6 +10,7 @@ import os
 import re
 import resource
 import shutil
+import signal
 import struct
 import subprocess
 
@@ -224,22 +225,55 @@ def test_size_overflow_and_memory_limit_are_clean_errors(kernel, mpirun, tmp_pat
     assert list(tmp_path.iterdir()) == []
 
 
+def run_limited(nprocs, argv, cwd, limit):
+    """mpiexec under a timeout with `limit()` applied to the launched processes."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("IOTUNE_")}
+    env["UCX_TLS"] = "self,tcp"  # no shared-memory files: they would hit a file-size limit
+    return subprocess.run(
+        ["mpiexec", "-n", str(nprocs), *map(str, argv)],
+        preexec_fn=limit,
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+
+
 def test_failed_allocation_is_a_clean_error(kernel, tmp_path):
     # more than the address space the run may use, less than physical memory: malloc fails
     limit = 2 << 30
     if os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") < 2 * limit:
         pytest.skip("needs 4 GiB of physical memory")
-    args = ["--block", "3G", "--transfer", "1M", "--segments", "1"]
-    proc = subprocess.run(
-        ["mpiexec", "-n", "1", kernel("iorio"), *args],
-        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit)),
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
+    args = ["--block", "3G", "--transfer", "1M", "--segments", 1]
+    proc = run_limited(
+        1,
+        [kernel("iorio"), *args],
+        tmp_path,
+        lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit)),
     )
     assert proc.returncode == 1, proc.stderr
     assert proc.stderr.startswith("iorio: error: out of memory")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["gcrmio", "--cells", 8000],
+        ["iorio", "--block", "16M", "--transfer", "4M", "--segments", 1],
+        ["haccio", "--particles", 300000, "--mode", "posix"],
+    ],
+    ids=lambda argv: argv[0],
+)
+def test_failed_write_leaves_no_partial_file(kernel, tmp_path, argv):
+    def limit_file_size():  # writes past 16 MiB fail with EFBIG instead of a signal
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (16 << 20, 16 << 20))
+
+    proc = run_limited(2, [kernel(argv[0]), *argv[1:]], tmp_path, limit_file_size)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.startswith(f"{argv[0]}: error (rank ")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -427,6 +461,19 @@ def test_gcrmio(kernel, mpirun, tmp_path, nprocs, chunk):
         g = 350 * levels + 2  # normal_wind (variable 3), edge row 350 (rank 1), level 2
         corrupt_needle(tmp_path / "gcrmio.h5", values_bytes("f64", g, 2, 3, 1))
         expect_verification_failure(mpirun, kernel("gcrmio"), nprocs, args, tmp_path)
+
+
+def test_gcrmio_chunks_of_4_gib_are_refused_before_the_file_exists(kernel, mpirun, tmp_path):
+    args = ["--cells", 1000000, "--levels", 200, "--chunk-cells", 1000000]
+    proc = run_kernel(mpirun, kernel("gcrmio"), 1, args, tmp_path, check=False)
+    assert proc.returncode == 2, proc.stderr
+    m = re.fullmatch(
+        r"gcrmio: error: --chunk-cells 1000000 makes chunks of 4800000000 bytes \(normal_wind\); "
+        r"HDF5 chunks must be below 4 GiB: use --chunk-cells (\d+) or less, or 0 \(contiguous\)\n",
+        proc.stderr,
+    )
+    assert m and int(m.group(1)) == (2**32 - 1) // (3 * 200 * 8), proc.stderr
+    assert list(tmp_path.iterdir()) == []
 
 
 # ----------------------------------------------------------------------------- HACC-IO
