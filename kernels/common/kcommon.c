@@ -544,6 +544,12 @@ void kc_verify_fail(kc_verify *v, const char *fmt, ...)
     v->mismatches++;
 }
 
+void kc_check_file_size(kc_verify *v, const char *path, long long have, long long need)
+{
+    if (have < need)
+        kc_verify_fail(v, "%s: file too short: %lld bytes, expected %lld", path, have, need);
+}
+
 int kc_verify_reduce(const kc_ctx *ctx, const kc_verify *v)
 {
     long long mine[2] = {v->checked, v->mismatches}, sum[2];

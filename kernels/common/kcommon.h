@@ -158,6 +158,10 @@ long long kc_check(kc_verify *v, const void *buf, kc_type type, size_t n, uint64
                    uint64_t stride, uint32_t var, uint32_t step, const char *what);
 /* Record a failure that is not an element mismatch (bad header, wrong shape, ...). */
 void kc_verify_fail(kc_verify *v, const char *fmt, ...) KC_PRINTF(2, 3);
+/* Record "<path>: file too short: <have> bytes, expected <need>" if have < need: the raw
+ * (MPI-IO, POSIX) read phases check the file size first, as a short file read through MPI-IO
+ * gives no error, only zeros. */
+void kc_check_file_size(kc_verify *v, const char *path, long long have, long long need);
 /* Collective: sum over ranks; the lowest failing rank prints its first mismatch on stderr.
  * Returns 1 if every rank verified cleanly, else 0. */
 int kc_verify_reduce(const kc_ctx *ctx, const kc_verify *v);

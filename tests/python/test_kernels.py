@@ -175,6 +175,15 @@ def expect_read_only_ok(mpirun, kernel_path, nprocs, args, cwd):
     assert set(res) == {"read"} and res["read"]["verified"] is True
 
 
+def expect_too_short(mpirun, kernel_path, nprocs, args, cwd, path, size):
+    """--read-only of `path` cut to `size` bytes says so, whatever the API."""
+    proc = run_kernel(mpirun, kernel_path, nprocs, [*args, "--read-only"], cwd, check=False)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert f"{path.name}: file too short: {size} bytes, expected " in proc.stderr
+    m = re.search(r"(\d+) of (\d+) checked values differ", proc.stderr)
+    assert m and 0 < int(m.group(1)) <= int(m.group(2)), proc.stderr
+
+
 # ----------------------------------------------------------------------------- all kernels
 
 
@@ -543,20 +552,21 @@ def test_haccio(kernel, mpirun, tmp_path, mode, layout):
     expect_verification_failure(mpirun, kernel("haccio"), nprocs, args, tmp_path)
 
 
-def test_haccio_one_rank_and_bad_header(kernel, mpirun, tmp_path):
+@pytest.mark.parametrize("mode", HACC_MODES)
+def test_haccio_one_rank(kernel, mpirun, tmp_path, mode):
     n = 300
-    write_and_read(mpirun, kernel("haccio"), "haccio", 1, ["--particles", n], tmp_path, 38 * n + 24)
-    hacc_check_file(tmp_path / "haccio.dat", 1, n, 0)
+    args = ["--particles", n, "--mode", mode]
+    write_and_read(mpirun, kernel("haccio"), "haccio", 1, args, tmp_path, 38 * n + 24)
+    path = tmp_path / "haccio.dat"
+    hacc_check_file(path, 1, n, 0)
     # a checkpoint of another size: the header check fails
-    proc = run_kernel(
-        mpirun,
-        kernel("haccio"),
-        1,
-        ["--particles", n + 1, "--read-only", "--mode", "posix"],
-        tmp_path,
-        check=False,
-    )
-    assert proc.returncode == 3 and "header" in proc.stderr
+    other = ["--particles", n + 1, "--mode", mode, "--read-only"]
+    proc = run_kernel(mpirun, kernel("haccio"), 1, other, tmp_path, check=False)
+    assert proc.returncode == 3
+    assert "header does not describe 1 ranks x 301 particles" in proc.stderr
+    # a truncated one: too short (MPI-IO would just read zeros past the end)
+    os.truncate(path, 24 + 38 * n // 2)
+    expect_too_short(mpirun, kernel("haccio"), 1, args, tmp_path, path, 24 + 38 * n // 2)
 
 
 # ----------------------------------------------------------------------------- IOR
@@ -641,9 +651,29 @@ def test_iorio(kernel, mpirun, tmp_path, api, layout, order):
 
 
 @pytest.mark.parametrize("api", ["hdf5", "mpiio", "posix"])
-def test_iorio_one_rank(kernel, mpirun, tmp_path, api):
-    args = ["--api", api, "--block", "8K", "--transfer", "2K", "--segments", 2, "--cleanup"]
-    write_and_read(mpirun, kernel("iorio"), "iorio", 1, args, tmp_path, 2 * 8192)
+@pytest.mark.parametrize("layout,order", [("shared", "sequential"), ("fpp", "random")])
+def test_iorio_one_rank(kernel, mpirun, tmp_path, api, layout, order):
+    block, segments = 8192, 2
+    mode = "independent" if api == "posix" else "collective"
+    args = ["--api", api, "--layout", layout, "--order", order, "--mode", mode,
+            "--block", "8K", "--transfer", "2K", "--segments", segments]  # fmt: skip
+    res = write_and_read(mpirun, kernel("iorio"), "iorio", 1, args, tmp_path, segments * block)
+    assert res["write"]["layout"] == layout and res["write"]["order"] == order
+    (name,) = ior_files(layout, 1, 1, "h5" if api == "hdf5" else "dat")
+    path = tmp_path / name
+    assert [p.name for p in tmp_path.iterdir()] == [name]
+    words = segments * block // 8
+    if api == "hdf5":
+        d = h5_structure(path)
+        assert d == {"/data": {"type": "H5T_STD_U64LE", "dims": (words,), "chunk": None}}
+        run_kernel(mpirun, kernel("iorio"), 1, [*args, "--read-only", "--cleanup"], tmp_path)
+    else:  # word w holds value(w, 0, 0): var 0 for a shared file and for rank 0's own file
+        data = path.read_bytes()
+        assert len(data) == words * 8
+        for w in (0, words // 2 + 3, words - 1):
+            assert data[8 * w : 8 * w + 8] == value_bytes("u64", w, 0, 0)
+        os.truncate(path, 5000)
+        expect_too_short(mpirun, kernel("iorio"), 1, [*args, "--cleanup"], tmp_path, path, 5000)
     assert list(tmp_path.iterdir()) == []  # --cleanup removed the file
 
 
