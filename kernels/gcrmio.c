@@ -249,7 +249,7 @@ int main(int argc, char **argv)
     config *c = &r.c;
     const kc_opt opts[] = {
         {"cells", KC_OPT_INT, &c->cells, NULL, 0, 1,
-         "grid cells per rank (3 edges, 2 corners each)"},
+         "grid cells per rank (the mesh has cells x ranks; 3 edges, 2 corners each)"},
         {"levels", KC_OPT_INT, &c->levels, NULL, 0, 1, "vertical levels (layers)"},
         {"chunk-cells", KC_OPT_INT, &c->chunk_cells, NULL, 0, 0,
          "cells per chunk (x entities per cell, x all levels); 0 = contiguous datasets"},
