@@ -100,8 +100,8 @@ static void make_order(const kc_ctx *ctx, const config *c, state *s, int step)
     /* Fisher-Yates with a counter-based generator seeded by (seed, rank, step) */
     uint64_t ctr = 0;
     for (long long k = s->ntransfers - 1; k > 0; k--) {
-        uint64_t r =
-            kc_hash(ctr++, (uint32_t)ctx->rank ^ 0x5eed0000u, (uint32_t)(c->seed * 7919 + step));
+        uint64_t r = kc_hash(ctr++, (uint32_t)ctx->rank ^ 0x5eed0000u,
+                             (uint32_t)((uint64_t)c->seed * 7919u + (uint64_t)step));
         long long j = (long long)(r % (uint64_t)(k + 1));
         long long tmp = s->perm[k];
         s->perm[k] = s->perm[j];
