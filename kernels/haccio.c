@@ -294,8 +294,6 @@ static void move(const kc_ctx *ctx, run *r, int writing, kc_timer *t, long long 
 
     handle h;
     kc_timer_start(t, ctx->comm);
-    if (writing)
-        kc_writing(c->path);
     open_file(ctx, c, writing, &h);
     kc_timer_mark(t, KC_OPEN);
     if (!writing) {
@@ -339,7 +337,6 @@ static void move(const kc_ctx *ctx, run *r, int writing, kc_timer *t, long long 
     }
     kc_timer_mark(t, KC_IO);
     close_file(ctx, c, writing, &h);
-    kc_writing(NULL);
     kc_timer_mark(t, KC_CLOSE);
     if (c->mode == MODE_ONE_CALL) {
         MPI_Type_free(&ftype);
@@ -356,9 +353,11 @@ static void write_phase(const kc_ctx *ctx, void *arg)
         kc_fill(r->buf[v], var_type[v], (size_t)c->particles, l->first, 1, (uint32_t)v, 0);
     make_header(l, c->particles, r->hdr);
     kc_remove_file(ctx, c->path, c->layout == LAYOUT_SHARED); /* start from an empty file */
+    kc_writing(ctx, c->common.dir, c->common.file, -1, c->layout == LAYOUT_FPP);
 
     kc_timer t;
     move(ctx, r, 1, &t, NULL);
+    kc_written();
     kc_timer_reduce(&t);
     report(ctx, c, l, &t, "write", -1);
 }

@@ -277,8 +277,6 @@ static void move_step(const kc_ctx *ctx, const config *c, state *s, const char *
                       kc_timer *t, kc_verify *ver)
 {
     handle h;
-    if (writing)
-        kc_writing(path);
     open_file(ctx, c, path, writing, &h);
     kc_timer_mark(t, KC_OPEN);
     if (!writing && c->api != API_HDF5) { /* untimed; HDF5 checks its file itself */
@@ -295,7 +293,6 @@ static void move_step(const kc_ctx *ctx, const config *c, state *s, const char *
         close_dataset(ctx, &h);
     kc_timer_mark(t, KC_IO);
     close_file(ctx, c, writing, &h);
-    kc_writing(NULL);
     kc_timer_mark(t, KC_CLOSE);
 }
 
@@ -313,8 +310,11 @@ static void write_phase(const kc_ctx *ctx, void *arg)
         make_order(ctx, c, s, step);
         step_path(ctx, c, step, path, sizeof path);
         kc_remove_file(ctx, path, c->layout == LAYOUT_SHARED);
+        kc_writing(ctx, c->common.dir, c->common.file, c->steps > 1 ? step : -1,
+                   c->layout == LAYOUT_FPP);
         kc_timer_mark(&t, KC_SKIP);
         move_step(ctx, c, s, path, 1, &t, NULL);
+        kc_written();
     }
     kc_timer_reduce(&t);
     report(ctx, c, &t, "write", -1);

@@ -29,19 +29,38 @@ int kc_finish(kc_ctx *ctx, int code)
     return code;
 }
 
-/* The file this rank is writing (see kc_writing); "" when none. */
-static char writing_path[KC_PATH_MAX];
+static int build_path(char *out, size_t size, const char *dir, const char *name, int step,
+                      int rank);
 
-void kc_writing(const char *path)
+/* The output being written (see kc_writing); name NULL when none. */
+static struct {
+    const char *dir, *name;
+    int step, per_rank, nranks;
+} writing;
+
+void kc_writing(const kc_ctx *ctx, const char *dir, const char *name, int step, int per_rank)
 {
-    snprintf(writing_path, sizeof writing_path, "%s", path ? path : "");
+    writing.dir = dir;
+    writing.name = name;
+    writing.step = step;
+    writing.per_rank = per_rank;
+    writing.nranks = ctx->nranks;
 }
 
-/* A run that ends in an error leaves no partial output: it could pass for a result. */
+void kc_written(void)
+{
+    writing.name = NULL;
+}
+
+/* A run that ends in an error leaves no partial output: it could pass for a result. With one
+ * file per rank this rank removes them all, as MPI_Abort kills the others before they could. */
 static void remove_partial_output(void)
 {
-    if (writing_path[0])
-        (void)unlink(writing_path);
+    char path[KC_PATH_MAX];
+    for (int r = 0; writing.name && r < (writing.per_rank ? writing.nranks : 1); r++)
+        if (build_path(path, sizeof path, writing.dir, writing.name, writing.step,
+                       writing.per_rank ? r : -1) == 0)
+            (void)unlink(path);
 }
 
 void kc_die(const kc_ctx *ctx, const char *fmt, ...)
@@ -681,8 +700,8 @@ int kc_main(const kc_ctx *ctx, const kc_common *common, const kc_phases *phases)
 
 /* ---------------------------------------------------------------- files */
 
-void kc_path(const kc_ctx *ctx, char *out, size_t size, const char *dir, const char *name, int step,
-             int rank)
+/* kc_path without the error: returns -1 if the name does not fit `size`. */
+static int build_path(char *out, size_t size, const char *dir, const char *name, int step, int rank)
 {
     char tags[64] = "";
     size_t tn = 0;
@@ -698,7 +717,13 @@ void kc_path(const kc_ctx *ctx, char *out, size_t size, const char *dir, const c
     int use_dir = dir && *dir && strcmp(dir, ".") != 0 && name[0] != '/';
     int n = snprintf(out, size, "%s%s%.*s%s%s", use_dir ? dir : "",
                      use_dir && dir[strlen(dir) - 1] != '/' ? "/" : "", (int)stem, name, tags, ext);
-    if (n < 0 || (size_t)n >= size)
+    return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+void kc_path(const kc_ctx *ctx, char *out, size_t size, const char *dir, const char *name, int step,
+             int rank)
+{
+    if (build_path(out, size, dir, name, step, rank) != 0)
         kc_die(ctx, "file name too long: %s", name);
 }
 

@@ -47,7 +47,7 @@ void kc_init(kc_ctx *ctx, const char *kernel, int *argc, char ***argv);
 int kc_finish(kc_ctx *ctx, int code);
 
 /* Fatal error on this rank: "<kernel>: error: ..." on stderr, then MPI_Abort. Like kc_fail_all,
- * it first removes the file this rank is writing (kc_writing). */
+ * it first removes the output being written (kc_writing). */
 KC_NORETURN void kc_die(const kc_ctx *ctx, const char *fmt, ...) KC_PRINTF(2, 3);
 /* Error reached by all ranks together (e.g. bad argument combination): rank 0 prints, all
  * ranks finalize and exit with `code`. Must be called collectively. */
@@ -229,10 +229,14 @@ void kc_path(const kc_ctx *ctx, char *out, size_t size, const char *dir, const c
  * if one is not, the first such rank prints a clean message and all ranks exit 1. */
 void kc_require_file(const kc_ctx *ctx, const char *path);
 
-/* Name the file this rank is about to create and write (NULL once it is closed): a run that
- * ends in an error in between (kc_die, kc_fail_all) removes it rather than leave a partial
- * file. Files already completed, and files being read, are never removed. */
-void kc_writing(const char *path);
+/* Name the output about to be created and written, as kc_path(dir, name, step, rank) builds
+ * it: one file (rank -1), or with `per_rank` one file per rank (every rank's tag). Until
+ * kc_written, a run that ends in an error (kc_die, kc_fail_all) removes it rather than leave
+ * a partial file; the failing rank removes every rank's file, as MPI_Abort kills the others.
+ * Files already completed, and files being read, are never removed. `dir` and `name` must
+ * stay valid (argv or static strings). */
+void kc_writing(const kc_ctx *ctx, const char *dir, const char *name, int step, int per_rank);
+void kc_written(void);
 
 /* Die with MPI's error text when an MPI call did not return MPI_SUCCESS. */
 void kc_mpi_check(const kc_ctx *ctx, int rc, const char *what);

@@ -273,7 +273,7 @@ def test_failed_allocation_is_a_clean_error(kernel, tmp_path):
     [
         ["gcrmio", "--cells", 8000],
         ["iorio", "--block", "16M", "--transfer", "4M", "--segments", 1],
-        ["haccio", "--particles", 300000, "--mode", "posix"],
+        ["haccio", "--particles", 500000, "--mode", "posix", "--layout", "fpp"],
     ],
     ids=lambda argv: argv[0],
 )
