@@ -52,7 +52,7 @@ typedef struct {
     long long iterations;
     int mode; /* 0 collective, 1 independent */
     kc_common common;
-    char path[4096];
+    char path[KC_PATH_MAX];
 } config;
 
 /* What the phases work on. */
@@ -78,23 +78,53 @@ static void layout_of(const kc_ctx *ctx, const config *c, int v, var_layout *l)
     l->start[1] = 0;
     l->count[0] = rows;
     l->count[1] = levels;
-    hsize_t crow = (hsize_t)(c->chunk_cells * vars[v].per_cell);
-    l->chunk[0] = crow < l->gdims[0] ? crow : l->gdims[0]; /* chunks may not exceed the space */
+    /* chunks may not exceed the space; clamped before multiplying, which cannot overflow then */
+    hsize_t cells = (hsize_t)c->cells * (hsize_t)ctx->nranks;
+    hsize_t ccells = (hsize_t)c->chunk_cells < cells ? (hsize_t)c->chunk_cells : cells;
+    l->chunk[0] = ccells * (hsize_t)vars[v].per_cell;
     l->chunk[1] = levels;
 }
 
+/* HDF5 refuses chunks of 4 GiB or more only at H5Dcreate, once the file exists: check up front
+ * and name the largest --chunk-cells that works. Not clamped: the chunk size is a tunable, and
+ * a run must measure the one asked for. */
+static void check_chunks(const kc_ctx *ctx, const config *c)
+{
+    const hsize_t limit = 0xFFFFFFFFu; /* bytes; HDF5: "chunk size must be < 4GB" */
+    hsize_t cell_bytes = 0;            /* bytes per chunk cell of the largest variable */
+    for (int v = 0; v < NVARS; v++) {
+        hsize_t b = (hsize_t)vars[v].per_cell * (hsize_t)(c->levels + vars[v].extra_levels) * 8;
+        cell_bytes = b > cell_bytes ? b : cell_bytes;
+    }
+    for (int v = 0; c->chunk_cells > 0 && v < NVARS; v++) {
+        var_layout l;
+        layout_of(ctx, c, v, &l);
+        hsize_t bytes = l.chunk[0] * l.chunk[1] * sizeof(double); /* < the phase's bytes */
+        if (bytes > limit)
+            kc_fail_all(ctx, KC_EXIT_USAGE,
+                        "--chunk-cells %lld makes chunks of %llu bytes (%s); HDF5 chunks must be "
+                        "below 4 GiB: use --chunk-cells %llu or less, or 0 (contiguous)",
+                        c->chunk_cells, (unsigned long long)bytes, vars[v].name,
+                        (unsigned long long)(limit / cell_bytes));
+    }
+}
+
+/* The largest size of the run, checked for overflow (every other size is smaller). */
 static long long phase_bytes(const kc_ctx *ctx, const config *c)
 {
-    long long per_cell = 0;
-    for (int v = 0; v < NVARS; v++)
-        per_cell += vars[v].per_cell * (c->levels + vars[v].extra_levels);
-    return per_cell * c->cells * ctx->nranks * (long long)sizeof(double) * c->iterations;
+    const char *what =
+        "the bytes of a phase (--cells x ranks x (8 x --levels + 1) x 8 x --iterations)";
+    long long per_cell = kc_mul(ctx, c->levels, 8, what) + 1; /* values over the 5 variables */
+    long long n = kc_mul(ctx, c->cells, ctx->nranks, what);
+    n = kc_mul(ctx, n, per_cell, what);
+    n = kc_mul(ctx, n, (long long)sizeof(double), what);
+    return kc_mul(ctx, n, c->iterations, what);
 }
 
 static void report(const kc_ctx *ctx, const config *c, const kc_timer *t, const char *phase,
                    int verified)
 {
-    char objects[64], extra[4608];
+    char objects[64], extra[KC_EXTRA_MAX];
     snprintf(objects, sizeof objects, "%lld datasets", (long long)NVARS * c->iterations);
     extra[0] = '\0';
     kc_json_int(extra, sizeof extra, "steps", c->iterations);
@@ -219,7 +249,7 @@ int main(int argc, char **argv)
     config *c = &r.c;
     const kc_opt opts[] = {
         {"cells", KC_OPT_INT, &c->cells, NULL, 0, 1,
-         "grid cells per rank (3 edges, 2 corners each)"},
+         "grid cells per rank (the mesh has cells x ranks; 3 edges, 2 corners each)"},
         {"levels", KC_OPT_INT, &c->levels, NULL, 0, 1, "vertical levels (layers)"},
         {"chunk-cells", KC_OPT_INT, &c->chunk_cells, NULL, 0, 0,
          "cells per chunk (x entities per cell, x all levels); 0 = contiguous datasets"},
@@ -233,6 +263,9 @@ int main(int argc, char **argv)
     kh5_init(&ctx);
     kc_path(&ctx, c->path, sizeof c->path, c->common.dir, c->common.file, -1, -1);
 
+    long long bytes = phase_bytes(&ctx, c); /* per rank and iteration: a ranks x iterations-th */
+    check_chunks(&ctx, c);
+    kc_check_memory(&ctx, bytes / ctx.nranks / c->iterations);
     for (int v = 0; v < NVARS; v++) {
         var_layout l;
         layout_of(&ctx, c, v, &l);

@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "kcommon.h"
@@ -56,8 +57,8 @@ typedef struct {
     int layout;
     int fsync;
     kc_common common;
-    char path[4096];  /* this rank's file */
-    char shown[4096]; /* the name reported (fpp: rank 0's) */
+    char path[KC_PATH_MAX];  /* this rank's file */
+    char shown[KC_PATH_MAX]; /* the name reported (fpp: rank 0's) */
 } config;
 
 typedef struct {
@@ -124,7 +125,7 @@ static long long phase_bytes(const kc_ctx *ctx, const config *c, const layout *l
 static void report(const kc_ctx *ctx, const config *c, const layout *l, const kc_timer *t,
                    const char *phase, int verified)
 {
-    char objects[64], extra[4608], mode[64];
+    char objects[64], extra[KC_EXTRA_MAX], mode[64];
     int files = c->layout == LAYOUT_SHARED ? 1 : ctx->nranks;
     snprintf(objects, sizeof objects, "%d variables in %d file%s", NVARS, files,
              files == 1 ? "" : "s");
@@ -184,8 +185,8 @@ static void posix_write(const kc_ctx *ctx, int fd, const void *buf, size_t len, 
     }
 }
 
-/* Returns the bytes read (fewer than len at end of file). */
-static size_t posix_read(const kc_ctx *ctx, int fd, void *buf, size_t len, off_t off)
+/* Stops at the end of the file: the size check reports a short file. */
+static void posix_read(const kc_ctx *ctx, int fd, void *buf, size_t len, off_t off)
 {
     char *p = buf;
     size_t done = 0;
@@ -199,7 +200,6 @@ static size_t posix_read(const kc_ctx *ctx, int fd, void *buf, size_t len, off_t
             break;
         done += (size_t)n;
     }
-    return done;
 }
 
 /* MPI_File_write_at[_all] or MPI_File_read_at[_all]; `what` follows the call's name in an
@@ -246,6 +246,26 @@ static void open_file(const kc_ctx *ctx, const config *c, int writing, handle *h
     }
 }
 
+/* Size of an open checkpoint file. */
+static long long file_size(const kc_ctx *ctx, const config *c, const handle *h)
+{
+    if (c->mode == MODE_POSIX) {
+        struct stat st;
+        if (fstat(h->fd, &st) != 0)
+            kc_die(ctx, "fstat failed: %s", strerror(errno));
+        return (long long)st.st_size;
+    }
+    MPI_Offset size;
+    kc_mpi_check(ctx, MPI_File_get_size(h->fh, &size), "MPI_File_get_size");
+    return (long long)size;
+}
+
+/* Bytes of a complete checkpoint file: the header and 38 bytes per particle in it. */
+static long long file_bytes(const layout *l)
+{
+    return (long long)l->hsize + 38 * l->in_file;
+}
+
 static void close_file(const kc_ctx *ctx, const config *c, int writing, handle *h)
 {
     if (c->mode == MODE_POSIX) {
@@ -262,9 +282,9 @@ static void close_file(const kc_ctx *ctx, const config *c, int writing, handle *
 
 /* ---------------------------------------------------------------- phases */
 
-/* The timed part of a phase: open, the header and the variables as --mode says, close. Reading
- * with posix, got[v] receives the bytes read of variable v (got[NVARS]: of the header). */
-static void move(const kc_ctx *ctx, run *r, int writing, kc_timer *t, size_t got[NVARS + 1])
+/* The timed part of a phase: open, the header and the variables as --mode says, close. Reading,
+ * *size receives the file's size, taken (untimed) right after the open. */
+static void move(const kc_ctx *ctx, run *r, int writing, kc_timer *t, long long *size)
 {
     const config *c = &r->c;
     const layout *l = &r->l;
@@ -276,6 +296,10 @@ static void move(const kc_ctx *ctx, run *r, int writing, kc_timer *t, size_t got
     kc_timer_start(t, ctx->comm);
     open_file(ctx, c, writing, &h);
     kc_timer_mark(t, KC_OPEN);
+    if (!writing) {
+        *size = file_size(ctx, c, &h);
+        kc_timer_mark(t, KC_SKIP);
+    }
     MPI_Status st;
     switch (c->mode) {
     case MODE_ONE_CALL:
@@ -301,13 +325,13 @@ static void move(const kc_ctx *ctx, run *r, int writing, kc_timer *t, size_t got
             if (writing)
                 posix_write(ctx, h.fd, r->hdr, l->hsize, 0);
             else
-                got[NVARS] = posix_read(ctx, h.fd, r->hdr, l->hsize, 0);
+                posix_read(ctx, h.fd, r->hdr, l->hsize, 0);
         }
         for (int v = 0; v < NVARS; v++) {
             if (writing)
                 posix_write(ctx, h.fd, r->buf[v], l->len[v], (off_t)l->off[v]);
             else
-                got[v] = posix_read(ctx, h.fd, r->buf[v], l->len[v], (off_t)l->off[v]);
+                posix_read(ctx, h.fd, r->buf[v], l->len[v], (off_t)l->off[v]);
         }
         break;
     }
@@ -329,9 +353,11 @@ static void write_phase(const kc_ctx *ctx, void *arg)
         kc_fill(r->buf[v], var_type[v], (size_t)c->particles, l->first, 1, (uint32_t)v, 0);
     make_header(l, c->particles, r->hdr);
     kc_remove_file(ctx, c->path, c->layout == LAYOUT_SHARED); /* start from an empty file */
+    kc_writing(ctx, c->common.dir, c->common.file, -1, c->layout == LAYOUT_FPP);
 
     kc_timer t;
     move(ctx, r, 1, &t, NULL);
+    kc_written();
     kc_timer_reduce(&t);
     report(ctx, c, l, &t, "write", -1);
 }
@@ -344,21 +370,18 @@ static int read_phase(const kc_ctx *ctx, void *arg)
     for (int v = 0; v < NVARS; v++) /* never verify what an earlier phase left behind */
         memset(r->buf[v], 0, l->len[v]);
     memset(r->hdr, 0, l->hsize);
-    size_t got[NVARS + 1];
-    for (int v = 0; v <= NVARS; v++)
-        got[v] = (size_t)-1; /* unknown: MPI-IO reports no short reads here */
 
     kc_timer t;
-    move(ctx, r, 0, &t, got);
+    long long size;
+    move(ctx, r, 0, &t, &size);
     kc_verify ver;
     kc_verify_init(&ver);
-    if (l->header) {
+    /* the header first: it tells a checkpoint of other arguments from a truncated one */
+    if (l->header && size >= (long long)l->hsize) {
         unsigned char want[16 + 8 * 64];
         unsigned char *expect = l->hsize <= sizeof want ? want : kc_malloc(ctx, l->hsize);
         make_header(l, c->particles, expect);
-        if (got[NVARS] != (size_t)-1 && got[NVARS] < l->hsize)
-            kc_verify_fail(&ver, "%s: file shorter than its header", c->path);
-        else if (memcmp(r->hdr, expect, 8) != 0)
+        if (memcmp(r->hdr, expect, 8) != 0)
             kc_verify_fail(&ver, "%s: bad magic (not a haccio checkpoint)", c->path);
         else if (memcmp(r->hdr, expect, l->hsize) != 0)
             kc_verify_fail(&ver, "%s: header does not describe %lld ranks x %lld particles",
@@ -366,12 +389,10 @@ static int read_phase(const kc_ctx *ctx, void *arg)
         if (expect != want)
             free(expect);
     }
-    for (int v = 0; v < NVARS; v++) {
-        if (got[v] != (size_t)-1 && got[v] < l->len[v])
-            kc_verify_fail(&ver, "%s: file too short for variable %s", c->path, var_name[v]);
+    kc_check_file_size(&ver, c->path, size, file_bytes(l));
+    for (int v = 0; v < NVARS; v++)
         kc_check(&ver, r->buf[v], var_type[v], (size_t)c->particles, l->first, 1, (uint32_t)v, 0,
                  var_name[v]);
-    }
     int ok = kc_phase_end(ctx, &t, &ver);
     report(ctx, c, l, &t, "read", ok);
     return ok;
@@ -408,6 +429,7 @@ int main(int argc, char **argv)
     if (c->particles > INT_MAX / 8) /* a variable's bytes must fit one MPI count */
         kc_fail_all(&ctx, KC_EXIT_USAGE, "--particles must be at most %d", INT_MAX / 8);
     make_layout(&ctx, c, &r.l);
+    kc_check_memory(&ctx, 38 * c->particles + (long long)r.l.hsize);
     for (int v = 0; v < NVARS; v++)
         r.buf[v] = kc_malloc(&ctx, r.l.len[v]);
     r.hdr = kc_malloc(&ctx, r.l.hsize);

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "kh5.h"
@@ -99,8 +100,8 @@ static void make_order(const kc_ctx *ctx, const config *c, state *s, int step)
     /* Fisher-Yates with a counter-based generator seeded by (seed, rank, step) */
     uint64_t ctr = 0;
     for (long long k = s->ntransfers - 1; k > 0; k--) {
-        uint64_t r =
-            kc_hash(ctr++, (uint32_t)ctx->rank ^ 0x5eed0000u, (uint32_t)(c->seed * 7919 + step));
+        uint64_t r = kc_hash(ctr++, (uint32_t)ctx->rank ^ 0x5eed0000u,
+                             (uint32_t)((uint64_t)c->seed * 7919u + (uint64_t)step));
         long long j = (long long)(r % (uint64_t)(k + 1));
         long long tmp = s->perm[k];
         s->perm[k] = s->perm[j];
@@ -158,7 +159,7 @@ static void open_dataset(const kc_ctx *ctx, const config *c, int writing, handle
 }
 
 static void transfer(const kc_ctx *ctx, const config *c, handle *h, int writing, long long off,
-                     void *buf, kc_verify *ver)
+                     void *buf)
 {
     MPI_Status st;
     int len = (int)c->transfer;
@@ -176,8 +177,7 @@ static void transfer(const kc_ctx *ctx, const config *c, handle *h, int writing,
             if (n == 0) {
                 if (writing)
                     kc_die(ctx, "pwrite made no progress");
-                kc_verify_fail(ver, "file ends before byte %lld", off + (long long)done);
-                break;
+                break; /* end of file: reported by the size check, the zeros fail the data check */
             }
             done += (size_t)n;
         }
@@ -199,6 +199,20 @@ static void transfer(const kc_ctx *ctx, const config *c, handle *h, int writing,
                         : H5Dread(h->dset, H5T_NATIVE_UINT64, h->mspace, h->fspace, h->dxpl, buf);
         kh5_check(ctx, rc, writing ? "H5Dwrite" : "H5Dread");
     }
+}
+
+/* Size of an open raw (MPI-IO or POSIX) file. */
+static long long file_size(const kc_ctx *ctx, const config *c, const handle *h)
+{
+    if (c->api == API_POSIX) {
+        struct stat st;
+        if (fstat(h->fd, &st) != 0)
+            kc_die(ctx, "fstat failed: %s", strerror(errno));
+        return (long long)st.st_size;
+    }
+    MPI_Offset size;
+    kc_mpi_check(ctx, MPI_File_get_size(h->fh, &size), "MPI_File_get_size");
+    return (long long)size;
 }
 
 static void close_dataset(const kc_ctx *ctx, handle *h)
@@ -236,7 +250,7 @@ static void report(const kc_ctx *ctx, const config *c, const kc_timer *t, const 
     int files_per_step = c->layout == LAYOUT_SHARED ? 1 : ctx->nranks;
     long long files = files_per_step * c->steps;
     long long bytes = c->segments * c->block * ctx->nranks * c->steps;
-    char objects[96], extra[4608], name[32], path[4096];
+    char objects[96], extra[KC_EXTRA_MAX], name[32], path[KC_PATH_MAX];
     snprintf(objects, sizeof objects, "%lld file%s, %lld transfers of %lld bytes", files,
              files == 1 ? "" : "s", bytes / c->transfer, c->transfer);
     extra[0] = '\0';
@@ -257,18 +271,23 @@ static void report(const kc_ctx *ctx, const config *c, const kc_timer *t, const 
     kc_report(ctx, t, &info);
 }
 
-/* The timed part of one step: open `path`, all transfers in this step's order, close. */
+/* The timed part of one step: open `path`, all transfers in this step's order, close. Reading a
+ * raw file, its size is checked into `ver` first. */
 static void move_step(const kc_ctx *ctx, const config *c, state *s, const char *path, int writing,
                       kc_timer *t, kc_verify *ver)
 {
     handle h;
     open_file(ctx, c, path, writing, &h);
     kc_timer_mark(t, KC_OPEN);
+    if (!writing && c->api != API_HDF5) { /* untimed; HDF5 checks its file itself */
+        kc_check_file_size(ver, path, file_size(ctx, c, &h), file_bytes(ctx, c));
+        kc_timer_mark(t, KC_SKIP);
+    }
     if (c->api == API_HDF5)
         open_dataset(ctx, c, writing, &h);
     for (long long i = 0; i < s->ntransfers; i++) {
         long long k = s->perm[i];
-        transfer(ctx, c, &h, writing, transfer_offset(ctx, c, k), slot(c, s, k), ver);
+        transfer(ctx, c, &h, writing, transfer_offset(ctx, c, k), slot(c, s, k));
     }
     if (c->api == API_HDF5)
         close_dataset(ctx, &h);
@@ -282,7 +301,7 @@ static void write_phase(const kc_ctx *ctx, void *arg)
     run *r = arg;
     const config *c = &r->c;
     state *s = &r->s;
-    char path[4096];
+    char path[KC_PATH_MAX];
     kc_timer t;
     kc_timer_start(&t, ctx->comm);
     for (int step = 0; step < c->steps; step++) {
@@ -291,8 +310,11 @@ static void write_phase(const kc_ctx *ctx, void *arg)
         make_order(ctx, c, s, step);
         step_path(ctx, c, step, path, sizeof path);
         kc_remove_file(ctx, path, c->layout == LAYOUT_SHARED);
+        kc_writing(ctx, c->common.dir, c->common.file, c->steps > 1 ? step : -1,
+                   c->layout == LAYOUT_FPP);
         kc_timer_mark(&t, KC_SKIP);
         move_step(ctx, c, s, path, 1, &t, NULL);
+        kc_written();
     }
     kc_timer_reduce(&t);
     report(ctx, c, &t, "write", -1);
@@ -303,7 +325,7 @@ static int read_phase(const kc_ctx *ctx, void *arg)
     run *r = arg;
     const config *c = &r->c;
     state *s = &r->s;
-    char path[4096];
+    char path[KC_PATH_MAX];
     kc_verify ver;
     kc_verify_init(&ver);
     kc_timer t;
@@ -318,7 +340,7 @@ static int read_phase(const kc_ctx *ctx, void *arg)
 
         size_t words = (size_t)(c->transfer / 8);
         for (long long k = 0; k < s->ntransfers; k++) {
-            char what[4200];
+            char what[KC_PATH_MAX + 16];
             snprintf(what, sizeof what, "%s word", path);
             kc_check(&ver, slot(c, s, k), KC_U64, words, (uint64_t)transfer_offset(ctx, c, k) / 8,
                      1, data_var(ctx, c), (uint32_t)step, what);
@@ -334,7 +356,7 @@ static int read_phase(const kc_ctx *ctx, void *arg)
 static void cleanup(const kc_ctx *ctx, void *arg)
 {
     const config *c = &((run *)arg)->c;
-    char path[4096];
+    char path[KC_PATH_MAX];
     for (int step = 0; step < c->steps; step++) {
         step_path(ctx, c, step, path, sizeof path);
         kc_remove_file(ctx, path, c->layout == LAYOUT_SHARED);
@@ -396,8 +418,15 @@ int main(int argc, char **argv)
     if (c->api == API_HDF5)
         kh5_init(&ctx);
 
+    /* the largest size of the run, checked for overflow (every other size is smaller) */
+    const char *what = "the bytes of a phase (--segments x --block x ranks x --steps)";
+    long long per_rank = kc_mul(&ctx, c->segments, c->block, what);
+    kc_mul(&ctx, kc_mul(&ctx, per_rank, ctx.nranks, what), c->steps, what);
     state *s = &r.s;
-    s->ntransfers = c->segments * (c->block / c->transfer);
+    s->ntransfers = per_rank / c->transfer;
+    /* the data of a step and the transfer order */
+    what = "the buffers of a rank (--segments x --block + 8 per transfer)";
+    kc_check_memory(&ctx, kc_mul(&ctx, s->ntransfers, c->transfer + 8, what));
     s->perm = kc_malloc(&ctx, sizeof(long long) * (size_t)s->ntransfers);
     s->data = kc_malloc(&ctx, (size_t)(c->segments * c->block));
 

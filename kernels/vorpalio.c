@@ -7,6 +7,10 @@
  * component, /Step#<s>/Block/E/<c>, of shape (NZ, NY, NX) with x varying fastest. Each rank
  * writes its block as a hyperslab of that dataset: BZ*BY separate runs of BX elements, i.e. a
  * noncontiguous selection in the shared file (one H5Dwrite per component and step).
+ *
+ * With --uneven the blocks differ in size, as H5Block's "non-uniform chunks" in the paper's
+ * kernel: along each axis split over more than one rank, extents alternate B + B/2 and B - B/2
+ * (the last block keeps B if the count is odd). The global grid, and so the file, is unchanged.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,9 +29,10 @@ typedef struct {
     long long procs[3]; /* process grid: x, y, z (0 = choose) */
     long long components;
     long long steps;
-    int mode; /* 0 collective, 1 independent */
+    int mode;   /* 0 collective, 1 independent */
+    int uneven; /* blocks of different sizes */
     kc_common common;
-    char path[4096];
+    char path[KC_PATH_MAX];
 } config;
 
 typedef struct {
@@ -41,19 +46,25 @@ typedef struct {
 typedef struct {
     config c;
     layout l;
-    double **buf; /* one block per component */
+    double **buf;                   /* one block per component */
+    long long cells_min, cells_max; /* cells of the smallest and the largest block */
 } run;
 
-static long long phase_bytes(const config *c, const layout *l)
+/* The largest size of the run, checked for overflow (every other size is smaller). */
+static long long phase_bytes(const kc_ctx *ctx, const config *c)
 {
-    return (long long)(l->gdims[0] * l->gdims[1] * l->gdims[2]) * c->components *
-           (long long)sizeof(double) * c->steps;
+    const char *what = "the bytes of a phase (grid cells x --components x 8 x --steps)";
+    long long n = kc_mul(ctx, kc_mul(ctx, c->components, 8, what), c->steps, what);
+    for (int d = 0; d < 3; d++)
+        n = kc_mul(ctx, n, kc_mul(ctx, c->procs[d], c->block[d], what), what);
+    return n;
 }
 
-static void report(const kc_ctx *ctx, const config *c, const layout *l, const kc_timer *t,
-                   const char *phase, int verified)
+static void report(const kc_ctx *ctx, const run *r, const kc_timer *t, const char *phase,
+                   int verified)
 {
-    char objects[64], extra[4608], grid[64];
+    const config *c = &r->c;
+    char objects[64], extra[KC_EXTRA_MAX], grid[64];
     snprintf(objects, sizeof objects, "%lld datasets", c->components * c->steps);
     snprintf(grid, sizeof grid, "%lldx%lldx%lld", c->procs[0], c->procs[1], c->procs[2]);
     extra[0] = '\0';
@@ -62,10 +73,26 @@ static void report(const kc_ctx *ctx, const config *c, const layout *l, const kc
     kc_json_str(extra, sizeof extra, "procs", grid);
     snprintf(grid, sizeof grid, "%lldx%lldx%lld", c->block[0], c->block[1], c->block[2]);
     kc_json_str(extra, sizeof extra, "block", grid);
+    kc_json_int(extra, sizeof extra, "uneven", c->uneven);
+    kc_json_int(extra, sizeof extra, "block_cells_min", r->cells_min);
+    kc_json_int(extra, sizeof extra, "block_cells_max", r->cells_max);
     kc_json_str(extra, sizeof extra, "mode", c->mode == 0 ? "collective" : "independent");
     kc_json_str(extra, sizeof extra, "file", c->path);
-    kc_report_info info = {phase, phase_bytes(c, l), objects, verified, extra};
+    kc_report_info info = {phase, phase_bytes(ctx, c), objects, verified, extra};
     kc_report(ctx, t, &info);
+}
+
+/* Block `i` of `p` blocks of `b` cells along one axis. Uniform: [i*b, (i+1)*b). Uneven: every
+ * odd boundary k*b (0 < k < p) moves up by b/2, so extents alternate b + b/2 and b - b/2 while
+ * the blocks still tile [0, p*b). */
+static void axis_block(long long b, long long p, long long i, int uneven, hsize_t *start,
+                       hsize_t *count)
+{
+    long long shift = uneven ? b / 2 : 0;
+    long long lo = i * b + (i % 2 == 1 ? shift : 0);
+    long long hi = (i + 1) * b + ((i + 1) % 2 == 1 && i + 1 < p ? shift : 0);
+    *start = (hsize_t)lo;
+    *count = (hsize_t)(hi - lo);
 }
 
 /* Global index of the first cell of row (z, y) of this rank's block. */
@@ -133,7 +160,7 @@ static void write_phase(const kc_ctx *ctx, void *arg)
     }
     kc_timer_mark(&p.t, KC_IO);
     kh5_phase_close(ctx, &p);
-    report(ctx, c, l, &p.t, "write", -1);
+    report(ctx, r, &p.t, "write", -1);
     H5Sclose(mspace);
     H5Sclose(fspace);
 }
@@ -168,7 +195,7 @@ static int read_phase(const kc_ctx *ctx, void *arg)
         kc_timer_mark(&p.t, KC_SKIP);
     }
     int ok = kh5_phase_close(ctx, &p);
-    report(ctx, c, l, &p.t, "read", ok);
+    report(ctx, r, &p.t, "read", ok);
     H5Sclose(mspace);
     H5Sclose(fspace);
     return ok;
@@ -192,6 +219,8 @@ int main(int argc, char **argv)
         {"components", KC_OPT_INT, &c->components, NULL, 0, 1,
          "components of the field (datasets per step)"},
         {"steps", KC_OPT_INT, &c->steps, NULL, 0, 1, "time steps (groups /Step#0, /Step#1, ...)"},
+        {"uneven", KC_OPT_FLAG, &c->uneven, NULL, 0, 0,
+         "blocks of different sizes: extents alternate B+B/2, B-B/2 along split axes"},
         kh5_opt_mode(&c->mode),
         {NULL, KC_OPT_FLAG, NULL, NULL, 0, 0, NULL},
     };
@@ -216,21 +245,28 @@ int main(int argc, char **argv)
     MPI_Dims_create(ctx.nranks, 3, dims);
     for (int d = 0; d < 3; d++)
         c->procs[d] = dims[d];
-    int px = ctx.rank % dims[0], py = (ctx.rank / dims[0]) % dims[1],
-        pz = ctx.rank / (dims[0] * dims[1]);
+    int coord[3] = {ctx.rank % dims[0], (ctx.rank / dims[0]) % dims[1],
+                    ctx.rank / (dims[0] * dims[1])};
 
+    phase_bytes(&ctx, c);
     layout *l = &r.l;
     /* dataset order is (z, y, x); options are (x, y, z) */
+    long long most = 1; /* cells of the largest block (rank 0's), known to every rank */
     for (int d = 0; d < 3; d++) {
         l->gdims[2 - d] = (hsize_t)(c->procs[d] * c->block[d]);
-        l->count[2 - d] = (hsize_t)c->block[d];
+        axis_block(c->block[d], c->procs[d], coord[d], c->uneven, &l->start[2 - d],
+                   &l->count[2 - d]);
+        most *= c->block[d] + (c->uneven && c->procs[d] > 1 ? c->block[d] / 2 : 0);
     }
-    l->start[0] = (hsize_t)pz * l->count[0];
-    l->start[1] = (hsize_t)py * l->count[1];
-    l->start[2] = (hsize_t)px * l->count[2];
     l->nelem = (size_t)(l->count[0] * l->count[1] * l->count[2]);
+    long long mine = (long long)l->nelem;
+    MPI_Allreduce(&mine, &r.cells_min, 1, MPI_LONG_LONG, MPI_MIN, ctx.comm);
+    MPI_Allreduce(&mine, &r.cells_max, 1, MPI_LONG_LONG, MPI_MAX, ctx.comm);
     kc_path(&ctx, c->path, sizeof c->path, c->common.dir, c->common.file, -1, -1);
 
+    /* a block of each component and the pointers to them */
+    const char *what = "the buffers of a rank ((block cells + 1) x --components x 8)";
+    kc_check_memory(&ctx, kc_mul(&ctx, most + 1, c->components * 8, what));
     r.buf = kc_malloc(&ctx, sizeof(double *) * (size_t)c->components);
     for (int k = 0; k < c->components; k++)
         r.buf[k] = kc_malloc(&ctx, l->nelem * sizeof(double));

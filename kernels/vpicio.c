@@ -30,7 +30,7 @@ typedef struct {
     long long steps;
     int mode; /* 0 collective, 1 independent */
     kc_common common;
-    char path[4096];
+    char path[KC_PATH_MAX];
 } config;
 
 typedef struct {
@@ -55,21 +55,30 @@ static void extra_json(const config *c, char *buf, size_t size)
     kc_json_str(buf, size, "file", c->path);
 }
 
-static long long phase_bytes(const config *c, const layout *l)
+static long long particle_bytes(void)
 {
-    long long per_particle = 0;
+    long long n = 0;
     for (int v = 0; v < NVARS; v++)
-        per_particle += (long long)kc_type_size(var_type[v]);
-    return (long long)l->total * per_particle * c->steps;
+        n += (long long)kc_type_size(var_type[v]);
+    return n;
 }
 
-static void report(const kc_ctx *ctx, const config *c, const layout *l, const kc_timer *t,
-                   const char *phase, int verified)
+/* The largest size of the run, checked for overflow (every other size is smaller). */
+static long long phase_bytes(const kc_ctx *ctx, const config *c)
 {
-    char objects[64], extra[4608];
+    const char *what = "the bytes of a phase (--particles x ranks x 32 x --steps)";
+    long long n = kc_mul(ctx, c->particles, ctx->nranks, what);
+    n = kc_mul(ctx, n, particle_bytes(), what);
+    return kc_mul(ctx, n, c->steps, what);
+}
+
+static void report(const kc_ctx *ctx, const config *c, const kc_timer *t, const char *phase,
+                   int verified)
+{
+    char objects[64], extra[KC_EXTRA_MAX];
     snprintf(objects, sizeof objects, "%lld datasets", (long long)NVARS * c->steps);
     extra_json(c, extra, sizeof extra);
-    kc_report_info info = {phase, phase_bytes(c, l), objects, verified, extra};
+    kc_report_info info = {phase, phase_bytes(ctx, c), objects, verified, extra};
     kc_report(ctx, t, &info);
 }
 
@@ -106,7 +115,7 @@ static void write_phase(const kc_ctx *ctx, void *arg)
     }
     kc_timer_mark(&p.t, KC_IO);
     kh5_phase_close(ctx, &p);
-    report(ctx, c, l, &p.t, "write", -1);
+    report(ctx, c, &p.t, "write", -1);
     H5Sclose(mspace);
     H5Sclose(fspace);
 }
@@ -141,7 +150,7 @@ static int read_phase(const kc_ctx *ctx, void *arg)
         kc_timer_mark(&p.t, KC_SKIP);
     }
     int ok = kh5_phase_close(ctx, &p);
-    report(ctx, c, l, &p.t, "read", ok);
+    report(ctx, c, &p.t, "read", ok);
     H5Sclose(mspace);
     H5Sclose(fspace);
     return ok;
@@ -163,6 +172,8 @@ int main(int argc, char **argv)
     kh5_init(&ctx);
     kc_path(&ctx, c->path, sizeof c->path, c->common.dir, c->common.file, -1, -1);
 
+    phase_bytes(&ctx, c);
+    kc_check_memory(&ctx, c->particles * particle_bytes());
     layout *l = &r.l;
     l->count = (hsize_t)c->particles;
     l->total = l->count * (hsize_t)ctx.nranks;

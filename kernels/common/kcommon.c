@@ -29,6 +29,40 @@ int kc_finish(kc_ctx *ctx, int code)
     return code;
 }
 
+static int build_path(char *out, size_t size, const char *dir, const char *name, int step,
+                      int rank);
+
+/* The output being written (see kc_writing); name NULL when none. */
+static struct {
+    const char *dir, *name;
+    int step, per_rank, nranks;
+} writing;
+
+void kc_writing(const kc_ctx *ctx, const char *dir, const char *name, int step, int per_rank)
+{
+    writing.dir = dir;
+    writing.name = name;
+    writing.step = step;
+    writing.per_rank = per_rank;
+    writing.nranks = ctx->nranks;
+}
+
+void kc_written(void)
+{
+    writing.name = NULL;
+}
+
+/* A run that ends in an error leaves no partial output: it could pass for a result. With one
+ * file per rank this rank removes them all, as MPI_Abort kills the others before they could. */
+static void remove_partial_output(void)
+{
+    char path[KC_PATH_MAX];
+    for (int r = 0; writing.name && r < (writing.per_rank ? writing.nranks : 1); r++)
+        if (build_path(path, sizeof path, writing.dir, writing.name, writing.step,
+                       writing.per_rank ? r : -1) == 0)
+            (void)unlink(path);
+}
+
 void kc_die(const kc_ctx *ctx, const char *fmt, ...)
 {
     char msg[1024];
@@ -42,6 +76,7 @@ void kc_die(const kc_ctx *ctx, const char *fmt, ...)
     else
         fprintf(stderr, "%s: error: %s\n", ctx->kernel, msg);
     fflush(stderr);
+    remove_partial_output();
     MPI_Abort(MPI_COMM_WORLD, KC_EXIT_ERROR);
     exit(KC_EXIT_ERROR); /* not reached */
 }
@@ -58,6 +93,7 @@ void kc_fail_all(const kc_ctx *ctx, int code, const char *fmt, ...)
         fprintf(stderr, "%s: error: %s\n", ctx->kernel, msg);
         fflush(stderr);
     }
+    remove_partial_output();
     MPI_Finalize();
     exit(code);
 }
@@ -523,7 +559,14 @@ void kc_verify_fail(kc_verify *v, const char *fmt, ...)
         vsnprintf(v->first, sizeof v->first, fmt, ap);
         va_end(ap);
     }
+    v->checked++; /* counted as one checked value, so mismatches never exceed checked */
     v->mismatches++;
+}
+
+void kc_check_file_size(kc_verify *v, const char *path, long long have, long long need)
+{
+    if (have < need)
+        kc_verify_fail(v, "%s: file too short: %lld bytes, expected %lld", path, have, need);
 }
 
 int kc_verify_reduce(const kc_ctx *ctx, const kc_verify *v)
@@ -555,37 +598,54 @@ int kc_phase_end(const kc_ctx *ctx, kc_timer *t, const kc_verify *v)
 
 /* ---------------------------------------------------------------- report */
 
-static void json_escape(char *out, size_t size, const char *s)
+/* Length of `s` once JSON-escaped. */
+static size_t json_escaped_len(const char *s)
 {
     size_t n = 0;
-    for (; *s && n + 7 < size; s++) {
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        n += (c == '"' || c == '\\') ? 2 : c < 0x20 ? 6 : 1;
+    }
+    return n;
+}
+
+/* Write `s` JSON-escaped at `out` (which has room, see json_escaped_len); returns the end. */
+static char *json_escape(char *out, const char *s)
+{
+    for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
         if (c == '"' || c == '\\') {
-            out[n++] = '\\';
-            out[n++] = (char)c;
+            *out++ = '\\';
+            *out++ = (char)c;
         } else if (c < 0x20) {
-            n += (size_t)snprintf(out + n, size - n, "\\u%04x", c);
+            out += snprintf(out, 7, "\\u%04x", c);
         } else {
-            out[n++] = (char)c;
+            *out++ = (char)c;
         }
     }
-    out[n] = '\0';
+    return out;
 }
 
 static void json_append(char *buf, size_t size, const char *member)
 {
     size_t len = strlen(buf);
-    if (len + 1 >= size)
-        return;
+    if (len + (len ? 1 : 0) + strlen(member) >= size)
+        return; /* as kc_json_str: never a cut member */
     snprintf(buf + len, size - len, "%s%s", len ? "," : "", member);
 }
 
 void kc_json_str(char *buf, size_t size, const char *key, const char *value)
 {
-    char esc[1024], member[1200];
-    json_escape(esc, sizeof esc, value);
-    snprintf(member, sizeof member, "\"%s\":\"%s\"", key, esc);
-    json_append(buf, size, member);
+    size_t len = strlen(buf);
+    /* [,]"key":"value" with the value escaped in place: no intermediate buffer to cut it */
+    size_t need = (len ? 1 : 0) + strlen(key) + json_escaped_len(value) + 5;
+    if (len + need >= size)
+        return; /* left out rather than cut, so the line stays valid JSON */
+    char *p = buf + len;
+    p += snprintf(p, size - len, "%s\"%s\":\"", len ? "," : "", key);
+    p = json_escape(p, value);
+    p[0] = '"';
+    p[1] = '\0';
 }
 
 void kc_json_int(char *buf, size_t size, const char *key, long long value)
@@ -640,8 +700,8 @@ int kc_main(const kc_ctx *ctx, const kc_common *common, const kc_phases *phases)
 
 /* ---------------------------------------------------------------- files */
 
-void kc_path(const kc_ctx *ctx, char *out, size_t size, const char *dir, const char *name, int step,
-             int rank)
+/* kc_path without the error: returns -1 if the name does not fit `size`. */
+static int build_path(char *out, size_t size, const char *dir, const char *name, int step, int rank)
 {
     char tags[64] = "";
     size_t tn = 0;
@@ -657,7 +717,13 @@ void kc_path(const kc_ctx *ctx, char *out, size_t size, const char *dir, const c
     int use_dir = dir && *dir && strcmp(dir, ".") != 0 && name[0] != '/';
     int n = snprintf(out, size, "%s%s%.*s%s%s", use_dir ? dir : "",
                      use_dir && dir[strlen(dir) - 1] != '/' ? "/" : "", (int)stem, name, tags, ext);
-    if (n < 0 || (size_t)n >= size)
+    return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+void kc_path(const kc_ctx *ctx, char *out, size_t size, const char *dir, const char *name, int step,
+             int rank)
+{
+    if (build_path(out, size, dir, name, step, rank) != 0)
         kc_die(ctx, "file name too long: %s", name);
 }
 
@@ -692,6 +758,31 @@ void kc_remove_file(const kc_ctx *ctx, const char *path, int shared)
     if (!shared || ctx->rank == 0)
         (void)unlink(path);
     MPI_Barrier(ctx->comm);
+}
+
+/* ---------------------------------------------------------------- sizes and memory */
+
+long long kc_mul(const kc_ctx *ctx, long long a, long long b, const char *what)
+{
+    long long out;
+    if (__builtin_mul_overflow(a, b, &out))
+        kc_fail_all(ctx, KC_EXIT_USAGE, "too large: %s does not fit in 64 bits", what);
+    return out;
+}
+
+void kc_check_memory(const kc_ctx *ctx, long long bytes)
+{
+    long long most;
+    MPI_Allreduce(&bytes, &most, 1, MPI_LONG_LONG, MPI_MAX, ctx->comm);
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0) /* unknown: let malloc decide */
+        return;
+    double phys = (double)pages * (double)page;
+    if ((double)most > phys)
+        kc_fail_all(ctx, KC_EXIT_ERROR,
+                    "a rank needs %lld bytes (%.1f GiB) of buffers, more than the %.1f GiB of "
+                    "physical memory",
+                    most, (double)most / 1073741824.0, phys / 1073741824.0);
 }
 
 void *kc_malloc(const kc_ctx *ctx, size_t n)

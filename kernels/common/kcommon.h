@@ -46,7 +46,8 @@ void kc_init(kc_ctx *ctx, const char *kernel, int *argc, char ***argv);
 /* MPI_Finalize and return `code` (use as `return kc_finish(&ctx, code);`). */
 int kc_finish(kc_ctx *ctx, int code);
 
-/* Fatal error on this rank: "<kernel>: error: ..." on stderr, then MPI_Abort. */
+/* Fatal error on this rank: "<kernel>: error: ..." on stderr, then MPI_Abort. Like kc_fail_all,
+ * it first removes the output being written (kc_writing). */
 KC_NORETURN void kc_die(const kc_ctx *ctx, const char *fmt, ...) KC_PRINTF(2, 3);
 /* Error reached by all ranks together (e.g. bad argument combination): rank 0 prints, all
  * ranks finalize and exit with `code`. Must be called collectively. */
@@ -157,6 +158,10 @@ long long kc_check(kc_verify *v, const void *buf, kc_type type, size_t n, uint64
                    uint64_t stride, uint32_t var, uint32_t step, const char *what);
 /* Record a failure that is not an element mismatch (bad header, wrong shape, ...). */
 void kc_verify_fail(kc_verify *v, const char *fmt, ...) KC_PRINTF(2, 3);
+/* Record "<path>: file too short: <have> bytes, expected <need>" if have < need: the raw
+ * (MPI-IO, POSIX) read phases check the file size first, as a short file read through MPI-IO
+ * gives no error, only zeros. */
+void kc_check_file_size(kc_verify *v, const char *path, long long have, long long need);
 /* Collective: sum over ranks; the lowest failing rank prints its first mismatch on stderr.
  * Returns 1 if every rank verified cleanly, else 0. */
 int kc_verify_reduce(const kc_ctx *ctx, const kc_verify *v);
@@ -180,9 +185,16 @@ typedef struct {
  * Bandwidth = bytes / (open + io + close) in MB/s (1e6 bytes). */
 void kc_report(const kc_ctx *ctx, const kc_timer *t, const kc_report_info *info);
 
-/* Append a JSON string member ("key":"escaped value") to `buf`. */
+/* Longest file name the kernels handle, with its NUL (Linux's PATH_MAX). */
+#define KC_PATH_MAX 4096
+/* Size of a report's `extra` buffer: a few members and one file name even if every byte of it
+ * needs a 6-character \u00XX escape. */
+#define KC_EXTRA_MAX (6 * KC_PATH_MAX + 1024)
+
+/* Append a JSON string member ("key":"escaped value") to `buf`. A member that does not fit is
+ * left out whole, so `buf` stays valid JSON. */
 void kc_json_str(char *buf, size_t size, const char *key, const char *value);
-/* Append a JSON integer member. */
+/* Append a JSON integer member (left out whole if it does not fit). */
 void kc_json_int(char *buf, size_t size, const char *key, long long value);
 
 /* ---------------------------------------------------------------- main flow */
@@ -217,12 +229,33 @@ void kc_path(const kc_ctx *ctx, char *out, size_t size, const char *dir, const c
  * if one is not, the first such rank prints a clean message and all ranks exit 1. */
 void kc_require_file(const kc_ctx *ctx, const char *path);
 
+/* Name the output about to be created and written, as kc_path(dir, name, step, rank) builds
+ * it: one file (rank -1), or with `per_rank` one file per rank (every rank's tag). Until
+ * kc_written, a run that ends in an error (kc_die, kc_fail_all) removes it rather than leave
+ * a partial file; the failing rank removes every rank's file, as MPI_Abort kills the others.
+ * Files already completed, and files being read, are never removed. `dir` and `name` must
+ * stay valid (argv or static strings). */
+void kc_writing(const kc_ctx *ctx, const char *dir, const char *name, int step, int per_rank);
+void kc_written(void);
+
 /* Die with MPI's error text when an MPI call did not return MPI_SUCCESS. */
 void kc_mpi_check(const kc_ctx *ctx, int rc, const char *what);
 
 /* Collective: remove `path` if it exists, errors ignored. shared != 0: one file named the same
  * on all ranks, removed by rank 0; shared == 0: every rank removes its own file. */
 void kc_remove_file(const kc_ctx *ctx, const char *path, int shared);
+
+/* ---------------------------------------------------------------- sizes and memory */
+
+/* a * b (both >= 0) for a size every rank computes alike from the arguments and the rank count.
+ * On overflow all ranks exit 2 with "too large: <what> does not fit in 64 bits". Checking the
+ * largest product of a kernel (its bytes per phase) shows every smaller size fits too. */
+long long kc_mul(const kc_ctx *ctx, long long a, long long b, const char *what);
+
+/* Collective: each rank gives the bytes of buffers it is about to allocate. If any rank needs
+ * more than the machine's physical memory, all ranks exit 1 with a clear message: such a run
+ * could only swap or be killed, and with overcommit its malloc would succeed. */
+void kc_check_memory(const kc_ctx *ctx, long long bytes);
 
 /* malloc that dies with a message instead of returning NULL (returns non-NULL for n == 0). */
 void *kc_malloc(const kc_ctx *ctx, size_t n);

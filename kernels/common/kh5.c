@@ -152,6 +152,8 @@ void kh5_phase_open(const kc_ctx *ctx, kh5_phase *p, const char *path, int writi
     p->dxpl = kh5_dxpl(ctx, collective);
     kc_verify_init(&p->ver);
     kc_timer_start(&p->t, ctx->comm);
+    if (writing)
+        kc_writing(ctx, NULL, path, -1, 0);
     p->file = writing ? kh5_create(ctx, path, p->fapl) : kh5_open(ctx, path, p->fapl);
     kc_timer_mark(&p->t, KC_OPEN);
 }
@@ -159,6 +161,7 @@ void kh5_phase_open(const kc_ctx *ctx, kh5_phase *p, const char *path, int writi
 int kh5_phase_close(const kc_ctx *ctx, kh5_phase *p)
 {
     kh5_close_file(ctx, p->file);
+    kc_written();
     kc_timer_mark(&p->t, KC_CLOSE);
     int verified = kc_phase_end(ctx, &p->t, p->writing ? NULL : &p->ver);
     H5Pclose(p->dxpl);

@@ -6,8 +6,11 @@ read phase (verification) on.
 """
 
 import json
+import os
 import re
+import resource
 import shutil
+import signal
 import struct
 import subprocess
 
@@ -139,6 +142,8 @@ def h5diff_same(a, b):
         ["h5diff", str(a), str(b)], capture_output=True, text=True, timeout=TIMEOUT
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    # h5diff 1.10 exits 0 for datasets of different shapes, only saying so
+    assert "not comparable" not in proc.stdout, proc.stdout
 
 
 def corrupt_at(path, offset, length):
@@ -172,6 +177,15 @@ def expect_read_only_ok(mpirun, kernel_path, nprocs, args, cwd):
     assert set(res) == {"read"} and res["read"]["verified"] is True
 
 
+def expect_too_short(mpirun, kernel_path, nprocs, args, cwd, path, size):
+    """--read-only of `path` cut to `size` bytes says so, whatever the API."""
+    proc = run_kernel(mpirun, kernel_path, nprocs, [*args, "--read-only"], cwd, check=False)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert f"{path.name}: file too short: {size} bytes, expected " in proc.stderr
+    m = re.search(r"(\d+) of (\d+) checked values differ", proc.stderr)
+    assert m and 0 < int(m.group(1)) <= int(m.group(2)), proc.stderr
+
+
 # ----------------------------------------------------------------------------- all kernels
 
 
@@ -193,6 +207,96 @@ def test_read_only_missing_file(kernel, mpirun, tmp_path, name):
     )
     assert proc.returncode == 1
     assert "cannot read" in proc.stderr and "absent" in proc.stderr
+
+
+HUGE = "4194304T"  # 2**62: any product of it with a size > 1 overflows 64 bits
+OVERFLOW_ARGS = {
+    "vpicio": ["--particles", HUGE],
+    "vorpalio": ["--block", f"{HUGE},1,1"],
+    "gcrmio": ["--cells", HUGE],
+    "iorio": ["--segments", HUGE, "--block", 8, "--transfer", 8],
+}
+# sizes that fit in 64 bits but not in any machine's memory (32 TiB and more per rank)
+TOO_BIG_ARGS = {
+    "vpicio": ["--particles", "1T"],
+    "vorpalio": ["--block", "1,1,1", "--components", "2T"],
+    "gcrmio": ["--cells", "1T"],
+    "iorio": ["--block", "8T", "--transfer", 8],
+}
+
+
+@pytest.mark.parametrize("name", OVERFLOW_ARGS)
+def test_size_overflow_and_memory_limit_are_clean_errors(kernel, mpirun, tmp_path, name):
+    proc = run_kernel(mpirun, kernel(name), 2, OVERFLOW_ARGS[name], tmp_path, check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert re.fullmatch(rf"{name}: error: too large: .* does not fit in 64 bits\n", proc.stderr)
+    proc = run_kernel(mpirun, kernel(name), 2, TOO_BIG_ARGS[name], tmp_path, check=False)
+    assert proc.returncode == 1, proc.stderr
+    assert re.fullmatch(rf"{name}: error: a rank needs .* physical memory\n", proc.stderr)
+    assert list(tmp_path.iterdir()) == []
+
+
+def run_limited(nprocs, argv, cwd, limit):
+    """mpiexec under a timeout with `limit()` applied to the launched processes."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("IOTUNE_")}
+    env["UCX_TLS"] = "self,tcp"  # no shared-memory files: they would hit a file-size limit
+    return subprocess.run(
+        ["mpiexec", "-n", str(nprocs), *map(str, argv)],
+        preexec_fn=limit,
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+
+
+def test_failed_allocation_is_a_clean_error(kernel, tmp_path):
+    # more than the address space the run may use, less than physical memory: malloc fails
+    limit = 2 << 30
+    if os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") < 2 * limit:
+        pytest.skip("needs 4 GiB of physical memory")
+    args = ["--block", "3G", "--transfer", "1M", "--segments", 1]
+    proc = run_limited(
+        1,
+        [kernel("iorio"), *args],
+        tmp_path,
+        lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit)),
+    )
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.startswith("iorio: error: out of memory")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["gcrmio", "--cells", 8000],
+        ["iorio", "--block", "16M", "--transfer", "4M", "--segments", 1],
+        ["haccio", "--particles", 500000, "--mode", "posix", "--layout", "fpp"],
+    ],
+    ids=lambda argv: argv[0],
+)
+def test_failed_write_leaves_no_partial_file(kernel, tmp_path, argv):
+    def limit_file_size():  # writes past 16 MiB fail with EFBIG instead of a signal
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (16 << 20, 16 << 20))
+
+    proc = run_limited(2, [kernel(argv[0]), *argv[1:]], tmp_path, limit_file_size)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.startswith(f"{argv[0]}: error (rank ")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_long_file_name_in_json(kernel, mpirun, tmp_path):
+    # longer than any fixed escape buffer below PATH_MAX, with characters JSON must escape
+    deep = tmp_path.joinpath(*["d" * 200] * 6)
+    deep.mkdir(parents=True)
+    name = 'a"b\\c\td.dat'
+    args = ["--api", "posix", "--block", "8K", "--transfer", "4K", "--segments", 1, "--read"]
+    proc = run_kernel(mpirun, kernel("iorio"), 1, [*args, "--dir", deep, "--file", name], tmp_path)
+    res = results(proc)
+    assert res["write"]["file"] == res["read"]["file"] == str(deep / name)
 
 
 @pytest.mark.parametrize("name", HDF5_KERNELS)
@@ -298,6 +402,33 @@ def test_vorpalio(kernel, mpirun, tmp_path, nprocs):
         expect_verification_failure(mpirun, kernel("vorpalio"), nprocs, args, tmp_path)
 
 
+# one global grid of 8 x 6 x 6 cells (x, y, z), split over 2 ranks along each axis
+VORPAL_SPLITS = {"x": ("2,1,1", (4, 6, 6)), "y": ("1,2,1", (8, 3, 6)), "z": ("1,1,2", (8, 6, 3))}
+
+
+@pytest.mark.parametrize("axis", VORPAL_SPLITS)
+def test_vorpalio_split_along_each_axis_even_and_uneven(kernel, mpirun, tmp_path, axis):
+    procs, block = VORPAL_SPLITS[axis]
+    steps, nbytes = 2, 8 * 6 * 6 * 3 * 8 * 2
+    ref = tmp_path / "ref"
+    ref.mkdir()
+    run_kernel(mpirun, kernel("vorpalio"), 1, ["--block", "8,6,6", "--steps", steps], ref)
+    b = block["xyz".index(axis)]
+    plane = 8 * 6 * 6 // (2 * b)  # cells of a block per cell of its extent along the split
+    for uneven, extents in ((False, (b, b)), (True, (b - b // 2, b + b // 2))):
+        out = tmp_path / f"uneven{int(uneven)}"
+        out.mkdir()
+        args = ["--procs", procs, "--block", ",".join(map(str, block)), "--steps", steps]
+        args += ["--uneven"] if uneven else []
+        res = write_and_read(mpirun, kernel("vorpalio"), "vorpalio", 2, args, out, nbytes)
+        assert res["read"]["uneven"] == uneven
+        assert (res["read"]["block_cells_min"], res["read"]["block_cells_max"]) == (
+            plane * extents[0],
+            plane * extents[1],
+        )
+        h5diff_same(ref / "vorpalio.h5", out / "vorpalio.h5")  # the same grid and data
+
+
 def test_vorpalio_default_process_grid_and_bad_grid(kernel, mpirun, tmp_path):
     proc = run_kernel(mpirun, kernel("vorpalio"), 2, ["--block", "3,2,2"], tmp_path)
     res = results(proc)["write"]
@@ -370,6 +501,19 @@ def test_gcrmio(kernel, mpirun, tmp_path, nprocs, chunk):
         expect_verification_failure(mpirun, kernel("gcrmio"), nprocs, args, tmp_path)
 
 
+def test_gcrmio_chunks_of_4_gib_are_refused_before_the_file_exists(kernel, mpirun, tmp_path):
+    args = ["--cells", 1000000, "--levels", 200, "--chunk-cells", 1000000]
+    proc = run_kernel(mpirun, kernel("gcrmio"), 1, args, tmp_path, check=False)
+    assert proc.returncode == 2, proc.stderr
+    m = re.fullmatch(
+        r"gcrmio: error: --chunk-cells 1000000 makes chunks of 4800000000 bytes \(normal_wind\); "
+        r"HDF5 chunks must be below 4 GiB: use --chunk-cells (\d+) or less, or 0 \(contiguous\)\n",
+        proc.stderr,
+    )
+    assert m and int(m.group(1)) == (2**32 - 1) // (3 * 200 * 8), proc.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
 # ----------------------------------------------------------------------------- HACC-IO
 
 HACC_VARS = ["f32"] * 7 + ["i64", "u16"]
@@ -437,20 +581,21 @@ def test_haccio(kernel, mpirun, tmp_path, mode, layout):
     expect_verification_failure(mpirun, kernel("haccio"), nprocs, args, tmp_path)
 
 
-def test_haccio_one_rank_and_bad_header(kernel, mpirun, tmp_path):
+@pytest.mark.parametrize("mode", HACC_MODES)
+def test_haccio_one_rank(kernel, mpirun, tmp_path, mode):
     n = 300
-    write_and_read(mpirun, kernel("haccio"), "haccio", 1, ["--particles", n], tmp_path, 38 * n + 24)
-    hacc_check_file(tmp_path / "haccio.dat", 1, n, 0)
+    args = ["--particles", n, "--mode", mode]
+    write_and_read(mpirun, kernel("haccio"), "haccio", 1, args, tmp_path, 38 * n + 24)
+    path = tmp_path / "haccio.dat"
+    hacc_check_file(path, 1, n, 0)
     # a checkpoint of another size: the header check fails
-    proc = run_kernel(
-        mpirun,
-        kernel("haccio"),
-        1,
-        ["--particles", n + 1, "--read-only", "--mode", "posix"],
-        tmp_path,
-        check=False,
-    )
-    assert proc.returncode == 3 and "header" in proc.stderr
+    other = ["--particles", n + 1, "--mode", mode, "--read-only"]
+    proc = run_kernel(mpirun, kernel("haccio"), 1, other, tmp_path, check=False)
+    assert proc.returncode == 3
+    assert "header does not describe 1 ranks x 301 particles" in proc.stderr
+    # a truncated one: too short (MPI-IO would just read zeros past the end)
+    os.truncate(path, 24 + 38 * n // 2)
+    expect_too_short(mpirun, kernel("haccio"), 1, args, tmp_path, path, 24 + 38 * n // 2)
 
 
 # ----------------------------------------------------------------------------- IOR
@@ -535,9 +680,29 @@ def test_iorio(kernel, mpirun, tmp_path, api, layout, order):
 
 
 @pytest.mark.parametrize("api", ["hdf5", "mpiio", "posix"])
-def test_iorio_one_rank(kernel, mpirun, tmp_path, api):
-    args = ["--api", api, "--block", "8K", "--transfer", "2K", "--segments", 2, "--cleanup"]
-    write_and_read(mpirun, kernel("iorio"), "iorio", 1, args, tmp_path, 2 * 8192)
+@pytest.mark.parametrize("layout,order", [("shared", "sequential"), ("fpp", "random")])
+def test_iorio_one_rank(kernel, mpirun, tmp_path, api, layout, order):
+    block, segments = 8192, 2
+    mode = "independent" if api == "posix" else "collective"
+    args = ["--api", api, "--layout", layout, "--order", order, "--mode", mode,
+            "--block", "8K", "--transfer", "2K", "--segments", segments]  # fmt: skip
+    res = write_and_read(mpirun, kernel("iorio"), "iorio", 1, args, tmp_path, segments * block)
+    assert res["write"]["layout"] == layout and res["write"]["order"] == order
+    (name,) = ior_files(layout, 1, 1, "h5" if api == "hdf5" else "dat")
+    path = tmp_path / name
+    assert [p.name for p in tmp_path.iterdir()] == [name]
+    words = segments * block // 8
+    if api == "hdf5":
+        d = h5_structure(path)
+        assert d == {"/data": {"type": "H5T_STD_U64LE", "dims": (words,), "chunk": None}}
+        run_kernel(mpirun, kernel("iorio"), 1, [*args, "--read-only", "--cleanup"], tmp_path)
+    else:  # word w holds value(w, 0, 0): var 0 for a shared file and for rank 0's own file
+        data = path.read_bytes()
+        assert len(data) == words * 8
+        for w in (0, words // 2 + 3, words - 1):
+            assert data[8 * w : 8 * w + 8] == value_bytes("u64", w, 0, 0)
+        os.truncate(path, 5000)
+        expect_too_short(mpirun, kernel("iorio"), 1, [*args, "--cleanup"], tmp_path, path, 5000)
     assert list(tmp_path.iterdir()) == []  # --cleanup removed the file
 
 
