@@ -325,3 +325,27 @@ def test_c_parser_reads_every_vector_like_the_expected_json(build_dir):
                 assert g["line"] == e["line"], xml.name
             assert g["element"] == e["element"], xml.name
             assert g["value"] == e["value"], xml.name
+
+
+def test_every_hint_reaches_mpi_io_beyond_sixty_four(mpirun, test_prog, libiotune, tmp_path):
+    """Hints used to be cut at 64 per open without a word; and merging is no longer quadratic:
+    a control file at the settings cap (1024 hints, one key repeated) opens quickly."""
+    unknown = "".join(f'<hint key="vendor_{i}" value="{i}"/>\n' for i in range(100))
+    repeated = "".join("<cb_nodes>2</cb_nodes>\n" for _ in range(900))
+    cfg = tmp_path / "many.xml"
+    cfg.write_text(
+        f"<Parameters><Middleware_Layer>\n{unknown}{repeated}"
+        "<cb_buffer_size>4MiB</cb_buffer_size><cb_config_list>*:*</cb_config_list>\n"
+        "</Middleware_Layer></Parameters>\n"
+    )
+    proc = mpirun(
+        2,
+        [test_prog("mpiio_probe"), tmp_path / "out.dat"],
+        preload=libiotune,
+        config=cfg,
+        timeout=60,
+    )
+    hints = json.loads(proc.stdout)["hints"]
+    assert hints["cb_buffer_size"] == str(4 << 20)  # the 101st distinct key
+    assert hints["cb_nodes"] == "2"
+    assert proc.stderr == ""
