@@ -3,6 +3,7 @@ programs (tests/c), with every setting read back from HDF5 and MPI-IO themselves
 
 import csv
 import json
+import os
 import re
 import subprocess
 
@@ -273,23 +274,33 @@ def unusable_config(kind, d):
         path.write_text("")
     elif kind == "binary":
         path.write_bytes(b"<Parameters>\0\1\2")
+    elif kind == "binary-without-nul":
+        path.write_bytes(bytes(range(1, 256)) * 4)
+    elif kind == "fifo":
+        os.mkfifo(path)  # no writer: a blocking open would hang the job
     elif kind == "too-large":
         path.write_text("<Parameters>" + " " * (2 << 20) + "</Parameters>")
     return path  # "missing": never written
 
 
-@pytest.mark.parametrize("kind", ["missing", "directory", "empty", "binary", "too-large"])
+@pytest.mark.parametrize(
+    "kind", ["missing", "directory", "empty", "binary", "binary-without-nul", "too-large", "fifo"]
+)
 def test_unusable_control_file(kind, mpirun, test_prog, libiotune, tmp_path):
     cfgdir = tmp_path / "cfg"
     cfgdir.mkdir()
     cfg = unusable_config(kind, cfgdir)
     data, proc, out = probe(
-        mpirun, test_prog("h5probe"), tmp_path, "u.h5", preload=libiotune, config=cfg
+        mpirun, test_prog("h5probe"), tmp_path, "u.h5", preload=libiotune, config=cfg, timeout=60
     )
     assert data["mismatches"] == 0
     lines = proc.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"iotune: {cfg}"), proc.stderr
     assert "no settings from this file are applied" in lines[0]
+    if kind == "binary-without-nul":
+        assert lines[0].startswith(f"iotune: {cfg}:1: not an XML control file"), lines[0]
+    if kind == "fifo":
+        assert "not a regular file" in lines[0]
 
 
 def test_valid_settings_beside_bad_ones_still_apply(mpirun, test_prog, libiotune, tmp_path):
