@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <mxml.h>
@@ -102,8 +103,14 @@ static int scan_start_tag(xml_scan *x, const char **c, int *empty)
     }
     x->lines[x->n++] = x->line;
     for (;;) {
-        while (**c && **c != '"' && **c != '\'' && **c != '>' && **c != '<')
+        while (**c && **c != '"' && **c != '\'' && **c != '>' && **c != '<' && **c != '=')
             x->line += *(*c)++ == '\n';
+        if (**c == '=') {
+            for ((*c)++; isspace((unsigned char)**c); (*c)++)
+                x->line += **c == '\n';
+            if (**c != '"' && **c != '\'')
+                return scan_fail(x, 0, "not well-formed XML: an attribute value without quotes");
+        }
         if (**c == '>') {
             *empty = (*c)[-1] == '/';
             (*c)++;
@@ -156,6 +163,8 @@ static int scan_xml(xml_scan *x, const char *text)
     }
     while (*c) {
         if (*c != '<') {
+            if (strncmp(c, "]]>", 3) == 0)
+                return scan_fail(x, 0, "not well-formed XML: \"]]>\" in text");
             if (depth == 0 && !isspace((unsigned char)*c))
                 return scan_fail(x, 0,
                                  roots ? "not well-formed XML: text after the root element"
@@ -511,37 +520,33 @@ int iot_settings_parse(const char *text, size_t len, iot_settings *out, iot_diag
 }
 
 /* Reads a regular file of at most IOT_CONFIG_MAX_BYTES; never blocks on a FIFO or device
- * (O_NONBLOCK, and fstat before any read). Returns the text or NULL with why in err. */
+ * (O_NONBLOCK, and fstat before any read). The open is a raw system call and the reading goes
+ * through stdio, so that the runtime's own POSIX wrappers (capture) never see this file.
+ * Returns the text or NULL with why in err. */
 static char *read_config(const char *path, size_t *len, char *err, size_t errlen)
 {
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0) {
-        snprintf(err, errlen, "%s", strerror(errno));
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+        st.st_size > IOT_CONFIG_MAX_BYTES) {
+        snprintf(err, errlen, "%s",
+                 fd < 0 ? strerror(errno) : "not a regular file of at most 1 MiB");
         if (fd >= 0)
-            close(fd);
+            syscall(SYS_close, fd);
         return NULL;
     }
-    if (!S_ISREG(st.st_mode) || st.st_size > IOT_CONFIG_MAX_BYTES) {
-        snprintf(err, errlen, "not a regular file of at most 1 MiB");
-        close(fd);
-        return NULL;
-    }
-    char *text = malloc((size_t)st.st_size + 1);
-    size_t n = 0;
-    while (text && n < (size_t)st.st_size) {
-        ssize_t got = read(fd, text + n, (size_t)st.st_size - n);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0)
-            break;
-        n += (size_t)got;
-    }
-    close(fd);
-    if (!text)
-        snprintf(err, errlen, "out of memory");
+    FILE *f = fdopen(fd, "rb");
+    char *text = f ? malloc((size_t)st.st_size + 1) : NULL;
+    size_t n = text ? fread(text, 1, (size_t)st.st_size, f) : 0;
+    if (f)
+        fclose(f);
     else
-        text[n] = '\0';
+        syscall(SYS_close, fd);
+    if (!text) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    text[n] = '\0';
     *len = n;
     return text;
 }
