@@ -51,7 +51,9 @@ static int node_line(mxml_node_t *node)
 
 /* MiniXML is lenient where expat (the Python side) is strict: it accepts an unclosed root,
  * text after the root and '<' in attribute values, and keeps no line numbers. This scan,
- * run first, refuses what expat refuses there and records the line of every start tag. */
+ * run first, refuses what expat refuses there and records the line of every start tag. It
+ * also normalises white space in attribute values as XML says (a tab or line break is a
+ * space), which MiniXML does not. */
 typedef struct {
     int *lines; /* of the start tags, in document order */
     int n, cap;
@@ -68,9 +70,9 @@ static int scan_fail(xml_scan *x, int dtd, const char *message)
 }
 
 /* Skips past the end marker of a comment, CDATA section or processing instruction. */
-static int skip_past(xml_scan *x, const char **c, const char *close, const char *what)
+static int skip_past(xml_scan *x, char **c, const char *close, const char *what)
 {
-    const char *end = strstr(*c, close);
+    char *end = strstr(*c, close);
     if (!end) {
         char msg[96];
         snprintf(msg, sizeof msg, "not well-formed XML: unterminated %s", what);
@@ -89,7 +91,7 @@ static int name_start(char ch)
 
 /* A start tag after its '<': records its line, checks its attributes, leaves *c after '>'.
  * Sets *empty for <x/>. */
-static int scan_start_tag(xml_scan *x, const char **c, int *empty)
+static int scan_start_tag(xml_scan *x, char **c, int *empty)
 {
     if (!name_start(**c))
         return scan_fail(x, 0, "not well-formed XML: '<' that does not start a tag");
@@ -123,6 +125,8 @@ static int scan_start_tag(xml_scan *x, const char **c, int *empty)
             if (**c == '<')
                 return scan_fail(x, 0, "not well-formed XML: '<' in an attribute value");
             x->line += **c == '\n';
+            if (**c == '\n' || **c == '\t')
+                **c = ' ';
         }
         if (!**c)
             return scan_fail(x, 0, "not well-formed XML: unterminated attribute value");
@@ -148,13 +152,14 @@ static int scan_declaration(xml_scan *x, const char *decl, const char *end)
     return scan_fail(x, 0, msg);
 }
 
-static int scan_xml(xml_scan *x, const char *text)
+static int scan_xml(xml_scan *x, char *text)
 {
-    const char *c = text;
+    char *c = text;
     int depth = 0, roots = 0;
     x->line = 1;
     if (strncmp(c, "\xEF\xBB\xBF", 3) == 0)
         c += 3; /* a UTF-8 byte order mark */
+    const char *first = c;
     size_t blank = strspn(c, " \t\r\n");
     if (c[blank] && c[blank] != '<') {
         for (size_t i = 0; i < blank; i++)
@@ -185,12 +190,17 @@ static int scan_xml(xml_scan *x, const char *text)
             rc = depth ? skip_past(x, &c, "]]>", "CDATA section")
                        : scan_fail(x, 0, "not well-formed XML: CDATA outside the root element");
         } else if (c[1] == '?') {
-            const char *start = c;
+            /* the target "xml" (any case) is reserved: only the declaration, at the start */
+            char *start = c;
+            int xml = strncasecmp(c + 2, "xml", 3) == 0 &&
+                      (isspace((unsigned char)c[5]) || strncmp(c + 5, "?>", 2) == 0);
             c += 2;
             rc = skip_past(x, &c, "?>", "processing instruction");
-            if (!rc && strncmp(start, "<?xml", 5) == 0 && isspace((unsigned char)start[5]))
+            if (!rc && xml && (strncmp(start, "<?xml", 5) != 0 || start != first))
+                rc = scan_fail(x, 0, "not well-formed XML: an XML declaration not at the start");
+            else if (!rc && xml)
                 rc = scan_declaration(x, start, c);
-        } else if (c[1] == '!') {
+        } else if (c[1] == '!') { /* inside a comment, CDATA or PI it was skipped above */
             rc = scan_fail(x, 1,
                            "document type declarations and entities are not allowed in a "
                            "control file");
@@ -480,17 +490,30 @@ int iot_settings_parse(const char *text, size_t len, iot_settings *out, iot_diag
         report(&p, 0, NULL, NULL, "not a control file (larger than 1 MiB or binary)");
         return p.problems;
     }
+    /* the document as an XML processor sees it: every line break (CR LF, CR) one LF */
+    char *doc = malloc(len + 1);
+    if (!doc) {
+        report(&p, 0, NULL, NULL, "out of memory");
+        return p.problems;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++)
+        if (text[i] != '\r' || text[i + 1] != '\n')
+            doc[n++] = text[i] == '\r' ? '\n' : text[i];
+    doc[n] = '\0';
     xml_scan scan = {.n = 0};
-    if (scan_xml(&scan, text)) {
+    if (scan_xml(&scan, doc)) {
         /* a refused declaration has a line for certain; other mistakes as near as we can */
         report(&p, scan.line, NULL, NULL, "%s", scan.problem);
         free(scan.lines);
+        free(doc);
         return p.problems;
     }
     xml_error[0] = '\0';
     mxmlSetErrorCallback(keep_xml_error);
-    mxml_node_t *tree = mxmlLoadString(NULL, text, MXML_OPAQUE_CALLBACK);
+    mxml_node_t *tree = mxmlLoadString(NULL, doc, MXML_OPAQUE_CALLBACK);
     mxmlSetErrorCallback(NULL);
+    free(doc);
     if (!tree) {
         int line = 0;
         const char *on = strstr(xml_error, "on line ");
