@@ -112,7 +112,16 @@ hid_t iot_apply_fapl(const iot_settings *s, const char *how, const char *name, h
     const iot_h5_api *h = iot_h5();
     iot_h5_quiet quiet;
     iot_h5_quiet_begin(&quiet);
-    detect_mpio(fapl, info);
+    if (!detect_mpio(fapl, info)) {
+        /* serial programs and tools (h5repack, ...) keep their own settings: iotune tunes
+         * the parallel I/O path only */
+        iot_h5_quiet_end(&quiet);
+        if (iot_g.verbose && info->leader)
+            iot_log("%s %s (not the MPI-IO driver): no settings applied to this file, its "
+                    "datasets or transfers",
+                    how, name);
+        return fapl;
+    }
     hid_t copy = H5I_INVALID_HID;
     report r = {.len = 0};
     const iot_entry *e;
@@ -151,23 +160,25 @@ hid_t iot_apply_fapl(const iot_settings *s, const char *how, const char *name, h
     iot_h5_quiet_end(&quiet);
     if (iot_g.verbose && info->leader) {
         char header[1200];
-        snprintf(header, sizeof header, "%s %s (%s driver): hdf5 file access%s", how, name,
-                 info->mpio ? "MPI-IO" : "non-MPI", r.items ? ":" : ": nothing to apply");
+        snprintf(header, sizeof header, "%s %s (MPI-IO driver): hdf5 file access%s", how, name,
+                 r.items ? ":" : ": nothing to apply");
         iot_log_block(header, r.text);
     }
     return copy >= 0 ? copy : fapl;
 }
 
 /* Chunk dimensions of about target bytes: whole fastest-varying dimensions first, so that a
- * chunk stays contiguous in memory order. */
-static void chunk_for_size(int ndims, const hsize_t *dims, size_t elem, long long target,
+ * chunk stays contiguous in memory order. A dimension is bounded by its maximum size, not its
+ * current one (an extendible dataset often starts empty); an unlimited one takes whatever
+ * the target still leaves. */
+static void chunk_for_size(int ndims, const hsize_t *maxdims, size_t elem, long long target,
                            hsize_t *chunk)
 {
     hsize_t remaining = (hsize_t)(target / (long long)(elem ? elem : 1));
     if (remaining < 1)
         remaining = 1;
     for (int i = ndims - 1; i >= 0; i--) {
-        hsize_t extent = dims[i] ? dims[i] : 1;
+        hsize_t extent = maxdims[i] == H5S_UNLIMITED ? remaining : maxdims[i] ? maxdims[i] : 1;
         chunk[i] = extent < remaining ? extent : remaining;
         remaining /= chunk[i];
         if (remaining < 1)
@@ -191,11 +202,16 @@ static void set_chunk(const iot_settings *s, const char *file, const char *dset,
         return;
     }
     if (dcpl != H5P_DEFAULT) {
+        /* chunking a virtual dataset would replace its mappings with empty storage; compact
+         * and external storage are the application's choice too */
         H5D_layout_t layout = h->H5Pget_layout(dcpl);
-        if (layout == H5D_COMPACT ||
+        if ((layout != H5D_CONTIGUOUS && layout != H5D_CHUNKED) ||
             (h->H5Pget_external_count && h->H5Pget_external_count(dcpl) > 0)) {
-            add(r, "%s NOT applied: the application asked for compact or external storage",
-                e->name);
+            add(r, "%s NOT applied: the application asked for %s storage", e->name,
+                layout == H5D_COMPACT                               ? "compact"
+                : layout == H5D_VIRTUAL                             ? "virtual"
+                : layout == H5D_CHUNKED || layout == H5D_CONTIGUOUS ? "external"
+                                                                    : "another kind of");
             return;
         }
     }
@@ -209,7 +225,7 @@ static void set_chunk(const iot_settings *s, const char *file, const char *dset,
         for (int i = 0; i < ndims; i++)
             chunk[i] = (hsize_t)e->value.v[i];
     else
-        chunk_for_size(ndims, dims, elem, e->value.v[0], chunk);
+        chunk_for_size(ndims, maxdims, elem, e->value.v[0], chunk);
     double bytes = (double)elem;
     for (int i = 0; i < ndims; i++) {
         if (maxdims[i] != H5S_UNLIMITED && chunk[i] > maxdims[i])
@@ -251,7 +267,15 @@ hid_t iot_apply_dcpl(const iot_settings *s, const iot_file_info *f, const char *
     static const H5D_alloc_time_t alloc_times[] = {H5D_ALLOC_TIME_DEFAULT, H5D_ALLOC_TIME_EARLY,
                                                    H5D_ALLOC_TIME_INCR, H5D_ALLOC_TIME_LATE};
     const iot_entry *e;
-    if ((e = iot_settings_find(s, IOT_P_FILL_TIME, file, dset)))
+    H5D_fill_value_t fill = H5D_FILL_VALUE_DEFAULT;
+    char where[96];
+    if ((e = iot_settings_find(s, IOT_P_FILL_TIME, file, dset)) &&
+        fill_times[e->value.v[0]] == H5D_FILL_TIME_NEVER && dcpl != H5P_DEFAULT &&
+        h->H5Pfill_value_defined(dcpl, &fill) >= 0 && fill == H5D_FILL_VALUE_USER_DEFINED)
+        /* unwritten elements must keep reading as the application's own fill value */
+        add(&r, "fill_time=never NOT applied: the application defined a fill value [%s]",
+            iot_origin(e, where, sizeof where));
+    else if (e)
         add_entry(
             &r, e,
             h->H5Pset_fill_time(writable(&copy, dcpl, h->cls_dcpl), fill_times[e->value.v[0]]));
@@ -303,24 +327,40 @@ hid_t iot_apply_dapl(const iot_settings *s, const iot_file_info *f, const char *
     return copy >= 0 ? copy : dapl;
 }
 
+/* Does the dataset have filters (deflate, ...)? Reads its creation list: local, no I/O. */
+static int filtered(hid_t id)
+{
+    const iot_h5_api *h = iot_h5();
+    iot_h5_quiet quiet;
+    iot_h5_quiet_begin(&quiet);
+    hid_t dcpl = h->H5Dget_create_plist(id);
+    int n = dcpl >= 0 ? h->H5Pget_nfilters(dcpl) : 0;
+    if (dcpl >= 0)
+        h->H5Pclose(dcpl);
+    iot_h5_quiet_end(&quiet);
+    return n > 0;
+}
+
 int iot_transfer_mode(const iot_settings *s, const iot_file_info *f, const char *file,
-                      const char *dset)
+                      const char *dset, hid_t id)
 {
     const iot_entry *e = iot_settings_find(s, IOT_P_TRANSFER_MODE, file, dset);
-    if (!e)
+    if (!e || !f->mpio)
         return -1;
-    if (!f->mpio) {
-        if (iot_g.verbose && f->leader)
-            iot_log("%s:%s: transfer_mode NOT applied: the file does not use the MPI-IO "
-                    "driver",
-                    file, dset);
+    char where[96];
+    if (e->value.v[0] != 0 && filtered(id)) {
+        /* parallel HDF5 writes filtered datasets collectively only: forcing independent
+         * would make every H5Dwrite fail */
+        if (f->leader)
+            iot_warn_once("independent-filtered",
+                          "%s:%s: transfer_mode=independent NOT applied to filtered datasets "
+                          "(parallel HDF5 writes them collectively only) [%s]",
+                          file, dset, iot_origin(e, where, sizeof where));
         return -1;
     }
-    if (iot_g.verbose && f->leader) {
-        char where[96];
+    if (iot_g.verbose && f->leader)
         iot_log("%s:%s: hdf5 transfer: transfer_mode=%s [%s]", file, dset, e->value.text,
                 iot_origin(e, where, sizeof where));
-    }
     return e->value.v[0] == 0 ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT;
 }
 

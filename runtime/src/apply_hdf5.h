@@ -25,9 +25,10 @@ hid_t iot_apply_dcpl(const iot_settings *s, const iot_file_info *f, const char *
 hid_t iot_apply_dapl(const iot_settings *s, const iot_file_info *f, const char *file,
                      const char *dset, hid_t dapl);
 
-/* Transfer mode for a dataset: H5FD_MPIO_COLLECTIVE / H5FD_MPIO_INDEPENDENT, or -1. */
+/* Transfer mode for the open dataset id: H5FD_MPIO_COLLECTIVE / H5FD_MPIO_INDEPENDENT, or
+ * -1 (nothing set, not the MPI-IO driver, or independent asked for a filtered dataset). */
 int iot_transfer_mode(const iot_settings *s, const iot_file_info *f, const char *file,
-                      const char *dset);
+                      const char *dset, hid_t id);
 
 /* Remembers and recalls the files opened (by name, as H5Fget_name reports it). */
 void iot_files_remember(const char *name, const iot_file_info *info);

@@ -93,8 +93,13 @@ static void print_problem(void *ctx, int line, const char *element, const char *
         char v[280];
         snprintf(val, sizeof val, " (value \"%s\")", one_line(value, v, sizeof v));
     }
-    iot_log("%s%s:%s %s%s; %s", config_path, where, what, one_line(message, msg, sizeof msg), val,
-            fatal ? "no settings from this file are applied" : "ignored");
+    /* a message that says what is ignored already needs no "; ignored" */
+    size_t n = strlen(message);
+    int says_it = n >= 7 && strcmp(message + n - 7, "ignored") == 0;
+    iot_log("%s%s:%s %s%s%s", config_path, where, what, one_line(message, msg, sizeof msg), val,
+            fatal     ? "; no settings from this file are applied"
+            : says_it ? ""
+                      : "; ignored");
 }
 
 static void read_environment(void)

@@ -27,6 +27,7 @@
     X(H5Dclose)                                                                                    \
     X(H5Dget_space)                                                                                \
     X(H5Dget_type)                                                                                 \
+    X(H5Dget_create_plist)                                                                         \
     X(H5Pcreate)                                                                                   \
     X(H5Pcopy)                                                                                     \
     X(H5Pclose)                                                                                    \
@@ -44,6 +45,8 @@
     X(H5Pget_external_count)                                                                       \
     X(H5Pset_chunk)                                                                                \
     X(H5Pset_fill_time)                                                                            \
+    X(H5Pfill_value_defined)                                                                       \
+    X(H5Pget_nfilters)                                                                             \
     X(H5Pset_alloc_time)                                                                           \
     X(H5Pset_dxpl_mpio)                                                                            \
     X(H5Pget_dxpl_mpio)                                                                            \

@@ -2,13 +2,17 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <mxml.h>
 
@@ -18,6 +22,7 @@ typedef struct {
     int problems;
     iot_settings *out;
     int capacity;
+    int full; /* IOT_MAX_SETTINGS reached: the rest of the file is ignored */
 } parser;
 
 __attribute__((format(printf, 5, 6))) static void report(parser *p, int line, const char *element,
@@ -44,43 +49,193 @@ static int node_line(mxml_node_t *node)
     return (int)(intptr_t)mxmlGetUserData(node);
 }
 
-/* MiniXML keeps no line numbers: find the line of every start tag in document order, which
- * is the order of a pre-order walk over the element nodes. */
-static void number_elements(const char *text, mxml_node_t *tree)
+/* MiniXML is lenient where expat (the Python side) is strict: it accepts an unclosed root,
+ * text after the root and '<' in attribute values, and keeps no line numbers. This scan,
+ * run first, refuses what expat refuses there and records the line of every start tag. It
+ * also normalises white space in attribute values as XML says (a tab or line break is a
+ * space), which MiniXML does not. */
+typedef struct {
+    int *lines; /* of the start tags, in document order */
+    int n, cap;
+    int line;          /* where the scan is */
+    char problem[160]; /* why the text is refused, "" when it is not */
+    int dtd;           /* the problem is a document type declaration or entity */
+} xml_scan;
+
+static int scan_fail(xml_scan *x, int dtd, const char *message)
 {
-    int line = 1;
-    mxml_node_t *node = tree;
-    for (const char *c = text; *c; c++) {
-        if (*c == '\n') {
-            line++;
-            continue;
-        }
-        if (*c != '<')
-            continue;
-        const char *close = NULL;
-        if (strncmp(c, "<!--", 4) == 0)
-            close = "-->";
-        else if (strncmp(c, "<![CDATA[", 9) == 0)
-            close = "]]>";
-        else if (c[1] == '?')
-            close = "?>";
-        else if (c[1] == '/' || c[1] == '!')
-            continue;
-        if (close) {
-            const char *end = strstr(c, close);
-            if (!end)
-                return;
-            for (; c < end; c++)
-                line += *c == '\n';
-            continue;
-        }
-        while (node && (mxmlGetType(node) != MXML_ELEMENT || is_markup(mxmlGetElement(node))))
-            node = mxmlWalkNext(node, tree, MXML_DESCEND);
-        if (!node)
-            return;
-        mxmlSetUserData(node, (void *)(intptr_t)line);
-        node = mxmlWalkNext(node, tree, MXML_DESCEND);
+    snprintf(x->problem, sizeof x->problem, "%s", message);
+    x->dtd = dtd;
+    return -1;
+}
+
+/* Skips past the end marker of a comment, CDATA section or processing instruction. */
+static int skip_past(xml_scan *x, char **c, const char *close, const char *what)
+{
+    char *end = strstr(*c, close);
+    if (!end) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "not well-formed XML: unterminated %s", what);
+        return scan_fail(x, 0, msg);
     }
+    for (; *c < end; (*c)++)
+        x->line += **c == '\n';
+    *c = end + strlen(close);
+    return 0;
+}
+
+static int name_start(char ch)
+{
+    return isalpha((unsigned char)ch) || ch == '_' || ch == ':' || (unsigned char)ch >= 0x80;
+}
+
+/* A start tag after its '<': records its line, checks its attributes, leaves *c after '>'.
+ * Sets *empty for <x/>. */
+static int scan_start_tag(xml_scan *x, char **c, int *empty)
+{
+    if (!name_start(**c))
+        return scan_fail(x, 0, "not well-formed XML: '<' that does not start a tag");
+    if (x->n == x->cap) {
+        int cap = x->cap ? 2 * x->cap : 64;
+        int *grown = realloc(x->lines, (size_t)cap * sizeof *grown);
+        if (!grown)
+            return scan_fail(x, 0, "out of memory");
+        x->lines = grown;
+        x->cap = cap;
+    }
+    x->lines[x->n++] = x->line;
+    for (;;) {
+        while (**c && **c != '"' && **c != '\'' && **c != '>' && **c != '<' && **c != '=')
+            x->line += *(*c)++ == '\n';
+        if (**c == '=') {
+            for ((*c)++; isspace((unsigned char)**c); (*c)++)
+                x->line += **c == '\n';
+            if (**c != '"' && **c != '\'')
+                return scan_fail(x, 0, "not well-formed XML: an attribute value without quotes");
+        }
+        if (**c == '>') {
+            *empty = (*c)[-1] == '/';
+            (*c)++;
+            return 0;
+        }
+        if (!**c || **c == '<')
+            return scan_fail(x, 0, "not well-formed XML: unterminated tag");
+        char quote = *(*c)++;
+        for (; **c && **c != quote; (*c)++) {
+            if (**c == '<')
+                return scan_fail(x, 0, "not well-formed XML: '<' in an attribute value");
+            x->line += **c == '\n';
+            if (**c == '\n' || **c == '\t')
+                **c = ' ';
+        }
+        if (!**c)
+            return scan_fail(x, 0, "not well-formed XML: unterminated attribute value");
+        (*c)++;
+    }
+}
+
+/* The encoding of an XML declaration must be UTF-8 (or its subset US-ASCII). */
+static int scan_declaration(xml_scan *x, const char *decl, const char *end)
+{
+    const char *enc = strstr(decl, "encoding");
+    if (!enc || enc > end)
+        return 0;
+    enc += strspn(enc + 8, " \t\r\n=") + 8;
+    char quote = *enc++;
+    size_t n = strcspn(enc, "\"'");
+    if ((quote == '"' || quote == '\'') && ((n == 5 && strncasecmp(enc, "UTF-8", 5) == 0) ||
+                                            (n == 8 && strncasecmp(enc, "US-ASCII", 8) == 0)))
+        return 0;
+    char msg[160];
+    snprintf(msg, sizeof msg, "encoding \"%.*s\" is not supported: a control file is UTF-8",
+             (int)(n < 40 ? n : 40), enc);
+    return scan_fail(x, 0, msg);
+}
+
+static int scan_xml(xml_scan *x, char *text)
+{
+    char *c = text;
+    int depth = 0, roots = 0;
+    x->line = 1;
+    if (strncmp(c, "\xEF\xBB\xBF", 3) == 0)
+        c += 3; /* a UTF-8 byte order mark */
+    const char *first = c;
+    size_t blank = strspn(c, " \t\r\n");
+    if (c[blank] && c[blank] != '<') {
+        for (size_t i = 0; i < blank; i++)
+            x->line += c[i] == '\n';
+        return scan_fail(x, 0, "not an XML control file: it does not start with a tag");
+    }
+    while (*c) {
+        if (*c != '<') {
+            if (strncmp(c, "]]>", 3) == 0)
+                return scan_fail(x, 0, "not well-formed XML: \"]]>\" in text");
+            if (depth == 0 && !isspace((unsigned char)*c))
+                return scan_fail(x, 0,
+                                 roots ? "not well-formed XML: text after the root element"
+                                       : "not well-formed XML: text outside the root element");
+            x->line += *c++ == '\n';
+            continue;
+        }
+        int rc, empty = 0;
+        if (strncmp(c, "<!--", 4) == 0) {
+            const char *body = c += 4;
+            rc = skip_past(x, &c, "-->", "comment");
+            /* XML forbids "--" in a comment (expat refuses it) */
+            for (const char *d = body; !rc && d < c - 3; d++)
+                if (d[0] == '-' && (d[1] == '-' || d + 1 == c - 3))
+                    rc = scan_fail(x, 0, "not well-formed XML: \"--\" inside a comment");
+        } else if (strncmp(c, "<![CDATA[", 9) == 0) {
+            c += 9;
+            rc = depth ? skip_past(x, &c, "]]>", "CDATA section")
+                       : scan_fail(x, 0, "not well-formed XML: CDATA outside the root element");
+        } else if (c[1] == '?') {
+            /* the target "xml" (any case) is reserved: only the declaration, at the start */
+            char *start = c;
+            int xml = strncasecmp(c + 2, "xml", 3) == 0 &&
+                      (isspace((unsigned char)c[5]) || strncmp(c + 5, "?>", 2) == 0);
+            c += 2;
+            rc = skip_past(x, &c, "?>", "processing instruction");
+            if (!rc && xml && (strncmp(start, "<?xml", 5) != 0 || start != first))
+                rc = scan_fail(x, 0, "not well-formed XML: an XML declaration not at the start");
+            else if (!rc && xml)
+                rc = scan_declaration(x, start, c);
+        } else if (c[1] == '!') { /* inside a comment, CDATA or PI it was skipped above */
+            rc = scan_fail(x, 1,
+                           "document type declarations and entities are not allowed in a "
+                           "control file");
+        } else if (c[1] == '/') {
+            c = strchr(c, '>');
+            rc = c && depth > 0 ? 0 : scan_fail(x, 0, "not well-formed XML: stray end tag");
+            if (!rc) {
+                c++;
+                depth--;
+            }
+        } else if (depth == 0 && roots) {
+            rc = scan_fail(x, 0, "not well-formed XML: a second element after the root");
+        } else {
+            c++;
+            rc = scan_start_tag(x, &c, &empty);
+            roots += depth == 0;
+            depth += !empty;
+        }
+        if (rc)
+            return rc;
+    }
+    if (depth > 0)
+        return scan_fail(x, 0, "not well-formed XML: the root element is not closed");
+    if (!roots)
+        return scan_fail(x, 0, "not well-formed XML: no root element");
+    return 0;
+}
+
+/* Gives every element node its start tag's line (a pre-order walk is document order). */
+static void number_elements(const xml_scan *x, mxml_node_t *tree)
+{
+    int i = 0;
+    for (mxml_node_t *node = tree; node && i < x->n; node = mxmlWalkNext(node, tree, MXML_DESCEND))
+        if (mxmlGetType(node) == MXML_ELEMENT && !is_markup(mxmlGetElement(node)))
+            mxmlSetUserData(node, (void *)(intptr_t)x->lines[i++]);
 }
 
 static const char *trimmed(const char *s, char *buf, size_t len)
@@ -96,15 +251,36 @@ static const char *trimmed(const char *s, char *buf, size_t len)
     return buf;
 }
 
+/* The character data of a child node: text, or a CDATA section's contents (MiniXML keeps
+ * those as an element named "![CDATA[...]"); NULL for anything else. *n is its length. */
+static const char *node_text(mxml_node_t *c, size_t *n)
+{
+    if (mxmlGetType(c) == MXML_OPAQUE) {
+        const char *t = mxmlGetOpaque(c);
+        *n = strlen(t);
+        return t;
+    }
+    const char *name = mxmlGetType(c) == MXML_ELEMENT ? mxmlGetElement(c) : NULL;
+    if (!name || strncmp(name, "![CDATA[", 8) != 0)
+        return NULL;
+    *n = strlen(name + 8);
+    *n -= *n > 0 && name[8 + *n - 1] == ']';
+    return name + 8;
+}
+
 /* The text of an element (comments skipped); sets *has_children for nested elements. */
 static void element_text(mxml_node_t *el, char *buf, size_t len, int *has_text, int *has_children)
 {
     char raw[4096] = "";
+    size_t used = 0, n;
     *has_text = *has_children = 0;
     for (mxml_node_t *c = mxmlGetFirstChild(el); c; c = mxmlGetNextSibling(c)) {
-        if (mxmlGetType(c) == MXML_OPAQUE) {
+        const char *t = node_text(c, &n);
+        if (t) {
             *has_text = 1;
-            strncat(raw, mxmlGetOpaque(c), sizeof raw - strlen(raw) - 1);
+            n = n < sizeof raw - 1 - used ? n : sizeof raw - 1 - used;
+            memcpy(raw + used, t, n);
+            raw[used += n] = '\0';
         } else if (mxmlGetType(c) == MXML_ELEMENT && !is_markup(mxmlGetElement(c))) {
             *has_children = 1;
         }
@@ -222,6 +398,14 @@ static void parse_param(parser *p, mxml_node_t *el)
         report(p, line, tag, value, "%s", err);
         return;
     }
+    if (p->out->count == IOT_MAX_SETTINGS) {
+        report(p, line, tag, value,
+               "more than %d settings in one control file: this one and all after it are "
+               "ignored",
+               IOT_MAX_SETTINGS);
+        p->full = 1;
+        return;
+    }
     iot_entry *e = new_entry(p);
     if (!e) {
         report(p, line, tag, value, "out of memory");
@@ -243,13 +427,11 @@ static const char *const sections[] = {"High_Level_IO_Library", "Middleware_Laye
 /* Reports non-blank text directly inside el (a section or the root). */
 static void check_stray_text(parser *p, mxml_node_t *el)
 {
-    for (mxml_node_t *c = mxmlGetFirstChild(el); c; c = mxmlGetNextSibling(c)) {
-        char buf[128];
-        if (mxmlGetType(c) == MXML_OPAQUE && *trimmed(mxmlGetOpaque(c), buf, sizeof buf)) {
-            report(p, node_line(el), mxmlGetElement(el), buf, "text outside a parameter element");
-            return;
-        }
-    }
+    char text[IOT_TEXT_MAX + 64];
+    int has_text, has_children;
+    element_text(el, text, sizeof text, &has_text, &has_children);
+    if (text[0])
+        report(p, node_line(el), mxmlGetElement(el), text, "text outside a parameter element");
 }
 
 /* The root and the sections take no attributes (their contents still apply). */
@@ -266,7 +448,8 @@ static void parse_tree(parser *p, mxml_node_t *root)
 {
     check_no_attributes(p, root);
     check_stray_text(p, root);
-    for (mxml_node_t *sec = mxmlGetFirstChild(root); sec; sec = mxmlGetNextSibling(sec)) {
+    for (mxml_node_t *sec = mxmlGetFirstChild(root); sec && !p->full;
+         sec = mxmlGetNextSibling(sec)) {
         if (mxmlGetType(sec) != MXML_ELEMENT || is_markup(mxmlGetElement(sec)))
             continue;
         const char *name = mxmlGetElement(sec);
@@ -284,7 +467,7 @@ static void parse_tree(parser *p, mxml_node_t *root)
         }
         check_no_attributes(p, sec);
         check_stray_text(p, sec);
-        for (mxml_node_t *el = mxmlGetFirstChild(sec); el; el = mxmlGetNextSibling(el))
+        for (mxml_node_t *el = mxmlGetFirstChild(sec); el && !p->full; el = mxmlGetNextSibling(el))
             if (mxmlGetType(el) == MXML_ELEMENT && !is_markup(mxmlGetElement(el)))
                 parse_param(p, el);
     }
@@ -298,39 +481,39 @@ static void keep_xml_error(const char *message)
         snprintf(xml_error, sizeof xml_error, "%s", message);
 }
 
-/* The line of the first occurrence of needle, or 0. */
-static int line_of(const char *text, const char *needle)
-{
-    const char *at = strstr(text, needle);
-    if (!at)
-        return 0;
-    int line = 1;
-    for (const char *c = text; c < at; c++)
-        line += *c == '\n';
-    return line;
-}
-
 int iot_settings_parse(const char *text, size_t len, iot_settings *out, iot_diag_fn diag, void *ctx)
 {
-    parser p = {diag, ctx, 0, out, 0};
+    parser p = {diag, ctx, 0, out, 0, 0};
     memset(out, 0, sizeof *out);
     out->fatal = 1;
     if (len > IOT_CONFIG_MAX_BYTES || strlen(text) != len) {
         report(&p, 0, NULL, NULL, "not a control file (larger than 1 MiB or binary)");
         return p.problems;
     }
-    int dtd = line_of(text, "<!DOCTYPE");
-    if (!dtd)
-        dtd = line_of(text, "<!ENTITY");
-    if (dtd) {
-        report(&p, dtd, NULL, NULL,
-               "document type declarations and entities are not allowed in a control file");
+    /* the document as an XML processor sees it: every line break (CR LF, CR) one LF */
+    char *doc = malloc(len + 1);
+    if (!doc) {
+        report(&p, 0, NULL, NULL, "out of memory");
+        return p.problems;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++)
+        if (text[i] != '\r' || text[i + 1] != '\n')
+            doc[n++] = text[i] == '\r' ? '\n' : text[i];
+    doc[n] = '\0';
+    xml_scan scan = {.n = 0};
+    if (scan_xml(&scan, doc)) {
+        /* a refused declaration has a line for certain; other mistakes as near as we can */
+        report(&p, scan.line, NULL, NULL, "%s", scan.problem);
+        free(scan.lines);
+        free(doc);
         return p.problems;
     }
     xml_error[0] = '\0';
     mxmlSetErrorCallback(keep_xml_error);
-    mxml_node_t *tree = mxmlLoadString(NULL, text, MXML_OPAQUE_CALLBACK);
+    mxml_node_t *tree = mxmlLoadString(NULL, doc, MXML_OPAQUE_CALLBACK);
     mxmlSetErrorCallback(NULL);
+    free(doc);
     if (!tree) {
         int line = 0;
         const char *on = strstr(xml_error, "on line ");
@@ -338,9 +521,11 @@ int iot_settings_parse(const char *text, size_t len, iot_settings *out, iot_diag
             line = atoi(on + 8);
         report(&p, line, NULL, NULL, "not well-formed XML: %s",
                xml_error[0] ? xml_error : "empty document");
+        free(scan.lines);
         return p.problems;
     }
-    number_elements(text, tree);
+    number_elements(&scan, tree);
+    free(scan.lines);
     mxml_node_t *root = tree;
     while (root && (mxmlGetType(root) != MXML_ELEMENT || is_markup(mxmlGetElement(root))))
         root = mxmlWalkNext(root, tree, MXML_DESCEND);
@@ -357,32 +542,51 @@ int iot_settings_parse(const char *text, size_t len, iot_settings *out, iot_diag
     return p.problems;
 }
 
+/* Reads a regular file of at most IOT_CONFIG_MAX_BYTES; never blocks on a FIFO or device
+ * (O_NONBLOCK, and fstat before any read). The open is a raw system call and the reading goes
+ * through stdio, so that the runtime's own POSIX wrappers (capture) never see this file.
+ * Returns the text or NULL with why in err. */
+static char *read_config(const char *path, size_t *len, char *err, size_t errlen)
+{
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+        st.st_size > IOT_CONFIG_MAX_BYTES) {
+        snprintf(err, errlen, "%s",
+                 fd < 0 ? strerror(errno) : "not a regular file of at most 1 MiB");
+        if (fd >= 0)
+            syscall(SYS_close, fd);
+        return NULL;
+    }
+    FILE *f = fdopen(fd, "rb");
+    char *text = f ? malloc((size_t)st.st_size + 1) : NULL;
+    size_t n = text ? fread(text, 1, (size_t)st.st_size, f) : 0;
+    if (f)
+        fclose(f);
+    else
+        syscall(SYS_close, fd);
+    if (!text) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    text[n] = '\0';
+    *len = n;
+    return text;
+}
+
 int iot_settings_load(const char *path, iot_settings *out, iot_diag_fn diag, void *ctx)
 {
     memset(out, 0, sizeof *out);
     out->fatal = 1;
-    FILE *f = fopen(path, "rb");
-    struct stat st;
-    if (!f || fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) ||
-        st.st_size > IOT_CONFIG_MAX_BYTES) {
-        char msg[300];
-        snprintf(msg, sizeof msg, "cannot read the control file: %s",
-                 !f ? strerror(errno) : "not a regular file of at most 1 MiB");
-        if (f)
-            fclose(f);
+    char err[300], msg[340];
+    size_t n = 0;
+    char *text = read_config(path, &n, err, sizeof err);
+    if (!text) {
+        snprintf(msg, sizeof msg, "cannot read the control file: %s", err);
         if (diag)
             diag(ctx, 0, NULL, NULL, msg, 1);
         return 1;
     }
-    char *text = malloc((size_t)st.st_size + 1);
-    size_t n = text ? fread(text, 1, (size_t)st.st_size, f) : 0;
-    fclose(f);
-    if (!text) {
-        if (diag)
-            diag(ctx, 0, NULL, NULL, "out of memory", 1);
-        return 1;
-    }
-    text[n] = '\0';
     int problems = iot_settings_parse(text, n, out, diag, ctx);
     unsigned long long h = 0xcbf29ce484222325ULL; /* FNV-1a, 64 bit */
     for (size_t i = 0; i < n; i++)
@@ -421,11 +625,32 @@ int iot_match_file(const char *pattern, const char *path)
     return fnmatch(pattern, strchr(pattern, '/') ? path : last_component(path), 0) == 0;
 }
 
+/* The last n components of a path ("/a/b/c", 2 -> "b/c"), or NULL when it has fewer. */
+static const char *last_components(const char *path, int n)
+{
+    const char *at = path + strlen(path);
+    while (n > 0 && at > path) {
+        at--;
+        if (*at == '/')
+            n--;
+    }
+    if (n == 0)
+        return at + 1;
+    return n == 1 && at == path && *path != '/' ? path : NULL;
+}
+
 int iot_match_dataset(const char *pattern, const char *path)
 {
     if (!*pattern)
         return 1;
-    return fnmatch(pattern, pattern[0] == '/' ? path : last_component(path), 0) == 0;
+    if (pattern[0] == '/')
+        return fnmatch(pattern, path, 0) == 0;
+    /* "g2/x" matches the path's last two components: a suffix at a component boundary */
+    int components = 1;
+    for (const char *c = pattern; *c; c++)
+        components += *c == '/';
+    const char *tail = last_components(path, components);
+    return tail && fnmatch(pattern, tail, 0) == 0;
 }
 
 static int specificity(const iot_entry *e)
@@ -455,23 +680,50 @@ const iot_entry *iot_settings_find(const iot_settings *s, int param, const char 
     return best;
 }
 
+/* A hint that applies to the file, with what decides between entries of the same key. */
+typedef struct {
+    const char *key;
+    int strength; /* specificity */
+    int index;    /* in the file: the later wins a tie */
+} candidate;
+
+/* By key, and within a key from the weakest entry to the winning one. */
+static int by_key_then_strength(const void *a, const void *b)
+{
+    const candidate *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    if (c)
+        return c;
+    return x->strength != y->strength ? x->strength - y->strength : x->index - y->index;
+}
+
+static int by_index(const void *a, const void *b)
+{
+    return ((const candidate *)a)->index - ((const candidate *)b)->index;
+}
+
 void iot_settings_each_hint(const iot_settings *s, const char *file,
                             void (*fn)(void *ctx, const iot_entry *e), void *ctx)
 {
+    /* n log n: sort the hints that apply by key, keep the last of each key, and hand the
+     * winners on in document order */
+    candidate *c = s->count ? malloc((size_t)s->count * sizeof *c) : NULL;
+    if (!c)
+        return;
+    int n = 0;
     for (int i = 0; i < s->count; i++) {
         const iot_entry *e = &s->entries[i];
-        if ((e->param >= 0 && iot_params[e->param].target != IOT_TARGET_HINT) ||
-            !applies(e, file, NULL))
-            continue;
-        /* skip e when a later or more specific entry sets the same key */
-        int beaten = 0;
-        for (int j = 0; j < s->count && !beaten; j++) {
-            const iot_entry *o = &s->entries[j];
-            beaten =
-                j != i && strcmp(o->name, e->name) == 0 && applies(o, file, NULL) &&
-                (specificity(o) > specificity(e) || (specificity(o) == specificity(e) && j > i));
-        }
-        if (!beaten)
-            fn(ctx, e);
+        if ((e->param < 0 || iot_params[e->param].target == IOT_TARGET_HINT) &&
+            applies(e, file, NULL))
+            c[n++] = (candidate){e->name, specificity(e), i};
     }
+    qsort(c, (size_t)n, sizeof *c, by_key_then_strength);
+    int winners = 0;
+    for (int i = 0; i < n; i++)
+        if (i + 1 == n || strcmp(c[i].key, c[i + 1].key) != 0)
+            c[winners++] = c[i];
+    qsort(c, (size_t)winners, sizeof *c, by_index);
+    for (int i = 0; i < winners; i++)
+        fn(ctx, &s->entries[c[i].index]);
+    free(c);
 }

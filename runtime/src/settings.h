@@ -10,6 +10,9 @@
 #define IOT_PATTERN_MAX 256
 #define IOT_NAME_MAX 64
 #define IOT_CONFIG_MAX_BYTES (1024 * 1024)
+/* Settings one control file may hold: enough for any real file, and it bounds the work of
+ * every open. The Python side applies the same cap. */
+#define IOT_MAX_SETTINGS 1024
 
 /* One setting. Plain data, so that rank 0 can broadcast the parsed array as bytes. */
 typedef struct {

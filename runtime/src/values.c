@@ -2,6 +2,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -209,11 +210,14 @@ int iot_value_parse(const iot_param_def *def, const char *text, iot_value *out, 
         break;
     case IOT_T_DOUBLE: {
         char *end;
-        errno = 0;
         out->d = strtod(text, &end);
-        if (*end != '\0' || errno == ERANGE || !isfinite(out->d) || strpbrk(text, "xX") ||
-            !(isdigit((unsigned char)*text) || *text == '.' || *text == '-' || *text == '+'))
+        if (*end != '\0' || strspn(text, "0123456789.eE+-") != strlen(text))
             return fail(err, errlen, "\"%s\" is not a number", text);
+        /* overflow, and underflow to zero or a subnormal, as the Python side refuses them */
+        size_t mantissa = strcspn(text, "eE");
+        int nonzero = strcspn(text, "123456789") < mantissa;
+        if (!isfinite(out->d) || (fabs(out->d) < DBL_MIN && nonzero))
+            return fail(err, errlen, "\"%s\" is out of the range of a double", text);
         out->n = 1;
         if (check_bounds(def, text, out, err, errlen))
             return -1;

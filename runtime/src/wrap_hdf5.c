@@ -158,9 +158,9 @@ static hid_t dataset_call_with_settings(dataset_call kind, dataset_args a)
     iot_file_info f = iot_files_lookup(file);
     dataset_args use = a;
     int creating = kind == CREATE1 || kind == CREATE2;
-    if (s && creating)
+    if (s && f.mpio && creating) /* files of other drivers get no settings */
         use.dcpl = iot_apply_dcpl(s, &f, file, path, a.type, a.space, a.dcpl);
-    if (s && (kind == CREATE2 || kind == OPEN2)) /* H5Dcreate1/H5Dopen1 take no access list */
+    if (s && f.mpio && (kind == CREATE2 || kind == OPEN2)) /* 1-versions: no access list */
         use.dapl = iot_apply_dapl(s, &f, file, path, a.dapl);
     int outer = iot_depth++ == 0;
     double t = iot_now();
@@ -173,7 +173,7 @@ static hid_t dataset_call_with_settings(dataset_call kind, dataset_args a)
         real->H5Pclose(use.dapl);
     if (id < 0)
         return id;
-    int mode = s ? iot_transfer_mode(s, &f, file, path) : -1;
+    int mode = s ? iot_transfer_mode(s, &f, file, path, id) : -1;
     int rec = record_of(real, a.loc, file[0] ? file : NULL);
     if (iot_capture_on) {
         if (rec >= 0) {

@@ -33,18 +33,28 @@ IOT_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provi
     return rc;
 }
 
-#define IOT_MAX_HINTS 64
-
 typedef struct {
-    const iot_entry *hint[IOT_MAX_HINTS];
+    const iot_entry **hint; /* room for every entry of the control file (at most 1024) */
     int n;
 } hint_list;
 
+/* Keeps a hint unless this MPI's info objects cannot hold its key or value (the registry's
+ * limits fit MPICH's; another MPI may have smaller ones): then it is dropped, with one
+ * warning per process. */
 static void collect(void *ctx, const iot_entry *e)
 {
     hint_list *l = ctx;
-    if (l->n < IOT_MAX_HINTS)
-        l->hint[l->n++] = e;
+    if (strlen(e->name) > MPI_MAX_INFO_KEY || strlen(e->value.text) > MPI_MAX_INFO_VAL) {
+        char where[96];
+        if (iot_world_rank() == 0)
+            iot_warn_once("info-limits",
+                          "hint %s [%s] NOT applied: longer than this MPI's info keys (%d) or "
+                          "values (%d) may be; later ones like it are dropped without a word",
+                          e->name, iot_origin(e, where, sizeof where), MPI_MAX_INFO_KEY,
+                          MPI_MAX_INFO_VAL);
+        return;
+    }
+    l->hint[l->n++] = e;
 }
 
 /* The application's info with the control file's hints on top (the control file wins). */
@@ -150,8 +160,8 @@ IOT_EXPORT int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI
     const iot_settings *s = filename ? iot_active() : NULL;
     if (!s && !iot_capture_on)
         return PMPI_File_open(comm, filename, amode, info, fh);
-    hint_list l = {.n = 0};
-    if (s)
+    hint_list l = {NULL, 0};
+    if (s && (l.hint = malloc((size_t)s->count * sizeof *l.hint)))
         iot_settings_each_hint(s, filename, collect, &l);
     char notes[1024] = "";
     MPI_Info use = l.n ? merged_info(&l, info, notes, sizeof notes) : MPI_INFO_NULL;
@@ -162,14 +172,13 @@ IOT_EXPORT int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI
     iot_depth--;
     if (use != MPI_INFO_NULL)
         MPI_Info_free(&use);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (iot_capture_on)
+    if (rc == MPI_SUCCESS && iot_capture_on)
         opened(comm, filename, *fh, t, dt, outer);
     int rank = 0;
     PMPI_Comm_rank(comm, &rank);
-    if (s && iot_g.verbose && rank == 0)
+    if (rc == MPI_SUCCESS && s && iot_g.verbose && rank == 0)
         report_hints(filename, *fh, &l, notes);
+    free(l.hint);
     return rc;
 }
 

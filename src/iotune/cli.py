@@ -8,7 +8,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import stat
 import sys
+import tempfile
 from collections.abc import Sequence
 
 from iotune import __version__
@@ -44,7 +46,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.file is None:
         _error("check: give a control file, or --list")
         return 2
-    result = controlfile.parse_file(args.file)
+    if _is_pipe(args.file):  # `iotune check <(...)`: read it here, the runtime would not
+        result = controlfile.parse_text(_read_pipe(args.file), args.file)
+    else:
+        result = controlfile.parse_file(args.file)
     if args.json:
         import json
 
@@ -66,8 +71,43 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0 if result.ok else 1
 
 
+def _is_pipe(path: str) -> bool:
+    """A FIFO or character device, such as the /dev/fd/63 of `--config <(...)`."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)
+
+
+def _read_pipe(path: str) -> bytes:
+    from iotune import controlfile
+
+    with open(path, "rb") as f:
+        return f.read(controlfile.MAX_BYTES + 1)  # one byte more: the runtime says too large
+
+
+def _private_copy(pipe: str) -> str | None:
+    """Copies a pipe to a new file only this user can read, in the working directory (rank 0
+    may run on another node, and /tmp is per node) or else in the temporary directory."""
+    try:
+        fd, copy = tempfile.mkstemp(prefix=".iotune-config-", suffix=".xml", dir=os.getcwd())
+    except OSError:
+        fd, copy = tempfile.mkstemp(prefix="iotune-config-", suffix=".xml")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(_read_pipe(pipe))
+    except BaseException as e:
+        os.unlink(copy)
+        if not isinstance(e, OSError):
+            raise
+        _error(f"run: cannot read {pipe}: {e.strerror}")
+        return None
+    return copy
+
+
 def cmd_run(args: argparse.Namespace) -> int:
-    from iotune import controlfile, launch, paths
+    from iotune import launch, paths
 
     command = list(args.command)
     if command and command[0] == "--":
@@ -75,17 +115,25 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not command:
         _error("run: give the command to launch after --, e.g. iotune run --config c.xml -- ./app")
         return 2
-    result = controlfile.parse_file(args.config)
-    outcome = "nothing from it applies" if result.fatal else "ignored"
-    for message in result.messages():
-        print(f"{PROG}: {message}; {outcome}", file=sys.stderr)
+    if not args.config:
+        _error("run: --config needs the name of a control file")
+        return 2
     try:
         lib = paths.find_library()
     except paths.NotFound as e:
         _error(str(e))
         return 1
+    # The runtime reads only regular files and is the one that reports the control file's
+    # problems (once, also for job scripts without this command). A pipe, which the ranks
+    # could not open anyway, goes through a private copy removed afterwards.
+    config, copy = args.config, None
+    if _is_pipe(config):
+        copy = _private_copy(config)
+        if copy is None:
+            return 1
+        config = copy
     try:
-        return launch.run(command, args.config, lib=lib, verbose=args.verbose)
+        return launch.run(command, config, lib=lib, verbose=args.verbose)
     except FileNotFoundError as e:
         _error(f"cannot run {command[0]}: {e.strerror}")
         return 127
@@ -94,6 +142,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 126
     except KeyboardInterrupt:
         return 130
+    finally:
+        if copy:
+            os.unlink(copy)
 
 
 def _command_after_dashes(args: argparse.Namespace, name: str) -> list[str] | None:
@@ -194,9 +245,10 @@ def build_parser() -> argparse.ArgumentParser:
         "run",
         help="run a command once with the runtime preloaded and a control file",
         description="Run any command (e.g. mpiexec -n 4 ./app, srun ...) with libiotune.so "
-        "preloaded and IOTUNE_CONFIG set. The control file is checked first and its errors "
-        "are printed; the command runs anyway (the runtime ignores the bad settings). The exit "
-        "status is the command's.",
+        "preloaded and IOTUNE_CONFIG set. The runtime reports each problem of the control file "
+        "once and ignores the bad settings; the command runs anyway. A pipe (--config "
+        "<(...)) is copied to a temporary file for the ranks. The exit status is the "
+        "command's.",
         usage=f"{PROG} run --config FILE [--verbose] -- COMMAND [ARG...]",
     )
     p.add_argument("--config", "-c", required=True, metavar="FILE", help="control file (XML)")

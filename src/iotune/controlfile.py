@@ -11,6 +11,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from xml.sax.saxutils import escape, quoteattr
 from iotune import params
 
 MAX_BYTES = 1024 * 1024
+MAX_SETTINGS = 1024  # as the runtime's IOT_MAX_SETTINGS: bounds the work of every open
 ROOT = "Parameters"
 SECTIONS = {
     "High_Level_IO_Library": "hdf5",
@@ -33,6 +35,8 @@ HINT = "hint"
 MAX_PATTERN = 255
 _HINT_KEY_RE = re.compile(r"[A-Za-z0-9_.\-]{1,63}", re.ASCII)
 _ROMIO_PREFIX_RE = re.compile(r"[^/:]{2,}:")
+_ENCODING_RE = re.compile(rb"""<\?xml\s[^>]*?encoding\s*=\s*["']([^"']*)["']""")
+_ENCODINGS = ("utf-8", "us-ascii")  # a control file is UTF-8 (US-ASCII is a subset)
 
 
 @dataclass(frozen=True)
@@ -124,6 +128,10 @@ class ControlFile:
 # ----------------------------------------------------------------------------- reading
 
 
+class _Full(Exception):
+    """MAX_SETTINGS reached: the rest of the file is ignored."""
+
+
 class _Refused(Exception):
     def __init__(self, line: int | None, message: str):
         super().__init__(message)
@@ -144,9 +152,23 @@ class _Node:
         return t or None
 
 
+def _check_start(data: bytes) -> None:
+    """Refuses what is not XML at all, and encodings other than UTF-8, before expat."""
+    text = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+    blank = len(text) - len(text.lstrip(b" \t\r\n"))
+    if blank < len(text) and text[blank : blank + 1] != b"<":
+        line = text[:blank].count(b"\n") + 1
+        raise _Refused(line, "not an XML control file: it does not start with a tag")
+    m = _ENCODING_RE.match(text)
+    if m and m.group(1).decode("ascii", "replace").lower() not in _ENCODINGS:
+        name = m.group(1).decode("ascii", "replace")[:40]
+        raise _Refused(1, f'encoding "{name}" is not supported: a control file is UTF-8')
+
+
 def _build_tree(data: bytes) -> _Node:
     """Parses with expat into a small tree; raises _Refused for anything structural."""
-    parser = expat.ParserCreate()
+    _check_start(data)
+    parser = expat.ParserCreate("UTF-8")  # whatever the declaration says, as the runtime does
     parser.ordered_attributes = False
     parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
     stack: list[_Node] = []
@@ -250,6 +272,12 @@ def _parse_setting(result: ControlFile, node: _Node) -> None:
     except params.ValueProblem as e:
         fail(str(e))
         return
+    if len(result.settings) == MAX_SETTINGS:
+        fail(
+            f"more than {MAX_SETTINGS} settings in one control file: this one and all after "
+            "it are ignored"
+        )
+        raise _Full
     layer = p.layer if p is not None else "mpiio"
     result.settings.append(Setting(key, layer, normalised, file_pat, var_pat, node.line))
 
@@ -276,7 +304,10 @@ def _walk(result: ControlFile, root: _Node) -> None:
             continue
         _check_container(result, section)
         for element in section.children:
-            _parse_setting(result, element)
+            try:
+                _parse_setting(result, element)
+            except _Full:
+                return
 
 
 def parse_text(data: str | bytes, path: str | None = None) -> ControlFile:
@@ -309,7 +340,12 @@ def parse_file(path: str | os.PathLike[str]) -> ControlFile:
     """Reads and parses a control file; a missing, unreadable or too large file is fatal."""
     name = str(path)
     try:
-        with open(path, "rb") as f:
+        # never blocks on a FIFO or a device: only a regular file is read, as in the runtime
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as f:
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise OSError(0, "not a regular file")
             data = f.read(MAX_BYTES + 1)
     except OSError as e:
         result = ControlFile(path=name, fatal=True)
@@ -414,15 +450,22 @@ def match_file(pattern: str | None, path: str) -> bool:
 def match_dataset(pattern: str | None, path: str | None) -> bool:
     """Does a VariableName pattern match a dataset? None matches every dataset.
 
-    A pattern starting with '/' is matched against the full path (/Step#0/x), any other against
-    the last component (x).
+    A pattern starting with '/' is matched against the full path (/Step#0/x); any other against
+    as many trailing components of the path as it has (x -> the last one, g2/x -> the last
+    two), so that a relative path matches as a suffix at a component boundary.
     """
     if pattern is None:
         return True
     if path is None:
         return False
-    subject = path if pattern.startswith("/") else path.rsplit("/", 1)[-1]
-    return fnmatch.fnmatchcase(subject, pattern)
+    if pattern.startswith("/"):
+        return fnmatch.fnmatchcase(path, pattern)
+    # "g2/x" matches the path's last two components: a suffix at a component boundary
+    n = pattern.count("/") + 1
+    parts = path.split("/")
+    if path.startswith("/"):
+        parts = parts[1:]
+    return len(parts) >= n and fnmatch.fnmatchcase("/".join(parts[-n:]), pattern)
 
 
 def specificity(s: Setting) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -290,8 +291,10 @@ def _numbers(p: Param, text: str) -> list[int] | float | bool | str:
         if not _DOUBLE_RE.fullmatch(text):
             raise ValueProblem(f'"{text}" is not a number')
         x = float(text)
-        if not math.isfinite(x):
-            raise ValueProblem(f'"{text}" is not a finite number')
+        mantissa = re.split("[eE]", text)[0]
+        underflow = abs(x) < sys.float_info.min and mantissa.strip("+-.0") != ""
+        if not math.isfinite(x) or underflow:
+            raise ValueProblem(f'"{text}" is out of the range of a double')
         _check_bounds(p, text, [x])
         return x
     else:  # string

@@ -14,7 +14,7 @@ VECTORS = REPO / "tests" / "vectors"
 
 def _need(path: Path) -> Path:
     if not path.exists():
-        pytest.fail(f"{path} is missing: build first (scripts/bootstrap.sh or cmake --build build)")
+        pytest.fail(f"{path} is missing: build first (scripts/install.sh or cmake --build build)")
     return path
 
 

@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -266,20 +267,71 @@ def test_run_verbose_and_without_dashes(fake_lib):
     assert env["LD_PRELOAD"] == str(fake_lib.resolve())
 
 
-def test_run_reports_errors_and_still_runs(fake_lib):
-    path = VECTORS / "bad_mixed.xml"
-    proc = iotune("run", "--config", path, "--", "env", env={"IOTUNE_LIB": fake_lib})
-    assert proc.returncode == 0
-    assert f'iotune: {path}:14: <cb_nodes>: "-3" is below the minimum 1; ignored' in proc.stderr
-    assert env_lines(proc.stdout)["IOTUNE_CONFIG"] == str(path)
+def mpiexec(*args):
+    return ["timeout", "120", shutil.which("mpiexec") or "mpiexec", "-n", "2", *map(str, args)]
 
 
-def test_run_with_a_missing_control_file_still_runs(fake_lib, tmp_path):
-    proc = iotune("run", "--config", tmp_path / "no.xml", "--", "env", env={"IOTUNE_LIB": fake_lib})
-    assert proc.returncode == 0
-    assert (
-        "cannot read the control file" in proc.stderr and "nothing from it applies" in proc.stderr
+@pytest.mark.parametrize("case", ["bad_mixed", "missing"])
+def test_run_reports_each_problem_once(case, libiotune, test_prog, tmp_path):
+    """The runtime reports the control file's problems (job scripts without the CLI see the
+    same); `iotune run` does not repeat them in other words."""
+    path = VECTORS / "bad_mixed.xml" if case == "bad_mixed" else tmp_path / "no.xml"
+    proc = iotune(
+        "run",
+        "--config",
+        path,
+        "--",
+        *mpiexec(test_prog("mpiio_probe"), tmp_path / "out.dat"),
+        env={"IOTUNE_LIB": libiotune},
+        timeout=150,
     )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["mismatches"] == 0
+    lines = proc.stderr.splitlines()
+    if case == "bad_mixed":
+        expected = json.loads((VECTORS / "bad_mixed.json").read_text())["errors"]
+        assert len(lines) == len(expected), proc.stderr
+        msg = f'iotune: {path}:14: <cb_nodes>: "-3" is below the minimum 1; ignored'
+        assert lines.count(msg) == 1, proc.stderr
+    else:
+        assert len(lines) == 1 and "cannot read the control file" in lines[0], proc.stderr
+        assert "no settings from this file are applied" in lines[0]
+
+
+def test_run_reads_a_control_file_from_a_pipe(libiotune, test_prog, tmp_path):
+    """`--config <(...)`: the ranks cannot open the shell's /dev/fd/N, so the CLI copies it
+    to a private file, removed afterwards."""
+    good = tmp_path / "good.xml"
+    good.write_text(
+        "<Parameters><Middleware_Layer><cb_buffer_size>4MiB</cb_buffer_size>"
+        "</Middleware_Layer></Parameters>\n"
+    )
+    app = " ".join(mpiexec(test_prog("mpiio_probe"), tmp_path / "out.dat"))
+    env = dict(os.environ, PYTHONPATH=str(SRC), IOTUNE_LIB=str(libiotune))
+    env.pop("IOTUNE_CONFIG", None)
+    cmd = f"{sys.executable} -m iotune run --config <(cat {good}) -- {app}"
+    proc = subprocess.run(
+        ["bash", "-c", cmd], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=150
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    assert json.loads(proc.stdout)["hints"]["cb_buffer_size"] == str(4 << 20)
+    assert not list(tmp_path.glob("*iotune-config-*")), "the copy was left behind"
+    # check reads a pipe too
+    proc = subprocess.run(
+        ["bash", "-c", f"{sys.executable} -m iotune check <(cat {good})"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0 and "cb_buffer_size" in proc.stdout, proc.stderr
+
+
+def test_run_with_an_empty_config_name_is_an_error(fake_lib):
+    proc = iotune("run", "--config", "", "--", "env", env={"IOTUNE_LIB": fake_lib})
+    assert proc.returncode == 2 and "--config needs the name of a control file" in proc.stderr
+    assert "IOTUNE_CONFIG" not in proc.stdout  # nothing was run
 
 
 def test_run_forwards_exit_status_and_streams(fake_lib):

@@ -2,6 +2,7 @@
 
 import dataclasses
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -183,7 +184,8 @@ BAD_VALUES = [
     ("chunk", "4294967296", "above the maximum 4294967295"),
     ("chunk_cache_w0", "nan", "not a number"),
     ("chunk_cache_w0", "inf", "not a number"),
-    ("chunk_cache_w0", "1e400", "not a finite number"),
+    ("chunk_cache_w0", "1e400", "out of the range of a double"),
+    ("chunk_cache_w0", "1e-400", "out of the range of a double"),
     ("chunk_cache_w0", "1_0", "not a number"),
     ("chunk_cache_w0", "0x1p-1", "not a number"),
     ("chunk_cache_w0", "1.01", "above the maximum 1"),
@@ -259,6 +261,22 @@ def test_missing_file(tmp_path):
 def test_directory_is_not_a_control_file(tmp_path):
     result = controlfile.parse_file(tmp_path)
     assert result.fatal and result.errors[0].line is None
+
+
+def test_a_fifo_is_refused_without_blocking(tmp_path):
+    fifo = tmp_path / "pipe.xml"
+    os.mkfifo(fifo)  # no writer: a blocking open would hang here
+    result = controlfile.parse_file(fifo)
+    assert result.fatal and "not a regular file" in result.messages()[0]
+
+
+def test_too_many_settings_stop_at_the_cap():
+    body = "".join(f'<hint key="k{i}" value="v"/>\n' for i in range(controlfile.MAX_SETTINGS + 5))
+    result = controlfile.parse_text(doc(f"<Middleware_Layer>\n{body}</Middleware_Layer>"))
+    assert len(result.settings) == controlfile.MAX_SETTINGS and not result.fatal
+    assert len(result.errors) == 1
+    assert result.errors[0].line == 4 + controlfile.MAX_SETTINGS  # the 1025th hint
+    assert "more than 1024 settings" in result.errors[0].message
 
 
 def test_oversize_file(tmp_path):
@@ -405,6 +423,13 @@ def test_match_dataset():
     assert m("/Step#0/*", "/Step#0/x")
     assert not m("/Step#0/*", "/Step#1/x")
     assert not m("/x", "/group/x")
+    # a relative path matches as a suffix at a component boundary
+    assert m("g1/g2/deep", "/g1/g2/deep")
+    assert m("g2/deep", "/g1/g2/deep")
+    assert m("g2/*", "/g1/g2/deep")
+    assert not m("g2/deep", "/g1/xg2/deep")
+    assert not m("g1/g2/deep", "/g2/deep")
+    assert not m("g2/deep", "/g2/deep/x")
 
 
 def S(name, value, file=None, variable=None):

@@ -3,6 +3,7 @@ programs (tests/c), with every setting read back from HDF5 and MPI-IO themselves
 
 import csv
 import json
+import os
 import re
 import subprocess
 
@@ -170,27 +171,35 @@ def test_verbose_report_names_each_setting_once_per_file(tuned):
     assert "parallel HDF5 allocates space early" in err
 
 
-def test_serial_driver_passes_through_and_gets_hdf5_settings(
-    mpirun, test_prog, libiotune, tmp_path
-):
+def test_other_drivers_pass_through_without_any_setting(mpirun, test_prog, libiotune, tmp_path):
+    """The issue: settings go to files opened with the MPI-IO driver; every other driver (here
+    sec2, as serial programs and h5repack use) is passed through untouched."""
+    serial = ["--sec2"]
+    plain, _, plain_out = probe(mpirun, test_prog("h5probe"), tmp_path, "p.h5", 1, serial)
     data, proc, out = probe(
         mpirun,
         test_prog("h5probe"),
         tmp_path,
         "serial.h5",
         nprocs=1,
-        args=["--sec2"],
+        args=serial,
         preload=libiotune,
         config=DATA / "probe_all.xml",
         verbose=True,
     )
     assert data["mismatches"] == 0
-    assert data["create"]["alignment"] == [0, 65536]
-    assert data["create"]["hints"] == {}
-    assert data["datasets"]["/g/small"]["alloc_time"] == "late"
-    assert data["datasets"]["/grid"]["io_mode"] == "independent"
-    assert "transfer_mode NOT applied: the file does not use the MPI-IO driver" in proc.stderr
-    assert "non-MPI driver" in proc.stderr
+    for phase in ("create", "open", "datasets", "reopened"):  # file, dataset, transfer
+        assert data[phase] == plain[phase], phase
+    assert data["create"]["alignment"] != [0, 65536]
+    assert data["datasets"]["/grid"]["layout"] == "contiguous"
+    lines = [ln for ln in proc.stderr.splitlines() if "not the MPI-IO driver" in ln]
+    assert len(lines) == 2, proc.stderr  # one line per open (create, reopen)
+    assert "no settings applied to this file, its datasets or transfers" in lines[0]
+    assert "hdf5 dataset creation" not in proc.stderr
+    diff = subprocess.run(["h5diff", str(plain_out), str(out)], capture_output=True, timeout=60)
+    assert diff.returncode == 0
+    # byte for byte: nothing about the file's layout changed either
+    assert out.read_bytes() == plain_out.read_bytes()
 
 
 def test_plain_mpiio_program_gets_hints_merged_with_its_own(mpirun, test_prog, libiotune, tmp_path):
@@ -265,23 +274,33 @@ def unusable_config(kind, d):
         path.write_text("")
     elif kind == "binary":
         path.write_bytes(b"<Parameters>\0\1\2")
+    elif kind == "binary-without-nul":
+        path.write_bytes(bytes(range(1, 256)) * 4)
+    elif kind == "fifo":
+        os.mkfifo(path)  # no writer: a blocking open would hang the job
     elif kind == "too-large":
         path.write_text("<Parameters>" + " " * (2 << 20) + "</Parameters>")
     return path  # "missing": never written
 
 
-@pytest.mark.parametrize("kind", ["missing", "directory", "empty", "binary", "too-large"])
+@pytest.mark.parametrize(
+    "kind", ["missing", "directory", "empty", "binary", "binary-without-nul", "too-large", "fifo"]
+)
 def test_unusable_control_file(kind, mpirun, test_prog, libiotune, tmp_path):
     cfgdir = tmp_path / "cfg"
     cfgdir.mkdir()
     cfg = unusable_config(kind, cfgdir)
     data, proc, out = probe(
-        mpirun, test_prog("h5probe"), tmp_path, "u.h5", preload=libiotune, config=cfg
+        mpirun, test_prog("h5probe"), tmp_path, "u.h5", preload=libiotune, config=cfg, timeout=60
     )
     assert data["mismatches"] == 0
     lines = proc.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"iotune: {cfg}"), proc.stderr
     assert "no settings from this file are applied" in lines[0]
+    if kind == "binary-without-nul":
+        assert lines[0].startswith(f"iotune: {cfg}:1: not an XML control file"), lines[0]
+    if kind == "fifo":
+        assert "not a regular file" in lines[0]
 
 
 def test_valid_settings_beside_bad_ones_still_apply(mpirun, test_prog, libiotune, tmp_path):
@@ -325,3 +344,104 @@ def test_c_parser_reads_every_vector_like_the_expected_json(build_dir):
                 assert g["line"] == e["line"], xml.name
             assert g["element"] == e["element"], xml.name
             assert g["value"] == e["value"], xml.name
+
+
+def test_every_hint_reaches_mpi_io_beyond_sixty_four(mpirun, test_prog, libiotune, tmp_path):
+    """Hints used to be cut at 64 per open without a word; and merging is no longer quadratic:
+    a control file at the settings cap (1024 hints, one key repeated) opens quickly."""
+    unknown = "".join(f'<hint key="vendor_{i}" value="{i}"/>\n' for i in range(100))
+    repeated = "".join("<cb_nodes>2</cb_nodes>\n" for _ in range(900))
+    cfg = tmp_path / "many.xml"
+    cfg.write_text(
+        f"<Parameters><Middleware_Layer>\n{unknown}{repeated}"
+        "<cb_buffer_size>4MiB</cb_buffer_size><cb_config_list>*:*</cb_config_list>\n"
+        "</Middleware_Layer></Parameters>\n"
+    )
+    proc = mpirun(
+        2,
+        [test_prog("mpiio_probe"), tmp_path / "out.dat"],
+        preload=libiotune,
+        config=cfg,
+        timeout=60,
+    )
+    hints = json.loads(proc.stdout)["hints"]
+    assert hints["cb_buffer_size"] == str(4 << 20)  # the 101st distinct key
+    assert hints["cb_nodes"] == "2"
+    assert proc.stderr == ""
+
+
+EDGE_CONFIG = """<?xml version="1.0"?>
+<Parameters>
+  <High_Level_IO_Library>
+    <chunk VariableName="virt">8</chunk>
+    <chunk_size VariableName="ext">64K</chunk_size>
+    <transfer_mode>independent</transfer_mode>
+    <fill_time>never</fill_time>
+    <chunk VariableName="g1/g2/deep">8</chunk>
+  </High_Level_IO_Library>
+</Parameters>
+"""
+
+
+@pytest.fixture(scope="module")
+def edge(tmp_path_factory, test_prog, libiotune):
+    """h5edge (tests/c/h5edge.c) without and with a control file that touches every case."""
+    from conftest import run_mpi
+
+    tmp = tmp_path_factory.mktemp("edge")
+    cfg = tmp / "edge.xml"
+    cfg.write_text(EDGE_CONFIG)
+    plain, _, plain_out = probe(run_mpi, test_prog("h5edge"), tmp, "plain.h5")
+    tuned, proc, tuned_out = probe(
+        run_mpi, test_prog("h5edge"), tmp, "tuned.h5", preload=libiotune, config=cfg, verbose=True
+    )
+    diff = subprocess.run(
+        ["h5diff", str(plain_out), str(tuned_out)], capture_output=True, text=True, timeout=60
+    )
+    return plain["datasets"], tuned, proc.stderr, diff
+
+
+def test_edge_cases_keep_the_data_identical(edge):
+    plain, tuned, err, diff = edge
+    assert tuned["mismatches"] == 0, err
+    assert diff.returncode == 0, diff.stdout + diff.stderr  # /virt included: h5diff reads it
+
+
+def test_a_virtual_dataset_is_never_chunked(edge):
+    plain, tuned, err, diff = edge
+    assert tuned["datasets"]["/virt"]["layout"] == "virtual"
+    assert "chunk NOT applied: the application asked for virtual storage" in err
+
+
+def test_independent_is_not_forced_on_a_filtered_dataset(edge):
+    plain, tuned, err, diff = edge
+    assert tuned["datasets"]["/z"]["write_rc"] == 0
+    assert err.count("transfer_mode=independent NOT applied to filtered datasets") == 1, err
+    # the unfiltered datasets are still written independently
+    assert "/src: hdf5 transfer: transfer_mode=independent" in err
+
+
+def test_chunk_size_of_an_extendible_dataset_reaches_the_target(edge):
+    plain, tuned, err, diff = edge
+    assert plain["/ext"]["chunk"] == 16
+    # created with 0 elements and no limit: 64 KiB of 4-byte ints, not 1 element
+    assert tuned["datasets"]["/ext"]["chunk"] == 16384
+
+
+def test_fill_time_never_keeps_the_applications_fill_value(edge):
+    plain, tuned, err, diff = edge
+    # h5edge checks that the unwritten half of /fv reads -7 (mismatches above)
+    assert "fill_time=never NOT applied: the application defined a fill value" in err
+    assert "fill_time=never [edge.xml:7]" in err  # still applied where there is none
+
+
+def test_relative_variable_name_matches_a_path_suffix(edge):
+    plain, tuned, err, diff = edge
+    assert plain["/g1/g2/deep"]["layout"] == "contiguous"
+    assert (
+        tuned["datasets"]["/g1/g2/deep"]["layout"],
+        tuned["datasets"]["/g1/g2/deep"]["chunk"],
+    ) == (
+        "chunked",
+        8,
+    )
