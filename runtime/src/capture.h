@@ -1,21 +1,24 @@
 /* Performance capture (H5PerfCapture): counters and timers per file and layer, reduced across
  * ranks at the end and written as one JSON profile (docs/profile.md). Active only when
- * IOTUNE_PROFILE or IOTUNE_TRACE is set; otherwise every hook costs one branch. */
+ * IOTUNE_PROFILE is set; otherwise every hook costs one branch. */
 #ifndef IOTUNE_CAPTURE_H
 #define IOTUNE_CAPTURE_H
 
 #include <mpi.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <time.h>
 
-typedef enum { IOT_L_HDF5, IOT_L_MPIIO, IOT_L_POSIX, IOT_NLAYERS } iot_clayer;
+/* stdio is beside POSIX, not below it: glibc's fwrite reaches the kernel without calling the
+ * interposable write(), so no byte is counted twice. */
+typedef enum { IOT_L_HDF5, IOT_L_MPIIO, IOT_L_POSIX, IOT_L_STDIO, IOT_NLAYERS } iot_clayer;
 
 #define IOT_SIZE_BINS 10
 
 typedef struct {
     uint64_t creates, opens, closes, dset_creates, dset_opens;
     uint64_t reads, writes, coll_reads, coll_writes, indep_reads, indep_writes;
-    uint64_t syncs, set_views, seeks;
+    uint64_t syncs, set_views, seeks, dups;
     uint64_t bytes_read, bytes_written, sequential, consecutive;
     int64_t first_offset, last_offset; /* -1 when no access had an offset */
     uint64_t sizes[IOT_SIZE_BINS];
@@ -24,6 +27,7 @@ typedef struct {
 
 #define IOT_REC_NAME 512
 #define IOT_REC_HINTS 2048
+#define IOT_MAX_FILES 4096
 
 /* One file as seen by one rank. Plain data: ranks send their records to rank 0 as bytes. */
 typedef struct {
@@ -32,6 +36,7 @@ typedef struct {
     char hints[IOT_REC_HINTS]; /* "key=value\n..." read back after MPI_File_open */
     int rank;
     int layers;        /* bit per iot_clayer used */
+    int open_now;      /* handles open at any layer: a file never closed ends at the finish */
     double start, end; /* first open, last close, seconds since the runtime started */
     double outer_time; /* time in outermost I/O calls on this file */
     iot_counters c[IOT_NLAYERS];
@@ -51,14 +56,45 @@ static inline double iot_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* The bookkeeping of a call (counters, descriptor and handle tables, trace) runs under one
+ * lock, so that threads do not lose updates. It is taken only with capture on, after the real
+ * call and never across it; uncontended it costs a few tens of nanoseconds. iot_lock returns 0
+ * (not holding it) once capture has ended, or when this thread holds it already (I/O of a
+ * signal handler that interrupted the bookkeeping): the caller skips its bookkeeping. */
+extern pthread_mutex_t iot_cap_lock;
+extern int iot_frozen;
+extern __thread int iot_locked;
+static inline int iot_lock(void)
+{
+    if (iot_locked)
+        return 0;
+    pthread_mutex_lock(&iot_cap_lock);
+    if (!iot_frozen) {
+        iot_locked = 1;
+        return 1;
+    }
+    pthread_mutex_unlock(&iot_cap_lock);
+    return 0;
+}
+static inline void iot_unlock(void)
+{
+    iot_locked = 0;
+    pthread_mutex_unlock(&iot_cap_lock);
+}
+
 /* Record index of a file by name (created on first use), or -1 when capture is off or the
- * file is one the runtime does not track (/proc, /sys, /dev, ...). */
+ * file is one the runtime does not track (/proc, /sys, /dev, ...). Takes the lock itself:
+ * call it without holding it. */
 int iot_rec_for(const char *name, iot_clayer layer);
 iot_file_rec *iot_rec(int index);
+
+/* The functions below need the lock held. */
 
 /* Accounts one data access of bytes at offset (-1: unknown) that took dt seconds. */
 void iot_count_access(int rec, iot_clayer layer, int is_write, int64_t offset, uint64_t bytes,
                       double dt, int outer);
+/* Accounts dt more seconds of transfer without a new operation (a split collective's end). */
+void iot_count_time(int rec, iot_clayer layer, int is_write, double dt, int outer);
 /* Accounts a metadata call (open, close, sync, ...) of dt seconds. */
 void iot_count_meta(int rec, iot_clayer layer, double dt, int outer);
 void iot_mark_open(int rec, double t);
@@ -67,11 +103,9 @@ void iot_mark_close(int rec, double t);
 /* Per-rank time spent in outermost I/O calls. */
 extern double iot_rank_io_time;
 
-/* Trace mode: appends one call signature with its duration. IOTUNE_TRACE=1 records the
- * outermost calls (what the application called), IOTUNE_TRACE=all every layer. */
-extern int iot_trace_on;
-void iot_trace(iot_clayer layer, const char *func, int rec, uint64_t size, int64_t offset, int mode,
-               double dt);
+/* After MPI_Init: agrees on the session and a common clock with the other ranks (collective
+ * over MPI_COMM_WORLD). */
+void iot_capture_mpi_started(void);
 
 /* Reduces across comm and writes the profile (collective); MPI_COMM_NULL without MPI. */
 void iot_capture_finish(MPI_Comm comm);

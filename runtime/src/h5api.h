@@ -18,6 +18,7 @@
     X(H5Fclose)                                                                                    \
     X(H5Sget_select_npoints)                                                                       \
     X(H5Sget_simple_extent_npoints)                                                                \
+    X(H5Sget_select_bounds)                                                                        \
     X(H5Dcreate2)                                                                                  \
     X(H5Dcreate1)                                                                                  \
     X(H5Dopen2)                                                                                    \

@@ -7,6 +7,7 @@
 #include "capture.h"
 #include "core.h"
 #include "idmap.h"
+#include "trace.h"
 
 /* Open datasets the runtime follows: id -> {capture record, forced transfer mode or -1}.
  * Empty, and never consulted, unless transfer_mode is set or capture is on. */
@@ -76,20 +77,19 @@ static hid_t open_file(int create, const char *name, unsigned flags, hid_t fcpl,
     const char *known = real->H5Fget_name(fid, actual, sizeof actual) > 0 ? actual : name;
     if (s)
         iot_files_remember(known, &info);
-    if (iot_capture_on) {
-        int rec = record_of(real, fid, known);
-        if (rec >= 0) {
-            iot_file_rec *r = iot_rec(rec);
-            if (create)
-                r->c[IOT_L_HDF5].creates++;
-            else
-                r->c[IOT_L_HDF5].opens++;
-            iot_mark_open(rec, t);
-            iot_idmap_put(&files, (uint64_t)fid, rec, 0);
-        }
+    int rec = record_of(real, fid, known);
+    if (rec >= 0 && iot_lock()) {
+        iot_file_rec *r = iot_rec(rec);
+        if (create)
+            r->c[IOT_L_HDF5].creates++;
+        else
+            r->c[IOT_L_HDF5].opens++;
+        iot_mark_open(rec, t);
+        iot_idmap_put(&files, (uint64_t)fid, rec, 0);
         iot_count_meta(rec, IOT_L_HDF5, dt, outer);
         if (iot_trace_on)
-            iot_trace(IOT_L_HDF5, create ? "H5Fcreate" : "H5Fopen", rec, 0, -1, 0, dt);
+            iot_trace(IOT_L_HDF5, create ? "H5Fcreate" : "H5Fopen", rec, 0, -1, (int)flags, t, dt);
+        iot_unlock();
     }
     return fid;
 }
@@ -109,21 +109,26 @@ IOT_EXPORT herr_t H5Fclose(hid_t fid)
     const iot_h5_api *real = iot_h5_real();
     if (!iot_capture_on)
         return real->H5Fclose(fid);
-    int *v = iot_idmap_get(&files, (uint64_t)fid);
-    int rec = v ? v[0] : -1;
+    int rec = -1;
+    if (iot_lock()) {
+        int *v = iot_idmap_get(&files, (uint64_t)fid);
+        rec = v ? v[0] : -1;
+        iot_unlock();
+    }
     int outer = iot_depth++ == 0;
     double t = iot_now();
     herr_t rc = real->H5Fclose(fid);
     double end = iot_now();
     iot_depth--;
-    if (rec >= 0) {
+    if (rec >= 0 && iot_lock()) {
         iot_rec(rec)->c[IOT_L_HDF5].closes++;
         iot_mark_close(rec, end);
         iot_idmap_del(&files, (uint64_t)fid);
+        iot_count_meta(rec, IOT_L_HDF5, end - t, outer);
+        if (iot_trace_on)
+            iot_trace(IOT_L_HDF5, "H5Fclose", rec, 0, -1, 0, t, end - t);
+        iot_unlock();
     }
-    iot_count_meta(rec, IOT_L_HDF5, end - t, outer);
-    if (iot_trace_on)
-        iot_trace(IOT_L_HDF5, "H5Fclose", rec, 0, -1, 0, end - t);
     return rc;
 }
 
@@ -145,6 +150,49 @@ static hid_t real_dataset_call(const iot_h5_api *real, dataset_call kind, const 
     case OPEN1: return real->H5Dopen1(a->loc, a->name);
     }
     return H5I_INVALID_HID;
+}
+
+/* Open datasets of a traced run: id -> {index in the trace's dataset table, element size}. */
+static iot_idmap traced;
+
+/* Capture bookkeeping after H5Dcreate (space and type given) or H5Dopen (asked of the
+ * dataset); the trace learns the dataset's name, extent and element size. */
+static void dataset_opened(const iot_h5_api *h, hid_t id, int rec, const char *path, hid_t space,
+                           hid_t type, double t, double dt, int outer)
+{
+    int creating = space != H5I_INVALID_HID;
+    hsize_t dims[32];
+    uint64_t extent[32];
+    int ndims = 0;
+    size_t elem = 0;
+    if (iot_trace_on) { /* HDF5 calls outside the lock */
+        hid_t sp = creating ? space : h->H5Dget_space(id);
+        hid_t ty = creating ? type : h->H5Dget_type(id);
+        ndims = sp >= 0 ? h->H5Sget_simple_extent_ndims(sp) : -1;
+        if (ndims < 0 || ndims > 32 || h->H5Sget_simple_extent_dims(sp, dims, NULL) != ndims)
+            ndims = 0;
+        for (int d = 0; d < ndims; d++)
+            extent[d] = dims[d];
+        elem = ty >= 0 ? h->H5Tget_size(ty) : 0;
+        if (!creating && sp >= 0)
+            h->H5Sclose(sp);
+        if (!creating && ty >= 0)
+            h->H5Tclose(ty);
+    }
+    if (!iot_lock())
+        return;
+    if (creating)
+        iot_rec(rec)->c[IOT_L_HDF5].dset_creates++;
+    else
+        iot_rec(rec)->c[IOT_L_HDF5].dset_opens++;
+    iot_count_meta(rec, IOT_L_HDF5, dt, outer);
+    if (iot_trace_on) {
+        int ds = iot_trace_dataset(rec, path, ndims, extent, elem);
+        if (ds >= 0)
+            iot_idmap_put(&traced, (uint64_t)id, ds, (int)elem);
+        iot_trace_h5(creating ? "H5Dcreate" : "H5Dopen", rec, ds, 0, -1, 0, ndims, extent, t, dt);
+    }
+    iot_unlock();
 }
 
 static hid_t dataset_call_with_settings(dataset_call kind, dataset_args a)
@@ -175,17 +223,9 @@ static hid_t dataset_call_with_settings(dataset_call kind, dataset_args a)
         return id;
     int mode = s ? iot_transfer_mode(s, &f, file, path, id) : -1;
     int rec = record_of(real, a.loc, file[0] ? file : NULL);
-    if (iot_capture_on) {
-        if (rec >= 0) {
-            if (creating)
-                iot_rec(rec)->c[IOT_L_HDF5].dset_creates++;
-            else
-                iot_rec(rec)->c[IOT_L_HDF5].dset_opens++;
-        }
-        iot_count_meta(rec, IOT_L_HDF5, dt, outer);
-        if (iot_trace_on)
-            iot_trace(IOT_L_HDF5, creating ? "H5Dcreate" : "H5Dopen", rec, 0, -1, 0, dt);
-    }
+    if (rec >= 0)
+        dataset_opened(real, id, rec, path, creating ? a.space : H5I_INVALID_HID,
+                       creating ? a.type : H5I_INVALID_HID, t, dt, outer);
     if ((mode >= 0 || rec >= 0) && iot_idmap_put(&dsets, (uint64_t)id, rec, mode) < 0)
         iot_warn_once("dsets-full", "more than %d datasets open: the rest are not followed",
                       IOT_IDMAP_SLOTS);
@@ -259,6 +299,66 @@ static uint64_t selected_bytes(const iot_h5_api *h, hid_t dset, hid_t mtype, hid
     return n > 0 ? (uint64_t)n * size : 0;
 }
 
+/* For the trace: the bounding box of the selection in the file and its first element as a
+ * byte offset in the dataset (row-major over the extent, elem bytes per element). Returns the
+ * number of dimensions, 0 when unknown. */
+static int selection_box(const iot_h5_api *h, hid_t dset, hid_t fspace, size_t elem, uint64_t *box,
+                         int64_t *offset)
+{
+    hid_t space = fspace == H5S_ALL ? h->H5Dget_space(dset) : fspace;
+    if (space < 0)
+        return 0;
+    hsize_t dims[32], start[32] = {0}, end[32];
+    int n = h->H5Sget_simple_extent_ndims(space);
+    int ok = n > 0 && n <= 32 && h->H5Sget_simple_extent_dims(space, dims, NULL) == n;
+    if (ok && fspace == H5S_ALL) {
+        for (int d = 0; d < n; d++)
+            end[d] = dims[d] - 1;
+    } else if (ok) {
+        iot_h5_quiet q; /* an empty selection has no bounds: no error stack on stderr */
+        iot_h5_quiet_begin(&q);
+        ok = h->H5Sget_select_bounds && h->H5Sget_select_bounds(space, start, end) >= 0;
+        iot_h5_quiet_end(&q);
+    }
+    if (fspace == H5S_ALL)
+        h->H5Sclose(space);
+    if (!ok)
+        return 0;
+    uint64_t first = 0;
+    for (int d = 0; d < n; d++) {
+        first = first * dims[d] + start[d];
+        box[d] = end[d] - start[d] + 1;
+    }
+    *offset = elem ? (int64_t)(first * elem) : -1;
+    return n;
+}
+
+/* Capture bookkeeping of a transfer. */
+static void transferred(const iot_h5_api *h, int is_write, hid_t dset, int rec, int coll,
+                        uint64_t bytes, hid_t fspace, double t, double dt, int outer)
+{
+    int *v = iot_trace_on ? iot_idmap_get(&traced, (uint64_t)dset) : NULL;
+    int ds = v ? v[0] : -1, ndims = 0;
+    uint64_t box[32];
+    int64_t offset = -1;
+    if (iot_trace_wanted() && bytes) /* HDF5 calls outside the lock */
+        ndims = selection_box(h, dset, fspace, v ? (size_t)v[1] : 0, box, &offset);
+    if (!iot_lock())
+        return;
+    iot_count_access(rec, IOT_L_HDF5, is_write, -1, bytes, dt, outer);
+    if (rec >= 0) {
+        iot_counters *c = &iot_rec(rec)->c[IOT_L_HDF5];
+        if (is_write)
+            coll ? c->coll_writes++ : c->indep_writes++;
+        else
+            coll ? c->coll_reads++ : c->indep_reads++;
+    }
+    if (iot_trace_on)
+        iot_trace_h5(is_write ? "H5Dwrite" : "H5Dread", rec, ds, bytes, offset, coll, ndims, box, t,
+                     dt);
+    iot_unlock();
+}
+
 /* H5Dwrite and H5Dread: forced transfer mode and capture. */
 static herr_t transfer(int is_write, hid_t dset, hid_t mtype, hid_t mspace, hid_t fspace,
                        hid_t dxpl, void *buf)
@@ -279,18 +379,10 @@ static herr_t transfer(int is_write, hid_t dset, hid_t mtype, hid_t mspace, hid_
         real->H5Pset_dxpl_mpio(dxpl, saved);
     if (iot_capture_on) {
         uint64_t bytes = rc >= 0 ? selected_bytes(real, dset, mtype, mspace, fspace) : 0;
-        iot_count_access(rec, IOT_L_HDF5, is_write, -1, bytes, dt, outer);
-        /* the mode HDF5 really used shows in the MPI-IO calls it made */
+        /* the mode HDF5 really used shows in the MPI-IO calls it made (H5Pget_mpio_actual_io_mode
+         * would need the application's transfer list, and H5P_DEFAULT has none to ask) */
         int coll = iot_coll_calls != coll_before;
-        if (rec >= 0) {
-            iot_counters *c = &iot_rec(rec)->c[IOT_L_HDF5];
-            if (is_write)
-                coll ? c->coll_writes++ : c->indep_writes++;
-            else
-                coll ? c->coll_reads++ : c->indep_reads++;
-        }
-        if (iot_trace_on)
-            iot_trace(IOT_L_HDF5, is_write ? "H5Dwrite" : "H5Dread", rec, bytes, -1, coll, dt);
+        transferred(real, is_write, dset, rec, coll, bytes, fspace, t, dt, outer);
     }
     return rc;
 }
@@ -314,5 +406,9 @@ IOT_EXPORT herr_t H5Dread(hid_t dset, hid_t mtype, hid_t mspace, hid_t fspace, h
 IOT_EXPORT herr_t H5Dclose(hid_t dset)
 {
     iot_idmap_del(&dsets, (uint64_t)dset);
+    if (iot_trace_on && iot_lock()) {
+        iot_idmap_del(&traced, (uint64_t)dset);
+        iot_unlock();
+    }
     return iot_h5_real()->H5Dclose(dset);
 }

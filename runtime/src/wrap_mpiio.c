@@ -8,12 +8,14 @@
 #include "core.h"
 #include "fstype.h"
 #include "idmap.h"
+#include "trace.h"
 
 /* After MPI is up: the control file, collectively; and a mark for the processes this rank
  * may start, so that they do not write profiles of their own. */
 static void started(void)
 {
     iot_load(MPI_COMM_WORLD);
+    iot_capture_mpi_started();
     setenv("IOTUNE_RANK_CHILD", "1", 1);
 }
 
@@ -113,45 +115,59 @@ static void report_hints(const char *filename, MPI_File fh, const hint_list *l, 
     iot_log_block(header, line);
 }
 
-static iot_idmap handles; /* MPI_File -> {capture record, unused} */
+static iot_idmap handles; /* MPI_File -> {capture record, access mode}; under the capture lock */
+
+/* The hints in effect, read back with MPI_File_get_info, as "key=value\n" lines. */
+static void read_hints(MPI_File fh, char *hints, size_t size)
+{
+    MPI_Info info;
+    int nkeys = 0;
+    if (PMPI_File_get_info(fh, &info) != MPI_SUCCESS)
+        return;
+    MPI_Info_get_nkeys(info, &nkeys);
+    size_t used = 0;
+    for (int i = 0; i < nkeys && used < size; i++) {
+        char key[MPI_MAX_INFO_KEY + 1], val[MPI_MAX_INFO_VAL + 1];
+        int flag = 0;
+        MPI_Info_get_nthkey(info, i, key);
+        MPI_Info_get(info, key, MPI_MAX_INFO_VAL, val, &flag);
+        if (flag && !strchr(val, '\n'))
+            used += (size_t)snprintf(hints + used, size - used, "%s=%s\n", key, val);
+    }
+    char *last = used >= size ? strrchr(hints, '\n') : NULL;
+    if (used >= size) /* never keep half a line */
+        *(last ? last : hints) = '\0';
+    MPI_Info_free(&info);
+}
 
 /* Capture bookkeeping after an open: the record, and on the communicator's rank 0 the file
- * system type and the hints in effect (read back with MPI_File_get_info). */
+ * system type and the hints in effect. */
 static void opened(MPI_Comm comm, const char *filename, MPI_File fh, double t, double dt, int outer)
 {
     int rec = iot_rec_for(filename, IOT_L_MPIIO);
-    int rank = 0;
+    int rank = 0, amode = 0;
     PMPI_Comm_rank(comm, &rank);
-    if (rec >= 0) {
-        iot_file_rec *r = iot_rec(rec);
-        r->c[IOT_L_MPIIO].opens++;
-        iot_mark_open(rec, t);
-        iot_idmap_put(&handles, (uint64_t)(uintptr_t)fh, rec, 0);
-        if (rank == 0 && !r->hints[0]) {
-            iot_fstype(filename, r->fs, sizeof r->fs);
-            MPI_Info info;
-            int nkeys = 0;
-            if (PMPI_File_get_info(fh, &info) == MPI_SUCCESS) {
-                MPI_Info_get_nkeys(info, &nkeys);
-                size_t used = 0;
-                for (int i = 0; i < nkeys && used < sizeof r->hints; i++) {
-                    char key[MPI_MAX_INFO_KEY + 1], val[MPI_MAX_INFO_VAL + 1];
-                    int flag = 0;
-                    MPI_Info_get_nthkey(info, i, key);
-                    MPI_Info_get(info, key, MPI_MAX_INFO_VAL, val, &flag);
-                    if (flag && !strchr(val, '\n'))
-                        used += (size_t)snprintf(r->hints + used, sizeof r->hints - used, "%s=%s\n",
-                                                 key, val);
-                }
-                if (used >= sizeof r->hints) /* never keep half a line */
-                    *strrchr(r->hints, '\n') = '\0';
-                MPI_Info_free(&info);
-            }
-        }
+    PMPI_File_get_amode(fh, &amode);
+    char fs[32] = "", hints[IOT_REC_HINTS] = "";
+    if (rec >= 0 && rank == 0 && !iot_rec(rec)->hints[0]) { /* MPI calls outside the lock */
+        iot_fstype(filename, fs, sizeof fs);
+        read_hints(fh, hints, sizeof hints);
     }
+    if (rec < 0 || !iot_lock())
+        return;
+    iot_file_rec *r = iot_rec(rec);
+    if (fs[0])
+        memcpy(r->fs, fs, sizeof fs);
+    if (hints[0])
+        memcpy(r->hints, hints, sizeof hints);
+    r->c[IOT_L_MPIIO].opens++;
+    iot_mark_open(rec, t);
+    if (iot_idmap_put(&handles, (uint64_t)(uintptr_t)fh, rec, amode) < 0)
+        rec = -1; /* more handles open than the map holds: this one is not followed */
     iot_count_meta(rec, IOT_L_MPIIO, dt, outer);
     if (iot_trace_on)
-        iot_trace(IOT_L_MPIIO, "MPI_File_open", rec, 0, -1, 0, dt);
+        iot_trace(IOT_L_MPIIO, "MPI_File_open", rec, 0, -1, amode, t, dt);
+    iot_unlock();
 }
 
 IOT_EXPORT int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
@@ -182,33 +198,37 @@ IOT_EXPORT int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI
     return rc;
 }
 
+/* The record of a handle, or -1; the lock must be held. */
+static int record_of(MPI_File fh)
+{
+    int *v = iot_idmap_get(&handles, (uint64_t)(uintptr_t)fh);
+    return v ? v[0] : -1;
+}
+
 IOT_EXPORT int MPI_File_close(MPI_File *fh)
 {
     if (!iot_capture_on)
         return PMPI_File_close(fh);
-    uint64_t key = (uint64_t)(uintptr_t)*fh;
-    int *v = iot_idmap_get(&handles, key);
-    int rec = v ? v[0] : -1;
+    int rec = -1;
+    if (iot_lock()) { /* forgotten first: another thread may get the same handle at once */
+        rec = record_of(*fh);
+        iot_idmap_del(&handles, (uint64_t)(uintptr_t)*fh);
+        iot_unlock();
+    }
     int outer = iot_depth++ == 0;
     double t = iot_now();
     int rc = PMPI_File_close(fh);
     double end = iot_now();
     iot_depth--;
-    if (rec >= 0) {
+    if (rec >= 0 && iot_lock()) {
         iot_rec(rec)->c[IOT_L_MPIIO].closes++;
         iot_mark_close(rec, end);
-        iot_idmap_del(&handles, key);
+        iot_count_meta(rec, IOT_L_MPIIO, end - t, outer);
+        if (iot_trace_on)
+            iot_trace(IOT_L_MPIIO, "MPI_File_close", rec, 0, -1, 0, t, end - t);
+        iot_unlock();
     }
-    iot_count_meta(rec, IOT_L_MPIIO, end - t, outer);
-    if (iot_trace_on)
-        iot_trace(IOT_L_MPIIO, "MPI_File_close", rec, 0, -1, 0, end - t);
     return rc;
-}
-
-static int record_of(MPI_File fh)
-{
-    int *v = iot_idmap_get(&handles, (uint64_t)(uintptr_t)fh);
-    return v ? v[0] : -1;
 }
 
 IOT_EXPORT int MPI_File_sync(MPI_File fh)
@@ -220,13 +240,19 @@ IOT_EXPORT int MPI_File_sync(MPI_File fh)
     int rc = PMPI_File_sync(fh);
     double dt = iot_now() - t;
     iot_depth--;
-    int rec = record_of(fh);
-    if (rec >= 0)
-        iot_rec(rec)->c[IOT_L_MPIIO].syncs++;
-    iot_count_meta(rec, IOT_L_MPIIO, dt, outer);
+    if (iot_lock()) {
+        int rec = record_of(fh);
+        if (rec >= 0)
+            iot_rec(rec)->c[IOT_L_MPIIO].syncs++;
+        iot_count_meta(rec, IOT_L_MPIIO, dt, outer);
+        if (iot_trace_on && rec >= 0)
+            iot_trace(IOT_L_MPIIO, "MPI_File_sync", rec, 0, -1, 0, t, dt);
+        iot_unlock();
+    }
     return rc;
 }
 
+/* Traced with the displacement as offset and the file type's size as size. */
 IOT_EXPORT int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
                                  MPI_Datatype filetype, const char *datarep, MPI_Info info)
 {
@@ -237,78 +263,211 @@ IOT_EXPORT int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etyp
     int rc = PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
     double dt = iot_now() - t;
     iot_depth--;
-    int rec = record_of(fh);
-    if (rec >= 0)
-        iot_rec(rec)->c[IOT_L_MPIIO].set_views++;
-    iot_count_meta(rec, IOT_L_MPIIO, dt, outer);
+    MPI_Count size = 0;
+    if (iot_trace_on && rc == MPI_SUCCESS)
+        PMPI_Type_size_x(filetype, &size);
+    if (iot_lock()) {
+        int rec = record_of(fh);
+        if (rec >= 0)
+            iot_rec(rec)->c[IOT_L_MPIIO].set_views++;
+        iot_count_meta(rec, IOT_L_MPIIO, dt, outer);
+        if (iot_trace_on && rec >= 0)
+            iot_trace(IOT_L_MPIIO, "MPI_File_set_view", rec, size > 0 ? (uint64_t)size : 0,
+                      disp >= 0 ? disp : -1, 0, t, dt);
+        iot_unlock();
+    }
     return rc;
 }
 
-/* Accounts one MPI-IO data call. */
-static void accessed(MPI_File fh, const char *func, int is_write, int is_coll, MPI_Count count,
-                     MPI_Datatype type, double dt, int outer)
+/* ---- data transfers ---- */
+
+static uint64_t requested_bytes(MPI_Count count, MPI_Datatype type)
 {
     MPI_Count size = 0;
     PMPI_Type_size_x(type, &size);
-    uint64_t bytes = count > 0 && size > 0 ? (uint64_t)count * (uint64_t)size : 0;
+    return count > 0 && size > 0 ? (uint64_t)count * (uint64_t)size : 0;
+}
+
+/* What a completed call moved, from its status: a read at the end of the file moves fewer
+ * bytes than it asked for. */
+static uint64_t status_bytes(const MPI_Status *st, MPI_Count count, MPI_Datatype type)
+{
+    MPI_Count n = MPI_UNDEFINED;
+    if (PMPI_Get_elements_x(st, MPI_BYTE, &n) == MPI_SUCCESS && n != MPI_UNDEFINED && n >= 0)
+        return (uint64_t)n;
+    return requested_bytes(count, type);
+}
+
+/* The individual file pointer before a call (trace only): in etypes of the view, -1 when the
+ * file has none (MPI_MODE_SEQUENTIAL). */
+static MPI_Offset position(MPI_File fh)
+{
+    int amode = 0;
+    MPI_Offset pos = -1;
+    if (PMPI_File_get_amode(fh, &amode) == MPI_SUCCESS && !(amode & MPI_MODE_SEQUENTIAL) &&
+        PMPI_File_get_position(fh, &pos) != MPI_SUCCESS)
+        pos = -1;
+    return pos;
+}
+
+/* An offset in etypes of the view as bytes from the file's start (local in ROMIO). */
+static int64_t byte_offset(MPI_File fh, MPI_Offset off)
+{
+    MPI_Offset disp;
+    return off >= 0 && PMPI_File_get_byte_offset(fh, off, &disp) == MPI_SUCCESS ? disp : -1;
+}
+
+/* Accounts one data call: bytes moved (or posted, for the nonblocking and split calls). */
+static void accessed(MPI_File fh, const char *func, int is_write, int is_coll, int64_t offset,
+                     uint64_t bytes, double t, double dt, int outer)
+{
+    if (!iot_lock())
+        return;
     int rec = record_of(fh);
-    iot_count_access(rec, IOT_L_MPIIO, is_write, -1, bytes, dt, outer);
+    iot_count_access(rec, IOT_L_MPIIO, is_write, offset, bytes, dt, outer);
     if (rec >= 0) {
         iot_counters *c = &iot_rec(rec)->c[IOT_L_MPIIO];
         if (is_write)
             is_coll ? c->coll_writes++ : c->indep_writes++;
         else
             is_coll ? c->coll_reads++ : c->indep_reads++;
+        if (iot_trace_on)
+            iot_trace(IOT_L_MPIIO, func, rec, bytes, offset, is_coll, t, dt);
     }
-    if (iot_trace_on)
-        iot_trace(IOT_L_MPIIO, func, rec, bytes, -1, is_coll, dt);
+    iot_unlock();
 }
 
-/* One wrapper per MPI-IO data call: AT selects the explicit-offset form, LAST is the type of
- * the last argument (a status, or a request for the non-blocking calls). */
+/* The end of a split collective: its time (the wait), no new operation. */
+static void ended(MPI_File fh, const char *func, int is_write, double t, double dt, int outer)
+{
+    if (!iot_lock())
+        return;
+    int rec = record_of(fh);
+    iot_count_time(rec, IOT_L_MPIIO, is_write, dt, outer);
+    if (iot_trace_on && rec >= 0)
+        iot_trace(IOT_L_MPIIO, func, rec, 0, -1, 1, t, dt);
+    iot_unlock();
+}
+
+/* One wrapper per MPI-IO data call. AT: 1 explicit offset, 0 individual file pointer, S shared
+ * file pointer (no offset is traced: reading it would take communication). */
 #define IOT_AT_PARAM_1 MPI_Offset offset,
 #define IOT_AT_PARAM_0
+#define IOT_AT_PARAM_S
 #define IOT_AT_ARG_1 offset,
 #define IOT_AT_ARG_0
-#define IOT_MPIIO_CALL(fn, AT, BUF, CNT, LAST, IS_WRITE, IS_COLL)                                  \
+#define IOT_AT_ARG_S
+#define IOT_AT_POS_1 offset
+#define IOT_AT_POS_0 position(fh)
+#define IOT_AT_POS_S -1
+
+/* The common body: BYTES is how the moved bytes are known once the call returned. */
+#define IOT_MPIIO_BODY(fn, AT, ARGS, IS_WRITE, IS_COLL, BYTES)                                     \
+    if (!iot_capture_on)                                                                           \
+        return P##fn ARGS;                                                                         \
+    int want = iot_trace_wanted();                                                                 \
+    MPI_Offset pos = want ? IOT_AT_POS_##AT : -1;                                                  \
+    int outer = iot_depth++ == 0;                                                                  \
+    if (IS_COLL)                                                                                   \
+        iot_coll_calls++;                                                                          \
+    double t = iot_now();                                                                          \
+    int rc = P##fn ARGS;                                                                           \
+    double dt = iot_now() - t;                                                                     \
+    iot_depth--;                                                                                   \
+    int ok = rc == MPI_SUCCESS;                                                                    \
+    accessed(fh, #fn, IS_WRITE, IS_COLL, ok &&want ? byte_offset(fh, pos) : -1, ok ? BYTES : 0, t, \
+             dt, outer);                                                                           \
+    return rc;
+
+/* Blocking: bytes from the status (a local one when the application ignores it). */
+#define IOT_MPIIO_BLOCKING(fn, AT, BUF, CNT, IS_WRITE, IS_COLL)                                    \
     IOT_EXPORT int fn(MPI_File fh, IOT_AT_PARAM_##AT BUF buf, CNT count, MPI_Datatype type,        \
-                      LAST last)                                                                   \
+                      MPI_Status *status)                                                          \
+    {                                                                                              \
+        MPI_Status mine;                                                                           \
+        MPI_Status *st = status == MPI_STATUS_IGNORE && iot_capture_on ? &mine : status;           \
+        IOT_MPIIO_BODY(fn, AT, (fh, IOT_AT_ARG_##AT buf, count, type, st), IS_WRITE, IS_COLL,      \
+                       status_bytes(st, count, type))                                              \
+    }
+
+/* Nonblocking: bytes counted when posted (what completes is known only to MPI_Wait). */
+#define IOT_MPIIO_POST(fn, AT, BUF, CNT, IS_WRITE, IS_COLL)                                        \
+    IOT_EXPORT int fn(MPI_File fh, IOT_AT_PARAM_##AT BUF buf, CNT count, MPI_Datatype type,        \
+                      MPI_Request *req)                                                            \
+    {                                                                                              \
+        IOT_MPIIO_BODY(fn, AT, (fh, IOT_AT_ARG_##AT buf, count, type, req), IS_WRITE, IS_COLL,     \
+                       requested_bytes(count, type))                                               \
+    }
+
+/* Split collectives: the operation and its bytes at _begin, the rest of its time at _end. */
+#define IOT_MPIIO_BEGIN(fn, AT, BUF, CNT, IS_WRITE)                                                \
+    IOT_EXPORT int fn(MPI_File fh, IOT_AT_PARAM_##AT BUF buf, CNT count, MPI_Datatype type)        \
+    {                                                                                              \
+        IOT_MPIIO_BODY(fn, AT, (fh, IOT_AT_ARG_##AT buf, count, type), IS_WRITE, 1,                \
+                       requested_bytes(count, type))                                               \
+    }
+
+#define IOT_MPIIO_END(fn, BUF, IS_WRITE)                                                           \
+    IOT_EXPORT int fn(MPI_File fh, BUF buf, MPI_Status *status)                                    \
     {                                                                                              \
         if (!iot_capture_on)                                                                       \
-            return P##fn(fh, IOT_AT_ARG_##AT buf, count, type, last);                              \
+            return P##fn(fh, buf, status);                                                         \
         int outer = iot_depth++ == 0;                                                              \
-        if (IS_COLL)                                                                               \
-            iot_coll_calls++;                                                                      \
         double t = iot_now();                                                                      \
-        int rc = P##fn(fh, IOT_AT_ARG_##AT buf, count, type, last);                                \
+        int rc = P##fn(fh, buf, status);                                                           \
         double dt = iot_now() - t;                                                                 \
         iot_depth--;                                                                               \
-        accessed(fh, #fn, IS_WRITE, IS_COLL, (MPI_Count)count, type, dt, outer);                   \
+        ended(fh, #fn, IS_WRITE, t, dt, outer);                                                    \
         return rc;                                                                                 \
     }
 
 #define IOT_MPIIO_FAMILY(SUFFIX, CNT)                                                              \
-    IOT_MPIIO_CALL(MPI_File_write##SUFFIX, 0, const void *, CNT, MPI_Status *, 1, 0)               \
-    IOT_MPIIO_CALL(MPI_File_write_at##SUFFIX, 1, const void *, CNT, MPI_Status *, 1, 0)            \
-    IOT_MPIIO_CALL(MPI_File_write_all##SUFFIX, 0, const void *, CNT, MPI_Status *, 1, 1)           \
-    IOT_MPIIO_CALL(MPI_File_write_at_all##SUFFIX, 1, const void *, CNT, MPI_Status *, 1, 1)        \
-    IOT_MPIIO_CALL(MPI_File_write_shared##SUFFIX, 0, const void *, CNT, MPI_Status *, 1, 0)        \
-    IOT_MPIIO_CALL(MPI_File_write_ordered##SUFFIX, 0, const void *, CNT, MPI_Status *, 1, 1)       \
-    IOT_MPIIO_CALL(MPI_File_read##SUFFIX, 0, void *, CNT, MPI_Status *, 0, 0)                      \
-    IOT_MPIIO_CALL(MPI_File_read_at##SUFFIX, 1, void *, CNT, MPI_Status *, 0, 0)                   \
-    IOT_MPIIO_CALL(MPI_File_read_all##SUFFIX, 0, void *, CNT, MPI_Status *, 0, 1)                  \
-    IOT_MPIIO_CALL(MPI_File_read_at_all##SUFFIX, 1, void *, CNT, MPI_Status *, 0, 1)               \
-    IOT_MPIIO_CALL(MPI_File_read_shared##SUFFIX, 0, void *, CNT, MPI_Status *, 0, 0)               \
-    IOT_MPIIO_CALL(MPI_File_read_ordered##SUFFIX, 0, void *, CNT, MPI_Status *, 0, 1)              \
-    IOT_MPIIO_CALL(MPI_File_iwrite##SUFFIX, 0, const void *, CNT, MPI_Request *, 1, 0)             \
-    IOT_MPIIO_CALL(MPI_File_iwrite_at##SUFFIX, 1, const void *, CNT, MPI_Request *, 1, 0)          \
-    IOT_MPIIO_CALL(MPI_File_iread##SUFFIX, 0, void *, CNT, MPI_Request *, 0, 0)                    \
-    IOT_MPIIO_CALL(MPI_File_iread_at##SUFFIX, 1, void *, CNT, MPI_Request *, 0, 0)
+    IOT_MPIIO_BLOCKING(MPI_File_write##SUFFIX, 0, const void *, CNT, 1, 0)                         \
+    IOT_MPIIO_BLOCKING(MPI_File_write_at##SUFFIX, 1, const void *, CNT, 1, 0)                      \
+    IOT_MPIIO_BLOCKING(MPI_File_write_all##SUFFIX, 0, const void *, CNT, 1, 1)                     \
+    IOT_MPIIO_BLOCKING(MPI_File_write_at_all##SUFFIX, 1, const void *, CNT, 1, 1)                  \
+    IOT_MPIIO_BLOCKING(MPI_File_write_shared##SUFFIX, S, const void *, CNT, 1, 0)                  \
+    IOT_MPIIO_BLOCKING(MPI_File_write_ordered##SUFFIX, S, const void *, CNT, 1, 1)                 \
+    IOT_MPIIO_BLOCKING(MPI_File_read##SUFFIX, 0, void *, CNT, 0, 0)                                \
+    IOT_MPIIO_BLOCKING(MPI_File_read_at##SUFFIX, 1, void *, CNT, 0, 0)                             \
+    IOT_MPIIO_BLOCKING(MPI_File_read_all##SUFFIX, 0, void *, CNT, 0, 1)                            \
+    IOT_MPIIO_BLOCKING(MPI_File_read_at_all##SUFFIX, 1, void *, CNT, 0, 1)                         \
+    IOT_MPIIO_BLOCKING(MPI_File_read_shared##SUFFIX, S, void *, CNT, 0, 0)                         \
+    IOT_MPIIO_BLOCKING(MPI_File_read_ordered##SUFFIX, S, void *, CNT, 0, 1)                        \
+    IOT_MPIIO_POST(MPI_File_iwrite##SUFFIX, 0, const void *, CNT, 1, 0)                            \
+    IOT_MPIIO_POST(MPI_File_iwrite_at##SUFFIX, 1, const void *, CNT, 1, 0)                         \
+    IOT_MPIIO_POST(MPI_File_iwrite_shared##SUFFIX, S, const void *, CNT, 1, 0)                     \
+    IOT_MPIIO_POST(MPI_File_iread##SUFFIX, 0, void *, CNT, 0, 0)                                   \
+    IOT_MPIIO_POST(MPI_File_iread_at##SUFFIX, 1, void *, CNT, 0, 0)                                \
+    IOT_MPIIO_POST(MPI_File_iread_shared##SUFFIX, S, void *, CNT, 0, 0)                            \
+    IOT_MPIIO_BEGIN(MPI_File_write_all_begin##SUFFIX, 0, const void *, CNT, 1)                     \
+    IOT_MPIIO_BEGIN(MPI_File_write_at_all_begin##SUFFIX, 1, const void *, CNT, 1)                  \
+    IOT_MPIIO_BEGIN(MPI_File_write_ordered_begin##SUFFIX, S, const void *, CNT, 1)                 \
+    IOT_MPIIO_BEGIN(MPI_File_read_all_begin##SUFFIX, 0, void *, CNT, 0)                            \
+    IOT_MPIIO_BEGIN(MPI_File_read_at_all_begin##SUFFIX, 1, void *, CNT, 0)                         \
+    IOT_MPIIO_BEGIN(MPI_File_read_ordered_begin##SUFFIX, S, void *, CNT, 0)
+
+/* The nonblocking collectives came with MPI 3.1. */
+#define IOT_MPIIO_FAMILY_31(SUFFIX, CNT)                                                           \
+    IOT_MPIIO_POST(MPI_File_iwrite_all##SUFFIX, 0, const void *, CNT, 1, 1)                        \
+    IOT_MPIIO_POST(MPI_File_iwrite_at_all##SUFFIX, 1, const void *, CNT, 1, 1)                     \
+    IOT_MPIIO_POST(MPI_File_iread_all##SUFFIX, 0, void *, CNT, 0, 1)                               \
+    IOT_MPIIO_POST(MPI_File_iread_at_all##SUFFIX, 1, void *, CNT, 0, 1)
 
 IOT_MPIIO_FAMILY(, int)
+#if MPI_VERSION > 3 || (MPI_VERSION == 3 && MPI_SUBVERSION >= 1)
+IOT_MPIIO_FAMILY_31(, int)
+#endif
 #if MPI_VERSION >= 4 /* the large-count calls: a real benchmark built here uses them */
 IOT_MPIIO_FAMILY(_c, MPI_Count)
+IOT_MPIIO_FAMILY_31(_c, MPI_Count)
 #endif
+IOT_MPIIO_END(MPI_File_write_all_end, const void *, 1)
+IOT_MPIIO_END(MPI_File_write_at_all_end, const void *, 1)
+IOT_MPIIO_END(MPI_File_write_ordered_end, const void *, 1)
+IOT_MPIIO_END(MPI_File_read_all_end, void *, 0)
+IOT_MPIIO_END(MPI_File_read_at_all_end, void *, 0)
+IOT_MPIIO_END(MPI_File_read_ordered_end, void *, 0)
 
 IOT_EXPORT int MPI_Finalize(void)
 {

@@ -8,18 +8,25 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "capture.h"
 #include "core.h"
+#include "fds.h"
+#include "trace.h"
 
-/* What the runtime knows of an open descriptor. Zeroed: not followed. */
-#define IOT_MAX_FD 16384
-static struct {
-    int rec1; /* capture record + 1 */
-    int writable;
+/* What open() created. refs 0: free. Found by index, never freed: a descriptor used while
+ * another thread closes it cannot reach freed memory. */
+typedef struct {
+    int rec, refs, writable;
+    iot_clayer layer; /* the layer that opened it: POSIX or STDIO */
     int64_t pos, last_offset, last_end;
-} fds[IOT_MAX_FD];
+} description;
+
+int iot_fd_desc[IOT_MAX_FD];
+static description descs[IOT_MAX_FD]; /* at most one per descriptor */
+static int next_free;
 
 static int sync_on_close = -1; /* IOTUNE_SYNC=1: fsync written files before close */
 
@@ -35,45 +42,136 @@ static int sync_on_close = -1; /* IOTUNE_SYNC=1: fsync written files before clos
 REAL(open, int, const char *, int, ...)
 REAL(open64, int, const char *, int, ...)
 REAL(openat, int, int, const char *, int, ...)
+REAL(openat64, int, int, const char *, int, ...)
 REAL(close, int, int)
 REAL(read, ssize_t, int, void *, size_t)
 REAL(write, ssize_t, int, const void *, size_t)
+REAL(__read_chk, ssize_t, int, void *, size_t, size_t)
 REAL(pread, ssize_t, int, void *, size_t, off_t)
 REAL(pwrite, ssize_t, int, const void *, size_t, off_t)
 REAL(pread64, ssize_t, int, void *, size_t, off64_t)
 REAL(pwrite64, ssize_t, int, const void *, size_t, off64_t)
+REAL(__pread_chk, ssize_t, int, void *, size_t, off_t, size_t)
+REAL(__pread64_chk, ssize_t, int, void *, size_t, off64_t, size_t)
+REAL(readv, ssize_t, int, const struct iovec *, int)
+REAL(writev, ssize_t, int, const struct iovec *, int)
+REAL(preadv, ssize_t, int, const struct iovec *, int, off_t)
+REAL(pwritev, ssize_t, int, const struct iovec *, int, off_t)
+REAL(preadv64, ssize_t, int, const struct iovec *, int, off64_t)
+REAL(pwritev64, ssize_t, int, const struct iovec *, int, off64_t)
 REAL(lseek, off_t, int, off_t, int)
 REAL(lseek64, off64_t, int, off64_t, int)
 REAL(fsync, int, int)
 REAL(fdatasync, int, int)
+REAL(dup, int, int)
+REAL(dup2, int, int, int)
+REAL(dup3, int, int, int, int)
+REAL(fcntl, int, int, int, ...)
+REAL(fcntl64, int, int, int, ...)
 
-static int followed(int fd)
+/* ---- the descriptor table (lock held) ---- */
+
+static int desc_new(int rec, int writable, iot_clayer layer)
 {
-    return iot_capture_on && fd >= 0 && fd < IOT_MAX_FD && fds[fd].rec1;
+    for (int n = 0; n < IOT_MAX_FD; n++, next_free = (next_free + 1) % IOT_MAX_FD)
+        if (!descs[next_free].refs) {
+            descs[next_free] = (description){rec, 0, writable, layer, 0, -1, -1};
+            return next_free;
+        }
+    return -1; /* cannot happen: each description has a descriptor below IOT_MAX_FD */
 }
 
-static void opened(int fd, const char *path, int flags, double t, double dt, int outer)
+static void attach(int fd, int d)
+{
+    descs[d].refs++;
+    iot_fd_desc[fd] = d + 1;
+}
+
+static description *detach(int fd)
+{
+    int d = iot_fd_desc[fd] - 1;
+    if (d < 0)
+        return NULL;
+    iot_fd_desc[fd] = 0;
+    descs[d].refs--;
+    return &descs[d];
+}
+
+int iot_fd_rec(int fd)
+{
+    int d = fd >= 0 && fd < IOT_MAX_FD ? iot_fd_desc[fd] - 1 : -1;
+    return d >= 0 ? descs[d].rec : -1;
+}
+
+int iot_fd_forget(int fd, iot_clayer *layer, int *writable)
 {
     int rec = -1;
-    /* directories are not I/O; "pipe:" and similar names are not files */
-    if (fd >= 0 && fd < IOT_MAX_FD && !(flags & O_DIRECTORY) && path[strlen(path) - 1] != '/' &&
-        (path[0] == '/' || !strchr(path, ':')))
-        rec = iot_rec_for(path, IOT_L_POSIX);
-    if (rec >= 0) {
-        fds[fd].rec1 = rec + 1;
-        fds[fd].writable = (flags & O_ACCMODE) != O_RDONLY;
-        fds[fd].pos = 0;
-        fds[fd].last_offset = fds[fd].last_end = -1;
-        iot_rec(rec)->c[IOT_L_POSIX].opens++;
-        iot_mark_open(rec, t);
+    if (fd < 0 || fd >= IOT_MAX_FD || !iot_lock())
+        return -1;
+    description *d = detach(fd);
+    if (d) {
+        rec = d->rec;
+        if (layer)
+            *layer = d->layer;
+        if (writable)
+            *writable = d->writable;
     }
-    iot_count_meta(rec, IOT_L_POSIX, dt, outer);
-    if (iot_trace_on && rec >= 0)
-        iot_trace(IOT_L_POSIX, "open", rec, 0, -1, 0, dt);
+    iot_unlock();
+    return rec;
 }
 
-static int open_common(int (*real)(const char *, int, ...), const char *path, int flags,
-                       mode_t mode)
+/* ---- opens ---- */
+
+/* A shared library being loaded or inspected (read-only, base name libx.so or libx.so.1.2):
+ * not the application's I/O. A data file such as run.sol.h5 is. */
+static int shared_library(const char *path, int flags)
+{
+    if ((flags & O_ACCMODE) != O_RDONLY)
+        return 0;
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    for (const char *so = strstr(base, ".so"); so; so = strstr(so + 1, ".so")) {
+        const char *p = so + 3;
+        if (!*p)
+            return 1;
+        if (*p != '.')
+            continue;
+        int digits = 0;
+        for (p++; (*p >= '0' && *p <= '9') || *p == '.'; p++)
+            digits += *p != '.';
+        if (!*p && digits)
+            return 1;
+    }
+    return 0;
+}
+
+void iot_fd_opened(int fd, const char *path, int flags, iot_clayer layer, const char *func,
+                   double t, double dt, int outer)
+{
+    if (fd < 0 || fd >= IOT_MAX_FD || !path || !path[0])
+        return;
+    int rec = -1;
+    /* directories are not I/O; "pipe:" and similar names are not files */
+    if (!(flags & O_DIRECTORY) && path[strlen(path) - 1] != '/' &&
+        (path[0] == '/' || !strchr(path, ':')) && !shared_library(path, flags))
+        rec = iot_rec_for(path, layer);
+    if ((rec < 0 && !iot_fd_desc[fd]) || !iot_lock())
+        return;
+    detach(fd); /* a number closed behind our back (e.g. by fdopen's fclose) now reused */
+    int d = rec >= 0 ? desc_new(rec, (flags & O_ACCMODE) != O_RDONLY, layer) : -1;
+    if (d >= 0) {
+        attach(fd, d);
+        iot_rec(rec)->c[layer].opens++;
+        iot_mark_open(rec, t);
+        iot_count_meta(rec, layer, dt, outer);
+        if (iot_trace_on)
+            iot_trace(layer, func, rec, 0, -1, flags, t, dt);
+    }
+    iot_unlock();
+}
+
+static int open_common(int (*real)(const char *, int, ...), const char *func, const char *path,
+                       int flags, mode_t mode)
 {
     if (!iot_capture_on)
         return real(path, flags, mode);
@@ -83,7 +181,23 @@ static int open_common(int (*real)(const char *, int, ...), const char *path, in
     double dt = iot_now() - t;
     iot_depth--;
     int saved = errno;
-    opened(fd, path, flags, t, dt, outer);
+    iot_fd_opened(fd, path, flags, IOT_L_POSIX, func, t, dt, outer);
+    errno = saved;
+    return fd;
+}
+
+static int openat_common(int (*real)(int, const char *, int, ...), int dirfd, const char *path,
+                         int flags, mode_t mode)
+{
+    if (!iot_capture_on || !path || (dirfd != AT_FDCWD && path[0] != '/'))
+        return real(dirfd, path, flags, mode); /* relative to a directory: not named */
+    int outer = iot_depth++ == 0;
+    double t = iot_now();
+    int fd = real(dirfd, path, flags, mode);
+    double dt = iot_now() - t;
+    iot_depth--;
+    int saved = errno;
+    iot_fd_opened(fd, path, flags, IOT_L_POSIX, "openat", t, dt, outer);
     errno = saved;
     return fd;
 }
@@ -93,105 +207,204 @@ static mode_t mode_arg(int flags, va_list ap)
     return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? (mode_t)va_arg(ap, int) : 0;
 }
 
+#define IOT_VA_MODE(flags)                                                                         \
+    va_list ap;                                                                                    \
+    va_start(ap, flags);                                                                           \
+    mode_t mode = mode_arg(flags, ap);                                                             \
+    va_end(ap)
+
 IOT_EXPORT int open(const char *path, int flags, ...)
 {
-    va_list ap;
-    va_start(ap, flags);
-    mode_t mode = mode_arg(flags, ap);
-    va_end(ap);
-    return open_common(get_open(), path, flags, mode);
+    IOT_VA_MODE(flags);
+    return open_common(get_open(), "open", path, flags, mode);
 }
 
 IOT_EXPORT int open64(const char *path, int flags, ...)
 {
-    va_list ap;
-    va_start(ap, flags);
-    mode_t mode = mode_arg(flags, ap);
-    va_end(ap);
-    return open_common(get_open64(), path, flags, mode);
+    IOT_VA_MODE(flags);
+    return open_common(get_open64(), "open", path, flags, mode);
 }
 
-/* What open() becomes in programs built with _FORTIFY_SOURCE when the flags are not known at
- * compile time. */
+/* What open() and openat() become in programs built with _FORTIFY_SOURCE when the flags are
+ * not known at compile time. */
 IOT_EXPORT int __open_2(const char *path, int flags)
 {
-    return open_common(get_open(), path, flags, 0);
+    return open_common(get_open(), "open", path, flags, 0);
 }
 
 IOT_EXPORT int __open64_2(const char *path, int flags)
 {
-    return open_common(get_open64(), path, flags, 0);
+    return open_common(get_open64(), "open", path, flags, 0);
 }
 
 IOT_EXPORT int creat(const char *path, mode_t mode)
 {
-    return open_common(get_open(), path, O_CREAT | O_WRONLY | O_TRUNC, mode);
+    return open_common(get_open(), "open", path, O_CREAT | O_WRONLY | O_TRUNC, mode);
 }
 
 IOT_EXPORT int openat(int dirfd, const char *path, int flags, ...)
 {
-    va_list ap;
-    va_start(ap, flags);
-    mode_t mode = mode_arg(flags, ap);
-    va_end(ap);
-    if (!iot_capture_on || (dirfd != AT_FDCWD && path[0] != '/'))
-        return get_openat()(dirfd, path, flags, mode); /* relative to a directory: not named */
-    int outer = iot_depth++ == 0;
-    double t = iot_now();
-    int fd = get_openat()(dirfd, path, flags, mode);
-    double dt = iot_now() - t;
-    iot_depth--;
-    int saved = errno;
-    opened(fd, path, flags, t, dt, outer);
-    errno = saved;
-    return fd;
+    IOT_VA_MODE(flags);
+    return openat_common(get_openat(), dirfd, path, flags, mode);
 }
+
+IOT_EXPORT int openat64(int dirfd, const char *path, int flags, ...)
+{
+    IOT_VA_MODE(flags);
+    return openat_common(get_openat64(), dirfd, path, flags, mode);
+}
+
+IOT_EXPORT int __openat_2(int dirfd, const char *path, int flags)
+{
+    return openat_common(get_openat(), dirfd, path, flags, 0);
+}
+
+IOT_EXPORT int __openat64_2(int dirfd, const char *path, int flags)
+{
+    return openat_common(get_openat64(), dirfd, path, flags, 0);
+}
+
+/* ---- close and dup ---- */
 
 IOT_EXPORT int close(int fd)
 {
-    if (!followed(fd))
+    if (!iot_fd_followed(fd))
         return get_close()(fd);
     if (sync_on_close < 0) {
         const char *v = getenv("IOTUNE_SYNC");
         sync_on_close = v && *v && strcmp(v, "0") != 0;
     }
-    int rec = fds[fd].rec1 - 1;
+    int writable = 0;
+    int rec = iot_fd_forget(fd, NULL, &writable);
     int outer = iot_depth++ == 0;
     double t = iot_now();
-    if (sync_on_close && fds[fd].writable) {
+    int synced = sync_on_close && writable && rec >= 0;
+    if (synced)
         get_fsync()(fd); /* measure the storage, not the page cache */
-        iot_rec(rec)->c[IOT_L_POSIX].syncs++;
-    }
     int rc = get_close()(fd);
     double end = iot_now();
     iot_depth--;
     int saved = errno;
-    fds[fd].rec1 = 0;
-    iot_rec(rec)->c[IOT_L_POSIX].closes++;
-    iot_mark_close(rec, end);
-    iot_count_meta(rec, IOT_L_POSIX, end - t, outer);
-    if (iot_trace_on)
-        iot_trace(IOT_L_POSIX, "close", rec, 0, -1, 0, end - t);
+    if (rec >= 0 && iot_lock()) {
+        iot_rec(rec)->c[IOT_L_POSIX].closes++;
+        iot_rec(rec)->c[IOT_L_POSIX].syncs += (uint64_t)synced;
+        iot_mark_close(rec, end);
+        iot_count_meta(rec, IOT_L_POSIX, end - t, outer);
+        if (iot_trace_on)
+            iot_trace(IOT_L_POSIX, "close", rec, 0, -1, 0, t, end - t);
+        iot_unlock();
+    }
     errno = saved;
     return rc;
 }
 
-/* Accounts one transfer of done bytes at offset on fd. */
-static void transferred(int fd, const char *func, int is_write, int64_t offset, ssize_t done,
-                        double dt, int outer)
+/* newfd is now a copy of oldfd: it shares oldfd's description. A followed newfd that
+ * dup2/dup3 replaced was closed by it. */
+static void duplicated(int oldfd, int newfd, const char *func)
 {
-    int rec = fds[fd].rec1 - 1;
-    uint64_t bytes = done > 0 ? (uint64_t)done : 0;
-    iot_count_access(rec, IOT_L_POSIX, is_write, offset, bytes, dt, outer);
-    iot_counters *c = &iot_rec(rec)->c[IOT_L_POSIX];
-    if (fds[fd].last_offset >= 0) {
-        c->sequential += offset > fds[fd].last_offset;
-        c->consecutive += offset == fds[fd].last_end;
+    if (newfd < 0 || newfd >= IOT_MAX_FD || oldfd == newfd)
+        return;
+    int saved = errno;
+    double t = iot_now();
+    if (iot_lock()) {
+        description *gone = detach(newfd);
+        if (gone) {
+            iot_rec(gone->rec)->c[IOT_L_POSIX].closes++;
+            iot_mark_close(gone->rec, t);
+        }
+        int d = oldfd >= 0 && oldfd < IOT_MAX_FD ? iot_fd_desc[oldfd] - 1 : -1;
+        if (d >= 0) {
+            attach(newfd, d);
+            iot_rec(descs[d].rec)->c[IOT_L_POSIX].dups++;
+            iot_mark_open(descs[d].rec, t);
+            if (iot_trace_on)
+                iot_trace(IOT_L_POSIX, func, descs[d].rec, 0, -1, 0, t, 0);
+        }
+        iot_unlock();
     }
-    fds[fd].last_offset = offset;
-    fds[fd].last_end = offset + (int64_t)bytes;
-    if (iot_trace_on)
-        iot_trace(IOT_L_POSIX, func, rec, bytes, offset, 0, dt);
+    errno = saved;
+}
+
+IOT_EXPORT int dup(int fd)
+{
+    int rc = get_dup()(fd);
+    if (rc >= 0 && iot_fd_followed(fd))
+        duplicated(fd, rc, "dup");
+    return rc;
+}
+
+IOT_EXPORT int dup2(int oldfd, int newfd)
+{
+    int rc = get_dup2()(oldfd, newfd);
+    if (rc >= 0 && (iot_fd_followed(oldfd) || iot_fd_followed(newfd)))
+        duplicated(oldfd, rc, "dup2");
+    return rc;
+}
+
+IOT_EXPORT int dup3(int oldfd, int newfd, int flags)
+{
+    int rc = get_dup3()(oldfd, newfd, flags);
+    if (rc >= 0 && (iot_fd_followed(oldfd) || iot_fd_followed(newfd)))
+        duplicated(oldfd, rc, "dup3");
+    return rc;
+}
+
+/* The third argument is an int or a pointer depending on cmd: passed on as glibc reads it. */
+static int fcntl_common(int (*real)(int, int, ...), int fd, int cmd, void *arg)
+{
+    int rc = real(fd, cmd, arg);
+    if (rc >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) && iot_fd_followed(fd))
+        duplicated(fd, rc, "fcntl");
+    return rc;
+}
+
+IOT_EXPORT int fcntl(int fd, int cmd, ...)
+{
+    va_list ap;
+    va_start(ap, cmd);
+    void *arg = va_arg(ap, void *);
+    va_end(ap);
+    return fcntl_common(get_fcntl(), fd, cmd, arg);
+}
+
+IOT_EXPORT int fcntl64(int fd, int cmd, ...)
+{
+    va_list ap;
+    va_start(ap, cmd);
+    void *arg = va_arg(ap, void *);
+    va_end(ap);
+    return fcntl_common(get_fcntl64() ? get_fcntl64() : get_fcntl(), fd, cmd, arg);
+}
+
+/* ---- data ---- */
+
+/* Accounts one transfer of rc bytes at offset on fd; offset -1: at the descriptor's position,
+ * which moves. */
+static void transferred(int fd, const char *func, int is_write, int64_t offset, ssize_t rc,
+                        double t, double dt, int outer)
+{
+    if (!iot_lock())
+        return;
+    int i = iot_fd_desc[fd] - 1;
+    if (i >= 0) {
+        description *d = &descs[i];
+        uint64_t bytes = rc > 0 ? (uint64_t)rc : 0;
+        if (offset < 0) {
+            offset = d->pos;
+            d->pos += (int64_t)bytes;
+        }
+        iot_count_access(d->rec, IOT_L_POSIX, is_write, offset, bytes, dt, outer);
+        iot_counters *c = &iot_rec(d->rec)->c[IOT_L_POSIX];
+        if (d->last_offset >= 0) {
+            c->sequential += offset > d->last_offset;
+            c->consecutive += offset == d->last_end;
+        }
+        d->last_offset = offset;
+        d->last_end = offset + (int64_t)bytes;
+        if (iot_trace_on)
+            iot_trace(IOT_L_POSIX, func, d->rec, bytes, offset, 0, t, dt);
+    }
+    iot_unlock();
 }
 
 #define IOT_TIMED(expr)                                                                            \
@@ -202,48 +415,74 @@ static void transferred(int fd, const char *func, int is_write, int64_t offset, 
     iot_depth--;                                                                                   \
     int saved = errno
 
-/* read/write move the descriptor's position; the p-forms take an explicit offset. */
-#define IOT_POSIX_STREAM(name, BUF, is_write)                                                      \
-    IOT_EXPORT ssize_t name(int fd, BUF buf, size_t n)                                             \
+/* One wrapper per data call: PARAMS and ARGS are its parameter and argument lists, OFFSET the
+ * explicit offset or -1 (at the descriptor's position). */
+#define IOT_POSIX_DATA(ret, name, PARAMS, ARGS, func, is_write, OFFSET)                            \
+    IOT_EXPORT ret name PARAMS                                                                     \
     {                                                                                              \
-        if (!followed(fd))                                                                         \
-            return get_##name()(fd, buf, n);                                                       \
-        int64_t offset = fds[fd].pos;                                                              \
-        IOT_TIMED(get_##name()(fd, buf, n));                                                       \
-        if (rc > 0)                                                                                \
-            fds[fd].pos += rc;                                                                     \
-        transferred(fd, #name, is_write, offset, rc, dt, outer);                                   \
-        errno = saved;                                                                             \
-        return rc;                                                                                 \
-    }
-#define IOT_POSIX_AT(name, BUF, OFF, is_write)                                                     \
-    IOT_EXPORT ssize_t name(int fd, BUF buf, size_t n, OFF offset)                                 \
-    {                                                                                              \
-        if (!followed(fd))                                                                         \
-            return get_##name()(fd, buf, n, offset);                                               \
-        IOT_TIMED(get_##name()(fd, buf, n, offset));                                               \
-        transferred(fd, is_write ? "pwrite" : "pread", is_write, offset, rc, dt, outer);           \
+        if (!iot_fd_followed(fd))                                                                  \
+            return get_##name() ARGS;                                                              \
+        IOT_TIMED(get_##name() ARGS);                                                              \
+        transferred(fd, func, is_write, OFFSET, rc, t, dt, outer);                                 \
         errno = saved;                                                                             \
         return rc;                                                                                 \
     }
 
-IOT_POSIX_STREAM(read, void *, 0)
-IOT_POSIX_STREAM(write, const void *, 1)
-IOT_POSIX_AT(pread, void *, off_t, 0)
-IOT_POSIX_AT(pwrite, const void *, off_t, 1)
-IOT_POSIX_AT(pread64, void *, off64_t, 0)
-IOT_POSIX_AT(pwrite64, const void *, off64_t, 1)
+IOT_POSIX_DATA(ssize_t, read, (int fd, void *buf, size_t n), (fd, buf, n), "read", 0, -1)
+IOT_POSIX_DATA(ssize_t, write, (int fd, const void *buf, size_t n), (fd, buf, n), "write", 1, -1)
+IOT_POSIX_DATA(ssize_t, pread, (int fd, void *buf, size_t n, off_t off), (fd, buf, n, off), "pread",
+               0, off)
+IOT_POSIX_DATA(ssize_t, pwrite, (int fd, const void *buf, size_t n, off_t off), (fd, buf, n, off),
+               "pwrite", 1, off)
+IOT_POSIX_DATA(ssize_t, pread64, (int fd, void *buf, size_t n, off64_t off), (fd, buf, n, off),
+               "pread", 0, off)
+IOT_POSIX_DATA(ssize_t, pwrite64, (int fd, const void *buf, size_t n, off64_t off),
+               (fd, buf, n, off), "pwrite", 1, off)
+IOT_POSIX_DATA(ssize_t, readv, (int fd, const struct iovec *iov, int n), (fd, iov, n), "readv", 0,
+               -1)
+IOT_POSIX_DATA(ssize_t, writev, (int fd, const struct iovec *iov, int n), (fd, iov, n), "writev", 1,
+               -1)
+IOT_POSIX_DATA(ssize_t, preadv, (int fd, const struct iovec *iov, int n, off_t off),
+               (fd, iov, n, off), "preadv", 0, off)
+IOT_POSIX_DATA(ssize_t, pwritev, (int fd, const struct iovec *iov, int n, off_t off),
+               (fd, iov, n, off), "pwritev", 1, off)
+IOT_POSIX_DATA(ssize_t, preadv64, (int fd, const struct iovec *iov, int n, off64_t off),
+               (fd, iov, n, off), "preadv", 0, off)
+IOT_POSIX_DATA(ssize_t, pwritev64, (int fd, const struct iovec *iov, int n, off64_t off),
+               (fd, iov, n, off), "pwritev", 1, off)
+/* _FORTIFY_SOURCE turns read/pread into these when the buffer's size is known */
+IOT_POSIX_DATA(ssize_t, __read_chk, (int fd, void *buf, size_t n, size_t len), (fd, buf, n, len),
+               "read", 0, -1)
+IOT_POSIX_DATA(ssize_t, __pread_chk, (int fd, void *buf, size_t n, off_t off, size_t len),
+               (fd, buf, n, off, len), "pread", 0, off)
+IOT_POSIX_DATA(ssize_t, __pread64_chk, (int fd, void *buf, size_t n, off64_t off, size_t len),
+               (fd, buf, n, off, len), "pread", 0, off)
+
+/* ---- seek and sync ---- */
+
+static void seeked(int fd, int whence, int64_t pos, double t, double dt, int outer)
+{
+    if (!iot_lock())
+        return;
+    int i = iot_fd_desc[fd] - 1;
+    if (i >= 0) {
+        if (pos >= 0)
+            descs[i].pos = pos;
+        iot_rec(descs[i].rec)->c[IOT_L_POSIX].seeks++;
+        iot_count_meta(descs[i].rec, IOT_L_POSIX, dt, outer);
+        if (iot_trace_on)
+            iot_trace(IOT_L_POSIX, "lseek", descs[i].rec, 0, pos, whence, t, dt);
+    }
+    iot_unlock();
+}
 
 #define IOT_POSIX_SEEK(name, OFF)                                                                  \
     IOT_EXPORT OFF name(int fd, OFF offset, int whence)                                            \
     {                                                                                              \
-        if (!followed(fd))                                                                         \
+        if (!iot_fd_followed(fd))                                                                  \
             return get_##name()(fd, offset, whence);                                               \
         IOT_TIMED(get_##name()(fd, offset, whence));                                               \
-        if (rc >= 0)                                                                               \
-            fds[fd].pos = rc;                                                                      \
-        iot_rec(fds[fd].rec1 - 1)->c[IOT_L_POSIX].seeks++;                                         \
-        iot_count_meta(fds[fd].rec1 - 1, IOT_L_POSIX, dt, outer);                                  \
+        seeked(fd, whence, rc, t, dt, outer);                                                      \
         errno = saved;                                                                             \
         return rc;                                                                                 \
     }
@@ -254,11 +493,19 @@ IOT_POSIX_SEEK(lseek64, off64_t)
 static int sync_common(int fd, int data_only)
 {
     int (*real)(int) = data_only ? get_fdatasync() : get_fsync();
-    if (!followed(fd))
+    if (!iot_fd_followed(fd))
         return real(fd);
     IOT_TIMED(real(fd));
-    iot_rec(fds[fd].rec1 - 1)->c[IOT_L_POSIX].syncs++;
-    iot_count_meta(fds[fd].rec1 - 1, IOT_L_POSIX, dt, outer);
+    if (iot_lock()) {
+        int rec = iot_fd_rec(fd);
+        if (rec >= 0) {
+            iot_rec(rec)->c[IOT_L_POSIX].syncs++;
+            iot_count_meta(rec, IOT_L_POSIX, dt, outer);
+            if (iot_trace_on)
+                iot_trace(IOT_L_POSIX, data_only ? "fdatasync" : "fsync", rec, 0, -1, 0, t, dt);
+        }
+        iot_unlock();
+    }
     errno = saved;
     return rc;
 }

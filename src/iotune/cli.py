@@ -8,9 +8,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import stat
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 
 from iotune import __version__
@@ -157,6 +159,46 @@ def _command_after_dashes(args: argparse.Namespace, name: str) -> list[str] | No
     return command
 
 
+def _profile_target_problem(out: str, trace: bool) -> str | None:
+    """Why the profile (and traces) cannot be written to out, or None. Checked before the
+    command runs: a long job should not end with nowhere to put its profile."""
+    import tempfile
+
+    if os.path.isdir(out):
+        return (
+            f"--out {out} is a directory: give the profile's file name, e.g. "
+            f"{os.path.join(out, 'profile.json')}"
+        )
+    parent = os.path.dirname(out)
+    if not os.path.isdir(parent):
+        return f"cannot write the profile {out}: there is no directory {parent}"
+    if os.path.exists(out) and not os.stat(out).st_mode & 0o222:
+        return f"{out} is read-only: it is not replaced (make it writable, or give another --out)"
+    try:  # os.access says yes to root whatever the permissions: try it
+        fd, probe = tempfile.mkstemp(prefix=".iotune-probe-", dir=parent)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        return f"cannot write the profile {out}: {e.strerror}"
+    traces = out + ".trace"
+    if trace and os.path.exists(traces) and not os.path.isdir(traces):
+        return f"cannot write the traces in {traces}: it is a file, not a directory"
+    return None
+
+
+def _clear_previous(out: str) -> None:
+    """Removes a previous run's profile and traces: never report them as this run's."""
+    try:
+        os.unlink(out)
+    except FileNotFoundError:
+        pass
+    traces = out + ".trace"
+    if os.path.isdir(traces):
+        for name in os.listdir(traces):
+            if re.fullmatch(r"rank-\d+\.json", name):
+                os.unlink(os.path.join(traces, name))
+
+
 def cmd_profile(args: argparse.Namespace) -> int:
     from iotune import launch, paths
     from iotune import profile as prof
@@ -165,11 +207,18 @@ def cmd_profile(args: argparse.Namespace) -> int:
     if command is None:
         return 2
     out = os.path.abspath(args.out)
+    problem = _profile_target_problem(out, args.trace)
+    if problem:
+        _error(f"profile: {problem}")
+        return 2
     try:
-        os.unlink(out)  # never report an old profile as this run's
-    except FileNotFoundError:
-        pass
-    extra = {"IOTUNE_PROFILE": out}
+        _clear_previous(out)
+    except OSError as e:
+        _error(f"profile: cannot remove the previous profile or traces: {e}")
+        return 1
+    # One session per run: the processes of the command tree compare their profiles within it
+    # (docs/profile.md), also through shells that do not pass on variables set after they start.
+    extra = {"IOTUNE_PROFILE": out, "IOTUNE_SESSION": f"cli-{os.getpid()}-{time.time_ns():x}"}
     if args.trace:
         extra["IOTUNE_TRACE"] = "1"
     try:

@@ -10,7 +10,7 @@ from typing import Any
 
 SCHEMA = "iotune-profile"
 VERSION = 1
-LAYERS = ("hdf5", "mpiio", "posix")
+LAYERS = ("hdf5", "mpiio", "posix", "stdio")
 SIZE_BINS = ("0-100", "100-1K", "1K-10K", "10K-100K", "100K-1M", "1M-4M", "4M-10M",
              "10M-100M", "100M-1G", "1G+")  # fmt: skip
 # hints worth showing in a summary (ROMIO reports many more)
@@ -54,6 +54,11 @@ class Profile:
         """MB/s of all bytes moved over the I/O time, or None without I/O."""
         moved = self.bytes_written + self.bytes_read
         return moved / 1e6 / self.io_time if self.io_time > 0 and moved else None
+
+    @property
+    def reduced(self) -> bool:
+        """False when the counters are rank 0's alone (MPI_Finalize never came)."""
+        return bool(self.data.get("reduced", True))
 
     @property
     def files(self) -> list[dict[str, Any]]:
@@ -116,6 +121,13 @@ def _table(rows: list[list[str]], header: list[str]) -> list[str]:
     ]
 
 
+class _Counters(dict):
+    """A layer's counters where an absent one (an older or partial profile) reads as 0."""
+
+    def __missing__(self, key: str) -> int:
+        return 0
+
+
 def _ops(layer: str, c: dict[str, Any]) -> str:
     if layer == "hdf5":
         return (f"{c['writes']} writes ({c['collective_writes']} coll), "
@@ -125,14 +137,18 @@ def _ops(layer: str, c: dict[str, Any]) -> str:
                 f"({c['collective_writes']} coll), "
                 f"{c['independent_reads'] + c['collective_reads']} reads "
                 f"({c['collective_reads']} coll)")  # fmt: skip
+    if layer == "stdio":
+        return f"{c['writes']} fwrite, {c['reads']} fread"
     return f"{c['writes']} writes, {c['reads']} reads, {c['seeks']} seeks, {c['fsyncs']} fsyncs"
 
 
 def _layer_rows(counters: dict[str, dict[str, Any]], ranks: int) -> list[list[str]]:
     rows = []
     for layer in LAYERS:
-        c = counters.get(layer)
-        if not c or not (c["bytes_written"] or c["bytes_read"] or c["meta_time_s"]):
+        if not isinstance(counters.get(layer), dict):
+            continue
+        c = _Counters(counters[layer])
+        if not (c["bytes_written"] or c["bytes_read"] or c["meta_time_s"]):
             continue
         busy = (c["write_time_s"] + c["read_time_s"] + c["meta_time_s"]) / max(ranks, 1)
         rows.append([
@@ -159,6 +175,8 @@ def summary(p: Profile) -> str:
         f"I/O       {p.io_time:.4f} s (slowest rank)   written {_bytes(p.bytes_written)}   "
         f"read {_bytes(p.bytes_read)}   {rate}",
     ]
+    if not p.reduced:
+        lines.append("partial   rank 0's counters alone: MPI_Finalize was not called")
     cfg = p.config
     if cfg.get("path"):
         lines.append(f"config    {cfg['path']} ({cfg.get('digest')}, "
@@ -168,29 +186,41 @@ def summary(p: Profile) -> str:
     lines += ["", "per layer (all files)"]
     lines += ["  " + ln for ln in _table(_layer_rows(d["layers"], p.ranks), LAYER_HEADER)]
     for f in p.files:
-        t = f["time_s"]
-        outer = next((f[name] for name in LAYERS if name in f), {})
-        moved = outer.get("bytes_written", 0) + outer.get("bytes_read", 0)
-        lines += [
-            "",
-            f"file {f['name']}  ({f['fs']}, {f['ranks']} ranks, open "
-            f"{f['phase']['start_s']:.3f}-{f['phase']['end_s']:.3f} s)",
-            f"  I/O time {t['max']:.4f} s slowest (rank {t['slowest_rank']}), imbalance "
-            f"{t['imbalance']:.2f}, {_rate(moved, t['max'])}",
-        ]
-        rows = _layer_rows({name: f[name] for name in LAYERS if name in f}, f["ranks"])
-        lines += ["  " + ln for ln in _table(rows, LAYER_HEADER)] if rows else []
-        posix = f.get("posix")
-        if posix and sum(posix["sizes"].values()):
-            sizes = ", ".join(f"{k}: {v}" for k, v in posix["sizes"].items() if v)
-            lines.append(f"  POSIX access sizes  {sizes}; sequential {posix['sequential']}, "
-                         f"consecutive {posix['consecutive']}")  # fmt: skip
-        hints = {k: v for k, v in f.get("hints", {}).items() if k in INTERESTING_HINTS}
-        if hints:
-            lines.append("  hints in effect     " + ", ".join(f"{k}={v}" for k, v in hints.items()))
-        applied = {k: v for layer in ("hdf5", "mpiio") for k, v in f["applied"][layer].items()}
-        if applied:
-            lines.append(
-                "  applied by iotune   " + ", ".join(f"{k}={v}" for k, v in applied.items())
-            )
+        lines += [""] + _file_lines(f)
     return "\n".join(lines)
+
+
+def _file_lines(f: dict[str, Any]) -> list[str]:
+    """A file's part of the summary; every key but the name is optional."""
+    ranks = f.get("ranks", 1)
+    where = [f.get("fs", "unknown"), f"{ranks} ranks"]
+    phase = f.get("phase") or {}
+    if "start_s" in phase and "end_s" in phase:
+        where.append(f"open {phase['start_s']:.3f}-{phase['end_s']:.3f} s")
+    lines = [f"file {f.get('name', '?')}  ({', '.join(where)})"]
+    outer = _Counters(next((f[name] for name in LAYERS if isinstance(f.get(name), dict)), {}))
+    moved = outer["bytes_written"] + outer["bytes_read"]
+    t = f.get("time_s") or {}
+    if "max" in t:
+        lines.append(
+            f"  I/O time {t['max']:.4f} s slowest (rank {t.get('slowest_rank', '?')}), "
+            f"imbalance {t.get('imbalance', 1.0):.2f}, {_rate(moved, t['max'])}"
+        )
+    rows = _layer_rows({name: f[name] for name in LAYERS if name in f}, ranks)
+    lines += ["  " + ln for ln in _table(rows, LAYER_HEADER)] if rows else []
+    posix = _Counters(f.get("posix") or {})
+    sizes = posix["sizes"] or {}
+    if sum(sizes.values()):
+        listed = ", ".join(f"{k}: {v}" for k, v in sizes.items() if v)
+        lines.append(f"  POSIX access sizes  {listed}; sequential {posix['sequential']}, "
+                     f"consecutive {posix['consecutive']}")  # fmt: skip
+    hints = {k: v for k, v in (f.get("hints") or {}).items() if k in INTERESTING_HINTS}
+    if hints:
+        lines.append("  hints in effect     " + ", ".join(f"{k}={v}" for k, v in hints.items()))
+    applied_by_layer = f.get("applied") or {}
+    applied = {
+        k: v for layer in ("hdf5", "mpiio") for k, v in applied_by_layer.get(layer, {}).items()
+    }
+    if applied:
+        lines.append("  applied by iotune   " + ", ".join(f"{k}={v}" for k, v in applied.items()))
+    return lines

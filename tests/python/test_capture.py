@@ -5,12 +5,21 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
 from iotune import profile as prof
 
 FLOAT = INT = 4
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+def cli_env(libiotune):
+    """The environment of an `iotune` subprocess: this tree's package, whatever the cwd."""
+    env = dict(os.environ, IOTUNE_LIB=str(libiotune))
+    env["PYTHONPATH"] = os.pathsep.join([str(SRC), env.get("PYTHONPATH", "")])
+    return env
 
 
 def run_profiled(mpirun, nprocs, argv, tmp_path, *, libiotune, env=None, config=None):
@@ -229,7 +238,7 @@ def test_trace_of_every_layer_is_run_length_encoded(mpirun, test_prog, libiotune
 
 def test_profile_and_show_commands(kernel, libiotune, tmp_path):
     out = tmp_path / "p.json"
-    env = dict(os.environ, IOTUNE_LIB=str(libiotune))
+    env = cli_env(libiotune)
     cmd = [sys.executable, "-m", "iotune", "profile", "--out", str(out), "--", "mpiexec", "-n",
            "2", str(kernel("vpicio")), "--particles", "4096"]  # fmt: skip
     run = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
@@ -262,3 +271,331 @@ def test_profile_module_refuses_newer_versions(tmp_path):
     path.write_text(json.dumps({"schema": "iotune-profile", "version": 99}))
     with pytest.raises(prof.ProfileError, match="version 99"):
         prof.load(path)
+
+
+# ----------------------------------------------------------------------------- audit fixes
+
+
+def run_plain(argv, tmp_path, *, libiotune, env=None, out="p.json", timeout=120):
+    """A program without a launcher, preloaded, with IOTUNE_PROFILE=tmp_path/out."""
+    full = dict(os.environ, LD_PRELOAD=str(libiotune), IOTUNE_PROFILE=str(tmp_path / out))
+    for key in ("IOTUNE_TRACE", "IOTUNE_SESSION", "IOTUNE_CONFIG"):
+        full.pop(key, None)
+    full.update(env or {})
+    return subprocess.run(
+        [str(a) for a in argv], cwd=tmp_path, env=full, capture_output=True, text=True,
+        timeout=timeout, check=True,
+    )  # fmt: skip
+
+
+def counters(f, layer):
+    return {k: v for k, v in f[layer].items() if not k.endswith("_s")}
+
+
+def trace_of(tmp_path, rank=0, name="p.json"):
+    return json.loads((tmp_path / f"{name}.trace" / f"rank-{rank}.json").read_text())
+
+
+@pytest.mark.parametrize("trace", ["0", "1"])
+def test_threads_sharing_a_descriptor_lose_no_update(trace, test_prog, libiotune, tmp_path):
+    n = 20000
+    run_plain([test_prog("capture_probe"), "threads", tmp_path / "t.dat", n], tmp_path,
+              libiotune=libiotune, env={"IOTUNE_TRACE": trace})  # fmt: skip
+    (f,) = prof.load(tmp_path / "p.json").files
+    x = f["posix"]
+    assert (x["writes"], x["bytes_written"]) == (4 * n, 4 * n * 64)
+    assert x["sizes"]["0-100"] == 4 * n
+    if trace == "1":
+        tr = trace_of(tmp_path)
+        pwrites = {i for i, s in enumerate(tr["signatures"]) if s["func"] == "pwrite"}
+        assert sum(e[1] for e in tr["events"] if e[0] in pwrites) == 4 * n
+
+
+def test_trace_cost_does_not_grow_with_distinct_signatures(test_prog, libiotune, tmp_path):
+    # random offsets make one signature per call: a linear search made this quadratic
+    argv = [test_prog("capture_probe"), "random", tmp_path / "r.dat", 50000]
+    plain = json.loads(run_plain(argv, tmp_path, libiotune=libiotune).stdout)["seconds"]
+    traced = run_plain(argv, tmp_path, libiotune=libiotune, env={"IOTUNE_TRACE": "1"})
+    assert json.loads(traced.stdout)["seconds"] < 2 * plain + 1.0
+    tr = trace_of(tmp_path)
+    assert tr["truncated"] is False and tr["dropped_calls"] == 0
+    assert len(tr["signatures"]) > 45000  # random 8-byte offsets rarely repeat a step
+
+
+def test_trace_memory_is_bounded_and_truncation_said(test_prog, libiotune, tmp_path):
+    argv = [test_prog("capture_probe"), "random", tmp_path / "r.dat", 20000]
+    run = run_plain(argv, tmp_path, libiotune=libiotune,
+                    env={"IOTUNE_TRACE": "1", "IOTUNE_TRACE_LIMIT": "1000"})  # fmt: skip
+    tr = trace_of(tmp_path)
+    assert tr["truncated"] is True and tr["limits"] == {"events": 1000, "signatures": 1000}
+    assert len(tr["events"]) <= 1000 and len(tr["signatures"]) <= 1000
+    assert sum(e[1] for e in tr["events"]) + tr["dropped_calls"] == 20002  # open, close
+    lines = run.stderr.splitlines()
+    assert len(lines) == 1 and "truncated" in lines[0], run.stderr
+    assert prof.load(tmp_path / "p.json").files[0]["posix"]["writes"] == 20000  # counters whole
+
+
+def iotune_cli(args, cwd, libiotune, timeout=120):
+    env = cli_env(libiotune)
+    for key in ("IOTUNE_TRACE", "IOTUNE_SESSION", "IOTUNE_PROFILE", "LD_PRELOAD"):
+        env.pop(key, None)
+    return subprocess.run([sys.executable, "-m", "iotune", *map(str, args)], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=timeout)  # fmt: skip
+
+
+def test_a_shell_around_the_job_does_not_replace_its_profile(kernel, libiotune, tmp_path):
+    # the shell itself writes to log.txt (a builtin's redirection) and ends after the job
+    job = f"mpiexec -n 2 {kernel('vpicio')} --particles 1024 > log.txt; echo done >> log.txt"
+    run = iotune_cli(["profile", "--out", "p.json", "--", "bash", "-c", job], tmp_path, libiotune)
+    assert run.returncode == 0, run.stderr
+    p = prof.load(tmp_path / "p.json")
+    assert p.data["mpi"] is True and p.ranks == 2
+    assert [f["name"] for f in p.files] == ["vpicio.h5"]
+
+
+def test_timeout_around_the_job_leaves_the_ranks_traces(kernel, libiotune, tmp_path):
+    argv = ["profile", "--trace", "--out", "p.json", "--", "timeout", "60", "mpiexec", "-n", "2",
+            kernel("vpicio"), "--particles", "1024"]  # fmt: skip
+    run = iotune_cli(argv, tmp_path, libiotune)
+    assert run.returncode == 0, run.stderr
+    p = prof.load(tmp_path / "p.json")
+    for rank in (0, 1):
+        tr = trace_of(tmp_path, rank)
+        assert tr["ranks"] == 2 and tr["session"] == p.data["session"]
+        assert sum(s["func"] == "H5Dwrite" for s in tr["signatures"]) == 8
+
+
+def test_processes_of_one_run_keep_the_best_profile(test_prog, libiotune, tmp_path):
+    probe = test_prog("posix_probe")
+    tree = f"{probe} big 100 4096; {probe} small 2 4096; true"  # the small one ends last
+    run_plain(["bash", "-c", tree], tmp_path, libiotune=libiotune, env={"IOTUNE_SESSION": "s1"})
+    p = prof.load(tmp_path / "p.json")
+    assert p.data["session"] == "s1" and [f["name"] for f in p.files] == ["big"]
+    # a later run (another session) replaces it even with fewer bytes
+    run_plain([probe, "small", 2, 4096], tmp_path, libiotune=libiotune,
+              env={"IOTUNE_SESSION": "s2"})  # fmt: skip
+    assert [f["name"] for f in prof.load(tmp_path / "p.json").files] == ["small"]
+
+
+def test_an_mpi_job_beats_the_processes_beside_it(mpirun, test_prog, libiotune, tmp_path):
+    probe = test_prog("posix_probe")
+    env = {"IOTUNE_PROFILE": str(tmp_path / "p.json"), "IOTUNE_SESSION": "s1"}
+    mpirun(1, [probe, "job", 2, 1024, "--mpi"], cwd=tmp_path, preload=libiotune, env=env)
+    run_plain([probe, "bigger", 50, 4096], tmp_path, libiotune=libiotune, env=env)
+    p = prof.load(tmp_path / "p.json")
+    assert p.data["mpi"] is True and [f["name"] for f in p.files] == ["job.0"]
+
+
+def test_a_process_without_files_writes_over_nothing(test_prog, libiotune, tmp_path):
+    run_plain([test_prog("capture_probe"), "seeks", tmp_path / "s.dat"], tmp_path,
+              libiotune=libiotune, env={"IOTUNE_TRACE": "1"})  # fmt: skip
+    before = (tmp_path / "p.json").read_bytes(), trace_of(tmp_path)
+    run_plain(["true"], tmp_path, libiotune=libiotune, env={"IOTUNE_TRACE": "1"})  # new session
+    assert ((tmp_path / "p.json").read_bytes(), trace_of(tmp_path)) == before
+
+
+def test_trace_has_what_a_grammar_and_a_skeleton_need(mpirun, kernel, libiotune, tmp_path):
+    steps = 2
+    run_profiled(mpirun, 2, [kernel("vpicio"), "--particles", 1024, "--steps", steps], tmp_path,
+                 libiotune=libiotune, env={"IOTUNE_TRACE": "1"})  # fmt: skip
+    p = prof.load(tmp_path / "profile.json")
+    for rank in (0, 1):
+        tr = json.loads((tmp_path / "profile.json.trace" / f"rank-{rank}.json").read_text())
+        assert tr["schema"] == "iotune-trace" and tr["version"] == 2 and tr["rank"] == rank
+        names = {d["name"] for d in tr["datasets"]}
+        assert names == {f"/Step#{s}/{v}" for s in range(steps)
+                         for v in ("x", "y", "z", "px", "py", "pz", "id1", "id2")}  # fmt: skip
+        assert {d["dims"][0] for d in tr["datasets"]} == {2048}
+        writes = [s for s in tr["signatures"] if s["func"] == "H5Dwrite"]
+        assert len(writes) == 8 * steps and len({s["dataset"] for s in writes}) == 8 * steps
+        assert {s["dims"][0] for s in writes} == {1024} and {s["mode"] for s in writes} == {1}
+        # each rank's slab starts at rank * 1024 elements of 4 bytes: the first step says so
+        assert writes[0]["step"] == rank * 1024 * 4
+        assert all(s["step"] is None for s in tr["signatures"] if s["func"] != "H5Dwrite")
+        events = tr["events"]
+        assert all(len(e) == 5 for e in events)
+        starts = [e[2] for e in events]
+        assert starts == sorted(starts) and 0 <= starts[0] and starts[-1] <= p.wall_time
+        assert all(e[3] >= 0 and e[4] >= e[3] - 1e-9 for e in events)
+
+
+def test_trace_of_every_layer_has_offsets_modes_seeks_and_syncs(mpirun, test_prog, libiotune,
+                                                                 tmp_path):  # fmt: skip
+    run_plain([test_prog("capture_probe"), "seeks", tmp_path / "s.dat"], tmp_path,
+              libiotune=libiotune, env={"IOTUNE_TRACE": "all"})  # fmt: skip
+    sigs = trace_of(tmp_path)["signatures"]
+    funcs = [s["func"] for s in sigs]
+    assert funcs == ["open", "write", "write", "lseek", "read", "fsync", "close"]
+    opened, first, then, seek, read = sigs[:5]
+    assert opened["mode"] & os.O_CREAT and opened["step"] is None
+    assert (first["size"], first["step"], then["step"]) == (512, 0, 512)  # at 0, then 512 apart
+    assert (seek["step"], seek["mode"], read["step"]) == (-1536, os.SEEK_SET, 0)
+    assert [e[1] for e in trace_of(tmp_path)["events"]] == [1, 1, 3, 1, 1, 1, 1]
+    run_profiled(mpirun, 2, [test_prog("capture_probe"), "mpiio", "m.dat"], tmp_path,
+                 libiotune=libiotune, env={"IOTUNE_TRACE": "all"})  # fmt: skip
+    tr = json.loads((tmp_path / "profile.json.trace" / "rank-1.json").read_text())
+    by_func = {s["func"]: s for s in tr["signatures"] if s["layer"] == "mpiio"}
+    assert by_func["MPI_File_iwrite_at"]["step"] == 1000  # rank 1's first block: 1000 bytes in
+    assert by_func["MPI_File_write_at_all"]["step"] == 2000  # two ranks of 1000 per call
+    assert by_func["MPI_File_write_all_begin"]["step"] == 2000  # file pointer, in bytes
+    assert by_func["MPI_File_open"]["mode"] == 9  # MPI_MODE_CREATE | MPI_MODE_RDWR (MPICH)
+    assert {"MPI_File_sync", "MPI_File_set_view", "MPI_File_write_all_end"} <= set(by_func)
+
+
+def test_data_files_with_so_in_their_name_are_followed(mpirun, kernel, test_prog, libiotune,
+                                                       tmp_path):  # fmt: skip
+    p, _ = run_profiled(mpirun, 1, [kernel("vpicio"), "--particles", 1024, "--file",
+                                    "run.sol.h5"], tmp_path, libiotune=libiotune)  # fmt: skip
+    assert [f["name"] for f in p.files] == ["run.sol.h5"]
+    run_plain([test_prog("capture_probe"), "sofile", tmp_path / "libdata.so.h5"], tmp_path,
+              libiotune=libiotune)  # fmt: skip
+    (f,) = prof.load(tmp_path / "p.json").files
+    assert f["posix"]["bytes_read"] == 256  # opened read-only, and still not a library
+
+
+@pytest.mark.parametrize(
+    "mode,layer,expect",
+    [
+        ("dup", "posix", {"opens": 1, "dups": 3, "closes": 4, "writes": 4, "bytes_written": 400}),
+        ("vector", "posix", {"writes": 2, "bytes_written": 400, "reads": 2, "bytes_read": 250}),
+        ("openat", "posix", {"opens": 4, "closes": 4, "writes": 4, "bytes_written": 40}),
+        ("stdio", "stdio", {"opens": 2, "closes": 2, "writes": 3, "bytes_written": 3000,
+                            "reads": 1, "bytes_read": 3000}),
+    ],
+)  # fmt: skip
+def test_more_posix_and_stdio_calls_are_captured(mode, layer, expect, test_prog, libiotune,
+                                                 tmp_path):  # fmt: skip
+    run_plain([test_prog("capture_probe"), mode, tmp_path / "f.dat"], tmp_path,
+              libiotune=libiotune)  # fmt: skip
+    p = prof.load(tmp_path / "p.json")
+    (f,) = p.files
+    got = counters(f, layer)
+    assert {k: got[k] for k in expect} == expect
+    assert p.bytes_written == expect["bytes_written"]
+
+
+@pytest.mark.parametrize("nprocs", [1, 2])
+def test_nonblocking_split_and_large_count_mpiio_calls(nprocs, mpirun, test_prog, libiotune,
+                                                       tmp_path):  # fmt: skip
+    p, _ = run_profiled(mpirun, nprocs, [test_prog("capture_probe"), "mpiio", "m.dat"], tmp_path,
+                        libiotune=libiotune)  # fmt: skip
+    (f,) = p.files
+    m = f["mpiio"]
+    assert (m["independent_writes"], m["collective_writes"]) == (5 * nprocs, 9 * nprocs)
+    assert m["bytes_written"] == 14 * 1000 * nprocs
+    assert (m["syncs"], m["set_views"]) == (nprocs, nprocs)
+    # each rank asks twice for 64 KiB just before the end and gets 200 bytes
+    assert (m["independent_reads"], m["bytes_read"]) == (2 * nprocs, 2 * 200 * nprocs)
+
+
+def test_a_file_never_closed_ends_at_the_finish(test_prog, libiotune, tmp_path):
+    run_plain([test_prog("capture_probe"), "noclose", tmp_path / "n.dat"], tmp_path,
+              libiotune=libiotune)  # fmt: skip
+    p = prof.load(tmp_path / "p.json")
+    phase = p.files[0]["phase"]
+    assert phase["end_s"] >= phase["start_s"] + 0.19 and phase["end_s"] <= p.wall_time + 1e-6
+
+
+def test_ranks_share_one_clock(test_prog, libiotune, tmp_path):
+    # rank 1 starts 0.7 s after rank 0; both open their file right after MPI_Init
+    probe = test_prog("capture_probe")
+    env = dict(os.environ, LD_PRELOAD=str(libiotune), IOTUNE_PROFILE=str(tmp_path / "p.json"))
+    cmd = ["mpiexec", "-n", "1", probe, "clock", "c", ":", "-n", "1", "sh", "-c",
+           f"sleep 0.7; exec {probe} clock c"]  # fmt: skip
+    subprocess.run(cmd, cwd=tmp_path, env=env, check=True, timeout=60, capture_output=True)
+    p = prof.load(tmp_path / "p.json")
+    starts = {f["name"]: f["phase"]["start_s"] for f in p.files}
+    assert set(starts) == {"c.0", "c.1"}
+    assert abs(starts["c.0"] - starts["c.1"]) < 0.2
+    assert min(starts.values()) >= 0.6  # the job started when rank 0 did
+
+
+def test_a_job_without_mpi_finalize_leaves_rank_0s_profile(mpirun, test_prog, libiotune,
+                                                           tmp_path):  # fmt: skip
+    proc = mpirun(2, [test_prog("capture_probe"), "nofinalize", "n"], cwd=tmp_path,
+                  preload=libiotune, env={"IOTUNE_PROFILE": str(tmp_path / "p.json")},
+                  check=False)  # fmt: skip
+    lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("iotune:")]
+    assert len(lines) == 1 and "MPI_Finalize was not called" in lines[0], proc.stderr
+    p = prof.load(tmp_path / "p.json")
+    assert p.data["reduced"] is False and p.data["mpi"] is True and p.ranks == 1
+    assert [f["name"] for f in p.files] == ["n.0"] and p.bytes_written == 1000
+    assert "partial" in prof.summary(p)
+
+
+def test_profile_command_checks_its_output_before_running(libiotune, tmp_path):
+    (tmp_path / "dir").mkdir()
+    marker = tmp_path / "ran"
+    for out, says in [("dir", "is a directory"), ("no/such/p.json", "there is no directory")]:
+        run = iotune_cli(["profile", "--out", out, "--", "touch", marker], tmp_path, libiotune)
+        assert run.returncode == 2 and "Traceback" not in run.stderr
+        assert run.stderr.count("\n") == 1 and says in run.stderr, run.stderr
+        assert not marker.exists()
+    ro = tmp_path / "ro.json"
+    ro.write_text("{}")
+    ro.chmod(0o444)
+    run = iotune_cli(["profile", "--out", ro, "--", "touch", marker], tmp_path, libiotune)
+    assert run.returncode == 2 and "read-only" in run.stderr and ro.read_text() == "{}"
+    assert not marker.exists()
+
+
+def test_the_runtime_respects_a_read_only_profile(test_prog, libiotune, tmp_path):
+    ro = tmp_path / "p.json"
+    ro.write_text("{}")
+    ro.chmod(0o444)
+    run = run_plain([test_prog("capture_probe"), "seeks", tmp_path / "s.dat"], tmp_path,
+                    libiotune=libiotune)  # fmt: skip
+    assert ro.read_text() == "{}"
+    lines = run.stderr.splitlines()
+    assert len(lines) == 1 and "read-only" in lines[0], run.stderr
+
+
+def test_trace_problems_are_said_once_per_job(mpirun, kernel, libiotune, tmp_path):
+    (tmp_path / "p.json.trace").write_text("a file where the trace directory goes")
+    env = {"IOTUNE_PROFILE": str(tmp_path / "p.json"), "IOTUNE_TRACE": "1"}
+    proc = mpirun(2, [kernel("vpicio"), "--particles", 1024], cwd=tmp_path, preload=libiotune,
+                  env=env)  # fmt: skip
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and "cannot write the trace of 2 of 2 ranks" in lines[0], proc.stderr
+    assert prof.load(tmp_path / "p.json").ranks == 2
+    proc = mpirun(2, [kernel("vpicio"), "--particles", 1024], cwd=tmp_path, preload=libiotune,
+                  env={"IOTUNE_TRACE": "1"})  # fmt: skip
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and "IOTUNE_TRACE needs IOTUNE_PROFILE" in lines[0], proc.stderr
+
+
+def test_stale_rank_traces_of_a_larger_run_are_removed(mpirun, kernel, libiotune, tmp_path):
+    traces = tmp_path / "p.json.trace"
+    traces.mkdir()
+    for r in range(4):
+        (traces / f"rank-{r}.json").write_text("{}")
+    mpirun(2, [kernel("vpicio"), "--particles", 1024], cwd=tmp_path, preload=libiotune,
+           env={"IOTUNE_PROFILE": str(tmp_path / "p.json"), "IOTUNE_TRACE": "1"})  # fmt: skip
+    assert sorted(t.name for t in traces.iterdir()) == ["rank-0.json", "rank-1.json"]
+    for r in range(4, 6):
+        (traces / f"rank-{r}.json").write_text("{}")
+    run = iotune_cli(["profile", "--out", "p.json", "--", "true"], tmp_path, libiotune)
+    assert run.returncode == 1 and not list(traces.iterdir())  # the CLI clears them first
+
+
+def test_show_tolerates_absent_optional_keys(tmp_path):
+    p = {"schema": "iotune-profile", "version": 1, "ranks": 1, "wall_s": 1.0,
+         "io": {"time_s": 0.5, "bytes_written": 10, "bytes_read": 0},
+         "layers": {"posix": {"writes": 1, "bytes_written": 10}}, "config": {},
+         "files": [{"name": "a", "posix": {"bytes_written": 10, "write_time_s": 0.5}}]}  # fmt: skip
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(p))
+    text = prof.summary(prof.load(path))
+    assert "file a  (unknown, 1 ranks)" in text and "1 writes" in text
+
+
+def test_files_beyond_the_limits_are_said_once(test_prog, libiotune, tmp_path):
+    run = run_plain([test_prog("capture_probe"), "longname", tmp_path], tmp_path,
+                    libiotune=libiotune)  # fmt: skip
+    lines = run.stderr.splitlines()
+    assert len(lines) == 1 and "too long to follow" in lines[0], run.stderr
+    run = run_plain([test_prog("capture_probe"), "many", tmp_path / "m", 4100], tmp_path,
+                    libiotune=libiotune, out="q.json")  # fmt: skip
+    lines = run.stderr.splitlines()
+    assert len(lines) == 1 and "more than 4096 files" in lines[0], run.stderr
+    assert len(prof.load(tmp_path / "q.json").files) == 4096

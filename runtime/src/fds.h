@@ -1,0 +1,31 @@
+/* Descriptors the runtime follows (wrap_posix.c), shared with the stdio wrappers. A followed
+ * descriptor points to a description, as in the kernel: dup() and fcntl(F_DUPFD) make a
+ * second descriptor of the same description (same file record, same position). */
+#ifndef IOTUNE_FDS_H
+#define IOTUNE_FDS_H
+
+#include "capture.h"
+
+#define IOT_MAX_FD 16384
+
+extern int iot_fd_desc[IOT_MAX_FD]; /* description index + 1; 0: not followed */
+
+static inline int iot_fd_followed(int fd)
+{
+    return iot_capture_on && fd >= 0 && fd < IOT_MAX_FD && iot_fd_desc[fd];
+}
+
+/* After open() (layer POSIX) or fopen() (layer STDIO) returned fd for path: follows it when
+ * the file is tracked, and accounts the call. Takes the lock itself. */
+void iot_fd_opened(int fd, const char *path, int flags, iot_clayer layer, const char *func,
+                   double t, double dt, int outer);
+
+/* Stops following fd (before it is closed, so that a descriptor reused at once by another
+ * thread is not mistaken for it). Returns its record or -1, and the layer that opened it and
+ * whether it was opened for writing. Takes the lock itself. */
+int iot_fd_forget(int fd, iot_clayer *layer, int *writable);
+
+/* The record of a followed descriptor, or -1; the lock must be held. */
+int iot_fd_rec(int fd);
+
+#endif

@@ -1,0 +1,323 @@
+#include "profile.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core.h"
+#include "json.h"
+
+static const char *const layer_names[IOT_NLAYERS] = {"hdf5", "mpiio", "posix", "stdio"};
+
+static void merge(iot_file_rec *into, const iot_file_rec *r)
+{
+    into->layers |= r->layers;
+    if (r->start >= 0 && (into->start < 0 || r->start < into->start))
+        into->start = r->start;
+    if (r->end > into->end)
+        into->end = r->end;
+    if (!into->hints[0])
+        memcpy(into->hints, r->hints, sizeof into->hints);
+    if (!into->fs[0])
+        memcpy(into->fs, r->fs, sizeof into->fs);
+    for (int l = 0; l < IOT_NLAYERS; l++) {
+        iot_counters *a = &into->c[l];
+        const iot_counters *b = &r->c[l];
+        uint64_t *ua = &a->creates;
+        const uint64_t *ub = &b->creates;
+        /* the uint64_t counters from creates to consecutive are contiguous */
+        for (int i = 0; &ua[i] <= &a->consecutive; i++)
+            ua[i] += ub[i];
+        if (b->first_offset >= 0 && (a->first_offset < 0 || b->first_offset < a->first_offset))
+            a->first_offset = b->first_offset;
+        if (b->last_offset > a->last_offset)
+            a->last_offset = b->last_offset;
+        for (int i = 0; i < IOT_SIZE_BINS; i++)
+            a->sizes[i] += b->sizes[i];
+        a->read_time += b->read_time;
+        a->write_time += b->write_time;
+        a->meta_time += b->meta_time;
+    }
+}
+
+static int by_start(const void *a, const void *b)
+{
+    double x = ((const iot_file_rec *)a)->start, y = ((const iot_file_rec *)b)->start;
+    return (x > y) - (x < y);
+}
+
+int iot_profile_build(iot_profile *p, const iot_file_rec *all, int nall, const double *rank_times,
+                      int nranks)
+{
+    memset(p, 0, sizeof *p);
+    p->nranks = nranks;
+    p->files = calloc((size_t)(nall ? nall : 1), sizeof *p->files);
+    p->stats = calloc((size_t)(nall ? nall : 1), sizeof *p->stats);
+    if (!p->files || !p->stats) {
+        iot_profile_free(p);
+        return -1;
+    }
+    for (int i = 0; i < nall; i++) {
+        int k = 0;
+        while (k < p->nfiles && strcmp(p->files[k].name, all[i].name) != 0)
+            k++;
+        iot_file_stats *st = &p->stats[k];
+        double t = all[i].outer_time;
+        if (k == p->nfiles) {
+            p->files[k] = all[i];
+            p->files[k].rank = k; /* from now on: the index into stats */
+            *st = (iot_file_stats){t, t, t, all[i].rank, 1};
+            p->nfiles++;
+            continue;
+        }
+        merge(&p->files[k], &all[i]);
+        if (t > st->max) {
+            st->max = t;
+            st->slowest = all[i].rank;
+        }
+        if (t < st->min)
+            st->min = t;
+        st->sum += t;
+        st->ranks++;
+    }
+    qsort(p->files, (size_t)p->nfiles, sizeof *p->files, by_start);
+    for (int r = 0; r < nranks; r++)
+        if (rank_times[r] > p->io_time)
+            p->io_time = rank_times[r];
+    iot_file_rec *total = &p->total;
+    for (int l = 0; l < IOT_NLAYERS; l++)
+        total->c[l].first_offset = total->c[l].last_offset = -1;
+    total->start = -1;
+    for (int k = 0; k < p->nfiles; k++) {
+        const iot_file_rec *f = &p->files[k];
+        merge(total, f);
+        /* bytes at the file's outermost layer; stdio and POSIX are side by side */
+        int l = (f->layers & (1 << IOT_L_HDF5))    ? IOT_L_HDF5
+                : (f->layers & (1 << IOT_L_MPIIO)) ? IOT_L_MPIIO
+                                                   : -1;
+        if (l >= 0) {
+            p->bytes_written += f->c[l].bytes_written;
+            p->bytes_read += f->c[l].bytes_read;
+            continue;
+        }
+        for (l = IOT_L_POSIX; l <= IOT_L_STDIO; l++) {
+            p->bytes_written += f->c[l].bytes_written;
+            p->bytes_read += f->c[l].bytes_read;
+        }
+    }
+    return 0;
+}
+
+void iot_profile_free(iot_profile *p)
+{
+    free(p->files);
+    free(p->stats);
+    p->files = NULL;
+    p->stats = NULL;
+}
+
+static void write_sizes(FILE *f, const iot_counters *c)
+{
+    static const char *bins[IOT_SIZE_BINS] = {"0-100", "100-1K", "1K-10K",   "10K-100K", "100K-1M",
+                                              "1M-4M", "4M-10M", "10M-100M", "100M-1G",  "1G+"};
+    fputs("\"sizes\": {", f);
+    for (int i = 0; i < IOT_SIZE_BINS; i++)
+        fprintf(f, "%s\"%s\": %llu", i ? ", " : "", bins[i], (unsigned long long)c->sizes[i]);
+    fputs("}, ", f);
+}
+
+static void write_counters(FILE *f, iot_clayer l, const iot_counters *c)
+{
+    if (l == IOT_L_HDF5) {
+        fprintf(f,
+                "{\"file_creates\": %llu, \"file_opens\": %llu, \"file_closes\": %llu, "
+                "\"dataset_creates\": %llu, \"dataset_opens\": %llu, \"writes\": %llu, "
+                "\"reads\": %llu, \"collective_writes\": %llu, \"independent_writes\": %llu, "
+                "\"collective_reads\": %llu, \"independent_reads\": %llu, ",
+                (unsigned long long)c->creates, (unsigned long long)c->opens,
+                (unsigned long long)c->closes, (unsigned long long)c->dset_creates,
+                (unsigned long long)c->dset_opens, (unsigned long long)c->writes,
+                (unsigned long long)c->reads, (unsigned long long)c->coll_writes,
+                (unsigned long long)c->indep_writes, (unsigned long long)c->coll_reads,
+                (unsigned long long)c->indep_reads);
+    } else if (l == IOT_L_MPIIO) {
+        fprintf(f,
+                "{\"opens\": %llu, \"closes\": %llu, \"syncs\": %llu, \"set_views\": %llu, "
+                "\"independent_writes\": %llu, \"collective_writes\": %llu, "
+                "\"independent_reads\": %llu, \"collective_reads\": %llu, ",
+                (unsigned long long)c->opens, (unsigned long long)c->closes,
+                (unsigned long long)c->syncs, (unsigned long long)c->set_views,
+                (unsigned long long)c->indep_writes, (unsigned long long)c->coll_writes,
+                (unsigned long long)c->indep_reads, (unsigned long long)c->coll_reads);
+    } else if (l == IOT_L_POSIX) {
+        fprintf(f,
+                "{\"opens\": %llu, \"dups\": %llu, \"closes\": %llu, \"reads\": %llu, "
+                "\"writes\": %llu, \"seeks\": %llu, \"fsyncs\": %llu, \"sequential\": %llu, "
+                "\"consecutive\": %llu, \"first_offset\": %lld, \"last_offset\": %lld, ",
+                (unsigned long long)c->opens, (unsigned long long)c->dups,
+                (unsigned long long)c->closes, (unsigned long long)c->reads,
+                (unsigned long long)c->writes, (unsigned long long)c->seeks,
+                (unsigned long long)c->syncs, (unsigned long long)c->sequential,
+                (unsigned long long)c->consecutive, (long long)c->first_offset,
+                (long long)c->last_offset);
+        write_sizes(f, c);
+    } else {
+        fprintf(f, "{\"opens\": %llu, \"closes\": %llu, \"reads\": %llu, \"writes\": %llu, ",
+                (unsigned long long)c->opens, (unsigned long long)c->closes,
+                (unsigned long long)c->reads, (unsigned long long)c->writes);
+        write_sizes(f, c);
+    }
+    fprintf(f,
+            "\"bytes_written\": %llu, \"bytes_read\": %llu, \"write_time_s\": %.9f, "
+            "\"read_time_s\": %.9f, \"meta_time_s\": %.9f}",
+            (unsigned long long)c->bytes_written, (unsigned long long)c->bytes_read, c->write_time,
+            c->read_time, c->meta_time);
+}
+
+typedef struct {
+    FILE *f;
+    int n;
+} applied_ctx;
+
+static void applied_hint(void *ctx, const iot_entry *e)
+{
+    applied_ctx *a = ctx;
+    fputs(a->n++ ? ", " : "", a->f);
+    iot_json_string(a->f, e->name);
+    fputs(": ", a->f);
+    iot_json_string(a->f, e->value.text);
+}
+
+/* The control file's settings in effect for a file, per layer. */
+static void write_applied(FILE *f, const iot_file_rec *r)
+{
+    const iot_settings *s = iot_active();
+    fputs("{\"hdf5\": {", f);
+    int n = 0;
+    for (int p = 0; s && (r->layers & (1 << IOT_L_HDF5)) && p < IOT_P_COUNT; p++) {
+        if (iot_params[p].target == IOT_TARGET_HINT)
+            continue;
+        const iot_entry *e = iot_settings_find(s, p, r->name, NULL);
+        if (!e)
+            continue;
+        fputs(n++ ? ", " : "", f);
+        iot_json_string(f, e->name);
+        fputs(": ", f);
+        iot_json_string(f, e->value.text);
+    }
+    fputs("}, \"mpiio\": {", f);
+    applied_ctx a = {f, 0};
+    if (s && (r->layers & (1 << IOT_L_MPIIO)))
+        iot_settings_each_hint(s, r->name, applied_hint, &a);
+    fputs("}}", f);
+}
+
+static void write_hints(FILE *f, const char *hints)
+{
+    fputc('{', f);
+    int n = 0;
+    for (const char *line = hints; *line;) {
+        size_t len = strcspn(line, "\n");
+        const char *eq = memchr(line, '=', len);
+        if (eq) {
+            char key[256], val[1024];
+            snprintf(key, sizeof key, "%.*s", (int)(eq - line), line);
+            snprintf(val, sizeof val, "%.*s", (int)(line + len - eq - 1), eq + 1);
+            fputs(n++ ? ", " : "", f);
+            iot_json_string(f, key);
+            fputs(": ", f);
+            iot_json_string(f, val);
+        }
+        line += len + (line[len] == '\n');
+    }
+    fputc('}', f);
+}
+
+static void write_argv(FILE *f)
+{
+    fputs("[", f);
+    FILE *cmd = fopen("/proc/self/cmdline", "r");
+    if (!cmd) {
+        fputs("]", f);
+        return;
+    }
+    char arg[4096];
+    int n = 0, c, len = 0;
+    while ((c = fgetc(cmd)) != EOF) {
+        if (c && len < (int)sizeof arg - 1) {
+            arg[len++] = (char)c;
+            continue;
+        }
+        if (c)
+            continue;
+        arg[len] = '\0';
+        fputs(n++ ? ", " : "", f);
+        iot_json_string(f, arg);
+        len = 0;
+    }
+    fclose(cmd);
+    fputs("]", f);
+}
+
+static void write_file(FILE *f, const iot_profile *p, const iot_file_rec *r, int first)
+{
+    const iot_file_stats *st = &p->stats[r->rank];
+    double mean = st->sum / st->ranks;
+    fputs(first ? "{\"name\": " : ", {\"name\": ", f);
+    iot_json_string(f, r->name);
+    fputs(", \"fs\": ", f);
+    iot_json_string(f, r->fs[0] ? r->fs : "unknown");
+    fprintf(f,
+            ", \"ranks\": %d, \"phase\": {\"start_s\": %.9f, \"end_s\": %.9f}, "
+            "\"time_s\": {\"max\": %.9f, \"min\": %.9f, \"mean\": %.9f, \"slowest_rank\": "
+            "%d, \"imbalance\": %.4f}, \"applied\": ",
+            st->ranks, r->start < 0 ? 0 : r->start, r->end, st->max, st->min, mean, st->slowest,
+            mean > 0 ? st->max / mean : 1.0);
+    write_applied(f, r);
+    fputs(", \"hints\": ", f);
+    write_hints(f, r->hints);
+    for (int l = 0; l < IOT_NLAYERS; l++) {
+        if (!(r->layers & (1 << l)))
+            continue;
+        fprintf(f, ", \"%s\": ", layer_names[l]);
+        write_counters(f, (iot_clayer)l, &r->c[l]);
+    }
+    fputc('}', f);
+}
+
+void iot_profile_write(FILE *f, const iot_profile *p, const iot_profile_meta *m)
+{
+    /* session, mpi and io first: output.c reads them back to compare profiles of one run */
+    fputs("{\"schema\": \"iotune-profile\", \"version\": 1, \"session\": ", f);
+    iot_json_string(f, m->session);
+    fprintf(f,
+            ", \"mpi\": %s, \"reduced\": %s, \"ranks\": %d, \"io\": {\"time_s\": %.9f, "
+            "\"bytes_written\": %llu, \"bytes_read\": %llu}, \"program\": ",
+            m->mpi ? "true" : "false", m->reduced ? "true" : "false", p->nranks, p->io_time,
+            (unsigned long long)p->bytes_written, (unsigned long long)p->bytes_read);
+    extern char *program_invocation_name;
+    iot_json_string(f, program_invocation_name);
+    fputs(", \"argv\": ", f);
+    write_argv(f);
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    fputs(", \"hostname\": ", f);
+    iot_json_string(f, host);
+    fprintf(f, ", \"start\": %.6f, \"wall_s\": %.9f, ", m->epoch, m->wall);
+    const iot_settings *s = &iot_g.settings;
+    fputs("\"config\": {\"path\": ", f);
+    iot_json_string(f, getenv("IOTUNE_CONFIG"));
+    fputs(", \"digest\": ", f);
+    iot_json_string(f, s->digest[0] ? s->digest : NULL);
+    fputs(", \"settings\": ", f);
+    iot_json_settings(f, s);
+    fputs("}, \"layers\": {", f);
+    for (int l = 0; l < IOT_NLAYERS; l++) {
+        fprintf(f, "%s\"%s\": ", l ? ", " : "", layer_names[l]);
+        write_counters(f, (iot_clayer)l, &p->total.c[l]);
+    }
+    fputs("}, \"files\": [", f);
+    for (int k = 0; k < p->nfiles; k++)
+        write_file(f, p, &p->files[k], k == 0);
+    fputs("]}\n", f);
+}
