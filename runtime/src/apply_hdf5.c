@@ -2,6 +2,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core.h"
@@ -364,31 +365,63 @@ int iot_transfer_mode(const iot_settings *s, const iot_file_info *f, const char 
     return e->value.v[0] == 0 ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT;
 }
 
-/* A small table of the files opened; old entries are overwritten round-robin. */
-#define IOT_FILES 64
-static struct {
-    char name[512];
+/* The files open with settings, by name: an entry per file, counted per open and dropped at
+ * its last close, so any number of files can be open at once. */
+typedef struct {
+    char *name;
     iot_file_info info;
-} files[IOT_FILES];
-static int files_next;
+    int opens;
+} file_entry;
+static file_entry *files;
+static int nfiles, capfiles;
+
+static file_entry *find_file(const char *name)
+{
+    for (int i = 0; i < nfiles; i++)
+        if (strcmp(files[i].name, name) == 0)
+            return &files[i];
+    return NULL;
+}
 
 void iot_files_remember(const char *name, const iot_file_info *info)
 {
-    for (int i = 0; i < IOT_FILES; i++)
-        if (strcmp(files[i].name, name) == 0) {
-            files[i].info = *info;
+    file_entry *e = find_file(name);
+    if (!e && nfiles == capfiles) {
+        int cap = capfiles ? 2 * capfiles : 16;
+        file_entry *grown = realloc(files, (size_t)cap * sizeof *grown);
+        if (!grown) {
+            iot_warn_once("files-oom", "out of memory: dataset settings of %s are not applied",
+                          name);
             return;
         }
-    int i = files_next++ % IOT_FILES;
-    snprintf(files[i].name, sizeof files[i].name, "%s", name);
-    files[i].info = *info;
+        files = grown;
+        capfiles = cap;
+    }
+    if (!e) {
+        char *copy = strdup(name);
+        if (!copy)
+            return;
+        e = &files[nfiles++];
+        *e = (file_entry){copy, *info, 0};
+    }
+    e->info = *info;
+    e->opens++;
+}
+
+void iot_files_forget(const char *name)
+{
+    file_entry *e = find_file(name);
+    if (!e || --e->opens > 0)
+        return;
+    free(e->name);
+    *e = files[--nfiles];
 }
 
 iot_file_info iot_files_lookup(const char *name)
 {
-    for (int i = 0; i < IOT_FILES; i++)
-        if (files[i].name[0] && strcmp(files[i].name, name) == 0)
-            return files[i].info;
+    const file_entry *e = find_file(name);
+    if (e)
+        return e->info;
     iot_file_info unknown = {0, iot_world_rank() == 0};
     return unknown;
 }

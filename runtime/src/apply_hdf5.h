@@ -30,8 +30,10 @@ hid_t iot_apply_dapl(const iot_settings *s, const iot_file_info *f, const char *
 int iot_transfer_mode(const iot_settings *s, const iot_file_info *f, const char *file,
                       const char *dset, hid_t id);
 
-/* Remembers and recalls the files opened (by name, as H5Fget_name reports it). */
+/* Remembers and recalls the files opened (by name, as H5Fget_name reports it); forget once
+ * per close. */
 void iot_files_remember(const char *name, const iot_file_info *info);
+void iot_files_forget(const char *name);
 iot_file_info iot_files_lookup(const char *name);
 
 #endif

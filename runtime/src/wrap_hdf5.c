@@ -94,6 +94,19 @@ static hid_t open_file(int create, const char *name, unsigned flags, hid_t fcpl,
     return fid;
 }
 
+/* The file's entry in the table of files with settings loses one open (H5Fget_name is local;
+ * HDF5's error printing stays off for an id that is not a file). */
+static void forget_file(const iot_h5_api *real, hid_t fid)
+{
+    char name[1024];
+    iot_h5_quiet quiet;
+    iot_h5_quiet_begin(&quiet);
+    ssize_t n = real->H5Fget_name(fid, name, sizeof name);
+    iot_h5_quiet_end(&quiet);
+    if (n > 0 && (size_t)n < sizeof name)
+        iot_files_forget(name);
+}
+
 IOT_EXPORT hid_t H5Fcreate(const char *name, unsigned flags, hid_t fcpl, hid_t fapl)
 {
     return open_file(1, name, flags, fcpl, fapl);
@@ -107,6 +120,8 @@ IOT_EXPORT hid_t H5Fopen(const char *name, unsigned flags, hid_t fapl)
 IOT_EXPORT herr_t H5Fclose(hid_t fid)
 {
     const iot_h5_api *real = iot_h5_real();
+    if (iot_active() && iot_h5())
+        forget_file(real, fid);
     if (!iot_capture_on)
         return real->H5Fclose(fid);
     int rec = -1;

@@ -9,14 +9,17 @@
  *   /z           1-D int, chunked and deflated, written collectively (filters need it);
  *   /ext         1-D int, created empty with an unlimited maximum, then extended and written;
  *   /fv          1-D int with the fill value -7, only its first half written;
- *   /g1/g2/deep  1-D int, contiguous, written. */
+ *   /g1/g2/deep  1-D int, contiguous, written.
+ * While the datasets are made, OTHERS more files (FILE.otherNN) are open with the MPI-IO driver
+ * too: a tuner that forgets an open file after a while loses its settings. */
 #include <hdf5.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define N 64 /* elements per rank */
+#define N 64      /* elements per rank */
+#define OTHERS 80 /* files open at the same time as FILE */
 
 static int rank, nprocs;
 
@@ -85,6 +88,12 @@ int main(int argc, char **argv)
     hid_t fid = H5Fcreate(argv[1], H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     if (fid < 0)
         MPI_Abort(MPI_COMM_WORLD, 1);
+    hid_t others[OTHERS];
+    char other[4096];
+    for (int i = 0; i < OTHERS; i++) {
+        snprintf(other, sizeof other, "%s.other%02d", argv[1], i);
+        others[i] = H5Fcreate(other, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    }
 
     hid_t d = create(fid, "/src", total, total, H5P_DEFAULT);
     rc[0] = write_blocks(d, "/src");
@@ -122,6 +131,12 @@ int main(int argc, char **argv)
     H5Dclose(d);
     H5Pclose(lcpl);
     H5Fclose(fid);
+    for (int i = 0; i < OTHERS; i++) {
+        H5Fclose(others[i]);
+        snprintf(other, sizeof other, "%s.other%02d", argv[1], i);
+        if (rank == 0)
+            remove(other);
+    }
 
     /* the virtual dataset: rank 0 alone, still through the MPI-IO driver (on MPI_COMM_SELF) */
     if (rank == 0) {
