@@ -246,20 +246,6 @@ static void open_file(const kc_ctx *ctx, const config *c, int writing, handle *h
     }
 }
 
-/* Size of an open checkpoint file. */
-static long long file_size(const kc_ctx *ctx, const config *c, const handle *h)
-{
-    if (c->mode == MODE_POSIX) {
-        struct stat st;
-        if (fstat(h->fd, &st) != 0)
-            kc_die(ctx, "fstat failed: %s", strerror(errno));
-        return (long long)st.st_size;
-    }
-    MPI_Offset size;
-    kc_mpi_check(ctx, MPI_File_get_size(h->fh, &size), "MPI_File_get_size");
-    return (long long)size;
-}
-
 /* Bytes of a complete checkpoint file: the header and 38 bytes per particle in it. */
 static long long file_bytes(const layout *l)
 {
@@ -297,7 +283,7 @@ static void move(const kc_ctx *ctx, run *r, int writing, kc_timer *t, long long 
     open_file(ctx, c, writing, &h);
     kc_timer_mark(t, KC_OPEN);
     if (!writing) {
-        *size = file_size(ctx, c, &h);
+        *size = kc_file_size(ctx, c->mode == MODE_POSIX ? h.fd : -1, h.fh);
         kc_timer_mark(t, KC_SKIP);
     }
     MPI_Status st;

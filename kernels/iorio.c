@@ -201,20 +201,6 @@ static void transfer(const kc_ctx *ctx, const config *c, handle *h, int writing,
     }
 }
 
-/* Size of an open raw (MPI-IO or POSIX) file. */
-static long long file_size(const kc_ctx *ctx, const config *c, const handle *h)
-{
-    if (c->api == API_POSIX) {
-        struct stat st;
-        if (fstat(h->fd, &st) != 0)
-            kc_die(ctx, "fstat failed: %s", strerror(errno));
-        return (long long)st.st_size;
-    }
-    MPI_Offset size;
-    kc_mpi_check(ctx, MPI_File_get_size(h->fh, &size), "MPI_File_get_size");
-    return (long long)size;
-}
-
 static void close_dataset(const kc_ctx *ctx, handle *h)
 {
     kh5_close_dataset(ctx, h->dset);
@@ -280,7 +266,8 @@ static void move_step(const kc_ctx *ctx, const config *c, state *s, const char *
     open_file(ctx, c, path, writing, &h);
     kc_timer_mark(t, KC_OPEN);
     if (!writing && c->api != API_HDF5) { /* untimed; HDF5 checks its file itself */
-        kc_check_file_size(ver, path, file_size(ctx, c, &h), file_bytes(ctx, c));
+        kc_check_file_size(ver, path, kc_file_size(ctx, c->api == API_POSIX ? h.fd : -1, h.fh),
+                           file_bytes(ctx, c));
         kc_timer_mark(t, KC_SKIP);
     }
     if (c->api == API_HDF5)

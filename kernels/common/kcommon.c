@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---------------------------------------------------------------- process context */
@@ -561,6 +562,19 @@ void kc_verify_fail(kc_verify *v, const char *fmt, ...)
     }
     v->checked++; /* counted as one checked value, so mismatches never exceed checked */
     v->mismatches++;
+}
+
+long long kc_file_size(const kc_ctx *ctx, int fd, MPI_File fh)
+{
+    if (fd >= 0) {
+        struct stat st;
+        if (fstat(fd, &st) != 0)
+            kc_die(ctx, "fstat failed: %s", strerror(errno));
+        return (long long)st.st_size;
+    }
+    MPI_Offset size;
+    kc_mpi_check(ctx, MPI_File_get_size(fh, &size), "MPI_File_get_size");
+    return (long long)size;
 }
 
 void kc_check_file_size(kc_verify *v, const char *path, long long have, long long need)

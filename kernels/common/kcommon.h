@@ -162,6 +162,8 @@ void kc_verify_fail(kc_verify *v, const char *fmt, ...) KC_PRINTF(2, 3);
  * (MPI-IO, POSIX) read phases check the file size first, as a short file read through MPI-IO
  * gives no error, only zeros. */
 void kc_check_file_size(kc_verify *v, const char *path, long long have, long long need);
+/* Size of an open raw file: through POSIX (fh ignored) when fd >= 0, else through MPI-IO. */
+long long kc_file_size(const kc_ctx *ctx, int fd, MPI_File fh);
 /* Collective: sum over ranks; the lowest failing rank prints its first mismatch on stderr.
  * Returns 1 if every rank verified cleanly, else 0. */
 int kc_verify_reduce(const kc_ctx *ctx, const kc_verify *v);
