@@ -183,11 +183,8 @@ static int strtab_id(strtab *t, const char *s)
     return (int)t->n - 1;
 }
 
-/* "[n, m, ...]", interned. */
-static int dims_id(int ndims, const uint64_t *dims)
+static int dims_text_id(int ndims, const uint64_t *dims)
 {
-    if (ndims <= 0)
-        return -1;
     char text[32 * 24] = "[";
     size_t used = 1;
     for (int d = 0; d < ndims && d < 32 && used < sizeof text; d++)
@@ -198,6 +195,25 @@ static int dims_id(int ndims, const uint64_t *dims)
     text[used] = ']';
     text[used + 1] = '\0';
     return strtab_id(&dims_tab, text);
+}
+
+/* "[n, m, ...]", interned. Consecutive calls mostly repeat the same box: the last one is
+ * remembered, so the formatting and the table lookup run only when it changes. */
+static int dims_id(int ndims, const uint64_t *dims)
+{
+    static int last_n = -1, last_id = -1;
+    static uint64_t last[32];
+    if (ndims <= 0)
+        return -1;
+    if (ndims == last_n && ndims <= 32 && memcmp(dims, last, (size_t)ndims * sizeof *dims) == 0)
+        return last_id;
+    int id = dims_text_id(ndims, dims);
+    if (id >= 0 && ndims <= 32) {
+        memcpy(last, dims, (size_t)ndims * sizeof *dims);
+        last_n = ndims;
+        last_id = id;
+    }
+    return id;
 }
 
 int iot_trace_dataset(int rec, const char *path, int ndims, const uint64_t *dims,
