@@ -78,7 +78,7 @@ def storage_url(cfg: TuneConfig) -> str:
 
 def open_storage(url: str) -> Any:
     """An Optuna storage: journal:PATH (a journal file, fine on shared file systems),
-    sqlite:///PATH, postgresql://... (needs psycopg2) or any SQLAlchemy URL."""
+    sqlite:///PATH, postgresql://... (needs psycopg 3) or any SQLAlchemy URL."""
     import optuna
 
     if url.startswith("journal:"):
