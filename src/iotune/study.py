@@ -93,7 +93,8 @@ def open_storage(url: str) -> Any:
     try:
         return optuna.storages.RDBStorage(url, **kwargs)
     except ImportError as e:
-        raise StudyError(f"storage {url}: a database driver is missing ({e})") from None
+        hint = ' (for PostgreSQL: pip install "psycopg[binary]")' if "postgres" in url else ""
+        raise StudyError(f"storage {url}: a database driver is missing{hint}: {e}") from None
 
 
 def _meta(cfg: TuneConfig) -> dict[str, Any]:
