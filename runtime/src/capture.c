@@ -217,6 +217,17 @@ void iot_mark_close(int rec, double t)
         recs[rec].open_now--;
 }
 
+void iot_count_close(int rec, iot_clayer layer, const char *func, double t, double end, int outer)
+{
+    if (rec < 0)
+        return;
+    recs[rec].c[layer].closes++;
+    iot_mark_close(rec, end);
+    iot_count_meta(rec, layer, end - t, outer);
+    if (iot_trace_on)
+        iot_trace(layer, func, rec, 0, -1, 0, t, end - t);
+}
+
 double iot_since_start(void)
 {
     return iot_now() - t_start;

@@ -99,6 +99,8 @@ void iot_count_time(int rec, iot_clayer layer, int is_write, double dt, int oute
 void iot_count_meta(int rec, iot_clayer layer, double dt, int outer);
 void iot_mark_open(int rec, double t);
 void iot_mark_close(int rec, double t);
+/* A close of rec's file by func at one layer, from t to end: counts, phase end, trace. */
+void iot_count_close(int rec, iot_clayer layer, const char *func, double t, double end, int outer);
 
 /* Per-rank time spent in outermost I/O calls. */
 extern double iot_rank_io_time;

@@ -136,12 +136,8 @@ IOT_EXPORT herr_t H5Fclose(hid_t fid)
     double end = iot_now();
     iot_depth--;
     if (rec >= 0 && iot_lock()) {
-        iot_rec(rec)->c[IOT_L_HDF5].closes++;
-        iot_mark_close(rec, end);
         iot_idmap_del(&files, (uint64_t)fid);
-        iot_count_meta(rec, IOT_L_HDF5, end - t, outer);
-        if (iot_trace_on)
-            iot_trace(IOT_L_HDF5, "H5Fclose", rec, 0, -1, 0, t, end - t);
+        iot_count_close(rec, IOT_L_HDF5, "H5Fclose", t, end, outer);
         iot_unlock();
     }
     return rc;

@@ -221,11 +221,7 @@ IOT_EXPORT int MPI_File_close(MPI_File *fh)
     double end = iot_now();
     iot_depth--;
     if (rec >= 0 && iot_lock()) {
-        iot_rec(rec)->c[IOT_L_MPIIO].closes++;
-        iot_mark_close(rec, end);
-        iot_count_meta(rec, IOT_L_MPIIO, end - t, outer);
-        if (iot_trace_on)
-            iot_trace(IOT_L_MPIIO, "MPI_File_close", rec, 0, -1, 0, t, end - t);
+        iot_count_close(rec, IOT_L_MPIIO, "MPI_File_close", t, end, outer);
         iot_unlock();
     }
     return rc;

@@ -286,12 +286,8 @@ IOT_EXPORT int close(int fd)
     iot_depth--;
     int saved = errno;
     if (rec >= 0 && iot_lock()) {
-        iot_rec(rec)->c[IOT_L_POSIX].closes++;
         iot_rec(rec)->c[IOT_L_POSIX].syncs += (uint64_t)synced;
-        iot_mark_close(rec, end);
-        iot_count_meta(rec, IOT_L_POSIX, end - t, outer);
-        if (iot_trace_on)
-            iot_trace(IOT_L_POSIX, "close", rec, 0, -1, 0, t, end - t);
+        iot_count_close(rec, IOT_L_POSIX, "close", t, end, outer);
         iot_unlock();
     }
     errno = saved;

@@ -91,11 +91,7 @@ IOT_EXPORT int fclose(FILE *fp)
     iot_depth--;
     int saved = errno;
     if (rec >= 0 && iot_lock()) {
-        iot_rec(rec)->c[layer].closes++;
-        iot_mark_close(rec, end);
-        iot_count_meta(rec, layer, end - t, outer);
-        if (iot_trace_on)
-            iot_trace(layer, "fclose", rec, 0, -1, 0, t, end - t);
+        iot_count_close(rec, layer, "fclose", t, end, outer);
         iot_unlock();
     }
     errno = saved;
