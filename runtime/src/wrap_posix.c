@@ -1,7 +1,6 @@
 /* Interposed POSIX calls, for capture only: counts, bytes, times, access sizes and offsets
  * per file. ROMIO's own reads and writes land here too (below an H5Dwrite or MPI-IO call).
  * With capture off each wrapper is one branch around the real call. */
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -14,6 +13,7 @@
 #include "capture.h"
 #include "core.h"
 #include "fds.h"
+#include "real.h"
 #include "trace.h"
 
 /* What open() created. refs 0: free. Found by index, never freed: a descriptor used while
@@ -29,15 +29,6 @@ static description descs[IOT_MAX_FD]; /* at most one per descriptor */
 static int next_free;
 
 static int sync_on_close = -1; /* IOTUNE_SYNC=1: fsync written files before close */
-
-#define REAL(name, ret, ...)                                                                       \
-    static ret (*real_##name)(__VA_ARGS__);                                                        \
-    static ret (*get_##name(void))(__VA_ARGS__)                                                    \
-    {                                                                                              \
-        if (!real_##name)                                                                          \
-            real_##name = (ret(*)(__VA_ARGS__))dlsym(RTLD_NEXT, #name);                            \
-        return real_##name;                                                                        \
-    }
 
 REAL(open, int, const char *, int, ...)
 REAL(open64, int, const char *, int, ...)

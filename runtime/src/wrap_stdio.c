@@ -4,7 +4,6 @@
  * (the kernel sees them later, buffered). Other stdio functions (fprintf, fputs, fgets, getc,
  * fseek, ...) are not counted (docs/profile.md). A stream is followed through its descriptor,
  * so an untracked stream (stdout) costs one table lookup. */
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -13,16 +12,8 @@
 #include "capture.h"
 #include "core.h"
 #include "fds.h"
+#include "real.h"
 #include "trace.h"
-
-#define REAL(name, ret, ...)                                                                       \
-    static ret (*real_##name)(__VA_ARGS__);                                                        \
-    static ret (*get_##name(void))(__VA_ARGS__)                                                    \
-    {                                                                                              \
-        if (!real_##name)                                                                          \
-            real_##name = (ret(*)(__VA_ARGS__))dlsym(RTLD_NEXT, #name);                            \
-        return real_##name;                                                                        \
-    }
 
 REAL(fopen, FILE *, const char *, const char *)
 REAL(fopen64, FILE *, const char *, const char *)
