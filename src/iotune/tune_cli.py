@@ -122,10 +122,17 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     run = p.add_argument_group("running trials")
     run.add_argument(
         "--launcher",
-        choices=["mpiexec", "srun", "none"],
-        help="how each trial starts the application: mpiexec -n N (default), srun -n N, or "
-        "none (the command after -- is launched as it is; chosen by itself when it starts "
-        "with mpiexec, mpirun or srun)",
+        metavar="LAUNCHER",
+        help="how each trial starts the application: a template such as "
+        '"mpirun.openmpi --oversubscribe -n {n}", srun (srun -n N), mpiexec (the one on PATH), '
+        "or none (the command after -- is launched as it is: chosen by itself when it starts "
+        "with a launcher, e.g. mpirun.openmpi, mpiexec.hydra, srun, flux run); default: the "
+        "launcher of the runtime's MPI",
+    )
+    run.add_argument(
+        "--mpi",
+        choices=["mpich", "openmpi"],
+        help="the runtime (and kernels) of this MPI family; default: the application's MPI",
     )
     run.add_argument("-n", "--nprocs", type=int, default=2, help="MPI ranks (default 2)")
     run.add_argument("--timeout", type=float, default=600.0, help="seconds per trial")
@@ -182,7 +189,7 @@ def _error(message: str) -> int:
 
 
 def _app(args: argparse.Namespace) -> list[str] | None:
-    from iotune import paths
+    from iotune import launch, paths
 
     command = list(args.command)
     if command and command[0] == "--":
@@ -190,25 +197,25 @@ def _app(args: argparse.Namespace) -> list[str] | None:
     if args.kernel:
         if command:
             raise ValueError("give either --kernel or a command after --, not both")
-        return [str(paths.find_kernel(args.kernel)), *KERNEL_ARGS.get(args.kernel, [])]
-    return command or None
+        kernel = paths.find_kernel(args.kernel, args.mpi)
+        return [str(kernel), *KERNEL_ARGS.get(args.kernel, [])]
+    return launch.absolute_program(command) if command else None
 
 
-LAUNCHER_PROGRAMS = ("mpiexec", "mpirun", "srun", "aprun", "jsrun", "mpiexec.hydra")
-
-
-def _launcher(chosen: str | None, app: list[str] | None) -> str:
+def _launcher(chosen: str | None, app: list[str] | None, build=None) -> str:
     """The launcher: as chosen, else none when the command starts with a launcher of its own
-    (iotune tune -- mpiexec -n 64 ./app), else mpiexec."""
+    (iotune tune -- mpirun.openmpi -n 64 ./app), else that of the runtime's MPI."""
+    from iotune import launch
+
     if chosen:
         return chosen
-    if app and Path(app[0]).name in LAUNCHER_PROGRAMS:
+    if app and launch.is_launcher(app):
         return "none"
-    return "mpiexec"
+    return launch.default_launcher(build) if build is not None else "mpiexec"
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
-    from iotune import paths, space, study
+    from iotune import mpifamily, paths, space, study
 
     if args.demo:
         args.kernel = args.kernel or DEMO["kernel"]
@@ -230,6 +237,15 @@ def cmd_tune(args: argparse.Namespace) -> int:
         return _error(str(e))
     if app is None and not args.finish_only:
         return _error("give the application after -- (or --kernel NAME, or --demo)")
+    try:  # the runtime of the application's MPI, and the parameters that MPI has
+        choice = mpifamily.choose(app, args.mpi)
+    except paths.NotFound as e:
+        if not args.no_preload:
+            return _error(str(e))
+        choice = None
+    if choice is not None:
+        print(f"iotune tune: {choice.describe()}")
+        sp = mpifamily.space_for(sp, choice.family)
     args.verify_pairs = 5 if args.verify_pairs is None else args.verify_pairs
     args.warmup = 0 if args.warmup is None else args.warmup
     if args.verify_pairs < 1:
@@ -245,7 +261,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         strategy=args.strategy,
         trials=args.trials,
         objective=args.objective,
-        launcher=_launcher(args.launcher, app),
+        launcher=_launcher(args.launcher, app, choice.build if choice else None),
         nprocs=args.nprocs,
         timeout=args.timeout,
         cap=args.cap,
@@ -267,7 +283,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     previous = signal.signal(signal.SIGTERM, _terminate)  # e.g. a SLURM job reaching its end
     try:
-        return _run(cfg, args)
+        return _run(cfg, args, choice.lib if choice else None)
     except study.StudyError as e:
         return _error(str(e))
     except KeyboardInterrupt:
@@ -286,7 +302,7 @@ def _terminate(signum, frame):
     raise KeyboardInterrupt
 
 
-def _run(cfg, args: argparse.Namespace) -> int:
+def _run(cfg, args: argparse.Namespace, lib=None) -> int:
     from iotune import paths, study, trial
 
     s, created = study.open_study(cfg, adopt=args.finish_only)
@@ -307,7 +323,7 @@ def _run(cfg, args: argparse.Namespace) -> int:
     opts = study.trial_options(cfg)
     if opts.preload:
         try:
-            opts.lib = paths.find_library()
+            opts.lib = lib or paths.find_library()
         except paths.NotFound as e:
             return _error(str(e))
 
