@@ -162,7 +162,7 @@ def _runtime_for(command, config, mpi, verbose):
     except paths.NotFound as e:
         _error(str(e))
         return None
-    if verbose or len(paths.builds()) > 1:
+    if verbose or (choice.build is not None and len(paths.builds()) > 1):
         launch.say(choice.describe())
     if config is None or _is_pipe(config):  # a pipe is read once: by the runtime
         return choice.lib, config, {}, None

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import launcher
 
 from iotune import profile as prof
 
@@ -239,7 +240,7 @@ def test_trace_of_every_layer_is_run_length_encoded(mpirun, test_prog, libiotune
 def test_profile_and_show_commands(kernel, libiotune, tmp_path):
     out = tmp_path / "p.json"
     env = cli_env(libiotune)
-    cmd = [sys.executable, "-m", "iotune", "profile", "--out", str(out), "--", "mpiexec", "-n",
+    cmd = [sys.executable, "-m", "iotune", "profile", "--out", str(out), "--", *launcher(),
            "2", str(kernel("vpicio")), "--particles", "4096"]  # fmt: skip
     run = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
@@ -354,8 +355,8 @@ def test_a_shell_around_the_job_does_not_replace_its_profile(kernel, libiotune, 
 
 
 def test_timeout_around_the_job_leaves_the_ranks_traces(kernel, libiotune, tmp_path):
-    argv = ["profile", "--trace", "--out", "p.json", "--", "timeout", "60", "mpiexec", "-n", "2",
-            kernel("vpicio"), "--particles", "1024"]  # fmt: skip
+    argv = ["profile", "--trace", "--out", "p.json", "--", "timeout", "60", *launcher(),
+            "2", kernel("vpicio"), "--particles", "1024"]  # fmt: skip
     run = iotune_cli(argv, tmp_path, libiotune)
     assert run.returncode == 0, run.stderr
     p = prof.load(tmp_path / "p.json")
@@ -500,7 +501,7 @@ def test_ranks_share_one_clock(test_prog, libiotune, tmp_path):
     # rank 1 starts 0.7 s after rank 0; both open their file right after MPI_Init
     probe = test_prog("capture_probe")
     env = dict(os.environ, LD_PRELOAD=str(libiotune), IOTUNE_PROFILE=str(tmp_path / "p.json"))
-    cmd = ["mpiexec", "-n", "1", probe, "clock", "c", ":", "-n", "1", "sh", "-c",
+    cmd = [*launcher(), "1", probe, "clock", "c", ":", "-n", "1", "sh", "-c",
            f"sleep 0.7; exec {probe} clock c"]  # fmt: skip
     subprocess.run(cmd, cwd=tmp_path, env=env, check=True, timeout=60, capture_output=True)
     p = prof.load(tmp_path / "p.json")
