@@ -189,6 +189,22 @@ def test_lib_for_a_family_not_built_says_how_to_build_it(tmp_path):
         assert "IOTUNE_MPI=openmpi" in proc.stderr
 
 
+@pytest.mark.parametrize("family", ["mpich", "openmpi"])
+def test_kernel_profiled_under_the_runtime_of_its_mpi(family, tmp_path):
+    """Each family's kernel under its own launcher: iotune profile picks the matching runtime,
+    which captures the kernel's I/O, and the kernel verifies what it wrote."""
+    build = need_family(family)
+    argv = [*launcher(build), "2", build / "kernels" / "vorpalio", "--block", "8,6,4",
+            "--steps", "2", "--read"]  # fmt: skip
+    proc = iotune("profile", "--out", tmp_path / "p.json", "--", *argv, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    name = paths.FAMILY_NAMES[family]
+    assert f"runtime for {name} (" in proc.stderr and "vorpalio loads libmpi" in proc.stderr
+    assert '"verified":true' in proc.stdout
+    p = prof.load(tmp_path / "p.json")
+    assert p.ranks == 2 and p.bytes_written > 0 and p.bytes_read > 0
+
+
 # ----------------------------------------------------------------------------- OMPIO parameters
 
 
