@@ -321,12 +321,12 @@ def cmd_kernels(args: argparse.Namespace) -> int:
     from iotune import paths
 
     try:
-        kernels = paths.list_kernels()
+        kernels = paths.list_kernels(args.mpi)
     except paths.NotFound as e:
         _error(str(e))
         return 1
     if not kernels:
-        _error(f"no kernels in {paths.find_kernels_dir()}")
+        _error(f"no kernels in {paths.find_kernels_dir(args.mpi)}")
         return 1
     print(_table([[name, str(path)] for name, path in kernels.items()], ["kernel", "path"]))
     return 0
@@ -443,8 +443,9 @@ def build_parser() -> argparse.ArgumentParser:
         "kernels",
         help="list the built I/O kernels",
         description="List the built I/O kernels and their paths ($IOTUNE_KERNELS_DIR, the "
-        "install prefix, or the build tree).",
+        "install prefix, or the build tree): those built for the default MPI, or --mpi.",
     )
+    p.add_argument("--mpi", choices=["mpich", "openmpi"], help="the kernels of this MPI family")
     p.set_defaults(func=cmd_kernels)
     return parser
 
