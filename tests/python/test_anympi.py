@@ -245,6 +245,11 @@ def test_space_keeps_mca_parameters_only_for_open_mpi():
     assert mpifamily.space_for(sp, "openmpi").names() == ["fcoll", "cb_buffer_size"]
     mpich = mpifamily.space_for(sp, "mpich")
     assert mpich.names() == ["cb_buffer_size"] and mpich.guesses == []
+    local = space.load("local")
+    ompio = {"io", "fcoll", "io_ompio_num_aggregators", "io_ompio_bytes_per_agg"}
+    assert ompio <= set(mpifamily.space_for(local, "openmpi").names())
+    assert not ompio & set(mpifamily.space_for(local, "mpich").names())
+    assert not ompio & set(mpifamily.space_for(local, None).names())
 
 
 def test_run_applies_open_mpi_parameters_through_the_environment(tmp_path):
