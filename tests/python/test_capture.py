@@ -2,6 +2,7 @@
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -346,7 +347,8 @@ def iotune_cli(args, cwd, libiotune, timeout=120):
 
 def test_a_shell_around_the_job_does_not_replace_its_profile(kernel, libiotune, tmp_path):
     # the shell itself writes to log.txt (a builtin's redirection) and ends after the job
-    job = f"mpiexec -n 2 {kernel('vpicio')} --particles 1024 > log.txt; echo done >> log.txt"
+    mpiexec = shlex.join([*launcher(), "2"])
+    job = f"{mpiexec} {kernel('vpicio')} --particles 1024 > log.txt; echo done >> log.txt"
     run = iotune_cli(["profile", "--out", "p.json", "--", "bash", "-c", job], tmp_path, libiotune)
     assert run.returncode == 0, run.stderr
     p = prof.load(tmp_path / "p.json")
