@@ -105,14 +105,20 @@ void iot_count_close(int rec, iot_clayer layer, const char *func, double t, doub
 /* Per-rank time spent in outermost I/O calls. */
 extern double iot_rank_io_time;
 
-/* After MPI_Init: agrees on the session and a common clock with the other ranks (collective
- * over MPI_COMM_WORLD). */
-void iot_capture_mpi_started(void);
+/* This rank's records (count in *n), for the end of the run. */
+iot_file_rec *iot_recs(int *n);
 
-/* Reduces across comm and writes the profile (collective); MPI_COMM_NULL without MPI. */
-void iot_capture_finish(MPI_Comm comm);
+/* The runtime's clock (lifecycle.c): iot_now() when it loaded, the same instant in wall-clock
+ * time, and the job's common instant after MPI_Init (-1 before, or without MPI). */
+typedef struct {
+    double start, wall_start, sync;
+} iot_clock_t;
+extern iot_clock_t iot_clock;
 
 /* Seconds since the runtime started. */
-double iot_since_start(void);
+static inline double iot_since_start(void)
+{
+    return iot_now() - iot_clock.start;
+}
 
 #endif

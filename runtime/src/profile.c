@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "env.h"
 #include "json.h"
+#include "real.h"
 
 static const char *const layer_names[IOT_NLAYERS] = {"hdf5", "mpiio", "posix", "stdio"};
 
@@ -236,7 +238,7 @@ static void write_hints(FILE *f, const char *hints)
 static void write_argv(FILE *f)
 {
     fputs("[", f);
-    FILE *cmd = fopen("/proc/self/cmdline", "r");
+    FILE *cmd = iot_real_fopen("/proc/self/cmdline", "r");
     if (!cmd) {
         fputs("]", f);
         return;
@@ -255,7 +257,7 @@ static void write_argv(FILE *f)
         iot_json_string(f, arg);
         len = 0;
     }
-    fclose(cmd);
+    iot_real_fclose(cmd);
     fputs("]", f);
 }
 
@@ -306,7 +308,7 @@ void iot_profile_write(FILE *f, const iot_profile *p, const iot_profile_meta *m)
     fprintf(f, ", \"start\": %.6f, \"wall_s\": %.9f, ", m->epoch, m->wall);
     const iot_settings *s = &iot_g.settings;
     fputs("\"config\": {\"path\": ", f);
-    iot_json_string(f, getenv("IOTUNE_CONFIG"));
+    iot_json_string(f, iot_env.config);
     fputs(", \"digest\": ", f);
     iot_json_string(f, s->digest[0] ? s->digest : NULL);
     fputs(", \"settings\": ", f);

@@ -12,9 +12,11 @@
 
 #include "capture.h"
 #include "core.h"
+#include "env.h"
 #include "fds.h"
 #include "real.h"
 #include "trace.h"
+#include "wrap.h"
 
 /* What open() created. refs 0: free. Found by index, never freed: a descriptor used while
  * another thread closes it cannot reach freed memory. */
@@ -27,8 +29,6 @@ typedef struct {
 int iot_fd_desc[IOT_MAX_FD];
 static description descs[IOT_MAX_FD]; /* at most one per descriptor */
 static int next_free;
-
-static int sync_on_close = -1; /* IOTUNE_SYNC=1: fsync written files before close */
 
 REAL(open, int, const char *, int, ...)
 REAL(open64, int, const char *, int, ...)
@@ -59,6 +59,16 @@ REAL(dup2, int, int, int)
 REAL(dup3, int, int, int, int)
 REAL(fcntl, int, int, int, ...)
 REAL(fcntl64, int, int, int, ...)
+
+int iot_real_open(const char *path, int flags)
+{
+    return get_open()(path, flags);
+}
+
+int iot_real_close(int fd)
+{
+    return get_close()(fd);
+}
 
 /* ---- the descriptor table (lock held) ---- */
 
@@ -166,15 +176,10 @@ static int open_common(int (*real)(const char *, int, ...), const char *func, co
 {
     if (!iot_capture_on)
         return real(path, flags, mode);
-    int outer = iot_depth++ == 0;
-    double t = iot_now();
-    int fd = real(path, flags, mode);
-    double dt = iot_now() - t;
-    iot_depth--;
-    int saved = errno;
-    iot_fd_opened(fd, path, flags, IOT_L_POSIX, func, t, dt, outer);
+    IOT_TIMED_ERRNO(real(path, flags, mode));
+    iot_fd_opened(rc, path, flags, IOT_L_POSIX, func, t, dt, outer);
     errno = saved;
-    return fd;
+    return rc;
 }
 
 static int openat_common(int (*real)(int, const char *, int, ...), int dirfd, const char *path,
@@ -182,15 +187,10 @@ static int openat_common(int (*real)(int, const char *, int, ...), int dirfd, co
 {
     if (!iot_capture_on || !path || (dirfd != AT_FDCWD && path[0] != '/'))
         return real(dirfd, path, flags, mode); /* relative to a directory: not named */
-    int outer = iot_depth++ == 0;
-    double t = iot_now();
-    int fd = real(dirfd, path, flags, mode);
-    double dt = iot_now() - t;
-    iot_depth--;
-    int saved = errno;
-    iot_fd_opened(fd, path, flags, IOT_L_POSIX, "openat", t, dt, outer);
+    IOT_TIMED_ERRNO(real(dirfd, path, flags, mode));
+    iot_fd_opened(rc, path, flags, IOT_L_POSIX, "openat", t, dt, outer);
     errno = saved;
-    return fd;
+    return rc;
 }
 
 static mode_t mode_arg(int flags, va_list ap)
@@ -261,24 +261,15 @@ IOT_EXPORT int close(int fd)
 {
     if (!iot_fd_followed(fd))
         return get_close()(fd);
-    if (sync_on_close < 0) {
-        const char *v = getenv("IOTUNE_SYNC");
-        sync_on_close = v && *v && strcmp(v, "0") != 0;
-    }
     int writable = 0;
     int rec = iot_fd_forget(fd, NULL, &writable);
-    int outer = iot_depth++ == 0;
-    double t = iot_now();
-    int synced = sync_on_close && writable && rec >= 0;
-    if (synced)
-        get_fsync()(fd); /* measure the storage, not the page cache */
-    int rc = get_close()(fd);
-    double end = iot_now();
-    iot_depth--;
-    int saved = errno;
+    int synced = iot_env.sync && writable && rec >= 0;
+    /* with IOTUNE_SYNC, the fsync is timed as part of the close: measure the storage, not
+     * the page cache */
+    IOT_TIMED_ERRNO((synced ? get_fsync()(fd) : 0, get_close()(fd)));
     if (rec >= 0 && iot_lock()) {
         iot_rec(rec)->c[IOT_L_POSIX].syncs += (uint64_t)synced;
-        iot_count_close(rec, IOT_L_POSIX, "close", t, end, outer);
+        iot_count_close(rec, IOT_L_POSIX, "close", t, t + dt, outer);
         iot_unlock();
     }
     errno = saved;
@@ -394,14 +385,6 @@ static void transferred(int fd, const char *func, int is_write, int64_t offset, 
     iot_unlock();
 }
 
-#define IOT_TIMED(expr)                                                                            \
-    int outer = iot_depth++ == 0;                                                                  \
-    double t = iot_now();                                                                          \
-    __typeof__(expr) rc = (expr);                                                                  \
-    double dt = iot_now() - t;                                                                     \
-    iot_depth--;                                                                                   \
-    int saved = errno
-
 /* One wrapper per data call: PARAMS and ARGS are its parameter and argument lists, OFFSET the
  * explicit offset or -1 (at the descriptor's position). */
 #define IOT_POSIX_DATA(ret, name, PARAMS, ARGS, func, is_write, OFFSET)                            \
@@ -409,7 +392,7 @@ static void transferred(int fd, const char *func, int is_write, int64_t offset, 
     {                                                                                              \
         if (!iot_fd_followed(fd))                                                                  \
             return get_##name() ARGS;                                                              \
-        IOT_TIMED(get_##name() ARGS);                                                              \
+        IOT_TIMED_ERRNO(get_##name() ARGS);                                                        \
         transferred(fd, func, is_write, OFFSET, rc, t, dt, outer);                                 \
         errno = saved;                                                                             \
         return rc;                                                                                 \
@@ -468,7 +451,7 @@ static void seeked(int fd, int whence, int64_t pos, double t, double dt, int out
     {                                                                                              \
         if (!iot_fd_followed(fd))                                                                  \
             return get_##name()(fd, offset, whence);                                               \
-        IOT_TIMED(get_##name()(fd, offset, whence));                                               \
+        IOT_TIMED_ERRNO(get_##name()(fd, offset, whence));                                         \
         seeked(fd, whence, rc, t, dt, outer);                                                      \
         errno = saved;                                                                             \
         return rc;                                                                                 \
@@ -482,7 +465,7 @@ static int sync_common(int fd, int data_only)
     int (*real)(int) = data_only ? get_fdatasync() : get_fsync();
     if (!iot_fd_followed(fd))
         return real(fd);
-    IOT_TIMED(real(fd));
+    IOT_TIMED_ERRNO(real(fd));
     if (iot_lock()) {
         int rec = iot_fd_rec(fd);
         if (rec >= 0) {
