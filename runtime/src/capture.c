@@ -20,10 +20,19 @@ double iot_rank_io_time;
 
 /* ---- records: one per file name, found through a hash of the name ---- */
 
-#define IOT_HASH_SLOTS 8192
 static iot_file_rec *recs;
 static int nrecs;
-static int slots[IOT_HASH_SLOTS]; /* record index + 1, 0 = empty */
+static iot_index by_name;
+
+static uint64_t rec_hash(uint32_t i)
+{
+    return iot_fnv1a(recs[i].name);
+}
+
+static int rec_is(uint32_t i, const void *name)
+{
+    return strcmp(recs[i].name, name) == 0;
+}
 
 static const char *const untracked_prefixes[] = {"/proc/", "/sys/",    "/dev/",   "/etc/",
                                                  "/usr/",  "/lib/",    "/lib64/", "/lib32/",
@@ -70,29 +79,23 @@ int iot_rec_for(const char *name, iot_clayer layer)
     }
     if (!iot_lock())
         return -1;
-    unsigned slot = (unsigned)(iot_fnv1a(name) % IOT_HASH_SLOTS);
-    int found = -1;
-    for (int n = 0; n < IOT_HASH_SLOTS && slots[slot]; n++, slot = (slot + 1) % IOT_HASH_SLOTS)
-        if (strcmp(recs[slots[slot] - 1].name, name) == 0) {
-            found = slots[slot] - 1;
-            break;
-        }
-    int full = 0;
-    if (found < 0 && (nrecs >= IOT_MAX_FILES || slots[slot])) {
+    if (!recs)
+        recs = calloc(IOT_MAX_FILES, sizeof *recs);
+    uint32_t *slot = recs && iot_index_reserve(&by_name, (uint32_t)nrecs, rec_hash)
+                         ? iot_index_slot(&by_name, iot_fnv1a(name), rec_is, name)
+                         : NULL;
+    int found = slot && *slot ? (int)*slot - 1 : -1, full = 0;
+    if (found < 0 && slot && nrecs >= IOT_MAX_FILES) {
         full = 1;
-    } else if (found < 0) {
-        if (!recs)
-            recs = calloc(IOT_MAX_FILES, sizeof *recs);
-        if (recs) {
-            found = nrecs++;
-            iot_file_rec *r = &recs[found];
-            memset(r, 0, sizeof *r);
-            snprintf(r->name, sizeof r->name, "%s", name);
-            r->start = -1;
-            for (int l = 0; l < IOT_NLAYERS; l++)
-                r->c[l].first_offset = r->c[l].last_offset = -1;
-            slots[slot] = found + 1;
-        }
+    } else if (found < 0 && slot) {
+        found = nrecs++;
+        iot_file_rec *r = &recs[found];
+        memset(r, 0, sizeof *r);
+        snprintf(r->name, sizeof r->name, "%s", name);
+        r->start = -1;
+        for (int l = 0; l < IOT_NLAYERS; l++)
+            r->c[l].first_offset = r->c[l].last_offset = -1;
+        *slot = (uint32_t)found + 1;
     }
     if (found >= 0)
         recs[found].layers |= 1 << layer;

@@ -18,18 +18,6 @@
 #include "trace.h"
 #include "wrap.h"
 
-/* What open() created. refs 0: free. Found by index, never freed: a descriptor used while
- * another thread closes it cannot reach freed memory. */
-typedef struct {
-    int rec, refs, writable;
-    iot_clayer layer; /* the layer that opened it: POSIX or STDIO */
-    int64_t pos, last_offset, last_end;
-} description;
-
-int iot_fd_desc[IOT_MAX_FD];
-static description descs[IOT_MAX_FD]; /* at most one per descriptor */
-static int next_free;
-
 REAL(open, int, const char *, int, ...)
 REAL(open64, int, const char *, int, ...)
 REAL(openat, int, int, const char *, int, ...)
@@ -70,106 +58,7 @@ int iot_real_close(int fd)
     return get_close()(fd);
 }
 
-/* ---- the descriptor table (lock held) ---- */
-
-static int desc_new(int rec, int writable, iot_clayer layer)
-{
-    for (int n = 0; n < IOT_MAX_FD; n++, next_free = (next_free + 1) % IOT_MAX_FD)
-        if (!descs[next_free].refs) {
-            descs[next_free] = (description){rec, 0, writable, layer, 0, -1, -1};
-            return next_free;
-        }
-    return -1; /* cannot happen: each description has a descriptor below IOT_MAX_FD */
-}
-
-static void attach(int fd, int d)
-{
-    descs[d].refs++;
-    iot_fd_desc[fd] = d + 1;
-}
-
-static description *detach(int fd)
-{
-    int d = iot_fd_desc[fd] - 1;
-    if (d < 0)
-        return NULL;
-    iot_fd_desc[fd] = 0;
-    descs[d].refs--;
-    return &descs[d];
-}
-
-int iot_fd_rec(int fd)
-{
-    int d = fd >= 0 && fd < IOT_MAX_FD ? iot_fd_desc[fd] - 1 : -1;
-    return d >= 0 ? descs[d].rec : -1;
-}
-
-int iot_fd_forget(int fd, iot_clayer *layer, int *writable)
-{
-    int rec = -1;
-    if (fd < 0 || fd >= IOT_MAX_FD || !iot_lock())
-        return -1;
-    description *d = detach(fd);
-    if (d) {
-        rec = d->rec;
-        if (layer)
-            *layer = d->layer;
-        if (writable)
-            *writable = d->writable;
-    }
-    iot_unlock();
-    return rec;
-}
-
 /* ---- opens ---- */
-
-/* A shared library being loaded or inspected (read-only, base name libx.so or libx.so.1.2):
- * not the application's I/O. A data file such as run.sol.h5 is. */
-static int shared_library(const char *path, int flags)
-{
-    if ((flags & O_ACCMODE) != O_RDONLY)
-        return 0;
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    for (const char *so = strstr(base, ".so"); so; so = strstr(so + 1, ".so")) {
-        const char *p = so + 3;
-        if (!*p)
-            return 1;
-        if (*p != '.')
-            continue;
-        int digits = 0;
-        for (p++; (*p >= '0' && *p <= '9') || *p == '.'; p++)
-            digits += *p != '.';
-        if (!*p && digits)
-            return 1;
-    }
-    return 0;
-}
-
-void iot_fd_opened(int fd, const char *path, int flags, iot_clayer layer, const char *func,
-                   double t, double dt, int outer)
-{
-    if (fd < 0 || fd >= IOT_MAX_FD || !path || !path[0])
-        return;
-    int rec = -1;
-    /* directories are not I/O; "pipe:" and similar names are not files */
-    if (!(flags & O_DIRECTORY) && path[strlen(path) - 1] != '/' &&
-        (path[0] == '/' || !strchr(path, ':')) && !shared_library(path, flags))
-        rec = iot_rec_for(path, layer);
-    if ((rec < 0 && !iot_fd_desc[fd]) || !iot_lock())
-        return;
-    detach(fd); /* a number closed behind our back (e.g. by fdopen's fclose) now reused */
-    int d = rec >= 0 ? desc_new(rec, (flags & O_ACCMODE) != O_RDONLY, layer) : -1;
-    if (d >= 0) {
-        attach(fd, d);
-        iot_rec(rec)->c[layer].opens++;
-        iot_mark_open(rec, t);
-        iot_count_meta(rec, layer, dt, outer);
-        if (iot_trace_on)
-            iot_trace(layer, func, rec, 0, -1, flags, t, dt);
-    }
-    iot_unlock();
-}
 
 static int open_common(int (*real)(const char *, int, ...), const char *func, const char *path,
                        int flags, mode_t mode)
@@ -276,38 +165,11 @@ IOT_EXPORT int close(int fd)
     return rc;
 }
 
-/* newfd is now a copy of oldfd: it shares oldfd's description. A followed newfd that
- * dup2/dup3 replaced was closed by it. */
-static void duplicated(int oldfd, int newfd, const char *func)
-{
-    if (newfd < 0 || newfd >= IOT_MAX_FD || oldfd == newfd)
-        return;
-    int saved = errno;
-    double t = iot_now();
-    if (iot_lock()) {
-        description *gone = detach(newfd);
-        if (gone) {
-            iot_rec(gone->rec)->c[IOT_L_POSIX].closes++;
-            iot_mark_close(gone->rec, t);
-        }
-        int d = oldfd >= 0 && oldfd < IOT_MAX_FD ? iot_fd_desc[oldfd] - 1 : -1;
-        if (d >= 0) {
-            attach(newfd, d);
-            iot_rec(descs[d].rec)->c[IOT_L_POSIX].dups++;
-            iot_mark_open(descs[d].rec, t);
-            if (iot_trace_on)
-                iot_trace(IOT_L_POSIX, func, descs[d].rec, 0, -1, 0, t, 0);
-        }
-        iot_unlock();
-    }
-    errno = saved;
-}
-
 IOT_EXPORT int dup(int fd)
 {
     int rc = get_dup()(fd);
     if (rc >= 0 && iot_fd_followed(fd))
-        duplicated(fd, rc, "dup");
+        iot_fd_duplicated(fd, rc, "dup");
     return rc;
 }
 
@@ -315,7 +177,7 @@ IOT_EXPORT int dup2(int oldfd, int newfd)
 {
     int rc = get_dup2()(oldfd, newfd);
     if (rc >= 0 && (iot_fd_followed(oldfd) || iot_fd_followed(newfd)))
-        duplicated(oldfd, rc, "dup2");
+        iot_fd_duplicated(oldfd, rc, "dup2");
     return rc;
 }
 
@@ -323,7 +185,7 @@ IOT_EXPORT int dup3(int oldfd, int newfd, int flags)
 {
     int rc = get_dup3()(oldfd, newfd, flags);
     if (rc >= 0 && (iot_fd_followed(oldfd) || iot_fd_followed(newfd)))
-        duplicated(oldfd, rc, "dup3");
+        iot_fd_duplicated(oldfd, rc, "dup3");
     return rc;
 }
 
@@ -332,7 +194,7 @@ static int fcntl_common(int (*real)(int, int, ...), int fd, int cmd, void *arg)
 {
     int rc = real(fd, cmd, arg);
     if (rc >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) && iot_fd_followed(fd))
-        duplicated(fd, rc, "fcntl");
+        iot_fd_duplicated(fd, rc, "fcntl");
     return rc;
 }
 
@@ -363,9 +225,8 @@ static void transferred(int fd, const char *func, int is_write, int64_t offset, 
 {
     if (!iot_lock())
         return;
-    int i = iot_fd_desc[fd] - 1;
-    if (i >= 0) {
-        description *d = &descs[i];
+    iot_fd_description *d = iot_fd_described(fd);
+    if (d) {
         uint64_t bytes = rc > 0 ? (uint64_t)rc : 0;
         if (offset < 0) {
             offset = d->pos;
@@ -434,14 +295,14 @@ static void seeked(int fd, int whence, int64_t pos, double t, double dt, int out
 {
     if (!iot_lock())
         return;
-    int i = iot_fd_desc[fd] - 1;
-    if (i >= 0) {
+    iot_fd_description *d = iot_fd_described(fd);
+    if (d) {
         if (pos >= 0)
-            descs[i].pos = pos;
-        iot_rec(descs[i].rec)->c[IOT_L_POSIX].seeks++;
-        iot_count_meta(descs[i].rec, IOT_L_POSIX, dt, outer);
+            d->pos = pos;
+        iot_rec(d->rec)->c[IOT_L_POSIX].seeks++;
+        iot_count_meta(d->rec, IOT_L_POSIX, dt, outer);
         if (iot_trace_on)
-            iot_trace(IOT_L_POSIX, "lseek", descs[i].rec, 0, pos, whence, t, dt);
+            iot_trace(IOT_L_POSIX, "lseek", d->rec, 0, pos, whence, t, dt);
     }
     iot_unlock();
 }
