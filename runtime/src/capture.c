@@ -81,21 +81,18 @@ int iot_rec_for(const char *name, iot_clayer layer)
         return -1;
     if (!recs)
         recs = calloc(IOT_MAX_FILES, sizeof *recs);
-    uint32_t *slot = recs && iot_index_reserve(&by_name, (uint32_t)nrecs, rec_hash)
-                         ? iot_index_slot(&by_name, iot_fnv1a(name), rec_is, name)
-                         : NULL;
-    int found = slot && *slot ? (int)*slot - 1 : -1, full = 0;
-    if (found < 0 && slot && nrecs >= IOT_MAX_FILES) {
+    uint64_t h = iot_fnv1a(name);
+    int found = recs ? (int)iot_index_find(&by_name, h, rec_is, name) - 1 : -1, full = 0;
+    if (found < 0 && recs && nrecs >= IOT_MAX_FILES) {
         full = 1;
-    } else if (found < 0 && slot) {
+    } else if (found < 0 && recs && iot_index_add(&by_name, (uint32_t)nrecs, h, rec_hash)) {
         found = nrecs++;
         iot_file_rec *r = &recs[found];
         memset(r, 0, sizeof *r);
         snprintf(r->name, sizeof r->name, "%s", name);
         r->start = -1;
         for (int l = 0; l < IOT_NLAYERS; l++)
-            r->c[l].first_offset = r->c[l].last_offset = -1;
-        *slot = (uint32_t)found + 1;
+            iot_counters_init(&r->c[l]);
     }
     if (found >= 0)
         recs[found].layers |= 1 << layer;

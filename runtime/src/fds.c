@@ -9,7 +9,7 @@
 #include "trace.h"
 
 int iot_fd_desc[IOT_MAX_FD];
-static iot_fd_description descs[IOT_MAX_FD]; /* at most one per descriptor */
+iot_fd_description iot_fd_descs[IOT_MAX_FD]; /* at most one per descriptor */
 static int next_free;
 
 /* ---- the table (lock held) ---- */
@@ -17,8 +17,8 @@ static int next_free;
 static int desc_new(int rec, int writable, iot_clayer layer)
 {
     for (int n = 0; n < IOT_MAX_FD; n++, next_free = (next_free + 1) % IOT_MAX_FD)
-        if (!descs[next_free].refs) {
-            descs[next_free] = (iot_fd_description){rec, 0, writable, layer, 0, -1, -1};
+        if (!iot_fd_descs[next_free].refs) {
+            iot_fd_descs[next_free] = (iot_fd_description){rec, 0, writable, layer, 0, -1, -1};
             return next_free;
         }
     return -1; /* cannot happen: each description has a descriptor below IOT_MAX_FD */
@@ -26,7 +26,7 @@ static int desc_new(int rec, int writable, iot_clayer layer)
 
 static void attach(int fd, int d)
 {
-    descs[d].refs++;
+    iot_fd_descs[d].refs++;
     iot_fd_desc[fd] = d + 1;
 }
 
@@ -36,14 +36,14 @@ static iot_fd_description *detach(int fd)
     if (d < 0)
         return NULL;
     iot_fd_desc[fd] = 0;
-    descs[d].refs--;
-    return &descs[d];
+    iot_fd_descs[d].refs--;
+    return &iot_fd_descs[d];
 }
 
 int iot_fd_rec(int fd)
 {
     int d = fd >= 0 && fd < IOT_MAX_FD ? iot_fd_desc[fd] - 1 : -1;
-    return d >= 0 ? descs[d].rec : -1;
+    return d >= 0 ? iot_fd_descs[d].rec : -1;
 }
 
 int iot_fd_forget(int fd, iot_clayer *layer, int *writable)
@@ -113,12 +113,6 @@ void iot_fd_opened(int fd, const char *path, int flags, iot_clayer layer, const 
     iot_unlock();
 }
 
-iot_fd_description *iot_fd_described(int fd)
-{
-    int d = iot_fd_desc[fd] - 1;
-    return d >= 0 ? &descs[d] : NULL;
-}
-
 /* newfd is now a copy of oldfd: it shares oldfd's description. A followed newfd that
  * dup2/dup3 replaced was closed by it. */
 void iot_fd_duplicated(int oldfd, int newfd, const char *func)
@@ -136,10 +130,10 @@ void iot_fd_duplicated(int oldfd, int newfd, const char *func)
         int d = oldfd >= 0 && oldfd < IOT_MAX_FD ? iot_fd_desc[oldfd] - 1 : -1;
         if (d >= 0) {
             attach(newfd, d);
-            iot_rec(descs[d].rec)->c[IOT_L_POSIX].dups++;
-            iot_mark_open(descs[d].rec, t);
+            iot_rec(iot_fd_descs[d].rec)->c[IOT_L_POSIX].dups++;
+            iot_mark_open(iot_fd_descs[d].rec, t);
             if (iot_trace_on)
-                iot_trace(IOT_L_POSIX, func, descs[d].rec, 0, -1, 0, t, 0);
+                iot_trace(IOT_L_POSIX, func, iot_fd_descs[d].rec, 0, -1, 0, t, 0);
         }
         iot_unlock();
     }

@@ -37,7 +37,12 @@ int iot_fd_forget(int fd, iot_clayer *layer, int *writable);
 int iot_fd_rec(int fd);
 
 /* The description of a followed descriptor (0 <= fd < IOT_MAX_FD), or NULL; lock held. */
-iot_fd_description *iot_fd_described(int fd);
+extern iot_fd_description iot_fd_descs[IOT_MAX_FD];
+static inline iot_fd_description *iot_fd_described(int fd)
+{
+    int d = iot_fd_desc[fd] - 1;
+    return d >= 0 ? &iot_fd_descs[d] : NULL;
+}
 
 /* newfd is now a copy of oldfd (dup, dup2, dup3, fcntl F_DUPFD by func): it shares oldfd's
  * description; a followed newfd that dup2/dup3 replaced was closed by it. Takes the lock. */

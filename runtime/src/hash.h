@@ -32,37 +32,43 @@ typedef struct {
     uint32_t nslots;
 } iot_index;
 
-/* The slot where key (with hash h) is, or where it would go: *slot == 0 when absent (write
- * index + 1 there to add it). same(i, key) says whether entry i is key. The index must have
- * room (iot_index_reserve). */
-static inline uint32_t *iot_index_slot(const iot_index *t, uint64_t h,
-                                       int (*same)(uint32_t i, const void *key), const void *key)
+/* The index + 1 of the entry key (with hash h), or 0 when absent. same(i, key) says whether
+ * entry i is key. */
+static inline uint32_t iot_index_find(const iot_index *t, uint64_t h,
+                                      int (*same)(uint32_t i, const void *key), const void *key)
 {
+    if (!t->nslots)
+        return 0;
     uint32_t mask = t->nslots - 1, i = (uint32_t)h & mask;
     while (t->slots[i] && !same(t->slots[i] - 1, key))
         i = (i + 1) & mask;
-    return &t->slots[i];
+    return t->slots[i];
 }
 
-/* Makes room for n entries (0..n-1 already in, hash_of(i) their hashes), rehashing into a
- * larger table when more than half would be full. Returns 0 when out of memory. */
-static inline int iot_index_reserve(iot_index *t, uint32_t n, uint64_t (*hash_of)(uint32_t i))
+/* Adds entry n (hash h) to an index of entries 0..n-1 (hash_of(i) their hashes), rehashing
+ * into a larger table when it would be more than half full. Returns 0 when out of memory. */
+static inline int iot_index_add(iot_index *t, uint32_t n, uint64_t h,
+                                uint64_t (*hash_of)(uint32_t i))
 {
-    if (t->nslots && 2 * (n + 1) < t->nslots)
-        return 1;
-    uint32_t want = t->nslots ? 2 * t->nslots : 1024;
-    uint32_t *fresh = calloc(want, sizeof *fresh);
-    if (!fresh)
-        return 0;
-    for (uint32_t k = 0; k < n; k++) {
-        uint32_t i = (uint32_t)hash_of(k) & (want - 1);
-        while (fresh[i])
-            i = (i + 1) & (want - 1);
-        fresh[i] = k + 1;
+    if (!t->nslots || 2 * (n + 1) >= t->nslots) {
+        uint32_t want = t->nslots ? 2 * t->nslots : 1024;
+        uint32_t *fresh = calloc(want, sizeof *fresh);
+        if (!fresh)
+            return 0;
+        for (uint32_t k = 0; k < n; k++) {
+            uint32_t i = (uint32_t)hash_of(k) & (want - 1);
+            while (fresh[i])
+                i = (i + 1) & (want - 1);
+            fresh[i] = k + 1;
+        }
+        free(t->slots);
+        t->slots = fresh;
+        t->nslots = want;
     }
-    free(t->slots);
-    t->slots = fresh;
-    t->nslots = want;
+    uint32_t mask = t->nslots - 1, i = (uint32_t)h & mask;
+    while (t->slots[i])
+        i = (i + 1) & mask;
+    t->slots[i] = n + 1;
     return 1;
 }
 

@@ -99,11 +99,10 @@ static int sig_is(uint32_t i, const void *key)
 
 static int sig_index(const trace_sig *s)
 {
-    if (!iot_index_reserve(&sig_index_tab, nsigs, sig_hash_of))
-        return -1;
-    uint32_t *slot = iot_index_slot(&sig_index_tab, sig_hash(s), sig_is, s);
-    if (*slot)
-        return (int)*slot - 1;
+    uint64_t h = sig_hash(s);
+    uint32_t found = iot_index_find(&sig_index_tab, h, sig_is, s);
+    if (found)
+        return (int)found - 1;
     if (nsigs >= max_sigs)
         return -1;
     if (nsigs == cap_sigs) {
@@ -114,9 +113,10 @@ static int sig_index(const trace_sig *s)
         sigs = grown;
         cap_sigs = cap;
     }
+    if (!iot_index_add(&sig_index_tab, nsigs, h, sig_hash_of))
+        return -1;
     sigs[nsigs] = *s;
-    *slot = ++nsigs;
-    return (int)nsigs - 1;
+    return (int)nsigs++;
 }
 
 /* The string table being searched or grown (the index's callbacks take no context). */
@@ -135,11 +135,10 @@ static int str_is(uint32_t i, const void *key)
 static int strtab_id(strtab *t, const char *s)
 {
     cur_tab = t;
-    if (!iot_index_reserve(&t->index, t->n, str_hash_of))
-        return -1;
-    uint32_t *slot = iot_index_slot(&t->index, iot_fnv1a(s), str_is, s);
-    if (*slot)
-        return (int)*slot - 1;
+    uint64_t h = iot_fnv1a(s);
+    uint32_t found = iot_index_find(&t->index, h, str_is, s);
+    if (found)
+        return (int)found - 1;
     if (t->n >= max_sigs)
         return -1;
     if (t->n == t->cap) {
@@ -151,11 +150,12 @@ static int strtab_id(strtab *t, const char *s)
         t->cap = cap;
     }
     char *copy = strdup(s);
-    if (!copy)
+    if (!copy || !iot_index_add(&t->index, t->n, h, str_hash_of)) {
+        free(copy);
         return -1;
+    }
     t->s[t->n] = copy;
-    *slot = ++t->n;
-    return (int)t->n - 1;
+    return (int)t->n++;
 }
 
 static int dims_text_id(int ndims, const uint64_t *dims)
