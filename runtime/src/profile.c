@@ -8,6 +8,7 @@
 #include "env.h"
 #include "json.h"
 #include "real.h"
+#include "resolve.h"
 
 static const char *const layer_names[IOT_NLAYERS] = {"hdf5", "mpiio", "posix", "stdio"};
 
@@ -180,14 +181,12 @@ static void applied_hint(void *ctx, const iot_entry *e)
 /* The control file's settings in effect for a file, per layer. */
 static void write_applied(FILE *f, const iot_file_rec *r)
 {
-    const iot_settings *s = iot_active();
+    iot_file_settings *rules = iot_resolve(iot_active(), r->name);
     fputs("{\"hdf5\": {", f);
     int n = 0;
-    for (int p = 0; s && (r->layers & (1 << IOT_L_HDF5)) && p < IOT_P_COUNT; p++) {
-        if (iot_params[p].target == IOT_TARGET_HINT)
-            continue;
-        const iot_entry *e = iot_settings_find(s, p, r->name, NULL);
-        if (!e)
+    for (int p = 0; rules && (r->layers & (1 << IOT_L_HDF5)) && p < IOT_P_COUNT; p++) {
+        const iot_entry *e = iot_resolved_file(rules, p);
+        if (!e || iot_params[p].target == IOT_TARGET_HINT)
             continue;
         fputs(n++ ? ", " : "", f);
         iot_json_string(f, e->name);
@@ -196,9 +195,10 @@ static void write_applied(FILE *f, const iot_file_rec *r)
     }
     fputs("}, \"mpiio\": {", f);
     applied_ctx a = {f, 0};
-    if (s && (r->layers & (1 << IOT_L_MPIIO)))
-        iot_settings_each_hint(s, r->name, applied_hint, &a);
+    if (rules && (r->layers & (1 << IOT_L_MPIIO)))
+        iot_settings_each_hint(&rules->set, r->name, applied_hint, &a);
     fputs("}}", f);
+    iot_resolved_free(rules);
 }
 
 static void write_hints(FILE *f, const char *hints)

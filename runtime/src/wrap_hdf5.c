@@ -61,7 +61,7 @@ static hid_t open_file(int create, const char *name, unsigned flags, hid_t fcpl,
     const iot_settings *s = iot_active();
     if ((!s && !iot_capture_on) || !name || !real->H5Fcreate || !real->H5Fopen)
         return create ? real->H5Fcreate(name, flags, fcpl, fapl) : real->H5Fopen(name, flags, fapl);
-    iot_file_info info = {0, 1};
+    iot_file_info info = {0, 1, NULL};
     hid_t use = s && iot_h5()
                     ? iot_apply_fapl(s, create ? "H5Fcreate" : "H5Fopen", name, fapl, &info)
                     : fapl;
@@ -69,12 +69,14 @@ static hid_t open_file(int create, const char *name, unsigned flags, hid_t fcpl,
     hid_t fid = rc;
     if (use != fapl)
         real->H5Pclose(use);
-    if (fid < 0)
+    if (fid < 0) {
+        iot_resolved_free(info.rules);
         return fid;
+    }
     char actual[1024];
     const char *known = real->H5Fget_name(fid, actual, sizeof actual) > 0 ? actual : name;
     if (s)
-        iot_files_remember(known, &info);
+        iot_files_remember(known, &info); /* it keeps info.rules */
     int rec = record_of(real, fid, known);
     if (rec >= 0 && iot_lock()) {
         iot_file_rec *r = iot_rec(rec);
@@ -212,9 +214,9 @@ static hid_t dataset_call_with_settings(dataset_call kind, dataset_args a)
     dataset_args use = a;
     int creating = kind == CREATE1 || kind == CREATE2;
     if (s && f.mpio && creating) /* files of other drivers get no settings */
-        use.dcpl = iot_apply_dcpl(s, &f, file, path, a.type, a.space, a.dcpl);
+        use.dcpl = iot_apply_dcpl(&f, file, path, a.type, a.space, a.dcpl);
     if (s && f.mpio && (kind == CREATE2 || kind == OPEN2)) /* 1-versions: no access list */
-        use.dapl = iot_apply_dapl(s, &f, file, path, a.dapl);
+        use.dapl = iot_apply_dapl(&f, file, path, a.dapl);
     IOT_TIMED(real_dataset_call(real, kind, &use));
     hid_t id = rc;
     if (use.dcpl != a.dcpl)
@@ -223,7 +225,7 @@ static hid_t dataset_call_with_settings(dataset_call kind, dataset_args a)
         real->H5Pclose(use.dapl);
     if (id < 0)
         return id;
-    int mode = s ? iot_transfer_mode(s, &f, file, path, id) : -1;
+    int mode = s ? iot_transfer_mode(&f, file, path, id) : -1;
     int rec = record_of(real, a.loc, file[0] ? file : NULL);
     if (rec >= 0)
         dataset_opened(real, id, rec, path, creating ? a.space : H5I_INVALID_HID,
