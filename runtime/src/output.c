@@ -66,7 +66,7 @@ int iot_session_created(void)
     return created;
 }
 
-/* ---- an existing profile's header (written first by capture.c: session, mpi, io) ---- */
+/* ---- an existing profile's header (written first by profile.c: session, mpi, io) ---- */
 
 typedef struct {
     char session[64];
