@@ -261,8 +261,8 @@ def _parse_setting(result: ControlFile, node: _Node) -> None:
     if var_pat is not None and (p is None or p.scope != "dataset"):
         fail(f"VariableName= is only for dataset settings; {key} is set per file")
         return
-    if any(pat is not None and len(pat) > MAX_PATTERN for pat in (file_pat, var_pat)):
-        fail(f"a pattern is longer than {MAX_PATTERN} characters")
+    if any(pat is not None and len(pat.encode()) > MAX_PATTERN for pat in (file_pat, var_pat)):
+        fail(f"a pattern is longer than {MAX_PATTERN} bytes")
         return
     if value is None:
         fail("empty value")
