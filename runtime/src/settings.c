@@ -196,7 +196,7 @@ int iot_settings_parse(const char *text, size_t len, iot_settings *out, iot_diag
 /* Reads a regular file of at most IOT_CONFIG_MAX_BYTES with plain system calls: never
  * through the runtime's own wrappers (which would capture it), and the same in the
  * iotune-parse tool, which has none. Never blocks on a FIFO or device (O_NONBLOCK, and fstat
- * before any read). Returns the text, or NULL with why in err. */
+ * before any read). Returns the text, or NULL with the message in err. */
 static char *read_config(const char *path, size_t *len, char *err, size_t errlen)
 {
     int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -204,11 +204,13 @@ static char *read_config(const char *path, size_t *len, char *err, size_t errlen
     char *text = NULL;
     size_t n = 0;
     if (fd < 0 || syscall(SYS_fstat, fd, &st) != 0) {
-        snprintf(err, errlen, "%s", strerror(errno));
-    } else if (!S_ISREG(st.st_mode) || st.st_size > IOT_CONFIG_MAX_BYTES) {
-        snprintf(err, errlen, "not a regular file of at most 1 MiB");
+        snprintf(err, errlen, "cannot read the control file: %s", strerror(errno));
+    } else if (!S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "cannot read the control file: not a regular file");
+    } else if (st.st_size > IOT_CONFIG_MAX_BYTES) {
+        snprintf(err, errlen, "the control file is larger than %d bytes", IOT_CONFIG_MAX_BYTES);
     } else if (!(text = malloc((size_t)st.st_size + 1))) {
-        snprintf(err, errlen, "out of memory");
+        snprintf(err, errlen, "cannot read the control file: out of memory");
     } else {
         /* the size may change under us: read what fits, then stop */
         long got;
@@ -228,13 +230,12 @@ int iot_settings_load(const char *path, iot_settings *out, iot_diag_fn diag, voi
 {
     memset(out, 0, sizeof *out);
     out->fatal = 1;
-    char err[300], msg[340];
+    char err[300];
     size_t n = 0;
     char *text = read_config(path, &n, err, sizeof err);
     if (!text) {
-        snprintf(msg, sizeof msg, "cannot read the control file: %s", err);
         if (diag)
-            diag(ctx, 0, NULL, NULL, msg, 1);
+            diag(ctx, 0, NULL, NULL, err, 1);
         return 1;
     }
     int problems = iot_settings_parse(text, n, out, diag, ctx);

@@ -342,11 +342,14 @@ def parse_file(path: str | os.PathLike[str]) -> ControlFile:
     try:
         # never blocks on a FIFO or a device: only a regular file is read, as in the runtime
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-        with os.fdopen(fd, "rb") as f:
-            st = os.fstat(f.fileno())
-            if not stat.S_ISREG(st.st_mode):
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):  # a directory too, as in the runtime
                 raise OSError(0, "not a regular file")
-            data = f.read(MAX_BYTES + 1)
+            data = b""
+            while len(data) <= MAX_BYTES and (chunk := os.read(fd, MAX_BYTES + 1 - len(data))):
+                data += chunk
+        finally:
+            os.close(fd)
     except OSError as e:
         result = ControlFile(path=name, fatal=True)
         reason = e.strerror or str(e)

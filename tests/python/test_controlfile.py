@@ -50,6 +50,25 @@ def test_runtime_reads_the_vector_in_the_same_words(case, build_dir):
     assert proc.stderr == "".join(f"{m}\n" for m in controlfile.parse_file(xml).messages())
 
 
+@pytest.mark.parametrize("kind", ["missing", "directory", "fifo", "too-large", "empty", "binary"])
+def test_runtime_refuses_an_unusable_file_in_the_same_words(kind, build_dir, tmp_path):
+    path = tmp_path / "c.xml"
+    if kind == "directory":
+        path.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(path)  # no writer: neither side may block on it
+    elif kind == "too-large":
+        path.write_text("<Parameters>" + " " * controlfile.MAX_BYTES + "</Parameters>")
+    elif kind != "missing":
+        path.write_bytes(b"" if kind == "empty" else b"<Parameters>\0\1\2")
+    proc = subprocess.run(
+        [build_dir / "runtime" / "iotune-parse", path], capture_output=True, text=True, timeout=30
+    )
+    result = controlfile.parse_file(path)
+    assert result.fatal and json.loads(proc.stdout)["fatal"]
+    assert proc.stderr == "".join(f"{m}\n" for m in result.messages())
+
+
 def test_vectors_cover_the_registry():
     good = [c for c in CASES if c.startswith("good_")]
     bad = [c for c in CASES if c.startswith("bad_")]
