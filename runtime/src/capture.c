@@ -8,6 +8,7 @@
 #include "env.h"
 #include "fstype.h"
 #include "hash.h"
+#include "settings.h"
 #include "trace.h"
 
 int iot_capture_on;
@@ -70,7 +71,7 @@ int iot_rec_for(const char *name, iot_clayer layer)
 {
     if (!iot_capture_on || !name)
         return -1;
-    name = iot_romio_path(name);
+    name = iot_strip_romio_prefix(name);
     if (!tracked(name))
         return -1;
     if (strlen(name) >= IOT_REC_NAME) {

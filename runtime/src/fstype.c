@@ -4,6 +4,8 @@
 #include <string.h>
 #include <sys/vfs.h>
 
+#include "settings.h"
+
 static const struct {
     unsigned long magic;
     const char *name;
@@ -17,7 +19,7 @@ static const struct {
 
 const char *iot_fstype(const char *path, char *buf, int len)
 {
-    path = iot_romio_path(path);
+    path = iot_strip_romio_prefix(path);
     struct statfs st;
     int rc = statfs(path, &st);
     if (rc != 0) {
