@@ -11,6 +11,7 @@
 #include <link.h>
 #include <mpi.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "capture.h"
@@ -84,4 +85,61 @@ int iot_abi_check(int at_init)
                 "built for the program's MPI (iotune lib)",
                 other, where.dli_fname, built_for);
     return 1;
+}
+
+#ifdef OPEN_MPI
+iot_mpi_impl_t iot_mpi_impl = {"Open MPI", "", 0, 0, "ompio", "OMPIO", "default", 1};
+#else
+iot_mpi_impl_t iot_mpi_impl = {"MPICH", "", 0, 0, "romio", "ROMIO", "family", 0};
+#endif
+
+#ifdef OPEN_MPI
+/* Open MPI picks its component per file by priority (OMPIO first) unless told: mpirun --mca io
+ * X and the environment both arrive as OMPI_MCA_io ("romio321", "ompio", "^ompio", a list). */
+static void open_mpi_component(iot_mpi_impl_t *m)
+{
+    const char *v = getenv("OMPI_MCA_io"); /* Open MPI's variable, not the runtime's */
+    if (!v || !*v)
+        return;
+    int exclude = v[0] == '^';
+    int romio = strstr(v, "romio") != NULL, ompio = strstr(v, "ompio") != NULL;
+    if ((!exclude && romio && !ompio) || (exclude && ompio && !romio)) {
+        snprintf(m->io, sizeof m->io, "%s", exclude ? "romio321" : v);
+        m->io_name = "ROMIO";
+    }
+    m->io_from = "OMPI_MCA_io";
+}
+#endif
+
+void iot_abi_describe(void)
+{
+    iot_mpi_impl_t *m = &iot_mpi_impl;
+    char text[MPI_MAX_LIBRARY_VERSION_STRING + 1] = "";
+    int len = 0;
+    if (PMPI_Get_library_version(text, &len) == MPI_SUCCESS) {
+        for (size_t i = 0, n = 0; text[i] && !strchr("\n\r,", text[i]) && n + 1 < sizeof m->library;
+             i++)
+            if (text[i] != '\t' && text[i] != ' ')
+                m->library[n++] = text[i];
+            else if (n && m->library[n - 1] != ' ')
+                m->library[n++] = ' '; /* "MPICH Version:\t4.0.2": one space */
+    }
+    PMPI_Get_version(&m->version, &m->subversion);
+#ifdef OPEN_MPI
+    open_mpi_component(m);
+#endif
+}
+
+int iot_mpiio_component_uses(const char *key)
+{
+    /* strings of Open MPI 4.1.4's libmca_common_ompio and mca_fs_lustre/gpfs: the info keys
+     * OMPIO reads; every other hint is ignored by it */
+    static const char *const ompio[] = {"cb_buffer_size",  "cb_nodes",      "collective_buffering",
+                                        "striping_factor", "striping_unit", NULL};
+    if (strcmp(iot_mpi_impl.io, "ompio") != 0)
+        return 1;
+    for (int i = 0; ompio[i]; i++)
+        if (strcmp(key, ompio[i]) == 0)
+            return 1;
+    return 0;
 }

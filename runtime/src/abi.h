@@ -23,6 +23,26 @@ int iot_abi_check(int at_init);
 /* The family this runtime was built for: "MPICH" or "Open MPI". */
 const char *iot_abi_built_for(void);
 
+/* The MPI of the process and its MPI-IO component (after MPI_Init; before it, or without MPI,
+ * the family the runtime was built for and that family's default component). */
+typedef struct {
+    const char *family;      /* "MPICH" (any MPICH-derived MPI) or "Open MPI" */
+    char library[160];       /* MPI_Get_library_version, first line */
+    int version, subversion; /* MPI standard */
+    char io[32];             /* MPI-IO component: "romio", "ompio", "romio321" */
+    const char *io_name;     /* for messages: "ROMIO", "OMPIO" */
+    const char *io_from;     /* how io was found: "family", "OMPI_MCA_io", "default" */
+    int echoes;              /* MPI_File_get_info returns every hint given (Open MPI): no proof */
+} iot_mpi_impl_t;
+extern iot_mpi_impl_t iot_mpi_impl;
+
+/* Fills iot_mpi_impl (MPI initialised, not foreign). */
+void iot_abi_describe(void);
+
+/* Whether the process's MPI-IO component reads hint key at all (ROMIO: every registry hint;
+ * OMPIO: the few of libmca_common_ompio and its fs components, Open MPI 4.1). */
+int iot_mpiio_component_uses(const char *key);
+
 /* One forwarding slot per wrapped MPI function, collected by the linker (section iot_fwd). */
 typedef struct {
     const char *name;

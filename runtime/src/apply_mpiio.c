@@ -4,6 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+
+#include "abi.h"
+#include "capture.h"
 #include "core.h"
 #include "fstype.h"
 
@@ -66,38 +70,174 @@ void iot_mpiio_done(iot_mpiio_hints *h, MPI_Info *merged)
     h->hint = NULL;
 }
 
+/* The value of key in "key=value\n" lines, or NULL. */
+static const char *lookup(const char *lines, const char *key, char *val, size_t len)
+{
+    size_t klen = strlen(key);
+    for (const char *l = lines; l && *l;) {
+        size_t n = strcspn(l, "\n");
+        if (n > klen && strncmp(l, key, klen) == 0 && l[klen] == '=') {
+            snprintf(val, len, "%.*s", (int)(n - klen - 1), l + klen + 1);
+            return val;
+        }
+        l += n + (l[n] == '\n');
+    }
+    return NULL;
+}
+
+/* Why cb_nodes came out lower than asked: ROMIO caps it by cb_config_list (LAB-NOTES). */
+static void cb_nodes_cause(const char *readback, const char *got, char *why, size_t len)
+{
+    char cl[MPI_MAX_INFO_VAL + 1];
+    if (!lookup(readback, "cb_config_list", cl, sizeof cl))
+        snprintf(why, len, "MPI-IO uses %s", got);
+    else if (strcmp(cl, "*:1") == 0)
+        snprintf(why, len,
+                 "MPI-IO uses %s: capped by cb_config_list=*:1 (the default, one aggregator per "
+                 "host); cb_config_list=*:* lifts the cap",
+                 got);
+    else
+        snprintf(why, len,
+                 "MPI-IO uses %s: capped by cb_config_list=%s (aggregators allowed per host) "
+                 "and the ranks there are",
+                 got, cl);
+}
+
+static int is_striping(const char *key)
+{
+    return strncmp(key, "striping_", 9) == 0 || strcmp(key, "start_iodevice") == 0 ||
+           strncmp(key, "romio_lustre_", 13) == 0;
+}
+
+const char *iot_effect_name(iot_effect e)
+{
+    return e == IOT_EFFECT_YES ? "yes" : e == IOT_EFFECT_NO ? "no" : "unverifiable";
+}
+
+iot_effect iot_mpiio_effect(const char *key, const char *requested, const char *readback,
+                            const char *fs, char *why, size_t len)
+{
+    char got[MPI_MAX_INFO_VAL + 1];
+    int have = lookup(readback, key, got, sizeof got) != NULL;
+    const iot_mpi_impl_t *mpi = &iot_mpi_impl;
+    why[0] = '\0';
+    if (!iot_mpiio_component_uses(key)) {
+        snprintf(why, len, "not used by %s", mpi->io_name);
+        return IOT_EFFECT_NO;
+    }
+    if (is_striping(key) && !iot_fs_stripes(fs)) {
+        snprintf(why, len, "%s has no striping: %s", fs,
+                 have ? "echoed by MPI-IO but without effect" : "dropped by MPI-IO");
+        return IOT_EFFECT_NO;
+    }
+    if (mpi->echoes) {
+        snprintf(why, len,
+                 "not verifiable here: %s's MPI_File_get_info returns every hint it was given",
+                 mpi->family);
+        return IOT_EFFECT_UNVERIFIABLE;
+    }
+    if (!have) {
+        snprintf(why, len, "dropped by MPI-IO");
+        return IOT_EFFECT_NO;
+    }
+    if (strcmp(got, requested) == 0)
+        return IOT_EFFECT_YES;
+    if (strcmp(key, "cb_nodes") == 0 && atoll(got) < atoll(requested))
+        cb_nodes_cause(readback, got, why, len);
+    else
+        snprintf(why, len, "MPI-IO uses %s", got);
+    return IOT_EFFECT_NO;
+}
+
 void iot_mpiio_report(const char *filename, MPI_File fh, const iot_mpiio_hints *l)
 {
-    char fs[64], line[8192];
+    char fs[64], line[8192], readback[IOT_REC_HINTS] = "";
     iot_fstype(filename, fs, sizeof fs);
-    MPI_Info got = MPI_INFO_NULL;
-    PMPI_File_get_info(fh, &got);
+    if (fh != MPI_FILE_NULL)
+        iot_mpiio_read_hints(fh, readback, sizeof readback);
     size_t used = 0;
     for (int i = 0; i < l->n && used < sizeof line; i++) {
         const iot_entry *e = l->hint[i];
-        char val[MPI_MAX_INFO_VAL + 1], where[96];
-        int flag = 0;
-        if (got != MPI_INFO_NULL)
-            MPI_Info_get(got, e->name, MPI_MAX_INFO_VAL, val, &flag);
-        const char *verdict = !flag                             ? "NOT in effect: dropped by MPI-IO"
-                              : strcmp(val, e->value.text) == 0 ? "in effect"
-                                                                : "NOT in effect: MPI-IO uses ";
-        if (flag && e->layer == IOT_LAYER_FS && !iot_fs_stripes(fs) &&
-            strncmp(e->name, "striping", 8) == 0)
-            verdict = "echoed by MPI-IO but without effect on this file system";
-        used += (size_t)snprintf(line + used, sizeof line - used, "%s%s=%s (%s%s) [%s]",
-                                 i ? "\n" : "", e->name, e->value.text, verdict,
-                                 flag && strcmp(val, e->value.text) != 0 ? val : "",
-                                 iot_origin(e, where, sizeof where));
+        char why[400], where[96], verdict[480];
+        iot_effect v = iot_mpiio_effect(e->name, e->value.text, readback, fs, why, sizeof why);
+        if (l->withdrawn)
+            snprintf(verdict, sizeof verdict, "WITHDRAWN: %s", l->withdrawn);
+        else if (v == IOT_EFFECT_YES)
+            snprintf(verdict, sizeof verdict, "in effect");
+        else if (v == IOT_EFFECT_NO)
+            snprintf(verdict, sizeof verdict, "NOT in effect: %s", why);
+        else
+            snprintf(verdict, sizeof verdict, "%s", why);
+        used +=
+            (size_t)snprintf(line + used, sizeof line - used, "%s%s=%s (%s) [%s]", i ? "\n" : "",
+                             e->name, e->value.text, verdict, iot_origin(e, where, sizeof where));
     }
-    if (got != MPI_INFO_NULL)
-        MPI_Info_free(&got);
     char header[1200];
     snprintf(header, sizeof header, "MPI_File_open %s on %s: mpi-io hints%s", filename, fs,
              l->n ? ":" : ": nothing to apply");
-    if (used < sizeof line)
+    if (used < sizeof line && !l->withdrawn)
         snprintf(line + used, sizeof line - used, "%s", l->notes);
     iot_log_block(header, line);
+}
+
+/* Collective over comm: did every rank succeed? (Open's communicator is an intracommunicator;
+ * for anything else MPI's own answer stands.) */
+static int all_succeeded(MPI_Comm comm, int ok)
+{
+    int inter = 1, all = ok;
+    if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
+        return ok;
+    PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm);
+    return all;
+}
+
+int iot_mpiio_open(MPI_Comm comm, const char *filename, int amode, MPI_Info app, MPI_Info merged,
+                   MPI_File *fh, iot_mpiio_hints *h)
+{
+    h->withdrawn = NULL;
+    if (merged == MPI_INFO_NULL)
+        return PMPI_File_open(comm, filename, amode, app, fh);
+    struct stat st;
+    int existed = (amode & MPI_MODE_EXCL) && stat(iot_strip_romio_prefix(filename), &st) == 0;
+    int rc = PMPI_File_open(comm, filename, amode, merged, fh);
+    if (all_succeeded(comm, rc == MPI_SUCCESS))
+        return rc;
+    if (rc == MPI_SUCCESS) /* some ranks opened it: closing needs all of them; MPI's answer */
+        return rc;         /* stands (no MPI seen here does this: open errors are collective) */
+    /* every rank failed: the application's own call, as it would have run without the runtime
+     * (a file that open made before failing is removed first, so that MPI_MODE_EXCL holds) */
+    int rank = 0;
+    PMPI_Comm_rank(comm, &rank);
+    if ((amode & MPI_MODE_EXCL) && !existed) {
+        if (rank == 0 && stat(iot_strip_romio_prefix(filename), &st) == 0)
+            PMPI_File_delete(filename, MPI_INFO_NULL);
+        PMPI_Barrier(comm);
+    }
+    int own = PMPI_File_open(comm, filename, amode, app, fh);
+    if (own != MPI_SUCCESS)
+        return own; /* the application's own error, unchanged */
+    int n = 0;
+    PMPI_Error_string(rc, h->why, &n);
+    for (char *c = h->why; *c; c++)
+        if (*c == '\n' || *c == '\t')
+            *c = ' ';
+    h->withdrawn = h->why;
+    char list[1024];
+    size_t used = 0;
+    for (int i = 0; i < h->n && used < sizeof list; i++) {
+        char where[96];
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s%s=%s [%s]", i ? ", " : "",
+                                 h->hint[i]->name, h->hint[i]->value.text,
+                                 iot_origin(h->hint[i], where, sizeof where));
+        iot_rec_withdraw(filename, IOT_L_MPIIO, h->hint[i]->name, h->hint[i]->value.text, h->why);
+    }
+    char key[600];
+    snprintf(key, sizeof key, "withdrawn:%s", filename);
+    if (rank == 0 && iot_run_first(key))
+        iot_log("MPI_File_open %s failed with the control file's hints (%s): opened with the "
+                "application's own; withdrawn: %s",
+                filename, h->why, list);
+    return own;
 }
 
 void iot_mpiio_read_hints(MPI_File fh, char *hints, size_t size)

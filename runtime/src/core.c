@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "abi.h"
@@ -101,6 +102,12 @@ static void print_problem(void *ctx, int line, const char *element, const char *
         char v[280];
         snprintf(val, sizeof val, " (value \"%s\")", one_line(value, v, sizeof v));
     }
+    /* once per run: a pipeline of programs reads the same file in every process */
+    char key[1200];
+    snprintf(key, sizeof key, "config:%s:%d:%s:%s", iot_env.config, line, element ? element : "",
+             message);
+    if (!iot_run_first(key))
+        return;
     /* a message that says what is ignored already needs no "; ignored" */
     size_t n = strlen(message);
     int says_it = n >= 7 && strcmp(message + n - 7, "ignored") == 0;
@@ -151,6 +158,40 @@ void iot_load(MPI_Comm comm)
 
 /* ---- once per run: the first process of the run to claim a key speaks ---- */
 
+/* Removes a run's marker directory (its markers are empty directories). */
+static void remove_run_dir(int parent, const char *name)
+{
+    int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d)))
+            if (e->d_name[0] != '.')
+                unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
+        closedir(d);
+    } else if (fd >= 0) {
+        close(fd);
+    }
+    unlinkat(parent, name, AT_REMOVEDIR);
+}
+
+/* Runs whose first process did not stay to the end (a shell that exec'd its last program)
+ * leave their markers: a new run removes those older than a day. */
+static void prune_old_runs(const char *base)
+{
+    DIR *d = opendir(base);
+    if (!d)
+        return;
+    time_t now = time(NULL);
+    struct dirent *e;
+    struct stat st;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.' && fstatat(dirfd(d), e->d_name, &st, 0) == 0 &&
+            S_ISDIR(st.st_mode) && st.st_mtime < now - 86400)
+            remove_run_dir(dirfd(d), e->d_name);
+    closedir(d);
+}
+
 /* The directory of this run's markers: <tmp>/iotune-<uid>/<session>, made on first use. */
 static int run_dir(char *dir, size_t len)
 {
@@ -164,7 +205,13 @@ static int run_dir(char *dir, size_t len)
     mkdir(dir, 0700);
     size_t n = strlen(dir);
     snprintf(dir + n, len - n, "/%s", session);
-    return mkdir(dir, 0700) == 0 || errno == EEXIST;
+    if (mkdir(dir, 0700) == 0) {
+        dir[n] = '\0';
+        prune_old_runs(dir);
+        dir[n] = '/';
+        return 1;
+    }
+    return errno == EEXIST;
 }
 
 int iot_run_first(const char *key)
@@ -190,15 +237,12 @@ int iot_run_first(const char *key)
 void iot_run_markers_remove(void)
 {
     char dir[512];
-    if (!iot_session_created() || !run_dir(dir, sizeof dir))
+    struct stat st;
+    if (!iot_session_created() || !iot_session()[0])
         return;
-    DIR *d = opendir(dir);
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d)))
-            if (e->d_name[0] != '.')
-                unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
-        closedir(d);
-    }
-    rmdir(dir);
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/iotune-%u/%s", tmp && *tmp ? tmp : "/tmp", (unsigned)getuid(),
+             iot_session());
+    if (stat(dir, &st) == 0) /* made only when something was said */
+        remove_run_dir(AT_FDCWD, dir);
 }

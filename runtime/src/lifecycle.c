@@ -108,6 +108,7 @@ __attribute__((destructor)) static void runtime_end(void)
  * their own. */
 static void started(void)
 {
+    iot_abi_describe();
     iot_load(MPI_COMM_WORLD);
     if (iot_capture_on) {
         /* at exit, before the destructors: the launcher may kill this rank as soon as

@@ -53,7 +53,7 @@ IOT_MPI_WRAPPER(int, MPI_File_open,
         return PMPI_File_open(comm, filename, amode, info, fh);
     iot_mpiio_hints hints;
     MPI_Info use = iot_mpiio_merge(s, filename, info, &hints);
-    IOT_TIMED(PMPI_File_open(comm, filename, amode, use != MPI_INFO_NULL ? use : info, fh));
+    IOT_TIMED(iot_mpiio_open(comm, filename, amode, info, use, fh, &hints));
     if (rc == MPI_SUCCESS && iot_capture_on)
         opened(comm, filename, *fh, t, dt, outer);
     int rank = 0;
