@@ -440,7 +440,8 @@ def test_runtime_of_the_other_family_leaves_the_program_alone(program_mpi, runti
     config = REPO / "tests" / "data" / "probe_all.xml"
     plain = run_mpi(2, [prog, "a.h5"], cwd=tmp_path, build=found[program_mpi], timeout=60)
     proc = run_mpi(2, [prog, "b.h5"], cwd=tmp_path, build=found[program_mpi], timeout=60,
-                   preload=wrong, config=config, check=False, env={"IOTUNE_PROFILE": str(tmp_path / "p.json")})  # fmt: skip
+                   preload=wrong, config=config, check=False,
+                   env={"IOTUNE_PROFILE": str(tmp_path / "p.json")})  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
     messages = [ln for ln in proc.stderr.splitlines() if ln.startswith("iotune:")]
     assert len(messages) == 1, proc.stderr
