@@ -160,7 +160,7 @@ void iot_mpiio_report(const char *filename, MPI_File fh, const iot_mpiio_hints *
         const iot_entry *e = l->hint[i];
         char why[400], where[96], verdict[480];
         iot_effect v = iot_mpiio_effect(e->name, e->value.text, readback, fs, why, sizeof why);
-        if (l->withdrawn)
+        if (l->withdrawn && (!l->withdrawn_one || strcmp(e->name, l->withdrawn_one) == 0))
             snprintf(verdict, sizeof verdict, "WITHDRAWN: %s", l->withdrawn);
         else if (v == IOT_EFFECT_YES)
             snprintf(verdict, sizeof verdict, "in effect");
@@ -175,7 +175,7 @@ void iot_mpiio_report(const char *filename, MPI_File fh, const iot_mpiio_hints *
     char header[1200];
     snprintf(header, sizeof header, "MPI_File_open %s on %s: mpi-io hints%s", filename, fs,
              l->n ? ":" : ": nothing to apply");
-    if (used < sizeof line && !l->withdrawn)
+    if (used < sizeof line && (!l->withdrawn || l->withdrawn_one))
         snprintf(line + used, sizeof line - used, "%s", l->notes);
     iot_log_block(header, line);
 }
@@ -191,12 +191,93 @@ static int all_succeeded(MPI_Comm comm, int ok)
     return all;
 }
 
+/* Whether cb_config_list ("host:n,*:n,...", ROMIO's syntax) names an aggregator on a host of
+ * comm: ROMIO matches each entry against the ranks' processor names (collective). */
+static int cb_config_list_matches(MPI_Comm comm, const char *list)
+{
+    char mine[MPI_MAX_PROCESSOR_NAME] = "";
+    int len = 0, size = 1, matches = 0;
+    PMPI_Get_processor_name(mine, &len);
+    PMPI_Comm_size(comm, &size);
+    char *all = calloc((size_t)size, sizeof mine);
+    if (!all)
+        return 1; /* cannot tell: leave it to MPI */
+    PMPI_Allgather(mine, (int)sizeof mine, MPI_CHAR, all, (int)sizeof mine, MPI_CHAR, comm);
+    for (const char *e = list; *e && !matches; e += strcspn(e, ",") + (e[strcspn(e, ",")] != 0)) {
+        size_t n = strcspn(e, ","), name = strcspn(e, ":,");
+        const char *count = name < n ? e + name + 1 : "1";
+        if (atoi(count) == 0 && count[0] != '*')
+            continue; /* no aggregator there */
+        for (int r = 0; r < size && !matches; r++) {
+            const char *host = all + (size_t)r * sizeof mine;
+            matches =
+                (name == 1 && e[0] == '*') || (strlen(host) == name && strncmp(host, e, name) == 0);
+        }
+    }
+    free(all);
+    return matches;
+}
+
+/* Open MPI's ROMIO (romio321) aborts the job inside MPI_File_open on a cb_config_list that
+ * matches no host (its error path frees a null pointer): there the hint is checked before
+ * the call and withdrawn. Elsewhere the failing open returns and the retry handles it. */
+static int precheck(MPI_Comm comm, MPI_Info merged, MPI_Info app, iot_mpiio_hints *h)
+{
+    char list[MPI_MAX_INFO_VAL + 1];
+    int has = 0;
+    if (strcmp(iot_mpi_impl.io, "romio321") != 0)
+        return 0;
+    MPI_Info_get(merged, "cb_config_list", MPI_MAX_INFO_VAL, list, &has);
+    if (!has || cb_config_list_matches(comm, list))
+        return 0;
+    snprintf(h->why, sizeof h->why,
+             "matches no host of this job (Open MPI's ROMIO would abort the open)");
+    h->withdrawn = h->why;
+    h->withdrawn_one = "cb_config_list";
+    char own[MPI_MAX_INFO_VAL + 1];
+    int app_has = 0;
+    if (app != MPI_INFO_NULL)
+        MPI_Info_get(app, "cb_config_list", MPI_MAX_INFO_VAL, own, &app_has);
+    if (app_has)
+        MPI_Info_set(merged, "cb_config_list", own);
+    else
+        MPI_Info_delete(merged, "cb_config_list");
+    return 1;
+}
+
+/* One line and the profile's records for hints withdrawn from filename. */
+static void withdrawn(MPI_Comm comm, const char *filename, iot_mpiio_hints *h, int only_cb_list)
+{
+    char list[1024];
+    size_t used = 0;
+    for (int i = 0; i < h->n && used < sizeof list; i++) {
+        char where[96];
+        if (only_cb_list && strcmp(h->hint[i]->name, "cb_config_list") != 0)
+            continue;
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s%s=%s [%s]", used ? ", " : "",
+                                 h->hint[i]->name, h->hint[i]->value.text,
+                                 iot_origin(h->hint[i], where, sizeof where));
+        iot_rec_withdraw(filename, IOT_L_MPIIO, h->hint[i]->name, h->hint[i]->value.text, h->why);
+    }
+    char key[600];
+    int rank = 0;
+    PMPI_Comm_rank(comm, &rank);
+    snprintf(key, sizeof key, "withdrawn:%s", filename);
+    if (rank == 0 && iot_run_first(key))
+        iot_log("MPI_File_open %s: %s (%s): %s; withdrawn: %s", filename,
+                only_cb_list ? "a hint cannot work" : "failed with the control file's hints",
+                h->why, only_cb_list ? "opened without it" : "opened with the application's own",
+                list);
+}
+
 int iot_mpiio_open(MPI_Comm comm, const char *filename, int amode, MPI_Info app, MPI_Info merged,
                    MPI_File *fh, iot_mpiio_hints *h)
 {
-    h->withdrawn = NULL;
+    h->withdrawn = h->withdrawn_one = NULL;
     if (merged == MPI_INFO_NULL)
         return PMPI_File_open(comm, filename, amode, app, fh);
+    if (precheck(comm, merged, app, h))
+        withdrawn(comm, filename, h, 1);
     struct stat st;
     int existed = (amode & MPI_MODE_EXCL) && stat(iot_strip_romio_prefix(filename), &st) == 0;
     int rc = PMPI_File_open(comm, filename, amode, merged, fh);
@@ -222,21 +303,8 @@ int iot_mpiio_open(MPI_Comm comm, const char *filename, int amode, MPI_Info app,
         if (*c == '\n' || *c == '\t')
             *c = ' ';
     h->withdrawn = h->why;
-    char list[1024];
-    size_t used = 0;
-    for (int i = 0; i < h->n && used < sizeof list; i++) {
-        char where[96];
-        used += (size_t)snprintf(list + used, sizeof list - used, "%s%s=%s [%s]", i ? ", " : "",
-                                 h->hint[i]->name, h->hint[i]->value.text,
-                                 iot_origin(h->hint[i], where, sizeof where));
-        iot_rec_withdraw(filename, IOT_L_MPIIO, h->hint[i]->name, h->hint[i]->value.text, h->why);
-    }
-    char key[600];
-    snprintf(key, sizeof key, "withdrawn:%s", filename);
-    if (rank == 0 && iot_run_first(key))
-        iot_log("MPI_File_open %s failed with the control file's hints (%s): opened with the "
-                "application's own; withdrawn: %s",
-                filename, h->why, list);
+    h->withdrawn_one = NULL;
+    withdrawn(comm, filename, h, 0);
     return own;
 }
 

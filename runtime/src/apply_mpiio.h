@@ -12,8 +12,9 @@
 typedef struct {
     const iot_entry **hint; /* the control file's hints for the file, in document order */
     int n;
-    char notes[1024];      /* "\n..." lines: where the control file overrode the application */
-    const char *withdrawn; /* NULL, or why every hint was withdrawn (points into why) */
+    char notes[1024];          /* "\n..." lines: where the control file overrode the application */
+    const char *withdrawn;     /* NULL, or why hints were withdrawn (points into why) */
+    const char *withdrawn_one; /* the one withdrawn, or NULL: every hint was */
     char why[MPI_MAX_ERROR_STRING + 1];
 } iot_mpiio_hints;
 

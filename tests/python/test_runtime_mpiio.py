@@ -214,3 +214,28 @@ def test_a_warning_is_said_once_per_run_by_jobs_of_two_ranks(libiotune, tmp_path
         outs.append(iotune_lines(proc.stderr))
     assert len(outs[0]) == 1, outs
     assert outs[1] == [], outs
+
+
+@pytest.mark.parametrize("value", NO_MATCH)
+def test_open_mpi_romio_gets_no_cb_config_list_that_would_abort_it(value, tmp_path):
+    """Open MPI's ROMIO (romio321) aborts the whole job inside MPI_File_open on a
+    cb_config_list that matches no host: the runtime checks it first and withdraws it."""
+    found = builds()
+    if "openmpi" not in found:
+        pytest.skip("Open MPI not built")
+    build = found["openmpi"]
+    prog = build / "tests" / "c" / "mpiio_probe"
+    env = {"OMPI_MCA_io": "romio321"}
+    run_mpi(2, [prog, tmp_path / "plain.dat"], cwd=tmp_path, build=build, env=env)
+    cfg = config(tmp_path, f"<cb_config_list>{value}</cb_config_list>")
+    lib = build / "runtime" / "libiotune.so"
+    proc, profile = profiled(
+        tmp_path, prog, tmp_path / "t.dat", cfg, build=build, preload=lib, env=env
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert (tmp_path / "plain.dat").read_bytes() == (tmp_path / "t.dat").read_bytes()
+    lines = iotune_lines(proc.stderr)
+    assert len(lines) == 1 and f"withdrawn: cb_config_list={value} [c.xml:2]" in lines[0], lines
+    (w,) = file_entry(profile, "t.dat")["withdrawn"]
+    assert (w["setting"], w["value"]) == ("cb_config_list", value)
+    assert "matches no host" in w["reason"]
