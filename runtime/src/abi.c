@@ -29,7 +29,9 @@ static const char built_for[] = "MPICH", other[] = "Open MPI";
 static const char marker[] = "ompi_mpi_init"; /* functions: never copied into a program */
 #endif
 
-extern const iot_fwd_slot __start_iot_fwd[], __stop_iot_fwd[];
+/* the linker's bounds of section iot_fwd, hidden: the library exports only MPI, HDF5 and libc names
+ */
+extern const iot_fwd_slot __start_iot_fwd[] IOT_HIDDEN, __stop_iot_fwd[] IOT_HIDDEN;
 
 const char *iot_abi_built_for(void)
 {
