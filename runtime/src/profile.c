@@ -203,7 +203,7 @@ static void write_applied(FILE *f, const iot_file_rec *r)
     int n = 0;
     for (int p = 0; rules && (r->layers & (1 << IOT_L_HDF5)) && p < IOT_P_COUNT; p++) {
         const iot_entry *e = iot_resolved_file(rules, p);
-        if (!e || iot_params[p].target == IOT_TARGET_HINT)
+        if (!e || iot_params[p].target == IOT_TARGET_HINT || withdrawn(r, e->name))
             continue;
         fputs(n++ ? ", " : "", f);
         iot_json_string(f, e->name);
