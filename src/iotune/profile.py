@@ -216,9 +216,8 @@ def _rate(nbytes: float, seconds: float) -> str:
 def _table(rows: list[list[str]], header: list[str]) -> list[str]:
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
-    return [fmt.format(*header), fmt.format(*("-" * w for w in widths))] + [
-        fmt.format(*r) for r in rows
-    ]
+    lines = [fmt.format(*header), fmt.format(*("-" * w for w in widths))]
+    return [ln.rstrip() for ln in lines + [fmt.format(*r) for r in rows]]
 
 
 class _Counters(dict):
@@ -314,7 +313,8 @@ def _files_line(data: list[dict[str, Any]], others: list[dict[str, Any]], listed
         counts: dict[str, int] = {}
         for f in others:
             counts[f["system"]] = counts.get(f["system"], 0) + 1
-        what = ", ".join(f"{n} {SYSTEM_CLASSES.get(c, c)}" for c, n in counts.items())
+        order = [*SYSTEM_CLASSES, *sorted(set(counts) - set(SYSTEM_CLASSES))]
+        what = ", ".join(f"{counts[c]} {SYSTEM_CLASSES.get(c, c)}" for c in order if c in counts)
         text += f"; {len(others)} not asked for by the application ({what})"
         text += ", listed below" if listed else ", left out (--files lists them)"
     elif not listed and data:
@@ -383,7 +383,7 @@ def _file_lines(f: dict[str, Any]) -> list[str]:
     phase = f.get("phase") or {}
     if "start_s" in phase and "end_s" in phase:
         where.append(f"open {phase['start_s']:.3f}-{phase['end_s']:.3f} s")
-    mark = f"  [{SYSTEM_CLASSES.get(f['system'], f['system'])}]" if f.get("system") else ""
+    mark = f"  [not asked for: {f['system']}]" if f.get("system") else ""
     lines = [f"file {f.get('name', '?')}  ({', '.join(where)}){mark}"]
     outer = _outer(f)
     moved = outer["bytes_written"] + outer["bytes_read"]
