@@ -202,8 +202,9 @@ def read_phase(np, h5py, mpi, comm, a) -> bool:
             wrong = np.flatnonzero(got.ravel() != want.ravel())
             if wrong.size and not bad:
                 i = int(wrong[0])
-                print(f"{KERNEL}: /Step#{it}/{name}: element {first * shape[1] + i} (float64) "
-                      f"is {got.ravel()[i]!r}, expected {want.ravel()[i]!r}", file=sys.stderr)  # fmt: skip
+                where = f"/Step#{it}/{name}: element {first * shape[1] + i} (float64)"
+                got_i, want_i = got.ravel()[i], want.ravel()[i]
+                print(f"{KERNEL}: {where} is {got_i!r}, expected {want_i!r}", file=sys.stderr)
             bad += int(wrong.size)
             timer.mark(None)
     f.close()
@@ -225,7 +226,10 @@ def main(argv: list[str]) -> int:
         return int(e.code or 0)
     levels = a.levels + max(extra for _, _, extra in VARS)
     most_rows = max(per_cell for _, per_cell, _ in VARS)
-    if a.chunk_cells and min(a.chunk_cells, a.cells * comm.size) * most_rows * levels * 8 > CHUNK_LIMIT:
+    if (
+        a.chunk_cells
+        and min(a.chunk_cells, a.cells * comm.size) * most_rows * levels * 8 > CHUNK_LIMIT
+    ):
         if comm.rank == 0:
             print(f"{KERNEL}: --chunk-cells {a.chunk_cells} makes chunks of 4 GiB or more; "
                   f"HDF5 chunks must be below 4 GiB", file=sys.stderr)  # fmt: skip
