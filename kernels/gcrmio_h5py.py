@@ -203,7 +203,7 @@ def read_phase(np, h5py, mpi, comm, a) -> bool:
             if wrong.size and not bad:
                 i = int(wrong[0])
                 where = f"/Step#{it}/{name}: element {first * shape[1] + i} (float64)"
-                got_i, want_i = got.ravel()[i], want.ravel()[i]
+                got_i, want_i = float(got.ravel()[i]), float(want.ravel()[i])
                 print(f"{KERNEL}: {where} is {got_i!r}, expected {want_i!r}", file=sys.stderr)
             bad += int(wrong.size)
             timer.mark(None)
