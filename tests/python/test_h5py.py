@@ -30,8 +30,9 @@ CONFIGS = {
     "probe_all": PROBE_ALL,
     "full": VECTORS / "good_full.xml",
     "hdf5_all": VECTORS / "good_hdf5_all.xml",
-    "mpiio_all": VECTORS / "good_mpiio_all.xml",
+    "mpiio_all": VECTORS / "good_mpiio_all.xml",  # less romio_cb_pfr=enable: see test_romio_pfr
 }
+PFR = "<romio_cb_pfr>enable</romio_cb_pfr>"
 ERRORS = "runtime: point 1 of issue 10 (a failed HDF5 call's error stack is not the application's)"
 OPEN_REFCOUNT = "runtime: point 2 of issue 10 (H5Oopen and H5Idec_ref are not followed)"
 
@@ -69,25 +70,28 @@ def run_app(tmp: Path, args, *, mpio: bool, lib=None, config=None, env=None):
                           text=True, timeout=120)  # fmt: skip
 
 
-def layout(path: Path) -> list[str]:
+def layout(path: Path, storage: bool = True) -> list[str]:
     """h5dump -p -H of a file without what a control file may legitimately change: where
     objects sit and how much room they take (alignment, metadata block sizes), when space is
-    allocated and filled (fill_time, alloc_time)."""
+    allocated and filled (fill_time, alloc_time), and with storage=False whether and how
+    datasets are chunked (chunk, chunk_size)."""
     dump = subprocess.run(["h5dump", "-p", "-H", str(path)], capture_output=True, text=True,
                           timeout=60)  # fmt: skip
     assert dump.returncode == 0, dump.stderr
-    drop = re.compile(r"^\s*(OFFSET|SIZE|FILL_TIME|ALLOCATION_TIME|HDF5 \")")
-    return [ln for ln in dump.stdout.splitlines() if not drop.match(ln)]
+    drop = r"^\s*(OFFSET|SIZE|FILL_TIME|ALLOCATION_TIME|HDF5 \")"
+    if not storage:
+        drop += r"|^\s*(CHUNKED|CONTIGUOUS|COMPACT)\b"
+    return [ln for ln in dump.stdout.splitlines() if not re.match(drop, ln)]
 
 
-def assert_same_files(base: Path, tuned: Path) -> None:
+def assert_same_files(base: Path, tuned: Path, storage: bool = True) -> None:
     names = sorted(p.name for p in base.glob("*.h5"))
     assert names == sorted(p.name for p in tuned.glob("*.h5"))
     for name in names:
         diff = subprocess.run(["h5diff", base / name, tuned / name], capture_output=True,
                               text=True, timeout=60)  # fmt: skip
         assert diff.returncode == 0 and "not comparable" not in diff.stdout, (name, diff.stdout)
-        assert layout(base / name) == layout(tuned / name), name
+        assert layout(base / name, storage) == layout(tuned / name, storage), name
 
 
 _baselines: dict = {}
@@ -102,30 +106,51 @@ def baseline(tmp_path_factory, scenario, mpio):
     return _baselines[key]
 
 
+def control_file(name: str, tmp_path: Path) -> Path:
+    """The control file of CONFIGS[name]; good_mpiio_all.xml without romio_cb_pfr=enable,
+    which makes ROMIO abort whatever the program (test_romio_pfr)."""
+    path = CONFIGS[name]
+    if PFR in path.read_text():
+        lines = [ln for ln in path.read_text().splitlines(keepends=True) if PFR not in ln]
+        path = tmp_path.parent / f"{name}-without-pfr.xml"
+        path.write_text("".join(lines))
+    return path
+
+
+def sets_chunking(config: Path) -> bool:
+    """Whether a control file chunks datasets: their storage layout then differs by design."""
+    from iotune import controlfile
+
+    return any(s.name in ("chunk", "chunk_size") for s in controlfile.parse_file(config).settings)
+
+
 def compare(tmp_path, tmp_path_factory, libiotune, scenario, config, mpio):
     base_dir, base = baseline(tmp_path_factory, scenario, mpio)
     assert base.returncode == 0, base.stderr
-    run = run_app(tmp_path, [scenario], mpio=mpio, lib=libiotune, config=CONFIGS[config])
+    config = control_file(config, tmp_path)
+    run = run_app(tmp_path, [scenario], mpio=mpio, lib=libiotune, config=config)
     assert (run.returncode, run.stdout, run.stderr) == (base.returncode, base.stdout, base.stderr)
-    assert_same_files(base_dir, tmp_path)
+    assert_same_files(base_dir, tmp_path, storage=not sets_chunking(config))
 
 
 # ----------------------------------------------------------------------------- errors
 
 
-def test_the_errors_scenario_meets_the_exceptions_the_issue_lists(tmp_path_factory):
-    """Without the runtime: the exception types h5py programs rely on."""
-    _, base = baseline(tmp_path_factory, "errors", True)
+@pytest.mark.parametrize("mpio", [True, False])
+def test_the_errors_scenario_meets_the_exceptions_the_issue_lists(tmp_path_factory, mpio):
+    """Without the runtime: the exception types h5py programs rely on (with the MPI-IO driver
+    a missing or existing file is reported by MPI_File_open, without errno: OSError)."""
+    _, base = baseline(tmp_path_factory, "errors", mpio)
     assert base.returncode == 0, base.stderr
     out = base.stdout
     assert "append on a missing file: ok [0, 1, 2, 3]" in out
-    assert "open a missing file: FileNotFoundError" in out
+    missing, exists = ("OSError", "OSError") if mpio else ("FileNotFoundError", "FileExistsError")
+    assert f"open a missing file: {missing} " in out
     assert "dataset created twice: ValueError" in out
     assert "missing name: KeyError" in out
-    assert 'mode "x" on an existing file: FileExistsError' in out
-    assert "write to a read-only file: OSError" in out
-    assert "read with an impossible conversion: " in out and "ok" not in out.split(
-        "impossible conversion: ")[1].split()[0]  # fmt: skip
+    assert f'mode "x" on an existing file: {exists} ' in out
+    assert "write to a read-only file: OSError Can't write data" in out
+    assert "read with an impossible conversion: OSError Can't read data" in out
     assert "RuntimeError" not in out and "errors: done" in out
 
 
@@ -161,6 +186,20 @@ def test_errors_are_the_applications(tmp_path, tmp_path_factory, libiotune, conf
 def test_data_output_and_layout_are_unchanged(tmp_path, tmp_path_factory, libiotune, config,
                                               mpio):  # fmt: skip
     compare(tmp_path, tmp_path_factory, libiotune, "data", config, mpio)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="ROMIO of MPICH 4.0.2 aborts collective I/O with romio_cb_pfr=enable "
+    "(ADIOI_Build_client_reqs assertion; the C kernels too): not a point of issue 10, reported",
+)
+def test_romio_pfr(tmp_path, tmp_path_factory, libiotune):
+    """A valid control file must not make the application abort."""
+    config = tmp_path.parent / "pfr.xml"
+    config.write_text(f"<Parameters><Middleware_Layer>{PFR}</Middleware_Layer></Parameters>")
+    base_dir, base = baseline(tmp_path_factory, "data", True)
+    run = run_app(tmp_path, ["data"], mpio=True, lib=libiotune, config=config)
+    assert (run.returncode, run.stdout) == (base.returncode, base.stdout)
 
 
 # ----------------------------------------------------------------------------- chunk cache
@@ -205,9 +244,15 @@ def many_run(tmp_path_factory, libiotune):
 
 def test_many_datasets_released_by_reference_count_run_as_without_the_runtime(many_run):
     where, run = many_run
-    assert run.returncode == 0 and run.stderr == "", run.stderr
-    assert f"many: {MANY} datasets of 128 bytes" in run.stdout
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == f"many: {MANY} datasets of 128 bytes\nfiles: ['many.h5']\n"
     assert prof.load(where / "p.json").data_files[0]["name"] == "many.h5"
+
+
+@xfail(OPEN_REFCOUNT)
+def test_many_datasets_released_by_reference_count_leave_stderr_alone(many_run):
+    _, run = many_run
+    assert run.stderr == ""  # today: "iotune: more than 4096 datasets open: ..."
 
 
 @xfail(OPEN_REFCOUNT)
@@ -237,7 +282,7 @@ def test_the_profile_of_a_python_program_shows_its_data_files_and_no_interpreter
     body = "\n".join(ln for ln in summary.splitlines() if not ln.startswith("program"))
     for noise in (".py", "pyvenv.cfg", "site-packages", "/lib/python", ".so"):
         assert noise not in body, noise
-    assert "interpreter files, left out" in summary
+    assert "(2 interpreter files), left out" in summary  # pyvenv.cfg and the script
     p = prof.load(out)
     assert [f["name"] for f in p.data_files] == ["data.h5"]
     assert any(f["name"].endswith("h5py_app.py") for f in p.system_files)  # kept, marked
