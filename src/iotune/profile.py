@@ -41,6 +41,7 @@ SYSTEM_CLASSES = {  # class -> how the summary names such files
     "mpi": "MPI helper files",
 }
 _ACCESS = ("any", "read")
+_MATCH = ("file", "script")
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,7 @@ class FileRule:
     """One row of data/system_files.tsv."""
 
     pattern: str  # glob over the whole name; `*` matches `/` too
+    match: str  # file: the pattern is the file's name; script: the program's (see script_of)
     cls: str  # one of SYSTEM_CLASSES
     read_only: bool  # applies only to files nothing was written to
     why: str
@@ -62,14 +64,16 @@ def parse_rules(text: str, where: str = "system_files.tsv") -> tuple[FileRule, .
         cells = line.split("\t")
         if cells[0] == "pattern":  # the header row
             continue
-        if len(cells) != 4 or not all(c.strip() for c in cells):
-            raise ValueError(f"{where}:{number}: want 4 tab-separated columns, got {len(cells)}")
-        pattern, cls, access, why = (c.strip() for c in cells)
+        if len(cells) != 5 or not all(c.strip() for c in cells):
+            raise ValueError(f"{where}:{number}: want 5 tab-separated columns, got {len(cells)}")
+        pattern, match, cls, access, why = (c.strip() for c in cells)
+        if match not in _MATCH:
+            raise ValueError(f"{where}:{number}: match is file or script, not {match!r}")
         if cls not in SYSTEM_CLASSES:
             raise ValueError(f"{where}:{number}: unknown class {cls!r}")
         if access not in _ACCESS:
             raise ValueError(f"{where}:{number}: access is any or read, not {access!r}")
-        rules.append(FileRule(pattern, cls, access == "read", why))
+        rules.append(FileRule(pattern, match, cls, access == "read", why))
     return tuple(rules)
 
 
@@ -80,12 +84,36 @@ def system_rules() -> tuple[FileRule, ...]:
     return parse_rules(table.read_text(encoding="utf-8"), str(table))
 
 
+def script_of(argv: Any, rules: tuple[FileRule, ...] | None = None) -> tuple[str, FileRule] | None:
+    """(the script, its rule) when the program (argv[0]) is an interpreter of a `script` rule:
+    its first argument that is not an option; None without one (`python -m mod`, `-c code`)."""
+    if not isinstance(argv, list) or not argv or not all(isinstance(w, str) for w in argv):
+        return None
+    table = system_rules() if rules is None else rules
+    matching = (r for r in table if r.match == "script" and fnmatch.fnmatchcase(argv[0], r.pattern))
+    rule = next(matching, None)
+    if rule is None:
+        return None
+    for word in argv[1:]:
+        if word in ("-m", "-c", "-e", "--"):  # a module or code follows: no script file
+            return None
+        if not word.startswith("-"):
+            return word, rule
+    return None
+
+
 def classify(
-    name: str, written: bool, rules: tuple[FileRule, ...] | None = None
+    name: str,
+    written: bool,
+    rules: tuple[FileRule, ...] | None = None,
+    script: tuple[str, FileRule] | None = None,
 ) -> FileRule | None:
-    """The first rule that matches a file's name (and access), or None for a data file."""
+    """The first rule that matches a file's name (and access), or None for a data file.
+    script: script_of(the profile's argv): the script an interpreter runs is its file too."""
+    if script is not None and name == script[0] and not (script[1].read_only and written):
+        return script[1]
     for rule in system_rules() if rules is None else rules:
-        if rule.read_only and written:
+        if rule.match != "file" or (rule.read_only and written):
             continue
         if fnmatch.fnmatchcase(name, rule.pattern):
             return rule
@@ -103,11 +131,11 @@ def was_written(f: dict[str, Any]) -> bool:
     return False
 
 
-def _marked(f: Any) -> Any:
+def _marked(f: Any, script: tuple[str, FileRule] | None) -> Any:
     """A file's object with its class as "system" (a mark the runtime gave is kept)."""
     if not isinstance(f, dict) or "system" in f or not isinstance(f.get("name"), str):
         return f
-    rule = classify(f["name"], was_written(f))
+    rule = classify(f["name"], was_written(f), script=script)
     return {**f, "system": rule.cls} if rule else f
 
 
@@ -182,7 +210,8 @@ def parse(data: Any, path: Path | None = None) -> Profile:
             raise ProfileError(f'{where}profile without "{key}"')
     if not isinstance(data["files"], list):
         raise ProfileError(f'{where}"files" is not a list')
-    return Profile({**data, "files": [_marked(f) for f in data["files"]]}, path)
+    script = script_of(data.get("argv"))
+    return Profile({**data, "files": [_marked(f, script) for f in data["files"]]}, path)
 
 
 def load(path: str | os.PathLike[str]) -> Profile:

@@ -144,3 +144,20 @@ def test_iotune_tune_of_the_python_script_and_its_result_verified(libiotune, tmp
         if config:
             diff = h5diff(tmp_path / "default" / "gcrmio-h5py.h5", where / "gcrmio-h5py.h5")
             assert diff.returncode == 0 and "not comparable" not in diff.stdout, diff.stdout
+
+
+def test_its_profile_shows_the_data_file_alone(h5py_kernel, libiotune, tmp_path):
+    """The interpreter reads the kernel (a script without a .py suffix) and pyvenv.cfg: marked."""
+    from iotune import profile as prof
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("IOTUNE_")}
+    env.update(IOTUNE_LIB=str(libiotune), PYTHONPATH=str(REPO / "src"))
+    cmd = [sys.executable, "-m", "iotune", "profile", "--out", str(tmp_path / "p.json"), "--",
+           "mpiexec", "-n", "2", str(h5py_kernel), *SMALL, "--read"]  # fmt: skip
+    run = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    p = prof.load(tmp_path / "p.json")
+    assert [f["name"] for f in p.data_files] == ["gcrmio-h5py.h5"]
+    assert str(h5py_kernel) in [f["name"] for f in p.system_files]
+    summary = run.stdout.split("program ", 1)[1].split("\n", 1)[1]  # after the command line
+    assert "1 data file; " in summary and str(h5py_kernel) not in summary

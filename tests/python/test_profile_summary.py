@@ -83,12 +83,45 @@ def test_classification(name, written, cls):
 
 
 def test_rule_table_errors_name_the_line():
+    header = "pattern\tmatch\tclass\taccess\twhy\n"
     with pytest.raises(ValueError, match=r"t.tsv:2: unknown class 'sys'"):
-        prof.parse_rules("pattern\tclass\taccess\twhy\n/x/*\tsys\tany\tbecause\n", "t.tsv")
+        prof.parse_rules(header + "/x/*\tfile\tsys\tany\tbecause\n", "t.tsv")
     with pytest.raises(ValueError, match=r"t.tsv:1: access is any or read"):
-        prof.parse_rules("/x/*\tkernel\twrite\tbecause\n", "t.tsv")
-    with pytest.raises(ValueError, match=r"t.tsv:3: want 4 tab-separated columns"):
-        prof.parse_rules("# c\n\n/x/*  kernel any because\n", "t.tsv")
+        prof.parse_rules("/x/*\tfile\tkernel\twrite\tbecause\n", "t.tsv")
+    with pytest.raises(ValueError, match=r"t.tsv:1: match is file or script"):
+        prof.parse_rules("/x/*\tpath\tkernel\tany\tbecause\n", "t.tsv")
+    with pytest.raises(ValueError, match=r"t.tsv:3: want 5 tab-separated columns"):
+        prof.parse_rules("# c\n\n/x/*  file kernel any because\n", "t.tsv")
+
+
+@pytest.mark.parametrize(
+    "argv, script",
+    [
+        (["/v/.venv/bin/python3", "-u", "/k/gcrmio-h5py", "--cells", "5"], "/k/gcrmio-h5py"),
+        (["python", "run"], "run"),
+        (["/usr/bin/python3.11", "-m", "pkg", "file"], None),
+        (["/bin/bash", "-c", "echo x > out"], None),
+        (["/bin/bash", "job.sh"], "job.sh"),
+        (["./app", "input.deck"], None),  # not an interpreter: input.deck is the app's data
+        (["/v/bin/python3"], None),
+        ([], None),
+        ("python x", None),
+    ],
+)
+def test_the_script_an_interpreter_runs(argv, script):
+    found = prof.script_of(argv)
+    assert (found[0] if found else None) == script
+
+
+def test_a_script_without_a_suffix_is_the_interpreters_unless_written():
+    data = _profile([_file("/k/gcrmio-h5py", read=20000), _file("input.deck", read=100)])
+    data["argv"] = ["/v/.venv/bin/python3", "/k/gcrmio-h5py", "input.deck"]
+    p = prof.parse(data)
+    assert [f.get("system") for f in p.files] == ["interpreter", None]
+    data["files"][0] = _file("/k/gcrmio-h5py", written=10)  # a program that rewrites itself
+    assert prof.parse(data).files[0].get("system") is None
+    data["argv"] = ["./app", "/k/gcrmio-h5py"]
+    assert prof.parse(data).files[0].get("system") is None
 
 
 def test_files_are_marked_on_loading_and_kept_in_the_json(tmp_path):
