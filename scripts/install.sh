@@ -56,9 +56,15 @@ fi
 # compiler (the plain `mpicc` alternative may point to another MPI). pip caches the built wheels,
 # so only the first set-up pays the build (~4 + 4.5 min of CPU). Pins: newer numpy, Cython and
 # h5py fail to build against HDF5 1.10. IOTUNE_NO_H5PY=1 skips this step (h5py tests then skip).
-h5py_ready() {
-  .venv/bin/python -c 'import h5py, mpi4py, sys; sys.exit(not h5py.get_config().mpi)' 2>/dev/null
+h5py_hdf5_lib() { # the HDF5 library h5py's defs*.so links: it must be the system's, not a copy
+  local defs
+  defs=$(.venv/bin/python -c 'import glob, os, h5py, mpi4py
+assert h5py.get_config().mpi
+print(glob.glob(os.path.join(os.path.dirname(h5py.__file__), "defs*.so"))[0])' 2>/dev/null) ||
+    return 1
+  ldd "$defs" | awk '$1 ~ /^libhdf5/ && $3 !~ /site-packages|h5py/ {print $3; found=1} END {exit !found}'
 }
+h5py_ready() { h5py_hdf5_lib >/dev/null; }
 if [ -z "${IOTUNE_NO_H5PY:-}" ] && ! h5py_ready; then
   h5py_cc=${IOTUNE_H5PY_CC:-mpicc.mpich}
   have "$h5py_cc" || h5py_cc=mpicc
@@ -73,8 +79,8 @@ if [ -z "${IOTUNE_NO_H5PY:-}" ] && ! h5py_ready; then
   MPICC="$h5py_cc" CC="$h5py_cc" .venv/bin/pip install -q --no-binary=mpi4py mpi4py
   MPICC="$h5py_cc" CC="$h5py_cc" HDF5_MPI=ON HDF5_DIR="$h5py_hdf5" \
     .venv/bin/pip install -q --no-binary=h5py --no-build-isolation "h5py<3.13"
-  h5py_ready || { say "h5py was built without MPI support"; exit 1; }
-  say "mpi4py and h5py ready in $(($(date +%s) - h5py_start)) s"
+  h5py_ready || { say "h5py was built without MPI or does not link the system's HDF5"; exit 1; }
+  say "mpi4py and h5py ready in $(($(date +%s) - h5py_start)) s; h5py links $(h5py_hdf5_lib | head -1)"
 fi
 # ---- end h5py block ----
 
