@@ -20,14 +20,16 @@ The bench:
      (shared/LAB-NOTES: the only way to believe numbers on these machines); `--drop-caches`
      (root) empties the page cache before every measured run, so the reads reach the device;
   4. prints median, min, max per variant, the ratio of medians and the one-sided paired
-     permutation test's p (iotune.search.noise.paired_test, as `iotune tune` verifies), and
-     writes the raw numbers to `--out` (JSON, with the machine and the command).
+     permutation test's p (iotune.search.noise.paired_test, as `iotune tune` verifies), the
+     chunk cache each variant's dataset had (read back through h5py: did the settings reach
+     it?), and writes the raw numbers to `--out` (JSON, with the machine and the command).
 
 Status (2026-11-23): the runtime applies no HDF5 setting to files opened with h5py's default
-`sec2` driver (issue 10, point 4: the serial opt-in does not exist yet), so today `iotune tune`
-can find nothing for this program and a tuned control file changes nothing: the bench is
-written to be run once the opt-in lands (the tuned control file must then switch it on).
-Not yet run; no numbers are claimed from it.
+`sec2` driver (issue 10, point 4: the serial opt-in does not exist yet), and h5py opens the
+dataset with H5Oopen, which gets no dataset settings (point 2): today `iotune tune` can find
+nothing for this program and a tuned control file changes nothing (the printed chunk cache stays
+h5py's (521, 1048576, 0.75)). The bench is written to be run once both land (the tuned control
+file must then switch the opt-in on). Not yet run for numbers; none are claimed from it.
 
 usage: bench/h5py_serial_read.py [--tune | --config FILE] [--rounds N] [--drop-caches]
                                  [--rows R --cols C --chunk K --stride S] [--out FILE.json]
@@ -42,6 +44,7 @@ import os
 import platform
 import random
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -70,9 +73,10 @@ def app(path: str, stride: int) -> int:
             rows += 1
         elapsed = time.perf_counter() - t0
         nbytes = rows * d.shape[1] * d.dtype.itemsize
+        cache = d.id.get_access_plist().get_chunk_cache()  # what reached the dataset
     result = {"kernel": "h5py_serial_read", "phase": "read", "ranks": 1, "bytes": nbytes,
               "total_s": elapsed, "mb_s": round(nbytes / elapsed / 1e6, 3), "rows": rows,
-              "checksum": total}  # fmt: skip
+              "checksum": total, "chunk_cache": list(cache)}  # fmt: skip
     print("IOTUNE_RESULT " + json.dumps(result, separators=(",", ":")), flush=True)
     return 0
 
@@ -102,13 +106,13 @@ def drop_caches() -> None:
     Path("/proc/sys/vm/drop_caches").write_text("3\n")
 
 
-def run_app(path: Path, stride: int, config: Path, lib: Path) -> float:
+def run_app(path: Path, stride: int, config: Path, lib: Path) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("IOTUNE_")}
     env.update(LD_PRELOAD=str(lib), IOTUNE_CONFIG=str(config))
     cmd = [sys.executable, __file__, "--app", str(path), "--stride", str(stride)]
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, check=True)
     line = next(ln for ln in out.stdout.splitlines() if ln.startswith("IOTUNE_RESULT "))
-    return float(json.loads(line.split(" ", 1)[1])["total_s"])
+    return json.loads(line.split(" ", 1)[1])
 
 
 def tune(path: Path, stride: int, out: Path, trials: int) -> Path:
@@ -158,6 +162,7 @@ def main() -> int:
     rng = random.Random(a.seed)
     times: dict[str, list[float]] = {"default": [], "tuned": []}
     rounds = []
+    caches: dict[str, list] = {}
     for _ in range(a.rounds):
         order = noise.interleaved(list(configs), 1, rng)
         measured = {}
@@ -165,10 +170,14 @@ def main() -> int:
             run_app(path, a.stride, configs[variant], lib)  # warm-up, discarded
             if a.drop_caches:
                 drop_caches()
-            measured[variant] = run_app(path, a.stride, configs[variant], lib)
+            result = run_app(path, a.stride, configs[variant], lib)
+            measured[variant] = result["total_s"]
+            caches[variant] = result["chunk_cache"]
             times[variant].append(measured[variant])
         rounds.append({"order": order, **measured})
         print(f"round {len(rounds)}: " + ", ".join(f"{v} {t:.4f} s" for v, t in measured.items()))
+    # (slots, bytes, w0) of the dataset as h5py sees it: did the tuned settings reach it?
+    print(f"chunk cache in effect: {caches}")
 
     stats = {v: noise.summary(t) for v, t in times.items()}
     speedup = stats["default"]["median"] / stats["tuned"]["median"]
@@ -181,11 +190,12 @@ def main() -> int:
         "command": shlex.join(sys.argv), "machine": platform.node(), "cpus": os.cpu_count(),
         "python": platform.python_version(), "date": time.strftime("%Y-%m-%d %H:%M:%S"),
         "args": {k: str(v) for k, v in vars(a).items()}, "tuned_config": tuned.read_text(),
-        "rounds": rounds, "stats": stats, "speedup": speedup, "p": p,
+        "rounds": rounds, "chunk_cache": caches, "stats": stats, "speedup": speedup, "p": p,
     }  # fmt: skip
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(record, indent=2) + "\n")
     print(f"raw numbers: {a.out}")
+    shutil.rmtree(work, ignore_errors=True)
     return 0
 
 
