@@ -585,7 +585,7 @@ def test_show_tolerates_absent_optional_keys(tmp_path):
          "files": [{"name": "a", "posix": {"bytes_written": 10, "write_time_s": 0.5}}]}  # fmt: skip
     path = tmp_path / "old.json"
     path.write_text(json.dumps(p))
-    text = prof.summary(prof.load(path))
+    text = prof.summary(prof.load(path), files=True)
     assert "file a  (unknown, 1 ranks)" in text and "1 writes" in text
 
 
