@@ -50,6 +50,40 @@ if ! .venv/bin/python -c 'import iotune, optuna, pytest' 2>/dev/null; then
   .venv/bin/pip install -q -e '.[dev]'
 fi
 
+# ---- begin h5py block: Python applications (mpi4py + h5py on the runtime's HDF5) ----
+# h5py from a binary wheel bundles its own HDF5, which the preloaded runtime cannot see: build
+# mpi4py and h5py from source against the parallel HDF5 the runtime wraps, with MPICH's own
+# compiler (the plain `mpicc` alternative may point to another MPI). pip caches the built wheels,
+# so only the first set-up pays the build (~4 + 4.5 min of CPU). Pins: newer numpy, Cython and
+# h5py fail to build against HDF5 1.10. IOTUNE_NO_H5PY=1 skips this step (h5py tests then skip).
+h5py_hdf5_lib() { # the HDF5 library h5py's defs*.so links: it must be the system's, not a copy
+  local defs
+  defs=$(.venv/bin/python -c 'import glob, os, h5py, mpi4py
+assert h5py.get_config().mpi
+print(glob.glob(os.path.join(os.path.dirname(h5py.__file__), "defs*.so"))[0])' 2>/dev/null) ||
+    return 1
+  ldd "$defs" | awk '$1 ~ /^libhdf5/ && $3 !~ /site-packages|h5py/ {print $3; found=1} END {exit !found}'
+}
+h5py_ready() { h5py_hdf5_lib >/dev/null; }
+if [ -z "${IOTUNE_NO_H5PY:-}" ] && ! h5py_ready; then
+  h5py_cc=${IOTUNE_H5PY_CC:-mpicc.mpich}
+  have "$h5py_cc" || h5py_cc=mpicc
+  h5py_hdf5=${IOTUNE_H5PY_HDF5_DIR:-${HDF5_ROOT:-/usr/lib/x86_64-linux-gnu/hdf5/mpich}}
+  if [ ! -d "$h5py_hdf5/include" ]; then
+    say "no parallel HDF5 found at $h5py_hdf5 (set IOTUNE_H5PY_HDF5_DIR, or IOTUNE_NO_H5PY=1)"
+    exit 1
+  fi
+  say "building mpi4py and h5py from source with $h5py_cc against $h5py_hdf5 (first time: minutes)"
+  h5py_start=$(date +%s)
+  .venv/bin/pip install -q "numpy<2.3" "Cython<3.1" pkgconfig setuptools wheel
+  MPICC="$h5py_cc" CC="$h5py_cc" .venv/bin/pip install -q --no-binary=mpi4py mpi4py
+  MPICC="$h5py_cc" CC="$h5py_cc" HDF5_MPI=ON HDF5_DIR="$h5py_hdf5" \
+    .venv/bin/pip install -q --no-binary=h5py --no-build-isolation "h5py<3.13"
+  h5py_ready || { say "h5py was built without MPI or does not link the system's HDF5"; exit 1; }
+  say "mpi4py and h5py ready in $(($(date +%s) - h5py_start)) s; h5py links $(h5py_hdf5_lib | head -1)"
+fi
+# ---- end h5py block ----
+
 say "building the runtime and kernels"
 # shellcheck disable=SC2086
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX="$PWD/.venv" \

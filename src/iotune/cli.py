@@ -117,7 +117,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not command:
         _error("run: give the command to launch after --, e.g. iotune run --config c.xml -- ./app")
         return 2
-    if not args.config:
+    if args.config is not None and not args.config:
         _error("run: --config needs the name of a control file")
         return 2
     try:
@@ -128,8 +128,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     # The runtime reads only regular files and is the one that reports the control file's
     # problems (once, also for job scripts without this command). A pipe, which the ranks
     # could not open anyway, goes through a private copy removed afterwards.
-    config, copy = args.config, None
-    if _is_pipe(config):
+    config, copy = args.config, None  # no control file: the preload alone (capture, defaults)
+    if config is not None and _is_pipe(config):
         copy = _private_copy(config)
         if copy is None:
             return 1
@@ -236,7 +236,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
     except prof.ProfileError as e:
         _error(f"no profile from this run ({e}); did the command finish normally?")
         return status or 1
-    print(prof.summary(p))
+    print(prof.summary(p, files=args.files, top=args.top))
     print(f"\nprofile saved to {out}" + (f", traces in {out}.trace/" if args.trace else ""))
     return status
 
@@ -249,7 +249,10 @@ def cmd_show(args: argparse.Namespace) -> int:
     except prof.ProfileError as e:
         _error(str(e))
         return 1
-    print(json.dumps(p.data, indent=2) if args.json else prof.summary(p))
+    if args.json:
+        print(json.dumps(p.data, indent=2))
+    else:
+        print(prof.summary(p, files=args.files, top=args.top))
     return 0
 
 
@@ -282,6 +285,23 @@ def cmd_kernels(args: argparse.Namespace) -> int:
 # ----------------------------------------------------------------------------- parser
 
 
+def _summary_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--files",
+        action="store_true",
+        help="list every file with its details: the application's data files first, then the "
+        "files it did not ask for (interpreter, shared libraries, /proc, MPI helper files), "
+        "marked",
+    )
+    p.add_argument(
+        "--top",
+        type=int,
+        default=10,
+        metavar="N",
+        help="data files in the summary's table, slowest first (default 10)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
@@ -296,11 +316,14 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run any command (e.g. mpiexec -n 4 ./app, srun ...) with libiotune.so "
         "preloaded and IOTUNE_CONFIG set. The runtime reports each problem of the control file "
         "once and ignores the bad settings; the command runs anyway. A pipe (--config "
-        "<(...)) is copied to a temporary file for the ranks. The exit status is the "
+        "<(...)) is copied to a temporary file for the ranks. Without --config the runtime is "
+        "preloaded alone (no settings; capture with IOTUNE_PROFILE). The exit status is the "
         "command's.",
-        usage=f"{PROG} run --config FILE [--verbose] -- COMMAND [ARG...]",
+        usage=f"{PROG} run [--config FILE] [--verbose] -- COMMAND [ARG...]",
     )
-    p.add_argument("--config", "-c", required=True, metavar="FILE", help="control file (XML)")
+    p.add_argument(
+        "--config", "-c", metavar="FILE", help="control file (XML); default: none, no settings"
+    )
     p.add_argument(
         "--verbose", "-v", action="store_true", help="set IOTUNE_VERBOSE: the runtime reports"
     )
@@ -327,9 +350,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="run a command once with capture on and summarise its I/O",
         description="Run any command with libiotune.so preloaded and capture on: every HDF5, "
         "MPI-IO and POSIX call is counted and timed per file and layer; one JSON profile is "
-        "written (docs/profile.md) and summarised.",
-        usage=f"{PROG} profile [--out FILE] [--trace] [--config FILE] -- COMMAND [ARG...]",
+        "written (docs/profile.md) and summarised: totals, layers and the data files that took "
+        "the most I/O time. Files the application did not ask for (the interpreter's own, "
+        "shared libraries, /proc, MPI helper files) are left out of the summary; --files "
+        "lists every file.",
+        usage=f"{PROG} profile [--out FILE] [--trace] [--config FILE] [--files] [--top N] "
+        "-- COMMAND [ARG...]",
     )
+    _summary_options(p)
     p.add_argument(
         "--out",
         "-o",
@@ -351,6 +379,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="summarise a saved profile",
         description="Print the summary of a profile written by the runtime (IOTUNE_PROFILE).",
     )
+    _summary_options(p)
     p.add_argument("profile", metavar="PROFILE.json")
     p.add_argument("--json", action="store_true", help="print the profile itself, indented")
     p.set_defaults(func=cmd_show)

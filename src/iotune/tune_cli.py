@@ -191,7 +191,29 @@ def _app(args: argparse.Namespace) -> list[str] | None:
         if command:
             raise ValueError("give either --kernel or a command after --, not both")
         return [str(paths.find_kernel(args.kernel)), *KERNEL_ARGS.get(args.kernel, [])]
-    return command or None
+    return _local_paths_absolute(command) or None
+
+
+def _local_paths_absolute(command: list[str]) -> list[str]:
+    """Trials run in scratch directories: a program given by a relative path, and the file a
+    program is given first (`python script.py`, `./app input.deck`), are made absolute when they
+    exist here. Other words are left alone (an output file named after an option still goes to
+    the scratch directory)."""
+    import os
+    import shutil
+
+    out: list[str] = []
+    previous_is_program = False
+    for word in command:
+        is_file = not word.startswith("-") and os.path.isfile(word)
+        is_program = is_file and os.access(word, os.X_OK)
+        if is_file and (is_program or previous_is_program) and not os.path.isabs(word):
+            word = os.path.abspath(word)
+        out.append(word)
+        previous_is_program = is_program or (
+            not word.startswith("-") and "/" not in word and shutil.which(word) is not None
+        )
+    return out
 
 
 LAUNCHER_PROGRAMS = ("mpiexec", "mpirun", "srun", "aprun", "jsrun", "mpiexec.hydra")
