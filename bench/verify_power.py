@@ -1,0 +1,200 @@
+"""Power and false wins of `iotune tune`'s sequential verification, from real measurements.
+
+Hundreds of real studies cannot be run on a shared 2-core machine, so this does what can be
+done honestly:
+
+  measure   runs a kernel in interleaved rounds, each round the stack's defaults twice (A, A')
+            and a setting known to be ~1.3x faster (B), in a shuffled order, exactly as a
+            study's verification runs them (iotune.trial.run_trial, objective io-time); the
+            raw samples go to bench/data/verify-<kernel>.json;
+  evaluate  replays the sequential procedure (iotune.search.sequential, the same verdict code
+            as the study) many times on pairs drawn with replacement from those real rounds:
+            A/A pairs (A vs A') for the false-win rate, A/B pairs for the power, and reports
+            how many pairs each needed. Output: bench/results/verify-power.{json,md}.
+
+  .venv/bin/python bench/verify_power.py measure --kernel vorpalio --rounds 40
+  .venv/bin/python bench/verify_power.py evaluate --repeats 5000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import random
+import shlex
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE / "data"
+RESULTS = HERE / "results"
+
+# the ~1.3x settings of shared/LAB-NOTES.md ("What tuning can gain")
+CASES = {
+    "vorpalio": {"args": ["--block", "160,160,100"], "tuned": {"cb_buffer_size": "1M"}},
+    "gcrmio": {"args": ["--cells", "65536"], "tuned": {"fill_time": "never"}},
+}
+
+
+def measure(kernel: str, rounds: int, nprocs: int, seed: int) -> Path:
+    from iotune import paths, trial
+
+    case = CASES[kernel]
+    app = [str(paths.find_kernel(kernel)), *case["args"]]
+    command = trial.launch_command("mpiexec", nprocs, app)
+    arms = {"A": {}, "A2": {}, "B": case["tuned"]}
+    rng = random.Random(seed)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="verify-power-") as tmp:
+        opts = trial.TrialOptions(
+            command=command,
+            workdir=Path(tmp),
+            objective="io-time",
+            timeout=120,
+            lib=paths.find_library(),
+            isolate=True,
+        )
+        for r in range(rounds):
+            order = list(arms)
+            rng.shuffle(order)
+            row = {"round": r, "order": order}
+            for arm in order:
+                o = trial.run_trial(arms[arm], opts)
+                row[arm] = o.value if o.ok else None
+                row[f"{arm}_wall_s"] = round(o.wall_s, 6)
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    out = DATA / f"verify-{kernel}.json"
+    out.write_text(
+        json.dumps(
+            {
+                "kernel": kernel,
+                "command": shlex.join(command),
+                "arms": arms,
+                "objective": "io-time (the profile's io.time_s, seconds)",
+                "machine": platform.platform(),
+                "host": platform.node(),
+                "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+                "rounds": rows,
+            },
+            indent=1,
+        )
+        + "\n"
+    )
+    return out
+
+
+def _simulate(pairs, design, rng, maximize=False):
+    """One sequential verification on pairs drawn with replacement: (recommended, n)."""
+    from iotune.search import sequential
+
+    a: list[float] = []
+    b: list[float] = []
+    while True:
+        x, y = rng.choice(pairs)
+        a.append(x)
+        b.append(y)
+        if len(a) < design.min_pairs:
+            continue
+        v = sequential.verdict(a, b, design, maximize)
+        if v.decided:
+            return v.improved, len(a)
+
+
+def evaluate(repeats: int, seed: int, max_pairs: int) -> dict:
+    from iotune.search import sequential
+
+    design = sequential.design(sequential.MIN_PAIRS, max_pairs)
+    out = {
+        "design": {
+            "min_pairs": design.min_pairs,
+            "max_pairs": design.max_pairs,
+            "nominal_level": design.level,
+            "exact_false_win_bound": design.error,
+        },
+        "repeats": repeats,
+        "seed": seed,
+        "kernels": {},
+    }
+    for path in sorted(DATA.glob("verify-*.json")):
+        data = json.loads(path.read_text())
+        rounds = [r for r in data["rounds"] if None not in (r["A"], r["A2"], r["B"])]
+        rng = random.Random(seed)
+        res = {"file": path.name, "rounds": len(rounds), "arms": data["arms"]}
+        ratio = [r["A"] / r["B"] for r in rounds]
+        aa = [r["A"] / r["A2"] for r in rounds]
+        res["median_ratio_A_over_B"] = statistics.median(ratio)
+        res["median_ratio_A_over_A2"] = statistics.median(aa)
+        res["cv_A"] = statistics.pstdev([r["A"] for r in rounds]) / statistics.fmean(
+            [r["A"] for r in rounds]
+        )
+        for name, pairs in (
+            ("A/A", [(r["A"], r["A2"]) for r in rounds]),
+            ("A/B", [(r["A"], r["B"]) for r in rounds]),
+        ):
+            hits, used = 0, []
+            for _ in range(repeats):
+                won, n = _simulate(pairs, design, rng)
+                hits += won
+                used.append(n)
+            res[name] = {
+                "recommended_share": hits / repeats,
+                "mean_pairs": statistics.fmean(used),
+                "mean_runs": 2 * statistics.fmean(used),
+            }
+        out["kernels"][data["kernel"]] = res
+    return out
+
+
+def _markdown(res: dict) -> str:
+    d = res["design"]
+    lines = [
+        f"Sequential sign test, pairs {d['min_pairs']}..{d['max_pairs']}, nominal level "
+        f"{d['nominal_level']:.4f} per look, exact overall false-win bound "
+        f"{d['exact_false_win_bound']:.4f}; {res['repeats']} resampled studies per row.",
+        "",
+        "| kernel | real rounds | median A/B (A/A') | A/A recommended | A/A mean runs | "
+        "A/B recommended | A/B mean runs |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for k, r in res["kernels"].items():
+        lines.append(
+            f"| {k} ({r['arms']['B']}) | {r['rounds']} | {r['median_ratio_A_over_B']:.2f}x "
+            f"({r['median_ratio_A_over_A2']:.2f}x) | {100 * r['A/A']['recommended_share']:.1f} % "
+            f"| {r['A/A']['mean_runs']:.1f} | {100 * r['A/B']['recommended_share']:.1f} % | "
+            f"{r['A/B']['mean_runs']:.1f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    m = sub.add_parser("measure")
+    m.add_argument("--kernel", choices=sorted(CASES), required=True)
+    m.add_argument("--rounds", type=int, default=40)
+    m.add_argument("-n", "--nprocs", type=int, default=2)
+    m.add_argument("--seed", type=int, default=0)
+    e = sub.add_parser("evaluate")
+    e.add_argument("--repeats", type=int, default=5000)
+    e.add_argument("--seed", type=int, default=1)
+    e.add_argument("--max-pairs", type=int, default=20)
+    args = ap.parse_args(argv)
+    if args.cmd == "measure":
+        print(measure(args.kernel, args.rounds, args.nprocs, args.seed))
+        return 0
+    res = evaluate(args.repeats, args.seed, args.max_pairs)
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "verify-power.json").write_text(json.dumps(res, indent=1) + "\n")
+    md = _markdown(res)
+    (RESULTS / "verify-power.md").write_text(md)
+    print(md)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
