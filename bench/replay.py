@@ -96,7 +96,7 @@ def replay(land: Landscape, sp: space.Space, strategy: str, seed: int) -> dict:
     rng = random.Random(seed * 7919 + sorted(BUDGETS).index(strategy))
     rng_final = random.Random(seed * 104729 + 17)  # the final phase's own noise stream
     s = get_strategy(strategy.removesuffix("-no-prune"))
-    prune = s.prune and not strategy.endswith("-no-prune")
+    prune = s.leave_out_inert and not strategy.endswith("-no-prune")
     study = optuna.create_study(sampler=s.sampler(seed, len(sp.guesses)))
     warmstart.enqueue(study, sp, s.warm_start)
     cfg = TuneConfig(app=[], out=Path("."), space=sp, strategy=s.name)
@@ -161,7 +161,7 @@ def replay(land: Landscape, sp: space.Space, strategy: str, seed: int) -> dict:
             on_trial,
             confirm=s.confirm,
             combine=s.warm_start,
-            prune=prune,
+            leave_out_inert=prune,
         )
     except Done:
         pass

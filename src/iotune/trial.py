@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from iotune import controlfile, launch, objective
+from iotune.search import inert
 
 LAUNCHERS = ("mpiexec", "srun", "none")
 STATUSES = ("ok", "failed", "crashed", "timeout", "capped", "forbidden", "interrupted")
@@ -131,6 +132,7 @@ class Outcome:
     returncode: int | None = None
     message: str = ""
     metrics: dict[str, Any] = field(default_factory=dict)
+    traits: dict[str, Any] = field(default_factory=dict)  # what the profile says (search/inert)
 
     @property
     def ok(self) -> bool:
@@ -290,4 +292,5 @@ def _run_in(
         n = m.moved(direction)
         if n is not None:
             metrics[f"bytes_{direction}"] = n
-    return Outcome("ok", value, source, wall, 0, drop_note.strip(), metrics)
+    traits = inert.traits(prof)
+    return Outcome("ok", value, source, wall, 0, drop_note.strip(), metrics, traits)

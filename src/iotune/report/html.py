@@ -7,6 +7,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from iotune.report.table import settings_rows
 from iotune.space import Space
 
 
@@ -64,6 +65,7 @@ def write_html(
             ["", ""],
             [
                 ["command", summary.get("command")],
+                ["trials ran in", summary.get("ran_in")],
                 [
                     "space",
                     f"{space.name} ({len(space.dims)} parameters, {space.size():,} configurations)",
@@ -82,22 +84,42 @@ def write_html(
         ),
         "<h2>Recommended settings</h2>",
     ]
-    rec = summary.get("recommended") or {}
-    if rec:
-        parts.append(_table(["parameter", "value"], [[k, v] for k, v in sorted(rec.items())]))
+    title, srows = settings_rows(summary)
+    if srows:
+        parts.append(f"<p>{html.escape(title)}</p>")
+        parts.append(_table(["parameter", "layer", "value", "removing it costs"], srows))
+    if summary.get("recommended"):
         parts.append(
             "<p>Written to <code>best.xml</code>: run with "
-            "<code>iotune run --config best.xml -- ...</code>.</p>"
+            "<code>iotune run --config best.xml -- ...</code>. Only the settings whose removal "
+            "costs measurably are kept.</p>"
         )
     else:
-        cand = html.escape(str(summary.get("best_settings")))
         parts.append(
-            "<p>None: <code>best.xml</code> holds no settings (keep the defaults). "
-            f"Best candidate measured: <code>{cand}</code>.</p>"
+            "<p>None: <code>best.xml</code> holds no settings (keep the defaults)."
+            + (
+                " The best candidate measured is in <code>candidate.xml</code>.</p>"
+                if srows
+                else "</p>"
+            )
         )
+    extra = [
+        *(
+            [f"{n}: left out of the recommendation, {why}" for n, why in
+             ((summary.get("minimal") or {}).get("removed") or {}).items()]
+        ),
+        *[f"{n}: not in effect ({why})" for n, why in (summary.get("not_in_effect") or {}).items()],
+        *[
+            f"{n}={v}: not tried ({why})"
+            for n, vals in (summary.get("values_not_searched") or {}).items()
+            for v, why in vals.items()
+        ],
+    ]  # fmt: skip
+    if extra:
+        parts.append("<ul>" + "".join(f"<li>{html.escape(x)}</li>" for x in extra) + "</ul>")
     summ = final.get("summary") or {}
     if summ:
-        parts.append("<h2>Default vs tuned, and each layer alone (interleaved rounds)</h2>")
+        parts.append("<h2>Default vs tuned (interleaved pairs, sequential test)</h2>")
         parts.append(
             _table(
                 ["variant", "settings", "n", f"median ({unit})", "min", "max", "CV"],
