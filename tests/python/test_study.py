@@ -366,3 +366,104 @@ def test_trial_orphaned_before_it_was_claimed_is_recovered(monkeypatch):
     states = {t.number: (t.state.name, t.user_attrs.get("status")) for t in s.trials}
     assert states[orphan.number] == ("FAIL", "interrupted")
     assert states[owned.number] == ("RUNNING", None)
+
+
+def _app_script(where: Path, body: str = "") -> Path:
+    """An executable ./app in `where`: the fake application, run as users run theirs."""
+    app = where / "app"
+    app.write_text(f"#!{sys.executable}\n{body}" + (HERE / "fake_app.py").read_text())
+    app.chmod(0o755)
+    return app
+
+
+def test_relative_program_runs_from_the_users_directory(tmp_path):
+    """`cd somewhere && iotune tune -- ./app`: trials run where the command was given, so the
+    relative program is found (trials in scratch directories all failed and the study called
+    the defaults best)."""
+    somewhere = tmp_path / "somewhere"
+    somewhere.mkdir()
+    _app_script(somewhere)
+    r = tune("--space", SPACE, *FAKE_OPTS, "--trials", 6, "--repeat", 1, "--", "./app",
+             cwd=somewhere)  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"each trial runs in {somewhere}" in r.stdout
+    (out,) = (somewhere / "iotune-results").iterdir()
+    assert out.name.startswith("app-")  # named after the application, not the launcher
+    rows = list(csv.DictReader(open(out / "trials.csv")))
+    assert rows[0]["status"] == "ok", rows[0]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["ran_in"] == str(somewhere)
+    assert (somewhere / "data.out").is_file()  # its files land where it ran
+
+
+def test_isolated_trials_resolve_the_relative_program(tmp_path):
+    somewhere = tmp_path / "somewhere"
+    somewhere.mkdir()
+    _app_script(somewhere)
+    r = tune("--space", SPACE, *FAKE_OPTS, "--trials", 3, "--repeat", 1, "--isolate",
+             "--out", tmp_path / "out", "--", "./app", cwd=somewhere)  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert str(somewhere / "app") in r.stdout and "scratch directories" in r.stdout
+    assert not (somewhere / "data.out").exists()
+    assert list((tmp_path / "out" / "scratch").iterdir()) == []
+
+
+def test_a_failing_application_stops_the_study_with_its_message(tmp_path):
+    _app_script(tmp_path, 'import sys\nsys.exit("app: cannot open input.cfg")\n')
+    r = tune("--space", SPACE, *FAKE_OPTS, "--trials", 6, "--out", tmp_path / "out",
+             "--", "./app", cwd=tmp_path)  # fmt: skip
+    assert r.returncode != 0
+    assert "cannot open input.cfg" in r.stderr and "exit status 1" in r.stderr
+    assert "no better setting" not in r.stdout + r.stderr
+    s = optuna.load_study(study_name=None, storage=f"sqlite:///{tmp_path}/out/study.db")
+    assert [t.state.name for t in s.trials if t.state.name != "WAITING"] == ["FAIL"]
+
+
+def test_another_command_into_the_same_output_directory_is_refused(tmp_path):
+    out = tmp_path / "out"
+    common = ["--space", SPACE, *FAKE_OPTS, "--trials", 3, "--repeat", 1, "--out", out]
+    r = tune(*common, "--", *FAKE)
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = tune(*common, "--", *FAKE, "--other-input")
+    assert r.returncode != 0
+    assert "another command" in r.stderr
+    assert "--other-input" in r.stderr and FAKE[1] in r.stderr  # both commands named
+    r = tune(*common, "--allow-other-command", "--", *FAKE, "--other-input")
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_the_same_study_name_with_another_command_is_refused(tmp_path):
+    common = ["--space", SPACE, *FAKE_OPTS, "--trials", 3, "--repeat", 1, "--study", "x"]
+    r = tune(*common, "--out", tmp_path / "a", "--storage", f"sqlite:///{tmp_path}/s.db",
+             "--", *FAKE)  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = tune(*common, "--out", tmp_path / "b", "--storage", f"sqlite:///{tmp_path}/s.db",
+             "--", *FAKE, "2")  # fmt: skip
+    assert r.returncode != 0 and "study 'x' was made by another command" in r.stderr
+
+
+def test_verify_pairs_that_can_never_show_a_gain_are_refused(tmp_path):
+    r = tune("--space", SPACE, *FAKE_OPTS, "--verify-pairs", 4, "--out", tmp_path, "--", *FAKE)
+    assert r.returncode == 2 and "can never show a gain" in r.stderr
+    assert not (tmp_path / "study.db").exists()
+
+
+def test_mpiio_only_application_is_not_tuned_for_hdf5(tmp_path, libiotune, test_prog):
+    """A plain MPI-IO program: no HDF5 parameter in the searched space or in best.xml."""
+    from iotune import params
+
+    probe = test_prog("mpiio_probe")
+    out = tmp_path / "out"
+    r = tune("--trials", 6, "--leaders", 2, "--repeat", 1, "--verify-pairs", 5, "--no-progress",
+             "--out", out, "--seed", 0, "--", probe, "probe.dat",
+             env={"IOTUNE_LIB": str(libiotune)}, timeout=240, cwd=tmp_path)  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    hdf5 = {n for n in summary["space_params"] if params.get(n).layer == "hdf5"}
+    assert hdf5 and hdf5 <= set(summary["not_searched"]), summary["not_searched"]
+    assert "made no HDF5 calls" in r.stdout
+    s = optuna.load_study(study_name=summary["study"], storage=summary["storage"])
+    for t in s.trials[1:]:
+        assert not hdf5 & set(t.user_attrs.get("settings", {})), t.user_attrs
+    best = controlfile.parse_file(out / "best.xml")
+    assert not {x.name for x in best.settings} & hdf5
