@@ -178,3 +178,23 @@ def test_objectives_from_profile_kernel_and_wall(tmp_path):
 @pytest.mark.skipif(not os.access("/proc/sys/vm/drop_caches", os.W_OK), reason="not root")
 def test_drop_caches_as_root():
     assert trial.drop_caches()
+
+
+def test_one_phase_as_the_objective():
+    prof = {
+        "ranks": 2,
+        "layers": {
+            "hdf5": {"writes": 4, "reads": 2, "write_time_s": 3.0, "read_time_s": 1.0},
+            "mpiio": {"independent_writes": 8, "write_time_s": 2.5},
+        },
+    }
+    m = objective.Measurement(9.0, prof)
+    assert objective.value(m, "write") == (1.5, "profile")  # per rank, outermost layer
+    assert objective.value(m, "read") == (0.5, "profile")
+    lines = ['IOTUNE_RESULT {"phase": "write", "total_s": 0.3}',
+             'IOTUNE_RESULT {"phase": "read", "total_s": 0.2}']  # fmt: skip
+    bare = objective.Measurement(9.0, None, objective.parse_results(lines))
+    assert objective.value(bare, "read") == (0.2, "kernel")
+    writes_only = objective.Measurement(9.0, {"layers": {"posix": {"writes": 1}}})
+    with pytest.raises(objective.NoObjective):
+        objective.value(writes_only, "read")
