@@ -54,7 +54,7 @@ def hints(data: bytes, path: str) -> list[str]:
     lines = []
     names = params.names()
     for section, element, line, value in _elements(data):
-        where = f"{path}:{line}: <{element}>"
+        where = f"hint: {path}:{line}: <{element}>"
         p = params.find(element)
         if p is None and element != controlfile.HINT:
             guess = closest(element, names)

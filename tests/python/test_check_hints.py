@@ -23,9 +23,12 @@ def test_check_says_did_you_mean_and_where_a_parameter_belongs(tmp_path):
         [sys.executable, "-m", "iotune", "check", str(f)], capture_output=True, text=True
     )
     assert r.returncode == 1
-    assert f"{f}:3: <fill_tme>: did you mean <fill_time> (in <High_Level_IO_Library>)?" in r.stderr
+    assert (
+        f"hint: {f}:3: <fill_tme>: did you mean <fill_time> (in <High_Level_IO_Library>)?"
+        in r.stderr
+    )
     assert "<cb_buffer_size>: cb_buffer_size is an MPI-IO setting: it belongs in " \
         "<Middleware_Layer>" in r.stderr  # fmt: skip
     assert "did you mean 'never'?" in r.stderr
-    assert f"{f}:8: <romio_cb_write>: romio_cb_write is an MPI-IO setting: it belongs in " \
+    assert f"hint: {f}:8: <romio_cb_write>: romio_cb_write is an MPI-IO setting: it belongs in " \
         "<Middleware_Layer>" in r.stderr  # fmt: skip
