@@ -46,7 +46,7 @@ CASES = {
 }
 
 
-def measure(name: str, rounds: int, nprocs: int, seed: int) -> Path:
+def measure(name: str, rounds: int, nprocs: int, seed: int, warmup: int = 0) -> Path:
     from iotune import paths, trial
 
     case = CASES[name]
@@ -70,16 +70,19 @@ def measure(name: str, rounds: int, nprocs: int, seed: int) -> Path:
             rng.shuffle(order)
             row = {"round": r, "order": order}
             for arm in order:
+                for _ in range(warmup):  # discarded, as `iotune tune --warmup N` does
+                    trial.run_trial(arms[arm], opts)
                 o = trial.run_trial(arms[arm], opts)
                 row[arm] = o.value if o.ok else None
                 row[f"{arm}_wall_s"] = round(o.wall_s, 6)
             rows.append(row)
             print(json.dumps(row), flush=True)
-    out = DATA / f"verify-{name}.json"
+    out = DATA / f"verify-{name}{'-warmup' if warmup else ''}.json"
     out.write_text(
         json.dumps(
             {
-                "case": name,
+                "case": name + (f" (warm-up {warmup})" if warmup else ""),
+                "warmup": warmup,
                 "kernel": kernel,
                 "command": shlex.join(command),
                 "arms": arms,
@@ -201,13 +204,14 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument("--rounds", type=int, default=40)
     m.add_argument("-n", "--nprocs", type=int, default=2)
     m.add_argument("--seed", type=int, default=0)
+    m.add_argument("--warmup", type=int, default=0, help="discarded runs before each run")
     e = sub.add_parser("evaluate")
     e.add_argument("--repeats", type=int, default=5000)
     e.add_argument("--seed", type=int, default=1)
     e.add_argument("--max-pairs", type=int, default=20)
     args = ap.parse_args(argv)
     if args.cmd == "measure":
-        print(measure(args.kernel, args.rounds, args.nprocs, args.seed))
+        print(measure(args.kernel, args.rounds, args.nprocs, args.seed, args.warmup))
         return 0
     res = evaluate(args.repeats, args.seed, args.max_pairs)
     RESULTS.mkdir(exist_ok=True)

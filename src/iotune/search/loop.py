@@ -223,11 +223,10 @@ def _resume_warm_start(
 
     if not study.user_attrs.get(warmstart.PENDING):
         return
-    for t in study.get_trials(deepcopy=False):
-        if t.user_attrs.get("origin") == warmstart.BASELINE and t.state.is_finished():
-            ok = t.state == TrialState.COMPLETE and leave_out_inert
-            metrics = t.user_attrs.get("metrics", {}) if ok else {}
-            traits = {**t.user_attrs.get("traits", {}), **facts} if ok else {}
+    for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
+        if t.user_attrs.get("origin") == warmstart.BASELINE:  # a failed one is run again
+            metrics = t.user_attrs.get("metrics", {}) if leave_out_inert else {}
+            traits = {**t.user_attrs.get("traits", {}), **facts} if leave_out_inert else {}
             _after_baseline(study, space, metrics, traits)
             return
 
