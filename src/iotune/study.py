@@ -344,7 +344,7 @@ def _verdict_text(v: sequential.Verdict | None, ratios: list[float], design: Any
         return (
             f"tuned settings are {v.speedup:.2f}x faster than the defaults "
             f"(pairs {min(ratios):.2f}x..{max(ratios):.2f}x; tuned faster in {v.wins} of "
-            f"{v.pairs} pairs, significant by a sequential sign test at {design.alpha:g})"
+            f"{v.pairs} pairs, significant by a sequential signed-rank test at {design.alpha:g})"
         )
     why = "stopped: it cannot become significant" if v.futile else "not significant"
     return (
@@ -360,7 +360,7 @@ def verify(
     maximize: bool,
     rng: random.Random,
 ) -> dict[str, Any]:
-    """Default vs tuned measured in interleaved pairs until a sequential sign test decides
+    """Default vs tuned measured in interleaved pairs until a sequential signed-rank test decides
     (at least cfg.verify_min pairs, at most cfg.verify_pairs)."""
     pairs = Pairs(cfg, evaluate, rng)
     design = pairs.design
@@ -533,7 +533,7 @@ def check_verify_pairs(max_pairs: int, min_pairs: int = sequential.MIN_PAIRS) ->
     d = sequential.design(min(min_pairs, max_pairs), max_pairs)
     if d.first_possible() is None:
         return (
-            f"--verify-pairs {max_pairs} can never show a gain (a sign test needs at least "
+            f"--verify-pairs {max_pairs} can never show a gain (a paired test of n pairs cannot go below 2^-n: it needs at least "
             f"{_fewest_pairs()} pairs at {sequential.ALPHA:g}): use {sequential.MIN_PAIRS} or "
             f"more (default {sequential.MAX_PAIRS})"
         )
