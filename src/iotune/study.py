@@ -533,7 +533,8 @@ def check_verify_pairs(max_pairs: int, min_pairs: int = sequential.MIN_PAIRS) ->
     d = sequential.design(min(min_pairs, max_pairs), max_pairs)
     if d.first_possible() is None:
         return (
-            f"--verify-pairs {max_pairs} can never show a gain (a paired test of n pairs cannot go below 2^-n: it needs at least "
+            f"--verify-pairs {max_pairs} can never show a gain (the p of n pairs is at least "
+            f"2^-n: it needs at least "
             f"{_fewest_pairs()} pairs at {sequential.ALPHA:g}): use {sequential.MIN_PAIRS} or "
             f"more (default {sequential.MAX_PAIRS})"
         )

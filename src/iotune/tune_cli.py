@@ -43,7 +43,8 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         description="Search the I/O settings of an application: a baseline run with the "
         "defaults, a search (model-based by default, or H5Evolve's genetic algorithm), the "
         "leading settings re-measured, default vs tuned measured in interleaved pairs until a "
-        "sequential signed-rank test decides, the winner reduced to the settings that carry its gain, "
+        "sequential signed-rank test decides, the winner reduced to the settings that carry its "
+        "gain, "
         "and a report (best.xml, trials.csv, report.html). Trials run in the current "
         "directory, as the command would in your shell. Studies are saved as they go: the "
         "same command continues an interrupted study.",
