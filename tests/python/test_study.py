@@ -467,3 +467,15 @@ def test_mpiio_only_application_is_not_tuned_for_hdf5(tmp_path, libiotune, test_
         assert not hdf5 & set(t.user_attrs.get("settings", {})), t.user_attrs
     best = controlfile.parse_file(out / "best.xml")
     assert not {x.name for x in best.settings} & hdf5
+
+
+def test_a_study_stopped_by_a_failed_baseline_runs_it_again(tmp_path):
+    _app_script(tmp_path, 'import os, sys\nif os.environ.get("APP_FAIL"):\n    sys.exit("boom")\n')
+    args = ["--space", SPACE, *FAKE_OPTS, "--trials", 4, "--repeat", 1, "--out", tmp_path / "o",
+            "--", "./app"]  # fmt: skip
+    assert tune(*args, env={"APP_FAIL": "1"}, cwd=tmp_path).returncode != 0
+    r = tune(*args, cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    rows = list(csv.DictReader(open(tmp_path / "o" / "trials.csv")))
+    assert [row["origin"] for row in rows[:2]] == ["defaults", "defaults"]
+    assert [row["status"] for row in rows[:2]] == ["failed", "ok"]
