@@ -27,6 +27,11 @@ def _fmt(x: Any) -> str:
     return str(x)
 
 
+def _settings_text(settings: dict[str, str] | None) -> str:
+    """name=value; ... (or "defaults")."""
+    return "; ".join(f"{k}={v}" for k, v in sorted((settings or {}).items())) or "defaults"
+
+
 def _why_not_searched(inert: dict[str, str]) -> list[str]:
     """'a, b: the baseline run read nothing' (one entry per reason)."""
     by_reason: dict[str, list[str]] = {}
@@ -126,7 +131,7 @@ def write_html(
                 [
                     [
                         name,
-                        (final.get("variants") or {}).get(name) or "defaults",
+                        _settings_text((final.get("variants") or {}).get(name)),
                         s.get("n"),
                         s.get("median"),
                         s.get("min"),
@@ -141,8 +146,11 @@ def write_html(
             parts.append(
                 "<p>Speedup per pair: "
                 + ", ".join(f"{x:.2f}x" for x in final["pair_ratios"])
-                + f"; one-sided exact paired test "
-                f"p = {_fmt(final.get('p_value'))}.</p>"
+                + f"; tuned faster in {final.get('wins')} of {final.get('pairs')} pairs; "
+                f"sequential signed-rank test ({_fmt((final.get('design') or {}).get('min'))} "
+                f"to {_fmt((final.get('design') or {}).get('max'))} pairs, level "
+                f"{_fmt((final.get('design') or {}).get('level'))} per look, 0.05 overall), "
+                f"p of the pairs as one look = {_fmt(final.get('p_nominal'))}.</p>"
             )
     if "verify" in figures:
         parts.append("<img src='verify.png' alt='default vs tuned'>")
@@ -158,7 +166,7 @@ def write_html(
         )
     parts.append("<h2>Effect of each parameter</h2>")
     parts.append(
-        "<p>Measured effects are in the interleaved rounds above (each layer alone). Below, "
+        "<p>Measured effects are the settings' contributions above (each removed in turn). Below, "
         "hints from the search: per parameter, the objective of the successful trials at each "
         "value (other parameters vary at the same time, so a value that the search favoured "
         "late looks good with whatever else was good then), and Optuna's PED-ANOVA importance "
