@@ -188,3 +188,18 @@ def test_a_negative_verdict_still_writes_candidate_xml(tmp_path):
     cand = controlfile.parse_file(tmp_path / "candidate.xml")
     assert {x.name: x.value for x in cand.settings} == summary["best_settings"]
     assert "candidate.xml" in (tmp_path / "report.html").read_text()
+
+
+def test_a_study_is_named_after_its_application():
+    from iotune import identity, launch
+
+    assert launch.split_launcher(["mpirun.openmpi", "--oversubscribe", "-np", "2", "./a", "x"]) == (
+        ["mpirun.openmpi", "--oversubscribe", "-np", "2"],
+        ["./a", "x"],
+    )
+    assert launch.split_launcher(["flux", "run", "-n", "4", "b"])[1] == ["b"]
+    assert launch.split_launcher(["./a", "-n", "2"]) == ([], ["./a", "-n", "2"])
+    one = identity.default_name(["mpiexec", "-n", "2", "./vpicio", "in.cfg"])
+    assert one.startswith("vpicio-") and len(one) == len("vpicio-") + 8
+    assert one != identity.default_name(["mpiexec", "-n", "2", "./vpicio", "other.cfg"])
+    assert one == identity.default_name(["mpiexec", "-n", "2", "./vpicio", "in.cfg"])
