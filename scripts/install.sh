@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what iotune needs and builds it; safe to run again (it only does what is missing).
-#   - MPI, parallel HDF5, MiniXML, CMake, a C compiler: taken from the environment when found
+#   - MPI, parallel HDF5, libexpat, CMake, a C compiler: taken from the environment when found
 #     (cluster modules, or -DHDF5_ROOT/MPI_HOME via IOTUNE_CMAKE_ARGS); Debian packages are
 #     installed only when something is missing and apt-get can be used.
 #   - .venv with the iotune package (editable) and its Python dependencies.
@@ -16,7 +16,7 @@ if ! { have h5pcc || pkg-config --exists hdf5-mpich 2>/dev/null || [ -n "${HDF5_
   missing+=(libhdf5-mpich-dev)
 fi
 have h5diff || missing+=(hdf5-tools)
-{ pkg-config --exists mxml 2>/dev/null || [ -f /usr/include/mxml.h ]; } || missing+=(libmxml-dev)
+{ pkg-config --exists expat 2>/dev/null || [ -f /usr/include/expat.h ]; } || missing+=(libexpat1-dev)
 have pkg-config || missing+=(pkg-config)
 have cmake || missing+=(cmake)
 have cc || missing+=(gcc)
@@ -31,7 +31,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then apt=(apt-get); elif sudo -n true 2>/dev/null; then apt=(sudo apt-get); fi
   if ! have apt-get || [ ${#apt[@]} = 0 ]; then
     say "missing: ${missing[*]}"
-    say "load your site's MPI, parallel HDF5 and MiniXML modules (or install them) and run again"
+    say "load your site's MPI, parallel HDF5 and libexpat modules (or install them) and run again"
     exit 1
   fi
   say "installing Debian packages: ${missing[*]}"

@@ -69,16 +69,21 @@ static int detect_mpio(hid_t fapl, iot_file_info *info)
     return 1;
 }
 
-static herr_t set_mdc(const iot_settings *s, const char *name, hid_t fapl, report *r)
+static int is_mdc(int p)
 {
-    const iot_h5_api *h = iot_h5();
-    const iot_entry *init = iot_settings_find(s, IOT_P_MDC_INITIAL_SIZE, name, NULL);
-    const iot_entry *min = iot_settings_find(s, IOT_P_MDC_MIN_SIZE, name, NULL);
-    const iot_entry *max = iot_settings_find(s, IOT_P_MDC_MAX_SIZE, name, NULL);
+    return p == IOT_P_MDC_INITIAL_SIZE || p == IOT_P_MDC_MIN_SIZE || p == IOT_P_MDC_MAX_SIZE;
+}
+
+/* The three metadata cache sizes go into one configuration. */
+static herr_t set_mdc(const iot_file_settings *rules, hid_t fapl, report *r)
+{
+    const iot_entry *init = iot_resolved_file(rules, IOT_P_MDC_INITIAL_SIZE);
+    const iot_entry *min = iot_resolved_file(rules, IOT_P_MDC_MIN_SIZE);
+    const iot_entry *max = iot_resolved_file(rules, IOT_P_MDC_MAX_SIZE);
     H5AC_cache_config_t c;
     memset(&c, 0, sizeof c);
     c.version = H5AC__CURR_CACHE_CONFIG_VERSION;
-    if (h->H5Pget_mdc_config(fapl, &c) < 0)
+    if (IOT_H5_CALL(H5Pget_mdc_config, fapl, &c) < 0)
         return -1;
     if (min)
         c.min_size = (size_t)min->value.v[0];
@@ -99,7 +104,7 @@ static herr_t set_mdc(const iot_settings *s, const char *name, hid_t fapl, repor
     if (c.initial_size > c.max_size)
         c.initial_size = c.max_size;
     c.set_initial_size = 1;
-    herr_t rc = h->H5Pset_mdc_config(fapl, &c);
+    herr_t rc = IOT_H5_CALL(H5Pset_mdc_config, fapl, &c);
     const iot_entry *list[] = {init, min, max};
     for (int i = 0; i < 3; i++)
         if (list[i])
@@ -107,10 +112,30 @@ static herr_t set_mdc(const iot_settings *s, const char *name, hid_t fapl, repor
     return rc;
 }
 
+/* One file access setting onto fapl. A new file access parameter is one params.tsv row and
+ * one case here (IOT_H5_CALL finds any HDF5 function). */
+static herr_t set_fapl(int p, hid_t fapl, const iot_entry *e)
+{
+    const long long *v = e->value.v;
+    switch (p) {
+    case IOT_P_ALIGNMENT: return IOT_H5_CALL(H5Pset_alignment, fapl, (hsize_t)v[0], (hsize_t)v[1]);
+    case IOT_P_SIEVE_BUF_SIZE: return IOT_H5_CALL(H5Pset_sieve_buf_size, fapl, (size_t)v[0]);
+    case IOT_P_META_BLOCK_SIZE: return IOT_H5_CALL(H5Pset_meta_block_size, fapl, (hsize_t)v[0]);
+    case IOT_P_SMALL_DATA_BLOCK_SIZE:
+        return IOT_H5_CALL(H5Pset_small_data_block_size, fapl, (hsize_t)v[0]);
+    case IOT_P_COLL_METADATA_READ:
+        return IOT_H5_CALL(H5Pset_all_coll_metadata_ops, fapl, (hbool_t)v[0]);
+    case IOT_P_COLL_METADATA_WRITE:
+        return IOT_H5_CALL(H5Pset_coll_metadata_write, fapl, (hbool_t)v[0]);
+    default: return -1; /* a parameter of the table without a case: said as refused */
+    }
+}
+
 hid_t iot_apply_fapl(const iot_settings *s, const char *how, const char *name, hid_t fapl,
                      iot_file_info *info)
 {
     const iot_h5_api *h = iot_h5();
+    info->rules = NULL;
     iot_h5_quiet quiet;
     iot_h5_quiet_begin(&quiet);
     if (!detect_mpio(fapl, info)) {
@@ -123,41 +148,24 @@ hid_t iot_apply_fapl(const iot_settings *s, const char *how, const char *name, h
                     how, name);
         return fapl;
     }
+    /* the one match of the file's name: its datasets are served from the same set */
+    const iot_file_settings *rules = info->rules = iot_resolve(s, name);
     hid_t copy = H5I_INVALID_HID;
     report r = {.len = 0};
-    const iot_entry *e;
-    if ((e = iot_settings_find(s, IOT_P_ALIGNMENT, name, NULL)))
-        add_entry(&r, e,
-                  h->H5Pset_alignment(writable(&copy, fapl, h->cls_fapl), (hsize_t)e->value.v[0],
-                                      (hsize_t)e->value.v[1]));
-    if ((e = iot_settings_find(s, IOT_P_SIEVE_BUF_SIZE, name, NULL)))
-        add_entry(
-            &r, e,
-            h->H5Pset_sieve_buf_size(writable(&copy, fapl, h->cls_fapl), (size_t)e->value.v[0]));
-    if ((e = iot_settings_find(s, IOT_P_META_BLOCK_SIZE, name, NULL)))
-        add_entry(
-            &r, e,
-            h->H5Pset_meta_block_size(writable(&copy, fapl, h->cls_fapl), (hsize_t)e->value.v[0]));
-    if ((e = iot_settings_find(s, IOT_P_SMALL_DATA_BLOCK_SIZE, name, NULL)))
-        add_entry(&r, e,
-                  h->H5Pset_small_data_block_size(writable(&copy, fapl, h->cls_fapl),
-                                                  (hsize_t)e->value.v[0]));
-    if (iot_settings_find(s, IOT_P_MDC_INITIAL_SIZE, name, NULL) ||
-        iot_settings_find(s, IOT_P_MDC_MIN_SIZE, name, NULL) ||
-        iot_settings_find(s, IOT_P_MDC_MAX_SIZE, name, NULL))
-        set_mdc(s, name, writable(&copy, fapl, h->cls_fapl), &r);
-    if ((e = iot_settings_find(s, IOT_P_COLL_METADATA_READ, name, NULL)))
-        add_entry(&r, e,
-                  h->H5Pset_all_coll_metadata_ops
-                      ? h->H5Pset_all_coll_metadata_ops(writable(&copy, fapl, h->cls_fapl),
-                                                        (hbool_t)e->value.v[0])
-                      : -1);
-    if ((e = iot_settings_find(s, IOT_P_COLL_METADATA_WRITE, name, NULL)))
-        add_entry(&r, e,
-                  h->H5Pset_coll_metadata_write
-                      ? h->H5Pset_coll_metadata_write(writable(&copy, fapl, h->cls_fapl),
-                                                      (hbool_t)e->value.v[0])
-                      : -1);
+    for (int p = 0, mdc_done = 0; p < IOT_P_COUNT; p++) {
+        const iot_entry *e = iot_resolved_file(rules, p);
+        if (iot_params[p].target != IOT_TARGET_FAPL || (!e && !is_mdc(p)))
+            continue;
+        if (is_mdc(p)) {
+            int any = iot_resolved_file(rules, IOT_P_MDC_INITIAL_SIZE) ||
+                      iot_resolved_file(rules, IOT_P_MDC_MIN_SIZE) ||
+                      iot_resolved_file(rules, IOT_P_MDC_MAX_SIZE);
+            if (any && !mdc_done++)
+                set_mdc(rules, writable(&copy, fapl, h->cls_fapl), &r);
+            continue;
+        }
+        add_entry(&r, e, set_fapl(p, writable(&copy, fapl, h->cls_fapl), e));
+    }
     iot_h5_quiet_end(&quiet);
     if (iot_g.verbose && info->leader) {
         char header[1200];
@@ -187,12 +195,12 @@ static void chunk_for_size(int ndims, const hsize_t *maxdims, size_t elem, long 
     }
 }
 
-static void set_chunk(const iot_settings *s, const char *file, const char *dset, hid_t type,
-                      hid_t space, hid_t dcpl, hid_t *copy, report *r)
+static void set_chunk(const iot_file_settings *rules, const char *dset, hid_t type, hid_t space,
+                      hid_t dcpl, hid_t *copy, report *r)
 {
     const iot_h5_api *h = iot_h5();
-    const iot_entry *dims_e = iot_settings_find(s, IOT_P_CHUNK, file, dset);
-    const iot_entry *size_e = iot_settings_find(s, IOT_P_CHUNK_SIZE, file, dset);
+    const iot_entry *dims_e = iot_resolved_for(rules, IOT_P_CHUNK, dset);
+    const iot_entry *size_e = iot_resolved_for(rules, IOT_P_CHUNK_SIZE, dset);
     const iot_entry *e = dims_e ? dims_e : size_e;
     if (!e)
         return;
@@ -254,15 +262,15 @@ static void set_chunk(const iot_settings *s, const char *file, const char *dset,
         add(r, "chunk NOT applied: HDF5 refused it");
 }
 
-hid_t iot_apply_dcpl(const iot_settings *s, const iot_file_info *f, const char *file,
-                     const char *dset, hid_t type, hid_t space, hid_t dcpl)
+hid_t iot_apply_dcpl(const iot_file_info *f, const char *file, const char *dset, hid_t type,
+                     hid_t space, hid_t dcpl)
 {
     const iot_h5_api *h = iot_h5();
     iot_h5_quiet quiet;
     iot_h5_quiet_begin(&quiet);
     hid_t copy = H5I_INVALID_HID;
     report r = {.len = 0};
-    set_chunk(s, file, dset, type, space, dcpl, &copy, &r);
+    set_chunk(f->rules, dset, type, space, dcpl, &copy, &r);
     static const H5D_fill_time_t fill_times[] = {H5D_FILL_TIME_IFSET, H5D_FILL_TIME_ALLOC,
                                                  H5D_FILL_TIME_NEVER};
     static const H5D_alloc_time_t alloc_times[] = {H5D_ALLOC_TIME_DEFAULT, H5D_ALLOC_TIME_EARLY,
@@ -270,20 +278,20 @@ hid_t iot_apply_dcpl(const iot_settings *s, const iot_file_info *f, const char *
     const iot_entry *e;
     H5D_fill_value_t fill = H5D_FILL_VALUE_DEFAULT;
     char where[96];
-    if ((e = iot_settings_find(s, IOT_P_FILL_TIME, file, dset)) &&
+    if ((e = iot_resolved_for(f->rules, IOT_P_FILL_TIME, dset)) &&
         fill_times[e->value.v[0]] == H5D_FILL_TIME_NEVER && dcpl != H5P_DEFAULT &&
         h->H5Pfill_value_defined(dcpl, &fill) >= 0 && fill == H5D_FILL_VALUE_USER_DEFINED)
         /* unwritten elements must keep reading as the application's own fill value */
         add(&r, "fill_time=never NOT applied: the application defined a fill value [%s]",
             iot_origin(e, where, sizeof where));
     else if (e)
-        add_entry(
-            &r, e,
-            h->H5Pset_fill_time(writable(&copy, dcpl, h->cls_dcpl), fill_times[e->value.v[0]]));
-    if ((e = iot_settings_find(s, IOT_P_ALLOC_TIME, file, dset))) {
-        add_entry(
-            &r, e,
-            h->H5Pset_alloc_time(writable(&copy, dcpl, h->cls_dcpl), alloc_times[e->value.v[0]]));
+        add_entry(&r, e,
+                  IOT_H5_CALL(H5Pset_fill_time, writable(&copy, dcpl, h->cls_dcpl),
+                              fill_times[e->value.v[0]]));
+    if ((e = iot_resolved_for(f->rules, IOT_P_ALLOC_TIME, dset))) {
+        add_entry(&r, e,
+                  IOT_H5_CALL(H5Pset_alloc_time, writable(&copy, dcpl, h->cls_dcpl),
+                              alloc_times[e->value.v[0]]));
         if (f->mpio && e->value.v[0] >= 2)
             add(&r, "note: parallel HDF5 allocates space early whatever alloc_time says");
     }
@@ -296,24 +304,22 @@ hid_t iot_apply_dcpl(const iot_settings *s, const iot_file_info *f, const char *
     return copy >= 0 ? copy : dcpl;
 }
 
-hid_t iot_apply_dapl(const iot_settings *s, const iot_file_info *f, const char *file,
-                     const char *dset, hid_t dapl)
+hid_t iot_apply_dapl(const iot_file_info *f, const char *file, const char *dset, hid_t dapl)
 {
     const iot_h5_api *h = iot_h5();
-    const iot_entry *bytes = iot_settings_find(s, IOT_P_CHUNK_CACHE_BYTES, file, dset);
-    const iot_entry *slots = iot_settings_find(s, IOT_P_CHUNK_CACHE_SLOTS, file, dset);
-    const iot_entry *w0 = iot_settings_find(s, IOT_P_CHUNK_CACHE_W0, file, dset);
+    const iot_entry *bytes = iot_resolved_for(f->rules, IOT_P_CHUNK_CACHE_BYTES, dset);
+    const iot_entry *slots = iot_resolved_for(f->rules, IOT_P_CHUNK_CACHE_SLOTS, dset);
+    const iot_entry *w0 = iot_resolved_for(f->rules, IOT_P_CHUNK_CACHE_W0, dset);
     if (!bytes && !slots && !w0)
         return dapl;
     iot_h5_quiet quiet;
     iot_h5_quiet_begin(&quiet);
     hid_t copy = H5I_INVALID_HID;
     /* unset fields keep the file's defaults */
-    herr_t rc =
-        h->H5Pset_chunk_cache(writable(&copy, dapl, h->cls_dapl),
-                              slots ? (size_t)slots->value.v[0] : H5D_CHUNK_CACHE_NSLOTS_DEFAULT,
-                              bytes ? (size_t)bytes->value.v[0] : H5D_CHUNK_CACHE_NBYTES_DEFAULT,
-                              w0 ? w0->value.d : H5D_CHUNK_CACHE_W0_DEFAULT);
+    herr_t rc = IOT_H5_CALL(H5Pset_chunk_cache, writable(&copy, dapl, h->cls_dapl),
+                            slots ? (size_t)slots->value.v[0] : H5D_CHUNK_CACHE_NSLOTS_DEFAULT,
+                            bytes ? (size_t)bytes->value.v[0] : H5D_CHUNK_CACHE_NBYTES_DEFAULT,
+                            w0 ? w0->value.d : H5D_CHUNK_CACHE_W0_DEFAULT);
     iot_h5_quiet_end(&quiet);
     report r = {.len = 0};
     const iot_entry *list[] = {bytes, slots, w0};
@@ -342,10 +348,9 @@ static int filtered(hid_t id)
     return n > 0;
 }
 
-int iot_transfer_mode(const iot_settings *s, const iot_file_info *f, const char *file,
-                      const char *dset, hid_t id)
+int iot_transfer_mode(const iot_file_info *f, const char *file, const char *dset, hid_t id)
 {
-    const iot_entry *e = iot_settings_find(s, IOT_P_TRANSFER_MODE, file, dset);
+    const iot_entry *e = iot_resolved_for(f->rules, IOT_P_TRANSFER_MODE, dset);
     if (!e || !f->mpio)
         return -1;
     char where[96];
@@ -363,65 +368,4 @@ int iot_transfer_mode(const iot_settings *s, const iot_file_info *f, const char 
         iot_log("%s:%s: hdf5 transfer: transfer_mode=%s [%s]", file, dset, e->value.text,
                 iot_origin(e, where, sizeof where));
     return e->value.v[0] == 0 ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT;
-}
-
-/* The files open with settings, by name: an entry per file, counted per open and dropped at
- * its last close, so any number of files can be open at once. */
-typedef struct {
-    char *name;
-    iot_file_info info;
-    int opens;
-} file_entry;
-static file_entry *files;
-static int nfiles, capfiles;
-
-static file_entry *find_file(const char *name)
-{
-    for (int i = 0; i < nfiles; i++)
-        if (strcmp(files[i].name, name) == 0)
-            return &files[i];
-    return NULL;
-}
-
-void iot_files_remember(const char *name, const iot_file_info *info)
-{
-    file_entry *e = find_file(name);
-    if (!e && nfiles == capfiles) {
-        int cap = capfiles ? 2 * capfiles : 16;
-        file_entry *grown = realloc(files, (size_t)cap * sizeof *grown);
-        if (!grown) {
-            iot_warn_once("files-oom", "out of memory: dataset settings of %s are not applied",
-                          name);
-            return;
-        }
-        files = grown;
-        capfiles = cap;
-    }
-    if (!e) {
-        char *copy = strdup(name);
-        if (!copy)
-            return;
-        e = &files[nfiles++];
-        *e = (file_entry){copy, *info, 0};
-    }
-    e->info = *info;
-    e->opens++;
-}
-
-void iot_files_forget(const char *name)
-{
-    file_entry *e = find_file(name);
-    if (!e || --e->opens > 0)
-        return;
-    free(e->name);
-    *e = files[--nfiles];
-}
-
-iot_file_info iot_files_lookup(const char *name)
-{
-    const file_entry *e = find_file(name);
-    if (e)
-        return e->info;
-    iot_file_info unknown = {0, iot_world_rank() == 0};
-    return unknown;
 }

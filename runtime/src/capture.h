@@ -7,7 +7,10 @@
 #include <mpi.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <string.h>
 #include <time.h>
+
+#include "counters_gen.h"
 
 /* stdio is beside POSIX, not below it: glibc's fwrite reaches the kernel without calling the
  * interposable write(), so no byte is counted twice. */
@@ -15,15 +18,29 @@ typedef enum { IOT_L_HDF5, IOT_L_MPIIO, IOT_L_POSIX, IOT_L_STDIO, IOT_NLAYERS } 
 
 #define IOT_SIZE_BINS 10
 
+/* The counters of one file at one layer, generated from src/iotune/data/counters.tsv (the one
+ * list that also gives their JSON names): count uint64_t, offset int64_t (-1 when no access had
+ * an offset), seconds double, sizes a histogram. */
+#define IOT_COUNTER_count(field) uint64_t field;
+#define IOT_COUNTER_offset(field) int64_t field;
+#define IOT_COUNTER_seconds(field) double field;
+#define IOT_COUNTER_sizes(field) uint64_t field[IOT_SIZE_BINS];
+#define IOT_COUNTER_FIELD(field, type, merge) IOT_COUNTER_##type(field)
 typedef struct {
-    uint64_t creates, opens, closes, dset_creates, dset_opens;
-    uint64_t reads, writes, coll_reads, coll_writes, indep_reads, indep_writes;
-    uint64_t syncs, set_views, seeks, dups;
-    uint64_t bytes_read, bytes_written, sequential, consecutive;
-    int64_t first_offset, last_offset; /* -1 when no access had an offset */
-    uint64_t sizes[IOT_SIZE_BINS];
-    double read_time, write_time, meta_time;
+    IOT_COUNTERS(IOT_COUNTER_FIELD)
 } iot_counters;
+
+/* Empty counters: zero, and -1 for the offsets. */
+#define IOT_COUNTER_INIT_count(x)
+#define IOT_COUNTER_INIT_seconds(x)
+#define IOT_COUNTER_INIT_sizes(x)
+#define IOT_COUNTER_INIT_offset(x) x = -1;
+#define IOT_COUNTER_INIT(field, type, merge) IOT_COUNTER_INIT_##type(c->field)
+static inline void iot_counters_init(iot_counters *c)
+{
+    memset(c, 0, sizeof *c);
+    IOT_COUNTERS(IOT_COUNTER_INIT)
+}
 
 #define IOT_REC_NAME 512
 #define IOT_REC_HINTS 2048
@@ -105,14 +122,20 @@ void iot_count_close(int rec, iot_clayer layer, const char *func, double t, doub
 /* Per-rank time spent in outermost I/O calls. */
 extern double iot_rank_io_time;
 
-/* After MPI_Init: agrees on the session and a common clock with the other ranks (collective
- * over MPI_COMM_WORLD). */
-void iot_capture_mpi_started(void);
+/* This rank's records (count in *n), for the end of the run. */
+iot_file_rec *iot_recs(int *n);
 
-/* Reduces across comm and writes the profile (collective); MPI_COMM_NULL without MPI. */
-void iot_capture_finish(MPI_Comm comm);
+/* The runtime's clock (lifecycle.c): iot_now() when it loaded, the same instant in wall-clock
+ * time, and the job's common instant after MPI_Init (-1 before, or without MPI). */
+typedef struct {
+    double start, wall_start, sync;
+} iot_clock_t;
+extern iot_clock_t iot_clock;
 
 /* Seconds since the runtime started. */
-double iot_since_start(void);
+static inline double iot_since_start(void)
+{
+    return iot_now() - iot_clock.start;
+}
 
 #endif

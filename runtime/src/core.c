@@ -1,12 +1,13 @@
 #include "core.h"
 
+#include "env.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 iot_state iot_g;
-static const char *config_path;
 
 int iot_world_rank(void)
 {
@@ -57,6 +58,7 @@ void iot_warn_once(const char *key, const char *fmt, ...)
 
 const char *iot_origin(const iot_entry *e, char *buf, int len)
 {
+    const char *config_path = iot_env.config;
     const char *base = config_path ? strrchr(config_path, '/') : NULL;
     snprintf(buf, (size_t)len, "%s:%d", base ? base + 1 : (config_path ? config_path : "?"),
              e->line);
@@ -96,30 +98,20 @@ static void print_problem(void *ctx, int line, const char *element, const char *
     /* a message that says what is ignored already needs no "; ignored" */
     size_t n = strlen(message);
     int says_it = n >= 7 && strcmp(message + n - 7, "ignored") == 0;
-    iot_log("%s%s:%s %s%s%s", config_path, where, what, one_line(message, msg, sizeof msg), val,
+    iot_log("%s%s:%s %s%s%s", iot_env.config, where, what, one_line(message, msg, sizeof msg), val,
             fatal     ? "; no settings from this file are applied"
             : says_it ? ""
                       : "; ignored");
-}
-
-static void read_environment(void)
-{
-    const char *v = getenv("IOTUNE_VERBOSE");
-    iot_g.verbose = v && *v ? atoi(v) : 0;
-    if (v && *v && !iot_g.verbose && strcmp(v, "0") != 0)
-        iot_g.verbose = 1; /* IOTUNE_VERBOSE=yes */
-    v = getenv("IOTUNE_DISABLE");
-    iot_g.disabled = v && *v && strcmp(v, "0") != 0;
-    config_path = getenv("IOTUNE_CONFIG");
-    if (config_path && !*config_path)
-        config_path = NULL;
 }
 
 void iot_load(MPI_Comm comm)
 {
     if (iot_g.loaded)
         return;
-    read_environment();
+    iot_env_read(); /* a library's constructor may open a file before ours has run */
+    iot_g.verbose = iot_env.verbose;
+    iot_g.disabled = iot_env.disabled;
+    const char *config_path = iot_env.config;
     int rank = 0, nprocs = 1;
     if (comm != MPI_COMM_NULL) {
         PMPI_Comm_rank(comm, &rank);

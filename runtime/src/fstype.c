@@ -4,6 +4,8 @@
 #include <string.h>
 #include <sys/vfs.h>
 
+#include "settings.h"
+
 static const struct {
     unsigned long magic;
     const char *name;
@@ -17,9 +19,7 @@ static const struct {
 
 const char *iot_fstype(const char *path, char *buf, int len)
 {
-    const char *colon = strchr(path, ':');
-    if (colon && colon - path >= 2 && !memchr(path, '/', (size_t)(colon - path)))
-        path = colon + 1; /* ROMIO prefix such as ufs: */
+    path = iot_strip_romio_prefix(path);
     struct statfs st;
     int rc = statfs(path, &st);
     if (rc != 0) {

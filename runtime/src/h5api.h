@@ -33,22 +33,11 @@
     X(H5Pcopy)                                                                                     \
     X(H5Pclose)                                                                                    \
     X(H5Pget_fapl_mpio)                                                                            \
-    X(H5Pset_alignment)                                                                            \
-    X(H5Pset_sieve_buf_size)                                                                       \
-    X(H5Pset_meta_block_size)                                                                      \
-    X(H5Pset_small_data_block_size)                                                                \
-    X(H5Pget_mdc_config)                                                                           \
-    X(H5Pset_mdc_config)                                                                           \
-    X(H5Pset_all_coll_metadata_ops)                                                                \
-    X(H5Pset_coll_metadata_write)                                                                  \
-    X(H5Pset_chunk_cache)                                                                          \
     X(H5Pget_layout)                                                                               \
     X(H5Pget_external_count)                                                                       \
     X(H5Pset_chunk)                                                                                \
-    X(H5Pset_fill_time)                                                                            \
     X(H5Pfill_value_defined)                                                                       \
     X(H5Pget_nfilters)                                                                             \
-    X(H5Pset_alloc_time)                                                                           \
     X(H5Pset_dxpl_mpio)                                                                            \
     X(H5Pget_dxpl_mpio)                                                                            \
     X(H5Sget_simple_extent_ndims)                                                                  \
@@ -79,6 +68,26 @@ const iot_h5_api *iot_h5_real(void);
 /* Finds the next definition of a symbol after this library (RTLD_NEXT), or in any loaded
  * object when the application's library was loaded privately (e.g. by Python). */
 void *iot_find_symbol(const char *name);
+
+/* An HDF5 function that is not in IOT_H5_FUNCS, found on first use: NULL when the HDF5
+ * loaded lacks it. Setting a new parameter needs no edit of the list above. */
+#define IOT_H5_FN(fn)                                                                              \
+    __extension__({                                                                                \
+        static __typeof__(&fn) found_;                                                             \
+        static int looked_;                                                                        \
+        if (!__atomic_load_n(&looked_, __ATOMIC_ACQUIRE)) {                                        \
+            found_ = (__typeof__(&fn))iot_find_symbol(#fn);                                        \
+            __atomic_store_n(&looked_, 1, __ATOMIC_RELEASE);                                       \
+        }                                                                                          \
+        found_;                                                                                    \
+    })
+
+/* Calls fn(...) found with IOT_H5_FN; -1 (refused) when this HDF5 lacks it. */
+#define IOT_H5_CALL(fn, ...)                                                                       \
+    __extension__({                                                                                \
+        __typeof__(&fn) fn_ = IOT_H5_FN(fn);                                                       \
+        fn_ ? fn_(__VA_ARGS__) : -1;                                                               \
+    })
 
 /* Silences HDF5's error stack printing around the runtime's own calls. */
 typedef struct {

@@ -11,6 +11,9 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "env.h"
+#include "hash.h"
+#include "real.h"
 
 static char session[64];
 static int created;
@@ -31,22 +34,20 @@ static void keep_session(const char *id)
 
 void iot_session_init(void)
 {
-    const char *inherited = getenv("IOTUNE_SESSION");
-    if (inherited && *inherited) {
-        keep_session(inherited);
+    if (iot_env.session) {
+        keep_session(iot_env.session);
         return;
     }
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     char host[64] = "";
     gethostname(host, sizeof host - 1);
-    unsigned h = 2166136261u;
-    for (const char *c = host; *c; c++)
-        h = (h ^ (unsigned char)*c) * 16777619u;
+    unsigned h = (unsigned)iot_fnv1a(host);
     snprintf(session, sizeof session, "%llx-%x-%x",
              (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec,
              (unsigned)getpid(), h);
-    setenv("IOTUNE_SESSION", session, 1); /* children (ranks, a script's programs) inherit it */
+    iot_env_export("IOTUNE_SESSION",
+                   session); /* children (ranks, a script's programs) inherit it */
     created = 1;
 }
 
@@ -65,7 +66,7 @@ int iot_session_created(void)
     return created;
 }
 
-/* ---- an existing profile's header (written first by capture.c: session, mpi, io) ---- */
+/* ---- an existing profile's header (written first by profile.c: session, mpi, io) ---- */
 
 typedef struct {
     char session[64];
@@ -82,12 +83,12 @@ static uint64_t number_after(const char *text, const char *key)
 /* Returns 0 when path is not a profile with a session (e.g. an older run's). */
 static int read_header(const char *path, header *h)
 {
-    FILE *f = fopen(path, "r");
+    FILE *f = iot_real_fopen(path, "r");
     if (!f)
         return 0;
     char text[2048];
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
+    size_t n = iot_real_fread(text, 1, sizeof text - 1, f);
+    iot_real_fclose(f);
     text[n] = '\0';
     char *end = strstr(text, "\"program\": "); /* the header ends where free text begins */
     if (end)
@@ -148,7 +149,7 @@ int iot_out_open(iot_out *o, const char *path, const iot_claim *c)
         snprintf(dir, sizeof dir, ".");
     else
         slash[slash == dir] = '\0'; /* "/p.json" -> "/" */
-    o->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    o->dirfd = iot_real_open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (o->dirfd < 0) {
         cannot(path, errno);
         return 0;
@@ -158,7 +159,7 @@ int iot_out_open(iot_out *o, const char *path, const iot_claim *c)
     int go = stat(path, &st) == 0 ? may_replace(path, &st, c) : c->nfiles > 0 || c->mpi;
     if (go) {
         snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%d", path, (int)getpid());
-        o->f = fopen(o->tmp, "w");
+        o->f = iot_real_fopen(o->tmp, "w");
         if (!o->f)
             cannot(path, errno);
     }
@@ -172,7 +173,7 @@ int iot_out_open(iot_out *o, const char *path, const iot_claim *c)
 void iot_out_commit(iot_out *o)
 {
     int bad = ferror(o->f);
-    bad |= fclose(o->f) != 0;
+    bad |= iot_real_fclose(o->f) != 0;
     o->f = NULL;
     if (bad || rename(o->tmp, o->path) != 0) {
         cannot(o->path, errno ? errno : EIO);
@@ -184,12 +185,12 @@ void iot_out_commit(iot_out *o)
 void iot_out_cancel(iot_out *o)
 {
     if (o->f) {
-        fclose(o->f);
+        iot_real_fclose(o->f);
         unlink(o->tmp);
         o->f = NULL;
     }
     if (o->dirfd >= 0)
-        close(o->dirfd); /* releases the lock */
+        iot_real_close(o->dirfd); /* releases the lock */
     o->dirfd = -1;
 }
 

@@ -5,9 +5,31 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "env.h"
 #include "json.h"
+#include "real.h"
+#include "resolve.h"
 
 static const char *const layer_names[IOT_NLAYERS] = {"hdf5", "mpiio", "posix", "stdio"};
+
+/* How two values of a counter combine (counters.tsv, column merge). */
+#define MERGE_sum_count(a, b) a += b;
+#define MERGE_sum_seconds(a, b) a += b;
+#define MERGE_sum_sizes(a, b)                                                                      \
+    for (int i = 0; i < IOT_SIZE_BINS; i++)                                                        \
+        a[i] += b[i];
+#define MERGE_min_offset(a, b)                                                                     \
+    if (b >= 0 && (a < 0 || b < a))                                                                \
+        a = b;
+#define MERGE_max_offset(a, b)                                                                     \
+    if (b > a)                                                                                     \
+        a = b;
+#define MERGE(field, type, merge) MERGE_##merge##_##type(a->field, b->field)
+
+static void merge_counters(iot_counters *a, const iot_counters *b)
+{
+    IOT_COUNTERS(MERGE)
+}
 
 static void merge(iot_file_rec *into, const iot_file_rec *r)
 {
@@ -20,24 +42,8 @@ static void merge(iot_file_rec *into, const iot_file_rec *r)
         memcpy(into->hints, r->hints, sizeof into->hints);
     if (!into->fs[0])
         memcpy(into->fs, r->fs, sizeof into->fs);
-    for (int l = 0; l < IOT_NLAYERS; l++) {
-        iot_counters *a = &into->c[l];
-        const iot_counters *b = &r->c[l];
-        uint64_t *ua = &a->creates;
-        const uint64_t *ub = &b->creates;
-        /* the uint64_t counters from creates to consecutive are contiguous */
-        for (int i = 0; &ua[i] <= &a->consecutive; i++)
-            ua[i] += ub[i];
-        if (b->first_offset >= 0 && (a->first_offset < 0 || b->first_offset < a->first_offset))
-            a->first_offset = b->first_offset;
-        if (b->last_offset > a->last_offset)
-            a->last_offset = b->last_offset;
-        for (int i = 0; i < IOT_SIZE_BINS; i++)
-            a->sizes[i] += b->sizes[i];
-        a->read_time += b->read_time;
-        a->write_time += b->write_time;
-        a->meta_time += b->meta_time;
-    }
+    for (int l = 0; l < IOT_NLAYERS; l++)
+        merge_counters(&into->c[l], &r->c[l]);
 }
 
 static int by_start(const void *a, const void *b)
@@ -86,7 +92,7 @@ int iot_profile_build(iot_profile *p, const iot_file_rec *all, int nall, const d
             p->io_time = rank_times[r];
     iot_file_rec *total = &p->total;
     for (int l = 0; l < IOT_NLAYERS; l++)
-        total->c[l].first_offset = total->c[l].last_offset = -1;
+        iot_counters_init(&total->c[l]);
     total->start = -1;
     for (int k = 0; k < p->nfiles; k++) {
         const iot_file_rec *f = &p->files[k];
@@ -116,62 +122,46 @@ void iot_profile_free(iot_profile *p)
     p->stats = NULL;
 }
 
-static void write_sizes(FILE *f, const iot_counters *c)
+/* One counter as "key": value, by its type (counters.tsv). */
+static void write_count(FILE *f, int *n, const char *key, uint64_t v)
+{
+    fprintf(f, "%s\"%s\": %llu", (*n)++ ? ", " : "", key, (unsigned long long)v);
+}
+
+static void write_offset(FILE *f, int *n, const char *key, int64_t v)
+{
+    fprintf(f, "%s\"%s\": %lld", (*n)++ ? ", " : "", key, (long long)v);
+}
+
+static void write_seconds(FILE *f, int *n, const char *key, double v)
+{
+    fprintf(f, "%s\"%s\": %.9f", (*n)++ ? ", " : "", key, v);
+}
+
+static void write_sizes(FILE *f, int *n, const char *key, const uint64_t *sizes)
 {
     static const char *bins[IOT_SIZE_BINS] = {"0-100", "100-1K", "1K-10K",   "10K-100K", "100K-1M",
                                               "1M-4M", "4M-10M", "10M-100M", "100M-1G",  "1G+"};
-    fputs("\"sizes\": {", f);
+    fprintf(f, "%s\"%s\": {", (*n)++ ? ", " : "", key);
     for (int i = 0; i < IOT_SIZE_BINS; i++)
-        fprintf(f, "%s\"%s\": %llu", i ? ", " : "", bins[i], (unsigned long long)c->sizes[i]);
-    fputs("}, ", f);
+        fprintf(f, "%s\"%s\": %llu", i ? ", " : "", bins[i], (unsigned long long)sizes[i]);
+    fputc('}', f);
 }
 
+#define WRITE_COUNTER(field, type, key) write_##type(f, &n, key, c->field);
+
+/* A layer's counters, with the keys counters.tsv gives them in that layer. */
 static void write_counters(FILE *f, iot_clayer l, const iot_counters *c)
 {
-    if (l == IOT_L_HDF5) {
-        fprintf(f,
-                "{\"file_creates\": %llu, \"file_opens\": %llu, \"file_closes\": %llu, "
-                "\"dataset_creates\": %llu, \"dataset_opens\": %llu, \"writes\": %llu, "
-                "\"reads\": %llu, \"collective_writes\": %llu, \"independent_writes\": %llu, "
-                "\"collective_reads\": %llu, \"independent_reads\": %llu, ",
-                (unsigned long long)c->creates, (unsigned long long)c->opens,
-                (unsigned long long)c->closes, (unsigned long long)c->dset_creates,
-                (unsigned long long)c->dset_opens, (unsigned long long)c->writes,
-                (unsigned long long)c->reads, (unsigned long long)c->coll_writes,
-                (unsigned long long)c->indep_writes, (unsigned long long)c->coll_reads,
-                (unsigned long long)c->indep_reads);
-    } else if (l == IOT_L_MPIIO) {
-        fprintf(f,
-                "{\"opens\": %llu, \"closes\": %llu, \"syncs\": %llu, \"set_views\": %llu, "
-                "\"independent_writes\": %llu, \"collective_writes\": %llu, "
-                "\"independent_reads\": %llu, \"collective_reads\": %llu, ",
-                (unsigned long long)c->opens, (unsigned long long)c->closes,
-                (unsigned long long)c->syncs, (unsigned long long)c->set_views,
-                (unsigned long long)c->indep_writes, (unsigned long long)c->coll_writes,
-                (unsigned long long)c->indep_reads, (unsigned long long)c->coll_reads);
-    } else if (l == IOT_L_POSIX) {
-        fprintf(f,
-                "{\"opens\": %llu, \"dups\": %llu, \"closes\": %llu, \"reads\": %llu, "
-                "\"writes\": %llu, \"seeks\": %llu, \"fsyncs\": %llu, \"sequential\": %llu, "
-                "\"consecutive\": %llu, \"first_offset\": %lld, \"last_offset\": %lld, ",
-                (unsigned long long)c->opens, (unsigned long long)c->dups,
-                (unsigned long long)c->closes, (unsigned long long)c->reads,
-                (unsigned long long)c->writes, (unsigned long long)c->seeks,
-                (unsigned long long)c->syncs, (unsigned long long)c->sequential,
-                (unsigned long long)c->consecutive, (long long)c->first_offset,
-                (long long)c->last_offset);
-        write_sizes(f, c);
-    } else {
-        fprintf(f, "{\"opens\": %llu, \"closes\": %llu, \"reads\": %llu, \"writes\": %llu, ",
-                (unsigned long long)c->opens, (unsigned long long)c->closes,
-                (unsigned long long)c->reads, (unsigned long long)c->writes);
-        write_sizes(f, c);
+    int n = 0;
+    fputc('{', f);
+    switch (l) {
+    case IOT_L_HDF5: IOT_COUNTERS_HDF5(WRITE_COUNTER) break;
+    case IOT_L_MPIIO: IOT_COUNTERS_MPIIO(WRITE_COUNTER) break;
+    case IOT_L_POSIX: IOT_COUNTERS_POSIX(WRITE_COUNTER) break;
+    default: IOT_COUNTERS_STDIO(WRITE_COUNTER) break;
     }
-    fprintf(f,
-            "\"bytes_written\": %llu, \"bytes_read\": %llu, \"write_time_s\": %.9f, "
-            "\"read_time_s\": %.9f, \"meta_time_s\": %.9f}",
-            (unsigned long long)c->bytes_written, (unsigned long long)c->bytes_read, c->write_time,
-            c->read_time, c->meta_time);
+    fputc('}', f);
 }
 
 typedef struct {
@@ -191,14 +181,12 @@ static void applied_hint(void *ctx, const iot_entry *e)
 /* The control file's settings in effect for a file, per layer. */
 static void write_applied(FILE *f, const iot_file_rec *r)
 {
-    const iot_settings *s = iot_active();
+    iot_file_settings *rules = iot_resolve(iot_active(), r->name);
     fputs("{\"hdf5\": {", f);
     int n = 0;
-    for (int p = 0; s && (r->layers & (1 << IOT_L_HDF5)) && p < IOT_P_COUNT; p++) {
-        if (iot_params[p].target == IOT_TARGET_HINT)
-            continue;
-        const iot_entry *e = iot_settings_find(s, p, r->name, NULL);
-        if (!e)
+    for (int p = 0; rules && (r->layers & (1 << IOT_L_HDF5)) && p < IOT_P_COUNT; p++) {
+        const iot_entry *e = iot_resolved_file(rules, p);
+        if (!e || iot_params[p].target == IOT_TARGET_HINT)
             continue;
         fputs(n++ ? ", " : "", f);
         iot_json_string(f, e->name);
@@ -207,9 +195,10 @@ static void write_applied(FILE *f, const iot_file_rec *r)
     }
     fputs("}, \"mpiio\": {", f);
     applied_ctx a = {f, 0};
-    if (s && (r->layers & (1 << IOT_L_MPIIO)))
-        iot_settings_each_hint(s, r->name, applied_hint, &a);
+    if (rules && (r->layers & (1 << IOT_L_MPIIO)))
+        iot_settings_each_hint(&rules->set, r->name, applied_hint, &a);
     fputs("}}", f);
+    iot_resolved_free(rules);
 }
 
 static void write_hints(FILE *f, const char *hints)
@@ -236,7 +225,7 @@ static void write_hints(FILE *f, const char *hints)
 static void write_argv(FILE *f)
 {
     fputs("[", f);
-    FILE *cmd = fopen("/proc/self/cmdline", "r");
+    FILE *cmd = iot_real_fopen("/proc/self/cmdline", "r");
     if (!cmd) {
         fputs("]", f);
         return;
@@ -255,7 +244,7 @@ static void write_argv(FILE *f)
         iot_json_string(f, arg);
         len = 0;
     }
-    fclose(cmd);
+    iot_real_fclose(cmd);
     fputs("]", f);
 }
 
@@ -306,7 +295,7 @@ void iot_profile_write(FILE *f, const iot_profile *p, const iot_profile_meta *m)
     fprintf(f, ", \"start\": %.6f, \"wall_s\": %.9f, ", m->epoch, m->wall);
     const iot_settings *s = &iot_g.settings;
     fputs("\"config\": {\"path\": ", f);
-    iot_json_string(f, getenv("IOTUNE_CONFIG"));
+    iot_json_string(f, iot_env.config);
     fputs(", \"digest\": ", f);
     iot_json_string(f, s->digest[0] ? s->digest : NULL);
     fputs(", \"settings\": ", f);

@@ -4,6 +4,7 @@
 #define IOTUNE_REAL_H
 
 #include <dlfcn.h>
+#include <stdio.h>
 
 #define REAL(name, ret, ...)                                                                       \
     static ret (*real_##name)(__VA_ARGS__);                                                        \
@@ -13,5 +14,14 @@
             real_##name = (ret(*)(__VA_ARGS__))dlsym(RTLD_NEXT, #name);                            \
         return real_##name;                                                                        \
     }
+
+/* The runtime's own files (profile, traces, /proc/self/cmdline) are read and written through
+ * these, the real functions, never through its own wrappers: its I/O is not the application's
+ * and must not re-enter the bookkeeping. Defined beside the wrappers that own the pointers. */
+FILE *iot_real_fopen(const char *path, const char *mode);
+int iot_real_fclose(FILE *f);
+size_t iot_real_fread(void *buf, size_t size, size_t n, FILE *f);
+int iot_real_open(const char *path, int flags);
+int iot_real_close(int fd);
 
 #endif

@@ -1,22 +1,19 @@
+/* The control file: its XML tree (xmldoc.c, libexpat as on the Python side) -> validated
+ * settings. Every check follows src/iotune/controlfile.py, in the same order and words: the
+ * shared vectors in tests/vectors hold both sides to the same reading. */
 #include "settings.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <mxml.h>
-
-#include "xmlscan.h"
+#include "xmldoc.h"
 
 typedef struct {
     iot_diag_fn diag;
@@ -24,13 +21,11 @@ typedef struct {
     int problems;
     iot_settings *out;
     int capacity;
-    int full; /* IOT_MAX_SETTINGS reached: the rest of the file is ignored */
 } parser;
 
 __attribute__((format(printf, 5, 6))) static void report(parser *p, int line, const char *element,
                                                          const char *value, const char *fmt, ...)
 {
-    int fatal = p->out->fatal;
     char msg[512];
     va_list ap;
     va_start(ap, fmt);
@@ -38,77 +33,10 @@ __attribute__((format(printf, 5, 6))) static void report(parser *p, int line, co
     va_end(ap);
     p->problems++;
     if (p->diag)
-        p->diag(p->ctx, line, element, value, msg, fatal);
+        p->diag(p->ctx, line, element, value, msg, p->out->fatal);
 }
 
-static int is_markup(const char *name)
-{
-    return name[0] == '!' || name[0] == '?'; /* comments, <?xml ...?>, CDATA */
-}
-
-static int node_line(mxml_node_t *node)
-{
-    return (int)(intptr_t)mxmlGetUserData(node);
-}
-
-/* Gives every element node its start tag's line (a pre-order walk is document order). */
-static void number_elements(const iot_xml_scan *x, mxml_node_t *tree)
-{
-    int i = 0;
-    for (mxml_node_t *node = tree; node && i < x->n; node = mxmlWalkNext(node, tree, MXML_DESCEND))
-        if (mxmlGetType(node) == MXML_ELEMENT && !is_markup(mxmlGetElement(node)))
-            mxmlSetUserData(node, (void *)(intptr_t)x->lines[i++]);
-}
-
-static const char *trimmed(const char *s, char *buf, size_t len)
-{
-    const char *e = s + strlen(s);
-    while (*s && isspace((unsigned char)*s))
-        s++;
-    while (e > s && isspace((unsigned char)e[-1]))
-        e--;
-    size_t n = (size_t)(e - s) < len - 1 ? (size_t)(e - s) : len - 1;
-    memcpy(buf, s, n);
-    buf[n] = '\0';
-    return buf;
-}
-
-/* The character data of a child node: text, or a CDATA section's contents (MiniXML keeps
- * those as an element named "![CDATA[...]"); NULL for anything else. *n is its length. */
-static const char *node_text(mxml_node_t *c, size_t *n)
-{
-    if (mxmlGetType(c) == MXML_OPAQUE) {
-        const char *t = mxmlGetOpaque(c);
-        *n = strlen(t);
-        return t;
-    }
-    const char *name = mxmlGetType(c) == MXML_ELEMENT ? mxmlGetElement(c) : NULL;
-    if (!name || strncmp(name, "![CDATA[", 8) != 0)
-        return NULL;
-    *n = strlen(name + 8);
-    *n -= *n > 0 && name[8 + *n - 1] == ']';
-    return name + 8;
-}
-
-/* The text of an element (comments skipped); sets *has_children for nested elements. */
-static void element_text(mxml_node_t *el, char *buf, size_t len, int *has_text, int *has_children)
-{
-    char raw[4096] = "";
-    size_t used = 0, n;
-    *has_text = *has_children = 0;
-    for (mxml_node_t *c = mxmlGetFirstChild(el); c; c = mxmlGetNextSibling(c)) {
-        const char *t = node_text(c, &n);
-        if (t) {
-            *has_text = 1;
-            n = n < sizeof raw - 1 - used ? n : sizeof raw - 1 - used;
-            memcpy(raw + used, t, n);
-            raw[used += n] = '\0';
-        } else if (mxmlGetType(c) == MXML_ELEMENT && !is_markup(mxmlGetElement(c))) {
-            *has_children = 1;
-        }
-    }
-    trimmed(raw, buf, len);
-}
+/* ------------------------------------------------------------------ checking the tree */
 
 static int param_index(const char *name)
 {
@@ -116,6 +44,13 @@ static int param_index(const char *name)
         if (strcmp(iot_params[i].name, name) == 0)
             return i;
     return -1;
+}
+
+static int valid_hint_key(const char *key)
+{
+    size_t n = strlen(key);
+    return n > 0 && n < IOT_NAME_MAX &&
+           strspn(key, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == n;
 }
 
 static iot_entry *new_entry(parser *p)
@@ -134,264 +69,159 @@ static iot_entry *new_entry(parser *p)
     return e;
 }
 
-static int valid_hint_key(const char *key)
+/* One parameter element (or <hint>): add it, or report why not. -1 when the settings are
+ * full and nothing after this element is read. */
+static int parse_setting(parser *p, const iot_xml_node *x)
 {
-    return *key && strlen(key) < IOT_NAME_MAX &&
-           strspn(key, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") ==
-               strlen(key);
-}
-
-/* One parameter element (or <hint>): validate it and add it, or report why not. */
-static void parse_param(parser *p, mxml_node_t *el)
-{
-    const char *tag = mxmlGetElement(el);
-    int line = node_line(el);
-    int is_hint = strcmp(tag, "hint") == 0;
-    char text[IOT_TEXT_MAX + 64];
-    int has_text, has_children;
-    element_text(el, text, sizeof text, &has_text, &has_children);
-    const char *key = is_hint ? mxmlElementGetAttr(el, "key") : tag;
-    const char *value_attr = is_hint ? mxmlElementGetAttr(el, "value") : NULL;
-    char valbuf[IOT_TEXT_MAX + 64];
-    if (value_attr)
-        trimmed(value_attr, valbuf, sizeof valbuf);
-    const char *value = value_attr ? valbuf : (has_text ? text : NULL);
-    if (value && !*value)
-        value = NULL; /* blank: reported as no value, whatever the white space */
-
-    if (has_children) {
-        report(p, line, tag, NULL, "a parameter holds a value, not elements");
-        return;
-    }
-    int param = param_index(key ? key : "");
-    if (is_hint && !key) {
-        report(p, line, tag, value, "<hint> needs a key=\"...\" attribute");
-        return;
-    }
-    if (is_hint && !valid_hint_key(key)) {
-        report(p, line, tag, value, "\"%s\" is not a valid MPI-IO hint key", key);
-        return;
-    }
-    if (!is_hint && param < 0) {
-        report(p, line, tag, value, "unknown parameter (see `iotune check --list`)");
-        return;
-    }
-    if (is_hint && param >= 0 && iot_params[param].target != IOT_TARGET_HINT) {
-        report(p, line, tag, value, "%s is an HDF5 setting, not an MPI-IO hint: use <%s>", key,
-               key);
-        return;
-    }
-    const char *file_pat = "", *var_pat = "";
-    int nattr = mxmlElementGetAttrCount(el);
-    for (int i = 0; i < nattr; i++) {
-        const char *aname;
-        const char *aval = mxmlElementGetAttrByIndex(el, i, &aname);
-        if (strcmp(aname, "FileName") == 0) {
-            file_pat = aval;
-        } else if (strcmp(aname, "VariableName") == 0 &&
-                   (param < 0 || iot_params[param].scope != IOT_SCOPE_DATASET)) {
-            report(p, line, tag, value,
-                   "VariableName= is only for dataset settings; %s is "
-                   "set per file",
-                   key);
-            return;
-        } else if (strcmp(aname, "VariableName") == 0) {
-            var_pat = aval;
-        } else if (!(is_hint && (strcmp(aname, "key") == 0 || strcmp(aname, "value") == 0))) {
-            report(p, line, tag, value, "unknown attribute %s= (expected FileName=%s)", aname,
-                   param >= 0 && iot_params[param].scope == IOT_SCOPE_DATASET ? " or VariableName="
-                                                                              : "");
-            return;
-        }
-    }
-    if (strlen(file_pat) >= IOT_PATTERN_MAX || strlen(var_pat) >= IOT_PATTERN_MAX ||
-        (value_attr && has_text)) {
-        report(p, line, tag, value,
-               value_attr ? "give the value once: in value= or as text" : "pattern too long");
-        return;
-    }
+    int is_hint = strcmp(x->name, "hint") == 0;
+    char *value_attr = is_hint ? iot_xml_attr(x, "value") : NULL;
+    const char *value = value_attr ? iot_xml_trim(value_attr) : x->text;
+#define FAIL(...) return report(p, x->line, x->name, value, __VA_ARGS__), 0
+    if (x->first != IOT_XML_NONE)
+        FAIL("a parameter holds a value, not elements");
+    const char *key = is_hint ? iot_xml_attr(x, "key") : x->name;
+    if (!key || !*key)
+        FAIL("<hint> needs a key=\"...\" attribute");
+    if (is_hint && !valid_hint_key(key))
+        FAIL("\"%s\" is not a valid MPI-IO hint key", key);
+    if (value_attr && x->text)
+        FAIL("give the value once: in value= or as text");
+    int param = param_index(key);
+    const iot_param_def *def = param >= 0 ? &iot_params[param] : NULL;
+    if (!def && !is_hint)
+        FAIL("unknown parameter (see `iotune check --list`)");
+    if (is_hint && def && def->target != IOT_TARGET_HINT)
+        FAIL("%s is an HDF5 setting, not an MPI-IO hint: use <%s>", key, key);
+    int per_dataset = def && def->scope == IOT_SCOPE_DATASET;
+    for (char **a = x->attrs; *a; a += 2)
+        if (strcmp(a[0], "FileName") && strcmp(a[0], "VariableName") &&
+            !(is_hint && (!strcmp(a[0], "key") || !strcmp(a[0], "value"))))
+            FAIL("unknown attribute %s= (expected FileName=%s)", a[0],
+                 per_dataset ? " or VariableName=" : "");
+    const char *file_pat = iot_xml_attr(x, "FileName"), *var_pat = iot_xml_attr(x, "VariableName");
+    file_pat = file_pat ? file_pat : "";
+    var_pat = var_pat ? var_pat : "";
+    if (*var_pat && !per_dataset)
+        FAIL("VariableName= is only for dataset settings; %s is set per file", key);
+    if (strlen(file_pat) >= IOT_PATTERN_MAX || strlen(var_pat) >= IOT_PATTERN_MAX)
+        FAIL("a pattern is longer than %d bytes", IOT_PATTERN_MAX - 1);
+    if (!value)
+        FAIL("empty value");
     iot_value v;
     char err[400];
-    int rc = param >= 0
-                 ? iot_value_parse(&iot_params[param], value ? value : "", &v, err, sizeof err)
-                 : (value && *value ? iot_value_parse_string(value, &v, err, sizeof err)
-                                    : (snprintf(err, sizeof err, "empty value"), -1));
-    if (rc) {
-        report(p, line, tag, value, "%s", err);
-        return;
-    }
+    if (def ? iot_value_parse(def, value, &v, err, sizeof err)
+            : iot_value_parse_string(value, &v, err, sizeof err))
+        FAIL("%s", err);
     if (p->out->count == IOT_MAX_SETTINGS) {
-        report(p, line, tag, value,
-               "more than %d settings in one control file: this one and all after it are "
-               "ignored",
+        report(p, x->line, x->name, value,
+               "more than %d settings in one control file: this one and all after it are ignored",
                IOT_MAX_SETTINGS);
-        p->full = 1;
-        return;
+        return -1;
     }
+#undef FAIL
     iot_entry *e = new_entry(p);
-    if (!e) {
-        report(p, line, tag, value, "out of memory");
-        return;
-    }
+    if (!e)
+        return report(p, x->line, x->name, value, "out of memory"), 0;
     e->param = param;
-    e->line = line;
-    e->layer = param >= 0 ? iot_params[param].layer : IOT_LAYER_MPIIO;
+    e->line = x->line;
+    e->layer = def ? def->layer : IOT_LAYER_MPIIO;
     snprintf(e->name, sizeof e->name, "%s", key);
     snprintf(e->file_pat, sizeof e->file_pat, "%s", file_pat);
     snprintf(e->var_pat, sizeof e->var_pat, "%s", var_pat);
     e->value = v;
     p->out->count++;
+    return 0;
 }
 
-static const char *const sections[] = {"High_Level_IO_Library", "Middleware_Layer",
-                                       "Parallel_File_System"};
-
-/* Reports non-blank text directly inside el (a section or the root). */
-static void check_stray_text(parser *p, mxml_node_t *el)
+/* The root or a section: no attributes, no text of its own. */
+static void check_container(parser *p, const iot_xml_node *x)
 {
-    char text[IOT_TEXT_MAX + 64];
-    int has_text, has_children;
-    element_text(el, text, sizeof text, &has_text, &has_children);
-    if (text[0])
-        report(p, node_line(el), mxmlGetElement(el), text, "text outside a parameter element");
+    if (x->attrs[0])
+        report(p, x->line, x->name, x->text, "unknown attribute %s=", x->attrs[0]);
+    else if (x->text)
+        report(p, x->line, x->name, x->text, "text outside a parameter element");
 }
 
-/* The root and the sections take no attributes (their contents still apply). */
-static void check_no_attributes(parser *p, mxml_node_t *el)
+static int is_section(const char *name)
 {
-    if (mxmlElementGetAttrCount(el) > 0) {
-        const char *name;
-        mxmlElementGetAttrByIndex(el, 0, &name);
-        report(p, node_line(el), mxmlGetElement(el), NULL, "unknown attribute %s=", name);
+    return !strcmp(name, "High_Level_IO_Library") || !strcmp(name, "Middleware_Layer") ||
+           !strcmp(name, "Parallel_File_System");
+}
+
+static void walk(parser *p, const iot_xml_doc *t)
+{
+    const iot_xml_node *root = &t->nodes[0];
+    if (strcmp(root->name, "Parameters") != 0) {
+        report(p, root->line, root->name, root->text,
+               "the root element must be <Parameters>, not <%s>", root->name);
+        return;
     }
-}
-
-static void parse_tree(parser *p, mxml_node_t *root)
-{
-    check_no_attributes(p, root);
-    check_stray_text(p, root);
-    for (mxml_node_t *sec = mxmlGetFirstChild(root); sec && !p->full;
-         sec = mxmlGetNextSibling(sec)) {
-        if (mxmlGetType(sec) != MXML_ELEMENT || is_markup(mxmlGetElement(sec)))
-            continue;
-        const char *name = mxmlGetElement(sec);
-        int known = 0;
-        for (size_t i = 0; i < sizeof sections / sizeof *sections; i++)
-            known |= strcmp(name, sections[i]) == 0;
-        if (!known) {
-            char text[IOT_TEXT_MAX + 64];
-            int has_text, has_children;
-            element_text(sec, text, sizeof text, &has_text, &has_children);
-            report(p, node_line(sec), name, text[0] ? text : NULL,
+    p->out->fatal = 0;
+    check_container(p, root);
+    for (int s = root->first; s != IOT_XML_NONE; s = t->nodes[s].next) {
+        const iot_xml_node *sec = &t->nodes[s];
+        if (!is_section(sec->name)) {
+            report(p, sec->line, sec->name, sec->text,
                    "unknown section (expected High_Level_IO_Library, Middleware_Layer or "
-                   "Parallel_File_System): its contents are");
+                   "Parallel_File_System)");
             continue;
         }
-        check_no_attributes(p, sec);
-        check_stray_text(p, sec);
-        for (mxml_node_t *el = mxmlGetFirstChild(sec); el && !p->full; el = mxmlGetNextSibling(el))
-            if (mxmlGetType(el) == MXML_ELEMENT && !is_markup(mxmlGetElement(el)))
-                parse_param(p, el);
+        check_container(p, sec);
+        for (int c = sec->first; c != IOT_XML_NONE; c = t->nodes[c].next)
+            if (parse_setting(p, &t->nodes[c]))
+                return;
     }
-}
-
-static char xml_error[512];
-
-static void keep_xml_error(const char *message)
-{
-    if (!xml_error[0])
-        snprintf(xml_error, sizeof xml_error, "%s", message);
 }
 
 int iot_settings_parse(const char *text, size_t len, iot_settings *out, iot_diag_fn diag, void *ctx)
 {
-    parser p = {diag, ctx, 0, out, 0, 0};
+    parser p = {diag, ctx, 0, out, 0};
     memset(out, 0, sizeof *out);
     out->fatal = 1;
-    if (len > IOT_CONFIG_MAX_BYTES || strlen(text) != len) {
-        report(&p, 0, NULL, NULL, "not a control file (larger than 1 MiB or binary)");
+    if (len > IOT_CONFIG_MAX_BYTES) {
+        report(&p, 0, NULL, NULL, "the control file is larger than %d bytes", IOT_CONFIG_MAX_BYTES);
         return p.problems;
     }
-    /* the document as an XML processor sees it: every line break (CR LF, CR) one LF */
-    char *doc = malloc(len + 1);
-    if (!doc) {
-        report(&p, 0, NULL, NULL, "out of memory");
-        return p.problems;
-    }
-    size_t n = 0;
-    for (size_t i = 0; i < len; i++)
-        if (text[i] != '\r' || text[i + 1] != '\n')
-            doc[n++] = text[i] == '\r' ? '\n' : text[i];
-    doc[n] = '\0';
-    iot_xml_scan scan = {.n = 0};
-    if (iot_xml_scan_text(&scan, doc)) {
-        /* a refused declaration has a line for certain; other mistakes as near as we can */
-        report(&p, scan.line, NULL, NULL, "%s", scan.problem);
-        free(scan.lines);
-        free(doc);
-        return p.problems;
-    }
-    xml_error[0] = '\0';
-    mxmlSetErrorCallback(keep_xml_error);
-    mxml_node_t *tree = mxmlLoadString(NULL, doc, MXML_OPAQUE_CALLBACK);
-    mxmlSetErrorCallback(NULL);
-    free(doc);
-    if (!tree) {
-        int line = 0;
-        const char *on = strstr(xml_error, "on line ");
-        if (on)
-            line = atoi(on + 8);
-        report(&p, line, NULL, NULL, "not well-formed XML: %s",
-               xml_error[0] ? xml_error : "empty document");
-        free(scan.lines);
-        return p.problems;
-    }
-    number_elements(&scan, tree);
-    free(scan.lines);
-    mxml_node_t *root = tree;
-    while (root && (mxmlGetType(root) != MXML_ELEMENT || is_markup(mxmlGetElement(root))))
-        root = mxmlWalkNext(root, tree, MXML_DESCEND);
-    if (!root) {
-        report(&p, 0, NULL, NULL, "not well-formed XML: no root element");
-    } else if (strcmp(mxmlGetElement(root), "Parameters") != 0) {
-        report(&p, node_line(root), mxmlGetElement(root), NULL,
-               "the root element must be <Parameters>");
-    } else {
-        out->fatal = 0;
-        parse_tree(&p, root);
-    }
-    mxmlDelete(tree);
+    iot_xml_doc doc;
+    if (iot_xml_read(&doc, text, len) == 0)
+        walk(&p, &doc);
+    else
+        report(&p, doc.line, NULL, NULL, "%s", doc.problem);
+    iot_xml_free(&doc);
     return p.problems;
 }
 
-/* Reads a regular file of at most IOT_CONFIG_MAX_BYTES; never blocks on a FIFO or device
- * (O_NONBLOCK, and fstat before any read). The open is a raw system call and the reading goes
- * through stdio, so that the runtime's own POSIX wrappers (capture) never see this file.
- * Returns the text or NULL with why in err. */
+/* ------------------------------------------------------------------ reading the file */
+
+/* Reads a regular file of at most IOT_CONFIG_MAX_BYTES with plain system calls: never
+ * through the runtime's own wrappers (which would capture it), and the same in the
+ * iotune-parse tool, which has none. Never blocks on a FIFO or device (O_NONBLOCK, and fstat
+ * before any read). Returns the text, or NULL with the message in err. */
 static char *read_config(const char *path, size_t *len, char *err, size_t errlen)
 {
     int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-        st.st_size > IOT_CONFIG_MAX_BYTES) {
-        snprintf(err, errlen, "%s",
-                 fd < 0 ? strerror(errno) : "not a regular file of at most 1 MiB");
-        if (fd >= 0)
-            syscall(SYS_close, fd);
-        return NULL;
+    char *text = NULL;
+    size_t n = 0;
+    if (fd < 0 || syscall(SYS_fstat, fd, &st) != 0) {
+        snprintf(err, errlen, "cannot read the control file: %s", strerror(errno));
+    } else if (!S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "cannot read the control file: not a regular file");
+    } else if (st.st_size > IOT_CONFIG_MAX_BYTES) {
+        snprintf(err, errlen, "the control file is larger than %d bytes", IOT_CONFIG_MAX_BYTES);
+    } else if (!(text = malloc((size_t)st.st_size + 1))) {
+        snprintf(err, errlen, "cannot read the control file: out of memory");
+    } else {
+        /* the size may change under us: read what fits, then stop */
+        long got;
+        while (n < (size_t)st.st_size &&
+               ((got = syscall(SYS_read, fd, text + n, (size_t)st.st_size - n)) > 0 ||
+                (got < 0 && errno == EINTR)))
+            n += got > 0 ? (size_t)got : 0;
+        text[n] = '\0';
     }
-    FILE *f = fdopen(fd, "rb");
-    char *text = f ? malloc((size_t)st.st_size + 1) : NULL;
-    size_t n = text ? fread(text, 1, (size_t)st.st_size, f) : 0;
-    if (f)
-        fclose(f);
-    else
+    if (fd >= 0)
         syscall(SYS_close, fd);
-    if (!text) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
-    text[n] = '\0';
     *len = n;
     return text;
 }
@@ -400,13 +230,12 @@ int iot_settings_load(const char *path, iot_settings *out, iot_diag_fn diag, voi
 {
     memset(out, 0, sizeof *out);
     out->fatal = 1;
-    char err[300], msg[340];
+    char err[300];
     size_t n = 0;
     char *text = read_config(path, &n, err, sizeof err);
     if (!text) {
-        snprintf(msg, sizeof msg, "cannot read the control file: %s", err);
         if (diag)
-            diag(ctx, 0, NULL, NULL, msg, 1);
+            diag(ctx, 0, NULL, NULL, err, 1);
         return 1;
     }
     int problems = iot_settings_parse(text, n, out, diag, ctx);
@@ -422,130 +251,4 @@ void iot_settings_free(iot_settings *s)
 {
     free(s->entries);
     memset(s, 0, sizeof *s);
-}
-
-/* Strips a ROMIO file system prefix such as "ufs:" or "lustre:". */
-static const char *strip_prefix(const char *path)
-{
-    const char *colon = strchr(path, ':');
-    if (colon && colon - path >= 2 && !memchr(path, '/', (size_t)(colon - path)))
-        return colon + 1;
-    return path;
-}
-
-static const char *last_component(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash ? slash + 1 : path;
-}
-
-int iot_match_file(const char *pattern, const char *path)
-{
-    if (!*pattern)
-        return 1;
-    path = strip_prefix(path);
-    return fnmatch(pattern, strchr(pattern, '/') ? path : last_component(path), 0) == 0;
-}
-
-/* The last n components of a path ("/a/b/c", 2 -> "b/c"), or NULL when it has fewer. */
-static const char *last_components(const char *path, int n)
-{
-    const char *at = path + strlen(path);
-    while (n > 0 && at > path) {
-        at--;
-        if (*at == '/')
-            n--;
-    }
-    if (n == 0)
-        return at + 1;
-    return n == 1 && at == path && *path != '/' ? path : NULL;
-}
-
-int iot_match_dataset(const char *pattern, const char *path)
-{
-    if (!*pattern)
-        return 1;
-    if (pattern[0] == '/')
-        return fnmatch(pattern, path, 0) == 0;
-    /* "g2/x" matches the path's last two components: a suffix at a component boundary */
-    int components = 1;
-    for (const char *c = pattern; *c; c++)
-        components += *c == '/';
-    const char *tail = last_components(path, components);
-    return tail && fnmatch(pattern, tail, 0) == 0;
-}
-
-static int specificity(const iot_entry *e)
-{
-    return (e->var_pat[0] ? 2 : 0) + (e->file_pat[0] ? 1 : 0);
-}
-
-static int applies(const iot_entry *e, const char *file, const char *dataset)
-{
-    if (!iot_match_file(e->file_pat, file))
-        return 0;
-    if (e->var_pat[0])
-        return dataset && iot_match_dataset(e->var_pat, dataset);
-    return 1;
-}
-
-const iot_entry *iot_settings_find(const iot_settings *s, int param, const char *file,
-                                   const char *dataset)
-{
-    const iot_entry *best = NULL;
-    for (int i = 0; i < s->count; i++) {
-        const iot_entry *e = &s->entries[i];
-        if (e->param == param && applies(e, file, dataset) &&
-            (!best || specificity(e) >= specificity(best)))
-            best = e;
-    }
-    return best;
-}
-
-/* A hint that applies to the file, with what decides between entries of the same key. */
-typedef struct {
-    const char *key;
-    int strength; /* specificity */
-    int index;    /* in the file: the later wins a tie */
-} candidate;
-
-/* By key, and within a key from the weakest entry to the winning one. */
-static int by_key_then_strength(const void *a, const void *b)
-{
-    const candidate *x = a, *y = b;
-    int c = strcmp(x->key, y->key);
-    if (c)
-        return c;
-    return x->strength != y->strength ? x->strength - y->strength : x->index - y->index;
-}
-
-static int by_index(const void *a, const void *b)
-{
-    return ((const candidate *)a)->index - ((const candidate *)b)->index;
-}
-
-void iot_settings_each_hint(const iot_settings *s, const char *file,
-                            void (*fn)(void *ctx, const iot_entry *e), void *ctx)
-{
-    /* n log n: sort the hints that apply by key, keep the last of each key, and hand the
-     * winners on in document order */
-    candidate *c = s->count ? malloc((size_t)s->count * sizeof *c) : NULL;
-    if (!c)
-        return;
-    int n = 0;
-    for (int i = 0; i < s->count; i++) {
-        const iot_entry *e = &s->entries[i];
-        if ((e->param < 0 || iot_params[e->param].target == IOT_TARGET_HINT) &&
-            applies(e, file, NULL))
-            c[n++] = (candidate){e->name, specificity(e), i};
-    }
-    qsort(c, (size_t)n, sizeof *c, by_key_then_strength);
-    int winners = 0;
-    for (int i = 0; i < n; i++)
-        if (i + 1 == n || strcmp(c[i].key, c[i + 1].key) != 0)
-            c[winners++] = c[i];
-    qsort(c, (size_t)winners, sizeof *c, by_index);
-    for (int i = 0; i < winners; i++)
-        fn(ctx, &s->entries[c[i].index]);
-    free(c);
 }

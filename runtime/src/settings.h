@@ -47,7 +47,8 @@ int iot_settings_load(const char *path, iot_settings *out, iot_diag_fn diag, voi
 
 void iot_settings_free(iot_settings *s);
 
-/* The entry of param that applies to file (and dataset, NULL for file scope), or NULL.
+/* Matching (match.c; the rules in docs/control-file.md, the cases in tests/vectors/match.json).
+ * The entry of param that applies to file (and dataset, NULL for file scope), or NULL.
  * A dataset pattern beats a file pattern beats neither; the later entry wins a tie. */
 const iot_entry *iot_settings_find(const iot_settings *s, int param, const char *file,
                                    const char *dataset);
@@ -56,7 +57,12 @@ const iot_entry *iot_settings_find(const iot_settings *s, int param, const char 
 void iot_settings_each_hint(const iot_settings *s, const char *file,
                             void (*fn)(void *ctx, const iot_entry *e), void *ctx);
 
+/* Does a FileName pattern ("" for any) match a file name as the application gave it? */
 int iot_match_file(const char *pattern, const char *path);
+/* Does a VariableName pattern ("" for any) match a dataset path (NULL: file level, no dataset)? */
 int iot_match_dataset(const char *pattern, const char *path);
+/* "lustre:/scratch/x.h5" -> "/scratch/x.h5": a ROMIO file system prefix (2+ characters, no
+ * '/', then ':') names a driver, not a file. */
+const char *iot_strip_romio_prefix(const char *path);
 
 #endif

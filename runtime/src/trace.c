@@ -5,7 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "env.h"
+#include "hash.h"
 #include "json.h"
+#include "real.h"
 
 int iot_trace_on;
 
@@ -29,8 +32,7 @@ typedef struct {
 typedef struct {
     char **s;
     uint32_t n, cap;
-    uint32_t *slots; /* index + 1, 0 = empty; a power of two, at most half full */
-    uint32_t nslots;
+    iot_index index;
 } strtab;
 
 typedef struct {
@@ -43,7 +45,7 @@ typedef struct {
 
 static trace_sig *sigs;
 static uint32_t nsigs, cap_sigs, max_sigs = MAX_SIGNATURES;
-static uint32_t *sig_slots, nsig_slots;
+static iot_index sig_index_tab;
 static trace_event *events;
 static size_t nevents, cap_events, max_events = DEFAULT_MAX_EVENTS;
 static uint64_t dropped;                    /* calls not recorded once a limit was reached */
@@ -54,12 +56,8 @@ static uint32_t cap_dsets;
 
 void iot_trace_init(void)
 {
-    const char *trace = getenv("IOTUNE_TRACE");
-    iot_trace_on = !trace || !*trace || strcmp(trace, "0") == 0           ? 0
-                   : strcmp(trace, "all") == 0 || strcmp(trace, "2") == 0 ? 2
-                                                                          : 1;
-    const char *limit = getenv("IOTUNE_TRACE_LIMIT");
-    long long n = limit && *limit ? atoll(limit) : 0;
+    iot_trace_on = iot_env.trace;
+    long long n = iot_env.trace_limit;
     if (n > 0 && n < (1ll << 31)) {
         max_events = (size_t)n;
         max_sigs = n < MAX_SIGNATURES ? (uint32_t)n : MAX_SIGNATURES;
@@ -89,27 +87,22 @@ static int sig_equal(const trace_sig *a, const trace_sig *b)
            a->has_step == b->has_step;
 }
 
-/* Slots for n entries at most half full; returns 0 when out of memory. */
-static int grow_slots(uint32_t **slots, uint32_t *nslots, uint32_t n)
+static uint64_t sig_hash_of(uint32_t i)
 {
-    if (*nslots && 2 * n < *nslots)
-        return 1;
-    uint32_t want = *nslots ? 2 * *nslots : 1024;
-    uint32_t *fresh = calloc(want, sizeof *fresh);
-    if (!fresh)
-        return 0;
-    free(*slots);
-    *slots = fresh;
-    *nslots = want;
-    return 1;
+    return sig_hash(&sigs[i]);
+}
+
+static int sig_is(uint32_t i, const void *key)
+{
+    return sig_equal(&sigs[i], key);
 }
 
 static int sig_index(const trace_sig *s)
 {
-    uint32_t mask = nsig_slots - 1, i;
-    for (i = (uint32_t)sig_hash(s) & mask; nsig_slots && sig_slots[i]; i = (i + 1) & mask)
-        if (sig_equal(&sigs[sig_slots[i] - 1], s))
-            return (int)sig_slots[i] - 1;
+    uint64_t h = sig_hash(s);
+    uint32_t found = iot_index_find(&sig_index_tab, h, sig_is, s);
+    if (found)
+        return (int)found - 1;
     if (nsigs >= max_sigs)
         return -1;
     if (nsigs == cap_sigs) {
@@ -120,37 +113,32 @@ static int sig_index(const trace_sig *s)
         sigs = grown;
         cap_sigs = cap;
     }
-    if (!nsig_slots || 2 * (nsigs + 1) >= nsig_slots) { /* rehash into a larger table */
-        if (!grow_slots(&sig_slots, &nsig_slots, nsigs + 1))
-            return -1;
-        mask = nsig_slots - 1;
-        for (uint32_t k = 0; k < nsigs; k++) {
-            for (i = (uint32_t)sig_hash(&sigs[k]) & mask; sig_slots[i]; i = (i + 1) & mask)
-                ;
-            sig_slots[i] = k + 1;
-        }
-        for (i = (uint32_t)sig_hash(s) & mask; sig_slots[i]; i = (i + 1) & mask)
-            ;
-    }
+    if (!iot_index_add(&sig_index_tab, nsigs, h, sig_hash_of))
+        return -1;
     sigs[nsigs] = *s;
-    sig_slots[i] = ++nsigs;
-    return (int)nsigs - 1;
+    return (int)nsigs++;
 }
 
-static uint64_t str_hash(const char *s)
+/* The string table being searched or grown (the index's callbacks take no context). */
+static strtab *cur_tab;
+
+static uint64_t str_hash_of(uint32_t i)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-    return h;
+    return iot_fnv1a(cur_tab->s[i]);
+}
+
+static int str_is(uint32_t i, const void *key)
+{
+    return strcmp(cur_tab->s[i], key) == 0;
 }
 
 static int strtab_id(strtab *t, const char *s)
 {
-    uint32_t mask = t->nslots - 1, i;
-    for (i = (uint32_t)str_hash(s) & mask; t->nslots && t->slots[i]; i = (i + 1) & mask)
-        if (strcmp(t->s[t->slots[i] - 1], s) == 0)
-            return (int)t->slots[i] - 1;
+    cur_tab = t;
+    uint64_t h = iot_fnv1a(s);
+    uint32_t found = iot_index_find(&t->index, h, str_is, s);
+    if (found)
+        return (int)found - 1;
     if (t->n >= max_sigs)
         return -1;
     if (t->n == t->cap) {
@@ -162,25 +150,12 @@ static int strtab_id(strtab *t, const char *s)
         t->cap = cap;
     }
     char *copy = strdup(s);
-    if (!copy)
+    if (!copy || !iot_index_add(&t->index, t->n, h, str_hash_of)) {
+        free(copy);
         return -1;
-    if (!t->nslots || 2 * (t->n + 1) >= t->nslots) {
-        if (!grow_slots(&t->slots, &t->nslots, t->n + 1)) {
-            free(copy);
-            return -1;
-        }
-        mask = t->nslots - 1;
-        for (uint32_t k = 0; k < t->n; k++) {
-            for (i = (uint32_t)str_hash(t->s[k]) & mask; t->slots[i]; i = (i + 1) & mask)
-                ;
-            t->slots[i] = k + 1;
-        }
-        for (i = (uint32_t)str_hash(s) & mask; t->slots[i]; i = (i + 1) & mask)
-            ;
     }
     t->s[t->n] = copy;
-    t->slots[i] = ++t->n;
-    return (int)t->n - 1;
+    return (int)t->n++;
 }
 
 static int dims_text_id(int ndims, const uint64_t *dims)
@@ -351,7 +326,7 @@ static void write_body(FILE *f, double origin)
 int iot_trace_write(const char *path, int rank, int nranks, const char *session, double origin,
                     double epoch)
 {
-    FILE *f = fopen(path, "w");
+    FILE *f = iot_real_fopen(path, "w");
     if (!f)
         return errno ? errno : EIO;
     fputs("{\"schema\": \"iotune-trace\", \"version\": 2, \"session\": ", f);
@@ -364,7 +339,7 @@ int iot_trace_write(const char *path, int rank, int nranks, const char *session,
     write_body(f, origin);
     fputs("]}\n", f);
     int err = ferror(f) ? (errno ? errno : EIO) : 0;
-    if (fclose(f) != 0 && !err)
+    if (iot_real_fclose(f) != 0 && !err)
         err = errno ? errno : EIO;
     return err;
 }

@@ -19,7 +19,7 @@ static inline int iot_trace_wanted(void)
     return iot_trace_on == 2 || (iot_trace_on && iot_depth == 0);
 }
 
-/* Reads IOTUNE_TRACE and IOTUNE_TRACE_LIMIT. */
+/* Takes IOTUNE_TRACE and IOTUNE_TRACE_LIMIT from the environment (env.h). */
 void iot_trace_init(void);
 
 /* The functions below need the capture lock held (capture.h). */

@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,7 +21,8 @@ __attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen, 
     return -1;
 }
 
-/* A whole number of bytes with an optional binary suffix: 65536, 64K, 4MiB, 1gb. */
+/* A whole number of bytes with an optional binary suffix: 65536, 64K, 4MiB, 1gb. A number
+ * too large for 63 bits becomes LLONG_MAX: above every maximum, as the Python side says. */
 static int parse_size(const char *s, long long *out)
 {
     if (!isdigit((unsigned char)*s))
@@ -28,8 +30,7 @@ static int parse_size(const char *s, long long *out)
     errno = 0;
     char *end;
     unsigned long long v = strtoull(s, &end, 10);
-    if (errno == ERANGE)
-        return -1;
+    int huge = errno == ERANGE;
     int shift = 0;
     switch (*end) {
     case 'k':
@@ -49,9 +50,7 @@ static int parse_size(const char *s, long long *out)
     }
     if (*end != '\0')
         return -1;
-    if (v > (unsigned long long)(9.0e18) >> shift)
-        return -1;
-    *out = (long long)(v << shift);
+    *out = huge || v > (unsigned long long)LLONG_MAX >> shift ? LLONG_MAX : (long long)(v << shift);
     return 0;
 }
 
@@ -68,51 +67,53 @@ static int parse_int(const char *s, long long *out)
     const char *p = (*s == '+' || *s == '-') ? s + 1 : s;
     if (!isdigit((unsigned char)*p))
         return -1;
-    errno = 0;
     char *end;
-    long long v = strtoll(s, &end, 10);
-    if (errno == ERANGE || *end != '\0')
+    long long v = strtoll(s, &end, 10); /* saturates: beyond every bound */
+    if (*end != '\0')
         return -1;
     *out = v;
     return 0;
 }
 
-/* Copies the trimmed text between [b, e) into buf. */
-static void trim_copy(const char *b, const char *e, char *buf, size_t len)
+static int count_items(const char *text)
 {
-    while (b < e && isspace((unsigned char)*b))
-        b++;
-    while (e > b && isspace((unsigned char)e[-1]))
-        e--;
-    size_t n = (size_t)(e - b) < len - 1 ? (size_t)(e - b) : len - 1;
-    memcpy(buf, b, n);
-    buf[n] = '\0';
+    int n = 1;
+    for (; *text; text++)
+        n += *text == ',';
+    return n;
 }
 
-/* Splits "a, b, c" into numbers; sizes allow suffixes, dims are plain whole numbers. */
+/* Splits "a, b, c" (at most max items) into numbers; sizes allow suffixes, dims are plain
+ * whole numbers. Each item is trimmed. */
 static int parse_list(const char *text, int max, int (*parse)(const char *, long long *),
                       iot_value *out)
 {
     out->n = 0;
-    const char *b = text;
-    for (;;) {
-        const char *e = strchr(b, ',');
-        if (!e)
-            e = b + strlen(b);
-        if (out->n == max)
-            return -1;
-        char part[64];
-        if ((size_t)(e - b) >= sizeof part)
-            return -1;
-        trim_copy(b, e, part, sizeof part);
-        long long v;
-        if (parse(part, &v))
-            return -1;
-        out->v[out->n++] = v;
-        if (*e == '\0')
-            return 0;
-        b = e + 1;
+    if (count_items(text) > max)
+        return -1;
+    char *copy = strdup(text);
+    int rc = copy ? 0 : -1;
+    for (char *b = copy, *e; !rc && b; b = e) {
+        if ((e = strchr(b, ',')))
+            *e++ = '\0';
+        while (isspace((unsigned char)*b))
+            b++;
+        for (char *z = b + strlen(b); z > b && isspace((unsigned char)z[-1]);)
+            *--z = '\0';
+        rc = parse(b, &out->v[out->n++]);
     }
+    free(copy);
+    return rc;
+}
+
+/* The number of bytes of the first n characters of UTF-8 text (Python slices characters). */
+static int utf8_prefix(const char *text, int n)
+{
+    int i = 0;
+    for (; text[i]; i++)
+        if (((unsigned char)text[i] & 0xC0) != 0x80 && n-- == 0)
+            break;
+    return i;
 }
 
 static int check_bounds(const iot_param_def *def, const char *text, const iot_value *out, char *err,
@@ -166,7 +167,7 @@ int iot_value_parse_string(const char *text, iot_value *out, char *err, size_t e
     if (strpbrk(text, "\r\n"))
         return fail(err, errlen, "\"%s\" has a line break", text);
     if (strlen(text) >= IOT_TEXT_MAX)
-        return fail(err, errlen, "\"%.40s...\" is longer than %d characters", text,
+        return fail(err, errlen, "\"%.*s...\" is longer than %d bytes", utf8_prefix(text, 40), text,
                     IOT_TEXT_MAX - 1);
     strcpy(out->text, text);
     return 0;
@@ -191,11 +192,16 @@ int iot_value_parse(const iot_param_def *def, const char *text, iot_value *out, 
         break;
     case IOT_T_BOOL:
         if (parse_bool(text, out))
-            return fail(err, errlen, "\"%s\" is not true or false", text);
+            return fail(err, errlen, "\"%s\" is not true or false (or yes/no, on/off, 1/0)", text);
         return 0;
     case IOT_T_ENUM:
-        if (parse_enum(def, text, out))
-            return fail(err, errlen, "\"%s\" is not one of %s", text, def->choices);
+        if (parse_enum(def, text, out)) {
+            char list[256];
+            size_t n = 0;
+            for (const char *c = def->choices; *c && n + 3 < sizeof list; c++)
+                n += (size_t)snprintf(list + n, sizeof list - n, *c == '|' ? ", " : "%c", *c);
+            return fail(err, errlen, "\"%s\" is not one of %s", text, list);
+        }
         return 0;
     case IOT_T_PAIR:
         if (parse_list(text, 2, parse_size, out) || out->n != 2)
@@ -204,9 +210,11 @@ int iot_value_parse(const iot_param_def *def, const char *text, iot_value *out, 
             return fail(err, errlen, "\"%s\": the boundary must be at least 1", text);
         break;
     case IOT_T_DIMS:
+        if (count_items(text) > IOT_MAX_DIMS)
+            return fail(err, errlen, "\"%s\" has %d dimensions, at most %d", text,
+                        count_items(text), IOT_MAX_DIMS);
         if (parse_list(text, IOT_MAX_DIMS, parse_whole, out))
-            return fail(err, errlen, "\"%s\" is not 1 to %d whole numbers separated by commas",
-                        text, IOT_MAX_DIMS);
+            return fail(err, errlen, "\"%s\" is not whole numbers separated by commas", text);
         break;
     case IOT_T_DOUBLE: {
         char *end;

@@ -8,6 +8,7 @@
 #include "core.h"
 #include "idmap.h"
 #include "trace.h"
+#include "wrap.h"
 
 /* Open datasets the runtime follows: id -> {capture record, forced transfer mode or -1}.
  * Empty, and never consulted, unless transfer_mode is set or capture is on. */
@@ -60,23 +61,22 @@ static hid_t open_file(int create, const char *name, unsigned flags, hid_t fcpl,
     const iot_settings *s = iot_active();
     if ((!s && !iot_capture_on) || !name || !real->H5Fcreate || !real->H5Fopen)
         return create ? real->H5Fcreate(name, flags, fcpl, fapl) : real->H5Fopen(name, flags, fapl);
-    iot_file_info info = {0, 1};
+    iot_file_info info = {0, 1, NULL};
     hid_t use = s && iot_h5()
                     ? iot_apply_fapl(s, create ? "H5Fcreate" : "H5Fopen", name, fapl, &info)
                     : fapl;
-    int outer = iot_depth++ == 0;
-    double t = iot_now();
-    hid_t fid = create ? real->H5Fcreate(name, flags, fcpl, use) : real->H5Fopen(name, flags, use);
-    double dt = iot_now() - t;
-    iot_depth--;
+    IOT_TIMED(create ? real->H5Fcreate(name, flags, fcpl, use) : real->H5Fopen(name, flags, use));
+    hid_t fid = rc;
     if (use != fapl)
         real->H5Pclose(use);
-    if (fid < 0)
+    if (fid < 0) {
+        iot_resolved_free(info.rules);
         return fid;
+    }
     char actual[1024];
     const char *known = real->H5Fget_name(fid, actual, sizeof actual) > 0 ? actual : name;
     if (s)
-        iot_files_remember(known, &info);
+        iot_files_remember(known, &info); /* it keeps info.rules */
     int rec = record_of(real, fid, known);
     if (rec >= 0 && iot_lock()) {
         iot_file_rec *r = iot_rec(rec);
@@ -130,14 +130,10 @@ IOT_EXPORT herr_t H5Fclose(hid_t fid)
         rec = v ? v[0] : -1;
         iot_unlock();
     }
-    int outer = iot_depth++ == 0;
-    double t = iot_now();
-    herr_t rc = real->H5Fclose(fid);
-    double end = iot_now();
-    iot_depth--;
+    IOT_TIMED(real->H5Fclose(fid));
     if (rec >= 0 && iot_lock()) {
         iot_idmap_del(&files, (uint64_t)fid);
-        iot_count_close(rec, IOT_L_HDF5, "H5Fclose", t, end, outer);
+        iot_count_close(rec, IOT_L_HDF5, "H5Fclose", t, t + dt, outer);
         iot_unlock();
     }
     return rc;
@@ -218,21 +214,18 @@ static hid_t dataset_call_with_settings(dataset_call kind, dataset_args a)
     dataset_args use = a;
     int creating = kind == CREATE1 || kind == CREATE2;
     if (s && f.mpio && creating) /* files of other drivers get no settings */
-        use.dcpl = iot_apply_dcpl(s, &f, file, path, a.type, a.space, a.dcpl);
+        use.dcpl = iot_apply_dcpl(&f, file, path, a.type, a.space, a.dcpl);
     if (s && f.mpio && (kind == CREATE2 || kind == OPEN2)) /* 1-versions: no access list */
-        use.dapl = iot_apply_dapl(s, &f, file, path, a.dapl);
-    int outer = iot_depth++ == 0;
-    double t = iot_now();
-    hid_t id = real_dataset_call(real, kind, &use);
-    double dt = iot_now() - t;
-    iot_depth--;
+        use.dapl = iot_apply_dapl(&f, file, path, a.dapl);
+    IOT_TIMED(real_dataset_call(real, kind, &use));
+    hid_t id = rc;
     if (use.dcpl != a.dcpl)
         real->H5Pclose(use.dcpl);
     if (use.dapl != a.dapl)
         real->H5Pclose(use.dapl);
     if (id < 0)
         return id;
-    int mode = s ? iot_transfer_mode(s, &f, file, path, id) : -1;
+    int mode = s ? iot_transfer_mode(&f, file, path, id) : -1;
     int rec = record_of(real, a.loc, file[0] ? file : NULL);
     if (rec >= 0)
         dataset_opened(real, id, rec, path, creating ? a.space : H5I_INVALID_HID,
@@ -378,13 +371,9 @@ static herr_t transfer(int is_write, hid_t dset, hid_t mtype, hid_t mspace, hid_
     int rec = v ? v[0] : -1, mode = v ? v[1] : -1;
     H5FD_mpio_xfer_t saved = (H5FD_mpio_xfer_t)-1;
     hid_t use = mode >= 0 ? transfer_list(real, mode, dxpl, &saved) : dxpl;
-    int outer = iot_depth++ == 0;
     uint64_t coll_before = iot_coll_calls;
-    double t = iot_now();
-    herr_t rc = is_write ? real->H5Dwrite(dset, mtype, mspace, fspace, use, buf)
-                         : real->H5Dread(dset, mtype, mspace, fspace, use, buf);
-    double dt = iot_now() - t;
-    iot_depth--;
+    IOT_TIMED(is_write ? real->H5Dwrite(dset, mtype, mspace, fspace, use, buf)
+                       : real->H5Dread(dset, mtype, mspace, fspace, use, buf));
     if (saved != (H5FD_mpio_xfer_t)-1)
         real->H5Pset_dxpl_mpio(dxpl, saved);
     if (iot_capture_on) {

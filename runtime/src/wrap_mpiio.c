@@ -1,144 +1,18 @@
-/* Interposed MPI calls: MPI_Init* loads the control file collectively; MPI_File_open merges
- * the control file's hints into the application's (also for HDF5's own opens). */
+/* Interposed MPI-IO calls: MPI_File_open applies the control file's hints (apply_mpiio.c; also
+ * for HDF5's own opens); every call is counted and timed per file (capture). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "apply_mpiio.h"
 #include "capture.h"
 #include "core.h"
 #include "fstype.h"
 #include "idmap.h"
 #include "trace.h"
-
-/* After MPI is up: the control file, collectively; and a mark for the processes this rank
- * may start, so that they do not write profiles of their own. */
-static void started(void)
-{
-    iot_load(MPI_COMM_WORLD);
-    iot_capture_mpi_started();
-    setenv("IOTUNE_RANK_CHILD", "1", 1);
-}
-
-IOT_EXPORT int MPI_Init(int *argc, char ***argv)
-{
-    int rc = PMPI_Init(argc, argv);
-    if (rc == MPI_SUCCESS)
-        started();
-    return rc;
-}
-
-IOT_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
-{
-    int rc = PMPI_Init_thread(argc, argv, required, provided);
-    if (rc == MPI_SUCCESS)
-        started();
-    return rc;
-}
-
-typedef struct {
-    const iot_entry **hint; /* room for every entry of the control file (at most 1024) */
-    int n;
-} hint_list;
-
-/* Keeps a hint unless this MPI's info objects cannot hold its key or value (the registry's
- * limits fit MPICH's; another MPI may have smaller ones): then it is dropped, with one
- * warning per process. */
-static void collect(void *ctx, const iot_entry *e)
-{
-    hint_list *l = ctx;
-    if (strlen(e->name) > MPI_MAX_INFO_KEY || strlen(e->value.text) > MPI_MAX_INFO_VAL) {
-        char where[96];
-        if (iot_world_rank() == 0)
-            iot_warn_once("info-limits",
-                          "hint %s [%s] NOT applied: longer than this MPI's info keys (%d) or "
-                          "values (%d) may be; later ones like it are dropped without a word",
-                          e->name, iot_origin(e, where, sizeof where), MPI_MAX_INFO_KEY,
-                          MPI_MAX_INFO_VAL);
-        return;
-    }
-    l->hint[l->n++] = e;
-}
-
-/* The application's info with the control file's hints on top (the control file wins). */
-static MPI_Info merged_info(const hint_list *l, MPI_Info app, char *notes, size_t nlen)
-{
-    MPI_Info info;
-    if (app == MPI_INFO_NULL ? MPI_Info_create(&info) : MPI_Info_dup(app, &info))
-        return MPI_INFO_NULL;
-    size_t used = 0;
-    for (int i = 0; i < l->n; i++) {
-        char old[MPI_MAX_INFO_VAL + 1];
-        int had = 0;
-        if (app != MPI_INFO_NULL)
-            MPI_Info_get(app, l->hint[i]->name, MPI_MAX_INFO_VAL, old, &had);
-        if (had && strcmp(old, l->hint[i]->value.text) != 0 && used < nlen)
-            used += (size_t)snprintf(notes + used, nlen - used,
-                                     "\n%s=%s overrides the application's %s", l->hint[i]->name,
-                                     l->hint[i]->value.text, old);
-        MPI_Info_set(info, l->hint[i]->name, l->hint[i]->value.text);
-    }
-    return info;
-}
-
-/* Verbose report: each requested hint and what ROMIO actually kept. */
-static void report_hints(const char *filename, MPI_File fh, const hint_list *l, const char *notes)
-{
-    char fs[64], line[8192];
-    iot_fstype(filename, fs, sizeof fs);
-    MPI_Info got = MPI_INFO_NULL;
-    PMPI_File_get_info(fh, &got);
-    size_t used = 0;
-    for (int i = 0; i < l->n && used < sizeof line; i++) {
-        const iot_entry *e = l->hint[i];
-        char val[MPI_MAX_INFO_VAL + 1], where[96];
-        int flag = 0;
-        if (got != MPI_INFO_NULL)
-            MPI_Info_get(got, e->name, MPI_MAX_INFO_VAL, val, &flag);
-        const char *verdict = !flag                             ? "NOT in effect: dropped by MPI-IO"
-                              : strcmp(val, e->value.text) == 0 ? "in effect"
-                                                                : "NOT in effect: MPI-IO uses ";
-        if (flag && e->layer == IOT_LAYER_FS && !iot_fs_stripes(fs) &&
-            strncmp(e->name, "striping", 8) == 0)
-            verdict = "echoed by MPI-IO but without effect on this file system";
-        used += (size_t)snprintf(line + used, sizeof line - used, "%s%s=%s (%s%s) [%s]",
-                                 i ? "\n" : "", e->name, e->value.text, verdict,
-                                 flag && strcmp(val, e->value.text) != 0 ? val : "",
-                                 iot_origin(e, where, sizeof where));
-    }
-    if (got != MPI_INFO_NULL)
-        MPI_Info_free(&got);
-    char header[1200];
-    snprintf(header, sizeof header, "MPI_File_open %s on %s: mpi-io hints%s", filename, fs,
-             l->n ? ":" : ": nothing to apply");
-    if (used < sizeof line)
-        snprintf(line + used, sizeof line - used, "%s", notes);
-    iot_log_block(header, line);
-}
+#include "wrap.h"
 
 static iot_idmap handles; /* MPI_File -> {capture record, access mode}; under the capture lock */
-
-/* The hints in effect, read back with MPI_File_get_info, as "key=value\n" lines. */
-static void read_hints(MPI_File fh, char *hints, size_t size)
-{
-    MPI_Info info;
-    int nkeys = 0;
-    if (PMPI_File_get_info(fh, &info) != MPI_SUCCESS)
-        return;
-    MPI_Info_get_nkeys(info, &nkeys);
-    size_t used = 0;
-    for (int i = 0; i < nkeys && used < size; i++) {
-        char key[MPI_MAX_INFO_KEY + 1], val[MPI_MAX_INFO_VAL + 1];
-        int flag = 0;
-        MPI_Info_get_nthkey(info, i, key);
-        MPI_Info_get(info, key, MPI_MAX_INFO_VAL, val, &flag);
-        if (flag && !strchr(val, '\n'))
-            used += (size_t)snprintf(hints + used, size - used, "%s=%s\n", key, val);
-    }
-    char *last = used >= size ? strrchr(hints, '\n') : NULL;
-    if (used >= size) /* never keep half a line */
-        *(last ? last : hints) = '\0';
-    MPI_Info_free(&info);
-}
 
 /* Capture bookkeeping after an open: the record, and on the communicator's rank 0 the file
  * system type and the hints in effect. */
@@ -151,7 +25,7 @@ static void opened(MPI_Comm comm, const char *filename, MPI_File fh, double t, d
     char fs[32] = "", hints[IOT_REC_HINTS] = "";
     if (rec >= 0 && rank == 0 && !iot_rec(rec)->hints[0]) { /* MPI calls outside the lock */
         iot_fstype(filename, fs, sizeof fs);
-        read_hints(fh, hints, sizeof hints);
+        iot_mpiio_read_hints(fh, hints, sizeof hints);
     }
     if (rec < 0 || !iot_lock())
         return;
@@ -176,25 +50,16 @@ IOT_EXPORT int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI
     const iot_settings *s = filename ? iot_active() : NULL;
     if (!s && !iot_capture_on)
         return PMPI_File_open(comm, filename, amode, info, fh);
-    hint_list l = {NULL, 0};
-    if (s && (l.hint = malloc((size_t)s->count * sizeof *l.hint)))
-        iot_settings_each_hint(s, filename, collect, &l);
-    char notes[1024] = "";
-    MPI_Info use = l.n ? merged_info(&l, info, notes, sizeof notes) : MPI_INFO_NULL;
-    int outer = iot_depth++ == 0;
-    double t = iot_now();
-    int rc = PMPI_File_open(comm, filename, amode, use != MPI_INFO_NULL ? use : info, fh);
-    double dt = iot_now() - t;
-    iot_depth--;
-    if (use != MPI_INFO_NULL)
-        MPI_Info_free(&use);
+    iot_mpiio_hints hints;
+    MPI_Info use = iot_mpiio_merge(s, filename, info, &hints);
+    IOT_TIMED(PMPI_File_open(comm, filename, amode, use != MPI_INFO_NULL ? use : info, fh));
     if (rc == MPI_SUCCESS && iot_capture_on)
         opened(comm, filename, *fh, t, dt, outer);
     int rank = 0;
     PMPI_Comm_rank(comm, &rank);
     if (rc == MPI_SUCCESS && s && iot_g.verbose && rank == 0)
-        report_hints(filename, *fh, &l, notes);
-    free(l.hint);
+        iot_mpiio_report(filename, *fh, &hints);
+    iot_mpiio_done(&hints, &use);
     return rc;
 }
 
@@ -215,13 +80,9 @@ IOT_EXPORT int MPI_File_close(MPI_File *fh)
         iot_idmap_del(&handles, (uint64_t)(uintptr_t)*fh);
         iot_unlock();
     }
-    int outer = iot_depth++ == 0;
-    double t = iot_now();
-    int rc = PMPI_File_close(fh);
-    double end = iot_now();
-    iot_depth--;
+    IOT_TIMED(PMPI_File_close(fh));
     if (rec >= 0 && iot_lock()) {
-        iot_count_close(rec, IOT_L_MPIIO, "MPI_File_close", t, end, outer);
+        iot_count_close(rec, IOT_L_MPIIO, "MPI_File_close", t, t + dt, outer);
         iot_unlock();
     }
     return rc;
@@ -231,11 +92,7 @@ IOT_EXPORT int MPI_File_sync(MPI_File fh)
 {
     if (!iot_capture_on)
         return PMPI_File_sync(fh);
-    int outer = iot_depth++ == 0;
-    double t = iot_now();
-    int rc = PMPI_File_sync(fh);
-    double dt = iot_now() - t;
-    iot_depth--;
+    IOT_TIMED(PMPI_File_sync(fh));
     if (iot_lock()) {
         int rec = record_of(fh);
         if (rec >= 0)
@@ -254,11 +111,7 @@ IOT_EXPORT int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etyp
 {
     if (!iot_capture_on)
         return PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
-    int outer = iot_depth++ == 0;
-    double t = iot_now();
-    int rc = PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
-    double dt = iot_now() - t;
-    iot_depth--;
+    IOT_TIMED(PMPI_File_set_view(fh, disp, etype, filetype, datarep, info));
     MPI_Count size = 0;
     if (iot_trace_on && rc == MPI_SUCCESS)
         PMPI_Type_size_x(filetype, &size);
@@ -363,13 +216,9 @@ static void ended(MPI_File fh, const char *func, int is_write, double t, double 
         return P##fn ARGS;                                                                         \
     int want = iot_trace_wanted();                                                                 \
     MPI_Offset pos = want ? IOT_AT_POS_##AT : -1;                                                  \
-    int outer = iot_depth++ == 0;                                                                  \
     if (IS_COLL)                                                                                   \
         iot_coll_calls++;                                                                          \
-    double t = iot_now();                                                                          \
-    int rc = P##fn ARGS;                                                                           \
-    double dt = iot_now() - t;                                                                     \
-    iot_depth--;                                                                                   \
+    IOT_TIMED(P##fn ARGS);                                                                         \
     int ok = rc == MPI_SUCCESS;                                                                    \
     accessed(fh, #fn, IS_WRITE, IS_COLL, ok &&want ? byte_offset(fh, pos) : -1, ok ? BYTES : 0, t, \
              dt, outer);                                                                           \
@@ -408,11 +257,7 @@ static void ended(MPI_File fh, const char *func, int is_write, double t, double 
     {                                                                                              \
         if (!iot_capture_on)                                                                       \
             return P##fn(fh, buf, status);                                                         \
-        int outer = iot_depth++ == 0;                                                              \
-        double t = iot_now();                                                                      \
-        int rc = P##fn(fh, buf, status);                                                           \
-        double dt = iot_now() - t;                                                                 \
-        iot_depth--;                                                                               \
+        IOT_TIMED(P##fn(fh, buf, status));                                                         \
         ended(fh, #fn, IS_WRITE, t, dt, outer);                                                    \
         return rc;                                                                                 \
     }
@@ -464,9 +309,3 @@ IOT_MPIIO_END(MPI_File_write_ordered_end, const void *, 1)
 IOT_MPIIO_END(MPI_File_read_all_end, void *, 0)
 IOT_MPIIO_END(MPI_File_read_at_all_end, void *, 0)
 IOT_MPIIO_END(MPI_File_read_ordered_end, void *, 0)
-
-IOT_EXPORT int MPI_Finalize(void)
-{
-    iot_capture_finish(MPI_COMM_WORLD);
-    return PMPI_Finalize();
-}

@@ -12,23 +12,11 @@
 
 #include "capture.h"
 #include "core.h"
+#include "env.h"
 #include "fds.h"
 #include "real.h"
 #include "trace.h"
-
-/* What open() created. refs 0: free. Found by index, never freed: a descriptor used while
- * another thread closes it cannot reach freed memory. */
-typedef struct {
-    int rec, refs, writable;
-    iot_clayer layer; /* the layer that opened it: POSIX or STDIO */
-    int64_t pos, last_offset, last_end;
-} description;
-
-int iot_fd_desc[IOT_MAX_FD];
-static description descs[IOT_MAX_FD]; /* at most one per descriptor */
-static int next_free;
-
-static int sync_on_close = -1; /* IOTUNE_SYNC=1: fsync written files before close */
+#include "wrap.h"
 
 REAL(open, int, const char *, int, ...)
 REAL(open64, int, const char *, int, ...)
@@ -60,121 +48,27 @@ REAL(dup3, int, int, int, int)
 REAL(fcntl, int, int, int, ...)
 REAL(fcntl64, int, int, int, ...)
 
-/* ---- the descriptor table (lock held) ---- */
-
-static int desc_new(int rec, int writable, iot_clayer layer)
+int iot_real_open(const char *path, int flags)
 {
-    for (int n = 0; n < IOT_MAX_FD; n++, next_free = (next_free + 1) % IOT_MAX_FD)
-        if (!descs[next_free].refs) {
-            descs[next_free] = (description){rec, 0, writable, layer, 0, -1, -1};
-            return next_free;
-        }
-    return -1; /* cannot happen: each description has a descriptor below IOT_MAX_FD */
+    return get_open()(path, flags);
 }
 
-static void attach(int fd, int d)
+int iot_real_close(int fd)
 {
-    descs[d].refs++;
-    iot_fd_desc[fd] = d + 1;
-}
-
-static description *detach(int fd)
-{
-    int d = iot_fd_desc[fd] - 1;
-    if (d < 0)
-        return NULL;
-    iot_fd_desc[fd] = 0;
-    descs[d].refs--;
-    return &descs[d];
-}
-
-int iot_fd_rec(int fd)
-{
-    int d = fd >= 0 && fd < IOT_MAX_FD ? iot_fd_desc[fd] - 1 : -1;
-    return d >= 0 ? descs[d].rec : -1;
-}
-
-int iot_fd_forget(int fd, iot_clayer *layer, int *writable)
-{
-    int rec = -1;
-    if (fd < 0 || fd >= IOT_MAX_FD || !iot_lock())
-        return -1;
-    description *d = detach(fd);
-    if (d) {
-        rec = d->rec;
-        if (layer)
-            *layer = d->layer;
-        if (writable)
-            *writable = d->writable;
-    }
-    iot_unlock();
-    return rec;
+    return get_close()(fd);
 }
 
 /* ---- opens ---- */
-
-/* A shared library being loaded or inspected (read-only, base name libx.so or libx.so.1.2):
- * not the application's I/O. A data file such as run.sol.h5 is. */
-static int shared_library(const char *path, int flags)
-{
-    if ((flags & O_ACCMODE) != O_RDONLY)
-        return 0;
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    for (const char *so = strstr(base, ".so"); so; so = strstr(so + 1, ".so")) {
-        const char *p = so + 3;
-        if (!*p)
-            return 1;
-        if (*p != '.')
-            continue;
-        int digits = 0;
-        for (p++; (*p >= '0' && *p <= '9') || *p == '.'; p++)
-            digits += *p != '.';
-        if (!*p && digits)
-            return 1;
-    }
-    return 0;
-}
-
-void iot_fd_opened(int fd, const char *path, int flags, iot_clayer layer, const char *func,
-                   double t, double dt, int outer)
-{
-    if (fd < 0 || fd >= IOT_MAX_FD || !path || !path[0])
-        return;
-    int rec = -1;
-    /* directories are not I/O; "pipe:" and similar names are not files */
-    if (!(flags & O_DIRECTORY) && path[strlen(path) - 1] != '/' &&
-        (path[0] == '/' || !strchr(path, ':')) && !shared_library(path, flags))
-        rec = iot_rec_for(path, layer);
-    if ((rec < 0 && !iot_fd_desc[fd]) || !iot_lock())
-        return;
-    detach(fd); /* a number closed behind our back (e.g. by fdopen's fclose) now reused */
-    int d = rec >= 0 ? desc_new(rec, (flags & O_ACCMODE) != O_RDONLY, layer) : -1;
-    if (d >= 0) {
-        attach(fd, d);
-        iot_rec(rec)->c[layer].opens++;
-        iot_mark_open(rec, t);
-        iot_count_meta(rec, layer, dt, outer);
-        if (iot_trace_on)
-            iot_trace(layer, func, rec, 0, -1, flags, t, dt);
-    }
-    iot_unlock();
-}
 
 static int open_common(int (*real)(const char *, int, ...), const char *func, const char *path,
                        int flags, mode_t mode)
 {
     if (!iot_capture_on)
         return real(path, flags, mode);
-    int outer = iot_depth++ == 0;
-    double t = iot_now();
-    int fd = real(path, flags, mode);
-    double dt = iot_now() - t;
-    iot_depth--;
-    int saved = errno;
-    iot_fd_opened(fd, path, flags, IOT_L_POSIX, func, t, dt, outer);
+    IOT_TIMED_ERRNO(real(path, flags, mode));
+    iot_fd_opened(rc, path, flags, IOT_L_POSIX, func, t, dt, outer);
     errno = saved;
-    return fd;
+    return rc;
 }
 
 static int openat_common(int (*real)(int, const char *, int, ...), int dirfd, const char *path,
@@ -182,15 +76,10 @@ static int openat_common(int (*real)(int, const char *, int, ...), int dirfd, co
 {
     if (!iot_capture_on || !path || (dirfd != AT_FDCWD && path[0] != '/'))
         return real(dirfd, path, flags, mode); /* relative to a directory: not named */
-    int outer = iot_depth++ == 0;
-    double t = iot_now();
-    int fd = real(dirfd, path, flags, mode);
-    double dt = iot_now() - t;
-    iot_depth--;
-    int saved = errno;
-    iot_fd_opened(fd, path, flags, IOT_L_POSIX, "openat", t, dt, outer);
+    IOT_TIMED_ERRNO(real(dirfd, path, flags, mode));
+    iot_fd_opened(rc, path, flags, IOT_L_POSIX, "openat", t, dt, outer);
     errno = saved;
-    return fd;
+    return rc;
 }
 
 static mode_t mode_arg(int flags, va_list ap)
@@ -261,62 +150,26 @@ IOT_EXPORT int close(int fd)
 {
     if (!iot_fd_followed(fd))
         return get_close()(fd);
-    if (sync_on_close < 0) {
-        const char *v = getenv("IOTUNE_SYNC");
-        sync_on_close = v && *v && strcmp(v, "0") != 0;
-    }
     int writable = 0;
     int rec = iot_fd_forget(fd, NULL, &writable);
-    int outer = iot_depth++ == 0;
-    double t = iot_now();
-    int synced = sync_on_close && writable && rec >= 0;
-    if (synced)
-        get_fsync()(fd); /* measure the storage, not the page cache */
-    int rc = get_close()(fd);
-    double end = iot_now();
-    iot_depth--;
-    int saved = errno;
+    int synced = iot_env.sync && writable && rec >= 0;
+    /* with IOTUNE_SYNC, the fsync is timed as part of the close: measure the storage, not
+     * the page cache */
+    IOT_TIMED_ERRNO((synced ? get_fsync()(fd) : 0, get_close()(fd)));
     if (rec >= 0 && iot_lock()) {
         iot_rec(rec)->c[IOT_L_POSIX].syncs += (uint64_t)synced;
-        iot_count_close(rec, IOT_L_POSIX, "close", t, end, outer);
+        iot_count_close(rec, IOT_L_POSIX, "close", t, t + dt, outer);
         iot_unlock();
     }
     errno = saved;
     return rc;
 }
 
-/* newfd is now a copy of oldfd: it shares oldfd's description. A followed newfd that
- * dup2/dup3 replaced was closed by it. */
-static void duplicated(int oldfd, int newfd, const char *func)
-{
-    if (newfd < 0 || newfd >= IOT_MAX_FD || oldfd == newfd)
-        return;
-    int saved = errno;
-    double t = iot_now();
-    if (iot_lock()) {
-        description *gone = detach(newfd);
-        if (gone) {
-            iot_rec(gone->rec)->c[IOT_L_POSIX].closes++;
-            iot_mark_close(gone->rec, t);
-        }
-        int d = oldfd >= 0 && oldfd < IOT_MAX_FD ? iot_fd_desc[oldfd] - 1 : -1;
-        if (d >= 0) {
-            attach(newfd, d);
-            iot_rec(descs[d].rec)->c[IOT_L_POSIX].dups++;
-            iot_mark_open(descs[d].rec, t);
-            if (iot_trace_on)
-                iot_trace(IOT_L_POSIX, func, descs[d].rec, 0, -1, 0, t, 0);
-        }
-        iot_unlock();
-    }
-    errno = saved;
-}
-
 IOT_EXPORT int dup(int fd)
 {
     int rc = get_dup()(fd);
     if (rc >= 0 && iot_fd_followed(fd))
-        duplicated(fd, rc, "dup");
+        iot_fd_duplicated(fd, rc, "dup");
     return rc;
 }
 
@@ -324,7 +177,7 @@ IOT_EXPORT int dup2(int oldfd, int newfd)
 {
     int rc = get_dup2()(oldfd, newfd);
     if (rc >= 0 && (iot_fd_followed(oldfd) || iot_fd_followed(newfd)))
-        duplicated(oldfd, rc, "dup2");
+        iot_fd_duplicated(oldfd, rc, "dup2");
     return rc;
 }
 
@@ -332,7 +185,7 @@ IOT_EXPORT int dup3(int oldfd, int newfd, int flags)
 {
     int rc = get_dup3()(oldfd, newfd, flags);
     if (rc >= 0 && (iot_fd_followed(oldfd) || iot_fd_followed(newfd)))
-        duplicated(oldfd, rc, "dup3");
+        iot_fd_duplicated(oldfd, rc, "dup3");
     return rc;
 }
 
@@ -341,7 +194,7 @@ static int fcntl_common(int (*real)(int, int, ...), int fd, int cmd, void *arg)
 {
     int rc = real(fd, cmd, arg);
     if (rc >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) && iot_fd_followed(fd))
-        duplicated(fd, rc, "fcntl");
+        iot_fd_duplicated(fd, rc, "fcntl");
     return rc;
 }
 
@@ -372,9 +225,8 @@ static void transferred(int fd, const char *func, int is_write, int64_t offset, 
 {
     if (!iot_lock())
         return;
-    int i = iot_fd_desc[fd] - 1;
-    if (i >= 0) {
-        description *d = &descs[i];
+    iot_fd_description *d = iot_fd_described(fd);
+    if (d) {
         uint64_t bytes = rc > 0 ? (uint64_t)rc : 0;
         if (offset < 0) {
             offset = d->pos;
@@ -394,14 +246,6 @@ static void transferred(int fd, const char *func, int is_write, int64_t offset, 
     iot_unlock();
 }
 
-#define IOT_TIMED(expr)                                                                            \
-    int outer = iot_depth++ == 0;                                                                  \
-    double t = iot_now();                                                                          \
-    __typeof__(expr) rc = (expr);                                                                  \
-    double dt = iot_now() - t;                                                                     \
-    iot_depth--;                                                                                   \
-    int saved = errno
-
 /* One wrapper per data call: PARAMS and ARGS are its parameter and argument lists, OFFSET the
  * explicit offset or -1 (at the descriptor's position). */
 #define IOT_POSIX_DATA(ret, name, PARAMS, ARGS, func, is_write, OFFSET)                            \
@@ -409,7 +253,7 @@ static void transferred(int fd, const char *func, int is_write, int64_t offset, 
     {                                                                                              \
         if (!iot_fd_followed(fd))                                                                  \
             return get_##name() ARGS;                                                              \
-        IOT_TIMED(get_##name() ARGS);                                                              \
+        IOT_TIMED_ERRNO(get_##name() ARGS);                                                        \
         transferred(fd, func, is_write, OFFSET, rc, t, dt, outer);                                 \
         errno = saved;                                                                             \
         return rc;                                                                                 \
@@ -451,14 +295,14 @@ static void seeked(int fd, int whence, int64_t pos, double t, double dt, int out
 {
     if (!iot_lock())
         return;
-    int i = iot_fd_desc[fd] - 1;
-    if (i >= 0) {
+    iot_fd_description *d = iot_fd_described(fd);
+    if (d) {
         if (pos >= 0)
-            descs[i].pos = pos;
-        iot_rec(descs[i].rec)->c[IOT_L_POSIX].seeks++;
-        iot_count_meta(descs[i].rec, IOT_L_POSIX, dt, outer);
+            d->pos = pos;
+        iot_rec(d->rec)->c[IOT_L_POSIX].seeks++;
+        iot_count_meta(d->rec, IOT_L_POSIX, dt, outer);
         if (iot_trace_on)
-            iot_trace(IOT_L_POSIX, "lseek", descs[i].rec, 0, pos, whence, t, dt);
+            iot_trace(IOT_L_POSIX, "lseek", d->rec, 0, pos, whence, t, dt);
     }
     iot_unlock();
 }
@@ -468,7 +312,7 @@ static void seeked(int fd, int whence, int64_t pos, double t, double dt, int out
     {                                                                                              \
         if (!iot_fd_followed(fd))                                                                  \
             return get_##name()(fd, offset, whence);                                               \
-        IOT_TIMED(get_##name()(fd, offset, whence));                                               \
+        IOT_TIMED_ERRNO(get_##name()(fd, offset, whence));                                         \
         seeked(fd, whence, rc, t, dt, outer);                                                      \
         errno = saved;                                                                             \
         return rc;                                                                                 \
@@ -482,7 +326,7 @@ static int sync_common(int fd, int data_only)
     int (*real)(int) = data_only ? get_fdatasync() : get_fsync();
     if (!iot_fd_followed(fd))
         return real(fd);
-    IOT_TIMED(real(fd));
+    IOT_TIMED_ERRNO(real(fd));
     if (iot_lock()) {
         int rec = iot_fd_rec(fd);
         if (rec >= 0) {

@@ -14,12 +14,28 @@
 #include "fds.h"
 #include "real.h"
 #include "trace.h"
+#include "wrap.h"
 
 REAL(fopen, FILE *, const char *, const char *)
 REAL(fopen64, FILE *, const char *, const char *)
 REAL(fclose, int, FILE *)
 REAL(fread, size_t, void *, size_t, size_t, FILE *)
 REAL(fwrite, size_t, const void *, size_t, size_t, FILE *)
+
+FILE *iot_real_fopen(const char *path, const char *mode)
+{
+    return get_fopen()(path, mode);
+}
+
+int iot_real_fclose(FILE *f)
+{
+    return get_fclose()(f);
+}
+
+size_t iot_real_fread(void *buf, size_t size, size_t n, FILE *f)
+{
+    return get_fread()(buf, size, n, f);
+}
 
 /* The stream's descriptor when capture is on, else -1; errno untouched (a memory stream
  * has none and fileno would set EBADF). */
@@ -45,16 +61,11 @@ static FILE *fopen_common(FILE *(*real)(const char *, const char *), const char 
 {
     if (!iot_capture_on)
         return real(path, mode);
-    int outer = iot_depth++ == 0;
-    double t = iot_now();
-    FILE *fp = real(path, mode);
-    double dt = iot_now() - t;
-    iot_depth--;
-    int saved = errno;
-    if (fp)
-        iot_fd_opened(stream_fd(fp), path, open_flags(mode), IOT_L_STDIO, "fopen", t, dt, outer);
+    IOT_TIMED_ERRNO(real(path, mode));
+    if (rc)
+        iot_fd_opened(stream_fd(rc), path, open_flags(mode), IOT_L_STDIO, "fopen", t, dt, outer);
     errno = saved;
-    return fp;
+    return rc;
 }
 
 IOT_EXPORT FILE *fopen(const char *path, const char *mode)
@@ -75,14 +86,9 @@ IOT_EXPORT int fclose(FILE *fp)
         return get_fclose()(fp);
     iot_clayer layer = IOT_L_STDIO;
     int rec = iot_fd_forget(fd, &layer, NULL);
-    int outer = iot_depth++ == 0;
-    double t = iot_now();
-    int rc = get_fclose()(fp);
-    double end = iot_now();
-    iot_depth--;
-    int saved = errno;
+    IOT_TIMED_ERRNO(get_fclose()(fp));
     if (rec >= 0 && iot_lock()) {
-        iot_count_close(rec, layer, "fclose", t, end, outer);
+        iot_count_close(rec, layer, "fclose", t, t + dt, outer);
         iot_unlock();
     }
     errno = saved;
@@ -108,12 +114,7 @@ IOT_EXPORT size_t fread(void *buf, size_t size, size_t n, FILE *fp)
     int fd = stream_fd(fp);
     if (!iot_fd_followed(fd))
         return get_fread()(buf, size, n, fp);
-    int outer = iot_depth++ == 0;
-    double t = iot_now();
-    size_t rc = get_fread()(buf, size, n, fp);
-    double dt = iot_now() - t;
-    iot_depth--;
-    int saved = errno;
+    IOT_TIMED_ERRNO(get_fread()(buf, size, n, fp));
     transferred(fd, "fread", 0, (uint64_t)rc * size, t, dt, outer);
     errno = saved;
     return rc;
@@ -124,12 +125,7 @@ IOT_EXPORT size_t fwrite(const void *buf, size_t size, size_t n, FILE *fp)
     int fd = stream_fd(fp);
     if (!iot_fd_followed(fd))
         return get_fwrite()(buf, size, n, fp);
-    int outer = iot_depth++ == 0;
-    double t = iot_now();
-    size_t rc = get_fwrite()(buf, size, n, fp);
-    double dt = iot_now() - t;
-    iot_depth--;
-    int saved = errno;
+    IOT_TIMED_ERRNO(get_fwrite()(buf, size, n, fp));
     transferred(fd, "fwrite", 1, (uint64_t)rc * size, t, dt, outer);
     errno = saved;
     return rc;

@@ -1,8 +1,15 @@
-/* iotune-parse FILE: parse a control file with the runtime's own parser and print the
- * normalised JSON that the Python package prints for `iotune check --json`. The shared test
- * vectors (tests/vectors) hold both sides to the same reading. */
+/* The runtime's control-file parser and matcher, without the runtime, for the shared test
+ * vectors (tests/vectors) that hold C and Python to the same reading:
+ *   iotune-parse FILE                  the normalised JSON of `iotune check --json FILE`
+ *   iotune-parse --match               reads "file|dataset TAB pattern TAB path" lines and
+ *                                      prints 1 or 0 per line (an empty pattern is none, a
+ *                                      missing path is none)
+ *   iotune-parse --effective FILE NAME [DATASET]
+ *                                      the settings in force for file NAME (and a dataset in
+ *                                      it) as {"name": "value"} */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "json.h"
 #include "settings.h"
@@ -22,21 +29,109 @@ static void on_error(void *ctx, int line, const char *element, const char *value
     fputs(", \"value\": ", stdout);
     iot_json_string(stdout, value);
     putchar('}');
+    /* the form of the Python side's Problem.format() */
+    fputs((const char *)ctx, stderr);
+    if (line > 0)
+        fprintf(stderr, ":%d", line);
+    if (element)
+        fprintf(stderr, ": <%s>", element);
+    fprintf(stderr, ": %s\n", message);
+}
+
+static void on_error_quiet(void *ctx, int line, const char *element, const char *value,
+                           const char *message, int fatal)
+{
     fprintf(stderr, "%s:%d: <%s>: %s\n", (const char *)ctx, line, element ? element : "", message);
 }
 
-int main(int argc, char **argv)
+static int parse(const char *path)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: iotune-parse CONTROL_FILE.xml\n");
-        return 2;
-    }
     iot_settings s;
     fputs("{\"errors\": [", stdout);
-    iot_settings_load(argv[1], &s, on_error, argv[1]);
+    iot_settings_load(path, &s, on_error, (void *)path);
     fputs("], \"settings\": ", stdout);
     iot_json_settings(stdout, &s);
     printf(", \"fatal\": %s}\n", s.fatal ? "true" : "false");
     iot_settings_free(&s);
     return 0;
+}
+
+static int match(void)
+{
+    char line[4096];
+    while (fgets(line, sizeof line, stdin)) {
+        line[strcspn(line, "\n")] = '\0';
+        char *kind = line, *pattern = strchr(kind, '\t'), *path = NULL;
+        if (!pattern)
+            return fprintf(stderr, "iotune-parse: bad line \"%s\"\n", line), 2;
+        *pattern++ = '\0';
+        if ((path = strchr(pattern, '\t')))
+            *path++ = '\0';
+        int file = strcmp(kind, "file") == 0;
+        if (file && !path)
+            return fprintf(stderr, "iotune-parse: a file needs a path\n"), 2;
+        printf("%d\n", file ? iot_match_file(pattern, path) : iot_match_dataset(pattern, path));
+    }
+    return 0;
+}
+
+typedef struct {
+    int n;
+    const iot_settings *s;
+    const char *file;
+} effective_out;
+
+static void print_pair(effective_out *o, const char *name, const char *value)
+{
+    fputs(o->n++ ? ", " : "", stdout);
+    iot_json_string(stdout, name);
+    fputs(": ", stdout);
+    iot_json_string(stdout, value);
+}
+
+/* Hints come from iot_settings_each_hint (what MPI-IO gets); a registry hint must agree
+ * with iot_settings_find, or it shows up a second time under "each_hint:NAME". */
+static void on_hint(void *ctx, const iot_entry *e)
+{
+    effective_out *o = ctx;
+    const iot_entry *found =
+        e->param >= 0 ? iot_settings_find(o->s, e->param, o->file, NULL) : NULL;
+    if (e->param < 0) {
+        print_pair(o, e->name, e->value.text);
+    } else if (found != e) {
+        char key[IOT_NAME_MAX + 16];
+        snprintf(key, sizeof key, "each_hint:%s", e->name);
+        print_pair(o, key, e->value.text);
+    }
+}
+
+static int effective(const char *path, const char *file, const char *dataset)
+{
+    iot_settings s;
+    iot_settings_load(path, &s, on_error_quiet, (void *)path);
+    effective_out o = {0, &s, file};
+    putchar('{');
+    for (int p = 0; p < IOT_P_COUNT; p++) {
+        const iot_entry *e = iot_settings_find(&s, p, file, dataset);
+        if (e)
+            print_pair(&o, e->name, e->value.text);
+    }
+    iot_settings_each_hint(&s, file, on_hint, &o);
+    puts("}");
+    iot_settings_free(&s);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 2 && strcmp(argv[1], "--match") == 0)
+        return match();
+    if ((argc == 4 || argc == 5) && strcmp(argv[1], "--effective") == 0)
+        return effective(argv[2], argv[3], argc == 5 ? argv[4] : NULL);
+    if (argc == 2 && argv[1][0] != '-')
+        return parse(argv[1]);
+    fprintf(stderr, "usage: iotune-parse CONTROL_FILE.xml\n"
+                    "       iotune-parse --match < CASES\n"
+                    "       iotune-parse --effective CONTROL_FILE.xml FILE [DATASET]\n");
+    return 2;
 }

@@ -261,8 +261,8 @@ def _parse_setting(result: ControlFile, node: _Node) -> None:
     if var_pat is not None and (p is None or p.scope != "dataset"):
         fail(f"VariableName= is only for dataset settings; {key} is set per file")
         return
-    if any(pat is not None and len(pat) > MAX_PATTERN for pat in (file_pat, var_pat)):
-        fail(f"a pattern is longer than {MAX_PATTERN} characters")
+    if any(pat is not None and len(pat.encode()) > MAX_PATTERN for pat in (file_pat, var_pat)):
+        fail(f"a pattern is longer than {MAX_PATTERN} bytes")
         return
     if value is None:
         fail("empty value")
@@ -342,11 +342,14 @@ def parse_file(path: str | os.PathLike[str]) -> ControlFile:
     try:
         # never blocks on a FIFO or a device: only a regular file is read, as in the runtime
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-        with os.fdopen(fd, "rb") as f:
-            st = os.fstat(f.fileno())
-            if not stat.S_ISREG(st.st_mode):
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):  # a directory too, as in the runtime
                 raise OSError(0, "not a regular file")
-            data = f.read(MAX_BYTES + 1)
+            data = b""
+            while len(data) <= MAX_BYTES and (chunk := os.read(fd, MAX_BYTES + 1 - len(data))):
+                data += chunk
+        finally:
+            os.close(fd)
     except OSError as e:
         result = ControlFile(path=name, fatal=True)
         reason = e.strerror or str(e)

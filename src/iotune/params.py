@@ -237,13 +237,14 @@ def _check_bounds(p: Param, text: str, numbers: Sequence[int | float]) -> None:
 
 
 def check_string(text: str) -> str:
-    """A string value: non-empty, no line break, at most 255 characters. Returns it."""
+    """A string value: non-empty, no line break, at most 255 bytes of UTF-8 (what the runtime
+    holds). Returns it."""
     if text == "":
         raise ValueProblem("empty value")
     if "\n" in text or "\r" in text:
         raise ValueProblem(f'"{text}" has a line break')
-    if len(text) > MAX_STRING:
-        raise ValueProblem(f'"{text[:40]}..." is longer than {MAX_STRING} characters')
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_STRING:
+        raise ValueProblem(f'"{text[:40]}..." is longer than {MAX_STRING} bytes')
     return text
 
 

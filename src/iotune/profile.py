@@ -5,12 +5,28 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 SCHEMA = "iotune-profile"
 VERSION = 1
-LAYERS = ("hdf5", "mpiio", "posix", "stdio")
+
+
+def _counter_table() -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:
+    """The layers and each layer's counter keys, from data/counters.tsv: the table the runtime's
+    counters (C struct, merge, JSON names) are generated from."""
+    text = (resources.files("iotune") / "data" / "counters.tsv").read_text(encoding="utf-8")
+    lines = [ln.split("\t") for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
+    header, rows = lines[0], lines[1:]
+    layers = tuple(header[3:])
+    keys = {layer: tuple(r[header.index(layer)] for r in rows if r[header.index(layer)] != "-")
+            for layer in layers}  # fmt: skip
+    return layers, keys
+
+
+# LAYERS: the profile's layers, outermost first; COUNTERS: each layer's counter keys
+LAYERS, COUNTERS = _counter_table()
 SIZE_BINS = ("0-100", "100-1K", "1K-10K", "10K-100K", "100K-1M", "1M-4M", "4M-10M",
              "10M-100M", "100M-1G", "1G+")  # fmt: skip
 # hints worth showing in a summary (ROMIO reports many more)

@@ -599,3 +599,27 @@ def test_files_beyond_the_limits_are_said_once(test_prog, libiotune, tmp_path):
     lines = run.stderr.splitlines()
     assert len(lines) == 1 and "more than 4096 files" in lines[0], run.stderr
     assert len(prof.load(tmp_path / "q.json").files) == 4096
+
+
+def test_profile_counters_are_those_of_the_counter_table(mpirun, kernel, libiotune, tmp_path):
+    """The runtime's JSON names come from data/counters.tsv (generated header), as do
+    profile.COUNTERS: a layer object holds exactly the table's keys for that layer."""
+    p, _ = run_profiled(
+        mpirun, 1, [kernel("vpicio"), "--particles", 1024, "--steps", 1, "--read"], tmp_path,
+        libiotune=libiotune,
+    )  # fmt: skip
+    assert tuple(p.data["layers"]) == prof.LAYERS
+    for layer in prof.LAYERS:
+        assert set(p.layer(layer)) == set(prof.COUNTERS[layer]), layer
+    f = p.files[0]
+    for layer in ("hdf5", "mpiio", "posix"):
+        assert set(f[layer]) == set(prof.COUNTERS[layer]), layer
+
+
+def test_profile_doc_lists_the_counter_table():
+    """docs/profile.md names each layer's counters: the same set as the table."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "profile.md").read_text()
+    for layer in prof.LAYERS:
+        line = next(ln for ln in doc.splitlines() if ln.startswith(f"| `{layer}` | `"))
+        listed = line.split("|")[2].strip().strip("`").split()
+        assert set(listed) == set(prof.COUNTERS[layer]), layer

@@ -1,0 +1,26 @@
+/* The runtime's environment: every IOTUNE_* variable, read once at start-up (env.c has the
+ * table of what each one means). No other file reads them. */
+#ifndef IOTUNE_ENV_H
+#define IOTUNE_ENV_H
+
+typedef struct {
+    const char *config;    /* IOTUNE_CONFIG: the control file, NULL when unset or empty */
+    const char *profile;   /* IOTUNE_PROFILE: where the profile goes, NULL: no capture */
+    const char *session;   /* IOTUNE_SESSION: the run this process belongs to, or NULL */
+    int verbose;           /* IOTUNE_VERBOSE: 0 quiet, >0 report what was applied */
+    int disabled;          /* IOTUNE_DISABLE: pass every call through */
+    int trace;             /* IOTUNE_TRACE: 0 off, 1 application calls, 2 every layer */
+    long long trace_limit; /* IOTUNE_TRACE_LIMIT: events per rank, 0 for the default */
+    int sync;              /* IOTUNE_SYNC: fsync written files before close */
+    int rank_child;        /* IOTUNE_RANK_CHILD: started by an MPI rank (system(), popen()) */
+} iot_env_vars;
+
+extern iot_env_vars iot_env;
+
+/* Reads the variables (the first call only; later calls do nothing). */
+void iot_env_read(void);
+
+/* Sets a variable for the processes this one starts. */
+void iot_env_export(const char *name, const char *value);
+
+#endif
