@@ -48,8 +48,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.file is None:
         _error("check: give a control file, or --list")
         return 2
+    data = None
     if _is_pipe(args.file):  # `iotune check <(...)`: read it here, the runtime would not
-        result = controlfile.parse_text(_read_pipe(args.file), args.file)
+        data = _read_pipe(args.file)
+        result = controlfile.parse_text(data, args.file)
     else:
         result = controlfile.parse_file(args.file)
     if args.json:
@@ -59,6 +61,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     else:
         for message in result.messages():
             print(message, file=sys.stderr)
+        for line in _hints(args.file, data):
+            print(line, file=sys.stderr)
         if result.settings:
             rows = [
                 [s.layer, s.name, s.file or "-", s.variable or "-", s.value]
@@ -71,6 +75,19 @@ def cmd_check(args: argparse.Namespace) -> int:
             what = "nothing applies" if result.fatal else f"{len(result.settings)} settings apply"
             print(f"{len(result.errors)} error(s); {what}", file=sys.stderr)
     return 0 if result.ok else 1
+
+
+def _hints(path: str, data: bytes | None) -> list[str]:
+    """Did-you-mean and wrong-section advice (iotune.suggest)."""
+    from iotune import suggest
+
+    if data is None:
+        try:
+            with open(path, "rb") as f:
+                data = f.read(1024 * 1024)
+        except OSError:
+            return []
+    return suggest.hints(data, path)
 
 
 def _is_pipe(path: str) -> bool:

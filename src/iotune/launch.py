@@ -101,3 +101,46 @@ def _signal_group(proc: subprocess.Popen, sig: int) -> None:
 def _kill_group(proc: subprocess.Popen) -> None:
     _signal_group(proc, signal.SIGKILL)
     proc.wait()
+
+
+# Launchers and their options that take a value (the rest are flags). A minimal recognition
+# for naming studies after the application; richer recognition may replace it.
+LAUNCHER_NAMES = ("mpiexec", "mpirun", "srun", "aprun", "jsrun", "orterun", "prun")
+_VALUE_OPTIONS = {
+    "-n", "-np", "-N", "-c", "-ppn", "-f", "-host", "-hosts", "-hostfile", "--hostfile",
+    "-machinefile", "--machinefile", "-wdir", "-env", "-genv", "-x", "--map-by", "--bind-to",
+    "--ntasks", "--nodes", "--cpus-per-task", "-p", "--partition", "-t", "--time", "-A",
+    "--account", "-a", "-r", "-d", "--mca", "-mca", "--rankfile", "-H", "--host",
+}  # fmt: skip
+_TWO_VALUE_OPTIONS = {"-env", "-genv", "--mca", "-mca"}
+
+
+def is_launcher(program: str) -> bool:
+    """mpiexec, mpirun and their suffixed forms (mpirun.openmpi, mpiexec.hydra), srun, ..."""
+    name = os.path.basename(program)
+    return name.split(".")[0] in LAUNCHER_NAMES
+
+
+def split_launcher(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(launcher with its options, application command) of a command line; the launcher part
+    is empty when the command does not start with a launcher. `flux run` counts as one."""
+    argv = list(argv)
+    if not argv:
+        return [], []
+    if os.path.basename(argv[0]) == "flux" and len(argv) > 1 and argv[1] in ("run", "submit"):
+        start = 2
+    elif is_launcher(argv[0]):
+        start = 1
+    else:
+        return [], argv
+    i = start
+    while i < len(argv) and argv[i].startswith("-"):
+        opt = argv[i]
+        if opt == "--":
+            i += 1
+            break
+        if "=" not in opt and opt in _VALUE_OPTIONS:
+            i += 3 if opt in _TWO_VALUE_OPTIONS else 2
+        else:
+            i += 1
+    return argv[:i], argv[i:]
