@@ -56,8 +56,14 @@ def _generate(args: argparse.Namespace):
     from iotune.skel import generate as gen
 
     d = _load(args)
-    gen.generate(d, args.out, os.path.basename(args.descriptor), cc=args.cc, pkg=args.pkg,
-                 mpiexec=args.mpiexec)  # fmt: skip
+    gen.generate(
+        d,
+        args.out,
+        os.path.basename(args.descriptor),
+        cc=args.cc,
+        pkg=args.pkg,
+        mpiexec=args.mpiexec,
+    )
     return d
 
 
@@ -94,8 +100,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     exe = runmod.build(args.out)
     work = os.path.abspath(args.dir or args.out)
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-    results = runmod.compare(exe, args.ranks or d.ranks, methods, args.repeats, work,
-                             list(args.args), args.mpiexec)  # fmt: skip
+    results = runmod.compare(
+        exe, args.ranks or d.ranks, methods, args.repeats, work, list(args.args), args.mpiexec
+    )
     print(runmod.summarise(results))
     if args.json:
         import json
@@ -134,8 +141,11 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     q = sub.add_parser("from-profile", help="descriptor from `iotune profile --trace`")
     q.add_argument("profile", metavar="PROFILE.json")
     q.add_argument("--out", "-o", default="skel.yaml", metavar="FILE")
-    q.add_argument("--data-dir", metavar="DIR",
-                   help="where the application's files are (for types and chunking)")  # fmt: skip
+    q.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help="where the application's files are (for types and chunking)",
+    )
     q.set_defaults(skel_func=cmd_from_profile)
 
     q = sub.add_parser("params", help="write the default parameter file of a descriptor")
@@ -147,8 +157,10 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     _gen_args(q)
     q.set_defaults(skel_func=cmd_generate)
 
-    for name, func, helptext in (("run", cmd_run, "generate, build and run a skeleton once"),
-                                 ("compare", cmd_compare, "run several methods, interleaved")):  # fmt: skip
+    for name, func, helptext in (
+        ("run", cmd_run, "generate, build and run a skeleton once"),
+        ("compare", cmd_compare, "run several methods, interleaved"),
+    ):
         q = sub.add_parser(name, help=helptext)
         _gen_args(q)
         q.add_argument("--ranks", "-n", type=int, help="ranks (default: the descriptor's)")
@@ -162,8 +174,14 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
             q.add_argument("--methods", default="native,mpiio,posix,aggregate")
             q.add_argument("--repeats", type=int, default=5)
             q.add_argument("--json", metavar="FILE", help="raw times per method")
-        q.add_argument("--args", dest="args", type=shlex.split, default=[], metavar="'OPTS'",
-                       help="skeleton options, e.g. --args '--aggregators 2'")  # fmt: skip
+        q.add_argument(
+            "--args",
+            dest="args",
+            type=shlex.split,
+            default=[],
+            metavar="'OPTS'",
+            help="skeleton options, e.g. --args '--aggregators 2'",
+        )
         q.set_defaults(skel_func=func)
 
     q = sub.add_parser("plot", help="per-rank times of a timing JSON as PNG")

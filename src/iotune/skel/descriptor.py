@@ -166,8 +166,11 @@ class _Checker:
             self.fail(line, where, "expected a mapping (key: value)")
         for key in value:
             if key not in allowed:
-                self.fail(value.lines[key], f"{where}.{key}" if where else str(key),
-                          "unknown field (allowed: " + ", ".join(sorted(allowed)) + ")")  # fmt: skip
+                self.fail(
+                    value.lines[key],
+                    f"{where}.{key}" if where else str(key),
+                    "unknown field (allowed: " + ", ".join(sorted(allowed)) + ")",
+                )
         return value
 
     def line_of(self, m: _Map, key: str) -> int:
@@ -185,8 +188,11 @@ class _Checker:
             self.fail(line, where, str(e))
         unknown = expr.names(tree) - known
         if unknown:
-            self.fail(line, where, f"unknown name {sorted(unknown)[0]!r} (parameters and "
-                      "rank, size, step are known)")  # fmt: skip
+            self.fail(
+                line,
+                where,
+                f"unknown name {sorted(unknown)[0]!r} (parameters and rank, size, step are known)",
+            )
         return tree
 
     def expressions(
@@ -197,19 +203,32 @@ class _Checker:
         if rank is not None and len(value) != rank:
             self.fail(line, where, f"expected {rank} entries (the dataset has {rank} dimensions)")
         lines = getattr(value, "lines", [line] * len(value))
-        return [self.expression(v, ln, f"{where}[{i}]", known)
-                for i, (v, ln) in enumerate(zip(value, lines, strict=True))]  # fmt: skip
+        return [
+            self.expression(v, ln, f"{where}[{i}]", known)
+            for i, (v, ln) in enumerate(zip(value, lines, strict=True))
+        ]
 
     def names_in(self, text: str, line: int, where: str) -> None:
         for m in _PLACEHOLDER.finditer(text):
             if m.group(1) not in ("rank", "step"):
-                self.fail(line, where, f"unknown placeholder {{{m.group(1)}}} (use {{rank}}, "
-                          "{step})")  # fmt: skip
+                self.fail(
+                    line, where, f"unknown placeholder {{{m.group(1)}}} (use {{rank}}, {{step}})"
+                )
 
 
 def _top_fields() -> set[str]:
-    return {"skel", "name", "ranks", "parameters", "steps", "compute_s", "method", "files",
-            "notes", "source"}  # fmt: skip
+    return {
+        "skel",
+        "name",
+        "ranks",
+        "parameters",
+        "steps",
+        "compute_s",
+        "method",
+        "files",
+        "notes",
+        "source",
+    }
 
 
 def parse_text(text: str, source: str = "<descriptor>") -> Descriptor:
@@ -224,7 +243,9 @@ def parse_text(text: str, source: str = "<descriptor>") -> Descriptor:
     root = c.mapping(root, 1, "", _top_fields())
     version = c.require(root, "skel", "")
     if version != FORMAT:
-        c.fail(c.line_of(root, "skel"), "skel", f"unsupported format {version!r} (this is {FORMAT})")
+        c.fail(
+            c.line_of(root, "skel"), "skel", f"unsupported format {version!r} (this is {FORMAT})"
+        )
     name = str(root.get("name", "skeleton"))
     if not _IDENT.match(name.replace("-", "_")):
         c.fail(c.line_of(root, "name"), "name", "use letters, digits, _ and -")
@@ -239,8 +260,9 @@ def parse_text(text: str, source: str = "<descriptor>") -> Descriptor:
         if type(value) is not int:
             c.fail(params.lines[key], f"parameters.{key}", "expected an integer")
     known = set(params) | set(expr.BUILTIN_NAMES)
-    steps = c.expression(root.get("steps", 1), c.line_of(root, "steps"), "steps",
-                         known - {"rank", "step"})  # fmt: skip
+    steps = c.expression(
+        root.get("steps", 1), c.line_of(root, "steps"), "steps", known - {"rank", "step"}
+    )
     compute = root.get("compute_s", 0.0)
     if not isinstance(compute, int | float) or isinstance(compute, bool) or compute < 0:
         c.fail(c.line_of(root, "compute_s"), "compute_s", "expected seconds (a number >= 0)")
@@ -248,22 +270,38 @@ def parse_text(text: str, source: str = "<descriptor>") -> Descriptor:
     files_raw = c.require(root, "files", "")
     if not isinstance(files_raw, list) or not files_raw:
         c.fail(c.line_of(root, "files"), "files", "expected a list of files")
-    files = [_file(c, f, ln, f"files[{i}]", known)
-             for i, (f, ln) in enumerate(zip(files_raw, files_raw.lines, strict=True))]  # fmt: skip
+    files = [
+        _file(c, f, ln, f"files[{i}]", known)
+        for i, (f, ln) in enumerate(zip(files_raw, files_raw.lines, strict=True))
+    ]
     notes = root.get("notes") or []
     if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
         c.fail(c.line_of(root, "notes"), "notes", "expected a list of strings")
     source = root.get("source") or {}
-    d = Descriptor(name, ranks, dict(params), steps, float(compute), method, files, list(notes),
-                   dict(source), source)  # fmt: skip
+    d = Descriptor(
+        name,
+        ranks,
+        dict(params),
+        steps,
+        float(compute),
+        method,
+        files,
+        list(notes),
+        dict(source),
+        source,
+    )
     _check_values(c, d)
     return d
 
 
 def _method(c: _Checker, m: Any, line: int) -> dict[str, Any]:
     m = c.mapping(m, line, "method", {"name", "transfer", "stripe", "aggregators"})
-    out = {"name": m.get("name", "native"), "transfer": m.get("transfer"),
-           "stripe": m.get("stripe", 1 << 20), "aggregators": m.get("aggregators", 1)}  # fmt: skip
+    out = {
+        "name": m.get("name", "native"),
+        "transfer": m.get("transfer"),
+        "stripe": m.get("stripe", 1 << 20),
+        "aggregators": m.get("aggregators", 1),
+    }
     if out["name"] not in METHODS:
         c.fail(c.line_of(m, "name"), "method.name", "expected one of " + ", ".join(METHODS))
     if out["transfer"] is not None and out["transfer"] not in TRANSFERS:
@@ -291,8 +329,9 @@ def _file(c: _Checker, f: Any, line: int, where: str, known: set[str]) -> File:
         datasets.append(_dataset(c, d, ln, f"{where}.datasets[{i}]", known))
     names = [d.name for d in datasets]
     groups = f.get("groups") or []
-    if not isinstance(groups, list) or not all(isinstance(g, str) and g.startswith("/")
-                                               for g in groups):  # fmt: skip
+    if not isinstance(groups, list) or not all(
+        isinstance(g, str) and g.startswith("/") for g in groups
+    ):
         c.fail(c.line_of(f, "groups"), f"{where}.groups", "expected a list of paths (/a/b)")
     writes_raw = f.get("writes") or []
     if not isinstance(writes_raw, list):
@@ -315,21 +354,29 @@ def _dataset(c: _Checker, d: Any, line: int, where: str, known: set[str]) -> Dat
     if typ not in TYPES:
         c.fail(c.line_of(d, "type"), f"{where}.type", "expected one of " + ", ".join(TYPES))
     no_rank = known - {"rank"}  # every rank must create the same dataset
-    dims = c.expressions(c.require(d, "dims", where), c.line_of(d, "dims"), f"{where}.dims",
-                         no_rank)  # fmt: skip
+    dims = c.expressions(
+        c.require(d, "dims", where), c.line_of(d, "dims"), f"{where}.dims", no_rank
+    )
     maxdims = None
     if d.get("maxdims") is not None:
         raw = d["maxdims"]
         if not isinstance(raw, list) or len(raw) != len(dims):
-            c.fail(c.line_of(d, "maxdims"), f"{where}.maxdims",
-                   f"expected {len(dims)} entries (expressions or unlimited)")  # fmt: skip
-        maxdims = [None if v == "unlimited" else
-                   c.expression(v, c.line_of(d, "maxdims"), f"{where}.maxdims[{i}]", no_rank)
-                   for i, v in enumerate(raw)]  # fmt: skip
+            c.fail(
+                c.line_of(d, "maxdims"),
+                f"{where}.maxdims",
+                f"expected {len(dims)} entries (expressions or unlimited)",
+            )
+        maxdims = [
+            None
+            if v == "unlimited"
+            else c.expression(v, c.line_of(d, "maxdims"), f"{where}.maxdims[{i}]", no_rank)
+            for i, v in enumerate(raw)
+        ]
     chunks = None
     if d.get("chunks") is not None:
-        chunks = c.expressions(d["chunks"], c.line_of(d, "chunks"), f"{where}.chunks", no_rank,
-                               len(dims))  # fmt: skip
+        chunks = c.expressions(
+            d["chunks"], c.line_of(d, "chunks"), f"{where}.chunks", no_rank, len(dims)
+        )
     elif maxdims and None in maxdims:
         c.fail(c.line_of(d, "maxdims"), f"{where}.chunks", "an unlimited dataset needs chunks")
     return Dataset(name, typ, dims, maxdims, chunks, line)
@@ -338,8 +385,18 @@ def _dataset(c: _Checker, d: Any, line: int, where: str, known: set[str]) -> Dat
 def _write(
     c: _Checker, w: Any, line: int, where: str, known: set[str], api: str, datasets: dict
 ) -> Write:
-    fields = {"dataset", "start", "count", "offset", "size", "by_rank", "transfer", "repeat",
-              "stride", "when"}  # fmt: skip
+    fields = {
+        "dataset",
+        "start",
+        "count",
+        "offset",
+        "size",
+        "by_rank",
+        "transfer",
+        "repeat",
+        "stride",
+        "when",
+    }
     w = c.mapping(w, line, where, fields)
     transfer = w.get("transfer", "collective")
     if transfer not in TRANSFERS:
@@ -351,15 +408,21 @@ def _write(
     if api == "hdf5":
         name = c.require(w, "dataset", where)
         if name not in datasets:
-            c.fail(c.line_of(w, "dataset"), f"{where}.dataset",
-                   f"no dataset {name!r} in this file's datasets")  # fmt: skip
+            c.fail(
+                c.line_of(w, "dataset"),
+                f"{where}.dataset",
+                f"no dataset {name!r} in this file's datasets",
+            )
         out.dataset = name
         rank = len(datasets[name].dims)
         keys, lists = ("start", "count"), True
     else:
         if "dataset" in w:
-            c.fail(c.line_of(w, "dataset"), f"{where}.dataset", f"an {api} file writes bytes "
-                   "(offset, size), not datasets")  # fmt: skip
+            c.fail(
+                c.line_of(w, "dataset"),
+                f"{where}.dataset",
+                f"an {api} file writes bytes (offset, size), not datasets",
+            )
         rank, keys, lists = None, ("offset", "size"), False
 
     def read(m: _Map, key: str, at: str) -> Any:
@@ -387,11 +450,11 @@ def _write(
             out.offset, out.size = first, second
     if w.get("stride") is not None:
         if lists:
-            out.stride = c.expressions(w["stride"], c.line_of(w, "stride"), f"{where}.stride",
-                                       known, rank)  # fmt: skip
+            out.stride = c.expressions(
+                w["stride"], c.line_of(w, "stride"), f"{where}.stride", known, rank
+            )
         else:
-            out.stride = c.expression(w["stride"], c.line_of(w, "stride"), f"{where}.stride",
-                                      known)  # fmt: skip
+            out.stride = c.expression(w["stride"], c.line_of(w, "stride"), f"{where}.stride", known)
     return out
 
 
@@ -416,12 +479,16 @@ def _check_values(c: _Checker, d: Descriptor) -> None:
                 if ds.chunks:
                     chunks = [expr.evaluate(x, env0) for x in ds.chunks]
                     if any(v < 1 for v in chunks):
-                        c.fail(ds.line, f"{where}.chunks", f"chunk dimensions must be >= 1: "
-                               f"{chunks}")  # fmt: skip
+                        c.fail(
+                            ds.line, f"{where}.chunks", f"chunk dimensions must be >= 1: {chunks}"
+                        )
                     fixed = ds.maxdims is None
                     if fixed and any(ch > n for ch, n in zip(chunks, dims, strict=True)):
-                        c.fail(ds.line, f"{where}.chunks", f"chunk {chunks} larger than the "
-                               f"fixed dimensions {dims}")  # fmt: skip
+                        c.fail(
+                            ds.line,
+                            f"{where}.chunks",
+                            f"chunk {chunks} larger than the fixed dimensions {dims}",
+                        )
             except expr.ExprError as e:
                 c.fail(ds.line, where, str(e))
         for wi, w in enumerate(f.writes):
@@ -459,8 +526,10 @@ def _check_write(d: Descriptor, w: Write, dsets: dict[str, Dataset], env: dict[s
     unlimited = ds.maxdims is not None and None in ds.maxdims
     for s, n, e, dim in zip(start, count, last, dims, strict=True):
         if s < 0 or n < 0 or (not unlimited and (e + n > dim)):
-            raise expr.ExprError(f"selection start {start} count {count} (repeat {repeat}, "
-                                 f"stride {stride}) outside the dataset's dims {dims}")  # fmt: skip
+            raise expr.ExprError(
+                f"selection start {start} count {count} (repeat {repeat}, "
+                f"stride {stride}) outside the dataset's dims {dims}"
+            )
 
 
 def load(path: str) -> Descriptor:
@@ -478,8 +547,9 @@ def with_parameters(d: Descriptor, values: dict[str, int], ranks: int | None = N
     """The descriptor with parameters (and the rank count) changed, checked again."""
     unknown = set(values) - set(d.parameters) - {"steps"}
     if unknown:
-        raise DescriptorError(d.path, None, "parameters",
-                              f"unknown parameter {sorted(unknown)[0]!r}")  # fmt: skip
+        raise DescriptorError(
+            d.path, None, "parameters", f"unknown parameter {sorted(unknown)[0]!r}"
+        )
     import copy
 
     out = copy.copy(d)

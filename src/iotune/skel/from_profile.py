@@ -25,14 +25,45 @@ from typing import Any
 from iotune.skel import descriptor as dmod
 from iotune.skel import h5layout
 
-OPENS = {"H5Fcreate", "H5Fopen", "MPI_File_open", "open", "open64", "creat", "openat",
-         "fopen", "fopen64"}  # fmt: skip
+OPENS = {
+    "H5Fcreate",
+    "H5Fopen",
+    "MPI_File_open",
+    "open",
+    "open64",
+    "creat",
+    "openat",
+    "fopen",
+    "fopen64",
+}
 CLOSES = {"H5Fclose", "MPI_File_close", "close", "fclose"}
-WRITES = {"H5Dwrite", "MPI_File_write_at", "MPI_File_write_at_all", "MPI_File_write",
-          "MPI_File_write_all", "pwrite", "pwrite64", "write", "writev", "pwritev",
-          "pwritev64", "fwrite", "MPI_File_iwrite_at", "MPI_File_iwrite_at_all",
-          "MPI_File_iwrite", "MPI_File_iwrite_all", "MPI_File_write_at_all_begin",
-          "MPI_File_write_all_begin"}  # fmt: skip
+WRITES = {
+    "H5Dwrite",
+    "MPI_File_write_at",
+    "MPI_File_write_at_all",
+    "MPI_File_write",
+    "MPI_File_write_all",
+    "pwrite",
+    "pwrite64",
+    "write",
+    "writev",
+    "pwritev",
+    "pwritev64",
+    "fwrite",
+    "MPI_File_iwrite_at",
+    "MPI_File_iwrite_at_all",
+    "MPI_File_iwrite",
+    "MPI_File_iwrite_all",
+    "MPI_File_write_at_all_begin",
+    "MPI_File_write_all_begin",
+}
+VIEW_WRITES = {
+    "MPI_File_write",
+    "MPI_File_write_all",
+    "MPI_File_iwrite",
+    "MPI_File_iwrite_all",
+    "MPI_File_write_all_begin",
+}
 READS_PREFIX = ("H5Dread", "MPI_File_read", "MPI_File_iread", "read", "pread", "fread")
 API_OF_LAYER = {"hdf5": "hdf5", "mpiio": "mpiio", "posix": "posix", "stdio": "posix"}
 
@@ -84,9 +115,11 @@ def load_traces(profile_path: str) -> tuple[dict[str, Any], list[Trace]]:
         if t.get("schema") != "iotune-trace" or int(t.get("version", 0)) < 2:
             raise FromProfileError(f"{path}: not a trace of schema iotune-trace version >= 2")
         if t.get("truncated"):
-            raise FromProfileError(f"{path}: the trace was truncated at its limit "
-                                   f"({t.get('dropped_calls')} calls dropped); raise "
-                                   "IOTUNE_TRACE_LIMIT and profile again")  # fmt: skip
+            raise FromProfileError(
+                f"{path}: the trace was truncated at its limit "
+                f"({t.get('dropped_calls')} calls dropped); raise "
+                "IOTUNE_TRACE_LIMIT and profile again"
+            )
         traces.append(_calls(r, t))
     return prof, traces
 
@@ -105,9 +138,20 @@ def _calls(rank: int, t: dict[str, Any]) -> Trace:
                 offset = last.get(key, 0) + int(s["step"])
                 last[key] = offset
             t0 = start + (span - busy) * k / max(count, 1) + each * k
-            out.calls.append(Call(s["func"], s["layer"], s.get("file") or "", s.get("dataset"),
-                                  s.get("dims"), int(s.get("size") or 0), offset,
-                                  s.get("mode") == 1, t0, t0 + each))  # fmt: skip
+            out.calls.append(
+                Call(
+                    s["func"],
+                    s["layer"],
+                    s.get("file") or "",
+                    s.get("dataset"),
+                    s.get("dims"),
+                    int(s.get("size") or 0),
+                    offset,
+                    s.get("mode") == 1,
+                    t0,
+                    t0 + each,
+                )
+            )
     return out
 
 
@@ -170,9 +214,23 @@ def _ops(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
                 count = list(c.dims)
                 elem = c.offset // max(int(dinfo["type_size"]), 1) if c.offset is not None else 0
                 start = _unravel(elem, dinfo["dims"])
-        ops.append(Op(kind, c.func, file_rank_names.get(c.file, c.file), API_OF_LAYER[c.layer],
-                      dname, dinfo, start, count, c.offset, c.size, c.collective, c.t0,
-                      c.t1))  # fmt: skip
+        ops.append(
+            Op(
+                kind,
+                c.func,
+                file_rank_names.get(c.file, c.file),
+                API_OF_LAYER[c.layer],
+                dname,
+                dinfo,
+                start,
+                count,
+                c.offset,
+                c.size,
+                c.collective,
+                c.t0,
+                c.t1,
+            )
+        )
     return ops
 
 
@@ -367,8 +425,9 @@ class Builder:
     def _assemble(self, body: list[list[Op]], steps: int, compute: float) -> dict[str, Any]:
         sessions = [self._sessions(ops) for ops in body]
         if len({len(s) for s in sessions}) != 1:
-            raise FromProfileError("ranks opened different numbers of files; per-rank file "
-                                   "sets are not supported")  # fmt: skip
+            raise FromProfileError(
+                "ranks opened different numbers of files; per-rank file sets are not supported"
+            )
         files = []
         for i in range(len(sessions[0])):
             per_rank = [s[i] for s in sessions]
@@ -383,8 +442,11 @@ class Builder:
         method = {"name": "native"}
         out: dict[str, Any] = {
             "skel": dmod.FORMAT,
-            "name": re.sub(r"[^A-Za-z0-9_-]", "_", os.path.basename(str(self.prof.get("program")
-                                                                       or "skeleton"))),  # fmt: skip
+            "name": re.sub(
+                r"[^A-Za-z0-9_-]",
+                "_",
+                os.path.basename(str(self.prof.get("program") or "skeleton")),
+            ),
             "ranks": self.ranks,
             "parameters": dict(self.params),
             "steps": steps,
@@ -392,9 +454,13 @@ class Builder:
             "method": method,
             "files": files,
             "notes": self.notes,
-            "source": {"program": self.prof.get("program"), "argv": self.prof.get("argv"),
-                       "ranks": self.ranks, "io_time_s": self.prof.get("io", {}).get("time_s")},
-        }  # fmt: skip
+            "source": {
+                "program": self.prof.get("program"),
+                "argv": self.prof.get("argv"),
+                "ranks": self.ranks,
+                "io_time_s": self.prof.get("io", {}).get("time_s"),
+            },
+        }
         return out
 
     def _layout(self, file_name: str) -> dict[str, Any] | None:
@@ -417,8 +483,10 @@ class Builder:
         if api == "hdf5":
             layout = self._layout(name)
             if layout is None:
-                self.note(f"{name}: the application's file was not found (give --data-dir): "
-                          "types are assumed float/int by size and datasets contiguous")  # fmt: skip
+                self.note(
+                    f"{name}: the application's file was not found (give --data-dir): "
+                    "types are assumed float/int by size and datasets contiguous"
+                )
             datasets: dict[str, dict[str, Any]] = {}
             for ops in ops_by_rank:
                 for op in ops:
@@ -426,8 +494,14 @@ class Builder:
                         datasets[op.dataset] = self._dataset(op, layout)
             entry["datasets"] = list(datasets.values())
             if layout:
-                groups = sorted({g if self.step_where != "dataset" else _to_step_pattern(g)
-                                 for g in layout["groups"] if g != "/"} - {None})  # fmt: skip
+                groups = sorted(
+                    {
+                        g if self.step_where != "dataset" else _to_step_pattern(g)
+                        for g in layout["groups"]
+                        if g != "/"
+                    }
+                    - {None}
+                )
                 if groups:
                     entry["groups"] = groups
         entry["writes"] = self._writes(name, api, ops_by_rank, entry.get("datasets", []))
@@ -442,8 +516,10 @@ class Builder:
         if found and found["type"]:
             typ = {v[2]: k for k, v in dmod.TYPES.items()}.get(found["type"])
             if typ is None:
-                self.note(f"{real}: type {found['type']} is not supported: written as "
-                          f"uint{size * 8}-sized bytes")  # fmt: skip
+                self.note(
+                    f"{real}: type {found['type']} is not supported: written as "
+                    f"uint{size * 8}-sized bytes"
+                )
             d["type"] = typ
             if found["chunks"]:
                 d["chunks"] = found["chunks"]
@@ -452,8 +528,10 @@ class Builder:
         if d["type"] is None:
             d["type"] = {4: "float32", 8: "float64", 1: "uint8", 2: "uint16"}.get(size, "uint8")
             if found is None:
-                self.note(f"{real}: element size {size} from the trace; class assumed "
-                          f"{d['type']} (the trace does not record it)")  # fmt: skip
+                self.note(
+                    f"{real}: element size {size} from the trace; class assumed "
+                    f"{d['type']} (the trace does not record it)"
+                )
         return d
 
     def _writes(
@@ -462,21 +540,27 @@ class Builder:
         ops_by_rank = [[op for op in ops if op.kind == "write"] for ops in ops_by_rank]
         for ops in ops_by_rank:
             for op in ops:
-                if op.func in ("MPI_File_write_all", "MPI_File_write") and op.offset is not None:
-                    self.note(f"{name}: {op.func} through a file view: the view's type layout is "
-                              "not in the trace; each rank's data is written as one block at "
-                              "the view's offset")  # fmt: skip
+                if op.func in VIEW_WRITES:
+                    self.note(
+                        f"{name}: {op.func} through a file view: the view's type layout is "
+                        "not in the trace; each rank's data of the call is written as one "
+                        "block, ranks in order from the lowest offset"
+                    )
                 if op.offset is None and api != "hdf5":
-                    self.note(f"{name}: {op.func} has no offset in the trace (shared file "
-                              "pointer, stdio): written at the rank's running position")  # fmt: skip
+                    self.note(
+                        f"{name}: {op.func} has no offset in the trace (shared file "
+                        "pointer, stdio): written at the rank's running position"
+                    )
         aligned = _align(ops_by_rank)
         if aligned is None:
-            self.note(f"{name}: ranks made different sequences of writes; written per rank "
-                      "(runs at this rank count only)")  # fmt: skip
+            self.note(
+                f"{name}: ranks made different sequences of writes; written per rank "
+                "(runs at this rank count only)"
+            )
             groups = [[(r, op)] for r, ops in enumerate(ops_by_rank) for op in ops]
         else:
             groups = [[(r, ops_by_rank[r][i]) for r, i in group] for group in aligned]
-        dims_of = {d["name"]: (d["dims"], list(d["dims"])) for d in datasets}
+        dims_of = {d["name"]: (d, list(d["dims"])) for d in datasets}
         writes = [self._write(group, api, dims_of) for group in groups]
         return _compress(writes)
 
@@ -487,40 +571,57 @@ class Builder:
         if api == "hdf5":
             w["dataset"] = ops[0].dataset
         if ranks != list(range(self.ranks)):
-            w["when"] = " or ".join(f"rank == {r}" for r in ranks) if len(ranks) > 1 else (
-                f"rank == {ranks[0]}")  # fmt: skip
+            w["when"] = (
+                " or ".join(f"rank == {r}" for r in ranks)
+                if len(ranks) > 1
+                else (f"rank == {ranks[0]}")
+            )
         if api == "hdf5":
             w.update(self._selection(ranks, ops, dims_of.get(ops[0].dataset)))
         else:
             offsets = [op.offset or 0 for op in ops]
             sizes = [op.size for op in ops]
+            if ops[0].func in VIEW_WRITES:  # layout unknown: blocks in rank order, no overlap
+                base = min(offsets)
+                offsets = [base + sum(sizes[:i]) for i in range(len(sizes))]
             fit = _affine(offsets, ranks)
             if len(set(sizes)) == 1 and fit:
                 w["offset"] = _lin(*fit)
                 w["size"] = sizes[0]
             else:
-                w["by_rank"] = {r: {"offset": o, "size": s}
-                                for r, o, s in zip(ranks, offsets, sizes, strict=True)}  # fmt: skip
+                w["by_rank"] = {
+                    r: {"offset": o, "size": s}
+                    for r, o, s in zip(ranks, offsets, sizes, strict=True)
+                }
         w["transfer"] = "collective" if ops[0].collective else "independent"
         return w
 
     def _selection(self, ranks: list[int], ops: list[Op], dims_pair: tuple | None) -> dict:
-        dims, orig = dims_pair if dims_pair else (None, None)
+        entry, orig = dims_pair if dims_pair else (None, None)
+        dims = entry["dims"] if entry else None
         counts = [op.count for op in ops]
         starts = [op.start for op in ops]
         if any(c is None for c in counts) or any(s is None for s in starts):
             self.note(f"{ops[0].dataset}: a write without a selection box in the trace")
             return {"start": [0], "count": [0]}
         if any(c != counts[0] for c in counts):
-            return {"by_rank": {r: {"start": s, "count": c}
-                                for r, s, c in zip(ranks, starts, counts, strict=True)}}  # fmt: skip
+            return {
+                "by_rank": {
+                    r: {"start": s, "count": c}
+                    for r, s, c in zip(ranks, starts, counts, strict=True)
+                }
+            }
         count: list[Any] = list(counts[0])
         start: list[Any] = []
         for k in range(len(count)):
             fit = _affine([s[k] for s in starts], ranks)
             if fit is None:
-                return {"by_rank": {r: {"start": s, "count": c}
-                                    for r, s, c in zip(ranks, starts, counts, strict=True)}}  # fmt: skip
+                return {
+                    "by_rank": {
+                        r: {"start": s, "count": c}
+                        for r, s, c in zip(ranks, starts, counts, strict=True)
+                    }
+                }
             a, b = fit
             n = count[k]
             block = (
@@ -535,6 +636,9 @@ class Builder:
                 count[k] = p
                 start.append(f"rank * {p}" if " " not in p else f"rank * ({p})")
                 dims[k] = f"{p} * size" if " " not in p else f"({p}) * size"
+                maxdims = entry.get("maxdims")
+                if maxdims and maxdims[k] == orig[k]:  # a fixed dimension grows with it
+                    maxdims[k] = dims[k]
             else:
                 start.append(_lin(a, b))
         return {"start": start, "count": count}

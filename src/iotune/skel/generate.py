@@ -34,18 +34,23 @@ def _array(name: str, values: list[str]) -> str:
 
 def _dataset_code(ds: Dataset, ind: str) -> list[str]:
     nd = len(ds.dims)
-    lines = [f"{ind}{{ /* dataset {ds.name} */",
-             f"{ind}  {_array('dims', [_c(x) for x in ds.dims])}"]  # fmt: skip
+    lines = [
+        f"{ind}{{ /* dataset {ds.name} */",
+        f"{ind}  {_array('dims', [_c(x) for x in ds.dims])}",
+    ]
     maxdims = chunks = "NULL"
     if ds.maxdims is not None:
-        lines.append(f"{ind}  " + _array("maxdims", ["-1" if x is None else _c(x)
-                                                    for x in ds.maxdims]))  # fmt: skip
+        lines.append(
+            f"{ind}  " + _array("maxdims", ["-1" if x is None else _c(x) for x in ds.maxdims])
+        )
         maxdims = "maxdims"
     if ds.chunks is not None:
         lines.append(f"{ind}  " + _array("chunks", [_c(x) for x in ds.chunks]))
         chunks = "chunks"
-    lines.append(f"{ind}  skel_dataset(f, {_cstr(ds.name)}, step, {_cstr(ds.type)}, {nd}, dims, "
-                 f"{maxdims}, {chunks});")  # fmt: skip
+    lines.append(
+        f"{ind}  skel_dataset(f, {_cstr(ds.name)}, step, {_cstr(ds.type)}, {nd}, dims, "
+        f"{maxdims}, {chunks});"
+    )
     lines.append(f"{ind}}}")
     return lines
 
@@ -70,14 +75,17 @@ def _write_code(w: Write, nd: int, ind: str) -> list[str]:
         else:
             lines.append(f"{inner}switch (rank) {{")
             for r, (st, ct) in sorted(w.by_rank.items()):
-                sets = " ".join(f"start[{k}] = {_c(st[k])}{step_of(k)}; "
-                                f"count[{k}] = {_c(ct[k])};" for k in range(nd))  # fmt: skip
+                sets = " ".join(
+                    f"start[{k}] = {_c(st[k])}{step_of(k)}; count[{k}] = {_c(ct[k])};"
+                    for k in range(nd)
+                )
                 lines.append(f"{inner}case {r}: {sets} break;")
             zero = " ".join(f"start[{k}] = 0; count[{k}] = 0;" for k in range(nd))
             lines.append(f"{inner}default: {zero} active = 0;")
             lines.append(f"{inner}}}")
-        lines.append(f"{inner}skel_write(f, {_cstr(w.dataset)}, step, {nd}, start, count, {coll}, "
-                     "active);")  # fmt: skip
+        lines.append(
+            f"{inner}skel_write(f, {_cstr(w.dataset)}, step, {nd}, start, count, {coll}, active);"
+        )
     else:
         lines[0] = f"{ind}/* write bytes */\n" + lines[0]
         stride = "" if once else f" + i * {_c(w.stride) if w.stride is not None else '0LL'}"
@@ -89,8 +97,9 @@ def _write_code(w: Write, nd: int, ind: str) -> list[str]:
         else:
             lines.append(f"{inner}switch (rank) {{")
             for r, (off, size) in sorted(w.by_rank.items()):
-                lines.append(f"{inner}case {r}: offset = {_c(off)}{stride}; "
-                             f"size = {_c(size)}; break;")  # fmt: skip
+                lines.append(
+                    f"{inner}case {r}: offset = {_c(off)}{stride}; size = {_c(size)}; break;"
+                )
             lines.append(f"{inner}default: offset = 0; size = 0; active = 0;")
             lines.append(f"{inner}}}")
         lines.append(f"{inner}skel_write_bytes(f, offset, size, {coll}, active);")
@@ -99,10 +108,12 @@ def _write_code(w: Write, nd: int, ind: str) -> list[str]:
 
 
 def _file_body(f: File, index: int) -> list[str]:
-    out = [f"/* {f.name} ({f.api}): the calls of one step */",
-           f"static void file_{index}(skel_file_t *f, long long step, long long rank, "
-           "long long size) {",
-           "  (void)rank; (void)size; (void)step;"]  # fmt: skip
+    out = [
+        f"/* {f.name} ({f.api}): the calls of one step */",
+        f"static void file_{index}(skel_file_t *f, long long step, long long rank, "
+        "long long size) {",
+        "  (void)rank; (void)size; (void)step;",
+    ]
     for g in f.groups:
         out.append(f"  skel_group(f, {_cstr(g)}, step);")
     by_name = {d.name: d for d in f.datasets}
@@ -159,16 +170,19 @@ def skeleton_c(d: Descriptor, origin: str) -> str:
     ]
     once = [i for i, f in enumerate(d.files) if not f.per_step]
     for i in once:
-        lines.append(f"  skel_file_t *f{i} = skel_open(s, {_cstr(d.files[i].name)}, "
-                     f"{API_C[d.files[i].api]}, 0);")  # fmt: skip
+        lines.append(
+            f"  skel_file_t *f{i} = skel_open(s, {_cstr(d.files[i].name)}, "
+            f"{API_C[d.files[i].api]}, 0);"
+        )
     lines.append("  for (long long step = 0; step < steps; step++) {")
     lines.append("    skel_step(s, step);")
     if d.compute_s > 0:
         lines.append(f"    if (step > 0) skel_compute(s, {d.compute_s!r}); /* between steps */")
     for i, f in enumerate(d.files):
         if f.per_step:
-            lines.append(f"    skel_file_t *f{i} = skel_open(s, {_cstr(f.name)}, {API_C[f.api]}, "
-                         "step);")  # fmt: skip
+            lines.append(
+                f"    skel_file_t *f{i} = skel_open(s, {_cstr(f.name)}, {API_C[f.api]}, step);"
+            )
         lines.append(f"    file_{i}(f{i}, step, rank, size);")
         if f.per_step:
             lines.append(f"    skel_close(f{i});")

@@ -9,8 +9,10 @@ import shutil
 import subprocess
 from typing import Any
 
-_TOKEN = re.compile(r'(GROUP|DATASET) "([^"]*)" \{|\}|DATATYPE\s+(\S+)|DATASPACE\s+(.*)|'
-                    r"CHUNKED \(([^)]*)\)")  # fmt: skip
+_TOKEN = re.compile(
+    r'(GROUP|DATASET) "([^"]*)" \{|\}|DATATYPE\s+(\S+)|DATASPACE\s+(.*)|'
+    r"CHUNKED \(([^)]*)\)"
+)
 
 
 class LayoutError(RuntimeError):

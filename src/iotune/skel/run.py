@@ -23,13 +23,18 @@ class RunError(RuntimeError):
 
 
 def write_params(d: dmod.Descriptor) -> str:
-    head = (f"# Parameters of skeleton {d.name}: edit, then `iotune skel generate DESC "
-            "--params THIS`.\n# ranks: the job's size; steps: output steps; the rest are the "
-            "descriptor's sizes.\n")  # fmt: skip
+    head = (
+        f"# Parameters of skeleton {d.name}: edit, then `iotune skel generate DESC "
+        "--params THIS`.\n# ranks: the job's size; steps: output steps; the rest are the "
+        "descriptor's sizes.\n"
+    )
     from iotune.skel import expr
 
-    body = {"ranks": d.ranks, "steps": expr.evaluate(d.steps, d.env()),
-            "parameters": dict(d.parameters)}  # fmt: skip
+    body = {
+        "ranks": d.ranks,
+        "steps": expr.evaluate(d.steps, d.env()),
+        "parameters": dict(d.parameters),
+    }
     return head + yaml.safe_dump(body, sort_keys=False)
 
 
@@ -61,8 +66,9 @@ def apply_params(d: dmod.Descriptor, path: str | None) -> dmod.Descriptor:
 
 
 def build(out_dir: str, make: str = "make", timeout: float = 300) -> str:
-    proc = subprocess.run([make, "-s", "-C", out_dir], capture_output=True, text=True,
-                          timeout=timeout)  # fmt: skip
+    proc = subprocess.run(
+        [make, "-s", "-C", out_dir], capture_output=True, text=True, timeout=timeout
+    )
     if proc.returncode != 0:
         raise RunError(f"building the skeleton in {out_dir} failed:\n{proc.stderr.strip()}")
     return os.path.join(out_dir, "skeleton")
@@ -77,8 +83,9 @@ def launch(
     env: dict[str, str] | None = None,
 ) -> str:
     cmd = [*shlex.split(mpiexec), "-n", str(ranks), exe, *args]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                          env=dict(os.environ, **(env or {})))  # fmt: skip
+    proc = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=timeout, env=dict(os.environ, **(env or {}))
+    )
     if proc.returncode != 0:
         raise RunError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr.strip()}")
     return proc.stdout
@@ -161,8 +168,10 @@ def compare(
 def summarise(results: dict[str, list[float]]) -> str:
     lines = [f"{'method':<10} {'median s':>10} {'min s':>10} {'max s':>10}  runs"]
     for m, vals in results.items():
-        lines.append(f"{m:<10} {statistics.median(vals):>10.4f} {min(vals):>10.4f} "
-                     f"{max(vals):>10.4f}  {len(vals)}")  # fmt: skip
+        lines.append(
+            f"{m:<10} {statistics.median(vals):>10.4f} {min(vals):>10.4f} "
+            f"{max(vals):>10.4f}  {len(vals)}"
+        )
     return "\n".join(lines)
 
 

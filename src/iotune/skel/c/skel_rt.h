@@ -10,8 +10,8 @@ enum skel_api { SKEL_HDF5, SKEL_MPIIO, SKEL_POSIX };
 enum skel_method { SKEL_NATIVE, SKEL_M_HDF5, SKEL_M_MPIIO, SKEL_M_POSIX, SKEL_AGGREGATE };
 
 typedef struct skel_param {
-  const char *name;
-  long long *value;
+    const char *name;
+    long long *value;
 } skel_param;
 
 extern long long skel_size; /* ranks of the job, for default_steps */
@@ -30,14 +30,19 @@ skel_file_t *skel_open(skel_t *s, const char *pattern, enum skel_api api, long l
 void skel_group(skel_file_t *f, const char *pattern, long long step);
 void skel_dataset(skel_file_t *f, const char *pattern, long long step, const char *type, int nd,
                   const long long *dims, const long long *maxdims, const long long *chunks);
-void skel_write(skel_file_t *f, const char *pattern, long long step, int nd,
-                const long long *start, const long long *count, int collective, int active);
-void skel_write_bytes(skel_file_t *f, long long offset, long long size, int collective,
-                      int active);
+void skel_write(skel_file_t *f, const char *pattern, long long step, int nd, const long long *start,
+                const long long *count, int collective, int active);
+void skel_write_bytes(skel_file_t *f, long long offset, long long size, int collective, int active);
 void skel_close(skel_file_t *f);
 int skel_finish(skel_t *s);
 
-static inline long long skel_min(long long a, long long b) { return a < b ? a : b; }
-static inline long long skel_max(long long a, long long b) { return a > b ? a : b; }
+static inline long long skel_min(long long a, long long b)
+{
+    return a < b ? a : b;
+}
+static inline long long skel_max(long long a, long long b)
+{
+    return a > b ? a : b;
+}
 
 #endif
