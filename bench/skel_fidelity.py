@@ -1,0 +1,171 @@
+"""Does a skeleton's I/O take as long as the original's?
+
+For each case (every kernel, VORPAL-IO also with --uneven, and the external HDF5 program of
+tests/data/skel_ext.c): profile the original once with trace on, derive the descriptor
+(`iotune skel from-profile`), generate and build the skeleton; then run original and skeleton
+interleaved, in shuffled order, each measured run right after a discarded warm-up run of the
+same program, both under libiotune with a profile. The I/O time is the profile's io.time_s
+(slowest rank's time inside I/O calls, the tuner's objective) for both. A case passes when
+the medians differ by at most 10 %.
+
+    .venv/bin/python bench/skel_fidelity.py --repeats 7 --out bench/results/skel_fidelity.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))
+
+from iotune import paths  # noqa: E402
+from iotune.skel import descriptor as dmod  # noqa: E402
+from iotune.skel import from_profile as fp  # noqa: E402
+from iotune.skel import generate as gen  # noqa: E402
+from iotune.skel import run as runmod  # noqa: E402
+
+CASES = {
+    "vpicio": ("vpicio", ["--particles", "512K", "--steps", "2"]),
+    "vorpalio": ("vorpalio", ["--block", "64,64,32", "--components", "3"]),
+    "vorpalio-uneven": ("vorpalio", ["--block", "64,64,32", "--components", "3", "--uneven"]),
+    "gcrmio": ("gcrmio", ["--cells", "16384", "--levels", "25", "--chunk-cells", "4096"]),
+    "haccio-one-call": ("haccio", ["--particles", "500K"]),
+    "haccio-per-var": ("haccio", ["--particles", "500K", "--mode", "mpiio-per-var"]),
+    "haccio-posix": ("haccio", ["--particles", "500K", "--mode", "posix"]),
+    "iorio-mpiio": ("iorio", ["--api", "mpiio", "--block", "4M", "--transfer", "1M"]),
+    "iorio-hdf5": ("iorio", ["--api", "hdf5", "--block", "4M", "--transfer", "1M",
+                             "--mode", "collective"]),
+    "external": (None, ["256", "4096", "262144", "2"]),
+}  # fmt: skip
+
+
+def mpiexec(argv: list[str], cwd: Path, env: dict[str, str], timeout: float = 600) -> None:
+    cmd = ["mpiexec", "-n", "2", *map(str, argv)]
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)}: exit {proc.returncode}\n{proc.stderr}")
+
+
+def profiled_io_time(argv: list[str], cwd: Path, lib: Path, trace: bool = False) -> float:
+    prof = cwd / "profile.json"
+    if prof.exists():
+        prof.unlink()
+    env = dict(os.environ, LD_PRELOAD=str(lib), IOTUNE_PROFILE=str(prof),
+               IOTUNE_SESSION=f"bench-{time.time_ns():x}")  # fmt: skip
+    env.pop("IOTUNE_CONFIG", None)
+    if trace:
+        env["IOTUNE_TRACE"] = "1"
+    mpiexec(argv, cwd, env)
+    with open(prof) as fh:
+        return float(json.load(fh)["io"]["time_s"])
+
+
+def clean(directory: Path) -> None:
+    for p in directory.iterdir():
+        if p.name in ("profile.json",) or p.name.endswith(".trace"):
+            continue
+        shutil.rmtree(p) if p.is_dir() else p.unlink()
+
+
+def build_external(work: Path) -> Path:
+    out = work / "skel_ext"
+    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "hdf5-mpich"],
+                           capture_output=True, text=True, check=True).stdout.split()  # fmt: skip
+    subprocess.run(["mpicc", "-O2", "-o", str(out), str(REPO / "tests/data/skel_ext.c"), *flags],
+                   check=True)  # fmt: skip
+    return out
+
+
+def prepare(name: str, kernel: str | None, args: list[str], work: Path, lib: Path, ext: Path):
+    exe = str(ext) if kernel is None else str(paths.find_kernel(kernel))
+    orig_dir, skel_dir = work / name / "orig", work / name / "skel"
+    orig_dir.mkdir(parents=True)
+    skel_dir.mkdir(parents=True)
+    profiled_io_time([exe, *args], orig_dir, lib, trace=True)
+    desc = fp.from_profile(str(orig_dir / "profile.json"), str(orig_dir))
+    text = fp.to_yaml(desc, f"{name}/profile.json")
+    (work / name / "skel.yaml").write_text(text)
+    d = dmod.parse_text(text, "skel.yaml")
+    gen.generate(d, str(work / name / "src"), "skel.yaml")
+    skeleton = runmod.build(str(work / name / "src"))
+    clean(orig_dir)
+    return [exe, *args], orig_dir, [skeleton, "--timing", str(skel_dir / "t.json")], skel_dir
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--cases", default=",".join(CASES))
+    ap.add_argument("--out", default=str(REPO / "bench/results/skel_fidelity.json"))
+    ap.add_argument("--workdir", help="scratch (default: a temporary directory)")
+    ap.add_argument("--seed", type=int, default=1)
+    a = ap.parse_args()
+    lib = paths.find_library()
+    work = Path(a.workdir or tempfile.mkdtemp(prefix="skel-fidelity-"))
+    work.mkdir(parents=True, exist_ok=True)
+    ext = build_external(work)
+    names = [c for c in a.cases.split(",") if c]
+    setups = {}
+    for n in names:
+        kernel, args = CASES[n]
+        setups[n] = prepare(n, kernel, args, work, lib, ext)
+        print(f"prepared {n}", flush=True)
+    raw: dict[str, dict[str, list[float]]] = {n: {"orig": [], "skel": []} for n in names}
+    rng = random.Random(a.seed)
+    for rnd in range(a.repeats):
+        order = [(n, which) for n in names for which in ("orig", "skel")]
+        rng.shuffle(order)
+        for n, which in order:
+            o_argv, o_dir, s_argv, s_dir = setups[n]
+            argv, cwd = (o_argv, o_dir) if which == "orig" else (s_argv, s_dir)
+            profiled_io_time(argv, cwd, lib)  # warm-up, discarded
+            clean(cwd)
+            raw[n][which].append(profiled_io_time(argv, cwd, lib))
+            clean(cwd)
+        print(f"round {rnd + 1}/{a.repeats} done", flush=True)
+    rows, passed = [], 0
+    print(f"\n{'case':<17} {'orig median s':>13} {'skel median s':>13} {'skel/orig':>9}  "
+          "within 10%")  # fmt: skip
+    for n in names:
+        mo, ms = statistics.median(raw[n]["orig"]), statistics.median(raw[n]["skel"])
+        ratio = ms / mo if mo > 0 else float("nan")
+        ok = abs(ratio - 1) <= 0.10
+        passed += ok
+        rows.append({"case": n, "orig_median_s": mo, "skel_median_s": ms, "ratio": ratio,
+                     "within_10pct": ok})  # fmt: skip
+        print(f"{n:<17} {mo:>13.4f} {ms:>13.4f} {ratio:>9.3f}  {'yes' if ok else 'NO'}")
+    print(f"\n{passed} of {len(names)} cases within 10 %")
+    result = {
+        "command": " ".join([sys.executable, *sys.argv]),
+        "machine": {"node": platform.node(), "platform": platform.platform(),
+                    "cpus": os.cpu_count()},
+        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        "repeats": a.repeats,
+        "cases": {n: {"argv": CASES[n][1], "kernel": CASES[n][0] or "tests/data/skel_ext.c"}
+                  for n in names},
+        "rows": rows,
+        "raw": raw,
+        "passed": passed,
+    }  # fmt: skip
+    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+    with open(a.out, "w") as fh:
+        json.dump(result, fh, indent=1)
+    print(f"raw numbers in {a.out}")
+    if not a.workdir:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
