@@ -368,7 +368,9 @@ class Builder:
         body = [self._step_body(ops, steps, where) for ops in ops_by_rank]
         if steps > 1 and any(b is None for b in body):
             self.note("the steps found in names do not repeat the same calls: unrolled instead")
-            return Builder(self.prof, self.traces, self.data_dir)._build_flat()
+            flat = Builder(self.prof, self.traces, self.data_dir)
+            flat.notes = self.notes
+            return flat._build_flat()
         compute = self._compute_gap(ops_by_rank, steps) if steps > 1 else 0.0
         return self._assemble(body, steps, compute)
 
@@ -517,8 +519,8 @@ class Builder:
             typ = {v[2]: k for k, v in dmod.TYPES.items()}.get(found["type"])
             if typ is None:
                 self.note(
-                    f"{real}: type {found['type']} is not supported: written as "
-                    f"uint{size * 8}-sized bytes"
+                    f"{real}: type {found['type']} is not supported here: "
+                    "the type is chosen by its size"
                 )
             d["type"] = typ
             if found["chunks"]:
