@@ -310,3 +310,43 @@ def test_plot_writes_a_png(tmp_path):
     }
     runmod.plot(t, str(tmp_path / "f.png"))
     assert (tmp_path / "f.png").read_bytes()[:4] == b"\x89PNG"
+
+
+# ----------------------------------------------------------------------------- command line
+
+
+def test_cli_bad_descriptor_is_one_message_and_exit_2(tmp_path, capsys):
+    from iotune import cli
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(GOOD.replace("type: float64", "type: double"))
+    assert cli.main(["skel", "generate", str(bad), "-o", str(tmp_path / "g")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"{bad}:9: files[0].datasets[0].type:") and "\n" not in err
+    assert not (tmp_path / "g").exists()
+
+
+@needs_cc
+def test_cli_run_plot_and_job_script(tmp_path, capsys):
+    from iotune import cli
+
+    desc = tmp_path / "m.yaml"
+    desc.write_text(METHOD_DESC)
+    params = tmp_path / "p.yaml"
+    assert cli.main(["skel", "params", str(desc), "-o", str(params)]) == 0
+    params.write_text(params.read_text().replace("n: 100", "n: 50").replace("steps: 2", "steps: 1"))
+    out, data = tmp_path / "gen", tmp_path / "data"
+    data.mkdir()
+    argv = ["skel", "run", str(desc), "--params", str(params), "-o", str(out), "--dir",
+            str(data), "--method", "posix", "--plot", str(tmp_path / "r.png")]  # fmt: skip
+    assert cli.main(argv) == 0
+    assert "method posix, 2 ranks, 1 steps" in capsys.readouterr().out
+    assert (data / "m.h5.dir" / "rank-1").stat().st_size == 6 * 50 * 8 + 50 * 4
+    assert (tmp_path / "r.png").exists()
+    assert "pkg-config --libs $(HDF5_PC)" in (out / "Makefile").read_text()
+    assert "CC = mpicc\n" in (out / "Makefile").read_text()  # dynamic HDF5, not h5pcc
+    proc = subprocess.run(["sh", str(out / "run-local.sh"), "--dir", str(data)],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert h5layout.read(str(data / "m.h5"))["datasets"]["/s0/ids"]["dims"] == [100]
+    assert "srun ./skeleton" in (out / "run-slurm.sbatch").read_text()
