@@ -70,6 +70,7 @@ def test_a_good_descriptor_reads():
         ("start: [rank * n, 0]", "start: [rank * n + 1, 0]", "t.yaml:12: files[0].writes[0]"),
         ("dataset: /g/d", "dataset: /g/e", "t.yaml:12: files[0].writes[0].dataset"),
         ("skel: 1", "skel: 2", "t.yaml:1: skel"),
+        ("ranks: 2", "ranks: 2\nsteps: n - 9", "t.yaml:4: steps: is -1"),
         ("name: t.h5", "name: t{proc}.h5", "t.yaml:6: files[0].name"),
         ("dims: [n * size, 3]", "dims: [n * size, 3", "t.yaml:11:"),
         (

@@ -107,6 +107,7 @@ class Descriptor:
     notes: list[str]
     source: dict[str, Any]
     path: str = "<descriptor>"
+    steps_line: int | None = None
 
     def env(self, rank: int = 0, size: int | None = None, step: int = 0) -> dict[str, int]:
         return dict(self.parameters, rank=rank, size=size or self.ranks, step=step)
@@ -288,7 +289,8 @@ def parse_text(text: str, source: str = "<descriptor>") -> Descriptor:
         files,
         list(notes),
         dict(source),
-        source,
+        c.source,
+        c.line_of(root, "steps"),
     )
     _check_values(c, d)
     return d
@@ -465,9 +467,9 @@ def _check_values(c: _Checker, d: Descriptor) -> None:
     try:
         steps = expr.evaluate(d.steps, env0)
     except expr.ExprError as e:
-        c.fail(None, "steps", str(e))
+        c.fail(d.steps_line, "steps", str(e))
     if steps < 1:
-        c.fail(None, "steps", f"is {steps}; expected at least 1")
+        c.fail(d.steps_line, "steps", f"is {steps}; expected at least 1")
     for fi, f in enumerate(d.files):
         dsets = {ds.name: ds for ds in f.datasets}
         for di, ds in enumerate(f.datasets):
