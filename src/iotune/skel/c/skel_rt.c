@@ -39,6 +39,7 @@ struct skel {
     long long bytes;
     char *buf;
     size_t buf_size;
+    size_t cursor; /* where the next write's data starts in buf */
     const char *timing, *dir;
     int cleanup;
     MPI_Comm group_comm; /* aggregate: ranks of one aggregator */
@@ -112,6 +113,20 @@ static void ensure_buffer(skel_t *s, size_t bytes)
     memset(b + s->buf_size, 0x5a ^ (s->rank & 0xff), bytes - s->buf_size); /* touch it now */
     s->buf = b;
     s->buf_size = bytes;
+}
+
+/* The data of the next write: each write of a step reads memory of its own, as an application
+ * writes its distinct arrays (reusing one hot buffer would make page-cache writes faster
+ * than the application's). Past 1 GiB per rank and step the region wraps around. */
+#define SKEL_DATA_CAP ((size_t)1 << 30)
+static char *data_for(skel_t *s, size_t bytes)
+{
+    if (s->cursor + bytes > SKEL_DATA_CAP && bytes <= SKEL_DATA_CAP)
+        s->cursor = 0;
+    ensure_buffer(s, s->cursor + bytes + 1);
+    char *p = s->buf + s->cursor;
+    s->cursor += bytes;
+    return p;
 }
 
 static void remember(skel_t *s, const char *path)
@@ -232,6 +247,7 @@ skel_t *skel_init(int *argc, char ***argv, const char *name, const char *default
 void skel_step(skel_t *s, long long step)
 {
     s->cur_step = step < s->steps ? step : s->steps - 1;
+    s->cursor = 0; /* a new step rewrites the same arrays */
 }
 
 void skel_compute(skel_t *s, double seconds)
@@ -419,7 +435,7 @@ static void h5_write(skel_file_t *f, hid_t id, hid_t type, size_t esize, int nd,
         n *= count[i];
     if (!active)
         n = 0;
-    ensure_buffer(s, (size_t)n * esize + 1);
+    const char *data = data_for(s, (size_t)n * esize);
     double t0 = now();
     hid_t fspace = H5Dget_space(id);
     /* memory shaped like the selection, as applications do: HDF5 takes its faster paths
@@ -435,7 +451,7 @@ static void h5_write(skel_file_t *f, hid_t id, hid_t type, size_t esize, int nd,
     }
     hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
     H5Pset_dxpl_mpio(dxpl, coll ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT);
-    herr_t rc = H5Dwrite(id, type, mspace, fspace, dxpl, s->buf);
+    herr_t rc = H5Dwrite(id, type, mspace, fspace, dxpl, data);
     H5Pclose(dxpl);
     H5Sclose(mspace);
     H5Sclose(fspace);
@@ -510,7 +526,6 @@ void skel_write_bytes(skel_file_t *f, long long offset, long long size, int coll
         H5Dclose(id);
         return;
     }
-    ensure_buffer(s, (size_t)size + 1);
     if (m == SKEL_M_MPIIO || m == SKEL_AGGREGATE) { /* packed at close */
         if (size == 0)
             return;
@@ -525,18 +540,19 @@ void skel_write_bytes(skel_file_t *f, long long offset, long long size, int coll
     }
     if (m == SKEL_M_POSIX || offset < 0)
         offset = f->pos;
+    const char *data = data_for(s, (size_t)size);
     double t0 = now();
     if (f->api == SKEL_MPIIO && m == SKEL_NATIVE) {
         MPI_Status st;
         int rc = transfer_of(s, collective)
-                     ? MPI_File_write_at_all(f->mf, offset, s->buf, (int)size, MPI_BYTE, &st)
-                     : (size ? MPI_File_write_at(f->mf, offset, s->buf, (int)size, MPI_BYTE, &st)
+                     ? MPI_File_write_at_all(f->mf, offset, data, (int)size, MPI_BYTE, &st)
+                     : (size ? MPI_File_write_at(f->mf, offset, data, (int)size, MPI_BYTE, &st)
                              : MPI_SUCCESS);
         if (rc != MPI_SUCCESS)
             die(s, "MPI_File_write_at failed");
     } else if (size > 0) {
         for (long long done = 0; done < size;) {
-            ssize_t w = pwrite(f->fd, s->buf + done, (size_t)(size - done), offset + done);
+            ssize_t w = pwrite(f->fd, data + done, (size_t)(size - done), offset + done);
             if (w < 0)
                 die(s, "pwrite failed");
             done += w;
@@ -563,12 +579,14 @@ static void flush_packed(skel_file_t *f)
             base += (all[r] + s->stripe - 1) / s->stripe * s->stripe;
         free(all);
         t0 = now();
+        long long from = 0; /* each piece from its own memory, as in data_for */
         for (int i = 0; i < f->npieces; i++) {
             MPI_Status st;
-            if (MPI_File_write_at(f->mf, base, s->buf, (int)f->pieces[i], MPI_BYTE, &st) !=
+            if (MPI_File_write_at(f->mf, base, s->buf + from, (int)f->pieces[i], MPI_BYTE, &st) !=
                 MPI_SUCCESS)
                 die(s, "MPI_File_write_at failed");
             base += f->pieces[i];
+            from += f->pieces[i];
         }
         add(s, T_WRITE, t0);
         s->bytes += mine;
