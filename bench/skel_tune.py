@@ -39,9 +39,10 @@ from iotune.skel import run as runmod  # noqa: E402
 IOTUNE = str(Path(sys.executable).parent / "iotune")
 
 
-def tune(argv: list[str], out: Path, trials: int, seed: int) -> Path:
+def tune(argv: list[str], out: Path, trials: int, seed: int, pairs: int) -> Path:
+    # iotune keeps the defaults unless tuned beats them significantly over `pairs` rounds
     cmd = [IOTUNE, "tune", "--trials", str(trials), "--seed", str(seed), "--out", str(out),
-           "--verify-pairs", "3", "--no-partial", "--", *argv]  # fmt: skip
+           "--verify-pairs", str(pairs), "--warmup", "1", "--no-partial", "--", *argv]  # fmt: skip
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
     (out.parent / f"{out.name}.log").write_text(proc.stdout + proc.stderr)
     if proc.returncode != 0 or not (out / "best.xml").exists():
@@ -77,9 +78,10 @@ def profiled_io_time_keep_config(argv: list[str], cwd: Path, lib: Path) -> float
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--kernel", default="gcrmio")
-    ap.add_argument("--args", default="--cells 32768 --levels 25 --chunk-cells 4096")
+    ap.add_argument("--args", default="--cells 65536 --levels 25 --chunk-cells 4096")
     ap.add_argument("--trials", type=int, default=15)
     ap.add_argument("--repeats", type=int, default=9)
+    ap.add_argument("--verify-pairs", type=int, default=6)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default=str(REPO / "bench/results/skel_tune.json"))
     ap.add_argument("--workdir")
@@ -98,12 +100,16 @@ def main() -> int:
     skeleton = runmod.build(str(work / "src"))
     clean(orig)
     t0 = time.time()
-    best_skel = tune([skeleton, "--timing", "/dev/null"], work / "tune-skel", a.trials, a.seed)
+    best_skel = tune(
+        [skeleton, "--timing", "/dev/null"], work / "tune-skel", a.trials, a.seed, a.verify_pairs
+    )
     t_skel = time.time() - t0
     t0 = time.time()
-    best_orig = tune(orig_argv, work / "tune-orig", a.trials, a.seed)
+    best_orig = tune(orig_argv, work / "tune-orig", a.trials, a.seed, a.verify_pairs)
     t_orig = time.time() - t0
     print(f"tuned: skeleton {t_skel:.0f} s, original {t_orig:.0f} s", flush=True)
+    for name, best in (("skeleton", best_skel), ("original", best_orig)):
+        print(f"best.xml tuned on the {name}:\n{best.read_text()}", flush=True)
     configs = {"default": None, "tuned-on-skeleton": best_skel, "tuned-on-original": best_orig}
     raw: dict[str, list[float]] = {k: [] for k in configs}
     rng = random.Random(a.seed)
