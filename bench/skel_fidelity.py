@@ -72,6 +72,29 @@ def profiled_io_time(argv: list[str], cwd: Path, lib: Path, trace: bool = False)
         return float(json.load(fh)["io"]["time_s"])
 
 
+COUNTED = {
+    "hdf5": ("dataset_creates", "writes", "collective_writes", "independent_writes",
+             "bytes_written"),
+    "mpiio": ("set_views", "independent_writes", "collective_writes", "bytes_written"),
+    "posix": ("writes", "bytes_written"),
+}  # fmt: skip
+
+
+def call_counts(profile: Path) -> dict[str, int]:
+    """What the run did, summed over its data files: the deterministic part of the
+    comparison (the skeleton's own timing file is not counted)."""
+    with open(profile) as fh:
+        files = json.load(fh)["files"]
+    out: dict[str, int] = {}
+    for f in files:
+        if f["name"].endswith(".json"):
+            continue
+        for layer, keys in COUNTED.items():
+            for k in keys:
+                out[f"{layer}.{k}"] = out.get(f"{layer}.{k}", 0) + int(f.get(layer, {}).get(k, 0))
+    return out
+
+
 def clean(directory: Path) -> None:
     for p in directory.iterdir():
         if p.name in ("profile.json",) or p.name.endswith(".trace"):
@@ -88,6 +111,9 @@ def build_external(work: Path) -> Path:
     return out
 
 
+COUNTS: dict[str, dict] = {}
+
+
 def prepare(name: str, kernel: str | None, args: list[str], work: Path, lib: Path, ext: Path):
     exe = str(ext) if kernel is None else str(paths.find_kernel(kernel))
     orig_dir, skel_dir = work / name / "orig", work / name / "skel"
@@ -102,6 +128,17 @@ def prepare(name: str, kernel: str | None, args: list[str], work: Path, lib: Pat
     gen.generate(d, str(work / name / "src"), "skel.yaml")
     skeleton = runmod.build(str(work / name / "src"))
     clean(orig_dir)
+    # the calls each program makes, once, at every layer (iotune's counters)
+    profiled_io_time([exe, *args], orig_dir, lib)
+    counts_orig = call_counts(orig_dir / "profile.json")
+    clean(orig_dir)
+    profiled_io_time([skeleton], skel_dir, lib)
+    counts_skel = call_counts(skel_dir / "profile.json")
+    clean(skel_dir)
+    differ = {k: (counts_orig.get(k), counts_skel.get(k))
+              for k in set(counts_orig) | set(counts_skel)
+              if counts_orig.get(k) != counts_skel.get(k)}  # fmt: skip
+    COUNTS[name] = {"orig": counts_orig, "skel": counts_skel, "differ": differ}
     return [exe, *args], orig_dir, [skeleton, "--timing", str(skel_dir / "t.json")], skel_dir
 
 
@@ -142,7 +179,7 @@ def main() -> int:
         print(f"round {rnd + 1}/{a.repeats} done", flush=True)
     rows, passed = [], 0
     print(f"\n{'case':<17} {'orig median s':>13} {'skel median s':>13} {'skel/orig':>9} "
-          f"{'paired':>7}  within 10%")  # fmt: skip
+          f"{'paired':>7}  within 10%  same calls")  # fmt: skip
     for n in names:
         mo, ms = statistics.median(raw[n]["orig"]), statistics.median(raw[n]["skel"])
         ratio = ms / mo if mo > 0 else float("nan")
@@ -151,9 +188,13 @@ def main() -> int:
         ok = abs(ratio - 1) <= 0.10
         passed += ok
         rows.append({"case": n, "orig_median_s": mo, "skel_median_s": ms, "ratio": ratio,
-                     "paired_ratio_median": paired, "within_10pct": ok})  # fmt: skip
-        print(f"{n:<17} {mo:>13.4f} {ms:>13.4f} {ratio:>9.3f} {paired:>7.3f}  "
-              f"{'yes' if ok else 'NO'}")  # fmt: skip
+                     "paired_ratio_median": paired, "within_10pct": ok,
+                     "same_calls": not COUNTS[n]["differ"]})  # fmt: skip
+        differ = sorted(COUNTS[n]["differ"])
+        print(
+            f"{n:<17} {mo:>13.4f} {ms:>13.4f} {ratio:>9.3f} {paired:>7.3f}  "
+            f"{'yes' if ok else 'NO':<10}  {'NO ' + str(differ) if differ else 'yes'}"
+        )
     print(f"\n{passed} of {len(names)} cases within 10 %")
     result = {
         "command": " ".join([sys.executable, *sys.argv]),
@@ -165,6 +206,7 @@ def main() -> int:
                   for n in names},
         "rows": rows,
         "raw": raw,
+        "call_counts": COUNTS,
         "passed": passed,
     }  # fmt: skip
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
