@@ -197,7 +197,7 @@ def main() -> int:
         )
     print(f"\n{passed} of {len(names)} cases within 10 %")
     result = {
-        "command": " ".join([sys.executable, *sys.argv]),
+        "command": " ".join(["python", *sys.argv]).replace(str(REPO) + "/", ""),
         "machine": {"node": platform.node(), "platform": platform.platform(),
                     "cpus": os.cpu_count()},
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),

@@ -128,7 +128,7 @@ def main() -> int:
         print(f"{k:<20} {med[k]:>9.4f} {min(v):>8.4f} {max(v):>8.4f} "
               f"{med['default'] / med[k]:>8.2f}")  # fmt: skip
     result = {
-        "command": " ".join([sys.executable, *sys.argv]),
+        "command": " ".join(["python", *sys.argv]).replace(str(REPO) + "/", ""),
         "machine": {"node": platform.node(), "platform": platform.platform(),
                     "cpus": os.cpu_count()},
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
