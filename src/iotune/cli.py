@@ -362,6 +362,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     tune_cli.register(sub)
 
+    from iotune.skel import cli as skel_cli  # argparse only: importing it is cheap
+
+    skel_cli.register(sub)
+
     p = sub.add_parser(
         "profile",
         help="run a command once with capture on and summarise its I/O",
