@@ -508,6 +508,15 @@ def _transfers(layer: str, c: Mapping[str, float]) -> tuple[float, float, float,
     return c["writes"], c["reads"], 0, 0
 
 
+def transfer_mode(collective: float, total: float) -> str:
+    """collective when at least 90 % of the transfers are (a header written by rank 0 alone
+    does not make a collective checkpoint "mixed"), independent when at most 10 %."""
+    if not total:
+        return "none"
+    share = collective / total
+    return "collective" if share >= 0.9 else "independent" if share <= 0.1 else "mixed"
+
+
 def _outermost(c: Mapping[str, Mapping[str, float]]) -> str | None:
     for layer in LAYERS:
         if (
@@ -564,8 +573,7 @@ def _counter_insights(files: list[Mapping[str, Any]], ranks: int) -> dict[str, A
     w, r, cw, cr = _transfers(layer, lc)
     coll, total = cw + cr, w + r
     v["interface"] = layer
-    v["transfer_mode"] = ("none" if not total else "collective" if coll == total
-                          else "independent" if coll == 0 else "mixed")  # fmt: skip
+    v["transfer_mode"] = transfer_mode(coll, total)
     v["writes"], v["reads"] = int(w), int(r)
     v["bytes_written"], v["bytes_read"] = int(lc["bytes_written"]), int(lc["bytes_read"])
     moved = lc["bytes_written"] + lc["bytes_read"]
