@@ -22,9 +22,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "writes a control file that applies the advice (iotune run --config FILE -- ...).",
         usage=f"{PROG} advise [options] PROFILE.json | LOG.darshan | -- COMMAND [ARG...]",
     )
-    p.add_argument("source", nargs="?", metavar="PROFILE", help="profile (JSON) or Darshan log")
     _add_options(p)
-    p.add_argument("command", nargs=argparse.REMAINDER, help="a command to profile, after --")
+    p.add_argument(
+        "rest",
+        nargs=argparse.REMAINDER,
+        metavar="PROFILE | -- COMMAND",
+        help="a profile (JSON) or Darshan log, or a command to profile after --",
+    )
     p.set_defaults(func=cmd_advise)
 
 
@@ -61,22 +65,18 @@ def _add_options(p: argparse.ArgumentParser) -> None:
 
 
 def _split_command(args: argparse.Namespace) -> list[str]:
-    """The command to profile. argparse gives everything after the PROFILE argument to the
-    command list, so options written after it (`advise p.json --json`) are parsed here."""
-    rest = list(args.command)
-    if rest and rest[0] != "--":
-        cut = rest.index("--") if "--" in rest else len(rest)
-        options = argparse.ArgumentParser(prog=f"{PROG} advise", add_help=False)
-        _add_options(options)
-        options.parse_args(rest[:cut], namespace=args)
-        rest = rest[cut:]
+    """Sets args.source, or returns the command to profile. Options may follow the PROFILE
+    argument (`advise p.json --json`): argparse leaves them in the rest, parsed here."""
+    rest = list(args.rest)
+    args.source = None
     if rest and rest[0] == "--":
-        rest = rest[1:]
-    if rest and args.source:  # `advise -- ./app`: argparse took ./app for the PROFILE
-        rest, args.source = [args.source, *rest], None
-    elif not rest and args.source and args.command and args.command[0] == "--":
-        rest, args.source = [args.source], None
-    return rest
+        return rest[1:]
+    if rest:
+        args.source = rest[0]
+        options = argparse.ArgumentParser(prog=f"{PROG} advise")
+        _add_options(options)
+        options.parse_args(rest[1:], namespace=args)
+    return []
 
 
 def _error(message: str) -> None:
