@@ -8,7 +8,8 @@ more (dataset layout, fill time, write amplification, metadata share), from an i
 (data/rules.tsv) names them; `iotune advise` and, later, the runtime's adaptive mode evaluate
 the table on them, and a knowledge base can use them as a run's motif signature.
 
-Every insight has a stable name, a kind and a meaning (INSIGHTS below); a value is a number, a
+Every insight has a stable name, a kind and a meaning, defined once in data/insights.tsv
+(versioned; read here as INSIGHTS, and meant for the C runtime too); a value is a number, a
 word, or None for "unknown" (e.g. the access pattern without a trace). Rules never fire on an
 unknown value. Insights are computed per *file group*: files whose names differ only in their
 numbers (iorio.r0.dat, iorio.r1.dat; chk_0001.h5, chk_0002.h5) are one group, the way a
@@ -25,10 +26,10 @@ import subprocess
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
-VERSION = 1
 MIB = 1 << 20
 SMALL = MIB  # a transfer below 1 MiB is "small" (Drishti's threshold)
 HDF5_CHUNK_CACHE_DEFAULT = MIB  # H5D_CHUNK_CACHE_NBYTES_DEFAULT
@@ -48,104 +49,43 @@ class Insight:
 
 
 LAYERS = ("hdf5", "mpiio", "posix", "stdio")
-_AUTO = ("automatic", "enable", "disable")
-INSIGHTS: tuple[Insight, ...] = (
-    Insight("ranks", "count", "MPI ranks of the job"),
-    Insight("files", "count", "files in the group"),
-    Insight("file_ranks", "count", "most ranks that touched one file of the group"),
-    Insight(
-        "file_mode",
-        "word",
-        "shared: ranks share a file; per_process: each rank its own file; single: one rank",
-        ("shared", "per_process", "single"),
-    ),
-    Insight(
-        "interface", "word", "outermost layer that moved data", ("hdf5", "mpiio", "posix", "stdio")
-    ),
-    Insight(
-        "transfer_mode",
-        "word",
-        "collective or independent transfers at the outermost layer (POSIX, stdio: independent)",
-        ("collective", "independent", "mixed", "none"),
-    ),
-    Insight("writes", "count", "data writes at the outermost layer (all ranks)"),
-    Insight("reads", "count", "data reads at the outermost layer (all ranks)"),
-    Insight("bytes_written", "size", "bytes written at the outermost layer"),
-    Insight("bytes_read", "size", "bytes read at the outermost layer"),
-    Insight("write_fraction", "fraction", "share of the bytes moved that were written"),
-    Insight("io_mix", "word", "what the group's I/O did", ("write", "read", "mixed", "none")),
-    Insight("transfer_size_min", "size", "smallest transfer (trace)"),
-    Insight("transfer_size_median", "size", "median transfer (trace; else bytes over transfers)"),
-    Insight("transfer_size_max", "size", "largest transfer (trace; else POSIX size histogram)"),
-    Insight("small_write_fraction", "fraction", "share of writes below 1 MiB"),
-    Insight("small_writes", "count", "writes below 1 MiB"),
-    Insight("small_read_fraction", "fraction", "share of reads below 1 MiB"),
-    Insight("small_reads", "count", "reads below 1 MiB"),
-    Insight(
-        "access_pattern",
-        "word",
-        "spatial locality of each rank's transfers (trace): sequential, strided (noncontiguous "
-        "selections or gaps) or random (backward steps)",
-        ("sequential", "strided", "random"),
-    ),
-    Insight("backward_fraction", "fraction", "share of successive transfers that went backwards"),
-    Insight("gap_fraction", "fraction", "share of successive transfers that skipped bytes"),
-    Insight("noncontiguous_fraction", "fraction", "share of HDF5 selections that are not one run"),
-    Insight("file_views", "count", "MPI_File_set_view calls"),
-    Insight("fs", "word", "file system type (statfs): ext4, lustre, gpfs, ..."),
-    Insight("parallel_fs", "word", "is the file system a parallel one", ("yes", "no")),
-    Insight("file_bytes", "size", "largest file of the group (highest offset written or read)"),
-    Insight(
-        "layout",
-        "word",
-        "storage layout of the HDF5 datasets",
-        ("contiguous", "chunked", "compact", "mixed"),
-    ),
-    Insight("filters", "word", "do chunked datasets use filters", ("yes", "no")),
-    Insight("fill_time", "word", "fill time of the chunked datasets", ("ifset", "alloc", "never")),
-    Insight("chunk_bytes_max", "size", "largest chunk of a chunked dataset"),
-    Insight("chunk_cache_bytes", "size", "HDF5 chunk cache in force (1 MiB default)"),
-    Insight(
-        "chunk_cache_needed", "size", "chunk cache that holds the largest chunk (MiB multiple)"
-    ),
-    Insight(
-        "fully_written",
-        "word",
-        "did the ranks' write selections cover every element of each dataset written (trace)",
-        ("yes", "no"),
-    ),
-    Insight(
-        "write_amplification",
-        "ratio",
-        "bytes written under HDF5 (MPI-IO, else POSIX) per data byte",
-    ),
-    Insight(
-        "meta_fraction", "fraction", "share of the outermost layer's I/O time spent in metadata"
-    ),
-    Insight("meta_time_rank_s", "seconds", "metadata time per rank at the outermost layer"),
-    Insight("imbalance", "ratio", "slowest rank's I/O time over the mean (worst file)"),
-    Insight("hint_cb_buffer_size", "size", "cb_buffer_size in effect"),
-    Insight(
-        "hint_romio_cb_write",
-        "word",
-        "romio_cb_write in effect",
-        ("automatic", "enable", "disable"),
-    ),
-    Insight(
-        "hint_romio_cb_read", "word", "romio_cb_read in effect", ("automatic", "enable", "disable")
-    ),
-    Insight(
-        "hint_romio_ds_write",
-        "word",
-        "romio_ds_write in effect",
-        ("automatic", "enable", "disable"),
-    ),
-    Insight(
-        "hint_romio_ds_read", "word", "romio_ds_read in effect", ("automatic", "enable", "disable")
-    ),
-    Insight("hint_cb_config_list", "word", "cb_config_list in effect"),
-    Insight("hint_striping_factor", "count", "stripe count in effect"),
-)
+KINDS = ("count", "size", "fraction", "ratio", "seconds", "word")
+
+
+def read_insights(path: str | Path) -> tuple[int, tuple[Insight, ...]]:
+    """Reads the insight table (data/insights.tsv): its version and its rows, checked."""
+    version = None
+    rows: list[Insight] = []
+    header = ["name", "kind", "words", "meaning"]
+    seen_header = False
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, start=1):
+            line = line.rstrip("\n")
+            m = re.match(r"# INSIGHTS_VERSION (\d+)$", line)
+            if m:
+                version = int(m.group(1))
+            if not line.strip() or line.startswith("#"):
+                continue
+            cells = line.split("\t")
+            if not seen_header:
+                if cells != header:
+                    raise ValueError(f"{path}:{number}: the header must be {' '.join(header)}")
+                seen_header = True
+                continue
+            if len(cells) != len(header) or cells[1] not in KINDS:
+                raise ValueError(f"{path}:{number}: a row is name, kind ({'|'.join(KINDS)}), "
+                                 "words, meaning")  # fmt: skip
+            words = () if cells[2] == "-" else tuple(cells[2].split("|"))
+            rows.append(Insight(cells[0], cells[1], cells[3], words))
+    if version is None:
+        raise ValueError(f"{path}: no '# INSIGHTS_VERSION N' line")
+    names = [i.name for i in rows]
+    if len(set(names)) != len(names):
+        raise ValueError(f"{path}: duplicate insight names")
+    return version, tuple(rows)
+
+
+VERSION, INSIGHTS = read_insights(resources.files("iotune") / "data" / "insights.tsv")
 BY_NAME = {i.name: i for i in INSIGHTS}
 NAMES = tuple(BY_NAME)
 _DIGITS = re.compile(r"\d+")

@@ -122,6 +122,10 @@ def parse_condition(text: str) -> tuple[Term, ...]:
                 v = ("insight", v)
             elif isinstance(v, str) and op not in ("==", "!="):
                 raise ValueError(f'"{part.strip()}": {op} needs a number or an insight')
+            elif isinstance(v, str) and insights.BY_NAME[name].words:
+                if v not in insights.BY_NAME[name].words:  # a typo would never match
+                    legal = "|".join(insights.BY_NAME[name].words)
+                    raise ValueError(f'"{part.strip()}": {name} is one of {legal}')
             values.append(v)
         terms.append(Term(name, op, tuple(values)))
     return tuple(terms)

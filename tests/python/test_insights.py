@@ -192,3 +192,15 @@ def test_contiguous_box():
     assert insights.contiguous_box((1, 1, 5), (4, 8, 16))
     assert not insights.contiguous_box((4, 8, 8), (4, 8, 16))
     assert not insights.contiguous_box((2, 4, 16), (4, 8, 16))
+
+
+def test_insight_table_is_checked(tmp_path):
+    path = tmp_path / "insights.tsv"
+    path.write_text("# INSIGHTS_VERSION 3\nname\tkind\twords\tmeaning\nx\tcount\t-\tan x\n")
+    assert insights.read_insights(path) == (3, (insights.Insight("x", "count", "an x"),))
+    path.write_text("# INSIGHTS_VERSION 3\nname\tkind\twords\tmeaning\nx\tbytes\t-\tan x\n")
+    with pytest.raises(ValueError, match="insights.tsv:3: a row is"):
+        insights.read_insights(path)
+    path.write_text("name\tkind\twords\tmeaning\n")
+    with pytest.raises(ValueError, match="INSIGHTS_VERSION"):
+        insights.read_insights(path)

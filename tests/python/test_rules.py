@@ -162,6 +162,7 @@ def test_condition_language(cond, values, expected):
         ("ranks = 1", "not NAME OP VALUE"),
         ("ranks < a|b", "alternatives only"),
         ("fs < lustre", "needs a number"),
+        ("layout == chunkd", "layout is one of contiguous"),
     ],
 )
 def test_bad_conditions_are_refused(cond, message):
