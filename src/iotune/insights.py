@@ -639,7 +639,9 @@ def _add_layouts(g, names, calls, trace_layouts, layouts, search_dirs) -> None:
 
 
 def _find_and_read(name: str, search_dirs: Sequence[str | Path]) -> dict[str, Layout] | None:
-    candidates = [Path(name)] + [Path(d) / name for d in search_dirs]
+    # a relative name is relative to the application's directory, which the profile does not
+    # record: only the directories given are searched (not whatever the cwd holds)
+    candidates = [Path(name)] if Path(name).is_absolute() else [Path(d) / name for d in search_dirs]
     for p in candidates:
         if p.is_file():
             return read_layouts(p)

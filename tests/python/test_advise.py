@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 from conftest import run_mpi
 from kernel_profiles import profile_kernel
+from test_rules import BASE
 
-from iotune import cli, controlfile
+from iotune import cli, controlfile, insights, rules
 from iotune import profile as prof
+from iotune.advise import advise
 
 GCRM = ["--cells", "256", "--levels", "4", "--chunk-cells", "64"]
 # chunks of 70000 cells x 2 levels x 8 bytes = 1.07 MiB (x 3 for the edges' normal_wind:
@@ -182,3 +184,46 @@ def test_darshan_log_text(tmp_path, capsys):
     status, out, _ = _advise(capsys, log, "-o", "-")
     assert status == 0
     assert "(darshan log)" in out and "what this source cannot tell:" in out
+
+
+def test_not_a_darshan_log(tmp_path, capsys):
+    bad = tmp_path / "bad.darshan"
+    bad.write_bytes(b"garbage\0\1")
+    status, _, err = _advise(capsys, bad)
+    assert status == 1 and "does not start with a Darshan log format version" in err
+
+
+# ----------------------------------------------------------------------------- several groups
+
+
+def _group(pattern, **values):
+    g = insights.Group(pattern, [pattern.replace("*", "0")])
+    g.values.update(BASE)
+    g.values.update(values)
+    return g
+
+
+def test_groups_get_their_own_file_patterns():
+    chunked = {"layout": "chunked", "fill_time": "ifset", "chunk_bytes_max": 3 << 20,
+               "chunk_cache_needed": 3 << 20}  # fmt: skip
+    strided = {"transfer_mode": "collective", "access_pattern": "strided"}
+    a = advise([_group("chk_*.h5", **chunked), _group("plt_*.h5", **strided)], "test")
+    got = {(s.file, s.name, s.value) for s in a.settings}
+    assert got == {("chk_*.h5", "fill_time", "never"), ("plt_*.h5", "cb_buffer_size", "1048576")}
+    # one group: settings for every file
+    a = advise([_group("chk_*.h5", **chunked)], "test")
+    assert [(s.file, s.name) for s in a.settings] == [(None, "fill_time")]
+
+
+def test_conflicting_settings_keep_the_first_and_say_so():
+    from iotune import rules
+
+    table = rules.read_table(rules.table_path())
+    twin = next(r for r in table if r.code == "IOT-3")
+    other = rules.Rule(**{**twin.__dict__, "code": "IOT-99", "settings": (("cb_buffer_size",
+                       "2097152"),)})  # fmt: skip
+    a = advise([_group("a.h5", transfer_mode="collective", access_pattern="strided")], "test",
+               table=(twin, other))  # fmt: skip
+    assert [(s.name, s.value) for s in a.settings] == [("cb_buffer_size", "1048576")]
+    note = next(f.note for f in a.findings if f.code == "IOT-99")
+    assert "conflicts with IOT-3" in note

@@ -9,6 +9,7 @@ the layout without the HDF5 module, and the access pattern of HDF5 selections.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -31,19 +32,29 @@ class DarshanUnavailable(RuntimeError):
     """PyDarshan is not installed (pip install 'iotune[darshan]')."""
 
 
+_VERSION = re.compile(rb"\d+\.\d+\0")
+
+
 def is_darshan_log(path: str | Path) -> bool:
-    """A Darshan log: named *.darshan, or a file that is not JSON (an iotune profile is)."""
+    """A Darshan log: named *.darshan, or a file that starts with a version string ("3.21")."""
     if str(path).endswith(".darshan"):
         return True
+    return looks_like_darshan(path)
+
+
+def looks_like_darshan(path: str | Path) -> bool:
+    """Does the file start as Darshan logs do (their format version, NUL-padded)?"""
     try:
         with open(path, "rb") as f:
-            head = f.read(64).lstrip()
+            head = f.read(8)
     except OSError:
         return False
-    return bool(head) and not head.startswith(b"{")
+    return bool(_VERSION.match(head))
 
 
 def _report(path: str | Path) -> Any:
+    if not looks_like_darshan(path):  # PyDarshan's C library would print errors of its own
+        raise ValueError("it does not start with a Darshan log format version")
     try:
         import darshan  # noqa: PLC0415 (optional dependency)
     except ImportError as e:

@@ -54,7 +54,8 @@ def text(a: Advice, control_path: str | None = None) -> str:
     lines.append("")
     if a.settings:
         where = f" written to {control_path}" if control_path else ""
-        lines.append(f"control file{where} ({len(a.settings)} settings):")
+        n = len(a.settings)
+        lines.append(f"control file{where} ({n} setting{'s' if n > 1 else ''}):")
         lines += ["    " + ln for ln in (a.control_text() or "").splitlines()]
         if control_path:
             lines.append(f"apply it: iotune run --config {control_path} -- <your launch command>")
