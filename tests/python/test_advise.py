@@ -216,8 +216,6 @@ def test_groups_get_their_own_file_patterns():
 
 
 def test_conflicting_settings_keep_the_first_and_say_so():
-    from iotune import rules
-
     table = rules.read_table(rules.table_path())
     twin = next(r for r in table if r.code == "IOT-3")
     other = rules.Rule(**{**twin.__dict__, "code": "IOT-99", "settings": (("cb_buffer_size",
