@@ -17,6 +17,7 @@ Raw rows go to bench/data/advise_gain.csv (appended as measured), the machine, c
 advice to bench/data/advise_gain-meta.json, the summary to bench/data/advise_gain.txt.
 
 Usage: nice -n 10 .venv/bin/python bench/advise_gain.py [--rounds 8] [--cases vorpal-write,...]
+       [--args "vorpal-write=--block 200,200,120"] [--out DIR]
 """
 
 from __future__ import annotations
@@ -157,7 +158,18 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=8)
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("--out", type=Path, default=HERE / "data")
+    ap.add_argument(
+        "--args",
+        action="append",
+        default=[],
+        metavar="CASE=ARGS",
+        help='other kernel arguments for a case, e.g. "vorpal-write=--block 200,200,120"',
+    )
     a = ap.parse_args()
+    for item in a.args:
+        case, _, args = item.partition("=")
+        name, _, phase, knob = CASES[case]
+        CASES[case] = (name, args.split(), phase, knob)
     a.out.mkdir(parents=True, exist_ok=True)
     meta = {"machine": platform.platform(), "host": platform.node(), "cpus": os.cpu_count(),
             "command": " ".join(sys.argv), "rounds": a.rounds,
