@@ -166,6 +166,7 @@ def main() -> int:
         help='other kernel arguments for a case, e.g. "vorpal-write=--block 200,200,120"',
     )
     a = ap.parse_args()
+    a.out = a.out.resolve()  # the advise run works in a directory of its own
     for item in a.args:
         case, _, args = item.partition("=")
         name, _, phase, knob = CASES[case]
@@ -174,7 +175,8 @@ def main() -> int:
     meta = {"machine": platform.platform(), "host": platform.node(), "cpus": os.cpu_count(),
             "command": " ".join(sys.argv), "rounds": a.rounds,
             "start": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "cases": {},
-            "drop_caches": trial.drop_caches()}  # fmt: skip
+            "drop_caches": trial.drop_caches(),
+            "loadavg_start": os.getloadavg()}  # fmt: skip
     results = []
     with open(a.out / "advise_gain.csv", "a", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, FIELDS)
@@ -184,6 +186,7 @@ def main() -> int:
             results.append(run_case(case, a.rounds, a.out, writer, meta))
             f.flush()
     meta["end"] = time.strftime("%Y-%m-%d %H:%M:%S %Z")
+    meta["loadavg_end"] = os.getloadavg()  # a shared machine: how busy it was
     meta["results"] = results
     (a.out / "advise_gain-meta.json").write_text(json.dumps(meta, indent=2) + "\n")
     lines = [f"advise_gain: {meta['start']} .. {meta['end']}, {meta['host']}, "
