@@ -293,18 +293,67 @@ def _sizes(calls: list[_Call]) -> dict[str, Any]:
     return out
 
 
+MAX_BOXES = 4096  # boxes of one dataset whose union is computed exactly (n-D); beyond: unknown
+
+
+def _union_volume(boxes: list[tuple[tuple[int, ...], tuple[int, ...]]]) -> int:
+    """Elements covered by the union of boxes (start, count): a sweep over the first dimension,
+    each slab's cross-section computed the same way one dimension down."""
+    if not boxes:
+        return 0
+    if len(boxes[0][0]) == 1:  # intervals: sort and merge
+        total, end = 0, None
+        for lo, hi in sorted((b[0][0], b[0][0] + b[1][0]) for b in boxes):
+            if end is None or lo > end:
+                total, end = total + hi - lo, hi
+            elif hi > end:
+                total, end = total + hi - end, hi
+        return total
+    cuts = sorted({b[0][0] for b in boxes} | {b[0][0] + b[1][0] for b in boxes})
+    total = 0
+    for lo, hi in zip(cuts, cuts[1:], strict=False):
+        inside = [(b[0][1:], b[1][1:]) for b in boxes if b[0][0] <= lo and b[0][0] + b[1][0] >= hi]
+        total += (hi - lo) * _union_volume(inside)
+    return total
+
+
+def _start(offset: int, type_size: int, extent: tuple[int, ...]) -> tuple[int, ...]:
+    """The coordinates of the element at a byte offset (row-major in the extent)."""
+    index, coords = offset // type_size, []
+    for n in reversed(extent):
+        coords.append(index % n)
+        index //= n
+    return tuple(reversed(coords))
+
+
 def _fully_written(calls: list[_Call]) -> str | None:
-    """yes when, for every dataset written, the ranks' selections add up to its extent."""
-    covered: dict[tuple[str, str], int] = defaultdict(int)
-    extent: dict[tuple[str, str], int] = {}
+    """yes when the union of the ranks' write selections covers every element of each dataset
+    written; None when that cannot be known (a selection that is not a whole box: its bounding
+    box over-states it; too many boxes). Rules that skip the fill (IOT-1) rely on it, so it never
+    says yes on a guess: overlapping writes count once."""
+    boxes: dict[tuple[str, str], set] = defaultdict(set)
+    extent: dict[tuple[str, str], tuple[int, ...]] = {}
     for c in calls:
-        if c.layer == "hdf5" and c.func == "H5Dwrite" and c.box and c.extent and c.dataset:
-            key = (c.file, c.dataset)
-            covered[key] += math.prod(c.box) * c.count
-            extent[key] = math.prod(c.extent)
+        if not (c.layer == "hdf5" and c.func == "H5Dwrite" and c.dataset and c.extent):
+            continue
+        key = (c.file, c.dataset)
+        extent[key] = c.extent
+        points = math.prod(c.box) if c.box else 0
+        if not c.box or not c.type_size or c.offset is None or c.size < points * c.type_size:
+            return None  # a point or irregular selection, or a size that is not the box's
+        for k in range(c.count):
+            start = _start(c.offset + k * c.step, c.type_size, c.extent)
+            if any(s + n > e for s, n, e in zip(start, c.box, c.extent, strict=True)):
+                return None  # the box is not where its first element says: not a plain box
+            boxes[key].add((start, c.box))
     if not extent:
         return None
-    return "yes" if all(covered[k] >= extent[k] for k in extent) else "no"
+    for key, n in extent.items():
+        if len(n) > 1 and len(boxes[key]) > MAX_BOXES:
+            return None
+        if _union_volume(list(boxes[key])) < math.prod(n):
+            return "no"
+    return "yes"
 
 
 # ----------------------------------------------------------------------------- layouts

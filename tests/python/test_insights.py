@@ -204,3 +204,37 @@ def test_insight_table_is_checked(tmp_path):
     path.write_text("name\tkind\twords\tmeaning\n")
     with pytest.raises(ValueError, match="INSIGHTS_VERSION"):
         insights.read_insights(path)
+
+
+def _trace(rank, writes, extent=(4, 4), type_size=8):
+    """A rank's trace of H5Dwrite calls, each (step, box, size) on one dataset."""
+    sigs = [{"layer": "hdf5", "func": "H5Dwrite", "file": "a.h5", "dataset": 0, "dims": list(box),
+             "size": size, "step": step, "mode": 1} for step, box, size in writes]  # fmt: skip
+    return {"schema": "iotune-trace", "version": 2, "rank": rank, "ranks": 2,
+            "datasets": [{"file": "a.h5", "name": "/d", "dims": list(extent),
+                          "type_size": type_size}],
+            "signatures": sigs,
+            "events": [[i, 1, 0.0, 0.0, 0.0] for i in range(len(sigs))]}  # fmt: skip
+
+
+def _covered(*traces):
+    calls = [c for t in traces for c in insights._calls(t)]
+    return insights._fully_written(calls)
+
+
+def test_fully_written_is_the_union_of_the_boxes():
+    # rows 0-1 by rank 0, rows 2-3 by rank 1: everything
+    assert _covered(_trace(0, [(0, (2, 4), 64)]), _trace(1, [(64, (2, 4), 64)])) == "yes"
+    # rank 1 writes rows 0-1 again: as many elements, but rows 2-3 keep their fill values
+    assert _covered(_trace(0, [(0, (2, 4), 64)]), _trace(1, [(0, (2, 4), 64)])) == "no"
+    # one rank writes rows 0-1 twice and rows 2-3 once, in pieces
+    t = _trace(0, [(0, (2, 4), 64), (0, (2, 4), 64), (64, (1, 4), 32), (32, (1, 4), 32)])
+    assert _covered(t) == "yes"
+    # a selection smaller than its bounding box (every other row): cannot be known
+    assert _covered(_trace(0, [(0, (4, 4), 64)])) is None
+
+
+def test_union_volume():
+    assert insights._union_volume([((0, 0), (2, 2)), ((1, 1), (2, 2))]) == 7
+    assert insights._union_volume([((0,), (4,)), ((2,), (4,)), ((10,), (1,))]) == 7
+    assert insights._union_volume([((0, 0, 0), (2, 2, 2)), ((0, 0, 0), (1, 1, 1))]) == 8
