@@ -366,6 +366,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     skel_cli.register(sub)
 
+    from iotune.advise import cli as advise_cli  # argparse only: importing it is cheap
+
+    advise_cli.register(sub)
+
     p = sub.add_parser(
         "profile",
         help="run a command once with capture on and summarise its I/O",
