@@ -64,6 +64,7 @@ class TuneConfig:
     preload: bool = True
     extra_env: dict[str, str] = field(default_factory=dict)
     cwd: Path = field(default_factory=Path.cwd)  # the user's directory: trials run here
+    lib: Path | None = None  # the runtime to preload (None: paths.find_library())
     isolate: bool = False  # each trial in a scratch directory of its own (command resolved)
     allow_other_command: bool = False  # continue a study or directory of another command
     search_only: bool = False
@@ -589,7 +590,7 @@ def run(
     log(f"each trial runs {where}: {shlex.join(opts.command)}")
     if opts.preload:
         try:
-            opts.lib = paths.find_library()
+            opts.lib = cfg.lib or paths.find_library()
         except paths.NotFound as e:
             raise StudyError(str(e)) from None
     facts: dict[str, Any] = {}

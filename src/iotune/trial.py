@@ -38,18 +38,9 @@ SCRATCH_PREFIX = "trial-"
 _HOST = socket.gethostname().replace("-", "_")
 
 
-def launch_command(launcher: str, nprocs: int | None, app: Sequence[str]) -> list[str]:
-    """The full command: `mpiexec -n N app...`, `srun -n N --export=ALL app...`, or app."""
-    if launcher not in LAUNCHERS:
-        raise ValueError(f"unknown launcher {launcher!r} (one of {', '.join(LAUNCHERS)})")
-    if not app:
-        raise ValueError("no application command")
-    if launcher == "none":
-        return list(app)
-    n = ["-n", str(nprocs)] if nprocs else []
-    if launcher == "mpiexec":
-        return [shutil.which("mpiexec") or "mpiexec", *n, *app]
-    return ["srun", *n, "--export=ALL", *app]
+def launch_command(launcher: str | None, nprocs: int | None, app: Sequence[str]) -> list[str]:
+    """The full command: see launch.launch_command (mpiexec, srun, none, or a template)."""
+    return launch.launch_command(launcher, nprocs, app)
 
 
 def resolve_command(command: Sequence[str], cwd: Path) -> list[str]:
@@ -218,9 +209,11 @@ def run_trial(
 def _run_in(
     scratch: Path, settings: Mapping[str, str], opts: TrialOptions, cap_s: float | None
 ) -> Outcome:
-    config = controlfile.write(scratch / CONFIG_NAME, dict(settings))
+    # Open MPI's MCA parameters go to the environment, the rest to the runtime's control file
+    runtime_settings, mca = launch.split_mca(settings)
+    config = controlfile.write(scratch / CONFIG_NAME, runtime_settings)
     profile = scratch / PROFILE_NAME
-    extra = {"IOTUNE_PROFILE": str(profile), **opts.extra_env}
+    extra = {"IOTUNE_PROFILE": str(profile), **mca, **opts.extra_env}
     if opts.sync:
         extra["IOTUNE_SYNC"] = "1"
     if opts.preload:

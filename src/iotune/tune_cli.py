@@ -129,10 +129,17 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     run = p.add_argument_group("running trials")
     run.add_argument(
         "--launcher",
-        choices=["mpiexec", "srun", "none"],
-        help="how each trial starts the application: mpiexec -n N (default), srun -n N, or "
-        "none (the command after -- is launched as it is; chosen by itself when it starts "
-        "with mpiexec, mpirun or srun)",
+        metavar="LAUNCHER",
+        help="how each trial starts the application: a template such as "
+        '"mpirun.openmpi --oversubscribe -n {n}", srun (srun -n N), mpiexec (the one on PATH), '
+        "or none (the command after -- is launched as it is: chosen by itself when it starts "
+        "with a launcher, e.g. mpirun.openmpi, mpiexec.hydra, srun, flux run); default: the "
+        "launcher of the runtime's MPI",
+    )
+    run.add_argument(
+        "--mpi",
+        choices=["mpich", "openmpi"],
+        help="the runtime (and kernels) of this MPI family; default: the application's MPI",
     )
     run.add_argument("-n", "--nprocs", type=int, default=2, help="MPI ranks (default 2)")
     run.add_argument("--timeout", type=float, default=600.0, help="seconds per trial")
@@ -214,46 +221,25 @@ def _app(args: argparse.Namespace) -> list[str] | None:
     if args.kernel:
         if command:
             raise ValueError("give either --kernel or a command after --, not both")
-        return [str(paths.find_kernel(args.kernel)), *KERNEL_ARGS.get(args.kernel, [])]
-    return _local_paths_absolute(command) or None
+        kernel = paths.find_kernel(args.kernel, args.mpi)
+        return [str(kernel), *KERNEL_ARGS.get(args.kernel, [])]
+    return command or None
 
 
-def _local_paths_absolute(command: list[str]) -> list[str]:
-    """Trials run in scratch directories: a program given by a relative path, and the file a
-    program is given first (`python script.py`, `./app input.deck`), are made absolute when they
-    exist here. Other words are left alone (an output file named after an option still goes to
-    the scratch directory)."""
-    import os
-    import shutil
-
-    out: list[str] = []
-    previous_is_program = False
-    for word in command:
-        is_file = not word.startswith("-") and os.path.isfile(word)
-        is_program = is_file and os.access(word, os.X_OK)
-        if is_file and (is_program or previous_is_program) and not os.path.isabs(word):
-            word = os.path.abspath(word)
-        out.append(word)
-        previous_is_program = is_program or (
-            not word.startswith("-") and "/" not in word and shutil.which(word) is not None
-        )
-    return out
-
-
-def _launcher(chosen: str | None, app: list[str] | None) -> str:
+def _launcher(chosen: str | None, app: list[str] | None, build=None) -> str:
     """The launcher: as chosen, else none when the command starts with a launcher of its own
-    (iotune tune -- mpiexec -n 64 ./app), else mpiexec."""
+    (iotune tune -- mpirun.openmpi -n 64 ./app), else that of the runtime's MPI."""
     from iotune import launch
 
     if chosen:
         return chosen
-    if app and launch.split_launcher(app)[0]:
+    if app and launch.is_launcher(app):
         return "none"
-    return "mpiexec"
+    return launch.default_launcher(build) if build is not None else "mpiexec"
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
-    from iotune import paths, space, study
+    from iotune import mpifamily, paths, space, study
 
     if args.demo:
         args.kernel = args.kernel or DEMO["kernel"]
@@ -278,6 +264,15 @@ def cmd_tune(args: argparse.Namespace) -> int:
         return _error("give the application after -- (or --kernel NAME, or --demo)")
     if app is None and not args.study:
         return _error("--finish-only needs --study (or the command)")
+    try:  # the runtime of the application's MPI, and the parameters that MPI has
+        choice = mpifamily.choose(app, args.mpi)
+    except paths.NotFound as e:
+        if not args.no_preload:
+            return _error(str(e))
+        choice = None
+    if choice is not None:
+        print(f"iotune tune: {choice.describe()}")
+        sp = mpifamily.space_for(sp, choice.family)
     args.verify_pairs = (
         study.sequential.MAX_PAIRS if args.verify_pairs is None else args.verify_pairs
     )
@@ -292,7 +287,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         strategy=args.strategy,
         trials=args.trials,
         objective=args.objective,
-        launcher=_launcher(args.launcher, app),
+        launcher=_launcher(args.launcher, app, choice.build if choice else None),
         nprocs=args.nprocs,
         timeout=args.timeout,
         cap=args.cap,
@@ -314,6 +309,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         allow_other_command=args.allow_other_command,
         search_only=args.search_only,
         finish_only=args.finish_only,
+        lib=choice.lib if choice else None,
     )
     cfg.out = args.out or Path("iotune-results") / cfg.name
     cfg.out.mkdir(parents=True, exist_ok=True)

@@ -132,8 +132,10 @@ def test_launch_commands():
     assert trial.launch_command("srun", 4, ["a"]) == ["srun", "-n", "4", "--export=ALL", "a"]
     cmd = trial.launch_command("mpiexec", 2, ["a"])
     assert cmd[0].endswith("mpiexec") and cmd[1:] == ["-n", "2", "a"]
+    # any other launcher is a template: {n} is the ranks, else -n N follows it
+    assert trial.launch_command("flux run", 2, ["a"]) == ["flux", "run", "-n", "2", "a"]
     with pytest.raises(ValueError):
-        trial.launch_command("qsub", 1, ["a"])
+        trial.launch_command(" ", 1, ["a"])
 
 
 def test_objectives_from_profile_kernel_and_wall(tmp_path):
