@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from iotune import controlfile, objective, trial
+from iotune import controlfile, objective, storage, trial
 from iotune.search import get_strategy, loop, noise, warmstart
 from iotune.search.capping import Capping
 from iotune.space import Space, config_key, layer_of
@@ -77,24 +77,11 @@ def storage_url(cfg: TuneConfig) -> str:
 
 
 def open_storage(url: str) -> Any:
-    """An Optuna storage: journal:PATH (a journal file, fine on shared file systems),
-    sqlite:///PATH, postgresql://... (needs psycopg 3) or any SQLAlchemy URL."""
-    import optuna
-
-    if url.startswith("journal:"):
-        from optuna.storages.journal import JournalFileBackend, JournalStorage
-
-        path = Path(url[len("journal:") :]).expanduser()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return JournalStorage(JournalFileBackend(str(path)))
-    kwargs: dict[str, Any] = {}
-    if url.startswith("sqlite:"):
-        kwargs["engine_kwargs"] = {"connect_args": {"timeout": 120}}
+    """An Optuna storage for url (see iotune.storage); StudyError, password masked, if not."""
     try:
-        return optuna.storages.RDBStorage(url, **kwargs)
-    except ImportError as e:
-        hint = ' (for PostgreSQL: pip install "psycopg[binary]")' if "postgres" in url else ""
-        raise StudyError(f"storage {url}: a database driver is missing{hint}: {e}") from None
+        return storage.open_storage(url)
+    except storage.StorageError as e:
+        raise StudyError(str(e)) from None
 
 
 def _meta(cfg: TuneConfig) -> dict[str, Any]:
@@ -120,16 +107,16 @@ def open_study(cfg: TuneConfig, adopt: bool = False) -> tuple[Any, bool]:
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     strategy = get_strategy(cfg.strategy)
-    storage = open_storage(storage_url(cfg))
+    store = open_storage(storage_url(cfg))
     sampler = strategy.sampler(cfg.seed, len(cfg.space.guesses))
     direction = objective.direction(cfg.objective)
     try:
         study = optuna.create_study(
-            study_name=cfg.name, storage=storage, sampler=sampler, direction=direction
+            study_name=cfg.name, storage=store, sampler=sampler, direction=direction
         )
         created = True
     except optuna.exceptions.DuplicatedStudyError:
-        study = optuna.load_study(study_name=cfg.name, storage=storage, sampler=sampler)
+        study = optuna.load_study(study_name=cfg.name, storage=store, sampler=sampler)
         created = False
     if created:
         for k, v in _meta(cfg).items():
@@ -392,7 +379,7 @@ def finish(
     controlfile.write(cfg.out / "best.xml", recommended)
     summary = {
         "study": cfg.name,
-        "storage": storage_url(cfg),
+        "storage": storage.redact(storage_url(cfg)),
         "command": shlex.join(trial.launch_command(cfg.launcher, cfg.nprocs, cfg.app)),
         **_meta(cfg),
         "objective_unit": objective.unit(cfg.objective),

@@ -209,6 +209,7 @@ def _launcher(chosen: str | None, app: list[str] | None) -> str:
 
 def cmd_tune(args: argparse.Namespace) -> int:
     from iotune import paths, space, study
+    from iotune.storage import redact
 
     if args.demo:
         args.kernel = args.kernel or DEMO["kernel"]
@@ -273,7 +274,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print(
             f"\niotune tune: interrupted; run the same command again to continue the study "
-            f"{cfg.name!r} ({study.storage_url(cfg)})",
+            f"{cfg.name!r} ({redact(study.storage_url(cfg))})",
             file=sys.stderr,
         )
         return 130
@@ -287,11 +288,11 @@ def _terminate(signum, frame):
 
 
 def _run(cfg, args: argparse.Namespace) -> int:
-    from iotune import paths, study, trial
+    from iotune import paths, storage, study, trial
 
     s, created = study.open_study(cfg, adopt=args.finish_only)
     if args.finish_only and created:
-        return _error(f"no study {cfg.name!r} in {study.storage_url(cfg)}")
+        return _error(f"no study {cfg.name!r} in {storage.redact(study.storage_url(cfg))}")
     stale = study.recover_stale(s)
     trial.clean_stale(study.trial_options(cfg).workdir)
     say = print

@@ -1,0 +1,91 @@
+"""Study storage: open an Optuna storage from a URL, and keep its password out of every output.
+
+URLs: journal:PATH (a journal file, fine on shared file systems), sqlite:///PATH,
+postgresql://USER[:PASSWORD]@HOST[:PORT]/DB (needs psycopg 3: pip install "psycopg[binary]")
+or any other SQLAlchemy URL.
+
+A password on the command line is seen by everyone on the host (ps) and ends up in shell
+histories and job scripts, so it can come from elsewhere instead, tried in this order:
+  1. IOTUNE_STORAGE_PASSWORD in the environment (given to the driver, never put into the URL);
+  2. libpq's own PGPASSWORD or password file (~/.pgpass, or PGPASSFILE), which the PostgreSQL
+     driver reads by itself when the URL names no password.
+Whatever the URL holds, what iotune prints, logs or writes (messages, summary.json, the report)
+shows it through redact(): the password is replaced by ***.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+PASSWORD_ENV = "IOTUNE_STORAGE_PASSWORD"
+MASK = "***"
+
+# scheme://user:password@ : the password runs to the last '@' before the host part
+_USERINFO = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*://[^/?#@:]*):(?P<pw>[^/?#]*)@")
+# password=... in a query string or a libpq key=value connection string
+_KEYWORD = re.compile(r"(?P<head>\bpassword\s*=\s*)(?P<pw>'[^']*'|[^&\s]+)", re.IGNORECASE)
+
+
+class StorageError(RuntimeError):
+    """A storage that cannot be opened; str() says why, with any password masked."""
+
+
+def redact(text: str) -> str:
+    """text with the password of every URL or password=... in it replaced by ***."""
+    text = _USERINFO.sub(lambda m: f"{m['head']}:{MASK}@", text)
+    return _KEYWORD.sub(lambda m: f"{m['head']}{MASK}", text)
+
+
+def password_of(url: str) -> str | None:
+    """The password written in a storage URL, or None."""
+    m = _USERINFO.search(url)
+    if m:
+        return m["pw"]
+    m = _KEYWORD.search(url)
+    return m["pw"].strip("'") if m else None
+
+
+def scrub(text: str, url: str) -> str:
+    """text (e.g. a driver's error message) with the URL's and the environment's password
+    removed wherever they appear, then redacted."""
+    for secret in (password_of(url), os.environ.get(PASSWORD_ENV)):
+        if secret:
+            text = text.replace(secret, MASK)
+    return redact(text)
+
+
+def _is_server_url(url: str) -> bool:
+    return not (url.startswith("journal:") or url.startswith("sqlite:"))
+
+
+def open_storage(url: str) -> Any:
+    """An Optuna storage for url (see the module's docstring). Raises StorageError."""
+    import optuna
+
+    if url.startswith("journal:"):
+        from optuna.storages.journal import JournalFileBackend, JournalStorage
+
+        path = Path(url[len("journal:") :]).expanduser()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return JournalStorage(JournalFileBackend(str(path)))
+    kwargs: dict[str, Any] = {}
+    if url.startswith("sqlite:"):
+        kwargs["engine_kwargs"] = {"connect_args": {"timeout": 120}}
+    elif os.environ.get(PASSWORD_ENV) and password_of(url) is None:
+        # to the driver directly: the URL (which Optuna and SQLAlchemy may show) stays clean
+        kwargs["engine_kwargs"] = {"connect_args": {"password": os.environ[PASSWORD_ENV]}}
+    try:
+        return optuna.storages.RDBStorage(url, **kwargs)
+    except ImportError as e:
+        hint = ' (for PostgreSQL: pip install "psycopg[binary]")' if "postgres" in url else ""
+        raise StorageError(
+            scrub(f"storage {url}: a database driver is missing{hint}: {e}", url)
+        ) from None
+    except Exception as e:  # noqa: BLE001 - any driver's error, shown once without secrets
+        if not _is_server_url(url):
+            raise
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise StorageError(scrub(f"storage {url}: cannot open it: {first}", url)) from None
