@@ -78,7 +78,7 @@ def open_storage(url: str) -> Any:
         # to the driver directly: the URL (which Optuna and SQLAlchemy may show) stays clean
         kwargs["engine_kwargs"] = {"connect_args": {"password": os.environ[PASSWORD_ENV]}}
     try:
-        return optuna.storages.RDBStorage(url, **kwargs)
+        return _rdb_storage(url, kwargs)
     except ImportError as e:
         hint = ' (for PostgreSQL: pip install "psycopg[binary]")' if "postgres" in url else ""
         raise StorageError(
@@ -89,3 +89,26 @@ def open_storage(url: str) -> Any:
             raise
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise StorageError(scrub(f"storage {url}: cannot open it: {first}", url)) from None
+
+
+CREATE_TRIES = 6
+
+
+def _rdb_storage(url: str, kwargs: dict[str, Any]) -> Any:
+    """RDBStorage, tried again when another worker was creating the tables at the same moment
+    (N SLURM jobs starting together on an empty database: all but one see "already exists" or
+    a unique-key violation from CREATE TABLE/TYPE)."""
+    import random
+    import time
+
+    import optuna
+    from sqlalchemy.exc import IntegrityError, ProgrammingError
+
+    for attempt in range(CREATE_TRIES):
+        try:
+            return optuna.storages.RDBStorage(url, **kwargs)
+        except (IntegrityError, ProgrammingError):
+            if attempt == CREATE_TRIES - 1:
+                raise
+            time.sleep(random.uniform(0.1, 0.5) * (attempt + 1))
+    raise AssertionError("unreachable")
