@@ -21,6 +21,8 @@ def _table(header: list[str], rows: list[list[Any]]) -> str:
 def _fmt(x: Any) -> str:
     if x is None:
         return "-"
+    if isinstance(x, dict):  # settings: "name=value, ..." (a Python dict is not for readers)
+        return ", ".join(f"{k}={v}" for k, v in sorted(x.items())) or "defaults"
     if isinstance(x, float):
         return f"{x:.4g}"
     return str(x)
@@ -90,7 +92,7 @@ def write_html(
             "<code>iotune run --config best.xml -- ...</code>.</p>"
         )
     else:
-        cand = html.escape(str(summary.get("best_settings")))
+        cand = html.escape(_fmt(summary.get("best_settings") or {}))
         parts.append(
             "<p>None: <code>best.xml</code> holds no settings (keep the defaults). "
             f"Best candidate measured: <code>{cand}</code>.</p>"
