@@ -63,7 +63,6 @@ def _is_server_url(url: str) -> bool:
 
 def open_storage(url: str) -> Any:
     """An Optuna storage for url (see the module's docstring). Raises StorageError."""
-    import optuna
 
     if url.startswith("journal:"):
         from optuna.storages.journal import JournalFileBackend, JournalStorage

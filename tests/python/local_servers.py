@@ -87,14 +87,14 @@ def postgres_server(
     try:
         import psycopg  # noqa: F401
     except ImportError:
-        raise Unavailable('the PostgreSQL driver is missing: pip install "psycopg[binary]"') from None
+        raise Unavailable('no PostgreSQL driver: pip install "psycopg[binary]"') from None
     as_user: list[str] = []
     owner = None
     if os.geteuid() == 0:
         try:
             owner = pwd.getpwnam("postgres")
         except KeyError:
-            raise Unavailable("running as root and there is no postgres user to run the server") from None
+            raise Unavailable("root, and no postgres user to run the server as") from None
         as_user = ["runuser", "-u", "postgres", "--"]
     top = Path(tempfile.mkdtemp(prefix="iotune-pg-"))
     data, sock = top / "data", top / "sock"
@@ -191,8 +191,9 @@ def slurm_cluster(cpus: int = 2) -> Iterator[Slurm]:
     key = top / "munge" / "munge.key"
     msock = top / "munge" / "munge.socket"
     conf.write_text(
-        _SLURM_CONF.format(top=top, node=node, cpus=cpus, msock=msock,
-                           ctld_port=free_port(), d_port=free_port())  # fmt: skip
+        _SLURM_CONF.format(
+            top=top, node=node, cpus=cpus, msock=msock, ctld_port=free_port(), d_port=free_port()
+        )  # fmt: skip
     )
     (top / "plugstack.conf").write_text("")
     cluster = Slurm(top, conf, node)

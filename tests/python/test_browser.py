@@ -13,9 +13,8 @@ import time
 import urllib.request
 from pathlib import Path
 
-import pytest
-
 import local_servers
+import pytest
 
 TIMEOUT = 120
 CHROMIUM_FLAGS = [
@@ -120,7 +119,8 @@ def test_report_in_headless_chromium(study_dir):
 
 
 def test_optuna_dashboard_serves_the_study(study_dir):
-    exe = shutil.which("optuna-dashboard") or str(Path(sys.executable).with_name("optuna-dashboard"))
+    exe = str(Path(sys.executable).with_name("optuna-dashboard"))
+    exe = exe if Path(exe).exists() else (shutil.which("optuna-dashboard") or exe)
     if not Path(exe).exists():
         pytest.skip("optuna-dashboard is not installed (pip install -e '.[dev]')")
     port = local_servers.free_port()

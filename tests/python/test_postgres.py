@@ -8,10 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import local_servers
 import optuna
 import pytest
 
-import local_servers
 from iotune import storage
 
 PASSWORD = "Pw-4u7-never-shown"  # looked for in every output below
