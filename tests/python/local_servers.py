@@ -144,13 +144,16 @@ class Slurm:
         """The environment of SLURM clients (sbatch, srun, squeue, scancel) of this cluster."""
         return {**os.environ, "SLURM_CONF": str(self.conf)}
 
-    def run(self, *cmd: str, timeout: float = 30) -> str:
-        return _run(list(cmd), env=self.env, timeout=timeout).stdout
+    def run(self, *cmd: str, timeout: float = 30, env: dict[str, str] | None = None) -> str:
+        """A client command's output (RuntimeError if it fails); env: its environment (this
+        cluster's SLURM_CONF is put in)."""
+        full = {**(env or os.environ), "SLURM_CONF": str(self.conf)}
+        return _run(list(cmd), env=full, timeout=timeout).stdout
 
     def queue(self) -> list[tuple[str, str]]:
         """[(job id, state)] of the jobs known to the controller (array tasks as ID_N)."""
-        out = self.run("squeue", "-h", "-o", "%i %T")
-        return [tuple(line.split()[:2]) for line in out.splitlines() if line.strip()]
+        out = self.run("squeue", "-h", "-o", "%i %T %r")
+        return [tuple(line.split()[:3]) for line in out.splitlines() if line.strip()]
 
     def wait_idle(self, timeout: float) -> None:
         """Waits until no job is pending or running; RuntimeError after timeout."""
@@ -164,7 +167,7 @@ class Slurm:
     def logs(self) -> str:
         parts = []
         for p in sorted((self.top / "log").glob("*.log")):
-            parts.append(f"== {p.name}\n" + p.read_text(errors="replace")[-3000:])
+            parts.append(f"== {p.name}\n" + p.read_text(errors="replace")[-6000:])
         return "\n".join(parts)
 
 

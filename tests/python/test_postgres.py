@@ -8,23 +8,18 @@ import subprocess
 import sys
 from pathlib import Path
 
-import local_servers
 import optuna
 import pytest
+from conftest import PG_PASSWORD as PASSWORD
 
 from iotune import storage
 
-PASSWORD = "Pw-4u7-never-shown"  # looked for in every output below
 TIMEOUT = 120
 
 
-@pytest.fixture(scope="module")
-def pg():
-    try:
-        with local_servers.postgres_server(password=PASSWORD) as server:
-            yield server
-    except local_servers.Unavailable as e:
-        pytest.skip(f"no PostgreSQL here: {e}")
+@pytest.fixture
+def pg(pg_server):
+    return pg_server
 
 
 def tune_cmd(*args) -> list[str]:
