@@ -35,7 +35,8 @@ while True:
 text = open(os.environ["IOTUNE_CONFIG"]).read()
 settings = dict(re.findall(r"<(\w+)>([^<]*)</\1>", text))
 with open(os.path.join(d, "log"), "a") as f:
-    task = os.environ.get("SLURM_ARRAY_JOB_ID", "") + "_" + os.environ.get("SLURM_ARRAY_TASK_ID", "")
+    e = os.environ
+    task = e.get("SLURM_ARRAY_JOB_ID", "") + "_" + e.get("SLURM_ARRAY_TASK_ID", "")
     f.write(json.dumps({"n": n, "job": os.environ.get("SLURM_JOB_ID"), "task": task,
                         "step": os.environ.get("SLURM_STEP_ID"), "settings": settings}) + "\n")
 if n == int(os.environ.get("HANG_AT", "-1")):
