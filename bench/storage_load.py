@@ -61,8 +61,10 @@ def worker(url: str, study_name: str, budget: int, trial_s: float, seed: int, q)
             now = time.monotonic()
             if last[0] is None:
                 startup = now - t0
+                q.put({"pid": os.getpid(), "startup_s": startup})
             else:
                 times.append((now - t0, now - last[0]))
+                q.put({"pid": os.getpid(), "at": now - t0, "between": now - last[0]})
             time.sleep(trial_s)
             last[0] = time.monotonic()
             return Outcome("ok", trial_s + rng.random() * 0.01, "kernel", trial_s)
@@ -70,8 +72,7 @@ def worker(url: str, study_name: str, budget: int, trial_s: float, seed: int, q)
         loop.run(study, sp, evaluate, budget, worker=f"bench:{os.getpid()}")
     except Exception as e:  # noqa: BLE001 - counted and reported, the others go on
         q.put({"pid": os.getpid(), "error": f"{type(e).__name__}: {str(e)[:300]}"})
-    q.put({"pid": os.getpid(), "times": times, "cpu_s": time.process_time() - cpu0,
-           "startup_s": startup, "trials": len(times) + (startup is not None)})  # fmt: skip
+    q.put({"pid": os.getpid(), "done": True, "cpu_s": time.process_time() - cpu0})
 
 
 def server_cpu_s(user: str = "postgres") -> float:
@@ -114,7 +115,7 @@ def run_one(kind: str, url: str, workers: int, budget: int, trial_s: float, limi
     for p in procs:
         p.start()
     results, cut = [], False
-    while len([r for r in results if "times" in r]) < workers:
+    while len([r for r in results if "done" in r]) < workers:
         left = limit_s - (time.monotonic() - start)
         if left <= 0:
             cut = True
@@ -133,12 +134,13 @@ def run_one(kind: str, url: str, workers: int, budget: int, trial_s: float, limi
     states: dict[str, int] = {}
     for t in trials:
         states[t.state.name] = states.get(t.state.name, 0) + 1
-    per_trial = [s for r in results for _, s in r.get("times", [])]
-    ran = sum(r.get("trials", 0) for r in results)
-    client_cpu = sum(r.get("cpu_s", 0.0) for r in results)
+    per_trial = [r["between"] for r in results if "between" in r]
+    ran = len(per_trial) + sum(1 for r in results if "startup_s" in r)
+    finished = [r for r in results if "cpu_s" in r]  # CPU time: of the workers that finished
+    client_cpu = sum(r["cpu_s"] for r in finished)
     startups = [r["startup_s"] for r in results if r.get("startup_s") is not None]
     by_phase = {}
-    done = sorted((at, s) for r in results for at, s in r.get("times", []))
+    done = sorted((r["at"], r["between"]) for r in results if "between" in r)
     for part, (lo, hi) in {"first 10%": (0, 0.1), "last 10%": (0.9, 1.0)}.items():
         chunk = [s for i, (_, s) in enumerate(done) if lo * len(done) <= i < hi * len(done)]
         if chunk:
@@ -159,7 +161,9 @@ def run_one(kind: str, url: str, workers: int, budget: int, trial_s: float, limi
         # forbidden configurations are PRUNED without running: capping is off here)
         "lost_or_twice": counted - ran - states.get("PRUNED", 0),
         "trials_per_s": round(ran / wall, 2),
-        "client_cpu_ms_per_trial": round(1000 * client_cpu / max(ran, 1), 2),
+        "client_cpu_ms_per_trial": round(1000 * client_cpu / max(ran, 1), 2)
+        if len(finished) == workers
+        else None,
         "server_cpu_ms_per_trial": round(1000 * cpu_server / max(ran, 1), 2)
         if cpu_server is not None
         else None,
@@ -200,7 +204,8 @@ def main() -> int:
                 url = f"journal:{d}/study.journal"
                 runs.append(run_one(kind, url, a.workers, a.budget, a.trial_s, a.limit_s))
         elif kind == "postgresql":
-            with local_servers.postgres_server(max_connections=a.workers + 20) as pg:
+            # each worker may hold 2 connections while it opens the storage
+            with local_servers.postgres_server(max_connections=2 * a.workers + 20) as pg:
                 os.environ[storage.PASSWORD_ENV] = pg.password
                 url = pg.url(with_password=False)
                 runs.append(run_one(kind, url, a.workers, a.budget, a.trial_s, a.limit_s))

@@ -93,21 +93,27 @@ def open_storage(url: str) -> Any:
 CREATE_TRIES = 6
 
 
+BUSY = ("too many clients", "starting up", "remaining connection slots")
+
+
 def _rdb_storage(url: str, kwargs: dict[str, Any]) -> Any:
-    """RDBStorage, tried again when another worker was creating the tables at the same moment
-    (N SLURM jobs starting together on an empty database: all but one see "already exists" or
-    a unique-key violation from CREATE TABLE/TYPE)."""
+    """RDBStorage, tried again (with a growing random pause) when many workers start at once:
+    on an empty database all but one see "already exists" or a unique-key violation from
+    CREATE TABLE/TYPE, or a failed commit; a server at its connection limit says "too many
+    clients". Any other error (a wrong password, no server) is raised at once."""
     import random
     import time
 
     import optuna
-    from sqlalchemy.exc import IntegrityError, ProgrammingError
+    from optuna.exceptions import StorageInternalError
+    from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
 
     for attempt in range(CREATE_TRIES):
         try:
             return optuna.storages.RDBStorage(url, **kwargs)
-        except (IntegrityError, ProgrammingError):
-            if attempt == CREATE_TRIES - 1:
+        except (IntegrityError, ProgrammingError, StorageInternalError, OperationalError) as e:
+            busy = not isinstance(e, OperationalError) or any(b in str(e) for b in BUSY)
+            if not busy or attempt == CREATE_TRIES - 1:
                 raise
-            time.sleep(random.uniform(0.1, 0.5) * (attempt + 1))
+            time.sleep(random.uniform(0.2, 1.0) * (attempt + 1))
     raise AssertionError("unreachable")
