@@ -224,8 +224,7 @@ def slurm_cluster(cpus: int = 2) -> Iterator[Slurm]:
         with contextlib.suppress(Exception):
             _run(["scancel", "--full", "--quiet", "-u", pwd.getpwuid(os.getuid()).pw_name],
                  env=env, timeout=10)  # fmt: skip
-        for name in ("slurmd", "slurmctld", "munged"):
-            _stop_daemon(pids[name])
+        _stop_daemons([pids["slurmd"], pids["slurmctld"], pids["munged"]])
         shutil.rmtree(top, ignore_errors=True)
 
 
@@ -241,26 +240,35 @@ def _exe(name: str) -> str:
     return shutil.which(name) or _sbin(name) or name
 
 
-def _stop_daemon(pidfile: Path, grace: float = 10.0) -> None:
-    """SIGTERM to the daemon named by pidfile, SIGKILL if it is still there after grace."""
-    try:
-        pid = int(pidfile.read_text().split()[0])
-    except (OSError, ValueError, IndexError):
-        return
-    for sig in (signal.SIGTERM, signal.SIGKILL):
+def _stop_daemons(pidfiles: list[Path], grace: float = 10.0) -> None:
+    """SIGTERM to the daemons named by the pid files (all at once: each takes 1-2 s to end),
+    SIGKILL to those still there after grace."""
+    pids = []
+    for f in pidfiles:
         try:
-            os.kill(pid, sig)
-        except ProcessLookupError:
-            return
+            pids.append(int(f.read_text().split()[0]))
+        except (OSError, ValueError, IndexError):
+            continue
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
         deadline = time.monotonic() + grace
-        while time.monotonic() < deadline:
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                return
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(pid, os.WNOHANG)
+        while pids and time.monotonic() < deadline:
+            pids = [p for p in pids if _alive(p)]
             time.sleep(0.1)
+        if not pids:
+            return
+
+
+def _alive(pid: int) -> bool:
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 _SLURM_CONF = """\
