@@ -48,12 +48,17 @@ def assert_nowhere(secret: str, texts: list[str], roots: list[Path]) -> None:
 
 def test_two_workers_and_a_finisher_share_a_postgresql_study(pg, kernel, libiotune, tmp_path):
     study = "pg-shared"
-    budget = 6
+    # ~0.4 s each: more than a worker may wait at start (study.SETUP_GRACE_S, when it sees a
+    # trial being set up), so that both take trials
+    budget = 20
     common = ["--study", study, "--trials", budget, "-n", 1, "--no-progress", "--seed", 3,
               "--cap", 0, "--search-only", "--", *tiny_kernel(kernel)]  # fmt: skip
     env = clean_env(IOTUNE_LIB=str(libiotune))
+    # the tables exist (made at once by many workers: test_workers_create_the_tables_at_once),
+    # so that the two workers start together and both take trials
+    storage.open_storage(pg.url())
     # worker 1 takes the password from IOTUNE_STORAGE_PASSWORD, worker 2 from its command line
-    # (masked in what it prints); both start at once on an empty database
+    # (masked in what it prints)
     w1 = subprocess.Popen(
         tune_cmd("--storage", pg.url(with_password=False), "--out", tmp_path / "w1", *common),
         env={**env, storage.PASSWORD_ENV: PASSWORD}, stdout=subprocess.PIPE,
@@ -80,7 +85,8 @@ def test_two_workers_and_a_finisher_share_a_postgresql_study(pg, kernel, libiotu
     counted = [t for t in s.trials if t.state.name != "WAITING"]
     assert budget <= len(counted) <= budget + 1, [(t.number, t.state.name) for t in counted]
     assert all(t.state.name in ("COMPLETE", "PRUNED", "FAIL") for t in counted)
-    assert len({t.user_attrs["worker"] for t in counted}) == 2  # both took trials
+    assert sorted("(new)" in t for t in texts[:2]) == [False, True], texts  # one made it
+    assert len({t.user_attrs["worker"] for t in counted}) == 2, texts  # both took trials
     assert [t.user_attrs.get("origin") for t in counted].count("defaults") == 1
     statuses = [t.user_attrs.get("status") for t in counted]
     assert statuses.count("ok") >= budget - 1, [t.user_attrs for t in counted]
@@ -129,3 +135,20 @@ def test_wrong_password_is_refused_and_never_echoed(pg, tmp_path):
     assert r.returncode == 2 and "password authentication failed" in r.stderr, r.stderr
     assert "***" in r.stderr
     assert_nowhere(wrong, [r.stdout, r.stderr], [tmp_path])
+
+
+def test_workers_create_the_tables_at_once(pg):
+    """Workers started together on an empty database all try to create Optuna's tables: all
+    but one see "already exists" or a unique-key violation, and retry."""
+    import psycopg
+
+    with psycopg.connect(pg.url(), autocommit=True) as c:
+        c.execute("CREATE DATABASE race")
+    url = pg.url(database="race")
+    code = "import sys; from iotune import storage; storage.open_storage(sys.argv[1])"
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code, url], stderr=subprocess.PIPE, text=True)
+        for _ in range(4)
+    ]
+    errors = [p.communicate(timeout=TIMEOUT)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0] * 4, errors
