@@ -48,11 +48,12 @@ def assert_nowhere(secret: str, texts: list[str], roots: list[Path]) -> None:
 
 def test_two_workers_and_a_finisher_share_a_postgresql_study(pg, kernel, libiotune, tmp_path):
     study = "pg-shared"
-    # ~0.4 s each: more than a worker may wait at start (study.SETUP_GRACE_S, when it sees a
-    # trial being set up), so that both take trials
+    # each trial lasts 0.3 s or more, so that the study outlasts what a worker may wait when it
+    # joins (study.SETUP_GRACE_S, 5 s, if it sees a trial being set up) and both take trials
     budget = 20
+    app = ["sh", "-c", 'sleep 0.3; exec "$0" "$@"', *tiny_kernel(kernel)]
     common = ["--study", study, "--trials", budget, "-n", 1, "--no-progress", "--seed", 3,
-              "--cap", 0, "--search-only", "--", *tiny_kernel(kernel)]  # fmt: skip
+              "--cap", 0, "--search-only", "--", *app]  # fmt: skip
     env = clean_env(IOTUNE_LIB=str(libiotune))
     # the tables exist (made at once by many workers: test_workers_create_the_tables_at_once),
     # so that the two workers start together and both take trials
@@ -89,7 +90,10 @@ def test_two_workers_and_a_finisher_share_a_postgresql_study(pg, kernel, libiotu
     assert len({t.user_attrs["worker"] for t in counted}) == 2, texts  # both took trials
     assert [t.user_attrs.get("origin") for t in counted].count("defaults") == 1
     statuses = [t.user_attrs.get("status") for t in counted]
-    assert statuses.count("ok") >= budget - 1, [t.user_attrs for t in counted]
+    # some random configurations fail on this tiny file (e.g. a chunk larger than a dataset):
+    # failures are recorded as such, never as fast
+    assert statuses.count("ok") >= budget // 2, [t.user_attrs for t in counted]
+    assert set(statuses) <= {"ok", "failed", "forbidden"}, statuses
     summary = json.loads((tmp_path / "final" / "summary.json").read_text())
     masked = pg.url(with_password=False).replace(f"{pg.user}@", f"{pg.user}:***@")
     assert summary["storage"] == masked
