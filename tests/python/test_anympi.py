@@ -320,9 +320,8 @@ def test_tune_with_open_mpi_launcher_runs_each_trial_once(tmp_path):
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
     each = [ln for ln in proc.stdout.splitlines() if "each trial runs" in ln]
-    assert each == [
-        f"iotune tune: each trial runs in {tmp_path}: {' '.join(mpirun)} 2 ./haccio --particles 2000"
-    ]
+    command = f"{' '.join(mpirun)} 2 ./haccio --particles 2000"
+    assert each == [f"iotune tune: each trial runs in {tmp_path}: {command}"]
     assert "runtime for Open MPI" in proc.stdout
     rows = (tmp_path / "out" / "trials.csv").read_text().splitlines()
     header = rows[0].split(",")
