@@ -91,11 +91,78 @@ if [ ! -x .venv/bin/python ]; then
   say "creating .venv"
   "$PYTHON" -m venv .venv
 fi
-if ! .venv/bin/python -c 'import iotune, optuna, pytest' 2>/dev/null; then
+if ! .venv/bin/python -c 'import iotune, optuna, pytest, darshan' 2>/dev/null; then
   say "installing the iotune Python package into .venv"
   .venv/bin/pip install -q --upgrade pip
   .venv/bin/pip install -q -e '.[dev]'
 fi
+
+# ---- begin h5py block: Python applications (mpi4py + h5py on the runtime's HDF5) ----
+# h5py from a binary wheel bundles its own HDF5, which the preloaded runtime cannot see: build
+# mpi4py and h5py from source against the parallel HDF5 the runtime wraps, with MPICH's own
+# compiler (the plain `mpicc` alternative may point to another MPI). pip caches the built wheels,
+# so only the first set-up pays the build (~4 + 4.5 min of CPU). Pins: newer numpy, Cython and
+# h5py fail to build against HDF5 1.10. IOTUNE_NO_H5PY=1 skips this step (h5py tests then skip).
+h5py_hdf5_lib() { # the HDF5 library h5py's defs*.so links: it must be the system's, not a copy
+  local defs
+  defs=$(.venv/bin/python -c 'import glob, os, h5py, mpi4py
+assert h5py.get_config().mpi
+print(glob.glob(os.path.join(os.path.dirname(h5py.__file__), "defs*.so"))[0])' 2>/dev/null) ||
+    return 1
+  ldd "$defs" | awk '$1 ~ /^libhdf5/ && $3 !~ /site-packages|h5py/ {print $3; found=1} END {exit !found}'
+}
+h5py_ready() { h5py_hdf5_lib >/dev/null; }
+if [ -z "${IOTUNE_NO_H5PY:-}" ] && ! h5py_ready; then
+  h5py_cc=${IOTUNE_H5PY_CC:-mpicc.mpich}
+  have "$h5py_cc" || h5py_cc=mpicc
+  h5py_hdf5=${IOTUNE_H5PY_HDF5_DIR:-${HDF5_ROOT:-/usr/lib/x86_64-linux-gnu/hdf5/mpich}}
+  if [ ! -d "$h5py_hdf5/include" ]; then
+    say "no parallel HDF5 found at $h5py_hdf5 (set IOTUNE_H5PY_HDF5_DIR, or IOTUNE_NO_H5PY=1)"
+    exit 1
+  fi
+  say "building mpi4py and h5py from source with $h5py_cc against $h5py_hdf5 (first time: minutes)"
+  h5py_start=$(date +%s)
+  .venv/bin/pip install -q "numpy<2.3" "Cython<3.1" pkgconfig setuptools wheel
+  MPICC="$h5py_cc" CC="$h5py_cc" .venv/bin/pip install -q --no-binary=mpi4py mpi4py
+  MPICC="$h5py_cc" CC="$h5py_cc" HDF5_MPI=ON HDF5_DIR="$h5py_hdf5" \
+    .venv/bin/pip install -q --no-binary=h5py --no-build-isolation "h5py<3.13"
+  h5py_ready || { say "h5py was built without MPI or does not link the system's HDF5"; exit 1; }
+  say "mpi4py and h5py ready in $(($(date +%s) - h5py_start)) s; h5py links $(h5py_hdf5_lib | head -1)"
+fi
+# ---- end h5py block ----
+
+# ---- begin: packages of the cluster and browser tests (tests/python/test_postgres.py,
+# test_slurm.py, test_browser.py): a throw-away PostgreSQL server, a one-node SLURM cluster
+# (munge + slurmctld + slurmd), headless Chromium and its driver; in Python psycopg, selenium
+# and optuna-dashboard (the dev extras). IOTUNE_TEST_PACKAGES=0 skips the Debian packages (the
+# tests that need them are then skipped, saying why).
+if [ "${IOTUNE_TEST_PACKAGES:-1}" != 0 ]; then
+  test_missing=()
+  { have pg_ctl || ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; } || test_missing+=(postgresql)
+  { have slurmd || [ -x /usr/sbin/slurmd ]; } || test_missing+=(slurmd)
+  { have slurmctld || [ -x /usr/sbin/slurmctld ]; } || test_missing+=(slurmctld)
+  have sbatch || test_missing+=(slurm-client)
+  { have munged || [ -x /usr/sbin/munged ]; } || test_missing+=(munge)
+  have chromium || test_missing+=(chromium)
+  have chromedriver || test_missing+=(chromium-driver)
+  if [ ${#test_missing[@]} -gt 0 ]; then
+    apt=()
+    if [ "$(id -u)" = 0 ]; then apt=(apt-get); elif sudo -n true 2>/dev/null; then apt=(sudo apt-get); fi
+    if have apt-get && [ ${#apt[@]} -gt 0 ]; then
+      say "installing Debian packages for the cluster and browser tests: ${test_missing[*]}"
+      export DEBIAN_FRONTEND=noninteractive
+      "${apt[@]}" update -qq
+      "${apt[@]}" install -y -qq --no-install-recommends "${test_missing[@]}" >/dev/null
+    else
+      say "not installed (their tests will be skipped): ${test_missing[*]}"
+    fi
+  fi
+fi
+if ! .venv/bin/python -c 'import psycopg, selenium, optuna_dashboard' 2>/dev/null; then
+  say "installing the test extras (psycopg, selenium, optuna-dashboard) into .venv"
+  .venv/bin/pip install -q -e '.[dev]'
+fi
+# ---- end: packages of the cluster and browser tests
 
 # ---- MPI families: one build per family (begin) ----
 # build/ holds the first (default) family, build-<family>/ the others; a build directory set

@@ -6,8 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh
 echo "== lint"
-.venv/bin/ruff check src tests/python bench tools
-.venv/bin/ruff format --check src tests/python bench tools
+.venv/bin/ruff check src tests/python bench tools kernels
+.venv/bin/ruff format --check src tests/python bench tools kernels
 git ls-files -- '*.c' '*.h' | xargs clang-format --dry-run --Werror
 # The C tests of every MPI built (build/ and build-<family>/, see scripts/install.sh).
 for dir in build build-*; do

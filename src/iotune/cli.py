@@ -48,8 +48,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.file is None:
         _error("check: give a control file, or --list")
         return 2
+    data = None
     if _is_pipe(args.file):  # `iotune check <(...)`: read it here, the runtime would not
-        result = controlfile.parse_text(_read_pipe(args.file), args.file)
+        data = _read_pipe(args.file)
+        result = controlfile.parse_text(data, args.file)
     else:
         result = controlfile.parse_file(args.file)
     if args.json:
@@ -59,6 +61,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     else:
         for message in result.messages():
             print(message, file=sys.stderr)
+        for line in _hints(args.file, data):
+            print(line, file=sys.stderr)
         if result.settings:
             rows = [
                 [s.layer, s.name, s.file or "-", s.variable or "-", s.value]
@@ -71,6 +75,19 @@ def cmd_check(args: argparse.Namespace) -> int:
             what = "nothing applies" if result.fatal else f"{len(result.settings)} settings apply"
             print(f"{len(result.errors)} error(s); {what}", file=sys.stderr)
     return 0 if result.ok else 1
+
+
+def _hints(path: str, data: bytes | None) -> list[str]:
+    """Did-you-mean and wrong-section advice (iotune.suggest)."""
+    from iotune import suggest
+
+    if data is None:
+        try:
+            with open(path, "rb") as f:
+                data = f.read(1024 * 1024)
+        except OSError:
+            return []
+    return suggest.hints(data, path)
 
 
 def _is_pipe(path: str) -> bool:
@@ -117,14 +134,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not command:
         _error("run: give the command to launch after --, e.g. iotune run --config c.xml -- ./app")
         return 2
-    if not args.config:
+    if args.config is not None and not args.config:
         _error("run: --config needs the name of a control file")
         return 2
     # The runtime reads only regular files and is the one that reports the control file's
     # problems (once, also for job scripts without this command). A pipe, which the ranks
     # could not open anyway, goes through a private copy removed afterwards.
-    config, copies = args.config, []
-    if _is_pipe(config):
+    config, copies = args.config, []  # no control file: the preload alone (capture, defaults)
+    if config is not None and _is_pipe(config):
         copy = _private_copy(config)
         if copy is None:
             return 1
@@ -276,7 +293,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
     except prof.ProfileError as e:
         _error(f"no profile from this run ({e}); did the command finish normally?")
         return status or 1
-    print(prof.summary(p))
+    print(prof.summary(p, files=args.files, top=args.top))
     print(f"\nprofile saved to {out}" + (f", traces in {out}.trace/" if args.trace else ""))
     return status
 
@@ -289,7 +306,10 @@ def cmd_show(args: argparse.Namespace) -> int:
     except prof.ProfileError as e:
         _error(str(e))
         return 1
-    print(json.dumps(p.data, indent=2) if args.json else prof.summary(p))
+    if args.json:
+        print(json.dumps(p.data, indent=2))
+    else:
+        print(prof.summary(p, files=args.files, top=args.top))
     return 0
 
 
@@ -335,6 +355,23 @@ def cmd_kernels(args: argparse.Namespace) -> int:
 # ----------------------------------------------------------------------------- parser
 
 
+def _summary_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--files",
+        action="store_true",
+        help="list every file with its details: the application's data files first, then the "
+        "files it did not ask for (interpreter, shared libraries, /proc, MPI helper files), "
+        "marked",
+    )
+    p.add_argument(
+        "--top",
+        type=int,
+        default=10,
+        metavar="N",
+        help="data files in the summary's table, slowest first (default 10)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
@@ -349,11 +386,14 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run any command (e.g. mpiexec -n 4 ./app, srun ...) with libiotune.so "
         "preloaded and IOTUNE_CONFIG set. The runtime reports each problem of the control file "
         "once and ignores the bad settings; the command runs anyway. A pipe (--config "
-        "<(...)) is copied to a temporary file for the ranks. The exit status is the "
+        "<(...)) is copied to a temporary file for the ranks. Without --config the runtime is "
+        "preloaded alone (no settings; capture with IOTUNE_PROFILE). The exit status is the "
         "command's.",
-        usage=f"{PROG} run --config FILE [--verbose] [--mpi FAMILY] -- COMMAND [ARG...]",
+        usage=f"{PROG} run [--config FILE] [--verbose] [--mpi FAMILY] -- COMMAND [ARG...]",
     )
-    p.add_argument("--config", "-c", required=True, metavar="FILE", help="control file (XML)")
+    p.add_argument(
+        "--config", "-c", metavar="FILE", help="control file (XML); default: none, no settings"
+    )
     p.add_argument(
         "--verbose", "-v", action="store_true", help="set IOTUNE_VERBOSE: the runtime reports"
     )
@@ -380,14 +420,27 @@ def build_parser() -> argparse.ArgumentParser:
 
     tune_cli.register(sub)
 
+    from iotune.skel import cli as skel_cli  # argparse only: importing it is cheap
+
+    skel_cli.register(sub)
+
+    from iotune.advise import cli as advise_cli  # argparse only: importing it is cheap
+
+    advise_cli.register(sub)
+
     p = sub.add_parser(
         "profile",
         help="run a command once with capture on and summarise its I/O",
         description="Run any command with libiotune.so preloaded and capture on: every HDF5, "
         "MPI-IO and POSIX call is counted and timed per file and layer; one JSON profile is "
-        "written (docs/profile.md) and summarised.",
-        usage=f"{PROG} profile [--out FILE] [--trace] [--config FILE] -- COMMAND [ARG...]",
+        "written (docs/profile.md) and summarised: totals, layers and the data files that took "
+        "the most I/O time. Files the application did not ask for (the interpreter's own, "
+        "shared libraries, /proc, MPI helper files) are left out of the summary; --files "
+        "lists every file.",
+        usage=f"{PROG} profile [--out FILE] [--trace] [--config FILE] [--files] [--top N] "
+        "-- COMMAND [ARG...]",
     )
+    _summary_options(p)
     p.add_argument(
         "--out",
         "-o",
@@ -414,6 +467,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="summarise a saved profile",
         description="Print the summary of a profile written by the runtime (IOTUNE_PROFILE).",
     )
+    _summary_options(p)
     p.add_argument("profile", metavar="PROFILE.json")
     p.add_argument("--json", action="store_true", help="print the profile itself, indented")
     p.set_defaults(func=cmd_show)

@@ -1,7 +1,14 @@
-"""Profiles written by the runtime (docs/profile.md): loading, checking and summarising them."""
+"""Profiles written by the runtime (docs/profile.md): loading, checking and summarising them.
+
+Files the application did not ask for (the interpreter's modules, shared libraries, /proc, MPI's
+helper files) are classified by the rule table data/system_files.tsv and marked on loading
+(`"system": CLASS` in the file's object): the summary leaves them out, the full list shows them.
+"""
 
 from __future__ import annotations
 
+import fnmatch
+import functools
 import json
 import os
 from dataclasses import dataclass
@@ -37,6 +44,114 @@ INTERESTING_HINTS = ("cb_buffer_size", "cb_nodes", "cb_config_list", "romio_cb_w
 
 class ProfileError(ValueError):
     """A file that is not a profile this version can read."""
+
+
+# ----------------------------------------------------------------------------- classification
+
+SYSTEM_CLASSES = {  # class -> how the summary names such files
+    "kernel": "kernel interfaces",
+    "system": "system files",
+    "library": "shared libraries",
+    "interpreter": "interpreter files",
+    "mpi": "MPI helper files",
+}
+_ACCESS = ("any", "read")
+_MATCH = ("file", "script")
+
+
+@dataclass(frozen=True)
+class FileRule:
+    """One row of data/system_files.tsv."""
+
+    pattern: str  # glob over the whole name; `*` matches `/` too
+    match: str  # file: the pattern is the file's name; script: the program's (see script_of)
+    cls: str  # one of SYSTEM_CLASSES
+    read_only: bool  # applies only to files nothing was written to
+    why: str
+
+
+def parse_rules(text: str, where: str = "system_files.tsv") -> tuple[FileRule, ...]:
+    """The rules of a table in the format of data/system_files.tsv; ValueError names the line."""
+    rules = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        cells = line.split("\t")
+        if cells[0] == "pattern":  # the header row
+            continue
+        if len(cells) != 5 or not all(c.strip() for c in cells):
+            raise ValueError(f"{where}:{number}: want 5 tab-separated columns, got {len(cells)}")
+        pattern, match, cls, access, why = (c.strip() for c in cells)
+        if match not in _MATCH:
+            raise ValueError(f"{where}:{number}: match is file or script, not {match!r}")
+        if cls not in SYSTEM_CLASSES:
+            raise ValueError(f"{where}:{number}: unknown class {cls!r}")
+        if access not in _ACCESS:
+            raise ValueError(f"{where}:{number}: access is any or read, not {access!r}")
+        rules.append(FileRule(pattern, match, cls, access == "read", why))
+    return tuple(rules)
+
+
+@functools.cache
+def system_rules() -> tuple[FileRule, ...]:
+    """The rule table shipped with the package (data/system_files.tsv)."""
+    table = resources.files("iotune") / "data" / "system_files.tsv"
+    return parse_rules(table.read_text(encoding="utf-8"), str(table))
+
+
+def script_of(argv: Any, rules: tuple[FileRule, ...] | None = None) -> tuple[str, FileRule] | None:
+    """(the script, its rule) when the program (argv[0]) is an interpreter of a `script` rule:
+    its first argument that is not an option; None without one (`python -m mod`, `-c code`)."""
+    if not isinstance(argv, list) or not argv or not all(isinstance(w, str) for w in argv):
+        return None
+    table = system_rules() if rules is None else rules
+    matching = (r for r in table if r.match == "script" and fnmatch.fnmatchcase(argv[0], r.pattern))
+    rule = next(matching, None)
+    if rule is None:
+        return None
+    for word in argv[1:]:
+        if word in ("-m", "-c", "-e", "--"):  # a module or code follows: no script file
+            return None
+        if not word.startswith("-"):
+            return word, rule
+    return None
+
+
+def classify(
+    name: str,
+    written: bool,
+    rules: tuple[FileRule, ...] | None = None,
+    script: tuple[str, FileRule] | None = None,
+) -> FileRule | None:
+    """The first rule that matches a file's name (and access), or None for a data file.
+    script: script_of(the profile's argv): the script an interpreter runs is its file too."""
+    if script is not None and name == script[0] and not (script[1].read_only and written):
+        return script[1]
+    for rule in system_rules() if rules is None else rules:
+        if rule.match != "file" or (rule.read_only and written):
+            continue
+        if fnmatch.fnmatchcase(name, rule.pattern):
+            return rule
+    return None
+
+
+def was_written(f: dict[str, Any]) -> bool:
+    """Whether anything was created in or written to a file, at any layer."""
+    for layer in LAYERS:
+        c = f.get(layer)
+        if isinstance(c, dict) and any(
+            c.get(k) for k in ("bytes_written", "writes", "file_creates", "dataset_creates")
+        ):
+            return True
+    return False
+
+
+def _marked(f: Any, script: tuple[str, FileRule] | None) -> Any:
+    """A file's object with its class as "system" (a mark the runtime gave is kept)."""
+    if not isinstance(f, dict) or "system" in f or not isinstance(f.get("name"), str):
+        return f
+    rule = classify(f["name"], was_written(f), script=script)
+    return {**f, "system": rule.cls} if rule else f
 
 
 @dataclass(frozen=True)
@@ -81,6 +196,16 @@ class Profile:
         return list(self.data["files"])
 
     @property
+    def data_files(self) -> list[dict[str, Any]]:
+        """The application's own files: those no rule of system_files.tsv marks."""
+        return [f for f in self.data["files"] if not f.get("system")]
+
+    @property
+    def system_files(self) -> list[dict[str, Any]]:
+        """Files the application did not ask for (interpreter, libraries, /proc, MPI helpers)."""
+        return [f for f in self.data["files"] if f.get("system")]
+
+    @property
     def config(self) -> dict[str, Any]:
         return dict(self.data["config"])
 
@@ -98,7 +223,10 @@ def parse(data: Any, path: Path | None = None) -> Profile:
     for key in ("ranks", "wall_s", "io", "layers", "files", "config"):
         if key not in data:
             raise ProfileError(f'{where}profile without "{key}"')
-    return Profile(data, path)
+    if not isinstance(data["files"], list):
+        raise ProfileError(f'{where}"files" is not a list')
+    script = script_of(data.get("argv"))
+    return Profile({**data, "files": [_marked(f, script) for f in data["files"]]}, path)
 
 
 def load(path: str | os.PathLike[str]) -> Profile:
@@ -132,9 +260,8 @@ def _rate(nbytes: float, seconds: float) -> str:
 def _table(rows: list[list[str]], header: list[str]) -> list[str]:
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
-    return [fmt.format(*header), fmt.format(*("-" * w for w in widths))] + [
-        fmt.format(*r) for r in rows
-    ]
+    lines = [fmt.format(*header), fmt.format(*("-" * w for w in widths))]
+    return [ln.rstrip() for ln in lines + [fmt.format(*r) for r in rows]]
 
 
 class _Counters(dict):
@@ -182,7 +309,12 @@ def _layer_rows(counters: dict[str, dict[str, Any]], ranks: int) -> list[list[st
 LAYER_HEADER = ["layer", "time/rank s", "written", "read", "write rate", "read rate", "operations"]
 
 
-def summary(p: Profile) -> str:
+TOP_FILES = 10
+
+
+def summary(p: Profile, *, files: bool = False, top: int = TOP_FILES) -> str:
+    """The run in a few lines: program, totals, layers and the top data files by I/O time;
+    with files=True every file's block follows (data files first, then the marked ones)."""
     d = p.data
     rate = f"{p.bandwidth:.1f} MB/s" if p.bandwidth else "no data moved"
     lines = [
@@ -199,11 +331,93 @@ def summary(p: Profile) -> str:
                      f"{len(cfg.get('settings') or [])} settings)")  # fmt: skip
     else:
         lines.append("config    none (library defaults)")
-    lines += ["", "per layer (all files)"]
-    lines += ["  " + ln for ln in _table(_layer_rows(d["layers"], p.ranks), LAYER_HEADER)]
-    for f in p.files:
-        lines += [""] + _file_lines(f)
+    data, others = _by_io_time(p.data_files), _by_io_time(p.system_files)
+    lines.append(f"files     {_files_line(data, others, files)}")
+    if others:  # the layers of the data files alone: the interpreter's reads are not the app's
+        lines += ["", "per layer (data files)"]
+        layers = _sum_layers(data)
+    else:
+        lines += ["", "per layer (all files)"]
+        layers = d["layers"]
+    rows = _layer_rows(layers, p.ranks)
+    lines += ["  " + ln for ln in _table(rows, LAYER_HEADER)] if rows else ["  no I/O"]
+    if data and not files:
+        shown = data[: max(top, 0)]
+        lines += ["", f"top data files by I/O time ({len(shown)} of {len(data)})"]
+        lines += ["  " + ln for ln in _table([_file_row(f) for f in shown], FILE_HEADER)]
+    if files:
+        for f in data + others:
+            lines += [""] + _file_lines(f)
     return "\n".join(lines)
+
+
+def _files_line(data: list[dict[str, Any]], others: list[dict[str, Any]], listed: bool) -> str:
+    text = f"{len(data)} data file{'' if len(data) == 1 else 's'}"
+    if others:
+        counts: dict[str, int] = {}
+        for f in others:
+            counts[f["system"]] = counts.get(f["system"], 0) + 1
+        order = [*SYSTEM_CLASSES, *sorted(set(counts) - set(SYSTEM_CLASSES))]
+        what = ", ".join(f"{counts[c]} {SYSTEM_CLASSES.get(c, c)}" for c in order if c in counts)
+        text += f"; {len(others)} not asked for by the application ({what})"
+        text += ", listed below" if listed else ", left out (--files lists them)"
+    elif not listed and data:
+        text += " (--files: every file's details)"
+    return text
+
+
+def _io_time(f: dict[str, Any]) -> float:
+    t = f.get("time_s")
+    return float(t.get("max", 0.0)) if isinstance(t, dict) else 0.0
+
+
+def _outer(f: dict[str, Any]) -> _Counters:
+    """The counters of the outermost layer a file was used through (HDF5, MPI-IO, POSIX...)."""
+    return _Counters(next((f[name] for name in LAYERS if isinstance(f.get(name), dict)), {}))
+
+
+def _by_io_time(files: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Slowest first; ties by bytes moved, then in order of first open."""
+
+    def key(item: tuple[int, dict[str, Any]]) -> tuple[float, int, int]:
+        i, f = item
+        c = _outer(f)
+        return (-_io_time(f), -(c["bytes_written"] + c["bytes_read"]), i)
+
+    return [f for _, f in sorted(enumerate(files), key=key)]
+
+
+def _sum_layers(files: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per-layer counters summed over some files (numbers only; histograms are left out)."""
+    total: dict[str, dict[str, Any]] = {}
+    for f in files:
+        for layer in LAYERS:
+            c = f.get(layer)
+            if not isinstance(c, dict):
+                continue
+            into = total.setdefault(layer, {})
+            for k, v in c.items():
+                if isinstance(v, (int, float)) and not isinstance(v, bool):
+                    into[k] = into.get(k, 0) + v
+    return total
+
+
+FILE_HEADER = ["file", "I/O s (slowest)", "written", "read", "rate", "layers", "applied"]
+
+
+def _file_row(f: dict[str, Any]) -> list[str]:
+    c = _outer(f)
+    layers = [name for name in LAYERS if isinstance(f.get(name), dict)]
+    applied = sum(len(v) for v in (f.get("applied") or {}).values() if isinstance(v, dict))
+    return [
+        str(f.get("name", "?")),
+        f"{_io_time(f):.4f}",
+        _bytes(c["bytes_written"]),
+        _bytes(c["bytes_read"]),
+        _rate(c["bytes_written"] + c["bytes_read"], _io_time(f)),
+        ",".join(layers) or "-",
+        f"{applied} settings" if applied else "-",
+    ]
 
 
 def _file_lines(f: dict[str, Any]) -> list[str]:
@@ -213,8 +427,9 @@ def _file_lines(f: dict[str, Any]) -> list[str]:
     phase = f.get("phase") or {}
     if "start_s" in phase and "end_s" in phase:
         where.append(f"open {phase['start_s']:.3f}-{phase['end_s']:.3f} s")
-    lines = [f"file {f.get('name', '?')}  ({', '.join(where)})"]
-    outer = _Counters(next((f[name] for name in LAYERS if isinstance(f.get(name), dict)), {}))
+    mark = f"  [not asked for: {f['system']}]" if f.get("system") else ""
+    lines = [f"file {f.get('name', '?')}  ({', '.join(where)}){mark}"]
+    outer = _outer(f)
     moved = outer["bytes_written"] + outer["bytes_read"]
     t = f.get("time_s") or {}
     if "max" in t:

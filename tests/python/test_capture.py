@@ -241,14 +241,14 @@ def test_trace_of_every_layer_is_run_length_encoded(mpirun, test_prog, libiotune
 def test_profile_and_show_commands(kernel, libiotune, tmp_path):
     out = tmp_path / "p.json"
     env = cli_env(libiotune)
-    cmd = [sys.executable, "-m", "iotune", "profile", "--out", str(out), "--", *launcher(),
-           "2", str(kernel("vpicio")), "--particles", "4096"]  # fmt: skip
+    cmd = [sys.executable, "-m", "iotune", "profile", "--files", "--out", str(out), "--",
+           *launcher(), "2", str(kernel("vpicio")), "--particles", "4096"]  # fmt: skip
     run = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert "file vpicio.h5  (" in run.stdout
     assert "16 writes (16 coll)" in run.stdout  # 8 datasets x 2 ranks, collective
     show = subprocess.run(
-        [sys.executable, "-m", "iotune", "show", str(out)],
+        [sys.executable, "-m", "iotune", "show", "--files", str(out)],
         env=env,
         capture_output=True,
         text=True,
@@ -588,7 +588,7 @@ def test_show_tolerates_absent_optional_keys(tmp_path):
          "files": [{"name": "a", "posix": {"bytes_written": 10, "write_time_s": 0.5}}]}  # fmt: skip
     path = tmp_path / "old.json"
     path.write_text(json.dumps(p))
-    text = prof.summary(prof.load(path))
+    text = prof.summary(prof.load(path), files=True)
     assert "file a  (unknown, 1 ranks)" in text and "1 writes" in text
 
 

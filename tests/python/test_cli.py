@@ -361,8 +361,10 @@ def test_run_signal_and_missing_command(fake_lib):
     assert proc.returncode == 127 and "cannot run /no/such/program" in proc.stderr
     proc = iotune("run", "--config", config, "--", env=env)
     assert proc.returncode == 2 and "give the command" in proc.stderr
-    proc = iotune("run", "--", "env", env=env)
-    assert proc.returncode == 2 and "--config" in proc.stderr
+    # without --config: the runtime preloaded alone, no control file named
+    proc = iotune("run", "--", "env", env={**env, "IOTUNE_CONFIG": "/stale.xml"})
+    assert proc.returncode == 0, proc.stderr
+    assert f"LD_PRELOAD={fake_lib}" in proc.stdout and "IOTUNE_CONFIG" not in proc.stdout
 
 
 def test_runtime_env(tmp_path):

@@ -113,7 +113,7 @@ def test_registry_loads():
         1048576,
         "hint",
     )
-    assert params.get("romio_cb_pfr").choices == ("disable", "enable")
+    assert params.get("romio_cb_pfr").choices == ("disable",)
     assert params.get("chunk_cache_w0").max == 1
     assert params.get("cb_config_list").min is None
     with pytest.raises(dataclasses.FrozenInstanceError):
@@ -265,7 +265,7 @@ def test_describe_range():
     assert params.get("mdc_min_size").describe_range() == "1 KiB..128 MiB"
     assert params.get("start_iodevice").describe_range() == "-1..65535"
     assert params.get("chunk").describe_range() == "each 1..4294967295"
-    assert params.get("romio_cb_pfr").describe_range() == "disable, enable"
+    assert params.get("romio_cb_pfr").describe_range() == "disable"
     assert params.get("cb_config_list").describe_range() == ""
     assert params.format_size(3 << 40) == "3 TiB"
     assert params.format_size(1000) == "1000"
