@@ -369,3 +369,21 @@ int iot_transfer_mode(const iot_file_info *f, const char *file, const char *dset
                 iot_origin(e, where, sizeof where));
     return e->value.v[0] == 0 ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT;
 }
+
+void iot_describe_settings(const iot_file_settings *rules, const char *dset, int target, char *buf,
+                           size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int p = 0; p < IOT_P_COUNT && used < len; p++) {
+        int t = iot_params[p].target;
+        if (target >= 0 ? t != target : t != IOT_TARGET_DCPL && t != IOT_TARGET_DAPL)
+            continue;
+        const iot_entry *e = dset ? iot_resolved_for(rules, p, dset) : iot_resolved_file(rules, p);
+        if (e)
+            used += (size_t)snprintf(buf + used, len - used, "%s%s=%s", used ? ", " : "", e->name,
+                                     e->value.text);
+    }
+    if (!buf[0])
+        snprintf(buf, len, "settings");
+}

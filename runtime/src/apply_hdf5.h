@@ -25,4 +25,9 @@ hid_t iot_apply_dapl(const iot_file_info *f, const char *file, const char *dset,
  * -1 (nothing set, not the MPI-IO driver, or independent asked for a filtered dataset). */
 int iot_transfer_mode(const iot_file_info *f, const char *file, const char *dset, hid_t id);
 
+/* "name=value, ..." of the settings of one kind (an IOT_TARGET_*, or -1 for dataset creation
+ * and access) that apply to the file (dset NULL) or one of its datasets. */
+void iot_describe_settings(const iot_file_settings *rules, const char *dset, int target, char *buf,
+                           size_t len);
+
 #endif

@@ -51,6 +51,7 @@ typedef struct {
     char name[IOT_REC_NAME];
     char fs[32];
     char hints[IOT_REC_HINTS]; /* "key=value\n..." read back after MPI_File_open */
+    char withdrawn[512];       /* lines: settings HDF5 refused, withdrawn at the call */
     int rank;
     int layers;        /* bit per iot_clayer used */
     int open_now;      /* handles open at any layer: a file never closed ends at the finish */

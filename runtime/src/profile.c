@@ -40,6 +40,8 @@ static void merge(iot_file_rec *into, const iot_file_rec *r)
         into->end = r->end;
     if (!into->hints[0])
         memcpy(into->hints, r->hints, sizeof into->hints);
+    if (!into->withdrawn[0])
+        memcpy(into->withdrawn, r->withdrawn, sizeof into->withdrawn);
     if (!into->fs[0])
         memcpy(into->fs, r->fs, sizeof into->fs);
     for (int l = 0; l < IOT_NLAYERS; l++)
@@ -263,6 +265,19 @@ static void write_file(FILE *f, const iot_profile *p, const iot_file_rec *r, int
             st->ranks, r->start < 0 ? 0 : r->start, r->end, st->max, st->min, mean, st->slowest,
             mean > 0 ? st->max / mean : 1.0);
     write_applied(f, r);
+    if (r->withdrawn[0]) { /* settings HDF5 refused at a call: the application's own were used */
+        fputs(", \"withdrawn\": [", f);
+        int n = 0;
+        for (const char *line = r->withdrawn; *line;) {
+            size_t len = strcspn(line, "\n");
+            char one[sizeof r->withdrawn];
+            snprintf(one, sizeof one, "%.*s", (int)len, line);
+            fputs(n++ ? ", " : "", f);
+            iot_json_string(f, one);
+            line += len + (line[len] == '\n');
+        }
+        fputc(']', f);
+    }
     fputs(", \"hints\": ", f);
     write_hints(f, r->hints);
     for (int l = 0; l < IOT_NLAYERS; l++) {
