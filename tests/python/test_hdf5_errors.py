@@ -1,0 +1,105 @@
+"""The HDF5 layer of the runtime around failures and object lifetimes (tests/c/h5errors.c):
+
+- a failed HDF5 call leaves the application exactly the error stack, return value and errno it
+  has without the runtime (HDF5's own printing included);
+- a setting HDF5 refuses at a call (fill time "never" for a variable-length string dataset) is
+  withdrawn there: the call is made again with the application's own lists, the run goes on with
+  the same data, and stderr (one line) and the profile say which settings and why;
+- datasets opened with H5Oopen, H5Oopen_by_idx and H5Dopen1 get the dataset settings;
+- 5,000 datasets released with H5Idec_ref (as h5py does) are counted exactly.
+"""
+
+import json
+import re
+import subprocess
+
+import pytest
+from conftest import REPO, VECTORS, run_mpi
+
+PROBE_ALL = REPO / "tests" / "data" / "probe_all.xml"
+CONFIGS = {
+    "none": None,
+    "probe_all": PROBE_ALL,
+    "hdf5_all": VECTORS / "good_hdf5_all.xml",
+    "full": VECTORS / "good_full.xml",
+}
+CACHE = re.compile(r"^(H5Oopen|H5Oopen_by_idx|H5Dopen1): chunk cache .*$", re.M)
+
+
+def run(test_prog, where, args, lib=None, config=None, env=None):
+    where.mkdir(parents=True, exist_ok=True)
+    return run_mpi(1, [test_prog("h5errors"), ".", *args], cwd=where, preload=lib,
+                   config=config, env=env)  # fmt: skip
+
+
+def comparable(out: str) -> str:
+    """The output without what differs between two runs of the same program: the open time
+    HDF5 puts in its message, and the chunk cache (compared on its own)."""
+    out = re.sub(r"time = [^\n]*\n", "time = T\n", out)
+    return CACHE.sub("", out)
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory, test_prog):
+    where = tmp_path_factory.mktemp("base")
+    return where, run(test_prog, where, ["errors"])
+
+
+def test_the_program_meets_the_failures(base):
+    _, proc = base
+    for case in ("H5Fopen of a missing file: failed errno=2",
+                 "H5Fcreate exclusive of an existing file: failed errno=17",
+                 "H5Dcreate2 of an existing name: failed", "H5Dopen2 of a missing name: failed",
+                 "H5Oopen of a missing name: failed", "H5Dwrite to a read-only file: failed",
+                 "H5Dread with an impossible conversion: failed",
+                 "H5Dcreate2 of variable-length strings: ok", "data read back: same"):  # fmt: skip
+        assert case in proc.stdout, case
+    assert "  #000 " not in proc.stdout and "  #0 H5Dcreate2 " in proc.stdout  # stacks printed
+    assert "HDF5-DIAG: Error detected" in proc.stderr  # the one case printed by HDF5 itself
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_failed_calls_leave_the_applications_error_stack(tmp_path, base, test_prog, libiotune,
+                                                         config):  # fmt: skip
+    _, plain = base
+    tuned = run(test_prog, tmp_path, ["errors"], lib=libiotune, config=CONFIGS[config])
+    assert comparable(tuned.stdout) == comparable(plain.stdout)
+    own = [ln for ln in tuned.stderr.splitlines(True) if not ln.startswith("iotune: ")]
+    assert "".join(own) == plain.stderr
+
+
+def test_a_refused_setting_is_withdrawn_at_the_call(tmp_path, base, test_prog, libiotune):
+    base_dir, _ = base
+    tuned = run(test_prog, tmp_path, ["errors"], lib=libiotune, config=PROBE_ALL,
+                env={"IOTUNE_PROFILE": str(tmp_path / "p.json")})  # fmt: skip
+    said = [ln for ln in tuned.stderr.splitlines() if ln.startswith("iotune: ")]
+    assert len(said) == 1, tuned.stderr
+    assert re.search(r"H5Dcreate \S*errors\.h5:/strings: .*fill_time=never .*VL datatype.*"
+                     r"withdrawn", said[0]), said[0]  # fmt: skip
+    diff = subprocess.run(["h5diff", base_dir / "errors.h5", tmp_path / "errors.h5"],
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert diff.returncode == 0, diff.stdout
+    (f,) = json.loads((tmp_path / "p.json").read_text())["files"]
+    assert len(f["withdrawn"]) == 1 and "fill_time=never" in f["withdrawn"][0]
+
+
+def test_every_way_to_open_a_dataset_gets_its_settings(tmp_path, base, test_prog, libiotune):
+    _, plain = base
+    assert CACHE.findall(plain.stdout) == ["H5Oopen", "H5Oopen_by_idx", "H5Dopen1"]
+    tuned = run(test_prog, tmp_path, ["errors"], lib=libiotune, config=PROBE_ALL)
+    caches = [m.group(0).split(": ", 1)[1] for m in CACHE.finditer(tuned.stdout)]
+    assert caches == ["chunk cache 1009 slots, 4194304 bytes, w0 0.50"] * 3
+
+
+MANY = 5000
+
+
+def test_datasets_released_by_reference_count_are_counted_exactly(tmp_path, test_prog,
+                                                                  libiotune):  # fmt: skip
+    proc = run(test_prog, tmp_path, ["many", MANY], lib=libiotune, config=PROBE_ALL,
+               env={"IOTUNE_PROFILE": str(tmp_path / "p.json")})  # fmt: skip
+    assert proc.stdout == f"many: {MANY} datasets\n" and proc.stderr == ""
+    (f,) = json.loads((tmp_path / "p.json").read_text())["files"]
+    h = f["hdf5"]
+    assert (h["dataset_creates"], h["writes"], h["bytes_written"]) == (MANY, MANY, MANY * 128)
+    assert (h["file_creates"], h["file_closes"]) == (1, 1)
