@@ -52,6 +52,8 @@ typedef struct {
     char fs[32];
     char hints[IOT_REC_HINTS]; /* "key=value\n..." read back after MPI_File_open */
     char withdrawn[512];       /* lines: settings HDF5 refused, withdrawn at the call */
+    char h5applied[512];       /* lines "name=value": HDF5 settings read back in effect */
+    char h5notes[1024];        /* lines: HDF5 settings not in effect and why, overrides */
     int rank;
     int layers;        /* bit per iot_clayer used */
     int open_now;      /* handles open at any layer: a file never closed ends at the finish */

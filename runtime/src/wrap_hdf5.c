@@ -138,6 +138,29 @@ static void say_withdrawn(const char *call, const char *file, const char *object
     }
 }
 
+/* Lines of an outcome into a list of the file's record, once each. */
+static void merge_lines(char *into, size_t size, const char *lines)
+{
+    for (const char *line = lines; *line;) {
+        size_t len = strcspn(line, "\n");
+        char one[1024];
+        snprintf(one, sizeof one, "%.*s", (int)len, line);
+        iot_outcome_add(into, size, one);
+        line += len + (line[len] == '\n');
+    }
+}
+
+/* What reached a file or dataset (and what did not), kept in the file's profile record. */
+static void keep_outcome(int rec, const iot_h5_outcome *out)
+{
+    if (rec < 0 || (!out->applied[0] && !out->notes[0]) || !iot_lock())
+        return;
+    iot_file_rec *r = iot_rec(rec);
+    merge_lines(r->h5applied, sizeof r->h5applied, out->applied);
+    merge_lines(r->h5notes, sizeof r->h5notes, out->notes);
+    iot_unlock();
+}
+
 typedef struct {
     int create;
     const char *name;
@@ -173,8 +196,9 @@ static hid_t open_file(int create, const char *name, unsigned flags, hid_t fcpl,
         return create ? real->H5Fcreate(name, flags, fcpl, fapl) : real->H5Fopen(name, flags, fapl);
     const char *how = create ? "H5Fcreate" : "H5Fopen";
     iot_file_info info = {0, 1, NULL};
+    iot_h5_outcome out = {"", ""};
     hid_t use = s && iot_h5() && !decided_by_existence(create, name, flags)
-                    ? iot_apply_fapl(s, how, name, fapl, &info)
+                    ? iot_apply_fapl(s, how, name, fapl, &info, iot_capture_on ? &out : NULL)
                     : fapl;
     file_args args = {create, name, flags, fcpl, fapl, use};
     char why[512];
@@ -193,7 +217,10 @@ static hid_t open_file(int create, const char *name, unsigned flags, hid_t fcpl,
         char list[1024];
         iot_describe_settings(info.rules, NULL, IOT_TARGET_FAPL, list, sizeof list);
         say_withdrawn(how, known, NULL, list, why, info.leader, rec);
+    } else if (use != fapl && rec >= 0) {
+        iot_readback_file(info.rules, fid, &out); /* collective for MPI-IO, as the open is */
     }
+    keep_outcome(rec, &out);
     if (s)
         iot_files_remember(known, &info); /* it keeps info.rules */
     if (iot_lock()) {
@@ -436,10 +463,11 @@ static hid_t dataset_call_with_settings(dataset_call kind, dataset_args a)
     iot_file_info f = iot_files_lookup(file);
     dataset_args use = a;
     int creating = kind == CREATE1 || kind == CREATE2;
+    iot_h5_outcome out = {"", ""}, *keep = iot_capture_on ? &out : NULL;
     if (s && f.mpio && creating) /* files of other drivers get no settings */
-        use.dcpl = iot_apply_dcpl(&f, file, path, a.type, a.space, a.dcpl);
+        use.dcpl = iot_apply_dcpl(&f, file, path, a.type, a.space, a.dcpl, keep);
     if (s && f.mpio && rel[0] && takes_dapl(real, kind, a.dapl))
-        use.dapl = iot_apply_dapl(&f, file, path, a.dapl);
+        use.dapl = iot_apply_dapl(&f, file, path, a.dapl, keep);
     dataset_attempt attempt = {kind, &a, &use};
     char why[512];
     int injected = use.dcpl != a.dcpl || use.dapl != a.dapl;
@@ -464,6 +492,11 @@ static hid_t dataset_call_with_settings(dataset_call kind, dataset_args a)
         say_withdrawn(creating ? "H5Dcreate" : "H5Dopen", file, path, list, why, f.leader, rec);
     }
     int mode = s ? iot_transfer_mode(&f, file, path, id) : -1;
+    if (rec >= 0 && s && f.mpio) {
+        iot_readback_dataset(f.rules, path, id, !why[0] && use.dcpl != a.dcpl,
+                             !why[0] && use.dapl != a.dapl, mode, &out);
+        keep_outcome(rec, &out);
+    }
     if (rec >= 0)
         dataset_opened(real, id, rec, path, creating ? a.space : H5I_INVALID_HID,
                        creating ? a.type : H5I_INVALID_HID, t, dt, outer);

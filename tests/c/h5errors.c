@@ -9,6 +9,8 @@
  *                              H5Oopen, H5Oopen_by_idx and H5Dopen1 print their chunk cache
  *        h5errors DIR many N   N datasets of 128 bytes, each released with H5Idec_ref, and the
  *                              file too
+ *        h5errors DIR own      a file whose access list sets its own alignment (0, 4096) and
+ *                              sieve buffer (the default value): prints the alignment in effect
  * Every file is opened with the MPI-IO driver on MPI_COMM_WORLD; rank 0 prints. */
 #include <errno.h>
 #include <hdf5.h>
@@ -175,6 +177,25 @@ static int many(int count)
     return failed;
 }
 
+/* The application's own file access settings: an alignment of its choice, and a sieve buffer
+ * size equal to HDF5's default (set, but nothing to override). */
+static int own(void)
+{
+    hid_t fa = fapl();
+    H5Pset_alignment(fa, 0, 4096);
+    H5Pset_sieve_buf_size(fa, 65536);
+    hid_t f = H5Fcreate(path("own.h5"), H5F_ACC_TRUNC, H5P_DEFAULT, fa);
+    hid_t used = H5Fget_access_plist(f);
+    hsize_t threshold = 0, alignment = 0;
+    H5Pget_alignment(used, &threshold, &alignment);
+    if (rank == 0)
+        printf("own: alignment in effect %llu, %llu\n", (unsigned long long)threshold,
+               (unsigned long long)alignment);
+    H5Pclose(used);
+    H5Pclose(fa);
+    return H5Fclose(f) < 0;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -184,7 +205,9 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     snprintf(dir, sizeof dir, "%s", argv[1]);
-    int rc = strcmp(argv[2], "many") == 0 ? many(argc > 3 ? atoi(argv[3]) : 5000) : errors();
+    int rc = strcmp(argv[2], "many") == 0  ? many(argc > 3 ? atoi(argv[3]) : 5000)
+             : strcmp(argv[2], "own") == 0 ? own()
+                                           : errors();
     MPI_Finalize();
     return rc;
 }

@@ -303,3 +303,12 @@ def test_run_without_a_control_file_preloads_the_runtime_alone(tmp_path, libiotu
     assert "created: (521, 1048576, 0.75)" in run.stdout  # no settings
     p = prof.load(tmp_path / "p.json")
     assert p.config.get("path") is None and p.data_files[0]["name"] == "cache.h5"
+
+
+def test_a_serial_file_lists_no_hdf5_setting_as_applied_and_says_why(tmp_path, libiotune):
+    run = run_app(tmp_path, ["data"], mpio=False, lib=libiotune, config=PROBE_ALL,
+                  env={"IOTUNE_PROFILE": str(tmp_path / "p.json")})  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    (f,) = prof.load(tmp_path / "p.json").data_files
+    assert f["applied"]["hdf5"] == {}
+    assert any("opened with the sec2 driver" in n for n in f["hdf5_notes"]), f.get("hdf5_notes")

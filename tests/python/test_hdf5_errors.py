@@ -96,10 +96,61 @@ MANY = 5000
 
 def test_datasets_released_by_reference_count_are_counted_exactly(tmp_path, test_prog,
                                                                   libiotune):  # fmt: skip
-    proc = run(test_prog, tmp_path, ["many", MANY], lib=libiotune, config=PROBE_ALL,
+    # dataset settings only: probe_all's alignment would grow the file to 700 MiB (and say so)
+    config = tmp_path / "datasets.xml"
+    config.write_text("<Parameters><High_Level_IO_Library><chunk_cache_bytes>4MiB"
+                      "</chunk_cache_bytes><transfer_mode>independent</transfer_mode>"
+                      "</High_Level_IO_Library></Parameters>")  # fmt: skip
+    proc = run(test_prog, tmp_path, ["many", MANY], lib=libiotune, config=config,
                env={"IOTUNE_PROFILE": str(tmp_path / "p.json")})  # fmt: skip
     assert proc.stdout == f"many: {MANY} datasets\n" and proc.stderr == ""
     (f,) = json.loads((tmp_path / "p.json").read_text())["files"]
     h = f["hdf5"]
     assert (h["dataset_creates"], h["writes"], h["bytes_written"]) == (MANY, MANY, MANY * 128)
     assert (h["file_creates"], h["file_closes"]) == (1, 1)
+    assert f["applied"]["hdf5"] == {"transfer_mode": "independent"}
+    notes = f["hdf5_notes"]  # the first datasets' notes, then a mark: the list is bounded
+    assert notes[:3] == [f"/d{i:05d}: chunk cache settings without effect: the dataset is "
+                         "contiguous" for i in range(3)] and notes[-1] == "(more left out)"  # fmt: skip
+
+
+# ----------------------------------------------------------------------------- applied
+
+
+def profile_of(tmp_path, test_prog, libiotune, args, config):
+    proc = run(test_prog, tmp_path, args, lib=libiotune, config=config,
+               env={"IOTUNE_PROFILE": str(tmp_path / "p.json")})  # fmt: skip
+    (f,) = json.loads((tmp_path / "p.json").read_text())["files"]
+    return proc, f
+
+
+def test_applied_lists_what_hdf5_reports_in_effect(tmp_path, test_prog, libiotune):
+    _, f = profile_of(tmp_path, test_prog, libiotune, ["errors"], PROBE_ALL)
+    hdf5 = f["applied"]["hdf5"]
+    # read back from the file's access list and the datasets' creation and access lists
+    assert hdf5["alignment"] == "0,65536" and hdf5["mdc_max_size"] == "16777216"
+    assert hdf5["fill_time"] == "never" and hdf5["chunk_cache_bytes"] == "4194304"
+    assert "chunk" not in hdf5 and "alloc_time" not in hdf5  # no dataset matched their rules
+    assert (
+        "/strings: chunk cache settings without effect: the dataset is contiguous"
+        in (f["hdf5_notes"])
+    )
+
+
+def test_an_override_of_the_applications_own_setting_is_said(tmp_path, test_prog, libiotune):
+    proc, f = profile_of(tmp_path, test_prog, libiotune, ["own"], PROBE_ALL)
+    assert "own: alignment in effect 0, 65536" in proc.stdout  # the control file wins
+    note = "alignment=0,65536 [probe_all.xml:5] overrides the application's own alignment=0,4096"
+    said = [ln for ln in proc.stderr.splitlines() if ln.startswith("iotune: ")]
+    assert len(said) == 1 and note in said[0], proc.stderr
+    assert f["hdf5_notes"] == [note]  # sieve_buf_size: the application set HDF5's default
+
+
+def test_a_file_grown_by_alignment_gets_one_warning(tmp_path, test_prog, libiotune):
+    config = tmp_path / "big.xml"
+    config.write_text("<Parameters><High_Level_IO_Library><alignment>0, 64MiB</alignment>"
+                      "</High_Level_IO_Library></Parameters>")  # fmt: skip
+    proc, f = profile_of(tmp_path, test_prog, libiotune, ["errors"], config)
+    said = [ln for ln in proc.stderr.splitlines() if ln.startswith("iotune: ")]
+    assert len(said) == 1 and "written through HDF5: alignment=0,67108864 grows it" in said[0]
+    assert any("alignment=0,67108864 grows it" in n for n in f["hdf5_notes"])
