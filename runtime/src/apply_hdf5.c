@@ -304,6 +304,39 @@ static herr_t set_fapl(int p, hid_t fapl, const iot_entry *e)
     }
 }
 
+/* Settings of parallel HDF5 and MPI-IO: without meaning for a serial (sec2) file. */
+static int parallel_only(int p)
+{
+    return p == IOT_P_COLL_METADATA_READ || p == IOT_P_COLL_METADATA_WRITE ||
+           p == IOT_P_TRANSFER_MODE || iot_params[p].target == IOT_TARGET_HINT;
+}
+
+/* A serial file opted in: the settings it matches that have no meaning for it, said once per
+ * run (leader) and noted for the profile. */
+static void note_meaningless(const iot_file_settings *rules, const char *name, int leader,
+                             iot_h5_outcome *out)
+{
+    char list[1024] = "";
+    size_t used = 0;
+    for (int p = 0; p < IOT_P_COUNT && used < sizeof list; p++) {
+        int any = iot_resolved_file(rules, p) != NULL;
+        for (int i = 0; !any && rules && i < rules->set.count; i++)
+            any = rules->set.entries[i].param == p;
+        if (any && parallel_only(p))
+            used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", used ? ", " : "",
+                                     iot_params[p].name);
+    }
+    if (!list[0])
+        return;
+    char line[1200];
+    snprintf(line, sizeof line,
+             "serial file (sec2 driver): %s have no meaning here and are left out", list);
+    if (out)
+        iot_outcome_add(out->notes, sizeof out->notes, line);
+    if (leader)
+        iot_warn_once("serial-meaningless", "%s: %s", name, line);
+}
+
 hid_t iot_apply_fapl(const iot_settings *s, const char *how, const char *name, hid_t fapl,
                      iot_file_info *info, iot_h5_outcome *out)
 {
@@ -311,33 +344,43 @@ hid_t iot_apply_fapl(const iot_settings *s, const char *how, const char *name, h
     info->rules = NULL;
     iot_h5_quiet quiet;
     iot_h5_quiet_begin(&quiet);
-    if (!detect_mpio(fapl, info)) {
-        /* serial programs and tools (h5repack, ...) keep their own settings: iotune tunes
-         * the parallel I/O path only */
-        const char *driver = driver_name(fapl);
+    int mpio = detect_mpio(fapl, info);
+    const char *driver = mpio ? "MPI-IO" : driver_name(fapl);
+    /* the one match of the file's name: its datasets are served from the same set */
+    iot_file_settings *rules = iot_resolve(s, name);
+    const iot_entry *opt_in = iot_resolved_file(rules, IOT_P_SERIAL_FILES);
+    int serial = !mpio && strcmp(driver, "sec2") == 0 && opt_in && opt_in->value.v[0];
+    if (!mpio && !serial) {
+        /* serial programs and tools (h5repack, ...) keep their own settings unless the
+         * control file opts their files in */
         iot_h5_quiet_end(&quiet);
+        iot_resolved_free(rules);
         if (out) {
             char line[256];
             snprintf(line, sizeof line,
                      "no HDF5 settings: opened with the %s driver (they reach files opened with "
-                     "the MPI-IO driver)",
-                     driver);
+                     "the MPI-IO driver%s)",
+                     driver,
+                     strcmp(driver, "sec2") == 0 ? ", and sec2 ones with serial_files" : "");
             iot_outcome_add(out->notes, sizeof out->notes, line);
         }
         if (iot_g.verbose && info->leader)
-            iot_log("%s %s (not the MPI-IO driver): no settings applied to this file, its "
-                    "datasets or transfers",
-                    how, name);
+            iot_log("%s %s (%s driver): no settings applied to this file, its datasets or "
+                    "transfers",
+                    how, name, driver);
         return fapl;
     }
-    /* the one match of the file's name: its datasets are served from the same set */
-    const iot_file_settings *rules = info->rules = iot_resolve(s, name);
+    info->rules = rules;
+    info->tuned = 1;
+    if (serial)
+        note_meaningless(rules, name, info->leader, out);
     note_overrides(rules, name, fapl, info->leader, out);
     hid_t copy = H5I_INVALID_HID;
     report r = {.len = 0};
     for (int p = 0, mdc_done = 0; p < IOT_P_COUNT; p++) {
         const iot_entry *e = iot_resolved_file(rules, p);
-        if (iot_params[p].target != IOT_TARGET_FAPL || (!e && !is_mdc(p)))
+        if (iot_params[p].target != IOT_TARGET_FAPL || (!e && !is_mdc(p)) ||
+            (serial && parallel_only(p)))
             continue;
         if (is_mdc(p)) {
             int any = iot_resolved_file(rules, IOT_P_MDC_INITIAL_SIZE) ||
@@ -353,7 +396,7 @@ hid_t iot_apply_fapl(const iot_settings *s, const char *how, const char *name, h
     keep_refusals(&r, out);
     if (iot_g.verbose && info->leader) {
         char header[1200];
-        snprintf(header, sizeof header, "%s %s (MPI-IO driver): hdf5 file access%s", how, name,
+        snprintf(header, sizeof header, "%s %s (%s driver): hdf5 file access%s", how, name, driver,
                  r.items ? ":" : ": nothing to apply");
         iot_log_block(header, r.text);
     }

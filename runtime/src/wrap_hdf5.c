@@ -195,7 +195,7 @@ static hid_t open_file(int create, const char *name, unsigned flags, hid_t fcpl,
     if ((!s && !iot_capture_on) || !name || !real->H5Fcreate || !real->H5Fopen)
         return create ? real->H5Fcreate(name, flags, fcpl, fapl) : real->H5Fopen(name, flags, fapl);
     const char *how = create ? "H5Fcreate" : "H5Fopen";
-    iot_file_info info = {0, 1, NULL};
+    iot_file_info info = {0, 1, NULL, 0};
     iot_h5_outcome out = {"", ""};
     hid_t use = s && iot_h5() && !decided_by_existence(create, name, flags)
                     ? iot_apply_fapl(s, how, name, fapl, &info, iot_capture_on ? &out : NULL)
@@ -464,9 +464,9 @@ static hid_t dataset_call_with_settings(dataset_call kind, dataset_args a)
     dataset_args use = a;
     int creating = kind == CREATE1 || kind == CREATE2;
     iot_h5_outcome out = {"", ""}, *keep = iot_capture_on ? &out : NULL;
-    if (s && f.mpio && creating) /* files of other drivers get no settings */
+    if (s && f.tuned && creating) /* MPI-IO files, and sec2 ones with serial_files */
         use.dcpl = iot_apply_dcpl(&f, file, path, a.type, a.space, a.dcpl, keep);
-    if (s && f.mpio && rel[0] && takes_dapl(real, kind, a.dapl))
+    if (s && f.tuned && rel[0] && takes_dapl(real, kind, a.dapl))
         use.dapl = iot_apply_dapl(&f, file, path, a.dapl, keep);
     dataset_attempt attempt = {kind, &a, &use};
     char why[512];
@@ -492,7 +492,7 @@ static hid_t dataset_call_with_settings(dataset_call kind, dataset_args a)
         say_withdrawn(creating ? "H5Dcreate" : "H5Dopen", file, path, list, why, f.leader, rec);
     }
     int mode = s ? iot_transfer_mode(&f, file, path, id) : -1;
-    if (rec >= 0 && s && f.mpio) {
+    if (rec >= 0 && s && f.tuned) {
         iot_readback_dataset(f.rules, path, id, !why[0] && use.dcpl != a.dcpl,
                              !why[0] && use.dapl != a.dapl, mode, &out);
         keep_outcome(rec, &out);

@@ -31,6 +31,8 @@ CONFIGS = {
     "full": VECTORS / "good_full.xml",
     "hdf5_all": VECTORS / "good_hdf5_all.xml",
     "mpiio_all": VECTORS / "good_mpiio_all.xml",
+    # probe_all's HDF5 settings that have a meaning for serial files, with serial_files on
+    "serial_opt_in": DATA / "serial_opt_in.xml",
 }
 PFR = "<romio_cb_pfr>enable</romio_cb_pfr>"
 NO_INDEP_RW = (
@@ -170,6 +172,7 @@ def test_the_errors_scenario_meets_the_exceptions_the_issue_lists(tmp_path_facto
         pytest.param("mpiio_all", True, marks=xfail(NO_INDEP_RW)),
         ("probe_all", False),
         ("full", False),
+        ("serial_opt_in", False),
     ],
 )
 def test_errors_are_the_applications(tmp_path, tmp_path_factory, libiotune, config, mpio):
@@ -188,6 +191,7 @@ def test_errors_are_the_applications(tmp_path, tmp_path_factory, libiotune, conf
         ("mpiio_all", True),
         ("probe_all", False),
         ("full", False),
+        ("serial_opt_in", False),
     ],
 )
 def test_data_output_and_layout_are_unchanged(tmp_path, tmp_path_factory, libiotune, config,
@@ -312,3 +316,31 @@ def test_a_serial_file_lists_no_hdf5_setting_as_applied_and_says_why(tmp_path, l
     (f,) = prof.load(tmp_path / "p.json").data_files
     assert f["applied"]["hdf5"] == {}
     assert any("opened with the sec2 driver" in n for n in f["hdf5_notes"]), f.get("hdf5_notes")
+
+
+def test_serial_files_keep_their_own_settings_without_the_opt_in(tmp_path, libiotune):
+    lines = _cache_lines(run_app(tmp_path, ["cache"], mpio=False, lib=libiotune, config=PROBE_ALL))
+    assert lines["created"] == lines["opened"] == "(521, 1048576, 0.75)"
+
+
+def test_the_serial_opt_in_gives_serial_files_the_hdf5_settings(tmp_path, libiotune):
+    config = tmp_path.parent / f"{tmp_path.name}-serial.xml"
+    parallel = (
+        "<transfer_mode>collective</transfer_mode><coll_metadata_read>true</coll_metadata_read>"
+    )
+    config.write_text(
+        CONFIGS["serial_opt_in"].read_text().replace("<serial_files>", parallel + "<serial_files>")
+    )
+    run = run_app(tmp_path, ["cache"], mpio=False, lib=libiotune, config=config,
+                  env={"IOTUNE_PROFILE": str(tmp_path / "p.json")})  # fmt: skip
+    lines = _cache_lines(run)
+    assert lines["created"] == lines["opened"] == "(1009, 4194304, 0.5)"
+    # parallel HDF5's settings have no meaning for a sec2 file: said once, left out
+    said = [ln for ln in run.stderr.splitlines() if ln.startswith("iotune: ")]
+    assert said == [
+        "iotune: cache.h5: serial file (sec2 driver): coll_metadata_read, "
+        "transfer_mode have no meaning here and are left out"
+    ]
+    (f,) = prof.load(tmp_path / "p.json").data_files
+    assert f["applied"]["hdf5"]["alignment"] == "0,65536"
+    assert "coll_metadata_read" not in f["applied"]["hdf5"]
