@@ -1,5 +1,6 @@
 #include "profile.h"
 
+#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -10,6 +11,7 @@
 #include "json.h"
 #include "real.h"
 #include "resolve.h"
+#include "system_files_gen.h"
 
 static const char *const layer_names[IOT_NLAYERS] = {"hdf5", "mpiio", "posix", "stdio"};
 
@@ -327,6 +329,63 @@ static void write_argv(FILE *f)
     fputs("]", f);
 }
 
+/* The program (argv[0]) and the script it runs when it is an interpreter of a `script` rule
+ * (its first argument that is not an option; none after -m, -c, -e or --), read once. */
+static const iot_file_rule *script_rule;
+static char script_name[IOT_REC_NAME];
+
+static void find_script(void)
+{
+    static int done;
+    if (done++)
+        return;
+    FILE *cmd = iot_real_fopen("/proc/self/cmdline", "r");
+    if (!cmd)
+        return;
+    char args[8192];
+    size_t n = fread(args, 1, sizeof args - 1, cmd);
+    iot_real_fclose(cmd);
+    args[n] = '\0';
+    const iot_file_rule *rule = NULL;
+    for (size_t i = 0; i < sizeof iot_file_rules / sizeof *iot_file_rules && !rule; i++)
+        if (iot_file_rules[i].script && fnmatch(iot_file_rules[i].pattern, args, 0) == 0)
+            rule = &iot_file_rules[i];
+    for (const char *w = args + strlen(args) + 1; rule && w < args + n; w += strlen(w) + 1) {
+        if (!strcmp(w, "-m") || !strcmp(w, "-c") || !strcmp(w, "-e") || !strcmp(w, "--"))
+            return;
+        if (w[0] != '-') {
+            snprintf(script_name, sizeof script_name, "%s", w);
+            script_rule = rule;
+            return;
+        }
+    }
+}
+
+static int was_written(const iot_file_rec *r)
+{
+    for (int l = 0; l < IOT_NLAYERS; l++)
+        if (r->c[l].bytes_written || r->c[l].writes)
+            return 1;
+    return r->c[IOT_L_HDF5].creates || r->c[IOT_L_HDF5].dset_creates;
+}
+
+/* The class of a file the application did not ask for (system_files.tsv, first matching rule),
+ * or NULL for a data file: the same rules iotune.profile applies when it loads a profile. */
+static const char *system_class(const iot_file_rec *r)
+{
+    int written = was_written(r);
+    find_script();
+    if (script_rule && strcmp(r->name, script_name) == 0 && !(script_rule->read_only && written))
+        return script_rule->cls;
+    for (size_t i = 0; i < sizeof iot_file_rules / sizeof *iot_file_rules; i++) {
+        const iot_file_rule *rule = &iot_file_rules[i];
+        if (!rule->script && !(rule->read_only && written) &&
+            fnmatch(rule->pattern, r->name, 0) == 0)
+            return rule->cls;
+    }
+    return NULL;
+}
+
 static void write_file(FILE *f, const iot_profile *p, const iot_file_rec *r, int first)
 {
     const iot_file_stats *st = &p->stats[r->rank];
@@ -342,6 +401,11 @@ static void write_file(FILE *f, const iot_profile *p, const iot_file_rec *r, int
             st->ranks, r->start < 0 ? 0 : r->start, r->end, st->max, st->min, mean, st->slowest,
             mean > 0 ? st->max / mean : 1.0);
     write_applied(f, r);
+    const char *cls = system_class(r);
+    if (cls) { /* a file the application did not ask for: kept, marked */
+        fputs(", \"system\": ", f);
+        iot_json_string(f, cls);
+    }
     if (r->withdrawn[0]) { /* settings HDF5 refused at a call: the application's own were used */
         fputs(", \"withdrawn\": ", f);
         write_lines(f, r->withdrawn);

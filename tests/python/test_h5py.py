@@ -344,3 +344,22 @@ def test_the_serial_opt_in_gives_serial_files_the_hdf5_settings(tmp_path, libiot
     (f,) = prof.load(tmp_path / "p.json").data_files
     assert f["applied"]["hdf5"]["alignment"] == "0,65536"
     assert "coll_metadata_read" not in f["applied"]["hdf5"]
+
+
+def test_the_runtime_marks_the_files_the_application_did_not_ask_for(tmp_path, libiotune):
+    """The runtime reads the same rule table (system_files.tsv, generated into a C header) as
+    iotune.profile: its marks in the raw JSON are the ones the Python reader would give."""
+    import json
+
+    run = run_app(tmp_path, ["cache"], mpio=False, lib=libiotune,
+                  env={"IOTUNE_PROFILE": str(tmp_path / "p.json")})  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    raw = json.loads((tmp_path / "p.json").read_text())
+    marks = {f["name"]: f.get("system") for f in raw["files"]}
+    assert marks["cache.h5"] is None
+    assert marks[str(APP)] == "interpreter"
+    assert any(n.endswith("pyvenv.cfg") and c == "interpreter" for n, c in marks.items())
+    script = prof.script_of(raw["argv"])
+    for f in raw["files"]:
+        rule = prof.classify(f["name"], prof.was_written(f), script=script)
+        assert f.get("system") == (rule.cls if rule else None), f["name"]

@@ -110,8 +110,9 @@ def test_datasets_released_by_reference_count_are_counted_exactly(tmp_path, test
     assert (h["file_creates"], h["file_closes"]) == (1, 1)
     assert f["applied"]["hdf5"] == {"transfer_mode": "independent"}
     notes = f["hdf5_notes"]  # the first datasets' notes, then a mark: the list is bounded
-    assert notes[:3] == [f"/d{i:05d}: chunk cache settings without effect: the dataset is "
-                         "contiguous" for i in range(3)] and notes[-1] == "(more left out)"  # fmt: skip
+    contiguous = "chunk cache settings without effect: the dataset is contiguous"
+    assert notes[:3] == [f"/d{i:05d}: {contiguous}" for i in range(3)]
+    assert notes[-1] == "(more left out)"
 
 
 # ----------------------------------------------------------------------------- applied
