@@ -182,7 +182,7 @@ static hid_t file_call(const iot_h5_api *real, const void *args, int own)
 static int decided_by_existence(int create, const char *name, unsigned flags)
 {
     int err = errno;
-    int exists = access(name, F_OK) == 0;
+    int exists = access(iot_strip_romio_prefix(name), F_OK) == 0;
     errno = err;
     return create ? (flags & 0x0004u) && exists : !exists; /* H5F_ACC_EXCL, without H5open */
 }
@@ -254,13 +254,8 @@ IOT_EXPORT hid_t H5Fopen(const char *name, unsigned flags, hid_t fapl)
 /* A followed file id: its capture record (-1 without capture), or -2 when not followed. */
 static int followed_file(hid_t fid)
 {
-    int rec = -2;
-    if (files.used && iot_lock()) {
-        int *v = iot_idmap_get(&files, (uint64_t)fid);
-        rec = v ? v[0] : -2;
-        iot_unlock();
-    }
-    return rec;
+    int *v = iot_idmap_get(&files, (uint64_t)fid); /* lock-free read (idmap.h) */
+    return v ? v[0] : -2;
 }
 
 /* After the file id fid was let go (H5Fclose, H5Idec_ref): if it is really gone, its
