@@ -24,12 +24,10 @@ The bench:
      chunk cache each variant's dataset had (read back through h5py: did the settings reach
      it?), and writes the raw numbers to `--out` (JSON, with the machine and the command).
 
-Status (2026-11-23): the runtime applies no HDF5 setting to files opened with h5py's default
-`sec2` driver (issue 10, point 4: the serial opt-in does not exist yet), and h5py opens the
-dataset with H5Oopen, which gets no dataset settings (point 2): today `iotune tune` can find
-nothing for this program and a tuned control file changes nothing (the printed chunk cache stays
-h5py's (521, 1048576, 0.75)). The bench is written to be run once both land (the tuned control
-file must then switch the opt-in on). Not yet run for numbers; none are claimed from it.
+Status (2026-11-23): the tuned control file must switch the serial opt-in on
+(`<serial_files>true</serial_files>`: files opened with h5py's default sec2 driver get no HDF5
+setting otherwise); datasets opened as f["name"] (H5Oopen) get the dataset settings. Result in
+bench/README.md, raw numbers in bench/results/h5py_serial_read.json.
 
 usage: bench/h5py_serial_read.py [--tune | --config FILE] [--rounds N] [--drop-caches]
                                  [--rows R --cols C --chunk K --stride S] [--out FILE.json]

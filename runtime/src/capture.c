@@ -213,7 +213,12 @@ void iot_count_close(int rec, iot_clayer layer, const char *func, double t, doub
 void iot_rec_withdraw(const char *filename, iot_clayer layer, const char *setting,
                       const char *value, const char *reason)
 {
-    int rec = iot_capture_on && filename ? iot_rec_for(filename, layer) : -1;
+    if (iot_capture_on && filename)
+        iot_rec_withdraw_at(iot_rec_for(filename, layer), setting, value, reason);
+}
+
+void iot_rec_withdraw_at(int rec, const char *setting, const char *value, const char *reason)
+{
     if (rec < 0 || !iot_lock())
         return;
     char *w = iot_rec(rec)->withdrawn;

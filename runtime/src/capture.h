@@ -53,6 +53,8 @@ typedef struct {
     char fs[32];
     char hints[IOT_REC_HINTS];         /* "key=value\n..." read back after MPI_File_open */
     char withdrawn[IOT_REC_WITHDRAWN]; /* "setting\tvalue\treason\n...": iot_rec_withdraw */
+    char h5applied[512];               /* lines "name=value": HDF5 settings read back in effect */
+    char h5notes[1024];                /* lines: HDF5 settings not in effect and why, overrides */
     int rank;
     int layers;        /* bit per iot_clayer used */
     int open_now;      /* handles open at any layer: a file never closed ends at the finish */
@@ -111,6 +113,8 @@ iot_file_rec *iot_rec(int index);
  * succeeded without it (fail-safe): kept with the file's record, written to the profile as
  * "withdrawn": [{"setting", "value", "reason"}]. For every layer (MPI-IO hints, HDF5
  * properties). Takes the lock itself; does nothing with capture off or the record full. */
+/* The same, for a record already found (rec from iot_rec_for). */
+void iot_rec_withdraw_at(int rec, const char *setting, const char *value, const char *reason);
 void iot_rec_withdraw(const char *filename, iot_clayer layer, const char *setting,
                       const char *value, const char *reason);
 

@@ -33,12 +33,14 @@ int iot_world_rank(void)
 
 void iot_log(const char *fmt, ...)
 {
+    int saved = errno; /* the application may read errno after the wrapped call */
     char line[1024];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
     fprintf(stderr, "iotune: %s\n", line);
+    errno = saved;
 }
 
 void iot_log_block(const char *header, const char *lines)
@@ -214,7 +216,18 @@ static int run_dir(char *dir, size_t len)
     return errno == EEXIST;
 }
 
+static int run_first(const char *key);
+
+/* Never changes errno: it is called from wrappers whose caller reads errno next. */
 int iot_run_first(const char *key)
+{
+    int saved = errno;
+    int first = run_first(key);
+    errno = saved;
+    return first;
+}
+
+static int run_first(const char *key)
 {
     static char seen[64][96];
     static int nseen;

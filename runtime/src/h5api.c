@@ -1,8 +1,10 @@
 #include "h5api.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <link.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 typedef struct {
@@ -97,4 +99,46 @@ void iot_h5_quiet_begin(iot_h5_quiet *q)
 void iot_h5_quiet_end(const iot_h5_quiet *q)
 {
     api.H5Eset_auto2(H5E_DEFAULT, q->func, q->data);
+}
+
+void iot_h5_failure_keep(iot_h5_failure *f)
+{
+    f->err = errno;
+    f->stack = api.H5Eget_current_stack ? api.H5Eget_current_stack() : H5I_INVALID_HID;
+}
+
+void iot_h5_failure_give_back(iot_h5_failure *f)
+{
+    if (f->stack >= 0 && api.H5Eset_current_stack) /* it also closes the kept copy */
+        api.H5Eset_current_stack(f->stack);
+    f->stack = H5I_INVALID_HID;
+    errno = f->err;
+}
+
+typedef struct {
+    char *buf;
+    size_t len;
+} describe_ctx;
+
+static herr_t innermost(unsigned n, const H5E_error2_t *e, void *data)
+{
+    describe_ctx *d = data;
+    if (n == 0)
+        snprintf(d->buf, d->len, "%s: %s", e->func_name ? e->func_name : "?",
+                 e->desc && e->desc[0] ? e->desc : "failed");
+    return 0;
+}
+
+void iot_h5_failure_describe_and_drop(iot_h5_failure *f, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (f->stack < 0)
+        return;
+    describe_ctx d = {buf, len};
+    if (api.H5Ewalk2)
+        api.H5Ewalk2(f->stack, H5E_WALK_UPWARD, innermost, &d);
+    if (api.H5Eclose_stack)
+        api.H5Eclose_stack(f->stack);
+    f->stack = H5I_INVALID_HID;
+    errno = f->err;
 }

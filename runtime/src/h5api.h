@@ -47,7 +47,18 @@
     X(H5Tclose)                                                                                    \
     X(H5Iget_name)                                                                                 \
     X(H5Eget_auto2)                                                                                \
-    X(H5Eset_auto2)
+    X(H5Eset_auto2)                                                                                \
+    X(H5Eget_current_stack)                                                                        \
+    X(H5Eset_current_stack)                                                                        \
+    X(H5Eclose_stack)                                                                              \
+    X(H5Ewalk2)                                                                                    \
+    X(H5Oopen)                                                                                     \
+    X(H5Oopen_by_idx)                                                                              \
+    X(H5Oclose)                                                                                    \
+    X(H5Lget_name_by_idx)                                                                          \
+    X(H5Idec_ref)                                                                                  \
+    X(H5Iget_type)                                                                                 \
+    X(H5Iis_valid)
 /* clang-format on */
 
 typedef struct {
@@ -96,5 +107,17 @@ typedef struct {
 } iot_h5_quiet;
 void iot_h5_quiet_begin(iot_h5_quiet *q);
 void iot_h5_quiet_end(const iot_h5_quiet *q);
+
+/* A failed call's error stack and errno, set aside while the runtime makes HDF5 calls of its
+ * own (any HDF5 call clears the stack), then given back: the application sees exactly the
+ * error of its call. Without H5Eget_current_stack nothing is kept (stack = -1). */
+typedef struct {
+    hid_t stack;
+    int err;
+} iot_h5_failure;
+void iot_h5_failure_keep(iot_h5_failure *f);
+void iot_h5_failure_give_back(iot_h5_failure *f);
+/* HDF5's innermost message of a kept failure, e.g. "H5Pset_alignment: ..."; then drops it. */
+void iot_h5_failure_describe_and_drop(iot_h5_failure *f, char *buf, size_t len);
 
 #endif

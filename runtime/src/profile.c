@@ -1,7 +1,9 @@
 #include "profile.h"
 
+#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "abi.h"
@@ -11,6 +13,7 @@
 #include "json.h"
 #include "real.h"
 #include "resolve.h"
+#include "system_files_gen.h"
 
 static const char *const layer_names[IOT_NLAYERS] = {"hdf5", "mpiio", "posix", "stdio"};
 
@@ -42,6 +45,10 @@ static void merge(iot_file_rec *into, const iot_file_rec *r)
         into->end = r->end;
     if (!into->hints[0])
         memcpy(into->hints, r->hints, sizeof into->hints);
+    if (!into->h5applied[0])
+        memcpy(into->h5applied, r->h5applied, sizeof into->h5applied);
+    if (!into->h5notes[0])
+        memcpy(into->h5notes, r->h5notes, sizeof into->h5notes);
     if (!into->fs[0])
         memcpy(into->fs, r->fs, sizeof into->fs);
     if (!into->withdrawn[0])
@@ -54,6 +61,48 @@ static int by_start(const void *a, const void *b)
 {
     double x = ((const iot_file_rec *)a)->start, y = ((const iot_file_rec *)b)->start;
     return (x > y) - (x < y);
+}
+
+/* The value of name in "name=value" lines, or NULL. */
+static const char *line_value(const char *lines, const char *name, char *buf, size_t len)
+{
+    size_t n = strlen(name);
+    for (const char *line = lines; *line;) {
+        size_t l = strcspn(line, "\n");
+        if (l > n && strncmp(line, name, n) == 0 && line[n] == '=') {
+            snprintf(buf, len, "%.*s", (int)(l - n - 1), line + n + 1);
+            return buf;
+        }
+        line += l + (line[l] == '\n');
+    }
+    return NULL;
+}
+
+/* A file that alignment or meta_block_size made much larger than the data HDF5 wrote into it
+ * (1 GiB for 2 MB): one warning naming the setting, and a note in the profile. */
+static void warn_growth(iot_file_rec *r)
+{
+    char align[64], meta[64];
+    const char *a = line_value(r->h5applied, "alignment", align, sizeof align);
+    const char *m = line_value(r->h5applied, "meta_block_size", meta, sizeof meta);
+    struct stat st;
+    if ((!a && !m) || stat(r->name, &st) != 0)
+        return;
+    uint64_t size = (uint64_t)st.st_size, data = r->c[IOT_L_HDF5].bytes_written;
+    if (size <= 4 * data + (8u << 20))
+        return;
+    char line[1024];
+    snprintf(line, sizeof line,
+             "%s is %.1f MiB for %.1f MiB written through HDF5: %s%s%s%s%s%s grows it (each "
+             "object starts on such a boundary); a smaller value or none keeps the file small",
+             r->name, (double)size / 1048576.0, (double)data / 1048576.0, a ? "alignment=" : "",
+             a ? a : "", a && m ? " and " : "", m ? "meta_block_size=" : "", m ? m : "",
+             a && m ? " together" : "");
+    iot_warn_once(r->name, "%s", line);
+    size_t used = strlen(r->h5notes);
+    if (used + 2 < sizeof r->h5notes)
+        snprintf(r->h5notes + used, sizeof r->h5notes - used, "%s%.*s", used ? "\n" : "",
+                 (int)(sizeof r->h5notes - used - 2), line);
 }
 
 int iot_profile_build(iot_profile *p, const iot_file_rec *all, int nall, const double *rank_times,
@@ -91,6 +140,8 @@ int iot_profile_build(iot_profile *p, const iot_file_rec *all, int nall, const d
         st->ranks++;
     }
     qsort(p->files, (size_t)p->nfiles, sizeof *p->files, by_start);
+    for (int k = 0; k < p->nfiles; k++)
+        warn_growth(&p->files[k]);
     for (int r = 0; r < nranks; r++)
         if (rank_times[r] > p->io_time)
             p->io_time = rank_times[r];
@@ -195,22 +246,50 @@ static void applied_hint(void *ctx, const iot_entry *e)
     iot_json_string(a->f, e->value.text);
 }
 
-/* The control file's settings in effect for a file, per layer. */
+/* Lines "name=value" as JSON members. */
+static void write_pairs(FILE *f, const char *lines)
+{
+    int n = 0;
+    for (const char *line = lines; *line;) {
+        size_t len = strcspn(line, "\n");
+        const char *eq = memchr(line, '=', len);
+        if (eq) {
+            char key[256], val[512];
+            snprintf(key, sizeof key, "%.*s", (int)(eq - line), line);
+            snprintf(val, sizeof val, "%.*s", (int)(line + len - eq - 1), eq + 1);
+            fputs(n++ ? ", " : "", f);
+            iot_json_string(f, key);
+            fputs(": ", f);
+            iot_json_string(f, val);
+        }
+        line += len + (line[len] == '\n');
+    }
+}
+
+/* Lines as a JSON array of strings. */
+static void write_lines(FILE *f, const char *lines)
+{
+    fputc('[', f);
+    int n = 0;
+    for (const char *line = lines; *line;) {
+        size_t len = strcspn(line, "\n");
+        char one[1024];
+        snprintf(one, sizeof one, "%.*s", (int)len, line);
+        fputs(n++ ? ", " : "", f);
+        iot_json_string(f, one);
+        line += len + (line[len] == '\n');
+    }
+    fputc(']', f);
+}
+
+/* The control file's settings in effect for a file, per layer: HDF5's read back from the
+ * file's and its datasets' property lists. */
 static void write_applied(FILE *f, const iot_file_rec *r)
 {
-    iot_file_settings *rules = iot_resolve(iot_active(), r->name);
     fputs("{\"hdf5\": {", f);
-    int n = 0;
-    for (int p = 0; rules && (r->layers & (1 << IOT_L_HDF5)) && p < IOT_P_COUNT; p++) {
-        const iot_entry *e = iot_resolved_file(rules, p);
-        if (!e || iot_params[p].target == IOT_TARGET_HINT || withdrawn(r, e->name))
-            continue;
-        fputs(n++ ? ", " : "", f);
-        iot_json_string(f, e->name);
-        fputs(": ", f);
-        iot_json_string(f, e->value.text);
-    }
+    write_pairs(f, r->h5applied);
     fputs("}, \"mpiio\": {", f);
+    iot_file_settings *rules = iot_resolve(iot_active(), r->name);
     applied_ctx a = {f, 0, r};
     if (rules && (r->layers & (1 << IOT_L_MPIIO)))
         iot_settings_each_hint(&rules->set, r->name, applied_hint, &a);
@@ -330,6 +409,63 @@ static void write_argv(FILE *f)
     fputs("]", f);
 }
 
+/* The program (argv[0]) and the script it runs when it is an interpreter of a `script` rule
+ * (its first argument that is not an option; none after -m, -c, -e or --), read once. */
+static const iot_file_rule *script_rule;
+static char script_name[IOT_REC_NAME];
+
+static void find_script(void)
+{
+    static int done;
+    if (done++)
+        return;
+    FILE *cmd = iot_real_fopen("/proc/self/cmdline", "r");
+    if (!cmd)
+        return;
+    char args[8192];
+    size_t n = fread(args, 1, sizeof args - 1, cmd);
+    iot_real_fclose(cmd);
+    args[n] = '\0';
+    const iot_file_rule *rule = NULL;
+    for (size_t i = 0; i < sizeof iot_file_rules / sizeof *iot_file_rules && !rule; i++)
+        if (iot_file_rules[i].script && fnmatch(iot_file_rules[i].pattern, args, 0) == 0)
+            rule = &iot_file_rules[i];
+    for (const char *w = args + strlen(args) + 1; rule && w < args + n; w += strlen(w) + 1) {
+        if (!strcmp(w, "-m") || !strcmp(w, "-c") || !strcmp(w, "-e") || !strcmp(w, "--"))
+            return;
+        if (w[0] != '-') {
+            snprintf(script_name, sizeof script_name, "%s", w);
+            script_rule = rule;
+            return;
+        }
+    }
+}
+
+static int was_written(const iot_file_rec *r)
+{
+    for (int l = 0; l < IOT_NLAYERS; l++)
+        if (r->c[l].bytes_written || r->c[l].writes)
+            return 1;
+    return r->c[IOT_L_HDF5].creates || r->c[IOT_L_HDF5].dset_creates;
+}
+
+/* The class of a file the application did not ask for (system_files.tsv, first matching rule),
+ * or NULL for a data file: the same rules iotune.profile applies when it loads a profile. */
+static const char *system_class(const iot_file_rec *r)
+{
+    int written = was_written(r);
+    find_script();
+    if (script_rule && strcmp(r->name, script_name) == 0 && !(script_rule->read_only && written))
+        return script_rule->cls;
+    for (size_t i = 0; i < sizeof iot_file_rules / sizeof *iot_file_rules; i++) {
+        const iot_file_rule *rule = &iot_file_rules[i];
+        if (!rule->script && !(rule->read_only && written) &&
+            fnmatch(rule->pattern, r->name, 0) == 0)
+            return rule->cls;
+    }
+    return NULL;
+}
+
 static void write_file(FILE *f, const iot_profile *p, const iot_file_rec *r, int first)
 {
     const iot_file_stats *st = &p->stats[r->rank];
@@ -345,6 +481,15 @@ static void write_file(FILE *f, const iot_profile *p, const iot_file_rec *r, int
             st->ranks, r->start < 0 ? 0 : r->start, r->end, st->max, st->min, mean, st->slowest,
             mean > 0 ? st->max / mean : 1.0);
     write_applied(f, r);
+    const char *cls = system_class(r);
+    if (cls) { /* a file the application did not ask for: kept, marked */
+        fputs(", \"system\": ", f);
+        iot_json_string(f, cls);
+    }
+    if (r->h5notes[0]) { /* HDF5 settings not in effect and why; the application's overridden */
+        fputs(", \"hdf5_notes\": ", f);
+        write_lines(f, r->h5notes);
+    }
     fputs(", \"hints\": ", f);
     write_hints(f, r->hints);
     fputs(", \"hint_effect\": ", f);

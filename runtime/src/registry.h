@@ -20,7 +20,8 @@ typedef enum {
     IOT_TARGET_DCPL,
     IOT_TARGET_DAPL,
     IOT_TARGET_DXPL,
-    IOT_TARGET_HINT
+    IOT_TARGET_HINT,
+    IOT_TARGET_SWITCH /* a runtime switch (serial_files): no property list of its own */
 } iot_target;
 
 typedef struct {

@@ -103,6 +103,7 @@ void iot_files_remember(const char *name, const iot_file_info *info)
     }
     e->info.mpio = info->mpio;
     e->info.leader = info->leader;
+    e->info.tuned = info->tuned;
     e->opens++;
 }
 
@@ -121,6 +122,6 @@ iot_file_info iot_files_lookup(const char *name)
     const file_entry *e = find_file(name);
     if (e)
         return e->info;
-    iot_file_info unknown = {0, iot_world_rank() == 0, NULL};
+    iot_file_info unknown = {0, iot_world_rank() == 0, NULL, 0};
     return unknown;
 }

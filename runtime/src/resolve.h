@@ -30,7 +30,8 @@ static inline const iot_entry *iot_resolved_file(const iot_file_settings *fs, in
 typedef struct {
     int mpio;                 /* opened with the MPI-IO driver */
     int leader;               /* this rank reports for the file (rank 0 of its communicator) */
-    iot_file_settings *rules; /* the settings that apply to it (MPI-IO driver only), or NULL */
+    iot_file_settings *rules; /* the settings that apply to it, or NULL */
+    int tuned; /* its datasets get HDF5 settings: the MPI-IO driver, or sec2 with serial_files */
 } iot_file_info;
 
 /* Remembers and recalls the files opened (by name, as H5Fget_name reports it); forget once

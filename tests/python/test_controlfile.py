@@ -602,6 +602,7 @@ def every_param_value():
         "fill_time": "NEVER",
         "alloc_time": "late",
         "transfer_mode": "collective",
+        "serial_files": True,
         "cb_buffer_size": 4 << 20,
         "cb_nodes": 2,
         "cb_config_list": "*:*",

@@ -101,8 +101,12 @@ def test_kernel_runs_tuned_with_settings_applied_and_data_unchanged(
     for f in written:
         assert f["hints"]["cb_buffer_size"] == "1048576"
         assert f["hints"]["romio_ds_write"] == "disable"
-        if is_hdf5:
-            assert f["applied"]["hdf5"]["chunk_cache_bytes"] == "2097152"
+        if is_hdf5:  # read back: a chunk cache takes effect on chunked datasets only
+            applied, notes = f["applied"]["hdf5"], f.get("hdf5_notes", [])
+            assert applied["alignment"] == "0,4096"
+            assert applied.get("chunk_cache_bytes") == "2097152" or any(
+                "chunk cache settings without effect: the dataset is contiguous" in n for n in notes
+            ), (applied, notes)
     for fname in files:
         a, b = default_dir / fname, tuned_dir / fname
         if is_hdf5:

@@ -140,6 +140,8 @@ def test_every_registry_parameter_takes_effect(tuned, baseline):
             checked.add(key)
     # Open MPI's MCA parameters go through the environment, not the runtime: read back through
     # MPI_T in test_anympi.py
+    # the serial opt-in switch: test_the_serial_opt_in_gives_sec2_files_the_hdf5_settings
+    checked.add("serial_files")
     runtime_params = {n for n, r in registry().items() if r["target"] != "mca"}
     assert checked >= runtime_params, f"untested parameters: {runtime_params - checked}"
     assert data["mismatches"] == 0
@@ -195,7 +197,7 @@ def test_other_drivers_pass_through_without_any_setting(mpirun, test_prog, libio
         assert data[phase] == plain[phase], phase
     assert data["create"]["alignment"] != [0, 65536]
     assert data["datasets"]["/grid"]["layout"] == "contiguous"
-    lines = [ln for ln in proc.stderr.splitlines() if "not the MPI-IO driver" in ln]
+    lines = [ln for ln in proc.stderr.splitlines() if "(sec2 driver): no settings" in ln]
     assert len(lines) == 2, proc.stderr  # one line per open (create, reopen)
     assert "no settings applied to this file, its datasets or transfers" in lines[0]
     assert "hdf5 dataset creation" not in proc.stderr
@@ -205,6 +207,35 @@ def test_other_drivers_pass_through_without_any_setting(mpirun, test_prog, libio
     # compare the properties h5dump reports and the file size, not the bytes)
     assert _layout(out) == _layout(plain_out)
     assert out.stat().st_size == plain_out.stat().st_size
+
+
+def test_the_serial_opt_in_gives_sec2_files_the_hdf5_settings(mpirun, test_prog, libiotune,
+                                                              tmp_path):  # fmt: skip
+    """serial_files=true: the same serial program gets the HDF5 settings that mean something
+    for a sec2 file; those of parallel HDF5 are named once and left out; the data is the same."""
+    serial = ["--sec2"]
+    plain, _, plain_out = probe(mpirun, test_prog("h5probe"), tmp_path, "p.h5", 1, serial)
+    config = tmp_path / "serial.xml"
+    config.write_text(
+        (DATA / "probe_all.xml")
+        .read_text()
+        .replace(
+            "<High_Level_IO_Library>", "<High_Level_IO_Library><serial_files>true</serial_files>"
+        )
+    )
+    data, proc, out = probe(mpirun, test_prog("h5probe"), tmp_path, "serial.h5", nprocs=1,
+                            args=serial, preload=libiotune, config=config)  # fmt: skip
+    assert data["mismatches"] == 0
+    assert data["create"]["alignment"] == [0, 65536] != plain["create"]["alignment"]
+    grid = data["datasets"]["/grid"]
+    assert (grid["layout"], grid["chunk"]) == ("chunked", [16, 50])
+    assert grid["chunk_cache"] == [1009, 4 << 20, 0.5] and grid["fill_time"] == "never"
+    assert plain["datasets"]["/grid"]["layout"] == "contiguous"
+    said = [ln for ln in proc.stderr.splitlines() if "have no meaning here" in ln]
+    assert len(said) == 1 and "coll_metadata_read, coll_metadata_write, transfer_mode" in said[0]
+    assert "cb_buffer_size" in said[0]  # MPI-IO hints too
+    diff = subprocess.run(["h5diff", str(plain_out), str(out)], capture_output=True, timeout=60)
+    assert diff.returncode == 0
 
 
 def _layout(path):
