@@ -191,6 +191,17 @@ static int all_succeeded(MPI_Comm comm, int ok)
     return all;
 }
 
+/* Whether an MPI_File_open error is of a class no hint can cause. */
+static int not_caused_by_hints(int rc)
+{
+    int cls = MPI_ERR_OTHER;
+    if (PMPI_Error_class(rc, &cls) != MPI_SUCCESS)
+        return 0;
+    return cls == MPI_ERR_NO_SUCH_FILE || cls == MPI_ERR_FILE_EXISTS || cls == MPI_ERR_ACCESS ||
+           cls == MPI_ERR_AMODE || cls == MPI_ERR_BAD_FILE || cls == MPI_ERR_READ_ONLY ||
+           cls == MPI_ERR_NO_SPACE || cls == MPI_ERR_QUOTA || cls == MPI_ERR_FILE_IN_USE;
+}
+
 /* Whether cb_config_list ("host:n,*:n,...", ROMIO's syntax) names an aggregator on a host of
  * comm: ROMIO matches each entry against the ranks' processor names (collective). */
 static int cb_config_list_matches(MPI_Comm comm, const char *list)
@@ -285,8 +296,13 @@ int iot_mpiio_open(MPI_Comm comm, const char *filename, int amode, MPI_Info app,
         return rc;
     if (rc == MPI_SUCCESS) /* some ranks opened it: closing needs all of them; MPI's answer */
         return rc;         /* stands (no MPI seen here does this: open errors are collective) */
-    /* every rank failed: the application's own call, as it would have run without the runtime
-     * (a file that open made before failing is removed first, so that MPI_MODE_EXCL holds) */
+    /* every rank failed. Errors no hint can cause (the file is missing, exists, may not be
+     * written, ...) are the application's own already: calling again would only add MPI error
+     * entries of the runtime's (MPICH prints them at exit), so the error is returned as is */
+    if (all_succeeded(comm, not_caused_by_hints(rc)))
+        return rc;
+    /* the application's own call, as it would have run without the runtime (a file that open
+     * made before failing is removed first, so that MPI_MODE_EXCL holds) */
     int rank = 0;
     PMPI_Comm_rank(comm, &rank);
     if ((amode & MPI_MODE_EXCL) && !existed) {
