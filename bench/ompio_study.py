@@ -12,7 +12,8 @@
    Each study's summary.json, trials.csv and best.xml (and candidate.xml when the study's own
    test found nothing) are copied to bench/results/ompio_study/STUDY/.
 2. An interleaved re-measurement: in each round every variant (each MPI's defaults, each
-   study's best.xml) runs once in a shuffled order, each measured run right after a discarded
+   study's best.xml, and, as STUDY:full, the whole winner the study verified before its
+   minimal-recommendation step reduced it, when that differs) runs once in a shuffled order, each measured run right after a discarded
    identical warm-up run. Every run is the user's path: `iotune run --mpi FAMILY [--config
    best.xml] -- LAUNCHER -n 2 KERNEL ARGS`, the runtime preloaded in both variants (Open MPI's
    parameters reach the ranks through the environment that `iotune run` sets from the control
@@ -214,6 +215,15 @@ def remeasure(args: argparse.Namespace, work: Path) -> dict:
             print(f"{name}: no settings kept: not re-measured", flush=True)
             continue
         tuned[name] = {"mpi": STUDIES[name][0], "file": file, "config": path}
+        # the whole winner the study verified, before the minimal step reduced it
+        full = json.loads((OUT / name / "summary.json").read_text()).get("best_settings") or {}
+        if full and full != settings_of(path):
+            config = controlfile.write(work / f"{name}-full.xml", full)
+            tuned[f"{name}:full"] = {
+                "mpi": STUDIES[name][0],
+                "file": "summary.json best_settings (before the minimal step)",
+                "config": config,
+            }
     families = sorted({t["mpi"] for t in tuned.values()})
     variants = [(f, "default", None) for f in families]
     variants += [(t["mpi"], name, t["config"]) for name, t in tuned.items()]
@@ -244,7 +254,7 @@ def remeasure(args: argparse.Namespace, work: Path) -> dict:
                 pairs.append((got["default"], got[name]))
         out = {
             "mpi": t["mpi"],
-            "component": STUDIES[name][2],
+            "component": STUDIES[name.split(":")[0]][2],
             "file": t["file"],
             "settings": settings_of(t["config"]),
             "pairs": len(pairs),
