@@ -13,16 +13,16 @@
    test found nothing) are copied to bench/results/ompio_study/STUDY/.
 2. An interleaved re-measurement: in each round every variant (each MPI's defaults, each
    study's best.xml, and, as STUDY:full, the whole winner the study verified before its
-   minimal-recommendation step reduced it, when that differs) runs once in a shuffled order, each measured run right after a discarded
-   identical warm-up run. Every run is the user's path: `iotune run --mpi FAMILY [--config
-   best.xml] -- LAUNCHER -n 2 KERNEL ARGS`, the runtime preloaded in both variants (Open MPI's
-   parameters reach the ranks through the environment that `iotune run` sets from the control
-   file). Measured: the objective the studies use (the runtime profile's I/O time,
-   io.time_s), and the kernel's own time. Per study, pairing its tuned run with its MPI's
-   default run of the same round: median, min, max, the ratio of medians (default / tuned),
-   and a one-sided paired test that tuned beats default (the exact sign-flip permutation test
-   of iotune.search.noise on the pairs' log ratios). Raw runs: remeasure.json; machine and
-   commands: meta.json; table: remeasure.md.
+   minimal-recommendation step reduced it, when that differs) runs once in a shuffled order,
+   each measured run right after a discarded identical warm-up run. Every run is the user's
+   path: `iotune run --mpi FAMILY [--config best.xml] -- LAUNCHER -n 2 KERNEL ARGS`, the
+   runtime preloaded in every variant (Open MPI's parameters reach the ranks through the
+   environment that `iotune run` sets from the control file). Measured: the objective the
+   studies use (the runtime profile's I/O time, io.time_s), and the kernel's own time. Per
+   variant, paired with its MPI's default run of the same round: median, min, max, the ratio
+   of medians (default / tuned), and a one-sided paired test that tuned beats default (the
+   exact sign-flip permutation test of iotune.search.noise on the pairs' log ratios). Raw
+   runs: remeasure.json; machine and commands: meta.json; table: remeasure.md.
 
 Usage: nice -n 5 .venv/bin/python bench/ompio_study.py [--trials 24] [--rounds 10]
        .venv/bin/python bench/ompio_study.py --skip-studies   (re-measure the kept best.xml)
