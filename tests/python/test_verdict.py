@@ -203,3 +203,42 @@ def test_a_study_is_named_after_its_application():
     assert one.startswith("vpicio-") and len(one) == len("vpicio-") + 8
     assert one != identity.default_name(["mpiexec", "-n", "2", "./vpicio", "other.cfg"])
     assert one == identity.default_name(["mpiexec", "-n", "2", "./vpicio", "in.cfg"])
+
+
+def test_a_reduction_slower_than_the_defaults_is_not_recommended(tmp_path, monkeypatch):
+    """The minimal step judges each removal with a few noisy pairs: settings that together
+    carry the gain can all be dropped. What is left must beat the defaults on its own, or the
+    whole verified winner is recommended."""
+    import optuna
+
+    from iotune.search import loop
+    from iotune.trial import Outcome
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    cfg = _cfg(tmp_path, leaders=1, repeat=0, verify_pairs=8)
+    s = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    winner = {"cb_buffer_size": "1048576", "romio_cb_write": "disable"}
+    s.enqueue_trial(cfg.space.trial_params_for(winner))
+    alone = {"romio_cb_write": "disable"}
+    # as seen under noise: the step drops the setting that carries the gain
+    monkeypatch.setattr(
+        study,
+        "minimal",
+        lambda *a, **k: {"settings": dict(alone), "contributions": {}, "removed": {}, "runs": 0},
+    )
+    rng = random.Random(6)
+
+    def evaluate(settings, cap):
+        t = 1.0
+        if settings.get("cb_buffer_size") == "1048576":
+            t = 0.5
+        elif settings.get("romio_cb_write") == "disable":
+            t = 2.0  # harmful alone
+        t *= rng.lognormvariate(0, 0.05)
+        return Outcome("ok", t, "kernel", t)
+
+    loop.run(s, cfg.space, evaluate, budget=1)
+    summary = study.finish(cfg, s, evaluate, log=lambda m: None)
+    assert summary["final"]["improved"]
+    assert summary["recommended"] == winner
+    assert summary["minimal"]["rejected"]["settings"] == alone
