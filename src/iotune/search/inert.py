@@ -11,7 +11,8 @@ The baseline run (the stack's defaults) is profiled like every trial; what it sh
 - `transfer_mode=collective` only when the profile shows that every rank makes the same number
   of dataset calls: a collective transfer that some rank never joins hangs the job;
 - under Open MPI's OMPIO (the profile's `mpi_library.io_component`), no ROMIO hint OMPIO never
-  reads (it reads only OMPIO_HINTS).
+  reads (it reads only OMPIO_HINTS), unless the space searches the component itself (`io`
+  with `romio321`): then ROMIO's hints apply in the trials that switch to ROMIO.
 Searching inert settings costs trials (the model must learn that they do nothing) and clutters
 the recommendation with settings that look tuned but are noise.
 
@@ -133,6 +134,8 @@ def inert(
     facts = facts or {}
     read, written = metrics.get("bytes_read"), metrics.get("bytes_written")
     searched = set(space.names())
+    # the component itself searched (io=romio321): ROMIO's hints matter in those trials
+    romio_searched = "io" in searched and any(v != "ompio" for v in space.dim("io").values)
     out = {}
     for d in space.dims:
         p = d.param
@@ -155,7 +158,12 @@ def inert(
             and not searched & set(CHUNKING)
         ):
             why = NO_CHUNKED
-        elif p.is_hint and facts.get("io_component") == "ompio" and p.name not in OMPIO_HINTS:
+        elif (
+            p.is_hint
+            and facts.get("io_component") == "ompio"
+            and p.name not in OMPIO_HINTS
+            and not romio_searched
+        ):
             why = NOT_OMPIO
         elif p.layer == "fs" and facts.get("fs") and not set(facts["fs"]) & set(STRIPED_FS):
             why = NO_STRIPING.format(fs=", ".join(facts["fs"]))
