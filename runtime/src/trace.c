@@ -1,9 +1,11 @@
 #include "trace.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "env.h"
 #include "hash.h"
@@ -23,9 +25,17 @@ typedef struct {
     int32_t layer, has_step;
 } trace_sig;
 
+/* A run: count calls of one signature in one stream (layer and file), merged even when calls of
+ * other streams come between them, as long as their place in the rank's call sequence (seq) and
+ * their start times are regular: call k of the run is call seq + k * stride of the rank, and it
+ * started within tol of start + k * period, for any period in [p_lo, p_hi]. */
 typedef struct {
     uint32_t sig, count;
+    uint64_t seq;
+    uint32_t stride;
+    float tol;
     double start, busy, end; /* first call's start, summed durations, last call's end */
+    double p_lo, p_hi;
 } trace_event;
 
 /* Interned strings: dims texts, and dataset keys "rec\x1fpath". */
@@ -40,7 +50,7 @@ typedef struct {
     uint64_t type_size;
 } trace_dataset;
 
-#define DEFAULT_MAX_EVENTS (1u << 20) /* 32 MiB of events */
+#define DEFAULT_MAX_EVENTS (1u << 20) /* 64 MiB of runs */
 #define MAX_SIGNATURES (1u << 18)     /* 12 MiB of signatures */
 
 static trace_sig *sigs;
@@ -49,6 +59,8 @@ static iot_index sig_index_tab;
 static trace_event *events;
 static size_t nevents, cap_events, max_events = DEFAULT_MAX_EVENTS;
 static uint64_t dropped;                    /* calls not recorded once a limit was reached */
+static uint64_t ncalls;                     /* traced calls so far: the next call's seq */
+static uint32_t (*open_run)[IOT_NLAYERS];   /* per record + 1 and layer: its last run + 1 */
 static int64_t (*last_offset)[IOT_NLAYERS]; /* per record and layer */
 static strtab dims_tab, dset_tab;
 static trace_dataset *dsets;
@@ -212,15 +224,51 @@ int iot_trace_dataset(int rec, const char *path, int ndims, const uint64_t *dims
     return id;
 }
 
+/* Start times of a run may stray this far from the regular spacing: 10 us, or a sixteenth of
+ * the gap between its first two calls when that is larger (docs/profile.md). */
+#define TIME_TOLERANCE 10e-6
+
+/* Does call seq, started at t, continue run e? If so the run's period bounds are narrowed. */
+static int continues(trace_event *e, uint64_t seq, double t)
+{
+    if (e->count == UINT32_MAX || seq <= e->seq)
+        return 0;
+    double since = t - e->start;
+    if (e->count == 1) {
+        if (seq - e->seq > UINT32_MAX)
+            return 0;
+        e->stride = (uint32_t)(seq - e->seq);
+        double tol = since / 16 > TIME_TOLERANCE ? since / 16 : TIME_TOLERANCE;
+        e->tol = (float)tol;
+        e->p_lo = since - tol;
+        e->p_hi = since + tol;
+        return 1;
+    }
+    if (seq != e->seq + (uint64_t)e->count * e->stride)
+        return 0;
+    double k = e->count, lo = (since - e->tol) / k, hi = (since + e->tol) / k;
+    if (lo < e->p_lo)
+        lo = e->p_lo;
+    if (hi > e->p_hi)
+        hi = e->p_hi;
+    if (lo > hi)
+        return 0;
+    e->p_lo = lo;
+    e->p_hi = hi;
+    return 1;
+}
+
 static void append(const trace_sig *s, double t, double dt)
 {
+    uint64_t seq = ncalls++;
     int id = sig_index(s);
-    if (id < 0) {
+    if (id < 0 || (!open_run && !(open_run = calloc(IOT_MAX_FILES + 1, sizeof *open_run)))) {
         dropped++;
         return;
     }
-    trace_event *last = nevents ? &events[nevents - 1] : NULL;
-    if (last && last->sig == (uint32_t)id && last->count < UINT32_MAX) {
+    uint32_t *stream = &open_run[s->rec + 1][s->layer];
+    trace_event *last = *stream ? &events[*stream - 1] : NULL;
+    if (last && last->sig == (uint32_t)id && continues(last, seq, t)) {
         last->count++;
         last->busy += dt;
         last->end = t + dt;
@@ -240,7 +288,8 @@ static void append(const trace_sig *s, double t, double dt)
         events = grown;
         cap_events = cap;
     }
-    events[nevents++] = (trace_event){(uint32_t)id, 1, t, dt, t + dt};
+    events[nevents] = (trace_event){(uint32_t)id, 1, seq, 0, 0, t, dt, t + dt, 0, 0};
+    *stream = (uint32_t)++nevents;
 }
 
 /* The offset step of a call: offset minus the previous offset on the same file and layer
@@ -284,10 +333,137 @@ int iot_trace_truncated(void)
     return dropped > 0;
 }
 
-static void write_body(FILE *f, double origin)
+/* The trace is written through zlib (gzip format, readable by any gzip tool), from a FILE that
+ * deflates what it is given: the JSON below is printed as before, never held whole in memory. */
+typedef struct {
+    FILE *out;
+    z_stream z;
+    int err;
+} gz_sink;
+
+static int gz_pump(gz_sink *g, int flush)
+{
+    unsigned char buf[1 << 15];
+    do {
+        g->z.next_out = buf;
+        g->z.avail_out = sizeof buf;
+        int rc = deflate(&g->z, flush);
+        if (rc == Z_STREAM_ERROR)
+            return -1;
+        size_t have = sizeof buf - g->z.avail_out;
+        if (have && fwrite(buf, 1, have, g->out) != have)
+            return -1;
+    } while (g->z.avail_out == 0);
+    return 0;
+}
+
+static ssize_t gz_write(void *cookie, const char *data, size_t n)
+{
+    gz_sink *g = cookie;
+    g->z.next_in = (unsigned char *)(uintptr_t)data;
+    g->z.avail_in = (uInt)n;
+    if (gz_pump(g, Z_NO_FLUSH) != 0) {
+        g->err = errno ? errno : EIO;
+        return -1;
+    }
+    return (ssize_t)n;
+}
+
+/* Times are written in ticks of 100 ns, as integers (they compress better than decimals). */
+#define TICK 1e-7
+
+static long long ticks(double seconds)
+{
+    return llround(seconds / TICK);
+}
+
+static void write_signatures(FILE *f)
 {
     static const char *layers[] = {"hdf5", "mpiio", "posix", "stdio"};
-    fputs(", \"datasets\": [", f);
+    fputs(", \"signatures\": {\"layer\": [", f);
+    for (uint32_t i = 0; i < nsigs; i++)
+        fprintf(f, "%s\"%s\"", i ? ", " : "", layers[sigs[i].layer]);
+    fputs("], \"func\": [", f);
+    for (uint32_t i = 0; i < nsigs; i++)
+        fprintf(f, "%s\"%s\"", i ? ", " : "", sigs[i].func);
+    fputs("], \"file\": [", f);
+    for (uint32_t i = 0; i < nsigs; i++)
+        fprintf(f, "%s%d", i ? ", " : "", sigs[i].rec);
+    fputs("], \"dataset\": [", f);
+    for (uint32_t i = 0; i < nsigs; i++)
+        fprintf(f, "%s%d", i ? ", " : "", sigs[i].dset);
+    fputs("], \"dims\": [", f);
+    for (uint32_t i = 0; i < nsigs; i++)
+        fprintf(f, "%s%s", i ? ", " : "", sigs[i].dims >= 0 ? dims_tab.s[sigs[i].dims] : "null");
+    fputs("], \"size\": [", f);
+    for (uint32_t i = 0; i < nsigs; i++)
+        fprintf(f, "%s%llu", i ? ", " : "", (unsigned long long)sigs[i].size);
+    fputs("], \"step\": [", f);
+    for (uint32_t i = 0; i < nsigs; i++) {
+        fputs(i ? ", " : "", f);
+        if (sigs[i].has_step)
+            fprintf(f, "%lld", (long long)sigs[i].step);
+        else
+            fputs("null", f);
+    }
+    fputs("], \"mode\": [", f);
+    for (uint32_t i = 0; i < nsigs; i++)
+        fprintf(f, "%s%d", i ? ", " : "", sigs[i].mode);
+    fputs("]}", f);
+}
+
+/* Runs in columns; sig, seq and start as differences from the previous run's (small numbers
+ * that repeat), times in ticks on the job's clock (origin), the period as a fraction of ticks. */
+static void write_runs(FILE *f, double origin)
+{
+    fputs(", \"runs\": {\"sig\": [", f);
+    long long prev = 0;
+    for (size_t i = 0; i < nevents; i++, prev = events[i - 1].sig)
+        fprintf(f, "%s%lld", i ? ", " : "", (long long)events[i].sig - prev);
+    fputs("], \"count\": [", f);
+    for (size_t i = 0; i < nevents; i++)
+        fprintf(f, "%s%u", i ? ", " : "", events[i].count);
+    fputs("], \"seq\": [", f);
+    for (size_t i = 0; i < nevents; i++)
+        fprintf(f, "%s%llu", i ? ", " : "",
+                (unsigned long long)(events[i].seq - (i ? events[i - 1].seq : 0)));
+    fputs("], \"stride\": [", f);
+    for (size_t i = 0; i < nevents; i++)
+        fprintf(f, "%s%u", i ? ", " : "", events[i].stride);
+    fputs("], \"start\": [", f);
+    long long before = 0;
+    for (size_t i = 0; i < nevents; i++) {
+        long long t = ticks(events[i].start - origin);
+        fprintf(f, "%s%lld", i ? ", " : "", t - before);
+        before = t;
+    }
+    fputs("], \"period\": [", f);
+    for (size_t i = 0; i < nevents; i++) {
+        double p = events[i].count > 1 ? (events[i].p_lo + events[i].p_hi) / 2 / TICK : 0;
+        fprintf(f, "%s%.10g", i ? ", " : "", p);
+    }
+    fputs("], \"busy\": [", f);
+    for (size_t i = 0; i < nevents; i++)
+        fprintf(f, "%s%lld", i ? ", " : "", ticks(events[i].busy));
+    fputs("], \"idle\": [", f); /* span minus busy: 0 for a single call */
+    for (size_t i = 0; i < nevents; i++) {
+        const trace_event *e = &events[i];
+        long long span = ticks(e->end - origin) - ticks(e->start - origin);
+        fprintf(f, "%s%lld", i ? ", " : "", span - ticks(e->busy));
+    }
+    fputs("]}", f);
+}
+
+static void write_body(FILE *f, double origin)
+{
+    int nrecs = 0;
+    iot_file_rec *recs = iot_recs(&nrecs);
+    fputs(", \"files\": [", f); /* signatures name files by index here */
+    for (int i = 0; i < nrecs; i++) {
+        fputs(i ? ", " : "", f);
+        iot_json_string(f, recs[i].name);
+    }
+    fputs("], \"datasets\": [", f);
     for (uint32_t i = 0; i < dset_tab.n; i++) {
         fputs(i ? ", {\"file\": " : "{\"file\": ", f);
         iot_json_string(f, dsets[i].rec >= 0 ? iot_rec(dsets[i].rec)->name : NULL);
@@ -297,49 +473,46 @@ static void write_body(FILE *f, double origin)
                 dsets[i].dims >= 0 ? dims_tab.s[dsets[i].dims] : "null",
                 (unsigned long long)dsets[i].type_size);
     }
-    fputs("], \"signatures\": [", f);
-    for (uint32_t i = 0; i < nsigs; i++) {
-        const trace_sig *s = &sigs[i];
-        fprintf(f, "%s{\"layer\": \"%s\", \"func\": \"%s\", \"file\": ", i ? ", " : "",
-                layers[s->layer], s->func);
-        iot_json_string(f, s->rec >= 0 ? iot_rec(s->rec)->name : NULL);
-        if (s->dset >= 0)
-            fprintf(f, ", \"dataset\": %d", s->dset);
-        else
-            fputs(", \"dataset\": null", f);
-        fprintf(f, ", \"dims\": %s, \"size\": %llu, \"step\": ",
-                s->dims >= 0 ? dims_tab.s[s->dims] : "null", (unsigned long long)s->size);
-        if (s->has_step)
-            fprintf(f, "%lld", (long long)s->step);
-        else
-            fputs("null", f);
-        fprintf(f, ", \"mode\": %d}", s->mode);
-    }
-    fputs("], \"events\": [", f);
-    for (size_t i = 0; i < nevents; i++) {
-        const trace_event *e = &events[i];
-        fprintf(f, "%s[%u, %u, %.6f, %.9g, %.9g]", i ? ", " : "", e->sig, e->count,
-                e->start - origin, e->busy, e->end - e->start);
-    }
+    fputs("]", f);
+    write_signatures(f);
+    write_runs(f, origin);
 }
 
 int iot_trace_write(const char *path, int rank, int nranks, const char *session, double origin,
                     double epoch)
 {
-    FILE *f = iot_real_fopen(path, "w");
-    if (!f)
+    gz_sink g = {iot_real_fopen(path, "w"), {0}, 0};
+    if (!g.out)
         return errno ? errno : EIO;
-    fputs("{\"schema\": \"iotune-trace\", \"version\": 2, \"session\": ", f);
-    iot_json_string(f, session);
-    fprintf(f,
-            ", \"rank\": %d, \"ranks\": %d, \"start\": %.6f, \"truncated\": %s, "
-            "\"dropped_calls\": %llu, \"limits\": {\"events\": %zu, \"signatures\": %u}",
-            rank, nranks, epoch, dropped ? "true" : "false", (unsigned long long)dropped,
-            max_events, max_sigs);
-    write_body(f, origin);
-    fputs("]}\n", f);
-    int err = ferror(f) ? (errno ? errno : EIO) : 0;
-    if (iot_real_fclose(f) != 0 && !err)
+    /* windowBits 15 + 16: a gzip header; level 6: zlib's default balance */
+    if (deflateInit2(&g.z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+        iot_real_fclose(g.out);
+        return ENOMEM;
+    }
+    cookie_io_functions_t io = {NULL, gz_write, NULL, NULL};
+    FILE *f = fopencookie(&g, "w", io);
+    int err = f ? 0 : (errno ? errno : ENOMEM);
+    if (f) {
+        setvbuf(f, NULL, _IOFBF, 1 << 16);
+        fputs("{\"schema\": \"iotune-trace\", \"version\": 3, \"session\": ", f);
+        iot_json_string(f, session);
+        fprintf(f,
+                ", \"rank\": %d, \"ranks\": %d, \"start\": %.6f, \"truncated\": %s, "
+                "\"dropped_calls\": %llu, \"limits\": {\"runs\": %zu, \"signatures\": %u}, "
+                "\"tick_s\": %g, \"tolerance_s\": %g",
+                rank, nranks, epoch, dropped ? "true" : "false", (unsigned long long)dropped,
+                max_events, max_sigs, TICK, TIME_TOLERANCE);
+        write_body(f, origin);
+        fputs("}\n", f);
+        if (fclose(f) != 0 && !err)
+            err = g.err ? g.err : (errno ? errno : EIO);
+        if (!err && gz_pump(&g, Z_FINISH) != 0)
+            err = errno ? errno : EIO;
+    }
+    deflateEnd(&g.z);
+    if (ferror(g.out) && !err)
+        err = errno ? errno : EIO;
+    if (iot_real_fclose(g.out) != 0 && !err)
         err = errno ? errno : EIO;
     return err;
 }
