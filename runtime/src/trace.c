@@ -448,8 +448,8 @@ static void write_runs(FILE *f, double origin)
     fputs("], \"idle\": [", f); /* span minus busy: 0 for a single call */
     for (size_t i = 0; i < nevents; i++) {
         const trace_event *e = &events[i];
-        long long span = ticks(e->end - origin) - ticks(e->start - origin);
-        fprintf(f, "%s%lld", i ? ", " : "", span - ticks(e->busy));
+        long long idle = ticks(e->end - origin) - ticks(e->start - origin) - ticks(e->busy);
+        fprintf(f, "%s%lld", i ? ", " : "", idle > 0 ? idle : 0); /* never below by rounding */
     }
     fputs("]}", f);
 }
