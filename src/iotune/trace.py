@@ -85,8 +85,16 @@ def read(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise TraceError(f"{path}: trace version {doc.get('version')} (this reader: 2 or 3)")
     if doc["version"] == 2:
         doc["runs"] = [
-            Run(e[0], e[1], 0, 1, e[2], 0.0 if e[1] < 2 else (e[4] - e[3] / e[1]) / (e[1] - 1),
-                e[3], e[4])  # fmt: skip
+            Run(
+                e[0],
+                e[1],
+                0,
+                1,
+                e[2],
+                0.0 if e[1] < 2 else (e[4] - e[3] / e[1]) / (e[1] - 1),
+                e[3],
+                e[4],
+            )  # fmt: skip
             for e in doc.get("events", [])
         ]
         return doc
