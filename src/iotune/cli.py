@@ -368,7 +368,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--trace",
         action="store_true",
-        help="also record each rank's call stream (FILE.trace/rank-N.json.gz, read by iotune.trace)",
+        help="also record each rank's call stream (FILE.trace/rank-N.json.gz)",
     )
     p.add_argument("--config", "-c", metavar="FILE", help="control file to apply as well")
     p.add_argument("command", nargs=argparse.REMAINDER, help="the launch command, after --")
