@@ -31,7 +31,7 @@ typedef struct {
  * started within tol of start + k * period, for any period in [p_lo, p_hi]. */
 typedef struct {
     uint32_t sig, count;
-    uint64_t seq;
+    uint64_t last; /* the seq of the run's last call (the first is last - (count - 1) * stride) */
     uint32_t stride;
     float tol;
     double start, busy, end; /* first call's start, summed durations, last call's end */
@@ -69,6 +69,12 @@ static uint32_t cap_dsets;
 void iot_trace_init(void)
 {
     iot_trace_on = iot_env.trace;
+    if (!iot_trace_on)
+        return;
+    /* per file and layer: the last offset (for steps) and the open run (calls without a
+     * followed file, rec -1, share row 0); without them no call is recorded */
+    last_offset = calloc(IOT_MAX_FILES, sizeof *last_offset);
+    open_run = calloc(IOT_MAX_FILES + 1, sizeof *open_run);
     long long n = iot_env.trace_limit;
     if (n > 0 && n < (1ll << 31)) {
         max_events = (size_t)n;
@@ -228,50 +234,54 @@ int iot_trace_dataset(int rec, const char *path, int ndims, const uint64_t *dims
  * the gap between its first two calls when that is larger (docs/profile.md). */
 #define TIME_TOLERANCE 10e-6
 
-/* Does call seq, started at t, continue run e? If so the run's period bounds are narrowed. */
-static int continues(trace_event *e, uint64_t seq, double t)
+/* Does call seq, started at t, continue run e? If so the run's period bounds are narrowed.
+ * (The common case, a run that goes on, costs one comparison of seq and two of times.) */
+static inline int continues(trace_event *e, uint64_t seq, double t)
 {
-    if (e->count == UINT32_MAX || seq <= e->seq)
-        return 0;
     double since = t - e->start;
-    if (e->count == 1) {
-        if (seq - e->seq > UINT32_MAX)
+    if (e->count > 1) {
+        if (seq != e->last + e->stride || e->count == UINT32_MAX)
             return 0;
-        e->stride = (uint32_t)(seq - e->seq);
-        double tol = since / 16 > TIME_TOLERANCE ? since / 16 : TIME_TOLERANCE;
-        e->tol = (float)tol;
-        e->p_lo = since - tol;
-        e->p_hi = since + tol;
+        double k = e->count, lo = (since - e->tol) / k, hi = (since + e->tol) / k;
+        lo = lo > e->p_lo ? lo : e->p_lo;
+        hi = hi < e->p_hi ? hi : e->p_hi;
+        if (lo > hi)
+            return 0;
+        e->p_lo = lo;
+        e->p_hi = hi;
         return 1;
     }
-    if (seq != e->seq + (uint64_t)e->count * e->stride)
+    if (seq - e->last > UINT32_MAX)
         return 0;
-    double k = e->count, lo = (since - e->tol) / k, hi = (since + e->tol) / k;
-    if (lo < e->p_lo)
-        lo = e->p_lo;
-    if (hi > e->p_hi)
-        hi = e->p_hi;
-    if (lo > hi)
-        return 0;
-    e->p_lo = lo;
-    e->p_hi = hi;
+    e->stride = (uint32_t)(seq - e->last);
+    double tol = since / 16 > TIME_TOLERANCE ? since / 16 : TIME_TOLERANCE;
+    e->tol = (float)tol;
+    e->p_lo = since - tol;
+    e->p_hi = since + tol;
     return 1;
 }
 
 static void append(const trace_sig *s, double t, double dt)
 {
     uint64_t seq = ncalls++;
-    int id = sig_index(s);
-    if (id < 0 || (!open_run && !(open_run = calloc(IOT_MAX_FILES + 1, sizeof *open_run)))) {
+    if (dropped || !open_run) { /* past a limit nothing more: the record is a prefix of the calls */
         dropped++;
         return;
     }
     uint32_t *stream = &open_run[s->rec + 1][s->layer];
     trace_event *last = *stream ? &events[*stream - 1] : NULL;
-    if (last && last->sig == (uint32_t)id && continues(last, seq, t)) {
+    /* a call like the stream's last one needs no signature lookup (the common case) */
+    int same = last && sig_equal(&sigs[last->sig], s);
+    if (same && continues(last, seq, t)) {
         last->count++;
+        last->last = seq;
         last->busy += dt;
         last->end = t + dt;
+        return;
+    }
+    int id = same ? (int)last->sig : sig_index(s);
+    if (id < 0) {
+        dropped++;
         return;
     }
     if (nevents >= max_events) {
@@ -296,13 +306,8 @@ static void append(const trace_sig *s, double t, double dt)
  * (0 before the first, so a first access's step is its offset). */
 static void set_step(trace_sig *s, int64_t offset)
 {
-    if (offset < 0 || s->rec < 0)
+    if (offset < 0 || s->rec < 0 || !last_offset)
         return;
-    if (!last_offset) {
-        last_offset = calloc(IOT_MAX_FILES, sizeof *last_offset);
-        if (!last_offset)
-            return;
-    }
     s->has_step = 1;
     s->step = offset - last_offset[s->rec][s->layer];
     last_offset[s->rec][s->layer] = offset;
@@ -377,79 +382,110 @@ static long long ticks(double seconds)
     return llround(seconds / TICK);
 }
 
+/* Columns of numbers are most of a trace: formatted here rather than by printf (a tenth of
+ * the instructions), each after its separator. */
+static void put_int(FILE *f, size_t i, long long v)
+{
+    char text[24], *p = text + sizeof text;
+    unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+    *--p = '\0';
+    do
+        *--p = (char)('0' + u % 10);
+    while (u /= 10);
+    if (v < 0)
+        *--p = '-';
+    if (i)
+        fputs_unlocked(", ", f);
+    fputs_unlocked(p, f);
+}
+
+static void put_text(FILE *f, size_t i, const char *text)
+{
+    if (i)
+        fputs_unlocked(", ", f);
+    fputs_unlocked(text, f);
+}
+
+static const char *const layer_names[] = {"\"hdf5\"", "\"mpiio\"", "\"posix\"", "\"stdio\""};
+
 static void write_signatures(FILE *f)
 {
-    static const char *layers[] = {"hdf5", "mpiio", "posix", "stdio"};
     fputs(", \"signatures\": {\"layer\": [", f);
     for (uint32_t i = 0; i < nsigs; i++)
-        fprintf(f, "%s\"%s\"", i ? ", " : "", layers[sigs[i].layer]);
+        put_text(f, i, layer_names[sigs[i].layer]);
     fputs("], \"func\": [", f);
-    for (uint32_t i = 0; i < nsigs; i++)
-        fprintf(f, "%s\"%s\"", i ? ", " : "", sigs[i].func);
+    for (uint32_t i = 0; i < nsigs; i++) {
+        put_text(f, i, "\"");
+        fputs_unlocked(sigs[i].func, f);
+        fputs_unlocked("\"", f);
+    }
     fputs("], \"file\": [", f);
     for (uint32_t i = 0; i < nsigs; i++)
-        fprintf(f, "%s%d", i ? ", " : "", sigs[i].rec);
+        put_int(f, i, sigs[i].rec);
     fputs("], \"dataset\": [", f);
     for (uint32_t i = 0; i < nsigs; i++)
-        fprintf(f, "%s%d", i ? ", " : "", sigs[i].dset);
+        put_int(f, i, sigs[i].dset);
     fputs("], \"dims\": [", f);
     for (uint32_t i = 0; i < nsigs; i++)
-        fprintf(f, "%s%s", i ? ", " : "", sigs[i].dims >= 0 ? dims_tab.s[sigs[i].dims] : "null");
+        put_text(f, i, sigs[i].dims >= 0 ? dims_tab.s[sigs[i].dims] : "null");
     fputs("], \"size\": [", f);
     for (uint32_t i = 0; i < nsigs; i++)
-        fprintf(f, "%s%llu", i ? ", " : "", (unsigned long long)sigs[i].size);
+        put_int(f, i, (long long)sigs[i].size);
     fputs("], \"step\": [", f);
     for (uint32_t i = 0; i < nsigs; i++) {
-        fputs(i ? ", " : "", f);
         if (sigs[i].has_step)
-            fprintf(f, "%lld", (long long)sigs[i].step);
+            put_int(f, i, sigs[i].step);
         else
-            fputs("null", f);
+            put_text(f, i, "null");
     }
     fputs("], \"mode\": [", f);
     for (uint32_t i = 0; i < nsigs; i++)
-        fprintf(f, "%s%d", i ? ", " : "", sigs[i].mode);
+        put_int(f, i, sigs[i].mode);
     fputs("]}", f);
 }
 
+static uint64_t first_seq(const trace_event *e)
+{
+    return e->last - (uint64_t)(e->count - 1) * e->stride;
+}
+
 /* Runs in columns; sig, seq and start as differences from the previous run's (small numbers
- * that repeat), times in ticks on the job's clock (origin), the period as a fraction of ticks. */
+ * that repeat), times in ticks on the job's clock (origin), the period in thousandths of a
+ * tick (an integer; precise to 0.05 ps a call, so 50 ns over a million calls). */
 static void write_runs(FILE *f, double origin)
 {
     fputs(", \"runs\": {\"sig\": [", f);
-    long long prev = 0;
-    for (size_t i = 0; i < nevents; i++, prev = events[i - 1].sig)
-        fprintf(f, "%s%lld", i ? ", " : "", (long long)events[i].sig - prev);
+    for (size_t i = 0; i < nevents; i++)
+        put_int(f, i, (long long)events[i].sig - (i ? (long long)events[i - 1].sig : 0));
     fputs("], \"count\": [", f);
     for (size_t i = 0; i < nevents; i++)
-        fprintf(f, "%s%u", i ? ", " : "", events[i].count);
+        put_int(f, i, events[i].count);
     fputs("], \"seq\": [", f);
     for (size_t i = 0; i < nevents; i++)
-        fprintf(f, "%s%llu", i ? ", " : "",
-                (unsigned long long)(events[i].seq - (i ? events[i - 1].seq : 0)));
+        put_int(f, i, (long long)(first_seq(&events[i]) - (i ? first_seq(&events[i - 1]) : 0)));
     fputs("], \"stride\": [", f);
     for (size_t i = 0; i < nevents; i++)
-        fprintf(f, "%s%u", i ? ", " : "", events[i].stride);
+        put_int(f, i, events[i].count > 1 ? events[i].stride : 0);
     fputs("], \"start\": [", f);
     long long before = 0;
     for (size_t i = 0; i < nevents; i++) {
         long long t = ticks(events[i].start - origin);
-        fprintf(f, "%s%lld", i ? ", " : "", t - before);
+        put_int(f, i, t - before);
         before = t;
     }
     fputs("], \"period\": [", f);
     for (size_t i = 0; i < nevents; i++) {
-        double p = events[i].count > 1 ? (events[i].p_lo + events[i].p_hi) / 2 / TICK : 0;
-        fprintf(f, "%s%.10g", i ? ", " : "", p);
+        const trace_event *e = &events[i];
+        put_int(f, i, e->count > 1 ? llround((e->p_lo + e->p_hi) / 2 / TICK * 1000) : 0);
     }
     fputs("], \"busy\": [", f);
     for (size_t i = 0; i < nevents; i++)
-        fprintf(f, "%s%lld", i ? ", " : "", ticks(events[i].busy));
+        put_int(f, i, ticks(events[i].busy));
     fputs("], \"idle\": [", f); /* span minus busy: 0 for a single call */
     for (size_t i = 0; i < nevents; i++) {
         const trace_event *e = &events[i];
         long long idle = ticks(e->end - origin) - ticks(e->start - origin) - ticks(e->busy);
-        fprintf(f, "%s%lld", i ? ", " : "", idle > 0 ? idle : 0); /* never below by rounding */
+        put_int(f, i, idle > 0 ? idle : 0); /* never below by rounding */
     }
     fputs("]}", f);
 }
@@ -484,8 +520,9 @@ int iot_trace_write(const char *path, int rank, int nranks, const char *session,
     gz_sink g = {iot_real_fopen(path, "w"), {0}, 0};
     if (!g.out)
         return errno ? errno : EIO;
-    /* windowBits 15 + 16: a gzip header; level 6: zlib's default balance */
-    if (deflateInit2(&g.z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+    /* windowBits 15 + 16: a gzip header. Level 1, the fastest: on irregular calls (a run per
+     * call) zlib's default level 6 costs six times the instructions for 15 % fewer bytes. */
+    if (deflateInit2(&g.z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
         iot_real_fclose(g.out);
         return ENOMEM;
     }

@@ -119,7 +119,7 @@ def _signatures(doc: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _runs(doc: dict[str, Any]) -> list[Run]:
     cols = doc["runs"]
-    tick = float(doc["tick_s"])
+    tick = float(doc["tick_s"])  # times in ticks, the period in thousandths of a tick
     sig = seq = start = 0
     out = []
     for dsig, count, dseq, stride, dstart, period, busy, idle in zip(
@@ -127,7 +127,7 @@ def _runs(doc: dict[str, Any]) -> list[Run]:
         strict=True,
     ):
         sig, seq, start = sig + dsig, seq + dseq, start + dstart
-        out.append(Run(sig, count, seq, stride, start * tick, period * tick, busy * tick,
+        out.append(Run(sig, count, seq, stride, start * tick, period * tick / 1000, busy * tick,
                        (busy + idle) * tick))  # fmt: skip
     return out
 

@@ -177,8 +177,8 @@ def schema3(runs, sigs=1):
 
 def test_runs_of_interleaved_streams_come_back_in_call_order(tmp_path):
     # sig 0: calls 0, 3, 6, 9; sig 1: calls 1, 4; sig 2: calls 2, 5 then 7, 8 (a second run)
-    runs = [(0, 4, 0, 3, 100, 30.0, 40, 50), (1, 2, 1, 3, 110, 30.0, 20, 10),
-            (2, 2, 2, 3, 120, 30.0, 20, 10), (2, 2, 7, 1, 170, 10.0, 20, 0)]  # fmt: skip
+    runs = [(0, 4, 0, 3, 100, 30000, 40, 50), (1, 2, 1, 3, 110, 30000, 20, 10),
+            (2, 2, 2, 3, 120, 30000, 20, 10), (2, 2, 7, 1, 170, 10000, 20, 0)]  # fmt: skip
     path = tmp_path / "rank-0.json.gz"
     path.write_bytes(gzip.compress(json.dumps(schema3(runs, sigs=3)).encode()))
     tr = iotrace.read(path)
