@@ -9,6 +9,9 @@
  * 512 h5        N independent H5Dwrite of 64 ints to the next 64 elements of a 1-D dataset (MPI-IO
  *             driver on MPI_COMM_SELF, so each call passes HDF5, MPI-IO and POSIX)
  *   h5same    N H5Dwrite as h5, all to the first 256 ints (the callcost bench's pattern)
+ *   timed     N pwrite of 64 bytes at offset 0, call i starting (busy wait) 50 us after call
+ *             i - 1 for the first half and 120 us after for the rest, every 7th call 30 us
+ *             later still; prints "starts": each call's start (CLOCK_MONOTONIC, s)
  * Prints {"mode": ..., "calls": N, "seconds": loop time}. */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -18,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static void check(int ok, const char *what)
@@ -35,6 +39,36 @@ static int open_rank_file(const char *path, int rank, const char *suffix)
     int fd = open(name, O_CREAT | O_TRUNC | O_RDWR, 0644);
     check(fd >= 0, "open");
     return fd;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void timed_mode(const char *path, int rank, long n)
+{
+    static char buf[64];
+    double *starts = malloc((size_t)n * sizeof *starts);
+    check(starts != NULL, "malloc");
+    int fd = open_rank_file(path, rank, "");
+    double next = now();
+    for (long i = 0; i < n; i++) {
+        while ((starts[i] = now()) < next)
+            ;
+        check(pwrite(fd, buf, sizeof buf, 0) == (ssize_t)sizeof buf, "pwrite");
+        next = starts[i] + (i < n / 2 ? 50e-6 : 120e-6) + (i % 7 == 6 ? 30e-6 : 0);
+    }
+    close(fd);
+    if (rank == 0) {
+        printf("{\"starts\": [");
+        for (long i = 0; i < n; i++)
+            printf("%s%.9f", i ? ", " : "", starts[i]);
+        printf("]}\n");
+    }
+    free(starts);
 }
 
 static void posix_modes(const char *mode, const char *path, int rank, long n)
@@ -94,7 +128,7 @@ int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     if (argc != 4) {
-        fprintf(stderr, "usage: trace_probe seq|random|twofiles|h5|h5same PATH N\n");
+        fprintf(stderr, "usage: trace_probe seq|random|twofiles|h5|h5same|timed PATH N\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     int rank;
@@ -104,6 +138,8 @@ int main(int argc, char **argv)
     double t = MPI_Wtime();
     if (strncmp(mode, "h5", 2) == 0)
         h5_modes(mode, argv[2], rank, n);
+    else if (strcmp(mode, "timed") == 0)
+        timed_mode(argv[2], rank, n);
     else
         posix_modes(mode, argv[2], rank, n);
     t = MPI_Wtime() - t;
