@@ -12,9 +12,11 @@ kernel (2 ranks, 4 KiB HDF5 transfers in a seeded random order, written and read
 Cost: user-space instructions per operation (one H5Dwrite with its inner calls, one pwrite),
 counted by valgrind's callgrind as the slope between two runs with N1 and N2 operations
 (bench/callcost.py's method). The slope includes the trace's writing at the end (it grows with
-the calls), so it is the whole cost of a call.
+the calls), so it is the whole cost of a call. How many runs a regular stream breaks into
+depends on the timing of the calls, and valgrind's is slow and uneven: each count is the
+median of --repeat runs.
 
-usage: bench/tracevol.py --baseline LIBIOTUNE.so [--out FILE.json] [--no-cost]
+usage: bench/tracevol.py --baseline LIBIOTUNE.so [--out FILE.json] [--no-cost] [--repeat 3]
   (the baseline: the runtime built from another commit, e.g. main, in a separate build tree)
 """
 
@@ -26,6 +28,7 @@ import os
 import platform
 import re
 import shutil
+import statistics
 import struct
 import subprocess
 import sys
@@ -156,6 +159,7 @@ def main() -> None:
     ap.add_argument("--baseline-name", default="baseline", help="what the baseline is")
     ap.add_argument("--out", default=str(REPO / "bench" / "results" / "tracevol.json"))
     ap.add_argument("--no-cost", action="store_true", help="sizes only (no callgrind)")
+    ap.add_argument("--repeat", type=int, default=3, help="callgrind runs per count (median)")
     args = ap.parse_args()
     libs = {"baseline": Path(args.baseline).resolve(), "this": LIB}
     sizes: dict[str, dict[str, object]] = {}
@@ -170,8 +174,10 @@ def main() -> None:
             cost[mode] = {}
             for variant, lib in (("plain", None), *libs.items()):
                 for level in ("1", "all") if lib else ("",):
-                    raw = [instructions(lib, mode, n, level, tmp) for n in (n1, n2)]
-                    per_call = (raw[1] - raw[0]) / (n2 - n1)
+                    raw = [[instructions(lib, mode, n, level, tmp) for _ in range(args.repeat)]
+                           for n in (n1, n2)]  # fmt: skip
+                    med = [statistics.median(r) for r in raw]
+                    per_call = (med[1] - med[0]) / (n2 - n1)
                     cost[mode][f"{variant}/{level}" if lib else variant] = {
                         "instructions": raw, "per_call": per_call}  # fmt: skip
                     print(f"{mode} {variant} {level}: {per_call:.0f} per call", file=sys.stderr)
