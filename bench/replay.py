@@ -65,24 +65,40 @@ def with_read_dims(sp: space.Space) -> space.Space:
     )
 
 
-def landscape_key(settings: dict) -> str:
-    """The landscape's key of a configuration: read-side settings do not change a write."""
-    return space.config_key({k: v for k, v in settings.items() if k not in READ_DIMS})
+class CannotReplay(ValueError):
+    """A configuration the landscape cannot stand for; str() says why."""
 
 
 TARGETS = (0.90, 0.95)
 CHECK_AT = 30
 
 
+def _bytes(r: dict) -> tuple[int | None, int | None]:
+    """(read, written) of a landscape row: its bytes_read / bytes_written columns, else its
+    `bytes` counted for its phase (`phase` column; landscapes without one are write phases)."""
+    if r.get("bytes_read") not in (None, "") or r.get("bytes_written") not in (None, ""):
+        return int(r.get("bytes_read") or 0), int(r.get("bytes_written") or 0)
+    if r.get("bytes") in (None, ""):
+        return None, None
+    n = int(r["bytes"])
+    return (n, 0) if r.get("phase", "write") == "read" else (0, n)
+
+
 class Landscape:
     def __init__(self, rows: list[dict]):
-        self.samples: dict[str, list[tuple[float | None, float]]] = defaultdict(list)
+        self.samples: dict[str, list[tuple[float | None, float, dict]]] = defaultdict(list)
+        self.params: set[str] = set()  # the parameters the landscape varied
+        self.reads = False
         for r in rows:
             value = float(r["value_s"]) if r["status"] == "ok" and r["value_s"] else None
-            self.samples[r["config"]].append((value, float(r["wall_s"])))
+            read, written = _bytes(r)
+            metrics = {} if read is None else {"bytes_read": read, "bytes_written": written}
+            self.reads = self.reads or bool(read)
+            self.samples[r["config"]].append((value, float(r["wall_s"]), metrics))
+            self.params |= set(json.loads(r["settings"])) if r.get("settings") else set()
         self.truth = {}
         for key, s in self.samples.items():
-            ok = [v for v, _ in s if v is not None]
+            ok = [v for v, _, _ in s if v is not None]
             # a configuration that failed in half its runs or more is never good
             self.truth[key] = statistics.median(ok) if len(ok) * 2 > len(s) else float("inf")
         self.best = min(self.truth.values())
@@ -91,12 +107,26 @@ class Landscape:
     def reached(self, key: str, q: float) -> bool:
         return self.truth.get(key, float("inf")) <= self.best / q
 
+    def key(self, settings: dict) -> str:
+        """The landscape's key of a configuration. A setting of a parameter the landscape never
+        varied is left out only when it cannot change what was measured (a read-side setting
+        on a landscape that read nothing); otherwise the landscape cannot stand for it."""
+        kept = {}
+        for k, v in settings.items():
+            if k in self.params:
+                kept[k] = v
+            elif k in READ_DIMS and not self.reads:
+                continue
+            else:
+                raise CannotReplay(f"the landscape never varied {k}: it cannot replay {k}={v}")
+        return space.config_key(kept)
+
 
 def replay(land: Landscape, sp: space.Space, strategy: str, seed: int) -> dict:
     rng = random.Random(seed * 7919 + sorted(BUDGETS).index(strategy))
     rng_final = random.Random(seed * 104729 + 17)  # the final phase's own noise stream
     s = get_strategy(strategy.removesuffix("-no-prune"))
-    prune = s.prune and not strategy.endswith("-no-prune")
+    prune = s.leave_out_inert and not strategy.endswith("-no-prune")
     study = optuna.create_study(sampler=s.sampler(seed, len(sp.guesses)))
     warmstart.enqueue(study, sp, s.warm_start)
     cfg = TuneConfig(app=[], out=Path("."), space=sp, strategy=s.name)
@@ -105,17 +135,17 @@ def replay(land: Landscape, sp: space.Space, strategy: str, seed: int) -> dict:
     quality: dict[str, float] = {}
 
     def draw(key: str, r: random.Random, cap: float | None = None) -> Outcome:
-        value, wall = r.choice(land.samples[key])
+        value, wall, metrics = r.choice(land.samples[key])
         if cap is not None and wall > cap:
             return Outcome("capped", wall_s=cap)
         if value is None:
             return Outcome("failed", wall_s=wall)
-        # the landscapes are write phases: they read nothing (what pruning looks at)
-        return Outcome("ok", value, "kernel", wall, metrics={"bytes_read": 0, "bytes_written": 1})
+        # what the run read and wrote, as measured (what leaving out inert settings looks at)
+        return Outcome("ok", value, "kernel", wall, metrics=dict(metrics))
 
     def evaluate(settings: dict, cap: float | None) -> Outcome:
         nonlocal cost
-        o = draw(landscape_key(settings), rng, cap)
+        o = draw(land.key(settings), rng, cap)
         cost += o.wall_s
         return o
 
@@ -126,12 +156,12 @@ def replay(land: Landscape, sp: space.Space, strategy: str, seed: int) -> dict:
 
         def again(settings: dict, cap: float | None) -> Outcome:
             nonlocal spent
-            o = draw(landscape_key(settings), rng_final)
+            o = draw(land.key(settings), rng_final)
             spent += o.wall_s
             return o
 
         chosen = remeasure_leaders(cfg, study, again, rng_final)
-        return landscape_key(chosen.get("best_settings") or {}), spent
+        return land.key(chosen.get("best_settings") or {}), spent
 
     class Done(Exception):
         pass
@@ -141,7 +171,7 @@ def replay(land: Landscape, sp: space.Space, strategy: str, seed: int) -> dict:
         if inc is None:
             return
         final_key, extra = final_choice()
-        inc_key = landscape_key(inc.settings)
+        inc_key = land.key(inc.settings)
         for mode, key, c in (("incumbent", inc_key, cost), ("final", final_key, cost + extra)):
             for q in TARGETS:
                 if q not in reach[mode] and land.reached(key, q):
@@ -161,7 +191,7 @@ def replay(land: Landscape, sp: space.Space, strategy: str, seed: int) -> dict:
             on_trial,
             confirm=s.confirm,
             combine=s.warm_start,
-            prune=prune,
+            leave_out_inert=prune,
         )
     except Done:
         pass

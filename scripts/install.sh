@@ -4,17 +4,64 @@
 #     (cluster modules, or -DHDF5_ROOT/MPI_HOME via IOTUNE_CMAKE_ARGS); Debian packages are
 #     installed only when something is missing and apt-get can be used.
 #   - .venv with the iotune package (editable) and its Python dependencies.
-#   - build/ (CMake), installed into .venv (lib/libiotune.so, libexec/iotune/kernels/...).
+#   - one CMake build per MPI family, installed side by side into .venv
+#     (lib/iotune/<family>/libiotune.so, libexec/iotune/<family>/kernels/...): build/ for the
+#     default family (MPICH when present), build-<family>/ for each other one.
+#     IOTUNE_MPI=all (default: every MPI found by its own name, mpicc.mpich / mpicc.openmpi;
+#     both installed where apt-get can), mpich, openmpi, or auto (the MPI on PATH or given by
+#     IOTUNE_CMAKE_ARGS=-DMPI_HOME=...: a cluster's module; also the fallback when neither
+#     Debian-named MPI is there).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 say() { printf 'iotune-install: %s\n' "$*"; }
 
 missing=()
 have() { command -v "$1" >/dev/null 2>&1; }
-have mpicc || missing+=(mpich libmpich-dev)
-if ! { have h5pcc || pkg-config --exists hdf5-mpich 2>/dev/null || [ -n "${HDF5_ROOT:-}" ]; }; then
-  missing+=(libhdf5-mpich-dev)
+can_apt() { have apt-get && { [ "$(id -u)" = 0 ] || sudo -n true 2>/dev/null; }; }
+
+# ---- MPI families: which MPIs to build for, and their packages (begin) ----
+# Each MPI is named by its own tools (mpicc.<family>, pkg-config hdf5-<family>): where the
+# mpicc/mpirun/h5pcc alternatives point never matters.
+IOTUNE_MPI=${IOTUNE_MPI:-all}
+case "$IOTUNE_MPI" in
+  all) families=(mpich openmpi) ;;
+  mpich | openmpi) families=("$IOTUNE_MPI") ;;
+  auto) families=() ;;
+  *) say "IOTUNE_MPI=$IOTUNE_MPI: give all, mpich, openmpi or auto"; exit 2 ;;
+esac
+if [ "$IOTUNE_MPI" = all ] && ! can_apt && ! have mpicc.mpich && ! have mpicc.openmpi; then
+  IOTUNE_MPI=auto families=() # no Debian-named MPI and no apt-get: the MPI module loaded
 fi
+family_packages() { # the Debian packages of a family that are not there yet
+  local fam=$1
+  have "mpicc.$fam" || echo "lib$([ "$fam" = mpich ] && echo mpich || echo openmpi)-dev"
+  have "mpicc.$fam" || echo "$([ "$fam" = mpich ] && echo mpich || echo openmpi-bin)"
+  pkg-config --exists "hdf5-$fam" 2>/dev/null || echo "libhdf5-$fam-dev"
+}
+built=()
+for fam in "${families[@]}"; do
+  pkgs=($(family_packages "$fam"))
+  if [ ${#pkgs[@]} -gt 0 ] && [ "$IOTUNE_MPI" = all ] && ! can_apt; then
+    say "skipping $fam: not installed (${pkgs[*]})"
+    continue
+  fi
+  missing+=("${pkgs[@]}")
+  built+=("$fam")
+done
+if [ "$IOTUNE_MPI" = auto ]; then
+  have mpicc || [ -n "${MPI_HOME:-}" ] || missing+=(mpich libmpich-dev)
+  if ! { have h5pcc || pkg-config --exists hdf5-mpich 2>/dev/null || [ -n "${HDF5_ROOT:-}" ]; }; then
+    missing+=(libhdf5-mpich-dev)
+  fi
+  built=(auto)
+fi
+# Software built on Debian's Open MPI that the tests run under the Open MPI runtime.
+if [[ " ${built[*]} " == *" openmpi "* ]] && can_apt; then
+  dpkg -s python3-h5py-mpi >/dev/null 2>&1 || missing+=(python3-h5py-mpi)
+  pkg-config --exists netcdf-mpi 2>/dev/null || missing+=(libnetcdf-mpi-dev)
+  pkg-config --exists pnetcdf 2>/dev/null || missing+=(libpnetcdf-dev)
+fi
+# ---- MPI families (end) ----
 have h5diff || missing+=(hdf5-tools)
 { pkg-config --exists expat 2>/dev/null || [ -f /usr/include/expat.h ]; } || missing+=(libexpat1-dev)
 { pkg-config --exists zlib 2>/dev/null || [ -f /usr/include/zlib.h ]; } || missing+=(zlib1g-dev)
@@ -45,7 +92,7 @@ if [ ! -x .venv/bin/python ]; then
   say "creating .venv"
   "$PYTHON" -m venv .venv
 fi
-if ! .venv/bin/python -c 'import iotune, optuna, pytest' 2>/dev/null; then
+if ! .venv/bin/python -c 'import iotune, optuna, pytest, darshan' 2>/dev/null; then
   say "installing the iotune Python package into .venv"
   .venv/bin/pip install -q --upgrade pip
   .venv/bin/pip install -q -e '.[dev]'
@@ -85,10 +132,56 @@ if [ -z "${IOTUNE_NO_H5PY:-}" ] && ! h5py_ready; then
 fi
 # ---- end h5py block ----
 
-say "building the runtime and kernels"
-# shellcheck disable=SC2086
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX="$PWD/.venv" \
-  ${IOTUNE_CMAKE_ARGS:-} >/dev/null
-cmake --build build -j "$(nproc 2>/dev/null || echo 2)" >/dev/null
-cmake --install build >/dev/null
-say "ready: $(.venv/bin/iotune lib)"
+# ---- begin: packages of the cluster and browser tests (tests/python/test_postgres.py,
+# test_slurm.py, test_browser.py): a throw-away PostgreSQL server, a one-node SLURM cluster
+# (munge + slurmctld + slurmd), headless Chromium and its driver; in Python psycopg, selenium
+# and optuna-dashboard (the dev extras). IOTUNE_TEST_PACKAGES=0 skips the Debian packages (the
+# tests that need them are then skipped, saying why).
+if [ "${IOTUNE_TEST_PACKAGES:-1}" != 0 ]; then
+  test_missing=()
+  { have pg_ctl || ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; } || test_missing+=(postgresql)
+  { have slurmd || [ -x /usr/sbin/slurmd ]; } || test_missing+=(slurmd)
+  { have slurmctld || [ -x /usr/sbin/slurmctld ]; } || test_missing+=(slurmctld)
+  have sbatch || test_missing+=(slurm-client)
+  { have munged || [ -x /usr/sbin/munged ]; } || test_missing+=(munge)
+  have chromium || test_missing+=(chromium)
+  have chromedriver || test_missing+=(chromium-driver)
+  if [ ${#test_missing[@]} -gt 0 ]; then
+    apt=()
+    if [ "$(id -u)" = 0 ]; then apt=(apt-get); elif sudo -n true 2>/dev/null; then apt=(sudo apt-get); fi
+    if have apt-get && [ ${#apt[@]} -gt 0 ]; then
+      say "installing Debian packages for the cluster and browser tests: ${test_missing[*]}"
+      export DEBIAN_FRONTEND=noninteractive
+      "${apt[@]}" update -qq
+      "${apt[@]}" install -y -qq --no-install-recommends "${test_missing[@]}" >/dev/null
+    else
+      say "not installed (their tests will be skipped): ${test_missing[*]}"
+    fi
+  fi
+fi
+if ! .venv/bin/python -c 'import psycopg, selenium, optuna_dashboard' 2>/dev/null; then
+  say "installing the test extras (psycopg, selenium, optuna-dashboard) into .venv"
+  .venv/bin/pip install -q -e '.[dev]'
+fi
+# ---- end: packages of the cluster and browser tests
+
+# ---- MPI families: one build per family (begin) ----
+# build/ holds the first (default) family, build-<family>/ the others; a build directory set
+# up for another MPI is configured again from scratch.
+first=1
+for fam in "${built[@]}"; do
+  if [ "$first" = 1 ]; then dir=build; else dir=build-$fam; fi
+  first=0
+  cached=$(sed -n 's/^IOTUNE_MPI:STRING=//p' "$dir/CMakeCache.txt" 2>/dev/null || true)
+  if [ -n "$cached" ] && [ "$cached" != "$fam" ] || { [ -f "$dir/CMakeCache.txt" ] && [ -z "$cached" ]; }; then
+    rm -rf "$dir/CMakeCache.txt" "$dir/CMakeFiles"
+  fi
+  say "building the runtime and kernels for $fam in $dir/"
+  # shellcheck disable=SC2086
+  cmake -S . -B "$dir" -DIOTUNE_MPI="$fam" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_INSTALL_PREFIX="$PWD/.venv" ${IOTUNE_CMAKE_ARGS:-} >/dev/null
+  cmake --build "$dir" -j "$(nproc 2>/dev/null || echo 2)" >/dev/null
+  cmake --install "$dir" >/dev/null
+done
+# ---- MPI families (end) ----
+say "ready: $(.venv/bin/iotune lib --all)"

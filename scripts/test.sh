@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: lint (ruff, clang-format), the C tests (CTest) and the Python/MPI tests
-# (pytest). Installs and builds first when needed, so it works in a fresh clone.
+# (pytest), against every MPI built (MPICH and Open MPI on Debian). Installs and builds first
+# when needed, so it works in a fresh clone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh
@@ -8,7 +9,12 @@ echo "== lint"
 .venv/bin/ruff check src tests/python bench tools kernels
 .venv/bin/ruff format --check src tests/python bench tools kernels
 git ls-files -- '*.c' '*.h' | xargs clang-format --dry-run --Werror
-echo "== ctest"
-(cd build && ctest --output-on-failure --timeout 300)
+# The C tests of every MPI built (build/ and build-<family>/, see scripts/install.sh).
+for dir in build build-*; do
+  [ -f "$dir/CTestTestfile.cmake" ] || continue
+  echo "== ctest ($dir: $(sed -n 's/.*"family": "\([a-z]*\)".*/\1/p' "$dir/iotune-mpi.json"))"
+  (cd "$dir" && OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+    ctest --output-on-failure --timeout 300)
+done
 echo "== pytest"
 .venv/bin/python -m pytest -q -p no:cacheprovider tests/python

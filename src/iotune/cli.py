@@ -48,8 +48,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.file is None:
         _error("check: give a control file, or --list")
         return 2
+    data = None
     if _is_pipe(args.file):  # `iotune check <(...)`: read it here, the runtime would not
-        result = controlfile.parse_text(_read_pipe(args.file), args.file)
+        data = _read_pipe(args.file)
+        result = controlfile.parse_text(data, args.file)
     else:
         result = controlfile.parse_file(args.file)
     if args.json:
@@ -59,6 +61,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     else:
         for message in result.messages():
             print(message, file=sys.stderr)
+        for line in _hints(args.file, data):
+            print(line, file=sys.stderr)
         if result.settings:
             rows = [
                 [s.layer, s.name, s.file or "-", s.variable or "-", s.value]
@@ -71,6 +75,19 @@ def cmd_check(args: argparse.Namespace) -> int:
             what = "nothing applies" if result.fatal else f"{len(result.settings)} settings apply"
             print(f"{len(result.errors)} error(s); {what}", file=sys.stderr)
     return 0 if result.ok else 1
+
+
+def _hints(path: str, data: bytes | None) -> list[str]:
+    """Did-you-mean and wrong-section advice (iotune.suggest)."""
+    from iotune import suggest
+
+    if data is None:
+        try:
+            with open(path, "rb") as f:
+                data = f.read(1024 * 1024)
+        except OSError:
+            return []
+    return suggest.hints(data, path)
 
 
 def _is_pipe(path: str) -> bool:
@@ -109,7 +126,7 @@ def _private_copy(pipe: str) -> str | None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from iotune import launch, paths
+    from iotune import launch
 
     command = list(args.command)
     if command and command[0] == "--":
@@ -120,22 +137,23 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.config is not None and not args.config:
         _error("run: --config needs the name of a control file")
         return 2
-    try:
-        lib = paths.find_library()
-    except paths.NotFound as e:
-        _error(str(e))
-        return 1
     # The runtime reads only regular files and is the one that reports the control file's
     # problems (once, also for job scripts without this command). A pipe, which the ranks
     # could not open anyway, goes through a private copy removed afterwards.
-    config, copy = args.config, None  # no control file: the preload alone (capture, defaults)
+    config, copies = args.config, []  # no control file: the preload alone (capture, defaults)
     if config is not None and _is_pipe(config):
         copy = _private_copy(config)
         if copy is None:
             return 1
         config = copy
+        copies.append(copy)
     try:
-        return launch.run(command, config, lib=lib, verbose=args.verbose)
+        setup = _runtime_for(command, config, args.mpi, args.verbose)
+        if setup is None:
+            return 1
+        lib, config, extra, copy = setup
+        copies += [copy] if copy else []
+        return launch.run(command, config, lib=lib, verbose=args.verbose, extra_env=extra)
     except FileNotFoundError as e:
         _error(f"cannot run {command[0]}: {e.strerror}")
         return 127
@@ -145,8 +163,43 @@ def cmd_run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         return 130
     finally:
-        if copy:
+        for copy in copies:
             os.unlink(copy)
+
+
+def _runtime_for(command, config, mpi, verbose):
+    """(libiotune.so, control file for the runtime, environment, copy to remove) of a run:
+    the runtime of the command's MPI (said on standard error when there was a choice), and
+    the control file's Open MPI parameters as OMPI_MCA_* (the runtime gets a copy without
+    them). None after an error message."""
+    from iotune import controlfile, launch, mpifamily, paths
+
+    try:
+        choice = mpifamily.choose(command, mpi)
+    except paths.NotFound as e:
+        _error(str(e))
+        return None
+    if verbose or (choice.build is not None and len(paths.builds()) > 1):
+        launch.say(choice.describe())
+    if config is None or _is_pipe(config):  # a pipe is read once: by the runtime
+        return choice.lib, config, {}, None
+    parsed = controlfile.parse_file(config)
+    env, problems = launch.mca_settings(parsed.settings)
+    for problem in problems:
+        launch.say(f"{config}: {problem}")
+    names = {s.name for s in parsed.settings if s.param is not None and s.param.is_mca}
+    if not names:
+        return choice.lib, config, {}, None
+    if choice.family != "openmpi":
+        launch.say(
+            f"{config}: Open MPI parameters ({', '.join(sorted(names))}) not applied: the "
+            f"runtime is for {paths.FAMILY_NAMES.get(choice.family or '', 'another MPI')}"
+        )
+        env = {}
+    elif verbose:
+        launch.say("Open MPI parameters: " + " ".join(f"{k}={v}" for k, v in env.items()))
+    copy = launch.runtime_copy(config, names)
+    return choice.lib, copy, env, copy
 
 
 def _command_after_dashes(args: argparse.Namespace, name: str) -> list[str] | None:
@@ -200,7 +253,7 @@ def _clear_previous(out: str) -> None:
 
 
 def cmd_profile(args: argparse.Namespace) -> int:
-    from iotune import launch, paths
+    from iotune import launch
     from iotune import profile as prof
 
     command = _command_after_dashes(args, "profile")
@@ -221,16 +274,20 @@ def cmd_profile(args: argparse.Namespace) -> int:
     extra = {"IOTUNE_PROFILE": out, "IOTUNE_SESSION": f"cli-{os.getpid()}-{time.time_ns():x}"}
     if args.trace:
         extra["IOTUNE_TRACE"] = "1"
-    try:
-        status = launch.run(command, args.config, lib=paths.find_library(), extra_env=extra)
-    except paths.NotFound as e:
-        _error(str(e))
+    setup = _runtime_for(command, args.config, args.mpi, False)
+    if setup is None:
         return 1
+    lib, config, mca, copy = setup
+    try:
+        status = launch.run(command, config, lib=lib, extra_env={**mca, **extra})
     except OSError as e:
         _error(f"cannot run {command[0]}: {e.strerror}")
         return 127
     except KeyboardInterrupt:
         return 130
+    finally:
+        if copy:
+            os.unlink(copy)
     try:
         p = prof.load(out)
     except prof.ProfileError as e:
@@ -257,10 +314,23 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_lib(args: argparse.Namespace) -> int:
-    from iotune import paths
+    from iotune import mpifamily, paths
 
     try:
-        print(paths.find_library())
+        if args.all:
+            builds = paths.builds()
+            if not builds:
+                paths.find_build()  # raises NotFound with the places looked at
+            rows = [[b.family, str(b.lib), b.where] for b in builds.values()]
+            print(_table(rows, ["mpi", "runtime", "from"]))
+        elif args.for_command:
+            command = list(args.for_command)
+            command = command[1:] if command[:1] == ["--"] else command
+            choice = mpifamily.choose(command, args.mpi)
+            print(choice.lib)
+            print(f"{PROG}: {choice.describe()}", file=sys.stderr)
+        else:
+            print(paths.find_build(args.mpi).lib if args.mpi else paths.find_library())
     except paths.NotFound as e:
         _error(str(e))
         return 1
@@ -271,12 +341,12 @@ def cmd_kernels(args: argparse.Namespace) -> int:
     from iotune import paths
 
     try:
-        kernels = paths.list_kernels()
+        kernels = paths.list_kernels(args.mpi)
     except paths.NotFound as e:
         _error(str(e))
         return 1
     if not kernels:
-        _error(f"no kernels in {paths.find_kernels_dir()}")
+        _error(f"no kernels in {paths.find_kernels_dir(args.mpi)}")
         return 1
     print(_table([[name, str(path)] for name, path in kernels.items()], ["kernel", "path"]))
     return 0
@@ -319,13 +389,18 @@ def build_parser() -> argparse.ArgumentParser:
         "<(...)) is copied to a temporary file for the ranks. Without --config the runtime is "
         "preloaded alone (no settings; capture with IOTUNE_PROFILE). The exit status is the "
         "command's.",
-        usage=f"{PROG} run [--config FILE] [--verbose] -- COMMAND [ARG...]",
+        usage=f"{PROG} run [--config FILE] [--verbose] [--mpi FAMILY] -- COMMAND [ARG...]",
     )
     p.add_argument(
         "--config", "-c", metavar="FILE", help="control file (XML); default: none, no settings"
     )
     p.add_argument(
         "--verbose", "-v", action="store_true", help="set IOTUNE_VERBOSE: the runtime reports"
+    )
+    p.add_argument(
+        "--mpi",
+        choices=["mpich", "openmpi"],
+        help="preload the runtime of this MPI family (default: the command's MPI)",
     )
     p.add_argument("command", nargs=argparse.REMAINDER, help="the launch command, after --")
     p.set_defaults(func=cmd_run)
@@ -344,6 +419,14 @@ def build_parser() -> argparse.ArgumentParser:
     from iotune import tune_cli  # argparse only: importing it is cheap
 
     tune_cli.register(sub)
+
+    from iotune.skel import cli as skel_cli  # argparse only: importing it is cheap
+
+    skel_cli.register(sub)
+
+    from iotune.advise import cli as advise_cli  # argparse only: importing it is cheap
+
+    advise_cli.register(sub)
 
     p = sub.add_parser(
         "profile",
@@ -371,6 +454,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="also record each rank's call stream (FILE.trace/rank-N.json.gz)",
     )
     p.add_argument("--config", "-c", metavar="FILE", help="control file to apply as well")
+    p.add_argument(
+        "--mpi",
+        choices=["mpich", "openmpi"],
+        help="preload the runtime of this MPI family (default: the command's MPI)",
+    )
     p.add_argument("command", nargs=argparse.REMAINDER, help="the launch command, after --")
     p.set_defaults(func=cmd_profile)
 
@@ -388,7 +476,20 @@ def build_parser() -> argparse.ArgumentParser:
         "lib",
         help="print the path of libiotune.so",
         description="Print the path of the runtime library libiotune.so ($IOTUNE_LIB, the "
-        "install prefix, or the build tree).",
+        "install prefix, or the build tree). A runtime is built per MPI family (mpich: MPICH, "
+        "Intel MPI, MVAPICH, Cray MPICH; openmpi): without options, that of the default family "
+        "($IOTUNE_MPI, else MPICH when built).",
+        usage=f"{PROG} lib [--mpi FAMILY | --all | --for COMMAND...]",
+    )
+    p.add_argument("--mpi", choices=["mpich", "openmpi"], help="the runtime of this MPI family")
+    p.add_argument("--all", action="store_true", help="list the runtime of every MPI built")
+    p.add_argument(
+        "--for",
+        dest="for_command",
+        nargs=argparse.REMAINDER,
+        metavar="COMMAND",
+        help="the runtime that matches this program or launch command (the MPI library the "
+        "program loads, else its launcher's MPI); why is said on standard error",
     )
     p.set_defaults(func=cmd_lib)
 
@@ -396,8 +497,9 @@ def build_parser() -> argparse.ArgumentParser:
         "kernels",
         help="list the built I/O kernels",
         description="List the built I/O kernels and their paths ($IOTUNE_KERNELS_DIR, the "
-        "install prefix, or the build tree).",
+        "install prefix, or the build tree): those built for the default MPI, or --mpi.",
     )
+    p.add_argument("--mpi", choices=["mpich", "openmpi"], help="the kernels of this MPI family")
     p.set_defaults(func=cmd_kernels)
     return parser
 

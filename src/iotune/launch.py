@@ -1,19 +1,248 @@
-"""Running an application with the runtime preloaded.
+"""Running an application with the runtime preloaded, and the launchers that start it.
 
 The command is whatever the user launches with (`mpiexec -n 4 ./app args`, `srun ...`, or a
 plain program): iotune only adds to its environment
   LD_PRELOAD      libiotune.so, in front of anything already preloaded;
   IOTUNE_CONFIG   the control file, as an absolute path (ranks may run in other directories);
-  IOTUNE_VERBOSE  when asked for.
-mpiexec (MPICH/Hydra) and srun pass the whole environment on to the ranks.
+  IOTUNE_VERBOSE  when asked for;
+  OMPI_MCA_<name> Open MPI's I/O parameters of the control file (registry target mca), which
+                  no MPI_Info can set; only when the runtime is Open MPI's.
+mpiexec/mpirun of MPICH and Open MPI, and srun, pass the whole environment on to the ranks.
+
+split_launcher() tells the launcher at the head of a command (mpirun, mpiexec and their
+suffixed names such as mpirun.openmpi or mpiexec.hydra, srun, flux run, aprun, jsrun, ibrun,
+with their options) from the application after it.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import shlex
+import shutil
 import signal
 import subprocess
-from collections.abc import Mapping, Sequence
+import sys
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+# ----------------------------------------------------------------------------- launchers
+
+_MPI_LAUNCHER = re.compile(r"(mpirun|mpiexec|orterun|prterun)([._-][\w.-]*)?")
+_OTHER_LAUNCHERS = ("srun", "aprun", "jsrun", "ibrun")
+# Options that take a value in the next word (`-n 4`); `--opt=value` and `-n4` are one word.
+_VALUE_OPTIONS = {
+    "mpi": """-n -np -c -N -H -host --host -hosts -f -hostfile --hostfile -machinefile
+        --machinefile -ppn -wdir --wdir -path --path -genvlist -envlist -bind-to --bind-to
+        -map-by --map-by -rank-by --rank-by -launcher -launcher-exec -iface -configfile -x
+        --prefix -npernode --npernode -npersocket --npersocket -am --am -tune --tune
+        -output-filename --output-filename -timeout --timeout -cpus-per-proc --cpus-per-proc
+        -cpus-per-rank --cpus-per-rank -errfile-pattern -outfile-pattern -binding -topolib
+        -demux -gpus-per-proc -rmk -bootstrap -bootstrap-exec -s --stdin --personality
+        --pernode-ratio -rf --rankfile --report-bindings-file""",
+    "srun": """-n -N -c -p -t -A -J -o -e -i -w -x -m -D -G -q -C -d -b -L -M -r -T
+        --ntasks --nodes --cpus-per-task --partition --time --account --job-name --output
+        --error --input --nodelist --exclude --distribution --chdir --gpus --qos --constraint
+        --dependency --mpi --export --cpu-bind --mem --mem-per-cpu --ntasks-per-node --gres
+        --reservation --gpus-per-task --cpus-per-gpu --threads-per-core --hint""",
+    "aprun": "-n -N -d -cc -j -S -sl -sn -L -m -p -e -a -D -r -t -E -F -R -T",
+    "jsrun": """-n -a -c -g -r -b -d -l -p -K -X -E -F -h -o -k -e -M -U -D --nrs
+        --tasks_per_rs --cpu_per_rs --gpu_per_rs --rs_per_host --bind --launch_distribution
+        --latency_priority --smpiargs --env --chdir --stdio_stdout --stdio_stderr""",
+    "ibrun": "-n -o",
+    "flux": """-n -N -c -g -t -o -q -u -B -S --ntasks --nodes --cores-per-task
+        --gpus-per-task --time-limit --setopt --setattr --queue --urgency --bank --output
+        --error --input --label-io --cwd --env-remove --env-file --job-name --dependency""",
+}
+_VALUE_OPTIONS = {k: frozenset(v.split()) for k, v in _VALUE_OPTIONS.items()}
+_TWO_VALUE_OPTIONS = frozenset("-genv -env --mca -mca --gmca -gmca".split())
+# Options known to stand alone, where the word after them could pass for a value.
+_FLAGS = frozenset(
+    """--oversubscribe -oversubscribe --nooversubscribe --allow-run-as-root --tag-output
+    -tag-output --report-bindings -report-bindings --display-map -v --verbose -q --quiet
+    -genvall -genvnone -envall -envnone -l -prepend-rank -print-rank-map --exclusive -u
+    --unbuffered --label -K --use-hwthread-cpus --bind-to-core --bind-to-socket -exclusive
+    --wait -W --overlap --noprefix -pernode --pernode -quiet""".split()
+)
+
+
+def _launcher_kind(argv: Sequence[str]) -> tuple[str, int] | None:
+    """(kind, number of words naming it) when argv starts with a launcher, else None."""
+    if not argv:
+        return None
+    name = os.path.basename(argv[0])
+    if _MPI_LAUNCHER.fullmatch(name):
+        return "mpi", 1
+    if name in _OTHER_LAUNCHERS:
+        return name, 1
+    if name == "flux" and len(argv) > 1 and argv[1] == "run":
+        return "flux", 2
+    return None
+
+
+def is_launcher(argv: Sequence[str]) -> bool:
+    """True when the command starts with a launcher of its own (mpirun.openmpi -n 2 ./app)."""
+    return _launcher_kind(argv) is not None
+
+
+def _looks_like_program(word: str) -> bool:
+    if "/" in word:
+        return os.path.isfile(word)
+    return shutil.which(word) is not None
+
+
+def split_launcher(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(launcher_argv, app_argv) of a command: `mpirun.openmpi --oversubscribe -n 2 ./app x`
+    -> (["mpirun.openmpi", "--oversubscribe", "-n", "2"], ["./app", "x"]); a command without a
+    launcher -> ([], argv). An option the tables do not know takes the next word as its value
+    unless that word names a program (a path to a file, or a command on PATH)."""
+    argv = list(argv)
+    kind = _launcher_kind(argv)
+    if kind is None:
+        return [], argv
+    kind_name, i = kind
+    takes_value = _VALUE_OPTIONS[kind_name]
+    while i < len(argv):
+        word = argv[i]
+        if word == "--":  # flux run ... -- app, and some wrappers
+            return argv[: i + 1], argv[i + 1 :]
+        if not word.startswith("-") or word == "-":
+            break
+        if "=" in word or word in _FLAGS:
+            i += 1
+        elif word in _TWO_VALUE_OPTIONS:
+            i += 3
+        elif word in takes_value:
+            i += 2
+        elif len(word) > 2 and not word.startswith("--") and word[:2] in takes_value:
+            i += 1  # -n4
+        elif i + 1 < len(argv) and not argv[i + 1].startswith("-"):
+            i += 1 if _looks_like_program(argv[i + 1]) else 2
+        else:
+            i += 1
+    return argv[:i], argv[i:]
+
+
+def absolute_program(argv: Sequence[str], cwd: str | os.PathLike[str] | None = None) -> list[str]:
+    """The command with a relative path of its launcher and of its application made absolute
+    (`./app` -> `/home/me/app`): trials run in scratch directories of their own."""
+    launcher, app = split_launcher(argv)
+    out = []
+    for part in (launcher, app):
+        part = list(part)
+        if part and "/" in part[0] and not os.path.isabs(part[0]):
+            part[0] = os.path.abspath(os.path.join(cwd or os.getcwd(), part[0]))
+        out += part
+    return out
+
+
+def launch_command(launcher: str | None, nprocs: int | None, app: Sequence[str], build=None):
+    """The full command of a trial.
+
+    launcher: "none" (app is run as it is: it has its own launcher, or is serial); "mpiexec"
+    (the mpiexec on PATH) or "srun" (`srun -n N --export=ALL`); a template such as
+    "mpirun.openmpi --oversubscribe -n {n}" ({n}: the ranks; without {n}, `-n N` is added);
+    None: the launcher of the runtime's MPI (build: a paths.Build; default: the default one).
+    """
+    if not app:
+        raise ValueError("no application command")
+    n = ["-n", str(nprocs)] if nprocs else []
+    if launcher is None:
+        if build is None:
+            from iotune import paths
+
+            build = paths.find_build()
+        return [*build.launcher(nprocs), *app]
+    if not launcher.strip():
+        raise ValueError("empty launcher")
+    if launcher == "none":
+        return list(app)
+    if launcher == "mpiexec":
+        return [shutil.which("mpiexec") or "mpiexec", *n, *app]
+    if launcher == "srun":
+        return ["srun", *n, "--export=ALL", *app]
+    if "{n}" in launcher:
+        return [*shlex.split(launcher.replace("{n}", str(nprocs or 1))), *app]
+    return [*shlex.split(launcher), *n, *app]
+
+
+def default_launcher(build) -> str:
+    """The launcher template of a build's MPI, e.g. "/usr/bin/mpiexec.openmpi --oversubscribe
+    -n {n}"."""
+    return shlex.join(build.launcher(None)) + f" {build.mpi.get('numproc_flag') or '-n'} {{n}}"
+
+
+# ----------------------------------------------------------------------------- Open MPI's MCA
+
+
+def mca_variable(name: str) -> str:
+    """The environment variable of an Open MPI MCA parameter: fcoll -> OMPI_MCA_fcoll."""
+    return f"OMPI_MCA_{name}"
+
+
+def split_mca(settings: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """(settings for the runtime's control file, {OMPI_MCA_name: value}) of a trial's settings."""
+    from iotune import params
+
+    runtime, env = {}, {}
+    for name, value in settings.items():
+        p = params.find(name)
+        if p is not None and p.is_mca:
+            env[mca_variable(name)] = str(value)
+        else:
+            runtime[name] = value
+    return runtime, env
+
+
+def mca_settings(settings: Iterable) -> tuple[dict[str, str], list[str]]:
+    """({OMPI_MCA_name: value}, problems) of a parsed control file's settings (Setting objects):
+    the last one of each name wins; FileName= cannot narrow them (one environment per process)."""
+    env, problems = {}, []
+    for s in settings:
+        p = s.param
+        if p is None or not p.is_mca:
+            continue
+        if s.file:
+            where = f"line {s.line}: " if s.line else ""
+            problems.append(
+                f"{where}<{s.name} FileName=...>: an Open MPI parameter is set for the whole "
+                "process, not per file; ignored"
+            )
+            continue
+        env[mca_variable(s.name)] = s.value
+    return env, problems
+
+
+def without_elements(text: str, names: Iterable[str]) -> str:
+    """The control file's text with the elements of these names blanked out, every line kept
+    where it was (the runtime's messages name lines of the user's file)."""
+    for name in set(names):
+        pattern = re.compile(rf"<{re.escape(name)}\b[^>]*?(/>|>.*?</{re.escape(name)}\s*>)", re.S)
+        text = pattern.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+    return text
+
+
+def runtime_copy(path: str, names: Iterable[str]) -> str:
+    """A private copy of the control file without the named elements, beside the working
+    directory (ranks on other nodes must read it; /tmp is per node) or else in the temporary
+    directory. The caller removes it."""
+    text = Path(path).read_text(encoding="utf-8", errors="replace")
+    try:
+        fd, copy = tempfile.mkstemp(prefix=".iotune-config-", suffix=".xml", dir=os.getcwd())
+    except OSError:
+        fd, copy = tempfile.mkstemp(prefix="iotune-config-", suffix=".xml")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(without_elements(text, names))
+    return copy
+
+
+def say(message: str) -> None:
+    """One line from the iotune command (not the runtime) on standard error."""
+    print(f"iotune: {message}", file=sys.stderr)
+
+
+# ----------------------------------------------------------------------------- running
 
 
 def runtime_env(

@@ -20,7 +20,7 @@ from typing import Any
 LAYERS = ("hdf5", "mpiio", "fs")
 SCOPES = ("file", "dataset")
 TYPES = ("size", "int", "bool", "enum", "pair", "dims", "double", "string")
-TARGETS = ("fapl", "dcpl", "dapl", "dxpl", "hint")
+TARGETS = ("fapl", "dcpl", "dapl", "dxpl", "hint", "mca")
 IO = ("write", "read", "rw")
 
 MAX_DIMS = 32
@@ -53,9 +53,14 @@ class Param:
     min: int | float | None
     max: int | float | None
     choices: tuple[str, ...]
-    target: str  # fapl | dcpl | dapl | dxpl | hint
+    target: str  # fapl | dcpl | dapl | dxpl | hint | mca
     io: str  # write | read | rw: the accesses the setting can change
     summary: str
+
+    @property
+    def is_mca(self) -> bool:
+        """True for an Open MPI MCA parameter, set through the environment (OMPI_MCA_<name>)."""
+        return self.target == "mca"
 
     @property
     def is_hint(self) -> bool:

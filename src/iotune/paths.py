@@ -1,22 +1,49 @@
-"""Where the built pieces are: the runtime library libiotune.so and the kernels.
+"""Where the built pieces are: the runtime library libiotune.so and the kernels, per MPI.
 
-Each is looked for, in order: an environment variable; the install prefix of this Python
-environment (`cmake --install build --prefix .venv` puts them there); the build tree of the
-source checkout this package was loaded from ($IOTUNE_BUILD_DIR, else <repo>/build).
+A runtime and its kernels are built for one MPI ABI family (FAMILIES: "mpich", the MPICH ABI of
+MPICH, Intel MPI, MVAPICH and Cray MPICH; "openmpi"), and several families live side by side.
+Each is looked for, in order: an environment variable ($IOTUNE_LIB, $IOTUNE_KERNELS_DIR: one
+build, whatever its family); the install prefix of this Python environment
+(lib/iotune/<family>/, libexec/iotune/<family>/kernels, put there by `cmake --install`); the
+build trees of the source checkout this package was loaded from ($IOTUNE_BUILD_DIR, else
+<repo>/build and <repo>/build-<family>). Each build says its family in iotune-mpi.json.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 LIB_NAME = "libiotune.so"
+MPI_INFO = "iotune-mpi.json"  # written by CMake (cmake/IotuneMPI.cmake)
+FAMILIES = ("mpich", "openmpi")  # in order of preference for the default
+FAMILY_NAMES = {"mpich": "MPICH", "openmpi": "Open MPI"}
 _NOT_KERNELS = (".so", ".a", ".cmake", ".txt", ".json", ".xml", ".py", ".sh", ".h5")
 
 
 class NotFound(FileNotFoundError):
     """A built piece of iotune is missing; str() says where it was looked for and what to do."""
+
+
+@dataclass(frozen=True)
+class Build:
+    """The runtime and kernels built for one MPI family, and that MPI's launcher."""
+
+    family: str
+    lib: Path
+    kernels: Path | None
+    where: str  # "install prefix" or "build tree <dir>"
+    mpi: dict = field(default_factory=dict, compare=False)  # iotune-mpi.json
+
+    def launcher(self, nprocs: int | None) -> list[str]:
+        """This MPI's own launcher with its flags: [mpiexec.openmpi, --oversubscribe, -n, N]."""
+        exe = self.mpi.get("mpiexec") or "mpiexec"
+        flag = self.mpi.get("numproc_flag") or "-n"
+        n = [flag, str(nprocs)] if nprocs else []
+        return [exe, *self.mpi.get("preflags", []), *n]
 
 
 def repo_root() -> Path | None:
@@ -28,12 +55,61 @@ def repo_root() -> Path | None:
 
 
 def build_dir() -> Path | None:
-    """The CMake build directory of the checkout: $IOTUNE_BUILD_DIR, else <repo>/build."""
+    """The CMake build directory of the checkout's default MPI: $IOTUNE_BUILD_DIR, else
+    <repo>/build."""
     env = os.environ.get("IOTUNE_BUILD_DIR")
     if env:
         return Path(env)
     root = repo_root()
     return root / "build" if root else None
+
+
+def build_dirs() -> list[Path]:
+    """Every build tree to look in: $IOTUNE_BUILD_DIR alone, else <repo>/build and
+    <repo>/build-*."""
+    first = build_dir()
+    if first is None:
+        return []
+    if os.environ.get("IOTUNE_BUILD_DIR"):
+        return [first]
+    return [first, *sorted(p for p in first.parent.glob("build-*") if p.is_dir())]
+
+
+def _read_info(path: Path) -> dict:
+    try:
+        info = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return info if isinstance(info, dict) else {}
+
+
+def builds() -> dict[str, Build]:
+    """{family: Build} of every runtime found, the install prefix before the build trees, in
+    the order of FAMILIES."""
+    found: dict[str, Build] = {}
+    prefix = Path(sys.prefix)
+    for fam in FAMILIES:
+        lib = prefix / "lib" / "iotune" / fam / LIB_NAME
+        if lib.is_file():
+            kernels = prefix / "libexec" / "iotune" / fam / "kernels"
+            info = _read_info(lib.parent / MPI_INFO)
+            found[fam] = Build(fam, lib.resolve(), kernels, "install prefix", info)
+    for d in build_dirs():
+        info = _read_info(d / MPI_INFO)
+        fam = info.get("family")
+        lib = d / "runtime" / LIB_NAME
+        if fam in FAMILIES and fam not in found and lib.is_file():
+            found[fam] = Build(fam, lib.resolve(), d / "kernels", f"build tree {d}", info)
+    return {fam: found[fam] for fam in FAMILIES if fam in found}
+
+
+def default_family(available: dict[str, Build] | None = None) -> str | None:
+    """$IOTUNE_MPI when it names a family that is built, else the first built of FAMILIES."""
+    available = builds() if available is None else available
+    wanted = os.environ.get("IOTUNE_MPI", "")
+    if wanted in available:
+        return wanted
+    return next(iter(available), None)
 
 
 def _missing(what: str, looked: list[str], hint: str) -> NotFound:
@@ -44,37 +120,71 @@ def _missing(what: str, looked: list[str], hint: str) -> NotFound:
 _BUILD_HINT = "build it first: scripts/install.sh (or cmake -S . -B build && cmake --build build)"
 
 
-def find_library() -> Path:
-    """The path of libiotune.so: $IOTUNE_LIB, {sys.prefix}/lib, or the checkout's build tree."""
+def _lib_places(family: str | None) -> list[str]:
+    fams = [family] if family else list(FAMILIES)
+    places = [str(Path(sys.prefix) / "lib" / "iotune" / f / LIB_NAME) for f in fams]
+    return places + [str(d / "runtime" / LIB_NAME) for d in build_dirs()]
+
+
+def find_build(family: str | None = None) -> Build:
+    """The build of one family (default: default_family()); NotFound says what was looked at."""
+    if family is not None and family not in FAMILIES:
+        raise NotFound(f"unknown MPI family {family!r} (one of {', '.join(FAMILIES)})")
+    available = builds()
+    fam = family or default_family(available)
+    if fam in available:
+        return available[fam]
+    what = f"{LIB_NAME} for {FAMILY_NAMES[fam]}" if family else LIB_NAME
+    built = ", ".join(available) or "none"
+    hint = _BUILD_HINT + f", or set IOTUNE_LIB (built for: {built})"
+    if family:
+        hint = f"build it with IOTUNE_MPI={family} scripts/install.sh (built for: {built})"
+    raise _missing(what, _lib_places(family), hint)
+
+
+def library_family(lib: str | os.PathLike[str]) -> str | None:
+    """The family a libiotune.so was built for: from the iotune-mpi.json beside it (install)
+    or of its build tree, else from the MPI library it links."""
+    lib = Path(lib).resolve()
+    for info in (lib.parent / MPI_INFO, lib.parent.parent / MPI_INFO):
+        fam = _read_info(info).get("family")
+        if fam in FAMILIES:
+            return fam
+    from iotune import mpifamily
+
+    return mpifamily.family_of_program(lib)[0]
+
+
+def find_library(family: str | None = None) -> Path:
+    """The path of libiotune.so: $IOTUNE_LIB, else the build of family (default: the default
+    family) in {sys.prefix}/lib/iotune/<family> or the checkout's build trees."""
     env = os.environ.get("IOTUNE_LIB")
     if env:
         path = Path(env)
         if path.is_file():
             return path.resolve()
         raise NotFound(f"IOTUNE_LIB={env} is not a file")
-    candidates = [Path(sys.prefix) / "lib" / LIB_NAME]
-    build = build_dir()
-    if build is not None:
-        candidates.append(build / "runtime" / LIB_NAME)
-    for path in candidates:
-        if path.is_file():
-            return path.resolve()
-    raise _missing(LIB_NAME, [str(p) for p in candidates], _BUILD_HINT + ", or set IOTUNE_LIB")
+    return find_build(family).lib
 
 
-def find_kernels_dir() -> Path:
-    """The directory of the built kernels: $IOTUNE_KERNELS_DIR,
-    {sys.prefix}/libexec/iotune/kernels, or the checkout's build/kernels."""
+def find_kernels_dir(family: str | None = None) -> Path:
+    """The directory of the built kernels: $IOTUNE_KERNELS_DIR, else those of the family's
+    build (default family): {sys.prefix}/libexec/iotune/<family>/kernels or build*/kernels."""
     env = os.environ.get("IOTUNE_KERNELS_DIR")
     if env:
         path = Path(env)
         if path.is_dir():
             return path.resolve()
         raise NotFound(f"IOTUNE_KERNELS_DIR={env} is not a directory")
-    candidates = [Path(sys.prefix) / "libexec" / "iotune" / "kernels"]
-    build = build_dir()
-    if build is not None:
-        candidates.append(build / "kernels")
+    try:
+        build = find_build(family)
+    except NotFound:
+        build = None
+    candidates = [build.kernels] if build and build.kernels else []
+    if not candidates:
+        fams = [family] if family else list(FAMILIES)
+        candidates = [Path(sys.prefix) / "libexec" / "iotune" / f / "kernels" for f in fams]
+        candidates += [d / "kernels" for d in build_dirs()]
     for path in candidates:
         if path.is_dir() and _executables(path):
             return path.resolve()
@@ -99,14 +209,14 @@ def _executables(directory: Path) -> dict[str, Path]:
     return found
 
 
-def list_kernels() -> dict[str, Path]:
+def list_kernels(family: str | None = None) -> dict[str, Path]:
     """{name: path} of every built kernel (executables in find_kernels_dir()), sorted by name."""
-    return _executables(find_kernels_dir())
+    return _executables(find_kernels_dir(family))
 
 
-def find_kernel(name: str) -> Path:
-    """The path of one built kernel, e.g. find_kernel("vpicio")."""
-    kernels = list_kernels()
+def find_kernel(name: str, family: str | None = None) -> Path:
+    """The path of one built kernel, e.g. find_kernel("vpicio") (of the default family)."""
+    kernels = list_kernels(family)
     if name not in kernels:
         known = ", ".join(kernels) or "none"
         raise NotFound(f"no kernel called {name!r} (built kernels: {known})")

@@ -1,4 +1,6 @@
-"""`iotune tune`: baseline -> search -> re-measure the leaders -> default vs tuned -> report.
+"""`iotune tune`: baseline -> search -> re-measure the leaders -> default vs tuned (sequential)
+-> the minimal set of settings that carries the gain -> report. `run` is the whole pipeline;
+the CLI (tune_cli.py) only parses options, shows progress and prints.
 
 A study lives in Optuna storage (SQLite in the output directory by default), so it survives
 Ctrl-C and crashes: running `iotune tune` again with the same study and storage continues where
@@ -18,12 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from iotune import controlfile, objective, trial
-from iotune.search import get_strategy, loop, noise, warmstart
+from iotune import controlfile, identity, linkage, objective, storage, trial
+from iotune.search import get_strategy, loop, noise, sequential, warmstart
 from iotune.search.capping import Capping
-from iotune.space import Space, config_key, layer_of
+from iotune.space import Space, config_key
 
-SIGNIFICANCE = 0.05
+SIGNIFICANCE = sequential.ALPHA
+STDERR_LINES = 15  # of a failing application's stderr, shown when its baseline fails
 
 
 class StudyError(RuntimeError):
@@ -45,9 +48,10 @@ class TuneConfig:
     confirm: int | None = None  # re-measure new leaders to this count; None: strategy default
     leaders: int = 3
     repeat: int = 3  # re-measurements of each leader
-    verify_pairs: int = 5
+    verify_pairs: int = sequential.MAX_PAIRS  # the most default/tuned pairs (sequential)
+    verify_min: int = sequential.MIN_PAIRS  # the fewest pairs before a verdict
     warmup: int = 0  # discarded runs before each measured run of the final phases
-    partial: bool = True
+    partial: bool = True  # find the minimal set of settings that carries the gain
     study_name: str | None = None
     storage: str | None = None
     workdir: Path | None = None
@@ -59,10 +63,20 @@ class TuneConfig:
     keep_scratch: bool = False
     preload: bool = True
     extra_env: dict[str, str] = field(default_factory=dict)
+    cwd: Path = field(default_factory=Path.cwd)  # the user's directory: trials run here
+    lib: Path | None = None  # the runtime to preload (None: paths.find_library())
+    isolate: bool = False  # each trial in a scratch directory of its own (command resolved)
+    allow_other_command: bool = False  # continue a study or directory of another command
+    search_only: bool = False
+    finish_only: bool = False
+
+    @property
+    def command(self) -> list[str]:
+        return trial.launch_command(self.launcher, self.nprocs, self.app)
 
     @property
     def name(self) -> str:
-        return self.study_name or self.out.name
+        return self.study_name or identity.default_name(self.command)
 
     @property
     def budget(self) -> int:
@@ -77,24 +91,11 @@ def storage_url(cfg: TuneConfig) -> str:
 
 
 def open_storage(url: str) -> Any:
-    """An Optuna storage: journal:PATH (a journal file, fine on shared file systems),
-    sqlite:///PATH, postgresql://... (needs psycopg 3) or any SQLAlchemy URL."""
-    import optuna
-
-    if url.startswith("journal:"):
-        from optuna.storages.journal import JournalFileBackend, JournalStorage
-
-        path = Path(url[len("journal:") :]).expanduser()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return JournalStorage(JournalFileBackend(str(path)))
-    kwargs: dict[str, Any] = {}
-    if url.startswith("sqlite:"):
-        kwargs["engine_kwargs"] = {"connect_args": {"timeout": 120}}
+    """An Optuna storage for url (see iotune.storage); StudyError, password masked, if not."""
     try:
-        return optuna.storages.RDBStorage(url, **kwargs)
-    except ImportError as e:
-        hint = ' (for PostgreSQL: pip install "psycopg[binary]")' if "postgres" in url else ""
-        raise StudyError(f"storage {url}: a database driver is missing{hint}: {e}") from None
+        return storage.open_storage(url)
+    except storage.StorageError as e:
+        raise StudyError(str(e)) from None
 
 
 def _meta(cfg: TuneConfig) -> dict[str, Any]:
@@ -109,6 +110,7 @@ def _meta(cfg: TuneConfig) -> dict[str, Any]:
         "objective": cfg.objective,
         "budget": cfg.budget,
         "sync": cfg.sync,
+        "command_text": identity.command_text(cfg.command) if cfg.app else None,
     }
 
 
@@ -120,16 +122,16 @@ def open_study(cfg: TuneConfig, adopt: bool = False) -> tuple[Any, bool]:
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     strategy = get_strategy(cfg.strategy)
-    storage = open_storage(storage_url(cfg))
+    store = open_storage(storage_url(cfg))
     sampler = strategy.sampler(cfg.seed, len(cfg.space.guesses))
     direction = objective.direction(cfg.objective)
     try:
         study = optuna.create_study(
-            study_name=cfg.name, storage=storage, sampler=sampler, direction=direction
+            study_name=cfg.name, storage=store, sampler=sampler, direction=direction
         )
         created = True
     except optuna.exceptions.DuplicatedStudyError:
-        study = optuna.load_study(study_name=cfg.name, storage=storage, sampler=sampler)
+        study = optuna.load_study(study_name=cfg.name, storage=store, sampler=sampler)
         created = False
     if created:
         for k, v in _meta(cfg).items():
@@ -147,10 +149,20 @@ def open_study(cfg: TuneConfig, adopt: bool = False) -> tuple[Any, bool]:
                 from iotune import space as space_mod
 
                 cfg.space = space_mod.load(old["space_source"].removeprefix("preset "))
+        try:
+            identity.check_same(
+                f"study {cfg.name!r}",
+                old.get("command_text"),
+                identity.command_text(cfg.command),
+                cfg.allow_other_command or adopt,
+            )
+        except identity.OtherCommand as e:
+            raise StudyError(str(e)) from None
+        meta = _meta(cfg)
         for k in ("space", "space_params", "strategy", "objective"):
-            if k in old and old[k] != _meta(cfg)[k]:
+            if k in old and old[k] != meta[k]:
                 raise StudyError(
-                    f"study {cfg.name!r} was made with {k}={old[k]!r}, not {_meta(cfg)[k]!r}: "
+                    f"study {cfg.name!r} was made with {k}={old[k]!r}, not {meta[k]!r}: "
                     "continue it with the same options or choose another --study name"
                 )
     return study, created
@@ -177,7 +189,7 @@ def recover_stale(study: Any) -> int:
             now = datetime.datetime.now(t.datetime_start.tzinfo)  # naive local or aware
             age = (now - t.datetime_start).total_seconds()
             time.sleep(min(max(SETUP_GRACE_S - age, 0.0), SETUP_GRACE_S))
-            t = study._storage.get_trial(t._trial_id)
+            t = storage.fresh(study, t)
             worker = t.user_attrs.get("worker")
             if worker is None and t.state == TrialState.RUNNING:
                 _mark_interrupted(study, t)
@@ -192,10 +204,7 @@ def recover_stale(study: Any) -> int:
 
 
 def _mark_interrupted(study: Any, t: Any) -> None:
-    from optuna.trial import TrialState
-
-    study._storage.set_trial_user_attr(t._trial_id, "status", "interrupted")
-    study._storage.set_trial_state_values(t._trial_id, TrialState.FAIL)
+    storage.fail(study, t, "interrupted")
 
 
 # ----------------------------------------------------------------------------- running
@@ -203,9 +212,14 @@ def _mark_interrupted(study: Any, t: Any) -> None:
 
 def trial_options(cfg: TuneConfig) -> trial.TrialOptions:
     workdir = cfg.workdir or (cfg.out / "scratch")
+    command = cfg.command
+    if cfg.isolate:
+        command = trial.resolve_command(command, cfg.cwd)
     return trial.TrialOptions(
-        command=trial.launch_command(cfg.launcher, cfg.nprocs, cfg.app),
-        workdir=Path(workdir),
+        command=command,
+        workdir=Path(workdir).resolve(),
+        cwd=cfg.cwd,
+        isolate=cfg.isolate,
         objective=cfg.objective,
         timeout=cfg.timeout,
         sync=cfg.sync,
@@ -228,6 +242,7 @@ def search(
     study: Any,
     evaluate: loop.Evaluate,
     on_trial: Callable[[loop.Progress], None] | None = None,
+    facts: dict[str, Any] | None = None,
 ) -> None:
     s = get_strategy(cfg.strategy)
     loop.run(
@@ -239,7 +254,8 @@ def search(
         on_trial,
         confirm=s.confirm if cfg.confirm is None else cfg.confirm,
         combine=s.warm_start,
-        prune=s.prune,
+        leave_out_inert=s.leave_out_inert,
+        facts=facts,
     )
 
 
@@ -279,16 +295,64 @@ def remeasure_leaders(
     }
 
 
-def variants_for(best: dict[str, str]) -> dict[str, dict[str, str]]:
-    """default, tuned, and (partial tuning) each layer's tuned settings alone."""
-    out = {"default": {}, "tuned": dict(best)}
-    layers: dict[str, dict[str, str]] = {}
-    for name, value in best.items():
-        layers.setdefault(layer_of(name), {})[name] = value
-    if len(layers) > 1:
-        for layer, settings in layers.items():
-            out[f"{layer} only"] = settings
-    return out
+class Pairs:
+    """Interleaved rounds of several variants against one reference, each tested sequentially
+    (search/sequential.py): a variant stops being measured once its test is decided."""
+
+    def __init__(self, cfg: TuneConfig, evaluate: loop.Evaluate, rng: random.Random):
+        self.cfg, self.evaluate, self.rng = cfg, evaluate, rng
+        self.design = sequential.design(min(cfg.verify_min, cfg.verify_pairs), cfg.verify_pairs)
+        self.not_in_effect: dict[str, str] = {}
+        self.runs = 0
+
+    def run(
+        self, reference: dict[str, str], variants: dict[str, dict[str, str]], maximize: bool
+    ) -> dict[str, dict[str, Any]]:
+        """Is `reference` better than each variant? {variant: {"a", "b", "verdict"}}: a = the
+        variant's values, b = the reference's, verdict = sequential.Verdict."""
+        res: dict[str, dict[str, Any]] = {n: {"a": [], "b": [], "verdict": None} for n in variants}
+        open_ = set(variants)
+        attempts = 0
+        while open_ and attempts < 2 * self.design.max_pairs:
+            attempts += 1
+            names = ["(reference)", *sorted(open_)]
+            got: dict[str, float | None] = {}
+            for name in noise.interleaved(names, 1, self.rng):
+                settings = reference if name == "(reference)" else variants[name]
+                o = _measure(self.evaluate, settings, self.cfg.warmup)
+                self.runs += 1 + self.cfg.warmup
+                got[name] = o.value if o.ok else None
+                if o.ok and name == "(reference)":
+                    self.not_in_effect.update(o.traits.get("not_in_effect", {}))
+            if got["(reference)"] is None:
+                continue
+            for name in list(open_):
+                if got.get(name) is None:
+                    continue
+                r = res[name]
+                r["a"].append(got[name])
+                r["b"].append(got["(reference)"])
+                v = sequential.verdict(r["a"], r["b"], self.design, maximize)
+                r["verdict"] = v
+                if v.decided:
+                    open_.discard(name)
+        return res
+
+
+def _verdict_text(v: sequential.Verdict | None, ratios: list[float], design: Any) -> str:
+    if v is None or v.pairs == 0:
+        return "no better setting found: too few successful verification runs"
+    if v.improved:
+        return (
+            f"tuned settings are {v.speedup:.2f}x faster than the defaults "
+            f"(pairs {min(ratios):.2f}x..{max(ratios):.2f}x; tuned faster in {v.wins} of "
+            f"{v.pairs} pairs, significant by a sequential signed-rank test at {design.alpha:g})"
+        )
+    why = "stopped: it cannot become significant" if v.futile else "not significant"
+    return (
+        f"no better setting found: tuned vs default {v.speedup:.2f}x, tuned faster in {v.wins} "
+        f"of {v.pairs} pairs ({why}); keep the defaults"
+    )
 
 
 def verify(
@@ -298,110 +362,160 @@ def verify(
     maximize: bool,
     rng: random.Random,
 ) -> dict[str, Any]:
-    """Default vs tuned (and each layer's part) measured interleaved in cfg.verify_pairs rounds;
-    the speedup with its spread and an exact paired test."""
-    variants = variants_for(best) if cfg.partial else {"default": {}, "tuned": dict(best)}
-    if not best:
-        variants = {"default": {}}
-    rounds: list[dict[str, float | None]] = []
-    for _ in range(cfg.verify_pairs):
-        row: dict[str, float | None] = {}
-        for name in noise.interleaved(list(variants), 1, rng):
-            o = _measure(evaluate, variants[name], cfg.warmup)
-            row[name] = o.value if o.ok else None
-        rounds.append(row)
-    result: dict[str, Any] = {
-        "variants": variants,
-        "rounds": rounds,
-        "summary": {
-            n: noise.summary([r[n] for r in rounds if r.get(n) is not None]) for n in variants
-        },
-    }
-    pairs = [
-        (r["default"], r.get("tuned"))
-        for r in rounds
-        if r.get("default") is not None and r.get("tuned") is not None
-    ]
-    result.update(_verdict(best, pairs, maximize, cfg.verify_pairs))
-    return result
-
-
-def _verdict(
-    best: dict[str, str], pairs: list[tuple[float, float]], maximize: bool, wanted: int
-) -> dict[str, Any]:
+    """Default vs tuned measured in interleaved pairs until a sequential signed-rank test decides
+    (at least cfg.verify_min pairs, at most cfg.verify_pairs)."""
+    pairs = Pairs(cfg, evaluate, rng)
+    design = pairs.design
     if not best:
         return {
             "improved": False,
             "speedup": 1.0,
-            "p_value": None,
             "pairs": 0,
             "verdict": "no better setting found: the stack's defaults were the best measured",
+            "rounds": [],
+            "variants": {"default": {}},
+            "summary": {},
+            "not_in_effect": {},
         }
-    if len(pairs) < max(2, wanted // 2 + 1):
-        return {
-            "improved": False,
-            "speedup": None,
-            "p_value": None,
-            "pairs": len(pairs),
-            "verdict": "no better setting found: too few successful verification runs",
-        }
-    ratios = [(t / d) if maximize else (d / t) for d, t in pairs]
-    base = noise.summary([d for d, _ in pairs])["median"]
-    tuned = noise.summary([t for _, t in pairs])["median"]
-    speedup = (tuned / base) if maximize else (base / tuned)
-    p = noise.paired_test([d for d, _ in pairs], [t for _, t in pairs], maximize)
-    improved = speedup > 1.0 and p < SIGNIFICANCE
-    if improved:
-        text = (
-            f"tuned settings are {speedup:.2f}x faster than the defaults "
-            f"(pairs {min(ratios):.2f}x..{max(ratios):.2f}x, p = {p:.3f}, {len(pairs)} pairs)"
-        )
-    else:
-        text = (
-            f"no better setting found: tuned vs default {speedup:.2f}x is not significant "
-            f"(p = {p:.3f}, {len(pairs)} pairs); keep the defaults"
-        )
-        if 0.5 ** len(pairs) >= SIGNIFICANCE:
-            text += f" ({len(pairs)} pairs can never give p < {SIGNIFICANCE}: use 5 or more)"
+    res = pairs.run(best, {"default": {}}, maximize)["default"]
+    v = res["verdict"]
+    base, tuned = res["a"], res["b"]
+    ratios = [(t / d) if maximize else (d / t) for d, t in zip(base, tuned, strict=True)]
     return {
-        "improved": improved,
-        "speedup": speedup,
-        "p_value": p,
-        "pairs": len(pairs),
+        "improved": bool(v and v.improved),
+        "speedup": v.speedup if v else None,
+        "p_nominal": v.p_nominal if v else None,
+        "pairs": len(base),
+        "wins": v.wins if v else 0,
+        "futile": bool(v and v.futile),
         "pair_ratios": ratios,
-        "verdict": text,
+        "design": {"min": design.min_pairs, "max": design.max_pairs, "level": design.level},
+        "verdict": _verdict_text(v, ratios, design),
+        "variants": {"default": {}, "tuned": dict(best)},
+        "rounds": [{"default": d, "tuned": t} for d, t in zip(base, tuned, strict=True)],
+        "summary": {"default": noise.summary(base), "tuned": noise.summary(tuned)},
+        "not_in_effect": dict(pairs.not_in_effect),
+        "runs": pairs.runs,
+    }
+
+
+def minimal(
+    cfg: TuneConfig,
+    best: dict[str, str],
+    evaluate: loop.Evaluate,
+    maximize: bool,
+    rng: random.Random,
+    log: Callable[[str], None] = print,
+) -> dict[str, Any]:
+    """The fewest of best's settings that keep its gain: each setting is removed in turn
+    (interleaved pairs, the same sequential test); those whose removal costs measurably stay.
+    Settings that only help together with one another (two ways to the same gain) are not all
+    dropped at once: the reduced set is tested against the full one first."""
+    pairs = Pairs(cfg, evaluate, rng)
+    current = dict(best)
+    removed: dict[str, str] = {}
+    contributions: dict[str, dict[str, Any]] = {}
+    while len(current) > 1:
+        without = {n: {k: v for k, v in current.items() if k != n} for n in current}
+        res = pairs.run(current, without, maximize)
+        contributions = {n: _contribution(r, maximize) for n, r in res.items()}
+        useless = [n for n, c in contributions.items() if not c["needed"]]
+        log(
+            "settings' contributions: "
+            + ", ".join(f"{n} {c['cost']:.2f}x" for n, c in contributions.items())
+        )
+        if not useless:
+            break
+        keep = max(useless, key=lambda n: contributions[n]["cost"])
+        drop = [n for n in useless if n != keep or len(useless) < len(current)]
+        reduced = {k: v for k, v in current.items() if k not in drop}
+        check = pairs.run(current, {"reduced": reduced}, maximize)["reduced"]["verdict"]
+        if check is not None and check.significant:
+            drop = [min(useless, key=lambda n: contributions[n]["cost"])]
+            reduced = {k: v for k, v in current.items() if k not in drop}
+        for n in drop:
+            removed[n] = f"removing it cost {contributions[n]['cost']:.2f}x (not measurable)"
+        current = reduced
+    return {
+        "settings": current,
+        "contributions": {n: contributions[n] for n in current if n in contributions},
+        "removed": removed,
+        "runs": pairs.runs,
+    }
+
+
+def _contribution(r: dict[str, Any], maximize: bool) -> dict[str, Any]:
+    v = r["verdict"]
+    return {
+        "cost": v.speedup if v else 1.0,  # the setting's set vs the set without it
+        "needed": bool(v and v.significant and v.speedup > 1.0),
+        "pairs": len(r["a"]),
+        "wins": v.wins if v else 0,
     }
 
 
 def finish(
     cfg: TuneConfig, study: Any, evaluate: loop.Evaluate, log: Callable[[str], None] = print
 ) -> dict[str, Any]:
-    """Re-measures the leaders, verifies against the defaults, writes best.xml, trials.csv,
-    summary.json and the report. Returns the summary."""
+    """Re-measures the leaders, verifies against the defaults, reduces the winner to the
+    settings that carry its gain, writes best.xml (or candidate.xml when nothing was better),
+    trials.csv, summary.json and the report. Returns the summary."""
+    from optuna.trial import TrialState
+
     from iotune import report
 
+    if not study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
+        failed = [t for t in study.get_trials(deepcopy=False) if t.state == TrialState.FAIL]
+        last = failed[-1].user_attrs.get("message", "") if failed else ""
+        raise StudyError(
+            f"every trial failed ({len(failed)}): there is nothing to compare; the last "
+            f"failure said:\n{_tail_lines(last)}"
+        )
     maximize = study.direction.name == "MAXIMIZE"
     rng = random.Random(cfg.seed)
     log(f"re-measuring the {cfg.leaders} leading configurations {cfg.repeat} times, interleaved")
     leaders = remeasure_leaders(cfg, study, evaluate, rng)
     best = dict(leaders.get("best_settings") or {})
-    log(f"default vs tuned ({config_key(best)}): {cfg.verify_pairs} interleaved rounds")
+    log(
+        f"default vs tuned ({config_key(best)}): interleaved pairs until a sequential test "
+        f"decides ({min(cfg.verify_min, cfg.verify_pairs)} to {cfg.verify_pairs})"
+    )
     final = verify(cfg, best, evaluate, maximize, rng)
-    recommended = best if final["improved"] else {}
+    off = {k: why for k, why in final.get("not_in_effect", {}).items() if k in best}
+    effective = {k: v for k, v in best.items() if k not in off}
+    reduced: dict[str, Any] = {"settings": effective, "contributions": {}, "removed": {}}
+    if final["improved"] and cfg.partial and len(effective) > 1:
+        log(f"finding which of the {len(effective)} settings carry the gain")
+        reduced = minimal(cfg, effective, evaluate, maximize, rng, log)
+    if final["improved"] and len(reduced["settings"]) == 1 and not reduced["contributions"]:
+        (name,) = reduced["settings"]
+        reduced["contributions"] = {
+            name: {"cost": final["speedup"], "needed": True, "pairs": final["pairs"]}
+        }
+    recommended = reduced["settings"] if final["improved"] else {}
     cfg.out.mkdir(parents=True, exist_ok=True)
     controlfile.write(cfg.out / "best.xml", recommended)
+    if not final["improved"] and best:
+        controlfile.write(cfg.out / "candidate.xml", effective)
+    elif (cfg.out / "candidate.xml").exists():
+        (cfg.out / "candidate.xml").unlink()
     summary = {
         "study": cfg.name,
-        "storage": storage_url(cfg),
-        "command": shlex.join(trial.launch_command(cfg.launcher, cfg.nprocs, cfg.app)),
+        "storage": storage.redact(storage_url(cfg)),
+        "command": shlex.join(trial_options(cfg).command),
+        "ran_in": str(trial_options(cfg).workdir if cfg.isolate else cfg.cwd),
+        "isolated": cfg.isolate,
         **_meta(cfg),
         "objective_unit": objective.unit(cfg.objective),
         "direction": study.direction.name.lower(),
         "trials": len(study.trials),
         "not_searched": dict(study.user_attrs.get(loop.INERT, {})),
+        "values_not_searched": dict(study.user_attrs.get(loop.VALUES_OUT, {})),
+        "not_in_effect": off,
         "leaders": leaders,
         "final": final,
         "best_settings": best,
+        "minimal": reduced,
         "recommended": recommended,
         "verdict": final["verdict"],
     }
@@ -409,3 +523,120 @@ def finish(
     (cfg.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     report.write_all(cfg.out, study, cfg.space, summary)
     return summary
+
+
+def _tail_lines(text: str, n: int = STDERR_LINES) -> str:
+    lines = [line for line in (text or "").splitlines() if line.strip()]
+    return "\n".join("  " + line for line in lines[-n:]) or "  (nothing on stderr)"
+
+
+def check_verify_pairs(max_pairs: int, min_pairs: int = sequential.MIN_PAIRS) -> str | None:
+    """Why a --verify-pairs value can never give a verdict, or None when it can."""
+    d = sequential.design(min(min_pairs, max_pairs), max_pairs)
+    if d.first_possible() is None:
+        return (
+            f"--verify-pairs {max_pairs} can never show a gain (the p of n pairs is at least "
+            f"2^-n: it needs at least "
+            f"{_fewest_pairs()} pairs at {sequential.ALPHA:g}): use {sequential.MIN_PAIRS} or "
+            f"more (default {sequential.MAX_PAIRS})"
+        )
+    return None
+
+
+def _fewest_pairs() -> int:
+    return next(n for n in range(1, 64) if 0.5**n <= sequential.ALPHA)
+
+
+# ----------------------------------------------------------------------------- the pipeline
+
+
+@dataclass
+class Run:
+    """What a call of run() did (for the CLI to print)."""
+
+    summary: dict[str, Any] | None
+    created: bool
+    stale: int
+
+
+def run(
+    cfg: TuneConfig,
+    log: Callable[[str], None] = print,
+    on_trial: Callable[[loop.Progress], None] | None = None,
+) -> Run:
+    """The whole of `iotune tune`: open (or continue) the study, search, verify, report.
+    Raises StudyError with a message for the user when it cannot go on."""
+    from iotune import paths
+
+    command = identity.command_text(cfg.command) if cfg.app else None
+    if command and not cfg.finish_only:
+        try:
+            identity.claim_directory(cfg.out, cfg.name, command, cfg.allow_other_command)
+        except identity.OtherCommand as e:
+            raise StudyError(str(e)) from None
+    s, created = open_study(cfg, adopt=cfg.finish_only)
+    if cfg.finish_only and created:
+        raise StudyError(f"no study {cfg.name!r} in {storage.redact(storage_url(cfg))}")
+    stale = recover_stale(s)
+    opts = trial_options(cfg)
+    trial.clean_stale(opts.workdir)
+    log(
+        f"study {cfg.name!r} ({'new' if created else 'continued'}), space {cfg.space.name} "
+        f"({len(cfg.space.dims)} parameters), strategy {cfg.strategy}, {cfg.budget} trials, "
+        f"objective {cfg.objective}"
+    )
+    if stale:
+        log(f"{stale} trial(s) of a stopped run marked as interrupted")
+    where = f"in scratch directories under {opts.workdir}" if cfg.isolate else f"in {cfg.cwd}"
+    log(f"each trial runs {where}: {shlex.join(opts.command)}")
+    if opts.preload:
+        try:
+            opts.lib = cfg.lib or paths.find_library()
+        except paths.NotFound as e:
+            raise StudyError(str(e)) from None
+    facts: dict[str, Any] = {}
+    program = identity.application(opts.command)[0]
+    if linkage.static_hdf5(program):
+        facts["static_hdf5"] = True
+        log(
+            f"{program} has HDF5 linked in statically: HDF5 settings cannot be injected (MPI-IO "
+            "settings still can); build it against a shared libhdf5 to tune HDF5"
+        )
+
+    def evaluate(settings: dict[str, str], cap: float | None) -> trial.Outcome:
+        return trial.run_trial(settings, opts, cap)
+
+    if not cfg.finish_only:
+        _retry_failed_baseline(s, cfg.space)
+        try:
+            search(cfg, s, evaluate, on_trial, facts)
+        except loop.BaselineFailed as e:
+            o = e.outcome
+            status = f"exit status {o.returncode}" if o.returncode is not None else o.status
+            raise StudyError(
+                f"the application failed with the stack's defaults ({status}), so there is "
+                f"nothing to tune; its stderr ends with:\n{_tail_lines(o.message)}"
+            ) from None
+        for why in sorted(set(s.user_attrs.get(loop.INERT, {}).values())):
+            names = ", ".join(sorted(k for k, v in s.user_attrs[loop.INERT].items() if v == why))
+            log(f"not searched ({why}): {names}")
+        for name, values in s.user_attrs.get(loop.VALUES_OUT, {}).items():
+            for value, why in values.items():
+                log(f"not tried: {name}={value} ({why})")
+    if cfg.search_only:
+        log("search done (--search-only: no verification or report)")
+        return Run(None, created, stale)
+    return Run(finish(cfg, s, evaluate, log), created, stale)
+
+
+def _retry_failed_baseline(study: Any, space: Space) -> None:
+    """A study whose baseline failed (the run stopped there) runs it again when continued."""
+    from optuna.trial import TrialState
+
+    base = [
+        t
+        for t in study.get_trials(deepcopy=False)
+        if t.user_attrs.get("origin") == warmstart.BASELINE
+    ]
+    if base and all(t.state == TrialState.FAIL for t in base):
+        study.enqueue_trial(space.trial_params_for({}), user_attrs={"origin": warmstart.BASELINE})

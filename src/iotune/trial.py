@@ -1,15 +1,19 @@
-"""One trial: write a control file, launch the application with the runtime preloaded in a
-scratch directory of its own, stop it on time-out or cap, read what it measured, clean up.
+"""One trial: write a control file, launch the application with the runtime preloaded, stop
+it on time-out or cap, read what it measured, clean up.
 
-The application runs with its working directory set to the scratch directory, so the files it
-writes with relative paths land there and are deleted with it (600 trials must not fill the
-disk). The process runs in a session of its own: a time-out or cap kills the whole group
-(mpiexec, its proxies and the ranks).
+By default the application runs where the user runs `iotune tune`, as the command would run in
+their shell: relative paths mean what they mean there, and its files land there. The trial's
+own files (control file, profile) go to a private directory under `workdir`. When trials need
+directories of their own (concurrent workers, or on request: `isolate`), the application runs
+in a scratch directory under `workdir` that is deleted afterwards, and its command must have
+been made independent of the directory first (resolve_command). The process runs in a session
+of its own: a time-out or cap kills the whole group (mpiexec, its proxies and the ranks).
 """
 
 from __future__ import annotations
 
 import os
+import select
 import shutil
 import signal
 import socket
@@ -22,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from iotune import controlfile, launch, objective
+from iotune.search import inert
 
 LAUNCHERS = ("mpiexec", "srun", "none")
 STATUSES = ("ok", "failed", "crashed", "timeout", "capped", "forbidden", "interrupted")
@@ -33,18 +38,23 @@ SCRATCH_PREFIX = "trial-"
 _HOST = socket.gethostname().replace("-", "_")
 
 
-def launch_command(launcher: str, nprocs: int | None, app: Sequence[str]) -> list[str]:
-    """The full command: `mpiexec -n N app...`, `srun -n N --export=ALL app...`, or app."""
-    if launcher not in LAUNCHERS:
-        raise ValueError(f"unknown launcher {launcher!r} (one of {', '.join(LAUNCHERS)})")
-    if not app:
-        raise ValueError("no application command")
-    if launcher == "none":
-        return list(app)
-    n = ["-n", str(nprocs)] if nprocs else []
-    if launcher == "mpiexec":
-        return [shutil.which("mpiexec") or "mpiexec", *n, *app]
-    return ["srun", *n, "--export=ALL", *app]
+def launch_command(launcher: str | None, nprocs: int | None, app: Sequence[str]) -> list[str]:
+    """The full command: see launch.launch_command (mpiexec, srun, none, or a template)."""
+    return launch.launch_command(launcher, nprocs, app)
+
+
+def resolve_command(command: Sequence[str], cwd: Path) -> list[str]:
+    """The command with every argument that names an existing file or directory relative to
+    cwd (the program included) made absolute, so that it runs the same from another directory.
+    A bare program name (no slash) is left to PATH, as the shell would."""
+    out = []
+    for i, arg in enumerate(command):
+        bare_program = i == 0 and "/" not in arg
+        if arg and not arg.startswith("-") and not os.path.isabs(arg) and not bare_program:
+            if (cwd / arg).exists():
+                arg = str((cwd / arg).resolve())
+        out.append(arg)
+    return out
 
 
 def clean_stale(workdir: Path) -> int:
@@ -88,7 +98,9 @@ class TrialOptions:
     """How every trial of a study runs."""
 
     command: list[str]  # the full launch command (see launch_command)
-    workdir: Path  # scratch directories are made in here
+    workdir: Path  # the trials' private (and, isolated, scratch) directories are made in here
+    cwd: Path | None = None  # where the application runs (None: this process's directory)
+    isolate: bool = False  # run in a scratch directory of its own (command made absolute)
     objective: str = "auto"
     timeout: float = 600.0
     sync: bool = False  # IOTUNE_SYNC=1: flush files to the device before close
@@ -105,11 +117,13 @@ class Outcome:
 
     status: str
     value: float | None = None
+    # value: the objective; wall_s: launch to exit of the launched process
     source: str | None = None
     wall_s: float = 0.0
     returncode: int | None = None
     message: str = ""
     metrics: dict[str, Any] = field(default_factory=dict)
+    traits: dict[str, Any] = field(default_factory=dict)  # what the profile says (search/inert)
 
     @property
     def ok(self) -> bool:
@@ -142,6 +156,34 @@ def _stop(proc: subprocess.Popen) -> None:
         pass
 
 
+def _wait_exit(proc: subprocess.Popen, deadline: float) -> float | None:
+    """Waits for proc to exit; returns the monotonic time of its exit, or None at the deadline.
+    The exit wakes this at once through a pidfd (no polling interval to quantise the time);
+    where there is none, waitpid in a short loop is the fallback."""
+    try:
+        fd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        fd = None
+    if fd is not None:
+        try:
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None if proc.poll() is None else time.monotonic()
+                ready, _, _ = select.select([fd], [], [], left)
+                if ready:
+                    end = time.monotonic()
+                    proc.wait()
+                    return end
+        finally:
+            os.close(fd)
+    while proc.poll() is None:
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(0.001)
+    return time.monotonic()
+
+
 def run_trial(
     settings: Mapping[str, str], opts: TrialOptions, cap_s: float | None = None
 ) -> Outcome:
@@ -167,9 +209,11 @@ def run_trial(
 def _run_in(
     scratch: Path, settings: Mapping[str, str], opts: TrialOptions, cap_s: float | None
 ) -> Outcome:
-    config = controlfile.write(scratch / CONFIG_NAME, dict(settings))
+    # Open MPI's MCA parameters go to the environment, the rest to the runtime's control file
+    runtime_settings, mca = launch.split_mca(settings)
+    config = controlfile.write(scratch / CONFIG_NAME, runtime_settings)
     profile = scratch / PROFILE_NAME
-    extra = {"IOTUNE_PROFILE": str(profile), **opts.extra_env}
+    extra = {"IOTUNE_PROFILE": str(profile), **mca, **opts.extra_env}
     if opts.sync:
         extra["IOTUNE_SYNC"] = "1"
     if opts.preload:
@@ -187,7 +231,7 @@ def _run_in(
         try:
             proc = subprocess.Popen(
                 opts.command,
-                cwd=scratch,
+                cwd=scratch if opts.isolate else (opts.cwd or Path.cwd()),
                 env=env,
                 stdout=out,
                 stderr=err,
@@ -198,21 +242,15 @@ def _run_in(
             return Outcome("failed", message=f"cannot launch {opts.command[0]}: {e.strerror}")
         stopped = None
         try:
-            while True:
-                try:
-                    proc.wait(timeout=0.05)
-                    break
-                except subprocess.TimeoutExpired:
-                    if time.monotonic() - start > limit:
-                        stopped = (
-                            "capped" if cap_s is not None and cap_s < opts.timeout else "timeout"
-                        )
-                        _stop(proc)
-                        break
+            end = _wait_exit(proc, start + limit)
+            if end is None:
+                stopped = "capped" if cap_s is not None and cap_s < opts.timeout else "timeout"
+                _stop(proc)
+                end = time.monotonic()
         except KeyboardInterrupt:
             _stop(proc)
             raise
-        wall = time.monotonic() - start
+        wall = end - start
         stdout = _read_tail(out)
         stderr = _read_tail(err)
     tail = drop_note + stderr[-_TAIL:]
@@ -247,4 +285,5 @@ def _run_in(
         n = m.moved(direction)
         if n is not None:
             metrics[f"bytes_{direction}"] = n
-    return Outcome("ok", value, source, wall, 0, drop_note.strip(), metrics)
+    traits = inert.traits(prof)
+    return Outcome("ok", value, source, wall, 0, drop_note.strip(), metrics, traits)

@@ -16,9 +16,10 @@ KERNEL_ARGS = {
     "haccio": [],
     "iorio": [],
 }
-# The demonstration study. This machine is shared and noisy (shared/LAB-NOTES.md), so the demo
-# verifies more carefully than the defaults: 8 rounds, each measured run after a discarded one.
-DEMO = {"kernel": "gcrmio", "trials": 30, "verify_pairs": 8, "warmup": 1}
+# The demonstration study, kept short: at most 10 verification pairs and no warm-up runs (the
+# sequential test takes more pairs when the noise needs them; the minimal-recommendation step
+# measures every setting's removal, and warm-ups would double it).
+DEMO = {"kernel": "gcrmio", "trials": 30, "verify_pairs": 10, "warmup": 0}
 
 USAGE = """iotune tune [options] -- APP [ARG...]
        iotune tune [options] --kernel NAME
@@ -42,9 +43,12 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="search for the fastest settings of an application (the study ends in a report)",
         description="Search the I/O settings of an application: a baseline run with the "
         "defaults, a search (model-based by default, or H5Evolve's genetic algorithm), the "
-        "leading settings re-measured, default vs tuned measured interleaved with a "
-        "significance test, and a report (best.xml, trials.csv, report.html). Studies are "
-        "saved as they go: the same command continues an interrupted study.",
+        "leading settings re-measured, default vs tuned measured in interleaved pairs until a "
+        "sequential signed-rank test decides, the winner reduced to the settings that carry its "
+        "gain, "
+        "and a report (best.xml, trials.csv, report.html). Trials run in the current "
+        "directory, as the command would in your shell. Studies are saved as they go: the "
+        "same command continues an interrupted study.",
         usage=USAGE,
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -82,8 +86,10 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     how.add_argument(
         "--objective",
         default="auto",
-        choices=["auto", "io-time", "bandwidth", "wall", "kernel"],
-        help="auto: profile's io.time_s, else the kernel's IOTUNE_RESULT time, else wall time",
+        choices=["auto", "io-time", "write", "read", "bandwidth", "wall", "kernel"],
+        help="auto (default): the whole run's I/O time (the profile's io.time_s, else the "
+        "kernel's IOTUNE_RESULT time, else wall time); io-time: the profile's only; write, "
+        "read: that phase alone; wall: launch to exit; bandwidth; kernel",
     )
     how.add_argument(
         "--cap",
@@ -106,7 +112,8 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     noise.add_argument(
         "--verify-pairs",
         type=int,
-        help="interleaved default/tuned rounds at the end (default 5; --demo 8)",
+        help="the most default/tuned pairs of the final sequential test; it stops once the "
+        "difference is significant or cannot become so (at least 5 pairs; default 20)",
     )
     noise.add_argument(
         "--warmup",
@@ -116,24 +123,38 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     noise.add_argument(
         "--no-partial",
         action="store_true",
-        help="skip partial tuning (each layer's tuned settings alone)",
+        help="keep every setting of the winner (do not measure which ones carry the gain)",
     )
 
     run = p.add_argument_group("running trials")
     run.add_argument(
         "--launcher",
-        choices=["mpiexec", "srun", "none"],
-        help="how each trial starts the application: mpiexec -n N (default), srun -n N, or "
-        "none (the command after -- is launched as it is; chosen by itself when it starts "
-        "with mpiexec, mpirun or srun)",
+        metavar="LAUNCHER",
+        help="how each trial starts the application: a template such as "
+        '"mpirun.openmpi --oversubscribe -n {n}", srun (srun -n N), mpiexec (the one on PATH), '
+        "or none (the command after -- is launched as it is: chosen by itself when it starts "
+        "with a launcher, e.g. mpirun.openmpi, mpiexec.hydra, srun, flux run); default: the "
+        "launcher of the runtime's MPI",
+    )
+    run.add_argument(
+        "--mpi",
+        choices=["mpich", "openmpi"],
+        help="the runtime (and kernels) of this MPI family; default: the application's MPI",
     )
     run.add_argument("-n", "--nprocs", type=int, default=2, help="MPI ranks (default 2)")
     run.add_argument("--timeout", type=float, default=600.0, help="seconds per trial")
     run.add_argument(
+        "--isolate",
+        action="store_true",
+        help="run each trial in a scratch directory of its own (deleted after it) instead of "
+        "the current directory; the program and arguments naming existing files are made "
+        "absolute first (implied by --search-only and --workdir)",
+    )
+    run.add_argument(
         "--workdir",
         type=Path,
-        help="where the trials' scratch directories go (default OUT/scratch): "
-        "put it on the file system being tuned",
+        help="where the trials' own files and (isolated) scratch directories go (default "
+        "OUT/scratch): put it on the file system being tuned",
     )
     run.add_argument(
         "--sync",
@@ -154,7 +175,17 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
 
     store = p.add_argument_group("study and results")
-    store.add_argument("--study", help="study name (default: the output directory's name)")
+    store.add_argument(
+        "--study",
+        help="study name (default: the application's program, after the launcher and its "
+        "options, plus a short hash of the whole command: `mpiexec -n 2 ./app x` -> app-1a2b3c4d)",
+    )
+    store.add_argument(
+        "--allow-other-command",
+        action="store_true",
+        help="continue a study or output directory made by a different command (refused "
+        "otherwise: it would mix two applications' timings)",
+    )
     store.add_argument(
         "--storage",
         help="sqlite:///PATH (default OUT/study.db), journal:PATH "
@@ -190,47 +221,25 @@ def _app(args: argparse.Namespace) -> list[str] | None:
     if args.kernel:
         if command:
             raise ValueError("give either --kernel or a command after --, not both")
-        return [str(paths.find_kernel(args.kernel)), *KERNEL_ARGS.get(args.kernel, [])]
-    return _local_paths_absolute(command) or None
+        kernel = paths.find_kernel(args.kernel, args.mpi)
+        return [str(kernel), *KERNEL_ARGS.get(args.kernel, [])]
+    return command or None
 
 
-def _local_paths_absolute(command: list[str]) -> list[str]:
-    """Trials run in scratch directories: a program given by a relative path, and the file a
-    program is given first (`python script.py`, `./app input.deck`), are made absolute when they
-    exist here. Other words are left alone (an output file named after an option still goes to
-    the scratch directory)."""
-    import os
-    import shutil
-
-    out: list[str] = []
-    previous_is_program = False
-    for word in command:
-        is_file = not word.startswith("-") and os.path.isfile(word)
-        is_program = is_file and os.access(word, os.X_OK)
-        if is_file and (is_program or previous_is_program) and not os.path.isabs(word):
-            word = os.path.abspath(word)
-        out.append(word)
-        previous_is_program = is_program or (
-            not word.startswith("-") and "/" not in word and shutil.which(word) is not None
-        )
-    return out
-
-
-LAUNCHER_PROGRAMS = ("mpiexec", "mpirun", "srun", "aprun", "jsrun", "mpiexec.hydra")
-
-
-def _launcher(chosen: str | None, app: list[str] | None) -> str:
+def _launcher(chosen: str | None, app: list[str] | None, build=None) -> str:
     """The launcher: as chosen, else none when the command starts with a launcher of its own
-    (iotune tune -- mpiexec -n 64 ./app), else mpiexec."""
+    (iotune tune -- mpirun.openmpi -n 64 ./app), else that of the runtime's MPI."""
+    from iotune import launch
+
     if chosen:
         return chosen
-    if app and Path(app[0]).name in LAUNCHER_PROGRAMS:
+    if app and launch.is_launcher(app):
         return "none"
-    return "mpiexec"
+    return launch.default_launcher(build) if build is not None else "mpiexec"
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
-    from iotune import paths, space, study
+    from iotune import mpifamily, paths, space, storage, study
 
     if args.demo:
         args.kernel = args.kernel or DEMO["kernel"]
@@ -239,6 +248,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         args.warmup = DEMO["warmup"] if args.warmup is None else args.warmup
         args.study = args.study or time.strftime("demo-%Y%m%d-%H%M%S")
         args.out = args.out or Path("iotune-results") / "demo"
+        args.allow_other_command = True  # each demo is a study of its own in one directory
     try:
         sp = space.load(args.space)
     except space.SpaceError as e:
@@ -252,22 +262,32 @@ def cmd_tune(args: argparse.Namespace) -> int:
         return _error(str(e))
     if app is None and not args.finish_only:
         return _error("give the application after -- (or --kernel NAME, or --demo)")
-    args.verify_pairs = 5 if args.verify_pairs is None else args.verify_pairs
+    if app is None and not args.study:
+        return _error("--finish-only needs --study (or the command)")
+    try:  # the runtime of the application's MPI, and the parameters that MPI has
+        choice = mpifamily.choose(app, args.mpi)
+    except paths.NotFound as e:
+        if not args.no_preload:
+            return _error(str(e))
+        choice = None
+    if choice is not None:
+        print(f"iotune tune: {choice.describe()}")
+        sp = mpifamily.space_for(sp, choice.family)
+    args.verify_pairs = (
+        study.sequential.MAX_PAIRS if args.verify_pairs is None else args.verify_pairs
+    )
     args.warmup = 0 if args.warmup is None else args.warmup
-    if args.verify_pairs < 1:
-        return _error("--verify-pairs must be at least 1")
-    name = args.study or (Path(app[0]).name if app else None)
-    if name is None:
-        return _error("--finish-only needs --study")
-    out = args.out or Path("iotune-results") / name
+    problem = study.check_verify_pairs(args.verify_pairs)
+    if problem:
+        return _error(problem)
     cfg = study.TuneConfig(
         app=app or [],
-        out=out,
+        out=Path("."),
         space=sp,
         strategy=args.strategy,
         trials=args.trials,
         objective=args.objective,
-        launcher=_launcher(args.launcher, app),
+        launcher=_launcher(args.launcher, app, choice.build if choice else None),
         nprocs=args.nprocs,
         timeout=args.timeout,
         cap=args.cap,
@@ -277,7 +297,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         verify_pairs=args.verify_pairs,
         warmup=args.warmup,
         partial=not args.no_partial,
-        study_name=name,
+        study_name=args.study,
         storage=args.storage,
         workdir=args.workdir,
         sync=args.sync,
@@ -285,17 +305,24 @@ def cmd_tune(args: argparse.Namespace) -> int:
         seed=args.seed,
         keep_scratch=args.keep_scratch,
         preload=not args.no_preload,
+        isolate=args.isolate or args.search_only or args.workdir is not None,
+        allow_other_command=args.allow_other_command,
+        search_only=args.search_only,
+        finish_only=args.finish_only,
+        lib=choice.lib if choice else None,
     )
-    out.mkdir(parents=True, exist_ok=True)
+    cfg.out = args.out or Path("iotune-results") / cfg.name
+    cfg.out.mkdir(parents=True, exist_ok=True)
     previous = signal.signal(signal.SIGTERM, _terminate)  # e.g. a SLURM job reaching its end
     try:
-        return _run(cfg, args)
+        return _run(cfg, not args.no_progress)
     except study.StudyError as e:
-        return _error(str(e))
+        print(f"iotune tune: {e}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print(
             f"\niotune tune: interrupted; run the same command again to continue the study "
-            f"{cfg.name!r} ({study.storage_url(cfg)})",
+            f"{cfg.name!r} ({storage.redact(study.storage_url(cfg))})",
             file=sys.stderr,
         )
         return 130
@@ -308,70 +335,19 @@ def _terminate(signum, frame):
     raise KeyboardInterrupt
 
 
-def _run(cfg, args: argparse.Namespace) -> int:
-    from iotune import paths, study, trial
-
-    s, created = study.open_study(cfg, adopt=args.finish_only)
-    if args.finish_only and created:
-        return _error(f"no study {cfg.name!r} in {study.storage_url(cfg)}")
-    stale = study.recover_stale(s)
-    trial.clean_stale(study.trial_options(cfg).workdir)
-    say = print
-    say(
-        f"iotune tune: study {cfg.name!r} ({'new' if created else 'continued'}), "
-        f"space {cfg.space.name} ({len(cfg.space.dims)} parameters), strategy {cfg.strategy}, "
-        f"{cfg.budget} trials, objective {cfg.objective}"
-    )
-    if stale:
-        say(f"iotune tune: {stale} trial(s) of a stopped run marked as interrupted")
-    command = trial.launch_command(cfg.launcher, cfg.nprocs, cfg.app)
-    say(f"iotune tune: each trial runs: {' '.join(command)}")
-    opts = study.trial_options(cfg)
-    if opts.preload:
-        try:
-            opts.lib = paths.find_library()
-        except paths.NotFound as e:
-            return _error(str(e))
-
-    def evaluate(settings, cap):
-        return trial.run_trial(settings, opts, cap)
-
-    if not args.finish_only:
-        _search(cfg, s, evaluate, not args.no_progress)
-        inert = s.user_attrs.get("inert", {})
-        if inert:
-            reasons = sorted(set(inert.values()))
-            for why in reasons:
-                names = ", ".join(sorted(k for k, v in inert.items() if v == why))
-                say(f"iotune tune: not searched ({why}): {names}")
-    if args.search_only:
-        say("iotune tune: search done (--search-only: no verification or report)")
-        return 0
-    summary = study.finish(cfg, s, evaluate, log=lambda m: say(f"iotune tune: {m}"))
-    say(f"iotune tune: {summary['verdict']}")
-    say(
-        f"iotune tune: report {cfg.out / 'report.html'}; best settings {cfg.out / 'best.xml'}; "
-        f"all trials {cfg.out / 'trials.csv'}"
-    )
-    return 0
-
-
-def _search(cfg, s, evaluate, progress: bool) -> None:
-    from iotune import objective
+def _run(cfg, progress: bool) -> int:
+    from iotune import objective, study
+    from iotune.report import table
     from iotune.search import loop
-    from iotune.study import search
+
+    def say(message: str) -> None:
+        print(f"iotune tune: {message}", flush=True)
 
     bar = None
-    if progress:
+    if progress and not cfg.finish_only:
         from tqdm import tqdm
 
-        bar = tqdm(
-            total=cfg.budget,
-            initial=min(loop.used(s), cfg.budget),
-            unit="trial",
-            desc="tuning",
-            dynamic_ncols=True,
-        )
+        bar = tqdm(total=cfg.budget, unit="trial", desc="tuning", dynamic_ncols=True)
     unit = objective.unit(cfg.objective)
 
     def on_trial(p: loop.Progress) -> None:
@@ -382,11 +358,28 @@ def _search(cfg, s, evaluate, progress: bool) -> None:
         bar.set_postfix_str(f"best {best}, last {p.status}", refresh=False)
         bar.refresh()
 
+    def log(message: str) -> None:
+        if bar is not None and not bar.disable:
+            bar.write(f"iotune tune: {message}")
+        else:
+            say(message)
+
     try:
-        search(cfg, s, evaluate, on_trial)
+        result = study.run(cfg, log, on_trial)
     finally:
         if bar is not None:
             bar.close()
+    summary = result.summary
+    if summary is None:
+        return 0
+    say(summary["verdict"])
+    for line in table.settings_lines(summary):
+        print(f"  {line}")
+    files = "best settings " + str(cfg.out / "best.xml")
+    if (cfg.out / "candidate.xml").exists() and not summary["recommended"]:
+        files = "best candidate (not recommended) " + str(cfg.out / "candidate.xml")
+    say(f"report {cfg.out / 'report.html'}; {files}; all trials {cfg.out / 'trials.csv'}")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

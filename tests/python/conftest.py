@@ -1,5 +1,11 @@
-"""Shared fixtures: where the build is, and how to run MPI programs (always under a timeout)."""
+"""Shared fixtures: where the build is, and how to run MPI programs (always under a timeout).
 
+BUILD is the build of the default MPI family (build/, or $IOTUNE_BUILD_DIR); every MPI program
+runs under that build's own launcher (mpiexec.mpich, mpiexec.openmpi, ...: never whatever
+`mpiexec` is on PATH). builds() gives the build of each family (build-<family>/ beside it).
+"""
+
+import json
 import os
 import shutil
 import subprocess
@@ -10,6 +16,42 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 BUILD = Path(os.environ.get("IOTUNE_BUILD_DIR", REPO / "build"))
 VECTORS = REPO / "tests" / "vectors"
+# Open MPI refuses to start as root unless told; harmless for any other MPI.
+os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+
+
+def mpi_info(build: Path) -> dict:
+    """The build's iotune-mpi.json (family, launcher), {} for a build without one."""
+    try:
+        return json.loads((build / "iotune-mpi.json").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def builds() -> dict[str, Path]:
+    """{family: build directory} of every MPI built: BUILD and the build-<family>/ beside it."""
+    found = {}
+    for d in [BUILD, *sorted(BUILD.parent.glob(BUILD.name + "-*"))]:
+        family = mpi_info(d).get("family")
+        if family and family not in found and (d / "runtime" / "libiotune.so").is_file():
+            found[family] = d
+    return found
+
+
+def launcher(build: Path = BUILD) -> list[str]:
+    """The launcher of a build's MPI with its flags, up to the rank count: [mpiexec.mpich, -n]."""
+    info = mpi_info(build)
+    exe = info.get("mpiexec") or shutil.which("mpiexec") or "mpiexec"
+    return [exe, *info.get("preflags", []), info.get("numproc_flag") or "-n"]
+
+
+def need_family(family: str) -> Path:
+    """The build directory of an MPI family, or skip the test when that MPI is not built."""
+    found = builds()
+    if family not in found:
+        pytest.skip(f"no build for {family} (scripts/install.sh builds one per MPI found)")
+    return found[family]
 
 
 def _need(path: Path) -> Path:
@@ -51,8 +93,10 @@ def run_mpi(
     preload=None,
     config=None,
     verbose=False,
+    build=BUILD,
 ):
-    """Run `mpiexec -n N argv...` under a timeout; return the CompletedProcess (text).
+    """Run `mpiexec -n N argv...` (the launcher of build's MPI) under a timeout; return the
+    CompletedProcess (text).
 
     preload: path of libiotune.so to LD_PRELOAD; config: control file for IOTUNE_CONFIG.
     """
@@ -66,7 +110,7 @@ def run_mpi(
     if verbose:
         full_env["IOTUNE_VERBOSE"] = "1"
     full_env.update(env or {})
-    cmd = [shutil.which("mpiexec") or "mpiexec", "-n", str(nprocs), *map(str, argv)]
+    cmd = [*launcher(build), str(nprocs), *map(str, argv)]
     proc = subprocess.run(
         cmd, env=full_env, cwd=cwd, capture_output=True, text=True, timeout=timeout
     )
@@ -81,3 +125,29 @@ def run_mpi(
 @pytest.fixture
 def mpirun():
     return run_mpi
+
+
+# ---- throw-away servers (tests/python/local_servers.py): skipped only where not installed
+PG_PASSWORD = "Pw-4u7-never-shown"  # the tests look for it in every output
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    import local_servers
+
+    try:
+        with local_servers.postgres_server(password=PG_PASSWORD, max_connections=60) as server:
+            yield server
+    except local_servers.Unavailable as e:
+        pytest.skip(f"no PostgreSQL here: {e}")
+
+
+@pytest.fixture(scope="session")
+def slurm():
+    import local_servers
+
+    try:
+        with local_servers.slurm_cluster(cpus=2) as cluster:
+            yield cluster
+    except local_servers.Unavailable as e:
+        pytest.skip(f"no SLURM here: {e}")

@@ -2,12 +2,14 @@
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from conftest import launcher
 
 from iotune import profile as prof
 from iotune import trace as iotrace
@@ -241,7 +243,7 @@ def test_profile_and_show_commands(kernel, libiotune, tmp_path):
     out = tmp_path / "p.json"
     env = cli_env(libiotune)
     cmd = [sys.executable, "-m", "iotune", "profile", "--files", "--out", str(out), "--",
-           "mpiexec", "-n", "2", str(kernel("vpicio")), "--particles", "4096"]  # fmt: skip
+           *launcher(), "2", str(kernel("vpicio")), "--particles", "4096"]  # fmt: skip
     run = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert "file vpicio.h5  (" in run.stdout
@@ -346,7 +348,8 @@ def iotune_cli(args, cwd, libiotune, timeout=120):
 
 def test_a_shell_around_the_job_does_not_replace_its_profile(kernel, libiotune, tmp_path):
     # the shell itself writes to log.txt (a builtin's redirection) and ends after the job
-    job = f"mpiexec -n 2 {kernel('vpicio')} --particles 1024 > log.txt; echo done >> log.txt"
+    mpiexec = shlex.join([*launcher(), "2"])
+    job = f"{mpiexec} {kernel('vpicio')} --particles 1024 > log.txt; echo done >> log.txt"
     run = iotune_cli(["profile", "--out", "p.json", "--", "bash", "-c", job], tmp_path, libiotune)
     assert run.returncode == 0, run.stderr
     p = prof.load(tmp_path / "p.json")
@@ -355,8 +358,8 @@ def test_a_shell_around_the_job_does_not_replace_its_profile(kernel, libiotune, 
 
 
 def test_timeout_around_the_job_leaves_the_ranks_traces(kernel, libiotune, tmp_path):
-    argv = ["profile", "--trace", "--out", "p.json", "--", "timeout", "60", "mpiexec", "-n", "2",
-            kernel("vpicio"), "--particles", "1024"]  # fmt: skip
+    argv = ["profile", "--trace", "--out", "p.json", "--", "timeout", "60", *launcher(),
+            "2", kernel("vpicio"), "--particles", "1024"]  # fmt: skip
     run = iotune_cli(argv, tmp_path, libiotune)
     assert run.returncode == 0, run.stderr
     p = prof.load(tmp_path / "p.json")
@@ -501,7 +504,7 @@ def test_ranks_share_one_clock(test_prog, libiotune, tmp_path):
     # rank 1 starts 0.7 s after rank 0; both open their file right after MPI_Init
     probe = test_prog("capture_probe")
     env = dict(os.environ, LD_PRELOAD=str(libiotune), IOTUNE_PROFILE=str(tmp_path / "p.json"))
-    cmd = ["mpiexec", "-n", "1", probe, "clock", "c", ":", "-n", "1", "sh", "-c",
+    cmd = [*launcher(), "1", probe, "clock", "c", ":", "-n", "1", "sh", "-c",
            f"sleep 0.7; exec {probe} clock c"]  # fmt: skip
     subprocess.run(cmd, cwd=tmp_path, env=env, check=True, timeout=60, capture_output=True)
     p = prof.load(tmp_path / "p.json")

@@ -2,12 +2,12 @@
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import launcher
 
 from iotune import controlfile, launch, params, paths
 
@@ -268,7 +268,7 @@ def test_run_verbose_and_without_dashes(fake_lib):
 
 
 def mpiexec(*args):
-    return ["timeout", "120", shutil.which("mpiexec") or "mpiexec", "-n", "2", *map(str, args)]
+    return ["timeout", "120", *launcher(), "2", *map(str, args)]
 
 
 @pytest.mark.parametrize("case", ["bad_mixed", "missing"])

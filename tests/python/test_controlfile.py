@@ -79,7 +79,9 @@ def test_vectors_cover_the_registry():
     for case in good:
         doc = json.loads((VECTORS / f"{case}.json").read_text(encoding="utf-8"))
         seen |= {s["name"] for s in doc["settings"]}
-    missing = set(params.names()) - seen
+    # Open MPI's MCA parameters are not read by the runtime (iotune sets them in the
+    # environment): the shared vectors do not hold them (test_anympi.py does)
+    missing = {p.name for p in params.all_params() if not p.is_mca} - seen
     assert not missing, f"parameters without a good vector: {missing}"
     assert {p.type for p in params.all_params()} == set(params.TYPES)
 
@@ -621,6 +623,12 @@ def every_param_value():
         "romio_lustre_co_ratio": 2,
         "romio_lustre_ds_in_coll": "enable",
         "IBM_largeblock_io": False,
+        "io": "romio321",
+        "fcoll": "two_phase",
+        "io_ompio_num_aggregators": -1,
+        "io_ompio_bytes_per_agg": "8M",
+        "io_ompio_grouping_option": 7,
+        "io_ompio_cycle_buffer_size": 1 << 20,
         "romio_visibility_immediate": "false",
         "x.vendor": 'a <b> & "c"',
     }

@@ -113,7 +113,7 @@ def test_iotune_tune_of_the_python_script_and_its_result_verified(libiotune, tmp
     python = os.path.relpath(sys.executable, tmp_path)  # ../../.venv/bin/python
     args = ["--cells", "2000", "--levels", "5"]
     out = tmp_path / "results"
-    tune = [sys.executable, "-m", "iotune", "tune", "--trials", "4", "--verify-pairs", "2",
+    tune = [sys.executable, "-m", "iotune", "tune", "--trials", "4", "--verify-pairs", "5",
             "--leaders", "1", "--repeat", "1", "--no-partial", "--timeout", "60", "--out",
             str(out), "--", "mpiexec", "-n", "2", python, "gcrmio_h5py.py", *args]  # fmt: skip
     run = subprocess.run(tune, cwd=tmp_path, env=env, capture_output=True, text=True,

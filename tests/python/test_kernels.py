@@ -15,6 +15,7 @@ import struct
 import subprocess
 
 import pytest
+from conftest import launcher
 
 KERNELS = ["vpicio", "vorpalio", "gcrmio", "haccio", "iorio"]
 HDF5_KERNELS = ["vpicio", "vorpalio", "gcrmio", "iorio"]
@@ -241,7 +242,7 @@ def run_limited(nprocs, argv, cwd, limit):
     env = {k: v for k, v in os.environ.items() if not k.startswith("IOTUNE_")}
     env["UCX_TLS"] = "self,tcp"  # no shared-memory files: they would hit a file-size limit
     return subprocess.run(
-        ["mpiexec", "-n", str(nprocs), *map(str, argv)],
+        [*launcher(), str(nprocs), *map(str, argv)],
         preexec_fn=limit,
         env=env,
         cwd=cwd,

@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import launcher
 
 CONFIG = """<Parameters>
   <High_Level_IO_Library>
@@ -51,7 +52,7 @@ def iotune_run(tmp, kernel_path, args, libiotune, config=None, profile=None):
     env = dict(os.environ, IOTUNE_LIB=str(libiotune))
     if profile:
         env["IOTUNE_PROFILE"] = str(profile)
-    launch = ["mpiexec", "-n", "2", str(kernel_path), *args, "--read"]
+    launch = [*launcher(), "2", str(kernel_path), *args, "--read"]
     if config:
         cmd = [sys.executable, "-m", "iotune", "run", "--config", str(config), "--verbose", "--",
                *launch]  # fmt: skip

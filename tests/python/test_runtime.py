@@ -138,7 +138,10 @@ def test_every_registry_parameter_takes_effect(tuned, baseline):
         if key in registry():
             assert re.search(rf"{key}=\S+ \((NOT in effect|echoed)", proc.stderr), key
             checked.add(key)
-    assert checked >= set(registry()), f"untested parameters: {set(registry()) - checked}"
+    # Open MPI's MCA parameters go through the environment, not the runtime: read back through
+    # MPI_T in test_anympi.py
+    runtime_params = {n for n, r in registry().items() if r["target"] != "mca"}
+    assert checked >= runtime_params, f"untested parameters: {runtime_params - checked}"
     assert data["mismatches"] == 0
 
 

@@ -117,7 +117,7 @@ def test_capping_rule():
     assert Capping.bound(300.0, 2.0, 6.0, maximize=True) == pytest.approx(100.0)
 
 
-def test_capped_trials_are_pruned_with_a_bound():
+def test_capped_trials_are_stopped_with_a_bound():
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
     study.enqueue_trial(SPACE.trial_params_for({}), user_attrs={"origin": "defaults"})
@@ -235,10 +235,11 @@ def writer(settings, cap):
 def test_a_run_that_reads_nothing_is_not_tuned_for_reads():
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     s = get_strategy("default")
-    assert s.prune and not get_strategy("genetic").prune  # H5Evolve searches everything
+    # H5Evolve searches everything
+    assert s.leave_out_inert and not get_strategy("genetic").leave_out_inert
     study = optuna.create_study(sampler=s.sampler(0, 3))
     warmstart.enqueue(study, READ_WRITE_SPACE, True)
-    loop.run(study, READ_WRITE_SPACE, writer, budget=12, combine=True, prune=True)
+    loop.run(study, READ_WRITE_SPACE, writer, budget=12, combine=True, leave_out_inert=True)
     read_only = {"romio_cb_read", "ind_rd_buffer_size"}
     assert set(study.user_attrs[loop.INERT]) == read_only
     # the guesses lose their read settings: one is then empty (dropped), one keeps the rest
@@ -260,7 +261,7 @@ def test_without_byte_counts_or_pruning_everything_is_searched():
     for evaluate, prune in ((no_bytes, True), (writer, False)):
         study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
         warmstart.enqueue(study, READ_WRITE_SPACE, True)
-        loop.run(study, READ_WRITE_SPACE, evaluate, budget=6, prune=prune)
+        loop.run(study, READ_WRITE_SPACE, evaluate, budget=6, leave_out_inert=prune)
         assert loop.INERT not in study.user_attrs
         origins = [t.user_attrs.get("origin") for t in study.trials[:4]]
         assert origins == ["defaults", "guess: no fill", "guess: no cb reads", "guess: both"]
@@ -277,6 +278,6 @@ def test_guesses_still_queued_when_the_baseline_worker_died():
     t.set_user_attr("metrics", {"bytes_read": 0, "bytes_written": 10})
     study.tell(t, 1.0)
     assert study.user_attrs[warmstart.PENDING]
-    loop.run(study, READ_WRITE_SPACE, writer, budget=3, prune=True)
+    loop.run(study, READ_WRITE_SPACE, writer, budget=3, leave_out_inert=True)
     origins = [t.user_attrs.get("origin") for t in study.trials]
     assert origins == ["defaults", "guess: no fill", "guess: both"]

@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -18,16 +19,22 @@ from iotune import controlfile
 HERE = Path(__file__).resolve().parent
 FAKE = [sys.executable, str(HERE / "fake_app.py")]
 SPACE = str(HERE / "fake_space.toml")
-FAKE_OPTS = ["--launcher", "none", "--no-preload", "--objective", "kernel", "--no-progress"]
+FAKE_OPTS = ["--launcher", "none", "--no-preload", "--objective", "kernel", "--no-progress",
+             "--verify-pairs", "6"]  # fmt: skip
 
 
-def tune(*args, env=None, timeout=120, **kw):
+def tune(*args, env=None, timeout=120, cwd=None, **kw):
+    """`iotune tune ARGS` in cwd (default: a fresh directory: trials run where the tuner is
+    started, and the fake application writes its files there)."""
     cmd = [sys.executable, "-m", "iotune.tune_cli", *map(str, args)]
     full_env = {**os.environ, **(env or {})}
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=full_env, **kw)
+    cwd = cwd or tempfile.mkdtemp(prefix="tune-cwd-")
+    return subprocess.run(
+        cmd, capture_output=True, text=True, timeout=timeout, env=full_env, cwd=cwd, **kw
+    )
 
 
-def start(*args, env=None):
+def start(*args, env=None, cwd=None):
     cmd = [sys.executable, "-m", "iotune.tune_cli", *map(str, args)]
     return subprocess.Popen(
         cmd,
@@ -35,6 +42,7 @@ def start(*args, env=None):
         stderr=subprocess.STDOUT,
         text=True,
         env={**os.environ, **(env or {})},
+        cwd=cwd or tempfile.mkdtemp(prefix="tune-cwd-"),
     )
 
 
@@ -143,8 +151,6 @@ def test_crashing_and_hanging_trials_are_failures(tmp_path):
         "bad",
         "--repeat",
         1,
-        "--verify-pairs",
-        2,
         "--",
         *FAKE,
     )
@@ -176,8 +182,6 @@ def test_resume_after_the_tuner_is_killed(tmp_path):
         0,
         "--repeat",
         1,
-        "--verify-pairs",
-        2,
         "--",
         *FAKE,
     ]
@@ -262,8 +266,6 @@ def test_two_workers_share_one_study(tmp_path):
         tmp_path / "final",
         "--repeat",
         1,
-        "--verify-pairs",
-        2,
         "--launcher",
         "none",
         "--no-preload",
@@ -293,7 +295,8 @@ def test_real_kernel_study_under_mpiexec(tmp_path, libiotune, kernel):
         "--repeat",
         2,
         "--verify-pairs",
-        3,
+        5,
+        "--no-partial",
         "--no-progress",
         "--seed",
         0,
@@ -363,3 +366,116 @@ def test_trial_orphaned_before_it_was_claimed_is_recovered(monkeypatch):
     states = {t.number: (t.state.name, t.user_attrs.get("status")) for t in s.trials}
     assert states[orphan.number] == ("FAIL", "interrupted")
     assert states[owned.number] == ("RUNNING", None)
+
+
+def _app_script(where: Path, body: str = "") -> Path:
+    """An executable ./app in `where`: the fake application, run as users run theirs."""
+    app = where / "app"
+    app.write_text(f"#!{sys.executable}\n{body}" + (HERE / "fake_app.py").read_text())
+    app.chmod(0o755)
+    return app
+
+
+def test_relative_program_runs_from_the_users_directory(tmp_path):
+    """`cd somewhere && iotune tune -- ./app`: trials run where the command was given, so the
+    relative program is found (trials in scratch directories all failed and the study called
+    the defaults best)."""
+    somewhere = tmp_path / "somewhere"
+    somewhere.mkdir()
+    _app_script(somewhere)
+    r = tune("--space", SPACE, *FAKE_OPTS, "--trials", 6, "--repeat", 1, "--", "./app",
+             cwd=somewhere)  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"each trial runs in {somewhere}" in r.stdout
+    (out,) = (somewhere / "iotune-results").iterdir()
+    assert out.name.startswith("app-")  # named after the application, not the launcher
+    rows = list(csv.DictReader(open(out / "trials.csv")))
+    assert rows[0]["status"] == "ok", rows[0]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["ran_in"] == str(somewhere)
+    assert (somewhere / "data.out").is_file()  # its files land where it ran
+
+
+def test_isolated_trials_resolve_the_relative_program(tmp_path):
+    somewhere = tmp_path / "somewhere"
+    somewhere.mkdir()
+    _app_script(somewhere)
+    r = tune("--space", SPACE, *FAKE_OPTS, "--trials", 3, "--repeat", 1, "--isolate",
+             "--out", tmp_path / "out", "--", "./app", cwd=somewhere)  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert str(somewhere / "app") in r.stdout and "scratch directories" in r.stdout
+    assert not (somewhere / "data.out").exists()
+    assert list((tmp_path / "out" / "scratch").iterdir()) == []
+
+
+def test_a_failing_application_stops_the_study_with_its_message(tmp_path):
+    _app_script(tmp_path, 'import sys\nsys.exit("app: cannot open input.cfg")\n')
+    r = tune("--space", SPACE, *FAKE_OPTS, "--trials", 6, "--out", tmp_path / "out",
+             "--", "./app", cwd=tmp_path)  # fmt: skip
+    assert r.returncode != 0
+    assert "cannot open input.cfg" in r.stderr and "exit status 1" in r.stderr
+    assert "no better setting" not in r.stdout + r.stderr
+    s = optuna.load_study(study_name=None, storage=f"sqlite:///{tmp_path}/out/study.db")
+    assert [t.state.name for t in s.trials if t.state.name != "WAITING"] == ["FAIL"]
+
+
+def test_another_command_into_the_same_output_directory_is_refused(tmp_path):
+    out = tmp_path / "out"
+    common = ["--space", SPACE, *FAKE_OPTS, "--trials", 3, "--repeat", 1, "--out", out]
+    r = tune(*common, "--", *FAKE)
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = tune(*common, "--", *FAKE, "--other-input")
+    assert r.returncode != 0
+    assert "another command" in r.stderr
+    assert "--other-input" in r.stderr and FAKE[1] in r.stderr  # both commands named
+    r = tune(*common, "--allow-other-command", "--", *FAKE, "--other-input")
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_the_same_study_name_with_another_command_is_refused(tmp_path):
+    common = ["--space", SPACE, *FAKE_OPTS, "--trials", 3, "--repeat", 1, "--study", "x"]
+    r = tune(*common, "--out", tmp_path / "a", "--storage", f"sqlite:///{tmp_path}/s.db",
+             "--", *FAKE)  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = tune(*common, "--out", tmp_path / "b", "--storage", f"sqlite:///{tmp_path}/s.db",
+             "--", *FAKE, "2")  # fmt: skip
+    assert r.returncode != 0 and "study 'x' was made by another command" in r.stderr
+
+
+def test_verify_pairs_that_can_never_show_a_gain_are_refused(tmp_path):
+    r = tune("--space", SPACE, *FAKE_OPTS, "--verify-pairs", 4, "--out", tmp_path, "--", *FAKE)
+    assert r.returncode == 2 and "can never show a gain" in r.stderr
+    assert not (tmp_path / "study.db").exists()
+
+
+def test_mpiio_only_application_is_not_tuned_for_hdf5(tmp_path, libiotune, test_prog):
+    """A plain MPI-IO program: no HDF5 parameter in the searched space or in best.xml."""
+    from iotune import params
+
+    probe = test_prog("mpiio_probe")
+    out = tmp_path / "out"
+    r = tune("--trials", 6, "--leaders", 2, "--repeat", 1, "--verify-pairs", 5, "--no-progress",
+             "--out", out, "--seed", 0, "--", probe, "probe.dat",
+             env={"IOTUNE_LIB": str(libiotune)}, timeout=240, cwd=tmp_path)  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    hdf5 = {n for n in summary["space_params"] if params.get(n).layer == "hdf5"}
+    assert hdf5 and hdf5 <= set(summary["not_searched"]), summary["not_searched"]
+    assert "made no HDF5 calls" in r.stdout
+    s = optuna.load_study(study_name=summary["study"], storage=summary["storage"])
+    for t in s.trials[1:]:
+        assert not hdf5 & set(t.user_attrs.get("settings", {})), t.user_attrs
+    best = controlfile.parse_file(out / "best.xml")
+    assert not {x.name for x in best.settings} & hdf5
+
+
+def test_a_study_stopped_by_a_failed_baseline_runs_it_again(tmp_path):
+    _app_script(tmp_path, 'import os, sys\nif os.environ.get("APP_FAIL"):\n    sys.exit("boom")\n')
+    args = ["--space", SPACE, *FAKE_OPTS, "--trials", 4, "--repeat", 1, "--out", tmp_path / "o",
+            "--", "./app"]  # fmt: skip
+    assert tune(*args, env={"APP_FAIL": "1"}, cwd=tmp_path).returncode != 0
+    r = tune(*args, cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    rows = list(csv.DictReader(open(tmp_path / "o" / "trials.csv")))
+    assert [row["origin"] for row in rows[:2]] == ["defaults", "defaults"]
+    assert [row["status"] for row in rows[:2]] == ["failed", "ok"]

@@ -17,6 +17,7 @@ FAKE = [sys.executable, str(HERE / "fake_app.py")]
 def opts(tmp_path, launcher="none", **kw):
     command = trial.launch_command(launcher, 2 if launcher != "none" else None, FAKE)
     kw.setdefault("objective", "kernel")
+    kw.setdefault("isolate", True)
     return trial.TrialOptions(command, tmp_path / "work", preload=False, **kw)
 
 
@@ -88,13 +89,53 @@ def test_missing_program_is_a_failure(tmp_path):
     assert trial.run_trial({}, o).status == "failed"
 
 
+def test_trial_runs_in_the_users_directory_by_default(tmp_path):
+    """As the command would run in the user's shell: a relative program works, and its files
+    land in the user's directory; only the trial's own files go to the private directory."""
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / "app.py").write_text((HERE / "fake_app.py").read_text())
+    o = trial.TrialOptions(
+        [sys.executable, "app.py"], tmp_path / "work", cwd=user, preload=False, objective="kernel"
+    )
+    out = trial.run_trial({}, o)
+    assert out.ok, out.message
+    assert (user / "data.out").is_file()
+    assert list((tmp_path / "work").iterdir()) == []
+
+
+def test_isolated_trials_resolve_relative_files_first(tmp_path):
+    user = tmp_path / "user"
+    (user / "bin").mkdir(parents=True)
+    (user / "in.cfg").write_text("x")
+    cmd = ["mpiexec", "-n", "2", "./bin/app", "in.cfg", "--flag", "out.h5", "/abs"]
+    (user / "bin" / "app").write_text("")
+    got = trial.resolve_command(cmd, user)
+    assert got[:3] == ["mpiexec", "-n", "2"]  # a bare program stays for PATH
+    assert got[3] == str(user / "bin" / "app") and got[4] == str(user / "in.cfg")
+    assert got[5:] == ["--flag", "out.h5", "/abs"]  # not existing: left alone
+
+
+def test_wall_time_is_not_polled(tmp_path, monkeypatch):
+    """The exit is waited for without a sleep loop (a 0.05 s poll quantised short runs)."""
+
+    def no_sleep(_s):
+        raise AssertionError("polled")
+
+    monkeypatch.setattr(time, "sleep", no_sleep)
+    out = trial.run_trial({"cb_buffer_size": "1048576"}, opts(tmp_path))
+    assert out.ok and out.wall_s >= 0.02
+
+
 def test_launch_commands():
     assert trial.launch_command("none", 4, ["a", "b"]) == ["a", "b"]
     assert trial.launch_command("srun", 4, ["a"]) == ["srun", "-n", "4", "--export=ALL", "a"]
     cmd = trial.launch_command("mpiexec", 2, ["a"])
     assert cmd[0].endswith("mpiexec") and cmd[1:] == ["-n", "2", "a"]
+    # any other launcher is a template: {n} is the ranks, else -n N follows it
+    assert trial.launch_command("flux run", 2, ["a"]) == ["flux", "run", "-n", "2", "a"]
     with pytest.raises(ValueError):
-        trial.launch_command("qsub", 1, ["a"])
+        trial.launch_command(" ", 1, ["a"])
 
 
 def test_objectives_from_profile_kernel_and_wall(tmp_path):
@@ -139,3 +180,23 @@ def test_objectives_from_profile_kernel_and_wall(tmp_path):
 @pytest.mark.skipif(not os.access("/proc/sys/vm/drop_caches", os.W_OK), reason="not root")
 def test_drop_caches_as_root():
     assert trial.drop_caches()
+
+
+def test_one_phase_as_the_objective():
+    prof = {
+        "ranks": 2,
+        "layers": {
+            "hdf5": {"writes": 4, "reads": 2, "write_time_s": 3.0, "read_time_s": 1.0},
+            "mpiio": {"independent_writes": 8, "write_time_s": 2.5},
+        },
+    }
+    m = objective.Measurement(9.0, prof)
+    assert objective.value(m, "write") == (1.5, "profile")  # per rank, outermost layer
+    assert objective.value(m, "read") == (0.5, "profile")
+    lines = ['IOTUNE_RESULT {"phase": "write", "total_s": 0.3}',
+             'IOTUNE_RESULT {"phase": "read", "total_s": 0.2}']  # fmt: skip
+    bare = objective.Measurement(9.0, None, objective.parse_results(lines))
+    assert objective.value(bare, "read") == (0.2, "kernel")
+    writes_only = objective.Measurement(9.0, {"layers": {"posix": {"writes": 1}}})
+    with pytest.raises(objective.NoObjective):
+        objective.value(writes_only, "read")

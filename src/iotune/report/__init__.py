@@ -6,15 +6,16 @@ from pathlib import Path
 from typing import Any
 
 from iotune.report.html import write_html
-from iotune.report.plots import write_plots
 from iotune.report.table import trial_rows, write_csv
 from iotune.space import Space
 
-__all__ = ["trial_rows", "write_all", "write_csv", "write_html", "write_plots"]
+__all__ = ["trial_rows", "write_all", "write_csv", "write_html"]
 
 
 def write_all(out: Path, study: Any, space: Space, summary: dict[str, Any]) -> Path:
     """Writes trials.csv, the PNGs and report.html into out; returns the report's path."""
+    from iotune.report.plots import write_plots  # matplotlib: only when a report is written
+
     rows = trial_rows(study, space)
     write_csv(out / "trials.csv", rows, space)
     figures = write_plots(out, rows, space, summary)

@@ -7,6 +7,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from iotune.report.table import settings_rows
 from iotune.space import Space
 
 
@@ -21,9 +22,16 @@ def _table(header: list[str], rows: list[list[Any]]) -> str:
 def _fmt(x: Any) -> str:
     if x is None:
         return "-"
+    if isinstance(x, dict):  # settings: "name=value, ..." (a Python dict is not for readers)
+        return ", ".join(f"{k}={v}" for k, v in sorted(x.items())) or "defaults"
     if isinstance(x, float):
         return f"{x:.4g}"
     return str(x)
+
+
+def _settings_text(settings: dict[str, str] | None) -> str:
+    """name=value; ... (or "defaults")."""
+    return "; ".join(f"{k}={v}" for k, v in sorted((settings or {}).items())) or "defaults"
 
 
 def _why_not_searched(inert: dict[str, str]) -> list[str]:
@@ -64,6 +72,7 @@ def write_html(
             ["", ""],
             [
                 ["command", summary.get("command")],
+                ["trials ran in", summary.get("ran_in")],
                 [
                     "space",
                     f"{space.name} ({len(space.dims)} parameters, {space.size():,} configurations)",
@@ -82,29 +91,49 @@ def write_html(
         ),
         "<h2>Recommended settings</h2>",
     ]
-    rec = summary.get("recommended") or {}
-    if rec:
-        parts.append(_table(["parameter", "value"], [[k, v] for k, v in sorted(rec.items())]))
+    title, srows = settings_rows(summary)
+    if srows:
+        parts.append(f"<p>{html.escape(title)}</p>")
+        parts.append(_table(["parameter", "layer", "value", "removing it costs"], srows))
+    if summary.get("recommended"):
         parts.append(
             "<p>Written to <code>best.xml</code>: run with "
-            "<code>iotune run --config best.xml -- ...</code>.</p>"
+            "<code>iotune run --config best.xml -- ...</code>. Only the settings whose removal "
+            "costs measurably are kept.</p>"
         )
     else:
-        cand = html.escape(str(summary.get("best_settings")))
         parts.append(
-            "<p>None: <code>best.xml</code> holds no settings (keep the defaults). "
-            f"Best candidate measured: <code>{cand}</code>.</p>"
+            "<p>None: <code>best.xml</code> holds no settings (keep the defaults)."
+            + (
+                " The best candidate measured is in <code>candidate.xml</code>.</p>"
+                if srows
+                else "</p>"
+            )
         )
+    extra = [
+        *(
+            [f"{n}: left out of the recommendation, {why}" for n, why in
+             ((summary.get("minimal") or {}).get("removed") or {}).items()]
+        ),
+        *[f"{n}: not in effect ({why})" for n, why in (summary.get("not_in_effect") or {}).items()],
+        *[
+            f"{n}={v}: not tried ({why})"
+            for n, vals in (summary.get("values_not_searched") or {}).items()
+            for v, why in vals.items()
+        ],
+    ]  # fmt: skip
+    if extra:
+        parts.append("<ul>" + "".join(f"<li>{html.escape(x)}</li>" for x in extra) + "</ul>")
     summ = final.get("summary") or {}
     if summ:
-        parts.append("<h2>Default vs tuned, and each layer alone (interleaved rounds)</h2>")
+        parts.append("<h2>Default vs tuned (interleaved pairs, sequential test)</h2>")
         parts.append(
             _table(
                 ["variant", "settings", "n", f"median ({unit})", "min", "max", "CV"],
                 [
                     [
                         name,
-                        (final.get("variants") or {}).get(name) or "defaults",
+                        _settings_text((final.get("variants") or {}).get(name)),
                         s.get("n"),
                         s.get("median"),
                         s.get("min"),
@@ -119,8 +148,11 @@ def write_html(
             parts.append(
                 "<p>Speedup per pair: "
                 + ", ".join(f"{x:.2f}x" for x in final["pair_ratios"])
-                + f"; one-sided exact paired test "
-                f"p = {_fmt(final.get('p_value'))}.</p>"
+                + f"; tuned faster in {final.get('wins')} of {final.get('pairs')} pairs; "
+                f"sequential signed-rank test ({_fmt((final.get('design') or {}).get('min'))} "
+                f"to {_fmt((final.get('design') or {}).get('max'))} pairs, level "
+                f"{_fmt((final.get('design') or {}).get('level'))} per look, 0.05 overall), "
+                f"p of the pairs as one look = {_fmt(final.get('p_nominal'))}.</p>"
             )
     if "verify" in figures:
         parts.append("<img src='verify.png' alt='default vs tuned'>")
@@ -136,7 +168,7 @@ def write_html(
         )
     parts.append("<h2>Effect of each parameter</h2>")
     parts.append(
-        "<p>Measured effects are in the interleaved rounds above (each layer alone). Below, "
+        "<p>Measured effects are the settings' contributions above (each removed in turn). Below, "
         "hints from the search: per parameter, the objective of the successful trials at each "
         "value (other parameters vary at the same time, so a value that the search favoured "
         "late looks good with whatever else was good then), and Optuna's PED-ANOVA importance "

@@ -2,8 +2,7 @@
 
 trials.png   the objective of every trial in order, failures and capped trials marked, the
              best so far and the default (like Fig. 2 of the H5Evolve poster);
-verify.png   default vs tuned and each layer's tuned settings alone, from the interleaved final
-             rounds (like Fig. 7 of the SC'13 paper, "partial tuning");
+verify.png   default vs tuned, from the interleaved pairs of the verification;
 params.png   the effect of each parameter: the objective of the successful trials per value.
 """
 

@@ -62,3 +62,46 @@ def write_csv(path: Path, rows: list[dict[str, Any]], space: Space) -> Path:
             cells = ["" if r[k] is None else r[k] for k in FIELDS]
             w.writerow(cells + [r["settings"].get(n, "default") for n in names])
     return path
+
+
+def settings_rows(summary: dict[str, Any]) -> tuple[str, list[list[str]]]:
+    """(title, rows of [parameter, layer, value, contribution]) of what a study recommends, or
+    of its best candidate when nothing was recommended; rows are empty when there is neither."""
+    from iotune import params
+
+    rec = summary.get("recommended") or {}
+    minimal = summary.get("minimal") or {}
+    contributions = minimal.get("contributions") or {}
+    if rec:
+        title = "recommended (best.xml)"
+        settings = rec
+    else:
+        settings = (
+            (minimal.get("settings") if minimal else None) or summary.get("best_settings") or {}
+        )
+        title = "best candidate, not recommended (candidate.xml)"
+    rows = []
+    for name, value in sorted(settings.items()):
+        p = params.find(name)
+        c = contributions.get(name)
+        share = f"{c['cost']:.2f}x ({c['pairs']} pairs)" if c else "-"
+        rows.append([name, p.layer if p else "?", str(value), share])
+    return title, rows
+
+
+def settings_lines(summary: dict[str, Any]) -> list[str]:
+    """The settings table for a terminal."""
+    title, rows = settings_rows(summary)
+    if not rows:
+        return []
+    head = ["parameter", "layer", "value", "removing it costs"]
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(4)]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    lines = [f"{title}:", fmt.format(*head)]
+    lines += [fmt.format(*r) for r in rows]
+    removed = (summary.get("minimal") or {}).get("removed") or {}
+    for name, why in sorted(removed.items()):
+        lines.append(f"left out of the recommendation: {name} ({why})")
+    for name, why in sorted((summary.get("not_in_effect") or {}).items()):
+        lines.append(f"not in effect, left out: {name} ({why})")
+    return lines

@@ -3,8 +3,10 @@ bench/replay.py (trials looked up in a measured landscape), so both run the same
 
 Every trial records in its user attributes: settings, key, status, wall_s, source, worker and,
 when it did not succeed, a message. Statuses (see iotune.trial): ok -> COMPLETE; capped,
-forbidden -> PRUNED (capped with a lower-bound estimate as intermediate value, so the sampler
-learns they are bad); failed, crashed, timeout, interrupted -> FAIL (never counted as fast).
+forbidden -> PRUNED (Optuna's word for a trial stopped early; capped ones carry a lower-bound
+estimate as intermediate value, so the sampler learns they are bad); failed, crashed, timeout,
+interrupted -> FAIL (never counted as fast). The baseline failing stops the loop at once
+(BaselineFailed): every later comparison would be against nothing.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from iotune.search import noise, prune, warmstart
+from iotune.search import inert, noise, warmstart
 from iotune.search.capping import Capping
 from iotune.space import Space, config_key
 from iotune.trial import Outcome
@@ -23,6 +25,15 @@ from iotune.trial import Outcome
 WORKER = f"{socket.gethostname()}:{os.getpid()}"
 
 Evaluate = Callable[[dict[str, str], "float | None"], Outcome]
+
+
+class BaselineFailed(RuntimeError):
+    """The stack's defaults did not run: the application fails by itself (its message is in
+    .outcome); no search can mean anything."""
+
+    def __init__(self, outcome: Outcome):
+        super().__init__(outcome.message)
+        self.outcome = outcome
 
 
 @dataclass
@@ -104,19 +115,23 @@ def run(
     worker: str = WORKER,
     confirm: int = 0,
     combine: bool = False,
-    prune: bool = False,
+    leave_out_inert: bool = False,
+    facts: dict[str, Any] | None = None,
 ) -> None:
     """Runs trials until the study holds `budget` of them (all workers together).
 
     confirm > 0: a configuration that leads after fewer than `confirm` measurements is queued
     to be measured again (intensification), so that noise cannot crown a slow setting.
     combine: once the rule-based guesses have run, try the guesses that helped, together.
-    prune: once the baseline has run, leave out the parameters it shows cannot matter.
+    leave_out_inert: once the baseline has run, leave out the parameters it shows cannot
+    matter (search/inert.py); facts: what is known of the application before it runs
+    (e.g. {"static_hdf5": True}).
     """
     from optuna.trial import TrialState
 
     maximize = study.direction.name == "MAXIMIZE"
-    _resume_warm_start(study, space, prune)
+    facts = dict(facts or {})
+    _resume_warm_start(study, space, leave_out_inert, facts)
     distributions = searched(study, space)
     while used(study) < budget:
         inc = incumbent(study, maximize)
@@ -126,7 +141,7 @@ def run(
         trial.set_user_attr("settings", settings)
         trial.set_user_attr("key", config_key(settings))
         trial.set_user_attr("worker", worker)
-        if space.forbidden(config) is not None:
+        if space.forbidden(config) is not None or _value_left_out(study, config):
             trial.set_user_attr("status", "forbidden")
             trial.set_user_attr("wall_s", 0.0)
             study.tell(trial, state=TrialState.PRUNED)
@@ -142,7 +157,12 @@ def run(
                 raise
             record(study, trial, outcome, inc, maximize)
             if trial.user_attrs.get("origin") == warmstart.BASELINE:
-                _after_baseline(study, space, outcome.metrics if prune else {})
+                if not outcome.ok:
+                    raise BaselineFailed(outcome)
+                if leave_out_inert:
+                    _after_baseline(study, space, outcome.metrics, {**outcome.traits, **facts})
+                else:
+                    _after_baseline(study, space, {}, {})
                 distributions = searched(study, space)
         if combine:
             warmstart.combine(study, space, maximize)
@@ -164,30 +184,50 @@ def run(
 
 def searched(study: Any, space: Space) -> dict[str, Any]:
     """The Optuna distributions of the parameters searched: the space's, minus the inert."""
-    inert = study.user_attrs.get(INERT, {})
-    return {k: v for k, v in space.distributions().items() if k not in inert}
+    left_out = study.user_attrs.get(INERT, {})
+    return {k: v for k, v in space.distributions().items() if k not in left_out}
+
+
+def _value_left_out(study: Any, config: dict[str, str]) -> str | None:
+    """Why a configuration holds a value that must not be tried (None: it holds none). Such
+    a configuration is never run, like a forbidden one (Optuna cannot narrow a categorical
+    distribution in the middle of a study)."""
+    for name, values in study.user_attrs.get(VALUES_OUT, {}).items():
+        if config.get(name) in values:
+            return f"{name}={config[name]}: {values[config[name]]}"
+    return None
 
 
 INERT = "inert"  # study user attribute: {parameter: why it is not searched}
+VALUES_OUT = "values left out"  # study user attribute: {parameter: {value: why}}
 
 
-def _after_baseline(study: Any, space: Space, metrics: dict[str, Any]) -> None:
-    inert = prune.inert(space, metrics)
-    if inert:
-        study.set_user_attr(INERT, inert)
-    warmstart.after_baseline(study, space, inert)
+def _after_baseline(
+    study: Any, space: Space, metrics: dict[str, Any], facts: dict[str, Any]
+) -> None:
+    left_out = inert.inert(space, metrics, facts)
+    if left_out:
+        study.set_user_attr(INERT, left_out)
+    values_out = inert.excluded_values(space, facts) if facts else {}
+    values_out = {k: v for k, v in values_out.items() if k not in left_out}
+    if values_out:
+        study.set_user_attr(VALUES_OUT, values_out)
+    warmstart.after_baseline(study, space, left_out, values_out)
 
 
-def _resume_warm_start(study: Any, space: Space, prune: bool) -> None:
+def _resume_warm_start(
+    study: Any, space: Space, leave_out_inert: bool, facts: dict[str, Any]
+) -> None:
     """A worker that died between its baseline and queueing the guesses left them pending."""
     from optuna.trial import TrialState
 
     if not study.user_attrs.get(warmstart.PENDING):
         return
-    for t in study.get_trials(deepcopy=False):
-        if t.user_attrs.get("origin") == warmstart.BASELINE and t.state.is_finished():
-            metrics = t.user_attrs.get("metrics", {}) if t.state == TrialState.COMPLETE else {}
-            _after_baseline(study, space, metrics if prune else {})
+    for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
+        if t.user_attrs.get("origin") == warmstart.BASELINE:  # a failed one is run again
+            metrics = t.user_attrs.get("metrics", {}) if leave_out_inert else {}
+            traits = {**t.user_attrs.get("traits", {}), **facts} if leave_out_inert else {}
+            _after_baseline(study, space, metrics, traits)
             return
 
 
@@ -202,6 +242,8 @@ def record(
         trial.set_user_attr("source", outcome.source)
     if outcome.metrics:
         trial.set_user_attr("metrics", {k: round(v, 6) for k, v in outcome.metrics.items()})
+    if outcome.traits:
+        trial.set_user_attr("traits", outcome.traits)
     if outcome.message:
         trial.set_user_attr("message", outcome.message[-1000:])
     if outcome.ok:

@@ -10,7 +10,7 @@ genetic  H5Evolve's genetic algorithm as published (Behzad et al., SC'13, Sec. 3
 default  model-based: Optuna's multivariate TPE, warm-started with the default settings, the
          space's rule-based guesses and the combination of the guesses that helped, with
          adaptive capping; parameters that cannot matter for the application (read-only
-         settings for a run that reads nothing, and so on: search/prune.py) are left out.
+         settings for a run that reads nothing, and so on: search/inert.py) are left out.
          (Re-measuring each new leader during the search, --confirm, made the replayed
          searches of bench/ slower to reach the best, so it is off by default; the leaders
          are re-measured at the end instead.)
@@ -33,11 +33,11 @@ GA_CROSSOVER = 0.9
 class Strategy:
     name: str
     budget: int  # trials when the user gives none
-    warm_start: bool  # queue the space's rule-based guesses
-    capping: bool  # adaptive capping on by default
-    confirm: int  # re-measure a new leader until it has this many measurements (0: never)
     description: str
-    prune: bool = False  # leave out parameters the baseline run shows cannot matter
+    warm_start: bool = False  # queue the space's rule-based guesses
+    capping: bool = False  # adaptive capping on by default
+    confirm: int = 0  # re-measure a new leader until it has this many measurements (0: never)
+    leave_out_inert: bool = False  # leave out parameters the baseline shows cannot matter
 
     def sampler(self, seed: int | None = None, n_guesses: int = 0) -> Any:
         import optuna
@@ -67,23 +67,22 @@ class Strategy:
 
 STRATEGIES = {
     "default": Strategy(
-        "default",
-        30,
-        True,
-        True,
-        0,
-        "model-based (TPE), warm-started with rule-based guesses and their combination, capped",
-        prune=True,
+        name="default",
+        budget=30,
+        description="model-based (TPE), warm-started with rule-based guesses and their "
+        "combination, capped",
+        warm_start=True,
+        capping=True,
+        leave_out_inert=True,
     ),
     "genetic": Strategy(
-        "genetic",
-        GA_POPULATION * GA_GENERATIONS,
-        False,
-        False,
-        0,
-        "H5Evolve's GA: population 15, 40 generations, mutation 15 %, elitism",
+        name="genetic",
+        budget=GA_POPULATION * GA_GENERATIONS,
+        description="H5Evolve's GA: population 15, 40 generations, mutation 15 %, elitism",
     ),
-    "random": Strategy("random", 60, False, True, 0, "uniform random sampling"),
+    "random": Strategy(
+        name="random", budget=60, description="uniform random sampling", capping=True
+    ),
 }
 
 

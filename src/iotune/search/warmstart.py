@@ -2,7 +2,7 @@
 the final verification compare against), then the space's rule-based guesses.
 
 The guesses are queued once the baseline has run, so that what it showed about the
-application (search/prune.py) can drop the guesses that cannot matter for it."""
+application (search/inert.py) can drop the guesses that cannot matter for it."""
 
 from __future__ import annotations
 
@@ -24,7 +24,12 @@ def enqueue(study: Any, space: Space, guesses: bool) -> None:
         study.set_user_attr(PENDING, True)
 
 
-def after_baseline(study: Any, space: Space, inert: Mapping[str, str]) -> list[str]:
+def after_baseline(
+    study: Any,
+    space: Space,
+    inert: Mapping[str, str],
+    values_out: Mapping[str, Mapping[str, str]] | None = None,
+) -> list[str]:
     """Queues the pending guesses, without the settings of inert parameters (a guess left with
     nothing, or with what an earlier guess already tries, is dropped); returns their names.
     Called by the worker whose baseline finished, or on resume if that worker died first."""
@@ -32,7 +37,11 @@ def after_baseline(study: Any, space: Space, inert: Mapping[str, str]) -> list[s
         return []
     names, seen = [], {config_key({})}
     for g in space.guesses:
-        settings = {k: v for k, v in g.settings.items() if k not in inert}
+        settings = {
+            k: v
+            for k, v in g.settings.items()
+            if k not in inert and v not in (values_out or {}).get(k, {})
+        }
         key = config_key(space.normalise_settings(settings))
         if key in seen:
             continue

@@ -1,0 +1,138 @@
+"""`iotune advise`: the rule table (data/rules.tsv) applied offline to a run's insights.
+
+advise() takes the insights of each file group (iotune.insights.from_profile(), or
+iotune.advise.darshan.from_log() for a Darshan log) and returns an Advice: the findings (rules
+that fired, with the numbers behind each and their source), the rules that could not be decided
+because an insight was unknown (said, not guessed), and the settings of a control file that
+applies the advice. Rendering is in iotune.advise.render.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from iotune import controlfile, insights, params, rules
+
+SEVERITY_ORDER = {s: i for i, s in enumerate(rules.SEVERITIES)}  # high first
+DEFAULT_CONTROL_SEVERITY = "medium"
+
+
+@dataclass
+class Finding:
+    """A rule that fired on one file group."""
+
+    code: str
+    kind: str
+    layer: str
+    severity: str
+    group: str
+    files: list[str]
+    evidence: str
+    source: str
+    explain: str
+    settings: list[tuple[str, str]]
+    online: bool
+    in_control_file: bool = False
+    note: str = ""  # e.g. why a setting was left out of the control file
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "code": self.code, "kind": self.kind, "layer": self.layer,
+            "severity": self.severity, "group": self.group, "files": self.files,
+            "evidence": self.evidence, "source": self.source, "explain": self.explain,
+            "settings": {k: v for k, v in self.settings}, "online": self.online,
+            "in_control_file": self.in_control_file, "note": self.note,
+        }  # fmt: skip
+
+
+@dataclass
+class Undecided:
+    """A rule that would have been evaluated further but lacked insights."""
+
+    code: str
+    group: str
+    missing: list[str]
+    notes: list[str]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"code": self.code, "group": self.group, "missing": self.missing,
+                "notes": self.notes}  # fmt: skip
+
+
+@dataclass
+class Advice:
+    source: str  # what was analysed: a profile, a Darshan log
+    kind: str  # "iotune profile" | "darshan log"
+    groups: list[insights.Group]
+    findings: list[Finding] = field(default_factory=list)
+    undecided: list[Undecided] = field(default_factory=list)
+    settings: list[controlfile.Setting] = field(default_factory=list)
+    limits: list[str] = field(default_factory=list)  # what the source cannot tell
+
+    def control_text(self) -> str | None:
+        return controlfile.render(self.settings) if self.settings else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": "iotune-advice", "version": 1, "insights_version": insights.VERSION,
+            "source": self.source, "kind": self.kind,
+            "groups": [g.to_json() for g in self.groups],
+            "findings": [f.to_json() for f in self.findings],
+            "undecided": [u.to_json() for u in self.undecided],
+            "control_file": [s.to_json() for s in self.settings],
+            "limits": self.limits,
+        }  # fmt: skip
+
+
+def advise(
+    groups: Sequence[insights.Group],
+    source: str,
+    kind: str = "iotune profile",
+    control_severity: str = DEFAULT_CONTROL_SEVERITY,
+    table: tuple[rules.Rule, ...] | None = None,
+    limits: Sequence[str] = (),
+) -> Advice:
+    """Applies the rule table to every group; the control file gets the settings of the rules
+    at or above control_severity ("high", "medium", "low" or "info")."""
+    advice = Advice(source, kind, list(groups), limits=list(limits))
+    threshold = SEVERITY_ORDER[control_severity]
+    many = len([g for g in groups if g.get("interface")]) > 1
+    chosen: dict[tuple[str | None, str], tuple[str, Finding]] = {}
+    for g in groups:
+        if not g.get("interface"):
+            continue  # a file nothing was moved in (e.g. only opened)
+        for out in rules.evaluate_all(g.values, table):
+            rule = out.rule
+            if out.missing:
+                notes = [g.notes[n] for n in out.missing if n in g.notes]
+                advice.undecided.append(Undecided(rule.code, g.pattern, list(out.missing), notes))
+                continue
+            if not out.fired:
+                continue
+            f = Finding(
+                code=rule.code, kind=rule.kind, layer=rule.layer, severity=rule.severity,
+                group=g.pattern, files=list(g.files),
+                evidence=rules.format_evidence(rule, g.values), source=rule.source,
+                explain=rule.explain, settings=list(out.settings), online=rule.online,
+            )  # fmt: skip
+            advice.findings.append(f)
+            if not f.settings:
+                continue
+            if SEVERITY_ORDER[rule.severity] > threshold:
+                f.note = f"severity {rule.severity}: not in the control file (--severity low)"
+                continue
+            f.in_control_file = True
+            pattern = g.pattern if many else None
+            for name, value in f.settings:
+                key = (pattern, name)
+                if key in chosen and chosen[key][0] != value:
+                    f.note = f"{name}={value} conflicts with {chosen[key][1].code}; kept that one"
+                    continue
+                chosen.setdefault(key, (value, f))
+    for (pattern, name), (value, _f) in chosen.items():
+        layer = params.get(name).layer
+        advice.settings.append(controlfile.Setting(name, layer, value, file=pattern))
+    advice.findings.sort(key=lambda f: SEVERITY_ORDER[f.severity])
+    return advice

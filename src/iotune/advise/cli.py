@@ -1,0 +1,166 @@
+"""The `iotune advise` command (registered by iotune.cli)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+PROG = "iotune"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "advise",
+        help="advice from a profile or a Darshan log: findings and a control file",
+        description="Apply the rule table (SmartIO's rules, rules measured on the kernels, "
+        "Drishti-style findings) to a profile (with its trace, when there is one), to a "
+        "Darshan log, or to a run of a command profiled first with its trace (-- LAUNCH...). "
+        "Prints each finding with its severity, the numbers behind it and its source, and "
+        "writes a control file that applies the advice (iotune run --config FILE -- ...).",
+        usage=f"{PROG} advise [options] PROFILE.json | LOG.darshan | -- COMMAND [ARG...]",
+    )
+    _add_options(p)
+    p.add_argument(
+        "rest",
+        nargs=argparse.REMAINDER,
+        metavar="PROFILE | -- COMMAND",
+        help="a profile (JSON) or Darshan log, or a command to profile after --",
+    )
+    p.set_defaults(func=cmd_advise)
+
+
+def _add_options(p: argparse.ArgumentParser) -> None:
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="print the advice as JSON")
+    fmt.add_argument("--html", metavar="FILE", help="also write the advice as an HTML page")
+    p.add_argument(
+        "--control",
+        "-o",
+        default="iotune-advice.xml",
+        metavar="FILE",
+        help="where the control file goes (default: iotune-advice.xml; - for none)",
+    )
+    p.add_argument(
+        "--severity",
+        choices=("high", "medium", "low"),
+        default="medium",
+        help="lowest severity whose settings go into the control file (default: medium)",
+    )
+    p.add_argument(
+        "--data-dir",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="where to look for the run's HDF5 files (their dataset layouts); repeatable",
+    )
+    p.add_argument(
+        "--profile-out",
+        default="iotune-profile.json",
+        metavar="FILE",
+        help="with -- COMMAND: where the profile goes (default: iotune-profile.json)",
+    )
+
+
+def _split_command(args: argparse.Namespace) -> list[str]:
+    """Sets args.source, or returns the command to profile. Options may follow the PROFILE
+    argument (`advise p.json --json`): argparse leaves them in the rest, parsed here."""
+    rest = list(args.rest)
+    args.source = None
+    if rest and rest[0] == "--":
+        return rest[1:]
+    if rest:
+        args.source = rest[0]
+        options = argparse.ArgumentParser(prog=f"{PROG} advise")
+        _add_options(options)
+        options.parse_args(rest[1:], namespace=args)
+    return []
+
+
+def _error(message: str) -> None:
+    print(f"{PROG}: advise: {message}", file=sys.stderr)
+
+
+def _profile_first(command: list[str], out: str) -> int:
+    """Runs the command with capture and trace on, as `iotune profile --trace` does."""
+    from iotune import cli, launch, paths
+
+    problem = cli._profile_target_problem(out, True)
+    if problem:
+        _error(problem)
+        return 2
+    cli._clear_previous(out)
+    extra = {
+        "IOTUNE_PROFILE": out,
+        "IOTUNE_SESSION": f"advise-{os.getpid()}-{time.time_ns():x}",
+        "IOTUNE_TRACE": "1",
+    }
+    try:
+        return launch.run(command, None, lib=paths.find_library(), extra_env=extra)
+    except paths.NotFound as e:
+        _error(str(e))
+        return 1
+    except OSError as e:
+        _error(f"cannot run {command[0]}: {e.strerror}")
+        return 127
+
+
+def cmd_advise(args: argparse.Namespace) -> int:
+    from iotune import insights
+    from iotune import profile as prof
+    from iotune.advise import advise, render
+    from iotune.advise import darshan as dlog
+
+    command = _split_command(args)
+    status = 0
+    if command:
+        out = os.path.abspath(args.profile_out)
+        status = _profile_first(command, out)
+        source = out
+        data_dirs = [os.getcwd(), *args.data_dir]
+    elif args.source:
+        source = args.source
+        data_dirs = [str(Path(source).resolve().parent), *args.data_dir]
+    else:
+        _error("give a profile, a Darshan log, or a command after --")
+        return 2
+    if not os.path.exists(source):
+        _error(f"{source}: no such file" + (" (the command wrote no profile)" if command else ""))
+        return status or 1
+    if dlog.is_darshan_log(source):
+        try:
+            groups, limits = dlog.from_log(source)
+        except dlog.DarshanUnavailable as e:
+            _error(str(e))
+            return 1
+        except (RuntimeError, ValueError, OSError) as e:
+            _error(f"{source}: not a Darshan log PyDarshan can read ({e})")
+            return 1
+        advice = advise(groups, source, "darshan log", args.severity, limits=limits)
+    else:
+        try:
+            p = prof.load(source)
+        except prof.ProfileError as e:
+            _error(str(e))
+            return 1
+        traces = insights.load_traces(source)
+        groups = insights.from_profile(p, traces, search_dirs=data_dirs)
+        limits = [] if traces else ["access pattern, transfer-size distribution and whether "
+                                    "datasets were fully written: the profile has no trace "
+                                    "(iotune profile --trace)"]  # fmt: skip
+        advice = advise(groups, source, "iotune profile", args.severity, limits=limits)
+    control = None
+    if advice.settings and args.control != "-":
+        from iotune import controlfile
+
+        control = args.control
+        controlfile.write(control, advice.settings)
+    if args.json:
+        print(render.as_json(advice))
+    else:
+        print(render.text(advice, control))
+    if args.html:
+        Path(args.html).write_text(render.as_html(advice), encoding="utf-8")
+    return status

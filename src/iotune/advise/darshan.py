@@ -1,0 +1,288 @@
+"""Insights from a Darshan log (through PyDarshan, the optional `darshan` package).
+
+The same named insights as iotune.insights.from_profile(), from Darshan's per-file counters:
+POSIX, MPI-IO, H5F/H5D (Darshan's HDF5 module), LUSTRE, the mount table and, when the log has
+them, DXT traces (offsets). What a log does not record stays unknown and is said (LIMITS and
+each group's notes): the fill time and filters of HDF5 datasets, the MPI-IO hints in effect,
+the layout without the HDF5 module, and the access pattern of HDF5 selections.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from iotune import insights
+
+LIMITS = (
+    "fill time and filters of HDF5 datasets: Darshan's H5D module does not record them",
+    "MPI-IO hints in effect: Darshan counts hints set (MPIIO_HINTS), not their values",
+    "the HDF5 chunk cache the application set: the HDF5 default (1 MiB) is assumed",
+)
+BINS = ("0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M", "1M_4M", "4M_10M", "10M_100M",
+        "100M_1G", "1G_PLUS")  # fmt: skip
+BIN_TOP = (100, 1 << 10, 10 << 10, 100 << 10, 1 << 20, 4 << 20, 10 << 20, 100 << 20, 1 << 30,
+           None)  # fmt: skip
+_SMALL_BINS = 5  # the bins below 1 MiB
+
+
+class DarshanUnavailable(RuntimeError):
+    """PyDarshan is not installed (pip install 'iotune[darshan]')."""
+
+
+_VERSION = re.compile(rb"\d+\.\d+\0")
+
+
+def is_darshan_log(path: str | Path) -> bool:
+    """A Darshan log: named *.darshan, or a file that starts with a version string ("3.21")."""
+    if str(path).endswith(".darshan"):
+        return True
+    return looks_like_darshan(path)
+
+
+def looks_like_darshan(path: str | Path) -> bool:
+    """Does the file start as Darshan logs do (their format version, NUL-padded)?"""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(8)
+    except OSError:
+        return False
+    return bool(_VERSION.match(head))
+
+
+def _report(path: str | Path) -> Any:
+    if not looks_like_darshan(path):  # PyDarshan's C library would print errors of its own
+        raise ValueError("it does not start with a Darshan log format version")
+    try:
+        import darshan  # noqa: PLC0415 (optional dependency)
+    except ImportError as e:
+        raise DarshanUnavailable(
+            "reading a Darshan log needs PyDarshan: pip install darshan (or iotune[darshan])"
+        ) from e
+    return darshan.DarshanReport(str(path), read_all=True)
+
+
+def _records(report: Any, module: str) -> list[dict[str, Any]]:
+    """One dict per record: counters and fcounters merged, name resolved."""
+    if module not in report.records:
+        return []
+    frames = report.records[module].to_df()
+    if not isinstance(frames, dict) or "counters" not in frames:
+        return []
+    rows = frames["counters"].to_dict("records")
+    fc = frames.get("fcounters")
+    frows = fc.to_dict("records") if fc is not None else [{}] * len(rows)
+    out = []
+    for c, f in zip(rows, frows, strict=False):
+        rec = {**c, **f}
+        rec["name"] = report.name_records.get(int(c["id"]), str(c["id"]))
+        out.append(rec)
+    return out
+
+
+def _lustre(report: Any) -> list[dict[str, Any]]:
+    """The LUSTRE module's records (their own frame layout: "components")."""
+    if "LUSTRE" not in report.records:
+        return []
+    frames = report.records["LUSTRE"].to_df()
+    comp = frames.get("components") if isinstance(frames, dict) else None
+    return comp.to_dict("records") if comp is not None else []
+
+
+def _fs_of(path: str, mounts: list[tuple[str, str]]) -> str | None:
+    best = None
+    for point, fstype in mounts or []:
+        if path == point or path.startswith(point.rstrip("/") + "/"):
+            if best is None or len(point) > len(best[0]):
+                best = (point, fstype)
+    return best[1] if best else None
+
+
+def _sum(recs: list[dict[str, Any]], key: str) -> float:
+    return float(sum(r.get(key, 0) or 0 for r in recs))
+
+
+def _hist(recs: list[dict[str, Any]], prefix: str) -> list[float]:
+    return [_sum(recs, f"{prefix}{b}") for b in BINS]
+
+
+def _size_insights(v: dict[str, Any], notes: dict[str, str], w: list[float], r: list[float]):
+    both = [a + b for a, b in zip(w, r, strict=True)]
+    top = max((i for i, n in enumerate(both) if n), default=None)
+    if top is not None and BIN_TOP[top] is not None:
+        v["transfer_size_max"] = BIN_TOP[top]
+        notes["transfer_size_max"] = "an upper bound: the top of the highest size bin"
+    for what, hist in (("write", w), ("read", r)):
+        n = sum(hist)
+        small = sum(hist[:_SMALL_BINS])
+        v[f"small_{what}s"] = int(small)
+        v[f"small_{what}_fraction"] = small / n if n else 0.0
+
+
+def _pattern_from_counters(v, notes, posix: list[dict[str, Any]]) -> None:
+    total = _sum(posix, "POSIX_WRITES") + _sum(posix, "POSIX_READS")
+    seq = _sum(posix, "POSIX_SEQ_WRITES") + _sum(posix, "POSIX_SEQ_READS")
+    consec = _sum(posix, "POSIX_CONSEC_WRITES") + _sum(posix, "POSIX_CONSEC_READS")
+    if not total:
+        return
+    pairs = max(total - len(posix), 1)  # each record's first access has no predecessor
+    v["backward_fraction"] = max(total - len(posix) - seq, 0) / pairs
+    v["gap_fraction"] = max(seq - consec, 0) / pairs
+    if v["backward_fraction"] >= insights.RANDOM_BACKWARD:
+        v["access_pattern"] = "random"
+    elif v["gap_fraction"] >= insights.STRIDED_SHARE:
+        v["access_pattern"] = "strided"
+    else:
+        v["access_pattern"] = "sequential"
+    notes["access_pattern"] = "from Darshan's POSIX sequential/consecutive counters"
+
+
+def _h5d_insights(v, notes, h5d: list[dict[str, Any]]) -> None:
+    by_ds: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for rec in h5d:
+        by_ds[rec["name"]].append(rec)
+    layouts, written = [], []
+    for recs in by_ds.values():
+        first = recs[0]
+        chunk = tuple(int(first.get(f"H5D_CHUNK_SIZE_D{i}", 0) or 0) for i in range(1, 6))
+        chunk = tuple(c for c in chunk if c > 0)
+        size = int(first.get("H5D_DATATYPE_SIZE", 0) or 0) or None
+        kind = "chunked" if chunk else "contiguous"
+        layouts.append(insights.Layout(kind, chunk, False, None, size))
+        points = int(first.get("H5D_DATASPACE_NPOINTS", 0) or 0)
+        nbytes = _sum(recs, "H5D_BYTES_WRITTEN")
+        if nbytes and size and points:
+            written.append(nbytes / size >= points)
+    lay = insights._layout_insights(layouts)
+    lay.pop("filters", None)  # Darshan does not record filters
+    v.update(lay)
+    notes["layout"] = "from Darshan's H5D module (chunk dimensions)"
+    notes["fill_time"] = "unknown: Darshan does not record the fill time"
+    notes["filters"] = "unknown: Darshan does not record filters"
+    if written:
+        v["fully_written"] = "yes" if all(written) else "no"
+        notes["fully_written"] = "bytes written over the dataspace size (H5D counters)"
+
+
+def from_log(path: str | Path) -> tuple[list[insights.Group], list[str]]:
+    """The insights of each file group of a Darshan log, and what the log cannot tell."""
+    report = _report(path)
+    job = report.metadata.get("job", {})
+    ranks = int(job.get("nprocs", 1))
+    mounts = list(report.data.get("mounts") or [])
+    mods = {m: _records(report, m) for m in ("POSIX", "MPI-IO", "STDIO", "H5F", "H5D")}
+    lustre = {int(r["id"]) for r in _lustre(report)}
+    per_file: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    for mod, recs in mods.items():
+        for rec in recs:
+            name = rec["name"]
+            if mod == "H5D":
+                name = name.rsplit(":/", 1)[0]
+            if name.startswith("<") or name.startswith(("/proc/", "/sys/", "/dev/")):
+                continue
+            per_file[name][mod].append(rec)
+    limits = list(LIMITS)
+    if not mods["H5D"] and (mods["H5F"] or any(n.endswith(".h5") for n in per_file)):
+        limits.append("HDF5 dataset layout: the log has no H5D records (Darshan's HDF5 module)")
+    limits.append(
+        "access pattern of HDF5 datasets: not recorded per selection (DXT offsets "
+        "are not read yet); of raw MPI-IO and POSIX files: from the counters"
+    )
+    groups_files: dict[str, list[str]] = defaultdict(list)
+    for name in per_file:
+        groups_files[insights.group_pattern(name)].append(name)
+    groups = []
+    for pattern, names in groups_files.items():
+        recs: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for n in names:
+            for mod, rs in per_file[n].items():
+                recs[mod] += rs
+        g = insights.Group(pattern, names)
+        v, notes = g.values, g.notes
+        v["ranks"], v["files"] = ranks, len(names)
+        file_ranks = []
+        for n in names:
+            rs = [r for m in per_file[n].values() for r in m]
+            file_ranks.append(ranks if any(r["rank"] == -1 for r in rs) else
+                              len({r["rank"] for r in rs}))  # fmt: skip
+        v["file_ranks"] = max(file_ranks)
+        v["file_mode"] = ("single" if ranks <= 1 else "shared" if v["file_ranks"] > 1
+                          else "per_process")  # fmt: skip
+        h5d, mpi, posix = recs["H5D"], recs["MPI-IO"], recs["POSIX"]
+        if h5d and (_sum(h5d, "H5D_BYTES_WRITTEN") + _sum(h5d, "H5D_BYTES_READ")):
+            layer, pre, w_key, r_key = "hdf5", "H5D_", "H5D_WRITES", "H5D_READS"
+        elif mpi:
+            layer, pre = "mpiio", "MPIIO_"
+            w_key = r_key = None
+        elif posix:
+            layer, pre, w_key, r_key = "posix", "POSIX_", "POSIX_WRITES", "POSIX_READS"
+        elif recs["STDIO"]:
+            layer, pre, w_key, r_key = "stdio", "STDIO_", "STDIO_WRITES", "STDIO_READS"
+        else:
+            continue
+        outer = {"hdf5": h5d, "mpiio": mpi, "posix": posix, "stdio": recs["STDIO"]}[layer]
+        v["interface"] = layer
+        if mpi:
+            cw, cr = _sum(mpi, "MPIIO_COLL_WRITES"), _sum(mpi, "MPIIO_COLL_READS")
+            iw, ir = _sum(mpi, "MPIIO_INDEP_WRITES"), _sum(mpi, "MPIIO_INDEP_READS")
+            v["transfer_mode"] = insights.transfer_mode(cw + cr, cw + cr + iw + ir)
+            v["file_views"] = int(_sum(mpi, "MPIIO_VIEWS"))
+        else:
+            v["transfer_mode"] = "independent"
+        if layer == "mpiio":
+            extra_w = _sum(mpi, "MPIIO_SPLIT_WRITES") + _sum(mpi, "MPIIO_NB_WRITES")
+            extra_r = _sum(mpi, "MPIIO_SPLIT_READS") + _sum(mpi, "MPIIO_NB_READS")
+            v["writes"], v["reads"] = int(cw + iw + extra_w), int(cr + ir + extra_r)
+        else:
+            v["writes"], v["reads"] = int(_sum(outer, w_key)), int(_sum(outer, r_key))
+        bw, br = _sum(outer, f"{pre}BYTES_WRITTEN"), _sum(outer, f"{pre}BYTES_READ")
+        v["bytes_written"], v["bytes_read"] = int(bw), int(br)
+        v["write_fraction"] = bw / (bw + br) if bw + br else 0.0
+        v["io_mix"] = ("none" if not bw + br else "write" if not br
+                       else "read" if not bw else "mixed")  # fmt: skip
+        if v["writes"] + v["reads"]:
+            v["transfer_size_median"] = int((bw + br) // (v["writes"] + v["reads"]))
+            notes["transfer_size_median"] = "the mean: bytes over transfers (Darshan counters)"
+        hist_pre = {"hdf5": "H5D_SIZE_", "mpiio": "MPIIO_SIZE_", "posix": "POSIX_SIZE_"}
+        hist_pre = hist_pre.get(layer)
+        if hist_pre:
+            agg = "_AGG" if layer in ("hdf5", "mpiio") else ""
+            _size_insights(v, notes, _hist(outer, f"{hist_pre}WRITE{agg}_"),
+                           _hist(outer, f"{hist_pre}READ{agg}_"))  # fmt: skip
+        if layer == "hdf5":  # below HDF5 the counters mix its metadata with the data
+            notes["access_pattern"] = (
+                "unknown: Darshan's POSIX and MPI-IO counters mix HDF5 metadata with the data"
+            )
+        else:
+            _pattern_from_counters(v, notes, posix)
+        if layer == "hdf5":
+            _h5d_insights(v, notes, h5d)
+            below = mpi or posix
+            key = "MPIIO_BYTES_WRITTEN" if mpi else "POSIX_BYTES_WRITTEN"
+            if bw and below:
+                v["write_amplification"] = _sum(below, key) / bw
+            v["chunk_cache_bytes"] = insights.HDF5_CHUNK_CACHE_DEFAULT
+        meta = _sum(outer, f"{pre}F_META_TIME")
+        busy = meta + _sum(outer, f"{pre}F_READ_TIME") + _sum(outer, f"{pre}F_WRITE_TIME")
+        v["meta_fraction"] = meta / busy if busy else 0.0
+        v["meta_time_rank_s"] = meta / max(ranks, 1)
+        if posix:  # the highest byte any rank touched, +1
+            top = max(max(r.get("POSIX_MAX_BYTE_WRITTEN", -1), r.get("POSIX_MAX_BYTE_READ", -1))
+                      for r in posix)  # fmt: skip
+            v["file_bytes"] = int(top) + 1
+        ids = {int(r["id"]) for r in posix}
+        fs = {_fs_of(n, mounts) for n in names} - {None}
+        if ids & lustre:
+            fs = {"lustre"}
+        if len(fs) == 1:
+            v["fs"] = fs.pop()
+            v["parallel_fs"] = "yes" if v["fs"] in insights.PARALLEL_FS else "no"
+        notes.setdefault("hint_cb_buffer_size", "unknown: Darshan does not record hint values")
+        for i in insights.INSIGHTS:
+            v.setdefault(i.name, None)
+            if v[i.name] is None and i.name.startswith("hint_"):
+                notes[i.name] = "unknown: Darshan does not record hint values"
+        groups.append(g)
+    return groups, limits

@@ -1,0 +1,107 @@
+"""Advice for people (text, HTML) and programs (JSON)."""
+
+from __future__ import annotations
+
+import html
+import json
+
+from iotune import insights, rules
+from iotune.advise import Advice
+
+# the insights a report shows for each group, in this order
+SHOWN = ("ranks", "files", "file_mode", "interface", "transfer_mode", "io_mix", "access_pattern",
+         "transfer_size_median", "transfer_size_max", "small_write_fraction", "fs", "layout",
+         "fill_time", "chunk_bytes_max", "fully_written", "write_amplification",
+         "meta_fraction")  # fmt: skip
+
+
+def _insight_line(g: insights.Group) -> str:
+    parts = []
+    for name in SHOWN:
+        v = g.get(name)
+        if v is not None:
+            parts.append(f"{name}={rules.format_insight(name, v)}")
+    return ", ".join(parts)
+
+
+def text(a: Advice, control_path: str | None = None) -> str:
+    lines = [f"advice for {a.source} ({a.kind})", ""]
+    for g in a.groups:
+        if g.get("interface"):
+            lines.append(f"files {g.pattern} ({len(g.files)}): {_insight_line(g)}")
+    lines.append("")
+    if not a.findings:
+        lines.append("no rule fired: nothing to change that the rule table knows of")
+    for f in a.findings:
+        head = f"[{f.severity.upper()}] {f.code} ({f.layer}, {f.group})"
+        if f.settings:
+            head += ": " + ", ".join(f"{k}={v}" for k, v in f.settings)
+        elif f.kind == "finding":
+            head += ": finding"
+        lines.append(head)
+        lines.append(f"    evidence: {f.evidence}")
+        lines.append(f"    why:      {f.explain}")
+        lines.append(f"    source:   {f.source}")
+        if f.note:
+            lines.append(f"    note:     {f.note}")
+    if a.undecided:
+        lines += ["", "not decided (an insight the source does not give):"]
+        for u in a.undecided:
+            why = f" ({'; '.join(u.notes)})" if u.notes else ""
+            lines.append(f"    {u.code} on {u.group}: needs {', '.join(u.missing)}{why}")
+    if a.limits:
+        lines += ["", "what this source cannot tell:"] + [f"    {x}" for x in a.limits]
+    lines.append("")
+    if a.settings:
+        where = f" written to {control_path}" if control_path else ""
+        n = len(a.settings)
+        lines.append(f"control file{where} ({n} setting{'s' if n > 1 else ''}):")
+        lines += ["    " + ln for ln in (a.control_text() or "").splitlines()]
+        if control_path:
+            lines.append(f"apply it: iotune run --config {control_path} -- <your launch command>")
+    else:
+        lines.append("no settings to apply")
+    return "\n".join(lines)
+
+
+def as_json(a: Advice) -> str:
+    return json.dumps(a.to_json(), indent=2)
+
+
+def as_html(a: Advice) -> str:
+    e = html.escape
+    rows = []
+    for f in a.findings:
+        settings = ", ".join(f"{k}={v}" for k, v in f.settings) or "-"
+        rows.append(
+            f"<tr class='{e(f.severity)}'><td>{e(f.severity)}</td><td>{e(f.code)}</td>"
+            f"<td>{e(f.group)}</td><td><code>{e(settings)}</code></td><td>{e(f.evidence)}</td>"
+            f"<td>{e(f.explain)}{'<br><i>' + e(f.note) + '</i>' if f.note else ''}</td>"
+            f"<td>{e(f.source)}</td></tr>"
+        )
+    groups = "".join(
+        f"<li><b>{e(g.pattern)}</b>: {e(_insight_line(g))}</li>"
+        for g in a.groups
+        if g.get("interface")
+    )
+    undecided = "".join(
+        f"<li>{e(u.code)} on {e(u.group)}: needs {e(', '.join(u.missing))}"
+        f"{' (' + e('; '.join(u.notes)) + ')' if u.notes else ''}</li>"
+        for u in a.undecided
+    )
+    limits = "".join(f"<li>{e(x)}</li>" for x in a.limits)
+    control = e(a.control_text() or "no settings to apply")
+    return f"""<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>iotune advice: {e(a.source)}</title>
+<style>body{{font-family:sans-serif;margin:2em}} table{{border-collapse:collapse}}
+td,th{{border:1px solid #ccc;padding:4px 8px;vertical-align:top}}
+tr.high td:first-child{{background:#f8c0c0}} tr.medium td:first-child{{background:#f8e0b0}}
+tr.low td:first-child{{background:#e0f0e0}}</style></head><body>
+<h1>iotune advice</h1><p>{e(a.source)} ({e(a.kind)})</p>
+<h2>Insights</h2><ul>{groups}</ul>
+<h2>Findings</h2><table><tr><th>severity</th><th>rule</th><th>files</th><th>settings</th>
+<th>evidence</th><th>why</th><th>source</th></tr>{"".join(rows)}</table>
+<h2>Not decided</h2><ul>{undecided or "<li>none</li>"}</ul>
+<h2>What this source cannot tell</h2><ul>{limits or "<li>nothing listed</li>"}</ul>
+<h2>Control file</h2><pre>{control}</pre></body></html>
+"""

@@ -1,0 +1,63 @@
+"""What a study is about: its application, its default name, and the refusal to mix two
+applications' timings in one study or output directory.
+
+A study's default name is the application's program (the program after the launcher and the
+launcher's options: `mpiexec -n 4 ./vpicio x` -> `vpicio`) plus a short hash of the whole
+command, so two commands never share a study by accident and the same command always finds
+its own study again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shlex
+from collections.abc import Sequence
+from pathlib import Path
+
+from iotune import launch
+
+MARK = "iotune-study.json"  # in the output directory: which study and command it holds
+
+
+class OtherCommand(ValueError):
+    """A study or output directory made by another command; str() names both."""
+
+
+def application(command: Sequence[str]) -> list[str]:
+    """The application's part of a command (without the launcher and its options)."""
+    return launch.split_launcher(command)[1] or list(command)
+
+
+def command_text(command: Sequence[str]) -> str:
+    return shlex.join(command)
+
+
+def default_name(command: Sequence[str]) -> str:
+    app = application(command)
+    program = Path(app[0]).name if app else "app"
+    digest = hashlib.sha256(command_text(command).encode()).hexdigest()[:8]
+    return f"{program}-{digest}"
+
+
+def check_same(what: str, old: str | None, new: str, force: bool) -> None:
+    """Refuses (OtherCommand) when `what` was made by the command `old`, not `new`."""
+    if old is None or old == new or force:
+        return
+    raise OtherCommand(
+        f"{what} was made by another command:\n  was: {old}\n  now: {new}\n"
+        "use another --study / --out, or --allow-other-command to continue it anyway"
+    )
+
+
+def claim_directory(out: Path, study: str, command: str, force: bool) -> None:
+    """Records (or checks) which study and command an output directory holds."""
+    mark = out / MARK
+    if mark.is_file():
+        try:
+            old = json.loads(mark.read_text())
+        except (OSError, ValueError):
+            old = {}
+        check_same(f"output directory {out}", old.get("command"), command, force)
+    out.mkdir(parents=True, exist_ok=True)
+    mark.write_text(json.dumps({"study": study, "command": command}, indent=1) + "\n")

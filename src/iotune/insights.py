@@ -1,0 +1,702 @@
+"""Insights: what a run's I/O did, as a small, named, versioned set of values.
+
+SmartIO (Bin Ather et al., SC Workshops '25, Sec. 3.2 and Table 1) turns a run's calls into
+"insights" (transfer mode, transfer sizes, shared file or file per process, spatial locality,
+file system) that its rules map to settings. This module computes the same insights, and a few
+more (dataset layout, fill time, write amplification, metadata share), from an iotune profile
+(docs/profile.md) and, when there is one, its trace (schema 2). The rule table
+(data/rules.tsv) names them; `iotune advise` and, later, the runtime's adaptive mode evaluate
+the table on them, and a knowledge base can use them as a run's motif signature.
+
+Every insight has a stable name, a kind and a meaning, defined once in data/insights.tsv
+(versioned; read here as INSIGHTS, and meant for the C runtime too); a value is a number, a
+word, or None for "unknown" (e.g. the access pattern without a trace). Rules never fire on an
+unknown value. Insights are computed per *file group*: files whose names differ only in their
+numbers (iorio.r0.dat, iorio.r1.dat; chk_0001.h5, chk_0002.h5) are one group, the way a
+recurring phase or a file per process is one thing to tune.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shutil
+import subprocess
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+MIB = 1 << 20
+SMALL = MIB  # a transfer below 1 MiB is "small" (Drishti's threshold)
+HDF5_CHUNK_CACHE_DEFAULT = MIB  # H5D_CHUNK_CACHE_NBYTES_DEFAULT
+PARALLEL_FS = ("lustre", "gpfs", "beegfs", "pvfs2", "orangefs", "daos", "wekafs", "cephfs")
+RANDOM_BACKWARD = 0.25  # a pattern with this share of backward steps is random
+STRIDED_SHARE = 0.5  # ... with this share of noncontiguous selections or gaps, strided
+
+
+@dataclass(frozen=True)
+class Insight:
+    """The definition of one insight: name, kind and meaning."""
+
+    name: str
+    kind: str  # count | size | fraction | ratio | seconds | word
+    meaning: str
+    words: tuple[str, ...] = ()  # the values a word can take
+
+
+LAYERS = ("hdf5", "mpiio", "posix", "stdio")
+KINDS = ("count", "size", "fraction", "ratio", "seconds", "word")
+
+
+def read_insights(path: str | Path) -> tuple[int, tuple[Insight, ...]]:
+    """Reads the insight table (data/insights.tsv): its version and its rows, checked."""
+    version = None
+    rows: list[Insight] = []
+    header = ["name", "kind", "words", "meaning"]
+    seen_header = False
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, start=1):
+            line = line.rstrip("\n")
+            m = re.match(r"# INSIGHTS_VERSION (\d+)$", line)
+            if m:
+                version = int(m.group(1))
+            if not line.strip() or line.startswith("#"):
+                continue
+            cells = line.split("\t")
+            if not seen_header:
+                if cells != header:
+                    raise ValueError(f"{path}:{number}: the header must be {' '.join(header)}")
+                seen_header = True
+                continue
+            if len(cells) != len(header) or cells[1] not in KINDS:
+                raise ValueError(f"{path}:{number}: a row is name, kind ({'|'.join(KINDS)}), "
+                                 "words, meaning")  # fmt: skip
+            words = () if cells[2] == "-" else tuple(cells[2].split("|"))
+            rows.append(Insight(cells[0], cells[1], cells[3], words))
+    if version is None:
+        raise ValueError(f"{path}: no '# INSIGHTS_VERSION N' line")
+    names = [i.name for i in rows]
+    if len(set(names)) != len(names):
+        raise ValueError(f"{path}: duplicate insight names")
+    return version, tuple(rows)
+
+
+VERSION, INSIGHTS = read_insights(resources.files("iotune") / "data" / "insights.tsv")
+BY_NAME = {i.name: i for i in INSIGHTS}
+NAMES = tuple(BY_NAME)
+_DIGITS = re.compile(r"\d+")
+
+
+@dataclass
+class Group:
+    """The insights of one file group. values: name -> number, word or None (unknown);
+    notes: where an insight came from or why it is unknown, for the report."""
+
+    pattern: str  # a FileName pattern (shell glob on the base name) that names the group
+    files: list[str]
+    values: dict[str, Any] = field(default_factory=dict)
+    notes: dict[str, str] = field(default_factory=dict)
+
+    def get(self, name: str) -> Any:
+        return self.values.get(name)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"pattern": self.pattern, "files": self.files, "insights": self.values,
+                "notes": self.notes}  # fmt: skip
+
+
+# ----------------------------------------------------------------------------- grouping
+
+
+def group_pattern(name: str) -> str:
+    """The group of a file: its base name with every run of digits made a '*', except in an
+    extension that has letters (chk_0001.h5 -> chk_*.h5, iorio.r1.dat -> iorio.r*.dat)."""
+    base = name.rsplit("/", 1)[-1]
+    stem, dot, ext = base.rpartition(".")
+    if stem and re.search("[A-Za-z]", ext):
+        return _DIGITS.sub("*", stem) + dot + ext
+    return _DIGITS.sub("*", base)
+
+
+def _group_files(names: Iterable[str]) -> dict[str, list[str]]:
+    groups: dict[str, list[str]] = {}
+    for n in names:
+        groups.setdefault(group_pattern(n), []).append(n)
+    return groups
+
+
+# ----------------------------------------------------------------------------- traces
+
+
+def load_traces(profile_path: str | Path) -> list[dict[str, Any]]:
+    """The traces of a profile (<profile>.trace/rank-N.json), one per rank, or []."""
+    directory = Path(str(profile_path) + ".trace")
+    traces = []
+    for p in sorted(directory.glob("rank-*.json")):
+        try:
+            t = json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(t, dict) and t.get("schema") == "iotune-trace" and t.get("version") == 2:
+            traces.append(t)
+    return traces
+
+
+_TRANSFER = {
+    "hdf5": ("H5Dwrite", "H5Dread"),
+    "mpiio": ("MPI_File_write", "MPI_File_read", "MPI_File_iwrite", "MPI_File_iread"),
+    "posix": ("write", "pwrite", "writev", "pwritev", "read", "pread", "readv", "preadv",
+              "__read_chk", "__pread"),
+    "stdio": ("fwrite", "fread"),
+}  # fmt: skip
+
+
+def _is_transfer(layer: str, func: str) -> bool:
+    if layer == "mpiio":
+        return func.startswith(_TRANSFER["mpiio"]) and not func.endswith("_end")
+    return func.startswith(_TRANSFER.get(layer, ()))
+
+
+def _is_write(func: str) -> bool:
+    return "write" in func
+
+
+@dataclass
+class _Call:
+    rank: int
+    layer: str
+    func: str
+    file: str
+    dataset: str | None
+    extent: tuple[int, ...] | None
+    box: tuple[int, ...] | None
+    type_size: int | None
+    size: int
+    offset: int | None  # of the run's first call
+    step: int  # between the run's calls
+    count: int
+
+    @property
+    def last_offset(self) -> int | None:
+        return None if self.offset is None else self.offset + self.step * (self.count - 1)
+
+
+def _calls(trace: Mapping[str, Any]) -> list[_Call]:
+    """A rank's calls with absolute offsets (each step added to the previous offset of the same
+    layer and file), run-length encoded as in the trace."""
+    sigs = trace.get("signatures") or []
+    datasets = trace.get("datasets") or []
+    position: dict[tuple[str, str], int] = defaultdict(int)
+    out = []
+    for ev in trace.get("events") or []:
+        try:
+            s = sigs[ev[0]]
+            count = int(ev[1])
+        except (IndexError, TypeError, ValueError):
+            continue
+        file = s.get("file")
+        if not file:
+            continue
+        ds = s.get("dataset")
+        d = datasets[ds] if isinstance(ds, int) and 0 <= ds < len(datasets) else None
+        step = s.get("step")
+        offset = None
+        key = (s.get("layer", ""), file)
+        if step is not None:
+            step = int(step)
+            offset = position[key] + step
+            position[key] = offset + step * (count - 1)
+        out.append(_Call(
+            rank=int(trace.get("rank", 0)), layer=s.get("layer", ""), func=s.get("func", ""),
+            file=file, dataset=d.get("name") if d else None,
+            extent=tuple(d["dims"]) if d and d.get("dims") else None,
+            box=tuple(s["dims"]) if s.get("dims") else None,
+            type_size=d.get("type_size") if d else None,
+            size=int(s.get("size") or 0), offset=offset, step=step or 0, count=count,
+        ))  # fmt: skip
+    return out
+
+
+def contiguous_box(box: Sequence[int], extent: Sequence[int]) -> bool:
+    """Is a hyperslab's bounding box one run of elements in row-major order? After the first
+    dimension that selects more than one element every later one must be whole."""
+    if len(box) != len(extent):
+        return False
+    for i, n in enumerate(box):
+        if n > 1:
+            return all(box[j] == extent[j] for j in range(i + 1, len(box)))
+    return True
+
+
+def _locality(calls: list[_Call]) -> dict[str, Any]:
+    """Backward steps, gaps and noncontiguous selections of a group's transfers (per rank, file
+    and dataset, in call order)."""
+    streams: dict[tuple[int, str, str | None], list[_Call]] = defaultdict(list)
+    for c in calls:
+        if c.offset is not None:
+            streams[(c.rank, c.file, c.dataset)].append(c)
+    pairs = backward = gaps = 0
+    for stream in streams.values():
+        prev_off = prev_end = None
+        for c in stream:
+            if prev_off is not None:
+                pairs += 1
+                backward += c.offset < prev_off
+                gaps += c.offset > prev_end
+            inner = c.count - 1  # the calls of a run are c.step apart
+            pairs += inner
+            backward += inner if c.step < 0 else 0
+            gaps += inner if c.step > c.size else 0
+            prev_off = c.last_offset
+            prev_end = prev_off + c.size
+    boxes = [c for c in calls if c.layer == "hdf5" and c.box and c.extent]
+    noncontig = sum(c.count for c in boxes if not contiguous_box(c.box, c.extent))
+    nboxes = sum(c.count for c in boxes)
+    out = {
+        "backward_fraction": backward / pairs if pairs else 0.0,
+        "gap_fraction": gaps / pairs if pairs else 0.0,
+        "noncontiguous_fraction": noncontig / nboxes if nboxes else 0.0,
+    }
+    if out["backward_fraction"] >= RANDOM_BACKWARD:
+        out["access_pattern"] = "random"
+    elif max(out["noncontiguous_fraction"], out["gap_fraction"]) >= STRIDED_SHARE:
+        out["access_pattern"] = "strided"
+    else:
+        out["access_pattern"] = "sequential"
+    return out
+
+
+def _sizes(calls: list[_Call]) -> dict[str, Any]:
+    writes = [(c.size, c.count) for c in calls if _is_write(c.func)]
+    reads = [(c.size, c.count) for c in calls if not _is_write(c.func)]
+    every = sorted(writes + reads)
+    total = sum(n for _, n in every)
+    out: dict[str, Any] = {}
+    if total:
+        out["transfer_size_min"] = every[0][0]
+        out["transfer_size_max"] = every[-1][0]
+        seen = 0
+        for size, n in every:
+            seen += n
+            if seen * 2 >= total:
+                out["transfer_size_median"] = size
+                break
+    for what, items in (("write", writes), ("read", reads)):
+        n = sum(k for _, k in items)
+        small = sum(k for s, k in items if s < SMALL)
+        out[f"small_{what}s"] = small
+        out[f"small_{what}_fraction"] = small / n if n else 0.0
+    return out
+
+
+MAX_BOXES = 4096  # boxes of one dataset whose union is computed exactly (n-D); beyond: unknown
+
+
+def _union_volume(boxes: list[tuple[tuple[int, ...], tuple[int, ...]]]) -> int:
+    """Elements covered by the union of boxes (start, count): a sweep over the first dimension,
+    each slab's cross-section computed the same way one dimension down."""
+    if not boxes:
+        return 0
+    if len(boxes[0][0]) == 1:  # intervals: sort and merge
+        total, end = 0, None
+        for lo, hi in sorted((b[0][0], b[0][0] + b[1][0]) for b in boxes):
+            if end is None or lo > end:
+                total, end = total + hi - lo, hi
+            elif hi > end:
+                total, end = total + hi - end, hi
+        return total
+    cuts = sorted({b[0][0] for b in boxes} | {b[0][0] + b[1][0] for b in boxes})
+    total = 0
+    for lo, hi in zip(cuts, cuts[1:], strict=False):
+        inside = [(b[0][1:], b[1][1:]) for b in boxes if b[0][0] <= lo and b[0][0] + b[1][0] >= hi]
+        total += (hi - lo) * _union_volume(inside)
+    return total
+
+
+def _start(offset: int, type_size: int, extent: tuple[int, ...]) -> tuple[int, ...]:
+    """The coordinates of the element at a byte offset (row-major in the extent)."""
+    index, coords = offset // type_size, []
+    for n in reversed(extent):
+        coords.append(index % n)
+        index //= n
+    return tuple(reversed(coords))
+
+
+def _fully_written(calls: list[_Call]) -> str | None:
+    """yes when the union of the ranks' write selections covers every element of each dataset
+    written; None when that cannot be known (a selection that is not a whole box: its bounding
+    box over-states it; too many boxes). Rules that skip the fill (IOT-1) rely on it, so it never
+    says yes on a guess: overlapping writes count once."""
+    boxes: dict[tuple[str, str], set] = defaultdict(set)
+    extent: dict[tuple[str, str], tuple[int, ...]] = {}
+    for c in calls:
+        if not (c.layer == "hdf5" and c.func == "H5Dwrite" and c.dataset and c.extent):
+            continue
+        key = (c.file, c.dataset)
+        extent[key] = c.extent
+        points = math.prod(c.box) if c.box else 0
+        if not c.box or not c.type_size or c.offset is None or c.size < points * c.type_size:
+            return None  # a point or irregular selection, or a size that is not the box's
+        for k in range(c.count):
+            start = _start(c.offset + k * c.step, c.type_size, c.extent)
+            if any(s + n > e for s, n, e in zip(start, c.box, c.extent, strict=True)):
+                return None  # the box is not where its first element says: not a plain box
+            boxes[key].add((start, c.box))
+    if not extent:
+        return None
+    for key, n in extent.items():
+        if len(n) > 1 and len(boxes[key]) > MAX_BOXES:
+            return None
+        if _union_volume(list(boxes[key])) < math.prod(n):
+            return "no"
+    return "yes"
+
+
+# ----------------------------------------------------------------------------- layouts
+
+_TYPE_BITS = re.compile(r"H5T_(?:IEEE_F|STD_[IUB]|NATIVE_\w*?)(\d+)")
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A dataset's storage: kind (contiguous|chunked|compact), chunk dims, filters, fill time,
+    and the element size (None when unknown)."""
+
+    kind: str
+    chunk: tuple[int, ...] = ()
+    filters: bool = False
+    fill_time: str | None = None
+    type_size: int | None = None
+
+    def chunk_bytes(self, type_size: int | None = None) -> int | None:
+        size = type_size or self.type_size
+        return math.prod(self.chunk) * size if self.chunk and size else None
+
+
+def parse_h5dump(text: str) -> dict[str, Layout]:
+    """Dataset path -> Layout, from the output of `h5dump -p -H FILE`."""
+    out: dict[str, Layout] = {}
+    path: list[str] = []
+    current: dict[str, Any] | None = None
+    section = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        m = re.match(r'(GROUP|DATASET) "(.*)" \{$', line)
+        if m:
+            if m.group(2) != "/":
+                path.append(m.group(2))
+            if m.group(1) == "DATASET":
+                current = {"kind": "contiguous", "chunk": (), "filters": False}
+            continue
+        if line == "}" and section is None:
+            if current is not None:
+                name = "/" + "/".join(path)
+                out[name] = Layout(**current)
+                current = None
+            if path:
+                path.pop()
+            continue
+        if current is None:
+            continue
+        if line.endswith("{"):
+            section = line.split()[0]
+            continue
+        if line == "}":
+            section = None
+            continue
+        if line.startswith("DATATYPE"):
+            t = _TYPE_BITS.search(line)
+            current["type_size"] = int(t.group(1)) // 8 if t else None
+        elif section == "STORAGE_LAYOUT":
+            m = re.match(r"CHUNKED \( ([\d, ]+) \)", line)
+            if m:
+                current["kind"] = "chunked"
+                current["chunk"] = tuple(int(x) for x in m.group(1).split(","))
+            elif line in ("CONTIGUOUS", "COMPACT"):
+                current["kind"] = line.lower()
+        elif section == "FILTERS" and line != "NONE":
+            current["filters"] = True
+        elif section == "FILLVALUE" and line.startswith("FILL_TIME"):
+            current["fill_time"] = line.split("H5D_FILL_TIME_")[-1].lower()
+    return out
+
+
+def read_layouts(path: str | Path) -> dict[str, Layout] | None:
+    """The layouts of an HDF5 file's datasets (through h5dump), or None when the file or h5dump
+    is not there or the file is not HDF5."""
+    h5dump = shutil.which("h5dump")
+    if h5dump is None or not Path(path).is_file():
+        return None
+    try:
+        r = subprocess.run([h5dump, "-p", "-H", str(path)], capture_output=True, text=True,
+                           timeout=60, check=False)  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return parse_h5dump(r.stdout) if r.returncode == 0 else None
+
+
+def _trace_layouts(traces: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], Layout]:
+    """Layouts the trace itself records (a "layout" object on a dataset), when it has them."""
+    out = {}
+    for t in traces:
+        for d in t.get("datasets") or []:
+            lay = d.get("layout")
+            if isinstance(lay, dict) and lay.get("kind"):
+                out[(d.get("file"), d.get("name"))] = Layout(
+                    kind=lay["kind"], chunk=tuple(lay.get("chunk") or ()),
+                    filters=bool(lay.get("filters")), fill_time=lay.get("fill_time"),
+                    type_size=d.get("type_size"),
+                )  # fmt: skip
+    return out
+
+
+def _layout_insights(layouts: list[Layout]) -> dict[str, Any]:
+    kinds = {lay.kind for lay in layouts}
+    out: dict[str, Any] = {"layout": kinds.pop() if len(kinds) == 1 else "mixed"}
+    chunked = [lay for lay in layouts if lay.kind == "chunked"]
+    if chunked:
+        out["filters"] = "yes" if any(lay.filters for lay in chunked) else "no"
+        fills = {lay.fill_time for lay in chunked if lay.fill_time}
+        if fills:
+            out["fill_time"] = "never" if fills == {"never"} else sorted(fills - {"never"})[0]
+        sizes = [lay.chunk_bytes() for lay in chunked]
+        if all(s is not None for s in sizes):
+            biggest = max(sizes)
+            out["chunk_bytes_max"] = biggest
+            out["chunk_cache_needed"] = -(-biggest // MIB) * MIB
+    else:
+        out["filters"] = "no"
+    return out
+
+
+# ----------------------------------------------------------------------------- profile
+
+
+def _sum_layers(files: list[Mapping[str, Any]]) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {layer: defaultdict(float) for layer in LAYERS}
+    for f in files:
+        for layer in LAYERS:
+            for k, v in (f.get(layer) or {}).items():
+                if isinstance(v, (int, float)):
+                    out[layer][k] += v
+    return out
+
+
+def _transfers(layer: str, c: Mapping[str, float]) -> tuple[float, float, float, float]:
+    """(writes, reads, collective writes, collective reads) of a layer's counters."""
+    if layer == "hdf5":
+        return c["writes"], c["reads"], c["collective_writes"], c["collective_reads"]
+    if layer == "mpiio":
+        w = c["independent_writes"] + c["collective_writes"]
+        r = c["independent_reads"] + c["collective_reads"]
+        return w, r, c["collective_writes"], c["collective_reads"]
+    return c["writes"], c["reads"], 0, 0
+
+
+def transfer_mode(collective: float, total: float) -> str:
+    """collective when at least 90 % of the transfers are (a header written by rank 0 alone
+    does not make a collective checkpoint "mixed"), independent when at most 10 %."""
+    if not total:
+        return "none"
+    share = collective / total
+    return "collective" if share >= 0.9 else "independent" if share <= 0.1 else "mixed"
+
+
+def _outermost(c: Mapping[str, Mapping[str, float]]) -> str | None:
+    for layer in LAYERS:
+        if (
+            sum(_transfers(layer, c[layer])[:2])
+            or c[layer]["bytes_written"] + c[layer]["bytes_read"]
+        ):
+            return layer
+    return None
+
+
+def _hint_values(files: list[Mapping[str, Any]]) -> dict[str, Any]:
+    hints = next((f["hints"] for f in files if f.get("hints")), None)
+    if not hints:
+        return {}
+    out: dict[str, Any] = {}
+    for key in ("cb_buffer_size", "striping_factor"):
+        try:
+            out[f"hint_{key}"] = int(hints[key])
+        except (KeyError, ValueError):
+            pass
+    for key in ("romio_cb_write", "romio_cb_read", "romio_ds_write", "romio_ds_read",
+                "cb_config_list"):  # fmt: skip
+        if key in hints:
+            out[f"hint_{key}"] = str(hints[key])
+    return out
+
+
+def _chunk_cache(files: list[Mapping[str, Any]], config: Mapping[str, Any]) -> int:
+    for f in files:
+        v = ((f.get("applied") or {}).get("hdf5") or {}).get("chunk_cache_bytes")
+        if v is not None:
+            return int(v)
+    for s in config.get("settings") or []:
+        if s.get("name") == "chunk_cache_bytes":
+            return int(s["value"])
+    return HDF5_CHUNK_CACHE_DEFAULT
+
+
+def _counter_insights(files: list[Mapping[str, Any]], ranks: int) -> dict[str, Any]:
+    c = _sum_layers(files)
+    layer = _outermost(c)
+    v: dict[str, Any] = {"ranks": ranks, "files": len(files)}
+    v["file_ranks"] = max((int(f.get("ranks", 1)) for f in files), default=0)
+    if ranks <= 1:
+        v["file_mode"] = "single"
+    elif v["file_ranks"] > 1:
+        v["file_mode"] = "shared"
+    else:
+        v["file_mode"] = "per_process"
+    if layer is None:
+        v.update(interface=None, transfer_mode="none", writes=0, reads=0, io_mix="none")
+        return v
+    lc = c[layer]
+    w, r, cw, cr = _transfers(layer, lc)
+    coll, total = cw + cr, w + r
+    v["interface"] = layer
+    v["transfer_mode"] = transfer_mode(coll, total)
+    v["writes"], v["reads"] = int(w), int(r)
+    v["bytes_written"], v["bytes_read"] = int(lc["bytes_written"]), int(lc["bytes_read"])
+    moved = lc["bytes_written"] + lc["bytes_read"]
+    v["write_fraction"] = lc["bytes_written"] / moved if moved else 0.0
+    v["io_mix"] = ("none" if not moved else "write" if not lc["bytes_read"]
+                   else "read" if not lc["bytes_written"] else "mixed")  # fmt: skip
+    if total:
+        v["transfer_size_median"] = int(moved // total)
+    below = c["mpiio"] if layer == "hdf5" and c["mpiio"]["bytes_written"] else c["posix"]
+    if layer == "hdf5" and lc["bytes_written"] and below["bytes_written"]:
+        v["write_amplification"] = below["bytes_written"] / lc["bytes_written"]
+    busy = lc["write_time_s"] + lc["read_time_s"] + lc["meta_time_s"]
+    v["meta_fraction"] = lc["meta_time_s"] / busy if busy else 0.0
+    v["meta_time_rank_s"] = lc["meta_time_s"] / max(ranks, 1)
+    v["file_views"] = int(c["mpiio"]["set_views"])
+    v["file_bytes"] = max((int((f.get("posix") or {}).get("last_offset") or 0) for f in files),
+                          default=0)  # fmt: skip
+    imb = [float((f.get("time_s") or {}).get("imbalance", 1.0)) for f in files]
+    v["imbalance"] = max(imb) if imb else 1.0
+    fs = {f.get("fs") for f in files if f.get("fs")}
+    if len(fs) == 1:
+        v["fs"] = fs.pop()
+        v["parallel_fs"] = "yes" if v["fs"] in PARALLEL_FS else "no"
+    return v
+
+
+def from_profile(
+    profile: Any,
+    traces: Sequence[Mapping[str, Any]] = (),
+    layouts: Mapping[str, Mapping[str, Layout] | None] | None = None,
+    search_dirs: Sequence[str | Path] = (),
+) -> list[Group]:
+    """The insights of each file group of a profile (iotune.profile.Profile or its dict).
+
+    traces: the run's rank traces (load_traces()); without them the access pattern, the
+    transfer-size distribution and whether datasets were fully written are unknown.
+    layouts: file name -> its datasets' layouts (None: unknown); when not given, the HDF5 files
+    are looked for (as named, then in search_dirs) and read with h5dump.
+    """
+    data = profile.data if hasattr(profile, "data") else profile
+    ranks = int(data.get("ranks", 1))
+    files = [f for f in data.get("files") or [] if f.get("name")]
+    calls = [c for t in traces for c in _calls(t)]
+    trace_layouts = _trace_layouts(traces)
+    groups = []
+    for pattern, names in _group_files(f["name"] for f in files).items():
+        fs = [f for f in files if f["name"] in names]
+        g = Group(pattern, names)
+        g.values.update(_counter_insights(fs, ranks))
+        g.values.update(_hint_values(fs))
+        g.values["chunk_cache_bytes"] = _chunk_cache(fs, data.get("config") or {})
+        mine = [c for c in calls if c.file in names]
+        transfers = [c for c in mine if _is_transfer(c.layer, c.func)]
+        outer = g.values.get("interface")
+        transfers = [c for c in transfers if c.layer == outer]
+        if transfers:
+            g.values.update(_sizes(transfers))
+            g.values.update(_locality(transfers))
+            fw = _fully_written(transfers)
+            if fw:
+                g.values["fully_written"] = fw
+            g.notes["access_pattern"] = "from the trace's offsets and selections"
+        else:
+            g.values["access_pattern"] = None
+            g.notes["access_pattern"] = (
+                "unknown: no trace (profile with --trace)" if not traces else "no transfers traced"
+            )
+            _sizes_from_histogram(g, fs)
+        if outer == "hdf5":
+            _add_layouts(g, names, mine, trace_layouts, layouts, search_dirs)
+        for i in INSIGHTS:
+            g.values.setdefault(i.name, None)
+        groups.append(g)
+    return groups
+
+
+def _sizes_from_histogram(g: Group, files: list[Mapping[str, Any]]) -> None:
+    """Without a trace, the POSIX histogram bounds the sizes (and says which are small)."""
+    from iotune.profile import SIZE_BINS
+
+    hist = defaultdict(int)
+    for f in files:
+        for k, n in ((f.get("posix") or {}).get("sizes") or {}).items():
+            hist[k] += n
+    if g.get("interface") == "posix" and sum(hist.values()):
+        small = sum(hist[b] for b in SIZE_BINS[:5])
+        total = sum(hist.values())
+        w, r = g.get("writes") or 0, g.get("reads") or 0
+        # the histogram mixes reads and writes: split the small share by their counts
+        g.values["small_writes"] = round(small * w / (w + r)) if w + r else 0
+        g.values["small_reads"] = round(small * r / (w + r)) if w + r else 0
+        g.values["small_write_fraction"] = small / total if w else 0.0
+        g.values["small_read_fraction"] = small / total if r else 0.0
+        g.notes["small_writes"] = "from the POSIX size histogram (reads and writes together)"
+
+
+def _add_layouts(g, names, calls, trace_layouts, layouts, search_dirs) -> None:
+    used = {(c.file, c.dataset) for c in calls if c.dataset}
+    type_sizes = {(c.file, c.dataset): c.type_size for c in calls if c.dataset}
+    found: list[Layout] = []
+    source = None
+    for name in names:
+        if any(k[0] == name for k in trace_layouts):
+            found += [lay for k, lay in trace_layouts.items() if k[0] == name]
+            source = "the trace"
+            continue
+        lays = layouts.get(name) if layouts is not None else _find_and_read(name, search_dirs)
+        if lays is None:
+            continue
+        source = source or "the HDF5 file (h5dump)"
+        for ds, lay in lays.items():
+            if used and (name, ds) not in used:
+                continue
+            ts = type_sizes.get((name, ds))
+            found.append(
+                Layout(lay.kind, lay.chunk, lay.filters, lay.fill_time, ts or lay.type_size)
+            )
+    if found:
+        g.values.update(_layout_insights(found))
+        g.notes["layout"] = f"from {source}"
+    else:
+        g.notes["layout"] = "unknown: the HDF5 file is gone and the trace does not record layouts"
+
+
+def _find_and_read(name: str, search_dirs: Sequence[str | Path]) -> dict[str, Layout] | None:
+    # a relative name is relative to the application's directory, which the profile does not
+    # record: only the directories given are searched (not whatever the cwd holds)
+    candidates = [Path(name)] if Path(name).is_absolute() else [Path(d) / name for d in search_dirs]
+    for p in candidates:
+        if p.is_file():
+            return read_layouts(p)
+    return None
+
+
+def describe(name: str) -> str:
+    """The meaning of an insight, for docs and reports."""
+    return BY_NAME[name].meaning

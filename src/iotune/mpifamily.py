@@ -1,0 +1,185 @@
+"""Which MPI ABI family a program or a launcher belongs to, and so which runtime to preload.
+
+A runtime built for one family must not be preloaded into a program of the other. The family
+of a program is read from the MPI library it loads (the dynamic dependencies `ldd` resolves,
+so a library that links MPI counts too); that of a launcher from its name (mpirun.openmpi,
+mpiexec.hydra, or where mpirun's symbolic links lead) or, for a plain mpirun/mpiexec, from what
+its --version says.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from iotune import paths
+
+# sonames of the MPI libraries: Open MPI's libmpi.so.40 (4.x, 5.x), .20 (2.x, 3.x); the MPICH
+# ABI's libmpi.so.12 (MPICH, Intel MPI, MVAPICH) and libmpich*.so (MPICH, Cray MPICH).
+_OPENMPI_LIB = re.compile(r"^(libmpi\.so\.(?!12\b)\d+|libopen-(pal|rte)\.so\b)")
+_MPICH_LIB = re.compile(r"^(libmpi\.so\.12\b|libmpich[a-z_]*\.so\b|libmpi_intel|libmpifort)")
+_OPENMPI_NAME = re.compile(r"openmpi|orterun|prterun|ompi")
+_MPICH_NAME = re.compile(r"mpich|hydra|mvapich|intel")
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The runtime picked for a command, and why."""
+
+    build: paths.Build | None  # None when IOTUNE_LIB names the library
+    lib: Path
+    family: str | None
+    reason: str
+
+    def describe(self) -> str:
+        name = paths.FAMILY_NAMES.get(self.family or "", "unknown MPI")
+        return f"runtime for {name} ({self.lib}): {self.reason}"
+
+
+def _family_of_libs(names: Sequence[str]) -> tuple[str | None, str]:
+    for name in names:
+        if name.startswith("libmpi_cray"):
+            return "mpich", name
+        if _OPENMPI_LIB.match(name):
+            return "openmpi", name
+        if _MPICH_LIB.match(name):
+            return "mpich", name
+    return None, ""
+
+
+def loaded_libraries(program: str | os.PathLike[str]) -> list[str]:
+    """The base names of the shared libraries a program loads (`ldd`), or [] when it cannot
+    be read (a script, a static program, no ldd)."""
+    ldd = shutil.which("ldd")
+    if ldd is None:
+        return []
+    try:
+        out = subprocess.run(
+            [ldd, str(program)], capture_output=True, text=True, timeout=20, check=False
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    names = []
+    for line in out.splitlines():
+        word = line.strip().split(" ", 1)[0]
+        if ".so" in word:
+            names.append(os.path.basename(word))
+    return names
+
+
+def family_of_program(program: str | os.PathLike[str]) -> tuple[str | None, str]:
+    """(family, the MPI library that says so) of a program or shared library, or (None, "")."""
+    return _family_of_libs(loaded_libraries(program))
+
+
+def resolve_program(name: str, cwd: str | os.PathLike[str] | None = None) -> Path | None:
+    """The file a command name runs: a path (relative to cwd), or a name looked up in PATH."""
+    if "/" in name:
+        path = Path(cwd or ".") / name
+        return path if path.is_file() else None
+    found = shutil.which(name)
+    return Path(found) if found else None
+
+
+def family_of_launcher(name: str) -> tuple[str | None, str]:
+    """(family, why) of an MPI launcher: its name, where its links lead, else its --version."""
+    path = resolve_program(name)
+    names = [os.path.basename(name)]
+    if path is not None:
+        names.append(path.resolve().name)
+    for n in names:
+        if _OPENMPI_NAME.search(n):
+            return "openmpi", f"the launcher {name} is Open MPI's ({n})"
+        if _MPICH_NAME.search(n):
+            return "mpich", f"the launcher {name} is MPICH's ({n})"
+    if path is None or not re.fullmatch(r"(mpirun|mpiexec)(\..*)?", os.path.basename(name)):
+        return None, ""
+    try:
+        out = subprocess.run(
+            [str(path), "--version"], capture_output=True, text=True, timeout=10, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None, ""
+    text = out.stdout + out.stderr
+    if re.search(r"Open MPI|OpenRTE|Open RTE", text):
+        return "openmpi", f"{name} --version says Open MPI"
+    if re.search(r"HYDRA|MPICH|Intel\(R\) MPI|MVAPICH", text):
+        return "mpich", f"{name} --version says MPICH"
+    return None, ""
+
+
+def family_of_command(
+    command: Sequence[str], cwd: str | os.PathLike[str] | None = None
+) -> tuple[str | None, str]:
+    """(family, why) of a launch command: the application's MPI library first (the truth for
+    the processes the runtime goes into), else the launcher's MPI, else (None, "")."""
+    from iotune import launch
+
+    launcher, app = launch.split_launcher(command)
+    if app:
+        program = resolve_program(app[0], cwd)
+        if program is not None:
+            fam, lib = family_of_program(program)
+            if fam:
+                return fam, f"{app[0]} loads {lib}"
+    if launcher:
+        return family_of_launcher(launcher[0])
+    return None, ""
+
+
+def choose(
+    command: Sequence[str] | None = None,
+    family: str | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+) -> Choice:
+    """The runtime to preload into command: the family asked for; else $IOTUNE_LIB; else the
+    family of the command (its program, else its launcher); else the default family.
+    Raises paths.NotFound when that runtime is not built."""
+    if family:
+        build = paths.find_build(family)
+        return Choice(build, build.lib, family, f"asked for (--mpi {family})")
+    env = os.environ.get("IOTUNE_LIB")
+    if env:
+        lib = paths.find_library()
+        return Choice(None, lib, paths.library_family(lib), "IOTUNE_LIB is set")
+    fam, why = family_of_command(command or [], cwd) if command else (None, "")
+    if fam:
+        build = paths.find_build(fam)
+        return Choice(build, build.lib, fam, why)
+    build = paths.find_build()
+    available = paths.builds()
+    if len(available) == 1:
+        reason = "the only runtime built"
+    else:
+        reason = "the default (no MPI seen in the command)" if command else "the default"
+    return Choice(build, build.lib, build.family, reason)
+
+
+def space_for(sp, family: str | None):
+    """The search space without the parameters this MPI family does not have (Open MPI's MCA
+    parameters under any other MPI); the same space when nothing is left out."""
+    from dataclasses import replace
+
+    from iotune import params
+
+    if family == "openmpi":
+        return sp
+
+    def foreign(name: str) -> bool:
+        p = params.find(name)
+        return p is not None and p.is_mca
+
+    if not any(foreign(d.name) for d in sp.dims):
+        return sp
+    return replace(
+        sp,
+        dims=[d for d in sp.dims if not foreign(d.name)],
+        ties=[t for t in sp.ties if not foreign(t.name) and not foreign(t.to)],
+        forbids=[f for f in sp.forbids if not any(foreign(n) for n in f.when)],
+        guesses=[g for g in sp.guesses if not any(foreign(n) for n in g.settings)],
+    )

@@ -1,0 +1,165 @@
+"""Leave out of the search what cannot matter for this application (inert parameters).
+
+The baseline run (the stack's defaults) is profiled like every trial; what it shows decides:
+- no HDF5 calls (or HDF5 linked statically, so no setting can reach it): no HDF5 parameter;
+- no MPI-IO calls: no MPI-IO hint, no striping, no transfer mode or collective metadata;
+- no reads: no read-only setting; no writes: no write or file-creation setting (the
+  registry's `io` column says which is which);
+- no HDF5 datasets: no dataset setting; no chunked dataset (when the profile says so, and
+  chunking is not itself searched): no chunk cache setting;
+- the files on file systems without striping (ext4, xfs, tmpfs, ...): no striping;
+- `transfer_mode=collective` only when the profile shows that every rank makes the same number
+  of dataset calls: a collective transfer that some rank never joins hangs the job.
+Searching inert settings costs trials (the model must learn that they do nothing) and clutters
+the recommendation with settings that look tuned but are noise.
+
+The profile keys read here that the runtime may not write yet (`chunked_datasets`,
+`dataset_calls_per_rank` per file under `hdf5`) are optional: without them the decision is
+the cautious one, and the reason says what was missing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from iotune.space import Space
+
+NO_READS = "the baseline run read nothing"
+NO_WRITES = "the baseline run wrote nothing"
+NO_HDF5 = "the baseline run made no HDF5 calls"
+NO_MPIIO = "the baseline run made no MPI-IO calls"
+NO_DATASETS = "the baseline run created or opened no HDF5 dataset"
+NO_CHUNKED = "the baseline run's datasets are not chunked"
+NO_STRIPING = "the files are on a file system without striping ({fs})"
+STATIC_HDF5 = "HDF5 is linked statically into the program: its settings cannot be injected"
+COLLECTIVE_UNKNOWN = (
+    "the profile does not show that every rank makes the same number of dataset calls "
+    "(a collective transfer some rank never joins would hang)"
+)
+COLLECTIVE_UNEQUAL = "the ranks make different numbers of dataset calls (collective would hang)"
+
+# striping hints have an effect only here (ROMIO drops them elsewhere: shared/LAB-NOTES.md)
+STRIPED_FS = ("lustre", "gpfs", "beegfs", "pvfs2", "orangefs", "daos", "wekafs")
+MPIIO_ONLY = ("transfer_mode", "coll_metadata_read", "coll_metadata_write")
+CHUNK_CACHE = ("chunk_cache_bytes", "chunk_cache_slots", "chunk_cache_w0")
+CHUNKING = ("chunk", "chunk_size")
+
+
+def traits(profile: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What a profile says about the application that decides what can matter (JSON-able);
+    {} without a profile. A key is absent when the profile does not say."""
+    if not profile:
+        return {}
+    layers = profile.get("layers") or {}
+    h5 = layers.get("hdf5") or {}
+    mp = layers.get("mpiio") or {}
+    out: dict[str, Any] = {}
+    if h5:
+        out["hdf5_calls"] = sum(
+            int(h5.get(k, 0)) for k in ("file_creates", "file_opens", "writes", "reads")
+        )
+        out["hdf5_datasets"] = int(h5.get("dataset_creates", 0)) + int(h5.get("dataset_opens", 0))
+    if mp:
+        out["mpiio_calls"] = int(mp.get("opens", 0))
+    files = [f for f in profile.get("files") or [] if isinstance(f, dict)]
+    fs = sorted({f["fs"] for f in files if f.get("fs")})
+    if fs:
+        out["fs"] = fs
+    chunked = [
+        f["hdf5"]["chunked_datasets"] for f in files if "chunked_datasets" in (f.get("hdf5") or {})
+    ]
+    if chunked:
+        out["chunked_datasets"] = sum(int(c) for c in chunked)
+    per_rank = [
+        f["hdf5"]["dataset_calls_per_rank"]
+        for f in files
+        if isinstance((f.get("hdf5") or {}).get("dataset_calls_per_rank"), list)
+    ]
+    if per_rank:
+        out["same_dataset_calls"] = all(len(set(c)) <= 1 for c in per_rank)
+    out["not_in_effect"] = not_in_effect(profile)
+    return out
+
+
+def not_in_effect(profile: Mapping[str, Any]) -> dict[str, str]:
+    """{setting: why} for control-file settings that did not take effect in this run: a
+    withdrawn setting (the runtime's record), one marked not in effect, or an MPI-IO hint that
+    was applied but that MPI-IO does not report back (dropped, e.g. striping on ext4) or
+    reports with another value (e.g. cb_nodes capped by cb_config_list)."""
+    out: dict[str, str] = {}
+    for w in profile.get("withdrawn") or []:
+        if isinstance(w, dict) and w.get("name"):
+            out[w["name"]] = f"withdrawn: {w.get('reason', 'the call failed with it')}"
+    for f in profile.get("files") or []:
+        if not isinstance(f, dict):
+            continue
+        for w in f.get("withdrawn") or []:
+            if isinstance(w, dict) and w.get("name"):
+                out[w["name"]] = f"withdrawn: {w.get('reason', 'the call failed with it')}"
+        for name, ok in (f.get("in_effect") or {}).items():
+            if ok is False:
+                out.setdefault(name, "not in effect (the runtime says)")
+        hints = f.get("hints")
+        applied = (f.get("applied") or {}).get("mpiio") or {}
+        if not hints:
+            continue  # nothing read back: nothing to compare
+        for name, value in applied.items():
+            if name not in hints:
+                out.setdefault(name, f"dropped by MPI-IO on {f.get('fs', 'this file system')}")
+            elif str(hints[name]).strip() != str(value).strip():
+                out.setdefault(name, f"MPI-IO uses {hints[name]} instead")
+    return out
+
+
+def inert(
+    space: Space, metrics: Mapping[str, Any], facts: Mapping[str, Any] | None = None
+) -> dict[str, str]:
+    """{parameter: why it is left out} for the space's parameters that cannot matter, judged
+    from a run's bytes (metrics) and its profile's traits (facts, see traits()) plus
+    facts["static_hdf5"]; a missing fact leaves its parameters in."""
+    facts = facts or {}
+    read, written = metrics.get("bytes_read"), metrics.get("bytes_written")
+    searched = set(space.names())
+    out = {}
+    for d in space.dims:
+        p = d.param
+        why = None
+        if p.layer == "hdf5" and facts.get("static_hdf5"):
+            why = STATIC_HDF5
+        elif p.layer == "hdf5" and facts.get("hdf5_calls") == 0:
+            why = NO_HDF5
+        elif (p.is_hint or p.name in MPIIO_ONLY) and facts.get("mpiio_calls") == 0:
+            why = NO_MPIIO
+        elif p.io == "read" and read == 0 and written is not None:
+            why = NO_READS
+        elif p.io == "write" and written == 0 and read is not None:
+            why = NO_WRITES
+        elif p.scope == "dataset" and p.layer == "hdf5" and facts.get("hdf5_datasets") == 0:
+            why = NO_DATASETS
+        elif (
+            p.name in CHUNK_CACHE
+            and facts.get("chunked_datasets") == 0
+            and not searched & set(CHUNKING)
+        ):
+            why = NO_CHUNKED
+        elif p.layer == "fs" and facts.get("fs") and not set(facts["fs"]) & set(STRIPED_FS):
+            why = NO_STRIPING.format(fs=", ".join(facts["fs"]))
+        if why:
+            out[d.name] = why
+    return out
+
+
+def excluded_values(space: Space, facts: Mapping[str, Any]) -> dict[str, dict[str, str]]:
+    """{parameter: {value: why}} for single values that must not be tried: collective
+    transfers unless every rank is known to make the same number of dataset calls."""
+    if (
+        "transfer_mode" not in space.names()
+        or "collective" not in space.dim("transfer_mode").values
+    ):
+        return {}
+    same = facts.get("same_dataset_calls")
+    if same is True:
+        return {}
+    why = COLLECTIVE_UNEQUAL if same is False else COLLECTIVE_UNKNOWN
+    return {"transfer_mode": {"collective": why}}

@@ -1,0 +1,1 @@
+"""Skeletons: stand-alone benchmarks that reproduce an application's I/O (docs/skel.md)."""

@@ -1,0 +1,48 @@
+/* The fixed part of every generated skeleton (iotune skel, docs/skel.md): the I/O methods,
+ * the per-rank timing and its JSON output. The generated skeleton.c says *what* is written;
+ * this file says *how*, for the method chosen at run time (--method). */
+#ifndef SKEL_RT_H
+#define SKEL_RT_H
+
+#include <mpi.h>
+
+enum skel_api { SKEL_HDF5, SKEL_MPIIO, SKEL_POSIX };
+enum skel_method { SKEL_NATIVE, SKEL_M_HDF5, SKEL_M_MPIIO, SKEL_M_POSIX, SKEL_AGGREGATE };
+
+typedef struct skel_param {
+    const char *name;
+    long long *value;
+} skel_param;
+
+extern long long skel_size; /* ranks of the job, for default_steps */
+
+typedef struct skel skel_t;
+typedef struct skel_file skel_file_t;
+
+/* Parses the run-time options (--method, --transfer, --stripe, --aggregators, --steps,
+ * --set NAME=VALUE, --timing FILE, --dir DIR, --cleanup); *steps may be overridden. */
+skel_t *skel_init(int *argc, char ***argv, const char *name, const char *default_method,
+                  skel_param *params, int nparams, long long *steps,
+                  long long (*default_steps)(void));
+void skel_step(skel_t *s, long long step); /* the step whose time the next calls count */
+void skel_compute(skel_t *s, double seconds);
+skel_file_t *skel_open(skel_t *s, const char *pattern, enum skel_api api, long long step);
+void skel_group(skel_file_t *f, const char *pattern, long long step);
+void skel_dataset(skel_file_t *f, const char *pattern, long long step, const char *type, int nd,
+                  const long long *dims, const long long *maxdims, const long long *chunks);
+void skel_write(skel_file_t *f, const char *pattern, long long step, int nd, const long long *start,
+                const long long *count, int collective, int active);
+void skel_write_bytes(skel_file_t *f, long long offset, long long size, int collective, int active);
+void skel_close(skel_file_t *f);
+int skel_finish(skel_t *s);
+
+static inline long long skel_min(long long a, long long b)
+{
+    return a < b ? a : b;
+}
+static inline long long skel_max(long long a, long long b)
+{
+    return a > b ? a : b;
+}
+
+#endif

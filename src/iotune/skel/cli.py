@@ -1,0 +1,206 @@
+"""`iotune skel ...`: the subcommands (thin: parse, call the library, print)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+
+
+def _err(msg: str) -> int:
+    print(f"iotune skel: {msg}", file=sys.stderr)
+    return 1
+
+
+def _load(args: argparse.Namespace):
+    from iotune.skel import descriptor as dmod
+    from iotune.skel import run as runmod
+
+    d = dmod.load(args.descriptor)
+    return runmod.apply_params(d, getattr(args, "params", None))
+
+
+def cmd_from_profile(args: argparse.Namespace) -> int:
+    from iotune.skel import descriptor as dmod
+    from iotune.skel import from_profile as fp
+
+    try:
+        desc = fp.from_profile(args.profile, args.data_dir)
+    except fp.FromProfileError as e:
+        return _err(str(e))
+    text = fp.to_yaml(desc, os.path.basename(args.profile))
+    dmod.parse_text(text, args.out)  # what we write must read back
+    with open(args.out, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    print(f"descriptor written to {args.out}")
+    for note in desc["notes"]:
+        print(f"note: {note}")
+    return 0
+
+
+def cmd_params(args: argparse.Namespace) -> int:
+    from iotune.skel import run as runmod
+
+    text = runmod.write_params(_load(args))
+    if args.out == "-":
+        sys.stdout.write(text)
+    else:
+        with open(args.out, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        print(f"parameters written to {args.out}")
+    return 0
+
+
+def _generate(args: argparse.Namespace):
+    from iotune.skel import generate as gen
+
+    d = _load(args)
+    gen.generate(
+        d,
+        args.out,
+        os.path.basename(args.descriptor),
+        cc=args.cc,
+        pkg=args.pkg,
+        mpiexec=args.mpiexec,
+    )
+    return d
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    _generate(args)
+    print(f"skeleton written to {args.out} (make -C {args.out}; sh {args.out}/run-local.sh)")
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from iotune.skel import run as runmod
+
+    d = _generate(args)
+    exe = runmod.build(args.out)
+    ranks = args.ranks or d.ranks
+    timing = os.path.abspath(args.timing or os.path.join(args.out, "timing.json"))
+    extra = ["--timing", timing, "--method", args.method or d.method["name"]]
+    if args.dir:
+        extra += ["--dir", args.dir]
+    if args.cleanup:
+        extra.append("--cleanup")
+    print(runmod.launch(exe, ranks, extra + list(args.args), args.mpiexec), end="")
+    print(f"timing written to {timing}")
+    if args.plot:
+        runmod.plot(runmod.load_timing(timing), args.plot)
+        print(f"plot written to {args.plot}")
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from iotune.skel import run as runmod
+
+    d = _generate(args)
+    exe = runmod.build(args.out)
+    work = os.path.abspath(args.dir or args.out)
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    results = runmod.compare(
+        exe, args.ranks or d.ranks, methods, args.repeats, work, list(args.args), args.mpiexec
+    )
+    print(runmod.summarise(results))
+    if args.json:
+        import json
+
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(results, fh, indent=1)
+    return 0
+
+
+def cmd_plot(args: argparse.Namespace) -> int:
+    from iotune.skel import run as runmod
+
+    runmod.plot(runmod.load_timing(args.timing), args.out)
+    print(f"plot written to {args.out}")
+    return 0
+
+
+def _gen_args(p: argparse.ArgumentParser, out_default: str = "skeleton") -> None:
+    p.add_argument("descriptor", metavar="DESC.yaml")
+    p.add_argument("--params", metavar="FILE", help="parameter file (iotune skel params)")
+    p.add_argument("--out", "-o", default=out_default, metavar="DIR", help="where the source goes")
+    p.add_argument("--cc", default="mpicc", help="MPI C compiler for the Makefile (mpicc)")
+    p.add_argument("--pkg", default="hdf5-mpich", help="pkg-config name of HDF5 (hdf5-mpich)")
+    p.add_argument("--mpiexec", default="mpiexec", help="MPI launcher (mpiexec)")
+
+
+def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "skel",
+        help="skeletons: stand-alone benchmarks that repeat an application's I/O",
+        description="Derive a descriptor from a trace-mode profile, generate a skeleton (C, "
+        "Makefile, job scripts), run it under several I/O methods (docs/skel.md).",
+    )
+    sub = p.add_subparsers(dest="skel_cmd", metavar="SUBCOMMAND", required=True)
+
+    q = sub.add_parser("from-profile", help="descriptor from `iotune profile --trace`")
+    q.add_argument("profile", metavar="PROFILE.json")
+    q.add_argument("--out", "-o", default="skel.yaml", metavar="FILE")
+    q.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help="where the application's files are (for types and chunking)",
+    )
+    q.set_defaults(skel_func=cmd_from_profile)
+
+    q = sub.add_parser("params", help="write the default parameter file of a descriptor")
+    q.add_argument("descriptor", metavar="DESC.yaml")
+    q.add_argument("--out", "-o", default="skel-params.yaml", metavar="FILE", help="- for stdout")
+    q.set_defaults(skel_func=cmd_params)
+
+    q = sub.add_parser("generate", help="write the skeleton's C source, Makefile, job scripts")
+    _gen_args(q)
+    q.set_defaults(skel_func=cmd_generate)
+
+    for name, func, helptext in (
+        ("run", cmd_run, "generate, build and run a skeleton once"),
+        ("compare", cmd_compare, "run several methods, interleaved"),
+    ):
+        q = sub.add_parser(name, help=helptext)
+        _gen_args(q)
+        q.add_argument("--ranks", "-n", type=int, help="ranks (default: the descriptor's)")
+        q.add_argument("--dir", metavar="DIR", help="where the skeleton writes its files")
+        if name == "run":
+            q.add_argument("--method", help="native, hdf5, mpiio, posix, aggregate")
+            q.add_argument("--timing", metavar="FILE", help="per-rank timing JSON")
+            q.add_argument("--plot", metavar="PNG", help="per-rank times, sorted (Skel Fig. 5)")
+            q.add_argument("--cleanup", action="store_true", help="remove the files written")
+        else:
+            q.add_argument("--methods", default="native,mpiio,posix,aggregate")
+            q.add_argument("--repeats", type=int, default=5)
+            q.add_argument("--json", metavar="FILE", help="raw times per method")
+        q.add_argument(
+            "--args",
+            dest="args",
+            type=shlex.split,
+            default=[],
+            metavar="'OPTS'",
+            help="skeleton options, e.g. --args '--aggregators 2'",
+        )
+        q.set_defaults(skel_func=func)
+
+    q = sub.add_parser("plot", help="per-rank times of a timing JSON as PNG")
+    q.add_argument("timing", metavar="TIMING.json")
+    q.add_argument("--out", "-o", default="skel-ranks.png", metavar="PNG")
+    q.set_defaults(skel_func=cmd_plot)
+
+    p.set_defaults(func=_dispatch)
+    return p
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    from iotune.skel import descriptor as dmod
+    from iotune.skel import run as runmod
+
+    try:
+        return args.skel_func(args)
+    except dmod.DescriptorError as e:
+        print(str(e), file=sys.stderr)
+        return 2
+    except runmod.RunError as e:
+        return _err(str(e))

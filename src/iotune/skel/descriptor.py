@@ -1,0 +1,564 @@
+"""The skeleton descriptor (YAML, docs/skel.md): loading, checking, writing.
+
+A descriptor says what a skeleton does: its files, the HDF5 datasets in them (type, global
+dimensions, chunking), and for each rank the writes of one step in call order, with the
+decomposition given as integer expressions of `rank`, `size`, `step` and named parameters. A
+mistake gives one message naming the file, line and field (`DescriptorError`).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from iotune.skel import expr
+
+FORMAT = 1
+APIS = ("hdf5", "mpiio", "posix")
+METHODS = ("native", "hdf5", "mpiio", "posix", "aggregate")
+TRANSFERS = ("collective", "independent")
+# descriptor type name -> (bytes, HDF5 native type, h5dump's name of the little-endian file type)
+TYPES = {
+    "float32": (4, "H5T_NATIVE_FLOAT", "H5T_IEEE_F32LE"),
+    "float64": (8, "H5T_NATIVE_DOUBLE", "H5T_IEEE_F64LE"),
+    "int8": (1, "H5T_NATIVE_INT8", "H5T_STD_I8LE"),
+    "int16": (2, "H5T_NATIVE_INT16", "H5T_STD_I16LE"),
+    "int32": (4, "H5T_NATIVE_INT32", "H5T_STD_I32LE"),
+    "int64": (8, "H5T_NATIVE_INT64", "H5T_STD_I64LE"),
+    "uint8": (1, "H5T_NATIVE_UINT8", "H5T_STD_U8LE"),
+    "uint16": (2, "H5T_NATIVE_UINT16", "H5T_STD_U16LE"),
+    "uint32": (4, "H5T_NATIVE_UINT32", "H5T_STD_U32LE"),
+    "uint64": (8, "H5T_NATIVE_UINT64", "H5T_STD_U64LE"),
+}
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+
+
+class DescriptorError(ValueError):
+    """One problem of a descriptor: where it is (file, line, field) and what is wrong."""
+
+    def __init__(self, source: str, line: int | None, where: str, message: str):
+        self.source, self.line, self.where = source, line, where
+        loc = f"{source}:{line}" if line else source
+        super().__init__(f"{loc}: {where}: {message}" if where else f"{loc}: {message}")
+
+
+# ----------------------------------------------------------------------------- the model
+
+
+@dataclass
+class Dataset:
+    name: str
+    type: str
+    dims: list[ast.expr]
+    maxdims: list[ast.expr | None] | None = None  # None entry: unlimited
+    chunks: list[ast.expr] | None = None
+    line: int = 0
+
+
+@dataclass
+class Write:
+    """One write (or `repeat` writes) of each rank that takes part (`when`)."""
+
+    dataset: str | None  # HDF5: the dataset written; None: raw bytes (MPI-IO, POSIX)
+    start: list[ast.expr] | None = None  # dataset: selection start and count
+    count: list[ast.expr] | None = None
+    offset: ast.expr | None = None  # raw: byte offset and size
+    size: ast.expr | None = None
+    by_rank: dict[int, tuple[Any, Any]] | None = None  # rank -> (start, count) / (offset, size)
+    collective: bool = True
+    repeat: ast.expr = field(default_factory=lambda: expr.parse(1))
+    stride: list[ast.expr] | ast.expr | None = None
+    when: ast.expr | None = None
+    line: int = 0
+
+
+@dataclass
+class File:
+    name: str
+    api: str
+    datasets: list[Dataset]
+    groups: list[str]
+    writes: list[Write]
+    line: int = 0
+
+    @property
+    def per_rank(self) -> bool:
+        return "{rank}" in self.name
+
+    @property
+    def per_step(self) -> bool:
+        return "{step}" in self.name
+
+
+@dataclass
+class Descriptor:
+    name: str
+    ranks: int
+    parameters: dict[str, int]
+    steps: ast.expr
+    compute_s: float
+    method: dict[str, Any]
+    files: list[File]
+    notes: list[str]
+    source: dict[str, Any]
+    path: str = "<descriptor>"
+    steps_line: int | None = None
+
+    def env(self, rank: int = 0, size: int | None = None, step: int = 0) -> dict[str, int]:
+        return dict(self.parameters, rank=rank, size=size or self.ranks, step=step)
+
+
+# ----------------------------------------------------------------------------- YAML with lines
+
+
+class _Map(dict):
+    line = 0
+    lines: dict
+
+
+class _Seq(list):
+    line = 0
+    lines: list
+
+
+class _Loader(yaml.SafeLoader):
+    pass
+
+
+def _construct_map(loader: yaml.SafeLoader, node: yaml.MappingNode) -> _Map:
+    loader.flatten_mapping(node)
+    out = _Map()
+    out.line = node.start_mark.line + 1
+    out.lines = {}
+    for k, v in node.value:
+        key = loader.construct_object(k, deep=True)
+        out[key] = loader.construct_object(v, deep=True)
+        out.lines[key] = k.start_mark.line + 1
+    return out
+
+
+def _construct_seq(loader: yaml.SafeLoader, node: yaml.SequenceNode) -> _Seq:
+    out = _Seq(loader.construct_object(v, deep=True) for v in node.value)
+    out.line = node.start_mark.line + 1
+    out.lines = [v.start_mark.line + 1 for v in node.value]
+    return out
+
+
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_map)
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_seq)
+
+
+class _Checker:
+    """Reads a loaded YAML tree into the model; the first problem raises DescriptorError."""
+
+    def __init__(self, source: str):
+        self.source = source
+
+    def fail(self, line: int | None, where: str, message: str) -> None:
+        raise DescriptorError(self.source, line, where, message)
+
+    def mapping(self, value: Any, line: int, where: str, allowed: set[str]) -> _Map:
+        if not isinstance(value, _Map):
+            self.fail(line, where, "expected a mapping (key: value)")
+        for key in value:
+            if key not in allowed:
+                self.fail(
+                    value.lines[key],
+                    f"{where}.{key}" if where else str(key),
+                    "unknown field (allowed: " + ", ".join(sorted(allowed)) + ")",
+                )
+        return value
+
+    def line_of(self, m: _Map, key: str) -> int:
+        return m.lines.get(key, m.line)
+
+    def require(self, m: _Map, key: str, where: str) -> Any:
+        if key not in m:
+            self.fail(m.line, where, f"missing field {key!r}")
+        return m[key]
+
+    def expression(self, value: Any, line: int, where: str, known: set[str]) -> ast.expr:
+        try:
+            tree = expr.parse(value)
+        except expr.ExprError as e:
+            self.fail(line, where, str(e))
+        unknown = expr.names(tree) - known
+        if unknown:
+            self.fail(
+                line,
+                where,
+                f"unknown name {sorted(unknown)[0]!r} (parameters and rank, size, step are known)",
+            )
+        return tree
+
+    def expressions(
+        self, value: Any, line: int, where: str, known: set[str], rank: int | None = None
+    ) -> list[ast.expr]:
+        if not isinstance(value, list) or not value:
+            self.fail(line, where, "expected a list of expressions, e.g. [rank * n, 16]")
+        if rank is not None and len(value) != rank:
+            self.fail(line, where, f"expected {rank} entries (the dataset has {rank} dimensions)")
+        lines = getattr(value, "lines", [line] * len(value))
+        return [
+            self.expression(v, ln, f"{where}[{i}]", known)
+            for i, (v, ln) in enumerate(zip(value, lines, strict=True))
+        ]
+
+    def names_in(self, text: str, line: int, where: str) -> None:
+        for m in _PLACEHOLDER.finditer(text):
+            if m.group(1) not in ("rank", "step"):
+                self.fail(
+                    line, where, f"unknown placeholder {{{m.group(1)}}} (use {{rank}}, {{step}})"
+                )
+
+
+def _top_fields() -> set[str]:
+    return {
+        "skel",
+        "name",
+        "ranks",
+        "parameters",
+        "steps",
+        "compute_s",
+        "method",
+        "files",
+        "notes",
+        "source",
+    }
+
+
+def parse_text(text: str, source: str = "<descriptor>") -> Descriptor:
+    c = _Checker(source)
+    try:
+        root = yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        c.fail(mark.line + 1 if mark else None, "", f"not valid YAML: {e.problem}")
+    except yaml.YAMLError as e:
+        c.fail(None, "", f"not valid YAML: {e}")
+    root = c.mapping(root, 1, "", _top_fields())
+    version = c.require(root, "skel", "")
+    if version != FORMAT:
+        c.fail(
+            c.line_of(root, "skel"), "skel", f"unsupported format {version!r} (this is {FORMAT})"
+        )
+    name = str(root.get("name", "skeleton"))
+    if not _IDENT.match(name.replace("-", "_")):
+        c.fail(c.line_of(root, "name"), "name", "use letters, digits, _ and -")
+    ranks = root.get("ranks", 1)
+    if type(ranks) is not int or ranks < 1:
+        c.fail(c.line_of(root, "ranks"), "ranks", "expected a positive integer")
+    params = root.get("parameters") or _Map()
+    params = c.mapping(params, c.line_of(root, "parameters"), "parameters", set(params))
+    for key, value in params.items():
+        if not isinstance(key, str) or not _IDENT.match(key) or key in expr.BUILTIN_NAMES:
+            c.fail(params.lines[key], f"parameters.{key}", "not a valid parameter name")
+        if type(value) is not int:
+            c.fail(params.lines[key], f"parameters.{key}", "expected an integer")
+    known = set(params) | set(expr.BUILTIN_NAMES)
+    steps = c.expression(
+        root.get("steps", 1), c.line_of(root, "steps"), "steps", known - {"rank", "step"}
+    )
+    compute = root.get("compute_s", 0.0)
+    if not isinstance(compute, int | float) or isinstance(compute, bool) or compute < 0:
+        c.fail(c.line_of(root, "compute_s"), "compute_s", "expected seconds (a number >= 0)")
+    method = _method(c, root.get("method") or _Map(), c.line_of(root, "method"))
+    files_raw = c.require(root, "files", "")
+    if not isinstance(files_raw, list) or not files_raw:
+        c.fail(c.line_of(root, "files"), "files", "expected a list of files")
+    files = [
+        _file(c, f, ln, f"files[{i}]", known)
+        for i, (f, ln) in enumerate(zip(files_raw, files_raw.lines, strict=True))
+    ]
+    notes = root.get("notes") or []
+    if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
+        c.fail(c.line_of(root, "notes"), "notes", "expected a list of strings")
+    source = root.get("source") or {}
+    d = Descriptor(
+        name,
+        ranks,
+        dict(params),
+        steps,
+        float(compute),
+        method,
+        files,
+        list(notes),
+        dict(source),
+        c.source,
+        c.line_of(root, "steps"),
+    )
+    _check_values(c, d)
+    return d
+
+
+def _method(c: _Checker, m: Any, line: int) -> dict[str, Any]:
+    m = c.mapping(m, line, "method", {"name", "transfer", "stripe", "aggregators"})
+    out = {
+        "name": m.get("name", "native"),
+        "transfer": m.get("transfer"),
+        "stripe": m.get("stripe", 1 << 20),
+        "aggregators": m.get("aggregators", 1),
+    }
+    if out["name"] not in METHODS:
+        c.fail(c.line_of(m, "name"), "method.name", "expected one of " + ", ".join(METHODS))
+    if out["transfer"] is not None and out["transfer"] not in TRANSFERS:
+        c.fail(c.line_of(m, "transfer"), "method.transfer", "expected collective or independent")
+    for key in ("stripe", "aggregators"):
+        if type(out[key]) is not int or out[key] < 1:
+            c.fail(c.line_of(m, key), f"method.{key}", "expected a positive integer")
+    return out
+
+
+def _file(c: _Checker, f: Any, line: int, where: str, known: set[str]) -> File:
+    f = c.mapping(f, line, where, {"name", "api", "datasets", "groups", "writes"})
+    name = c.require(f, "name", where)
+    if not isinstance(name, str) or not name:
+        c.fail(c.line_of(f, "name"), f"{where}.name", "expected a file name")
+    c.names_in(name, c.line_of(f, "name"), f"{where}.name")
+    api = f.get("api", "hdf5")
+    if api not in APIS:
+        c.fail(c.line_of(f, "api"), f"{where}.api", "expected one of " + ", ".join(APIS))
+    datasets: list[Dataset] = []
+    raw = f.get("datasets") or []
+    if raw and api != "hdf5":
+        c.fail(c.line_of(f, "datasets"), f"{where}.datasets", f"an {api} file has no datasets")
+    for i, (d, ln) in enumerate(zip(raw, getattr(raw, "lines", []), strict=False)):
+        datasets.append(_dataset(c, d, ln, f"{where}.datasets[{i}]", known))
+    names = [d.name for d in datasets]
+    groups = f.get("groups") or []
+    if not isinstance(groups, list) or not all(
+        isinstance(g, str) and g.startswith("/") for g in groups
+    ):
+        c.fail(c.line_of(f, "groups"), f"{where}.groups", "expected a list of paths (/a/b)")
+    writes_raw = f.get("writes") or []
+    if not isinstance(writes_raw, list):
+        c.fail(c.line_of(f, "writes"), f"{where}.writes", "expected a list of writes")
+    writes = []
+    by_name = {d.name: d for d in datasets}
+    for i, (w, ln) in enumerate(zip(writes_raw, getattr(writes_raw, "lines", []), strict=False)):
+        writes.append(_write(c, w, ln, f"{where}.writes[{i}]", known, api, by_name))
+    del names
+    return File(name, api, datasets, list(groups), writes, line)
+
+
+def _dataset(c: _Checker, d: Any, line: int, where: str, known: set[str]) -> Dataset:
+    d = c.mapping(d, line, where, {"name", "type", "dims", "maxdims", "chunks"})
+    name = c.require(d, "name", where)
+    if not isinstance(name, str) or not name.startswith("/") or name.endswith("/"):
+        c.fail(c.line_of(d, "name"), f"{where}.name", "expected an absolute path (/group/name)")
+    c.names_in(name, c.line_of(d, "name"), f"{where}.name")
+    typ = c.require(d, "type", where)
+    if typ not in TYPES:
+        c.fail(c.line_of(d, "type"), f"{where}.type", "expected one of " + ", ".join(TYPES))
+    no_rank = known - {"rank"}  # every rank must create the same dataset
+    dims = c.expressions(
+        c.require(d, "dims", where), c.line_of(d, "dims"), f"{where}.dims", no_rank
+    )
+    maxdims = None
+    if d.get("maxdims") is not None:
+        raw = d["maxdims"]
+        if not isinstance(raw, list) or len(raw) != len(dims):
+            c.fail(
+                c.line_of(d, "maxdims"),
+                f"{where}.maxdims",
+                f"expected {len(dims)} entries (expressions or unlimited)",
+            )
+        maxdims = [
+            None
+            if v == "unlimited"
+            else c.expression(v, c.line_of(d, "maxdims"), f"{where}.maxdims[{i}]", no_rank)
+            for i, v in enumerate(raw)
+        ]
+    chunks = None
+    if d.get("chunks") is not None:
+        chunks = c.expressions(
+            d["chunks"], c.line_of(d, "chunks"), f"{where}.chunks", no_rank, len(dims)
+        )
+    elif maxdims and None in maxdims:
+        c.fail(c.line_of(d, "maxdims"), f"{where}.chunks", "an unlimited dataset needs chunks")
+    return Dataset(name, typ, dims, maxdims, chunks, line)
+
+
+def _write(
+    c: _Checker, w: Any, line: int, where: str, known: set[str], api: str, datasets: dict
+) -> Write:
+    fields = {
+        "dataset",
+        "start",
+        "count",
+        "offset",
+        "size",
+        "by_rank",
+        "transfer",
+        "repeat",
+        "stride",
+        "when",
+    }
+    w = c.mapping(w, line, where, fields)
+    transfer = w.get("transfer", "collective")
+    if transfer not in TRANSFERS:
+        c.fail(c.line_of(w, "transfer"), f"{where}.transfer", "expected collective or independent")
+    out = Write(dataset=None, collective=transfer == "collective", line=line)
+    out.repeat = c.expression(w.get("repeat", 1), c.line_of(w, "repeat"), f"{where}.repeat", known)
+    if w.get("when") is not None:
+        out.when = c.expression(w["when"], c.line_of(w, "when"), f"{where}.when", known)
+    if api == "hdf5":
+        name = c.require(w, "dataset", where)
+        if name not in datasets:
+            c.fail(
+                c.line_of(w, "dataset"),
+                f"{where}.dataset",
+                f"no dataset {name!r} in this file's datasets",
+            )
+        out.dataset = name
+        rank = len(datasets[name].dims)
+        keys, lists = ("start", "count"), True
+    else:
+        if "dataset" in w:
+            c.fail(
+                c.line_of(w, "dataset"),
+                f"{where}.dataset",
+                f"an {api} file writes bytes (offset, size), not datasets",
+            )
+        rank, keys, lists = None, ("offset", "size"), False
+
+    def read(m: _Map, key: str, at: str) -> Any:
+        value = c.require(m, key, at)
+        if lists:
+            return c.expressions(value, c.line_of(m, key), f"{at}.{key}", known, rank)
+        return c.expression(value, c.line_of(m, key), f"{at}.{key}", known)
+
+    if "by_rank" in w:
+        table = w["by_rank"]
+        if not isinstance(table, _Map) or not table:
+            c.fail(c.line_of(w, "by_rank"), f"{where}.by_rank", "expected rank: {...} entries")
+        out.by_rank = {}
+        for r, entry in table.items():
+            at = f"{where}.by_rank.{r}"
+            if type(r) is not int or r < 0:
+                c.fail(table.lines[r], at, "keys are rank numbers")
+            entry = c.mapping(entry, table.lines[r], at, set(keys))
+            out.by_rank[r] = (read(entry, keys[0], at), read(entry, keys[1], at))
+    else:
+        first, second = read(w, keys[0], where), read(w, keys[1], where)
+        if lists:
+            out.start, out.count = first, second
+        else:
+            out.offset, out.size = first, second
+    if w.get("stride") is not None:
+        if lists:
+            out.stride = c.expressions(
+                w["stride"], c.line_of(w, "stride"), f"{where}.stride", known, rank
+            )
+        else:
+            out.stride = c.expression(w["stride"], c.line_of(w, "stride"), f"{where}.stride", known)
+    return out
+
+
+def _check_values(c: _Checker, d: Descriptor) -> None:
+    """Evaluates the expressions at every rank of the default size: negative sizes, selections
+    outside a dataset, chunks larger than fixed dimensions are found here, not in a job."""
+    env0 = d.env()
+    try:
+        steps = expr.evaluate(d.steps, env0)
+    except expr.ExprError as e:
+        c.fail(d.steps_line, "steps", str(e))
+    if steps < 1:
+        c.fail(d.steps_line, "steps", f"is {steps}; expected at least 1")
+    for fi, f in enumerate(d.files):
+        dsets = {ds.name: ds for ds in f.datasets}
+        for di, ds in enumerate(f.datasets):
+            where = f"files[{fi}].datasets[{di}]"
+            try:
+                dims = [expr.evaluate(x, env0) for x in ds.dims]
+                if any(v < 0 for v in dims):
+                    c.fail(ds.line, f"{where}.dims", f"negative dimension: {dims}")
+                if ds.chunks:
+                    chunks = [expr.evaluate(x, env0) for x in ds.chunks]
+                    if any(v < 1 for v in chunks):
+                        c.fail(
+                            ds.line, f"{where}.chunks", f"chunk dimensions must be >= 1: {chunks}"
+                        )
+                    fixed = ds.maxdims is None
+                    if fixed and any(ch > n for ch, n in zip(chunks, dims, strict=True)):
+                        c.fail(
+                            ds.line,
+                            f"{where}.chunks",
+                            f"chunk {chunks} larger than the fixed dimensions {dims}",
+                        )
+            except expr.ExprError as e:
+                c.fail(ds.line, where, str(e))
+        for wi, w in enumerate(f.writes):
+            where = f"files[{fi}].writes[{wi}]"
+            for r in range(d.ranks):
+                try:
+                    _check_write(d, w, dsets, d.env(rank=r))
+                except expr.ExprError as e:
+                    c.fail(w.line, where, f"at rank {r} of {d.ranks}: {e}")
+
+
+def _check_write(d: Descriptor, w: Write, dsets: dict[str, Dataset], env: dict[str, int]) -> None:
+    if w.when is not None and not expr.evaluate(w.when, env):
+        return
+    if w.by_rank is not None:
+        if env["rank"] not in w.by_rank:
+            raise expr.ExprError("by_rank has no entry for this rank")
+        first, second = w.by_rank[env["rank"]]
+    else:
+        first, second = (w.start, w.count) if w.dataset else (w.offset, w.size)
+    repeat = expr.evaluate(w.repeat, env)
+    if repeat < 0:
+        raise expr.ExprError(f"repeat is {repeat}")
+    if w.dataset is None:
+        off, size = expr.evaluate(first, env), expr.evaluate(second, env)
+        if off < 0 or size < 0:
+            raise expr.ExprError(f"offset {off} / size {size} negative")
+        return
+    ds = dsets[w.dataset]
+    dims = [expr.evaluate(x, env) for x in ds.dims]
+    start = [expr.evaluate(x, env) for x in first]
+    count = [expr.evaluate(x, env) for x in second]
+    stride = [expr.evaluate(x, env) for x in w.stride] if w.stride else [0] * len(dims)
+    last = [s + st * max(repeat - 1, 0) for s, st in zip(start, stride, strict=True)]
+    unlimited = ds.maxdims is not None and None in ds.maxdims
+    for s, n, e, dim in zip(start, count, last, dims, strict=True):
+        if s < 0 or n < 0 or (not unlimited and (e + n > dim)):
+            raise expr.ExprError(
+                f"selection start {start} count {count} (repeat {repeat}, "
+                f"stride {stride}) outside the dataset's dims {dims}"
+            )
+
+
+def load(path: str) -> Descriptor:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError as e:
+        raise DescriptorError(path, None, "", f"cannot read: {e.strerror}") from None
+    d = parse_text(text, path)
+    d.path = path
+    return d
+
+
+def with_parameters(d: Descriptor, values: dict[str, int], ranks: int | None = None) -> Descriptor:
+    """The descriptor with parameters (and the rank count) changed, checked again."""
+    unknown = set(values) - set(d.parameters) - {"steps"}
+    if unknown:
+        raise DescriptorError(
+            d.path, None, "parameters", f"unknown parameter {sorted(unknown)[0]!r}"
+        )
+    import copy
+
+    out = copy.copy(d)
+    out.parameters = dict(d.parameters, **{k: v for k, v in values.items() if k in d.parameters})
+    if "steps" in values and "steps" not in d.parameters:
+        out.steps = expr.parse(values["steps"])
+    if ranks:
+        out.ranks = ranks
+    _check_values(_Checker(d.path), out)
+    return out

@@ -1,0 +1,265 @@
+"""C source, Makefile and job scripts of a skeleton, from a descriptor.
+
+The generated `skeleton.c` says what is written, in the descriptor's order, with the
+decomposition as C expressions; the fixed `skel_rt.c` (copied beside it) does the I/O for the
+method chosen at run time and the timing. The Makefile links HDF5 and MPI dynamically
+(pkg-config, never h5pcc) so that a preloaded libiotune.so sees every call.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import shutil
+import stat
+from importlib import resources
+
+from iotune.skel import expr
+from iotune.skel.descriptor import Dataset, Descriptor, File, Write
+
+API_C = {"hdf5": "SKEL_HDF5", "mpiio": "SKEL_MPIIO", "posix": "SKEL_POSIX"}
+
+
+def _c(tree: ast.expr) -> str:
+    return expr.to_c(tree)
+
+
+def _cstr(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _array(name: str, values: list[str]) -> str:
+    return f"long long {name}[{len(values)}] = {{{', '.join(values)}}};"
+
+
+def _dataset_code(ds: Dataset, ind: str) -> list[str]:
+    nd = len(ds.dims)
+    lines = [
+        f"{ind}{{ /* dataset {ds.name} */",
+        f"{ind}  {_array('dims', [_c(x) for x in ds.dims])}",
+    ]
+    maxdims = chunks = "NULL"
+    if ds.maxdims is not None:
+        lines.append(
+            f"{ind}  " + _array("maxdims", ["-1" if x is None else _c(x) for x in ds.maxdims])
+        )
+        maxdims = "maxdims"
+    if ds.chunks is not None:
+        lines.append(f"{ind}  " + _array("chunks", [_c(x) for x in ds.chunks]))
+        chunks = "chunks"
+    lines.append(
+        f"{ind}  skel_dataset(f, {_cstr(ds.name)}, step, {_cstr(ds.type)}, {nd}, dims, "
+        f"{maxdims}, {chunks});"
+    )
+    lines.append(f"{ind}}}")
+    return lines
+
+
+def _write_code(w: Write, nd: int, ind: str) -> list[str]:
+    coll = "1" if w.collective else "0"
+    when = _c(w.when) if w.when is not None else "1"
+    once = isinstance(w.repeat, ast.Constant) and w.repeat.value == 1
+    lines = [f"{ind}{{" if once else f"{ind}for (long long i = 0; i < {_c(w.repeat)}; i++) {{"]
+    inner = ind + "  "
+    if w.dataset is not None:
+        what = f"dataset {w.dataset}"
+        lines[0] = f"{ind}/* write {what} */\n" + lines[0]
+        lines.append(f"{inner}long long start[{nd}], count[{nd}];")
+        lines.append(f"{inner}int active = {when};")
+        stride = [_c(x) for x in w.stride] if w.stride else ["0LL"] * nd
+        step_of = (lambda k: "") if once else (lambda k: f" + i * {stride[k]}")
+        if w.by_rank is None:
+            for k in range(nd):
+                lines.append(f"{inner}start[{k}] = {_c(w.start[k])}{step_of(k)};")
+                lines.append(f"{inner}count[{k}] = {_c(w.count[k])};")
+        else:
+            lines.append(f"{inner}switch (rank) {{")
+            for r, (st, ct) in sorted(w.by_rank.items()):
+                sets = " ".join(
+                    f"start[{k}] = {_c(st[k])}{step_of(k)}; count[{k}] = {_c(ct[k])};"
+                    for k in range(nd)
+                )
+                lines.append(f"{inner}case {r}: {sets} break;")
+            zero = " ".join(f"start[{k}] = 0; count[{k}] = 0;" for k in range(nd))
+            lines.append(f"{inner}default: {zero} active = 0;")
+            lines.append(f"{inner}}}")
+        lines.append(
+            f"{inner}skel_write(f, {_cstr(w.dataset)}, step, {nd}, start, count, {coll}, active);"
+        )
+    else:
+        lines[0] = f"{ind}/* write bytes */\n" + lines[0]
+        stride = "" if once else f" + i * {_c(w.stride) if w.stride is not None else '0LL'}"
+        lines.append(f"{inner}long long offset, size;")
+        lines.append(f"{inner}int active = {when};")
+        if w.by_rank is None:
+            lines.append(f"{inner}offset = {_c(w.offset)}{stride};")
+            lines.append(f"{inner}size = {_c(w.size)};")
+        else:
+            lines.append(f"{inner}switch (rank) {{")
+            for r, (off, size) in sorted(w.by_rank.items()):
+                lines.append(
+                    f"{inner}case {r}: offset = {_c(off)}{stride}; size = {_c(size)}; break;"
+                )
+            lines.append(f"{inner}default: offset = 0; size = 0; active = 0;")
+            lines.append(f"{inner}}}")
+        lines.append(f"{inner}skel_write_bytes(f, offset, size, {coll}, active);")
+    lines.append(f"{ind}}}")
+    return lines
+
+
+def _file_body(f: File, index: int) -> list[str]:
+    out = [
+        f"/* {f.name} ({f.api}): the calls of one step */",
+        f"static void file_{index}(skel_file_t *f, long long step, long long rank, "
+        "long long size) {",
+        "  (void)rank; (void)size; (void)step;",
+    ]
+    for g in f.groups:
+        out.append(f"  skel_group(f, {_cstr(g)}, step);")
+    by_name = {d.name: d for d in f.datasets}
+    written = [w.dataset for w in f.writes if w.dataset]
+    created: set[str] = set()
+    for d in f.datasets:  # datasets never written are created first
+        if d.name not in written:
+            out.extend(_dataset_code(d, "  "))
+            created.add(d.name)
+    for w in f.writes:
+        if w.dataset and w.dataset not in created:
+            out.extend(_dataset_code(by_name[w.dataset], "  "))
+            created.add(w.dataset)
+        nd = len(by_name[w.dataset].dims) if w.dataset else 0
+        out.extend(_write_code(w, nd, "  "))
+    out.append("}")
+    return out
+
+
+def skeleton_c(d: Descriptor, origin: str) -> str:
+    lines = [
+        f"/* Skeleton {d.name!r}: generated by `iotune skel generate` from {origin}.",
+        " * It repeats the application's writes (docs/skel.md); the I/O method is chosen at",
+        " * run time (--method). Regenerate rather than edit. */",
+        "#include <stdio.h>",
+        "",
+        '#include "skel_rt.h"',
+        "",
+        "/* parameters: --set NAME=VALUE at run time */",
+    ]
+    for name, value in d.parameters.items():
+        lines.append(f"static long long P_{name} = {value}LL;")
+    lines.append("")
+    lines.append("static long long default_steps(void) {")
+    lines.append("  const long long size = skel_size;")
+    lines.append("  (void)size;")
+    lines.append(f"  return {_c(d.steps)};")
+    lines.append("}")
+    lines.append("")
+    for i, f in enumerate(d.files):
+        lines.extend(_file_body(f, i))
+        lines.append("")
+    params = ", ".join(f'{{"{n}", &P_{n}}}' for n in d.parameters) or '{"", NULL}'
+    lines += [
+        "int main(int argc, char **argv) {",
+        f"  skel_param params[] = {{{params}}};",
+        "  long long steps = 0;",
+        f"  skel_t *s = skel_init(&argc, &argv, {_cstr(d.name)}, {_cstr(d.method['name'])}, "
+        f"params, {len(d.parameters)}, &steps, default_steps);",
+        "  int rank_i, size_i;",
+        "  MPI_Comm_rank(MPI_COMM_WORLD, &rank_i);",
+        "  MPI_Comm_size(MPI_COMM_WORLD, &size_i);",
+        "  const long long rank = rank_i, size = size_i;",
+    ]
+    once = [i for i, f in enumerate(d.files) if not f.per_step]
+    for i in once:
+        lines.append(
+            f"  skel_file_t *f{i} = skel_open(s, {_cstr(d.files[i].name)}, "
+            f"{API_C[d.files[i].api]}, 0);"
+        )
+    lines.append("  for (long long step = 0; step < steps; step++) {")
+    lines.append("    skel_step(s, step);")
+    if d.compute_s > 0:
+        lines.append(f"    if (step > 0) skel_compute(s, {d.compute_s!r}); /* between steps */")
+    for i, f in enumerate(d.files):
+        if f.per_step:
+            lines.append(
+                f"    skel_file_t *f{i} = skel_open(s, {_cstr(f.name)}, {API_C[f.api]}, step);"
+            )
+        lines.append(f"    file_{i}(f{i}, step, rank, size);")
+        if f.per_step:
+            lines.append(f"    skel_close(f{i});")
+    lines.append("  }")
+    for i in once:
+        lines.append(f"  skel_close(f{i});")
+    lines.append("  return skel_finish(s);")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+MAKEFILE = """\
+# Generated by `iotune skel generate`. HDF5 and MPI are linked dynamically (pkg-config), so
+# that libiotune.so, preloaded, sees every call: a program built with h5pcc links HDF5
+# statically and cannot be intercepted. Override: make CC=mpicc.openmpi HDF5_PC=hdf5-openmpi
+CC = {cc}
+HDF5_PC = {pc}
+CFLAGS = -O2 -std=c11 -Wall -Wextra
+CPPFLAGS = $(shell pkg-config --cflags $(HDF5_PC))
+LDLIBS = $(shell pkg-config --libs $(HDF5_PC))
+
+skeleton: skeleton.c skel_rt.c skel_rt.h
+\t$(CC) $(CFLAGS) $(CPPFLAGS) -o $@ skeleton.c skel_rt.c $(LDLIBS)
+
+clean:
+\trm -f skeleton
+
+.PHONY: clean
+"""
+
+RUN_LOCAL = """\
+#!/bin/sh
+# Run the skeleton {name} here: sh run-local.sh [skeleton options, e.g. --method posix]
+# Under iotune: iotune profile -- sh run-local.sh   or   iotune tune -- sh run-local.sh
+cd "$(dirname "$0")" || exit 1
+exec {mpiexec} -n "${{RANKS:-{ranks}}}" ./skeleton "$@"
+"""
+
+RUN_SLURM = """\
+#!/bin/bash
+#SBATCH --job-name=skel-{name}
+#SBATCH --ntasks={ranks}
+#SBATCH --time=00:30:00
+# Submit: sbatch run-slurm.sbatch [skeleton options]. To tune or profile, preload the runtime:
+#   export LD_PRELOAD=$(iotune lib) IOTUNE_CONFIG=$PWD/tune.xml IOTUNE_PROFILE=$PWD/profile.json
+cd "$SLURM_SUBMIT_DIR" || exit 1
+srun ./skeleton "$@"
+"""
+
+
+def generate(
+    d: Descriptor,
+    out_dir: str,
+    origin: str,
+    cc: str = "mpicc",
+    pkg: str = "hdf5-mpich",
+    mpiexec: str = "mpiexec",
+) -> list[str]:
+    """Writes the skeleton's files into out_dir; returns their paths."""
+    os.makedirs(out_dir, exist_ok=True)
+    written = []
+
+    def put(name: str, text: str, executable: bool = False) -> None:
+        path = os.path.join(out_dir, name)
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        if executable:
+            os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+        written.append(path)
+
+    put("skeleton.c", skeleton_c(d, origin))
+    for name in ("skel_rt.c", "skel_rt.h"):
+        src = resources.files("iotune.skel").joinpath("c", name)
+        with resources.as_file(src) as p:
+            shutil.copyfile(p, os.path.join(out_dir, name))
+        written.append(os.path.join(out_dir, name))
+    put("Makefile", MAKEFILE.format(cc=cc, pc=pkg))
+    put("run-local.sh", RUN_LOCAL.format(name=d.name, ranks=d.ranks, mpiexec=mpiexec), True)
+    put("run-slurm.sbatch", RUN_SLURM.format(name=d.name, ranks=d.ranks), True)
+    return written

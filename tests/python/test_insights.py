@@ -1,0 +1,240 @@
+"""Insights of real tiny kernel runs match each kernel's known I/O pattern (as SmartIO checked
+its insights against IOR's configuration, Sec. 4.1)."""
+
+import pytest
+from kernel_profiles import profile_kernel
+
+from iotune import insights
+from iotune import profile as prof
+
+
+def _insights(tmp_path, kernel, libiotune, name, args, trace=True, layouts=None):
+    path = profile_kernel(tmp_path, kernel(name), args, libiotune, trace=trace)
+    traces = insights.load_traces(path) if trace else []
+    groups = insights.from_profile(prof.load(path), traces, layouts=layouts,
+                                   search_dirs=[tmp_path])  # fmt: skip
+    return [g for g in groups if g.get("interface")]
+
+
+def _pick(group, keys):
+    return {k: group.get(k) for k in keys}
+
+
+KEYS = ("file_mode", "interface", "transfer_mode", "access_pattern", "io_mix", "layout",
+        "fill_time", "fully_written")  # fmt: skip
+
+# kernel, args, group pattern, expected insights
+KNOWN = [
+    ("vpicio", ["--particles", "1024"], "vpicio.h5",
+     dict(file_mode="shared", interface="hdf5", transfer_mode="collective",
+          access_pattern="sequential", io_mix="write", layout="contiguous", fill_time=None,
+          fully_written="yes", noncontiguous_fraction=0.0, writes=16, transfer_size_max=4096)),
+    ("vorpalio", ["--block", "8,8,4"], "vorpalio.h5",  # 2 ranks split along x: 32 runs each
+     dict(file_mode="shared", interface="hdf5", transfer_mode="collective",
+          access_pattern="strided", io_mix="write", layout="contiguous", fully_written="yes",
+          noncontiguous_fraction=1.0, writes=6)),
+    ("vorpalio", ["--block", "8,8,4", "--procs", "1,1,2"], "vorpalio.h5",  # split along z
+     dict(access_pattern="sequential", noncontiguous_fraction=0.0)),
+    ("gcrmio", ["--cells", "256", "--levels", "4", "--chunk-cells", "64"], "gcrmio.h5",
+     dict(file_mode="shared", interface="hdf5", transfer_mode="collective",
+          access_pattern="sequential", io_mix="write", layout="chunked", fill_time="ifset",
+          filters="no", fully_written="yes", chunk_bytes_max=192 * 4 * 8, writes=10)),
+    ("gcrmio", ["--cells", "256", "--levels", "4", "--chunk-cells", "0"], "gcrmio.h5",
+     dict(layout="contiguous", fill_time=None, chunk_bytes_max=None)),
+    ("gcrmio", ["--cells", "256", "--levels", "4", "--mode", "independent"], "gcrmio.h5",
+     dict(transfer_mode="independent", layout="chunked")),
+    ("haccio", ["--particles", "1000", "--mode", "mpiio-one-call"], "haccio.dat",
+     dict(file_mode="shared", interface="mpiio", transfer_mode="collective", writes=2,
+          file_views=2, access_pattern="sequential", io_mix="write", layout=None)),
+    ("haccio", ["--particles", "1000", "--mode", "mpiio-per-var"], "haccio.dat",
+     dict(file_mode="shared", interface="mpiio", transfer_mode="collective", writes=19,
+          file_views=0, access_pattern="strided", transfer_size_max=8000)),
+    ("haccio", ["--particles", "1000", "--mode", "posix", "--layout", "fpp"], "haccio.r*.dat",
+     dict(file_mode="per_process", interface="posix", transfer_mode="independent", files=2,
+          writes=20, access_pattern="sequential")),
+    ("iorio", ["--api", "mpiio", "--block", "64K", "--transfer", "4K", "--segments", "2"],
+     "iorio.dat",
+     dict(file_mode="shared", interface="mpiio", transfer_mode="independent", writes=64,
+          access_pattern="sequential", transfer_size_median=4096, small_write_fraction=1.0,
+          small_writes=64, backward_fraction=0.0)),
+    ("iorio", ["--api", "mpiio", "--mode", "collective", "--block", "64K", "--transfer", "4K",
+               "--segments", "2"], "iorio.dat",
+     dict(transfer_mode="collective", access_pattern="sequential")),
+    ("iorio", ["--api", "posix", "--layout", "fpp", "--block", "64K", "--transfer", "4K"],
+     "iorio.r*.dat",
+     dict(file_mode="per_process", interface="posix", transfer_mode="independent", files=2,
+          access_pattern="sequential", gap_fraction=0.0)),
+    ("iorio", ["--api", "hdf5", "--order", "random", "--block", "64K", "--transfer", "4K",
+               "--segments", "2"], "iorio.h5",
+     dict(file_mode="shared", interface="hdf5", transfer_mode="independent",
+          access_pattern="random", layout="contiguous", fully_written="yes")),
+    ("iorio", ["--api", "posix", "--steps", "3", "--block", "64K", "--transfer", "4K"],
+     "iorio.*.dat",
+     dict(file_mode="shared", files=3, interface="posix", access_pattern="sequential")),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name, args, pattern, expected", KNOWN,
+                         ids=[f"{k[0]}-{'-'.join(k[1])}" for k in KNOWN])  # fmt: skip
+def test_kernel_insights_match_the_known_pattern(
+    tmp_path, kernel, libiotune, name, args, pattern, expected
+):
+    groups = _insights(tmp_path, kernel, libiotune, name, args)
+    assert [g.pattern for g in groups] == [pattern]
+    assert _pick(groups[0], expected) == expected
+    assert groups[0].get("ranks") == 2
+    assert groups[0].get("fs")  # statfs of the test directory
+
+
+def test_without_trace_the_pattern_is_unknown_and_said(tmp_path, kernel, libiotune):
+    (g,) = _insights(tmp_path, kernel, libiotune, "vorpalio", ["--block", "8,8,4"], trace=False)
+    assert g.get("access_pattern") is None
+    assert g.get("fully_written") is None
+    assert "no trace" in g.notes["access_pattern"]
+    assert g.get("transfer_mode") == "collective"  # counters still tell this
+    assert g.get("layout") == "contiguous"  # from the file itself
+
+
+def test_without_the_file_the_layout_is_unknown_and_said(tmp_path, kernel, libiotune):
+    args = ["--cells", "256", "--levels", "4", "--cleanup"]
+    (g,) = _insights(tmp_path, kernel, libiotune, "gcrmio", args)
+    assert g.get("layout") is None and g.get("fill_time") is None
+    assert "unknown" in g.notes["layout"]
+    assert g.get("write_amplification") > 1.5  # fill values: visible in the counters
+
+
+def test_read_and_write_mix(tmp_path, kernel, libiotune):
+    (g,) = _insights(tmp_path, kernel, libiotune, "vpicio", ["--particles", "1024", "--read"])
+    assert g.get("io_mix") == "mixed"
+    assert g.get("reads") == 16 and g.get("writes") == 16
+    assert g.get("write_fraction") == pytest.approx(0.5)
+
+
+def test_every_insight_is_named_and_set():
+    names = [i.name for i in insights.INSIGHTS]
+    assert len(names) == len(set(names))
+    for i in insights.INSIGHTS:
+        assert i.kind in ("count", "size", "fraction", "ratio", "seconds", "word"), i.name
+        assert i.meaning
+    g = insights.from_profile({"ranks": 1, "files": [{"name": "a.dat", "posix": {"writes": 1,
+                               "bytes_written": 10}}], "config": {}})[0]  # fmt: skip
+    assert set(g.values) == set(names)
+
+
+@pytest.mark.parametrize(
+    "name, group",
+    [("chk_0001.h5", "chk_*.h5"), ("iorio.r1.dat", "iorio.r*.dat"), ("vpicio.h5", "vpicio.h5"),
+     ("/scratch/run/plt00010", "plt*"), ("data.0001", "data.*")],
+)  # fmt: skip
+def test_file_groups(name, group):
+    assert insights.group_pattern(name) == group
+
+
+H5DUMP = """HDF5 "x.h5" {
+GROUP "/" {
+   GROUP "g" {
+      DATASET "a" {
+         DATATYPE  H5T_IEEE_F64LE
+         DATASPACE  SIMPLE { ( 100, 4 ) / ( 100, 4 ) }
+         STORAGE_LAYOUT {
+            CHUNKED ( 10, 4 )
+            SIZE 3200
+         }
+         FILTERS {
+            COMPRESSION DEFLATE { LEVEL 4 }
+         }
+         FILLVALUE {
+            FILL_TIME H5D_FILL_TIME_NEVER
+            VALUE  H5D_FILL_VALUE_DEFAULT
+         }
+         ALLOCATION_TIME {
+            H5D_ALLOC_TIME_EARLY
+         }
+      }
+   }
+   DATASET "b" {
+      DATATYPE  H5T_STD_I32LE
+      DATASPACE  SIMPLE { ( 8 ) / ( 8 ) }
+      STORAGE_LAYOUT {
+         CONTIGUOUS
+         SIZE 32
+         OFFSET 2048
+      }
+      FILTERS {
+         NONE
+      }
+      FILLVALUE {
+         FILL_TIME H5D_FILL_TIME_IFSET
+         VALUE  H5D_FILL_VALUE_DEFAULT
+      }
+      ALLOCATION_TIME {
+         H5D_ALLOC_TIME_LATE
+      }
+   }
+}
+}
+"""
+
+
+def test_parse_h5dump():
+    lays = insights.parse_h5dump(H5DUMP)
+    assert lays["/g/a"] == insights.Layout("chunked", (10, 4), True, "never", 8)
+    assert lays["/b"] == insights.Layout("contiguous", (), False, "ifset", 4)
+    assert lays["/g/a"].chunk_bytes() == 320
+    v = insights._layout_insights(list(lays.values()))
+    assert v == {"layout": "mixed", "filters": "yes", "fill_time": "never",
+                 "chunk_bytes_max": 320, "chunk_cache_needed": 1 << 20}  # fmt: skip
+
+
+def test_contiguous_box():
+    assert insights.contiguous_box((4, 8, 16), (4, 8, 16))
+    assert insights.contiguous_box((2, 8, 16), (4, 8, 16))
+    assert insights.contiguous_box((1, 1, 5), (4, 8, 16))
+    assert not insights.contiguous_box((4, 8, 8), (4, 8, 16))
+    assert not insights.contiguous_box((2, 4, 16), (4, 8, 16))
+
+
+def test_insight_table_is_checked(tmp_path):
+    path = tmp_path / "insights.tsv"
+    path.write_text("# INSIGHTS_VERSION 3\nname\tkind\twords\tmeaning\nx\tcount\t-\tan x\n")
+    assert insights.read_insights(path) == (3, (insights.Insight("x", "count", "an x"),))
+    path.write_text("# INSIGHTS_VERSION 3\nname\tkind\twords\tmeaning\nx\tbytes\t-\tan x\n")
+    with pytest.raises(ValueError, match="insights.tsv:3: a row is"):
+        insights.read_insights(path)
+    path.write_text("name\tkind\twords\tmeaning\n")
+    with pytest.raises(ValueError, match="INSIGHTS_VERSION"):
+        insights.read_insights(path)
+
+
+def _trace(rank, writes, extent=(4, 4), type_size=8):
+    """A rank's trace of H5Dwrite calls, each (step, box, size) on one dataset."""
+    sigs = [{"layer": "hdf5", "func": "H5Dwrite", "file": "a.h5", "dataset": 0, "dims": list(box),
+             "size": size, "step": step, "mode": 1} for step, box, size in writes]  # fmt: skip
+    return {"schema": "iotune-trace", "version": 2, "rank": rank, "ranks": 2,
+            "datasets": [{"file": "a.h5", "name": "/d", "dims": list(extent),
+                          "type_size": type_size}],
+            "signatures": sigs,
+            "events": [[i, 1, 0.0, 0.0, 0.0] for i in range(len(sigs))]}  # fmt: skip
+
+
+def _covered(*traces):
+    calls = [c for t in traces for c in insights._calls(t)]
+    return insights._fully_written(calls)
+
+
+def test_fully_written_is_the_union_of_the_boxes():
+    # rows 0-1 by rank 0, rows 2-3 by rank 1: everything
+    assert _covered(_trace(0, [(0, (2, 4), 64)]), _trace(1, [(64, (2, 4), 64)])) == "yes"
+    # rank 1 writes rows 0-1 again: as many elements, but rows 2-3 keep their fill values
+    assert _covered(_trace(0, [(0, (2, 4), 64)]), _trace(1, [(0, (2, 4), 64)])) == "no"
+    # one rank writes rows 0-1 twice and rows 2-3 once, in pieces
+    t = _trace(0, [(0, (2, 4), 64), (0, (2, 4), 64), (64, (1, 4), 32), (32, (1, 4), 32)])
+    assert _covered(t) == "yes"
+    # a selection smaller than its bounding box (every other row): cannot be known
+    assert _covered(_trace(0, [(0, (4, 4), 64)])) is None
+
+
+def test_union_volume():
+    assert insights._union_volume([((0, 0), (2, 2)), ((1, 1), (2, 2))]) == 7
+    assert insights._union_volume([((0,), (4,)), ((2,), (4,)), ((10,), (1,))]) == 7
+    assert insights._union_volume([((0, 0, 0), (2, 2, 2)), ((0, 0, 0), (1, 1, 1))]) == 8

@@ -1,0 +1,209 @@
+"""The rule table (src/iotune/data/rules.tsv) and its condition language."""
+
+import pytest
+
+from iotune import insights, params, rules
+
+# A run that fires nothing: a shared HDF5 file on ext4, contiguous, collective writes of
+# 4 MiB, ROMIO defaults. Each rule's case below changes what makes it fire.
+BASE = {
+    "ranks": 4, "files": 1, "file_ranks": 4, "file_mode": "shared", "interface": "hdf5",
+    "transfer_mode": "independent", "writes": 40, "reads": 0, "bytes_written": 160 << 20,
+    "bytes_read": 0, "write_fraction": 1.0, "io_mix": "write", "transfer_size_min": 4 << 20,
+    "transfer_size_median": 4 << 20, "transfer_size_max": 4 << 20,
+    "small_write_fraction": 0.0, "small_writes": 0, "small_read_fraction": 0.0,
+    "small_reads": 0, "access_pattern": "sequential", "backward_fraction": 0.0,
+    "gap_fraction": 0.0, "noncontiguous_fraction": 0.0, "file_views": 0, "fs": "ext4",
+    "parallel_fs": "no", "file_bytes": 160 << 20, "layout": "contiguous", "filters": "no",
+    "fill_time": None, "chunk_bytes_max": None, "chunk_cache_bytes": 1 << 20,
+    "chunk_cache_needed": None, "fully_written": "yes", "write_amplification": 1.01,
+    "meta_fraction": 0.05, "meta_time_rank_s": 0.01, "imbalance": 1.1,
+    "hint_cb_buffer_size": 16 << 20, "hint_romio_cb_write": "automatic",
+    "hint_romio_cb_read": "automatic", "hint_romio_ds_write": "automatic",
+    "hint_romio_ds_read": "automatic", "hint_cb_config_list": "*:1",
+    "hint_striping_factor": None,
+}  # fmt: skip
+LUSTRE = {"fs": "lustre", "parallel_fs": "yes"}
+COLL_SEQ = {"transfer_mode": "collective", "access_pattern": "sequential"}
+STRIDED_COLL = {"transfer_mode": "collective", "access_pattern": "strided",
+                "noncontiguous_fraction": 1.0}  # fmt: skip
+CHUNKED = {"layout": "chunked", "fill_time": "ifset", "chunk_bytes_max": 3 << 20,
+           "chunk_cache_needed": 3 << 20}  # fmt: skip
+FPP = {"file_mode": "per_process", "files": 4, "file_ranks": 1}
+
+# code -> (what makes it fire, a near miss that keeps it quiet)
+CASES = {
+    "SIO-1": (COLL_SEQ, {**COLL_SEQ, "file_mode": "per_process"}),
+    "SIO-2": ({"access_pattern": "random"}, {"access_pattern": "random", **FPP}),
+    "SIO-3": (FPP, {**FPP, "interface": "posix"}),
+    "SIO-4a": (LUSTRE, {**LUSTRE, "io_mix": "read"}),
+    "SIO-4b": ({**LUSTRE, "transfer_size_max": 64 << 20}, {"transfer_size_max": 64 << 20}),
+    "SIO-5a": (LUSTRE, {**LUSTRE, "transfer_size_max": 16 << 20}),
+    "SIO-5b": ({**LUSTRE, "transfer_size_max": 16 << 20}, LUSTRE),
+    "SIO-6": ({**LUSTRE, "transfer_mode": "collective"},
+              {**LUSTRE, "transfer_mode": "collective", "hint_cb_config_list": "*:*"}),
+    "SIO-7": (COLL_SEQ, {**COLL_SEQ, "hint_romio_cb_write": "disable"}),
+    "SIO-8": ({"hint_romio_ds_write": "disable"}, {"hint_romio_ds_write": "automatic"}),
+    "SIO-8r": ({"hint_romio_ds_read": "enable"}, {"hint_romio_ds_read": "enable",
+                                                  "interface": "posix"}),
+    "SIO-9": ({**FPP, **LUSTRE}, {**FPP, "fs": "gpfs", "parallel_fs": "yes"}),
+    "SIO-10a": (LUSTRE, {**LUSTRE, "file_bytes": 300 << 20}),
+    "SIO-10b": ({**LUSTRE, "file_bytes": 300 << 20}, {**LUSTRE, "file_bytes": 5 << 30}),
+    "SIO-10c": ({**LUSTRE, "file_bytes": 5 << 30}, {"file_bytes": 5 << 30}),
+    "IOT-1": (CHUNKED, {**CHUNKED, "fully_written": "no"}),
+    "IOT-2": ({**CHUNKED, "reads": 8, "io_mix": "mixed"},
+              {**CHUNKED, "reads": 8, "chunk_cache_bytes": 4 << 20}),
+    "IOT-3": (STRIDED_COLL, {**STRIDED_COLL, "hint_cb_buffer_size": 1 << 20}),
+    "IOT-4": ({**STRIDED_COLL, "io_mix": "mixed", "reads": 8},
+              {**STRIDED_COLL, "io_mix": "mixed", "reads": 8, "hint_romio_cb_read": "disable"}),
+    "IOT-5": ({**CHUNKED, "write_amplification": 2.1}, {"write_amplification": 2.1}),
+    "IOT-6": ({"small_write_fraction": 0.96, "small_writes": 100000},
+              {"small_write_fraction": 0.96, "small_writes": 10}),
+    "IOT-7": ({"small_read_fraction": 0.5, "small_reads": 5000},
+              {"small_read_fraction": 0.05, "small_reads": 5000}),
+    "IOT-8": ({**FPP, "files": 1024, "ranks": 1024}, FPP),
+    "IOT-9": ({"meta_fraction": 0.6, "meta_time_rank_s": 45.0},
+              {"meta_fraction": 0.6, "meta_time_rank_s": 2.0}),
+    "IOT-10": ({"access_pattern": "random", "interface": "posix"},
+               {"access_pattern": "random", "interface": "posix",
+                "transfer_mode": "collective"}),
+    "IOT-11": ({"imbalance": 2.5}, {"imbalance": 2.5, **FPP}),
+}  # fmt: skip
+
+
+def test_base_fires_nothing():
+    fired = [o.rule.code for o in rules.evaluate_all(BASE) if o.fired]
+    assert fired == []
+
+
+def test_every_rule_has_a_case():
+    assert sorted(CASES) == sorted(r.code for r in rules.all_rules())
+
+
+@pytest.mark.parametrize("code", sorted(CASES))
+def test_rule_fires_and_stays_quiet(code):
+    rule = next(r for r in rules.all_rules() if r.code == code)
+    fire, quiet = CASES[code]
+    assert rules.evaluate(rule, {**BASE, **fire}).fired, f"{code} should fire on {fire}"
+    out = rules.evaluate(rule, {**BASE, **quiet})
+    assert not out.fired and not out.missing, f"{code} should stay quiet on {quiet}"
+
+
+def test_settings_are_registry_parameters_with_legal_values():
+    for rule in rules.all_rules():
+        for name, value in rule.settings:
+            p = params.get(name)
+            if value.startswith("@"):
+                assert insights.BY_NAME[value[1:]].kind in ("size", "count")
+            else:
+                assert p.normalise(value) == value
+        assert rule.kind != "setting" or rule.settings
+        assert not rule.online or rule.preserves
+
+
+def test_conditions_only_name_insights():
+    for rule in rules.all_rules():
+        for name in rule.needs:
+            assert name in insights.BY_NAME, (rule.code, name)
+
+
+def test_smartio_table2_rules_are_all_there():
+    codes = {r.code.rstrip("abcr") for r in rules.all_rules() if r.code.startswith("SIO-")}
+    assert codes == {f"SIO-{n}" for n in range(1, 11)}
+    for r in rules.all_rules():
+        if r.code.startswith("SIO-"):
+            assert "SmartIO" in r.source
+
+
+def test_insight_value_setting_is_resolved_and_normalised():
+    rule = next(r for r in rules.all_rules() if r.code == "IOT-2")
+    out = rules.evaluate(rule, {**BASE, **CASES["IOT-2"][0]})
+    assert out.settings == (("chunk_cache_bytes", str(3 << 20)),)
+
+
+def test_unknown_insight_keeps_rule_quiet_and_is_named():
+    rule = next(r for r in rules.all_rules() if r.code == "IOT-1")
+    out = rules.evaluate(rule, {**BASE, **CHUNKED, "fully_written": None})
+    assert not out.fired
+    assert out.missing == ("fully_written",)
+    # a false comparison decides, whatever is unknown
+    out = rules.evaluate(rule, {**BASE, **CHUNKED, "fully_written": None, "fill_time": "never"})
+    assert not out.fired and out.missing == ()
+
+
+@pytest.mark.parametrize(
+    "cond, values, expected",
+    [
+        ("ranks > 2", {"ranks": 4}, True),
+        ("ranks > 2", {"ranks": 2}, False),
+        ("ranks >= 2 & files <= 1", {"ranks": 2, "files": 1}, True),
+        ("file_bytes < 16M", {"file_bytes": (16 << 20) - 1}, True),
+        ("file_bytes < 16M", {"file_bytes": 16 << 20}, False),
+        ("fs == lustre|gpfs", {"fs": "gpfs"}, True),
+        ("fs != lustre|gpfs", {"fs": "gpfs"}, False),
+        ("fs != lustre|gpfs", {"fs": "ext4"}, True),
+        ("chunk_bytes_max > chunk_cache_bytes", {"chunk_bytes_max": 5, "chunk_cache_bytes": 4},
+         True),
+        ("hint_cb_config_list == *:1", {"hint_cb_config_list": "*:1"}, True),
+        ("meta_fraction >= 0.3", {"meta_fraction": 0.29}, False),
+        ("fs == ext4", {"fs": 4}, False),
+    ],
+)  # fmt: skip
+def test_condition_language(cond, values, expected):
+    terms = rules.parse_condition(cond)
+    results = [rules._term(t, values) for t in terms]
+    assert all(results) is expected
+
+
+@pytest.mark.parametrize(
+    "cond, message",
+    [
+        ("nosuch == 1", "not an insight"),
+        ("ranks = 1", "not NAME OP VALUE"),
+        ("ranks < a|b", "alternatives only"),
+        ("fs < lustre", "needs a number"),
+        ("layout == chunkd", "layout is one of contiguous"),
+    ],
+)
+def test_bad_conditions_are_refused(cond, message):
+    with pytest.raises(ValueError, match=message):
+        rules.parse_condition(cond)
+
+
+def _table(tmp_path, row):
+    text = rules.table_path().read_text(encoding="utf-8")
+    header = next(ln for ln in text.splitlines() if ln.startswith("code\t"))
+    path = tmp_path / "rules.tsv"
+    path.write_text(f"# test\n{header}\n{row}\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    "settings, message",
+    [
+        ("nosuch=1", "not a parameter"),
+        ("fill_time=sometimes", "not one of"),
+        ("cb_buffer_size=@fs", "not a size or count insight"),
+    ],
+)
+def test_bad_settings_name_file_line_and_code(tmp_path, settings, message):
+    row = "\t".join(["IOT-99", "setting", "hdf5", "ranks > 1", settings, "write", "yes", "yes",
+                     "low", "-", "src", "why"])  # fmt: skip
+    path = _table(tmp_path, row)
+    with pytest.raises(rules.RuleError, match=rf"rules.tsv:3: IOT-99: .*{message}"):
+        rules.read_table(path)
+
+
+def test_online_rule_must_preserve_data(tmp_path):
+    row = "\t".join(["IOT-99", "setting", "hdf5", "ranks > 1", "fill_time=never", "write", "no",
+                     "yes", "low", "-", "src", "why"])  # fmt: skip
+    with pytest.raises(rules.RuleError, match="only a rule that preserves data"):
+        rules.read_table(_table(tmp_path, row))
+
+
+def test_format_evidence_units():
+    rule = next(r for r in rules.all_rules() if r.code == "IOT-6")
+    values = {**BASE, "small_write_fraction": 0.96, "small_writes": 100000,
+              "access_pattern": "random", "transfer_size_median": 4096}  # fmt: skip
+    text = rules.format_evidence(rule, values)
+    assert text == "96 % of writes (100000) are below 1 MiB, random offsets, median 4 KiB"

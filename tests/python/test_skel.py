@@ -1,0 +1,353 @@
+"""Skeletons: descriptor checks, profile -> descriptor -> generated C, compiled and run with 2
+ranks at tiny sizes; the skeleton's files must have the original's structure (h5dump -H:
+groups, datasets, types, extents, chunking) or, for raw files, the same names and sizes; and
+every method writes the layout it promises."""
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import REPO, run_mpi
+
+from iotune.skel import descriptor as dmod
+from iotune.skel import expr, h5layout
+from iotune.skel import from_profile as fp
+from iotune.skel import generate as gen
+from iotune.skel import run as runmod
+
+HDF5_PC = "hdf5-mpich"
+
+
+def _have_toolchain() -> bool:
+    if not all(shutil.which(x) for x in ("mpicc", "make", "pkg-config", "h5dump")):
+        return False
+    return subprocess.run(["pkg-config", "--exists", HDF5_PC]).returncode == 0
+
+
+needs_cc = pytest.mark.skipif(not _have_toolchain(), reason="mpicc, make, h5dump, hdf5-mpich")
+
+
+# ----------------------------------------------------------------------------- descriptor
+
+GOOD = """\
+skel: 1
+name: t
+ranks: 2
+parameters: {n: 8}
+files:
+  - name: t.h5
+    datasets:
+      - name: /g/d
+        type: float64
+        dims: [n * size, 3]
+    writes:
+      - dataset: /g/d
+        start: [rank * n, 0]
+        count: [n, 3]
+"""
+
+
+def test_a_good_descriptor_reads():
+    d = dmod.parse_text(GOOD, "t.yaml")
+    assert d.parameters == {"n": 8}
+    assert d.files[0].writes[0].collective
+
+
+@pytest.mark.parametrize(
+    "old,new,where",
+    [
+        ("type: float64", "type: float65", "t.yaml:9: files[0].datasets[0].type"),
+        ("dims: [n * size, 3]", "dims: [m * size, 3]", "t.yaml:10: files[0].datasets[0].dims[0]"),
+        (
+            "count: [n, 3]",
+            "count: [n, 3]\n        colour: red",
+            "t.yaml:15: files[0].writes[0].colour",
+        ),
+        ("count: [n, 3]", "count: [n]", "t.yaml:14: files[0].writes[0].count"),
+        ("start: [rank * n, 0]", "start: [rank * n + 1, 0]", "t.yaml:12: files[0].writes[0]"),
+        ("dataset: /g/d", "dataset: /g/e", "t.yaml:12: files[0].writes[0].dataset"),
+        ("skel: 1", "skel: 2", "t.yaml:1: skel"),
+        ("ranks: 2", "ranks: 2\nsteps: n - 9", "t.yaml:4: steps: is -1"),
+        ("name: t.h5", "name: t{proc}.h5", "t.yaml:6: files[0].name"),
+        ("dims: [n * size, 3]", "dims: [n * size, 3", "t.yaml:11:"),
+        (
+            "dims: [n * size, 3]",
+            "dims: [__import__('os'), 3]",
+            "t.yaml:10: files[0].datasets[0].dims[0]",
+        ),
+    ],
+)
+def test_a_bad_descriptor_gives_one_message_with_line_and_field(old, new, where):
+    assert old in GOOD
+    with pytest.raises(dmod.DescriptorError) as e:
+        dmod.parse_text(GOOD.replace(old, new, 1), "t.yaml")
+    assert str(e.value).startswith(where), str(e.value)
+    assert "\n" not in str(e.value)
+
+
+def test_expressions_follow_c():
+    t = expr.parse("(0 - 7) / 2 + max(rank, 3) % 2")
+    assert expr.evaluate(t, {"rank": 0}) == -3 + 1
+    assert expr.to_c(expr.parse("rank == 0")) == "(rank == 0LL)"
+    assert expr.to_c(expr.parse("n * size")) == "(P_n * size)"
+
+
+# ----------------------------------------------------------------------------- profile -> skeleton
+
+
+def _profile(tmp: Path, argv: list[str], libiotune: Path) -> Path:
+    out = tmp / "profile.json"
+    env = {
+        "IOTUNE_PROFILE": str(out),
+        "IOTUNE_TRACE": "1",
+        "IOTUNE_SESSION": f"test-skel-{os.getpid()}-{tmp.name}",
+    }
+    run_mpi(2, argv, env=env, cwd=tmp, preload=libiotune, timeout=120)
+    return out
+
+
+def _skeleton(desc: dict, tmp: Path) -> Path:
+    text = fp.to_yaml(desc, "profile.json")
+    d = dmod.parse_text(text, "skel.yaml")
+    gen.generate(d, str(tmp / "src"), "skel.yaml", pkg=HDF5_PC)
+    return Path(runmod.build(str(tmp / "src")))
+
+
+def _files(directory: Path) -> dict[str, int]:
+    return {
+        str(p.relative_to(directory)): p.stat().st_size
+        for p in directory.rglob("*")
+        if p.is_file() and not p.name.startswith("profile") and ".trace" not in str(p)
+    }
+
+
+CASES = {
+    "vpicio": ("vpicio", ["--particles", "256", "--steps", "2"]),
+    "vorpalio-uneven": (
+        "vorpalio",
+        ["--block", "4,6,6", "--procs", "2,1,1", "--uneven", "--components", "2"],
+    ),
+    "gcrmio": ("gcrmio", ["--cells", "64", "--levels", "5", "--chunk-cells", "32"]),
+    "haccio-one-call": ("haccio", ["--particles", "100"]),
+    "haccio-per-var": ("haccio", ["--particles", "100", "--mode", "mpiio-per-var"]),
+    "iorio-hdf5": (
+        "iorio",
+        ["--api", "hdf5", "--block", "16K", "--transfer", "4K", "--segments", "2", "--steps", "2"],
+    ),
+    "iorio-posix-fpp": (
+        "iorio",
+        ["--api", "posix", "--layout", "fpp", "--block", "16K", "--transfer", "8K"],
+    ),
+    "external": (None, ["20", "8", "100", "2"]),
+}
+
+
+@pytest.fixture(scope="module")
+def external_program(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("ext") / "skel_ext"
+    flags = subprocess.run(
+        ["pkg-config", "--cflags", "--libs", HDF5_PC], capture_output=True, text=True, check=True
+    ).stdout.split()
+    subprocess.run(
+        ["mpicc", "-O1", "-o", str(out), str(REPO / "tests/data/skel_ext.c"), *flags],
+        check=True,
+        timeout=120,
+    )
+    return out
+
+
+@needs_cc
+@pytest.mark.parametrize("case", list(CASES))
+def test_profile_to_skeleton_keeps_the_files_structure(
+    case, kernel, libiotune, external_program, tmp_path
+):
+    name, args = CASES[case]
+    exe = external_program if name is None else kernel(name)
+    orig = tmp_path / "orig"
+    orig.mkdir()
+    prof = _profile(orig, [exe, *args], libiotune)
+    desc = fp.from_profile(str(prof), str(orig))
+    skeleton = _skeleton(desc, tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    timing = tmp_path / "timing.json"
+    run_mpi(2, [skeleton, "--dir", out, "--timing", timing], timeout=120)
+    want, got = _files(orig), _files(out)
+    assert sorted(got) == sorted(want)
+    for f in want:
+        if f.endswith(".h5"):
+            assert h5layout.read(str(out / f)) == h5layout.read(str(orig / f)), f
+        else:
+            assert got[f] == want[f], f
+    t = runmod.load_timing(str(timing))
+    assert t["ranks"] == 2 and len(t["per_rank"]) == 2
+    assert all(len(r["steps"]) == t["steps"] for r in t["per_rank"])
+
+
+def test_from_profile_without_traces_says_how_to_get_them(tmp_path):
+    prof = tmp_path / "p.json"
+    prof.write_text(json.dumps({"schema": "iotune-profile", "version": 1, "ranks": 1}))
+    with pytest.raises(fp.FromProfileError, match="iotune profile --trace"):
+        fp.from_profile(str(prof))
+
+
+# ----------------------------------------------------------------------------- methods
+
+METHOD_DESC = """\
+skel: 1
+name: m
+ranks: 2
+parameters: {n: 100, rows: 6}
+steps: 2
+files:
+  - name: m.h5
+    datasets:
+      - {name: '/s{step}/field', type: float64, dims: [rows, n * size], chunks: [3, n]}
+      - {name: '/s{step}/ids', type: int32, dims: [n * size]}
+    writes:
+      - {dataset: '/s{step}/field', start: [0, rank * n], count: [rows, n]}
+      - {dataset: '/s{step}/ids', start: [rank * n], count: [n], transfer: independent}
+"""
+PER_RANK_STEP = 6 * 100 * 8 + 100 * 4  # bytes of one rank in one step
+
+
+@pytest.fixture(scope="module")
+def method_skeleton(tmp_path_factory) -> Path:
+    tmp = tmp_path_factory.mktemp("methods")
+    d = dmod.parse_text(METHOD_DESC, "m.yaml")
+    gen.generate(d, str(tmp / "src"), "m.yaml", pkg=HDF5_PC)
+    return Path(runmod.build(str(tmp / "src")))
+
+
+def _run_method(skeleton: Path, tmp: Path, *opts: str) -> dict:
+    out = tmp / "out"
+    out.mkdir(exist_ok=True)
+    run_mpi(2, [skeleton, "--dir", out, "--timing", tmp / "t.json", *opts], timeout=120)
+    return runmod.load_timing(str(tmp / "t.json"))
+
+
+@needs_cc
+@pytest.mark.parametrize("transfer", ["collective", "independent"])
+def test_method_hdf5(method_skeleton, tmp_path, transfer):
+    t = _run_method(method_skeleton, tmp_path, "--method", "hdf5", "--transfer", transfer)
+    layout = h5layout.read(str(tmp_path / "out" / "m.h5"))
+    assert layout["datasets"]["/s1/field"] == {
+        "type": "H5T_IEEE_F64LE",
+        "dims": [6, 200],
+        "maxdims": [6, 200],
+        "chunks": [3, 100],
+    }
+    assert layout["datasets"]["/s0/ids"]["type"] == "H5T_STD_I32LE"
+    assert t["method"] == "hdf5" and t["bytes"] == 2 * 2 * PER_RANK_STEP
+
+
+@needs_cc
+def test_method_mpiio_aligns_each_ranks_block_to_the_stripe(method_skeleton, tmp_path):
+    t = _run_method(method_skeleton, tmp_path, "--method", "mpiio", "--stripe", "8192")
+    # one shared raw file (opened once for both steps): rank 0's 2 x 5200 bytes padded to
+    # 2 stripes of 8192, then rank 1's block
+    assert (tmp_path / "out" / "m.h5").stat().st_size == 2 * 8192 + 2 * PER_RANK_STEP
+    assert t["bytes"] == 2 * 2 * PER_RANK_STEP
+    assert all(sum(s[1] for s in r["steps"]) > 0 for r in t["per_rank"])  # the Allgather
+
+
+@needs_cc
+def test_method_posix_writes_one_file_per_rank(method_skeleton, tmp_path):
+    _run_method(method_skeleton, tmp_path, "--method", "posix")
+    d = tmp_path / "out" / "m.h5.dir"
+    assert {p.name: p.stat().st_size for p in d.iterdir()} == {
+        "rank-0": 2 * PER_RANK_STEP,
+        "rank-1": 2 * PER_RANK_STEP,
+    }
+
+
+@needs_cc
+@pytest.mark.parametrize("aggregators", [1, 2])
+def test_method_aggregate_writes_one_subfile_per_aggregator(method_skeleton, tmp_path, aggregators):
+    t = _run_method(
+        method_skeleton, tmp_path, "--method", "aggregate", "--aggregators", str(aggregators)
+    )
+    d = tmp_path / "out" / "m.h5.dir"
+    sizes = {p.name: p.stat().st_size for p in d.iterdir()}
+    per_agg = 2 * 2 * PER_RANK_STEP // aggregators  # 2 steps, 2 ranks
+    assert sizes == {f"agg-{g}": per_agg for g in range(aggregators)}
+    assert t["bytes"] == 2 * 2 * PER_RANK_STEP
+
+
+@needs_cc
+def test_parameters_change_the_sizes(method_skeleton, tmp_path):
+    _run_method(method_skeleton, tmp_path, "--set", "n=10", "--steps", "1", "--cleanup")
+    assert not (tmp_path / "out" / "m.h5").exists()  # --cleanup
+    _run_method(method_skeleton, tmp_path, "--set", "n=10", "--steps", "1")
+    layout = h5layout.read(str(tmp_path / "out" / "m.h5"))
+    assert set(layout["datasets"]) == {"/s0/field", "/s0/ids"}
+    assert layout["datasets"]["/s0/ids"]["dims"] == [20]
+
+
+def test_params_file_round_trip(tmp_path):
+    d = dmod.parse_text(METHOD_DESC, "m.yaml")
+    p = tmp_path / "params.yaml"
+    p.write_text(runmod.write_params(d).replace("n: 100", "n: 7"))
+    d2 = runmod.apply_params(d, str(p))
+    assert d2.parameters["n"] == 7
+    p.write_text("ranks: 2\nparameters: {nn: 3}\n")
+    with pytest.raises(dmod.DescriptorError, match="unknown parameter 'nn'"):
+        runmod.apply_params(d, str(p))
+
+
+def test_plot_writes_a_png(tmp_path):
+    t = {
+        "schema": "iotune-skel-timing",
+        "skeleton": "x",
+        "method": "posix",
+        "ranks": 2,
+        "per_rank": [
+            {"rank": 0, "steps": [[0.1, 0.0, 0.2, 0.01]]},
+            {"rank": 1, "steps": [[0.1, 0.3, 0.2, 0.01]]},
+        ],
+    }
+    runmod.plot(t, str(tmp_path / "f.png"))
+    assert (tmp_path / "f.png").read_bytes()[:4] == b"\x89PNG"
+
+
+# ----------------------------------------------------------------------------- command line
+
+
+def test_cli_bad_descriptor_is_one_message_and_exit_2(tmp_path, capsys):
+    from iotune import cli
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(GOOD.replace("type: float64", "type: double"))
+    assert cli.main(["skel", "generate", str(bad), "-o", str(tmp_path / "g")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"{bad}:9: files[0].datasets[0].type:") and "\n" not in err
+    assert not (tmp_path / "g").exists()
+
+
+@needs_cc
+def test_cli_run_plot_and_job_script(tmp_path, capsys):
+    from iotune import cli
+
+    desc = tmp_path / "m.yaml"
+    desc.write_text(METHOD_DESC)
+    params = tmp_path / "p.yaml"
+    assert cli.main(["skel", "params", str(desc), "-o", str(params)]) == 0
+    params.write_text(params.read_text().replace("n: 100", "n: 50").replace("steps: 2", "steps: 1"))
+    out, data = tmp_path / "gen", tmp_path / "data"
+    data.mkdir()
+    argv = ["skel", "run", str(desc), "--params", str(params), "-o", str(out), "--dir",
+            str(data), "--method", "posix", "--plot", str(tmp_path / "r.png")]  # fmt: skip
+    assert cli.main(argv) == 0
+    assert "method posix, 2 ranks, 1 steps" in capsys.readouterr().out
+    assert (data / "m.h5.dir" / "rank-1").stat().st_size == 6 * 50 * 8 + 50 * 4
+    assert (tmp_path / "r.png").exists()
+    assert "pkg-config --libs $(HDF5_PC)" in (out / "Makefile").read_text()
+    assert "CC = mpicc\n" in (out / "Makefile").read_text()  # dynamic HDF5, not h5pcc
+    proc = subprocess.run(["sh", str(out / "run-local.sh"), "--dir", str(data)],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert h5layout.read(str(data / "m.h5"))["datasets"]["/s0/ids"]["dims"] == [100]
+    assert "srun ./skeleton" in (out / "run-slurm.sbatch").read_text()

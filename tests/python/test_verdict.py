@@ -1,0 +1,205 @@
+"""The final phases of a study: the sequential test's error and power, the minimal
+recommendation, what is left out of the search and why, the settings table."""
+
+import random
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from iotune import linkage, space, study
+from iotune.report import table
+from iotune.search import inert, sequential
+
+HERE = Path(__file__).resolve().parent
+
+
+def _run_test(rng, gain, noise, d, max_pairs=20):
+    a, b = [], []
+    for _ in range(max_pairs):
+        a.append(rng.lognormvariate(0, noise))
+        b.append(rng.lognormvariate(0, noise) / gain)
+        v = sequential.verdict(a, b, d)
+        if v.decided:
+            return v
+    return v
+
+
+def test_sequential_looks_do_not_inflate_false_wins():
+    """A/A with a look after every pair: at most alpha false wins (a plain test at every look
+    would give several times more)."""
+    d = sequential.design(5, 20)
+    assert d.error <= sequential.ALPHA and d.level < sequential.ALPHA
+    rng = random.Random(1)
+    wins = sum(_run_test(rng, 1.0, 0.5, d).improved for _ in range(3000))
+    assert wins / 3000 <= 0.065  # alpha plus three standard errors
+    naive = sequential.Design(5, 20, 0.05, 0.05, 0.05, 0.0)  # p < 0.05 at every look
+    rng = random.Random(1)
+    naive_wins = sum(_run_test(rng, 1.0, 0.5, naive).improved for _ in range(3000))
+    assert naive_wins / 3000 > 0.08
+
+
+def test_sequential_test_finds_a_clear_gain_early_and_stops_a_futile_one():
+    d = sequential.design(5, 20)
+    rng = random.Random(2)
+    v = _run_test(rng, 2.0, 0.1, d)
+    assert v.improved and v.pairs < 10
+    v = sequential.verdict([1.0] * 12, [1.1] * 12, d)  # B lost every pair: no way back
+    assert v.decided and v.futile and not v.improved
+
+
+def test_verify_pairs_that_cannot_decide_are_named():
+    assert study.check_verify_pairs(4) and "can never show a gain" in study.check_verify_pairs(4)
+    assert study.check_verify_pairs(5) is None and study.check_verify_pairs(20) is None
+
+
+def _cfg(tmp_path, **kw):
+    sp = space.load(HERE / "fake_space.toml")
+    return study.TuneConfig(app=["x"], out=tmp_path, space=sp, seed=3, **kw)
+
+
+def _timed(rule):
+    rng = random.Random(4)
+
+    def evaluate(settings, cap):
+        from iotune.trial import Outcome
+
+        t = rule(settings) * rng.lognormvariate(0, 0.05)
+        return Outcome("ok", t, "kernel", t)
+
+    return evaluate
+
+
+def test_minimal_recommendation_keeps_only_the_setting_that_carries_the_gain(tmp_path):
+    best = {"cb_buffer_size": "1048576", "chunk_cache_bytes": "2097152", "romio_cb_write": "enable"}
+    ev = _timed(lambda s: 0.5 if s.get("cb_buffer_size") == "1048576" else 1.0)
+    res = study.minimal(_cfg(tmp_path), best, ev, False, random.Random(0), log=lambda m: None)
+    assert res["settings"] == {"cb_buffer_size": "1048576"}
+    assert res["contributions"]["cb_buffer_size"]["cost"] > 1.5
+    assert set(res["removed"]) == {"chunk_cache_bytes", "romio_cb_write"}
+
+
+def test_minimal_recommendation_keeps_one_of_two_ways_to_the_same_gain(tmp_path):
+    """Either setting alone gives the gain, so removing one at a time costs nothing: they must
+    not both be dropped."""
+    best = {"cb_buffer_size": "1048576", "romio_cb_write": "enable", "chunk_cache_bytes": "2097152"}
+
+    def rule(s):
+        return 0.5 if s.get("cb_buffer_size") or s.get("romio_cb_write") else 1.0
+
+    res = study.minimal(_cfg(tmp_path), best, _timed(rule), False, random.Random(0), print)
+    assert len(res["settings"]) == 1 and "chunk_cache_bytes" not in res["settings"]
+
+
+MPIIO_ONLY_PROFILE = {
+    "layers": {
+        "hdf5": {"file_creates": 0, "file_opens": 0, "writes": 0, "reads": 0},
+        "mpiio": {"opens": 2},
+    },
+    "files": [
+        {
+            "name": "out.dat",
+            "fs": "ext4",
+            "applied": {"hdf5": {}, "mpiio": {"cb_buffer_size": "1048576", "striping_factor": "4"}},
+            "hints": {"cb_buffer_size": "1048576", "cb_nodes": "1"},
+        }
+    ],
+}
+
+
+def test_an_mpiio_only_run_leaves_hdf5_and_striping_out():
+    sp = space.load("sc13-lustre")
+    facts = inert.traits(MPIIO_ONLY_PROFILE)
+    out = inert.inert(sp, {"bytes_read": 10, "bytes_written": 10}, facts)
+    for d in sp.dims:
+        if d.layer == "hdf5":
+            assert out[d.name] == inert.NO_HDF5
+        elif d.layer == "fs":
+            assert "without striping (ext4)" in out[d.name]
+        else:
+            assert d.name not in out
+    # striping_factor was applied but MPI-IO did not keep it: not in effect
+    assert "striping_factor" in facts["not_in_effect"]
+    assert "cb_buffer_size" not in facts["not_in_effect"]
+
+
+def test_static_hdf5_and_unknown_rank_counts_are_left_out():
+    sp = space.load("local")
+    out = inert.inert(sp, {}, {"static_hdf5": True})
+    assert {d.name for d in sp.dims if d.layer == "hdf5"} == set(out)
+    assert set(out.values()) == {inert.STATIC_HDF5}
+    why = inert.excluded_values(sp, {})
+    assert "collective" in why["transfer_mode"]
+    assert inert.excluded_values(sp, {"same_dataset_calls": True}) == {}
+    traits = inert.traits({"files": [{"hdf5": {"chunked_datasets": 0}}], "layers": {}})
+    assert inert.inert(sp, {}, traits).get("chunk_cache_bytes") is None  # chunk_size searched
+
+
+@pytest.mark.skipif(not shutil.which("cc") or not shutil.which("nm"), reason="no cc/nm")
+def test_static_hdf5_link_is_detected(tmp_path, test_prog):
+    src = tmp_path / "s.c"
+    src.write_text("int H5Fcreate(void) { return 0; }\nint main(void) { return H5Fcreate(); }\n")
+    subprocess.run(["cc", "-o", tmp_path / "s", src], check=True)
+    assert linkage.static_hdf5(str(tmp_path / "s"))
+    assert not linkage.static_hdf5(str(test_prog("h5probe")))  # imports it from libhdf5
+    assert not linkage.static_hdf5(str(HERE / "fake_app.py"))
+
+
+def test_a_negative_verdict_shows_a_table_not_a_dict():
+    summary = {
+        "recommended": {},
+        "best_settings": {"cb_buffer_size": "1048576", "fill_time": "never"},
+        "minimal": {},
+    }
+    lines = table.settings_lines(summary)
+    assert lines[0].startswith("best candidate, not recommended (candidate.xml)")
+    assert lines[1].split() == ["parameter", "layer", "value", "removing", "it", "costs"]
+    assert any(line.split()[:3] == ["fill_time", "hdf5", "never"] for line in lines)
+    assert not any("{" in line for line in lines)
+
+
+def test_a_negative_verdict_still_writes_candidate_xml(tmp_path):
+    import optuna
+
+    from iotune import controlfile
+    from iotune.search import loop, warmstart
+    from iotune.trial import Outcome
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    cfg = _cfg(tmp_path, leaders=1, repeat=0, verify_pairs=8)
+    s = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    warmstart.enqueue(s, cfg.space, True)
+    phase = {"search": True}
+    rng = random.Random(5)
+
+    def evaluate(settings, cap):
+        if phase["search"]:  # the search saw a gain that verification does not confirm
+            t = 0.5 if settings.get("cb_buffer_size") == "1048576" else 1.0
+        else:
+            t = rng.lognormvariate(0, 0.3)
+        return Outcome("ok", t, "kernel", t)
+
+    loop.run(s, cfg.space, evaluate, budget=4)
+    phase["search"] = False
+    summary = study.finish(cfg, s, evaluate, log=lambda m: None)
+    assert not summary["recommended"] and summary["best_settings"]
+    assert controlfile.parse_file(tmp_path / "best.xml").settings == []
+    cand = controlfile.parse_file(tmp_path / "candidate.xml")
+    assert {x.name: x.value for x in cand.settings} == summary["best_settings"]
+    assert "candidate.xml" in (tmp_path / "report.html").read_text()
+
+
+def test_a_study_is_named_after_its_application():
+    from iotune import identity, launch
+
+    assert launch.split_launcher(["mpirun.openmpi", "--oversubscribe", "-np", "2", "./a", "x"]) == (
+        ["mpirun.openmpi", "--oversubscribe", "-np", "2"],
+        ["./a", "x"],
+    )
+    assert launch.split_launcher(["flux", "run", "-n", "4", "b"])[1] == ["b"]
+    assert launch.split_launcher(["./a", "-n", "2"]) == ([], ["./a", "-n", "2"])
+    one = identity.default_name(["mpiexec", "-n", "2", "./vpicio", "in.cfg"])
+    assert one.startswith("vpicio-") and len(one) == len("vpicio-") + 8
+    assert one != identity.default_name(["mpiexec", "-n", "2", "./vpicio", "other.cfg"])
+    assert one == identity.default_name(["mpiexec", "-n", "2", "./vpicio", "in.cfg"])
