@@ -11,7 +11,8 @@
  *   h5same    N H5Dwrite as h5, all to the first 256 ints (the callcost bench's pattern)
  *   timed     N pwrite of 64 bytes at offset 0, call i starting (busy wait) 50 us after call
  *             i - 1 for the first half and 120 us after for the rest, every 7th call 30 us
- *             later still; prints "starts": each call's start (CLOCK_MONOTONIC, s)
+ *             later still; prints "before" and "after": the clock (CLOCK_MONOTONIC, s) read
+ *             right before and right after each call
  * Prints {"mode": ..., "calls": N, "seconds": loop time}. */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -51,24 +52,29 @@ static double now(void)
 static void timed_mode(const char *path, int rank, long n)
 {
     static char buf[64];
-    double *starts = malloc((size_t)n * sizeof *starts);
-    check(starts != NULL, "malloc");
+    double *starts = malloc((size_t)n * sizeof *starts), *ends = malloc((size_t)n * sizeof *ends);
+    check(starts && ends, "malloc");
     int fd = open_rank_file(path, rank, "");
     double next = now();
     for (long i = 0; i < n; i++) {
         while ((starts[i] = now()) < next)
             ;
         check(pwrite(fd, buf, sizeof buf, 0) == (ssize_t)sizeof buf, "pwrite");
+        ends[i] = now();
         next = starts[i] + (i < n / 2 ? 50e-6 : 120e-6) + (i % 7 == 6 ? 30e-6 : 0);
     }
     close(fd);
     if (rank == 0) {
-        printf("{\"starts\": [");
+        printf("{\"before\": [");
         for (long i = 0; i < n; i++)
             printf("%s%.9f", i ? ", " : "", starts[i]);
+        printf("], \"after\": [");
+        for (long i = 0; i < n; i++)
+            printf("%s%.9f", i ? ", " : "", ends[i]);
         printf("]}\n");
     }
     free(starts);
+    free(ends);
 }
 
 static void posix_modes(const char *mode, const char *path, int rank, long n)
