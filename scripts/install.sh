@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what iotune needs and builds it; safe to run again (it only does what is missing).
-#   - MPI, parallel HDF5, libexpat, CMake, a C compiler: taken from the environment when found
+#   - MPI, parallel HDF5, libexpat, zlib, CMake, a C compiler: taken from the environment when found
 #     (cluster modules, or -DHDF5_ROOT/MPI_HOME via IOTUNE_CMAKE_ARGS); Debian packages are
 #     installed only when something is missing and apt-get can be used.
 #   - .venv with the iotune package (editable) and its Python dependencies.
@@ -64,6 +64,7 @@ fi
 # ---- MPI families (end) ----
 have h5diff || missing+=(hdf5-tools)
 { pkg-config --exists expat 2>/dev/null || [ -f /usr/include/expat.h ]; } || missing+=(libexpat1-dev)
+{ pkg-config --exists zlib 2>/dev/null || [ -f /usr/include/zlib.h ]; } || missing+=(zlib1g-dev)
 have pkg-config || missing+=(pkg-config)
 have cmake || missing+=(cmake)
 have cc || missing+=(gcc)

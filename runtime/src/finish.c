@@ -55,7 +55,7 @@ static void write_traces(MPI_Comm comm, int rank, int nranks, double shift, doub
     char dir[4200], path[4300];
     snprintf(dir, sizeof dir, "%s.trace", profile);
     mkdir(dir, 0777);
-    snprintf(path, sizeof path, "%s/rank-%d.json", dir, rank);
+    snprintf(path, sizeof path, "%s/rank-%d.json.gz", dir, rank);
     int err = iot_trace_write(path, rank, nranks, iot_session(), iot_clock.start - shift, epoch);
     int mine[2] = {err != 0, iot_trace_truncated()}, sums[2] = {mine[0], mine[1]}, worst = err;
     if (comm != MPI_COMM_NULL) {

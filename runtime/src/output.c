@@ -202,8 +202,9 @@ void iot_out_prune_traces(const char *dir, int nranks)
     struct dirent *e;
     while ((e = readdir(d))) {
         int k, used = 0;
-        if (sscanf(e->d_name, "rank-%d.json%n", &k, &used) == 1 && used > 0 && !e->d_name[used] &&
-            k >= nranks)
+        /* rank-K.json: schema 2, an older runtime's; rank-K.json.gz of a larger run */
+        if (sscanf(e->d_name, "rank-%d.json%n", &k, &used) == 1 && used > 0 &&
+            (!e->d_name[used] || (!strcmp(e->d_name + used, ".gz") && k >= nranks)))
             unlinkat(dirfd(d), e->d_name, 0);
     }
     closedir(d);

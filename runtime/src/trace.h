@@ -1,7 +1,8 @@
 /* Trace mode (IOTUNE_TRACE): per rank, the stream of calls as signatures (what a grammar and a
- * skeleton generator need: function, layer, file, dataset, size, offset step, mode) and
- * run-length encoded events with start times and durations (docs/profile.md). Memory is
- * bounded: past IOTUNE_TRACE_LIMIT events calls are dropped and the trace says so. */
+ * skeleton generator need: function, layer, file, dataset, size, offset step, mode) and runs of
+ * calls merged per layer and file with their place in the call order and their times (schema 3,
+ * docs/profile.md), written gzip-compressed. Memory is bounded: past IOTUNE_TRACE_LIMIT runs
+ * calls are dropped and the trace says so. */
 #ifndef IOTUNE_TRACE_H
 #define IOTUNE_TRACE_H
 
@@ -42,7 +43,7 @@ int iot_trace_dataset(int rec, const char *path, int ndims, const uint64_t *dims
 /* Did the trace reach a limit and drop calls? */
 int iot_trace_truncated(void);
 
-/* Writes this rank's trace to path; event times are written relative to origin (iot_now() of
+/* Writes this rank's trace to path (gzip); run times are written relative to origin (iot_now() of
  * the job's start on this rank's clock; epoch: the same instant in wall-clock time). Returns 0
  * or an errno. Call after capture has ended (no lock needed then). */
 int iot_trace_write(const char *path, int rank, int nranks, const char *session, double origin,

@@ -248,7 +248,7 @@ def _clear_previous(out: str) -> None:
     traces = out + ".trace"
     if os.path.isdir(traces):
         for name in os.listdir(traces):
-            if re.fullmatch(r"rank-\d+\.json", name):
+            if re.fullmatch(r"rank-\d+\.json(\.gz)?", name):
                 os.unlink(os.path.join(traces, name))
 
 
@@ -451,7 +451,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--trace",
         action="store_true",
-        help="also record each rank's call stream (FILE.trace/rank-N.json)",
+        help="also record each rank's call stream (FILE.trace/rank-N.json.gz)",
     )
     p.add_argument("--config", "-c", metavar="FILE", help="control file to apply as well")
     p.add_argument(

@@ -18,7 +18,6 @@ recurring phase or a file per process is one thing to tune.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import shutil
@@ -29,6 +28,8 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
+
+from iotune import trace as iotrace
 
 MIB = 1 << 20
 SMALL = MIB  # a transfer below 1 MiB is "small" (Drishti's threshold)
@@ -133,16 +134,15 @@ def _group_files(names: Iterable[str]) -> dict[str, list[str]]:
 
 
 def load_traces(profile_path: str | Path) -> list[dict[str, Any]]:
-    """The traces of a profile (<profile>.trace/rank-N.json), one per rank, or []."""
+    """The traces of a profile (<profile>.trace/rank-N.json.gz, or an older runtime's
+    rank-N.json), one per rank, read by iotune.trace (schema 2 or 3), or []."""
     directory = Path(str(profile_path) + ".trace")
     traces = []
-    for p in sorted(directory.glob("rank-*.json")):
+    for p in sorted(directory.glob("rank-*.json*")):
         try:
-            t = json.loads(p.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            traces.append(iotrace.read(p))
+        except iotrace.TraceError:
             continue
-        if isinstance(t, dict) and t.get("schema") == "iotune-trace" and t.get("version") == 2:
-            traces.append(t)
     return traces
 
 

@@ -12,6 +12,7 @@ import pytest
 from conftest import launcher
 
 from iotune import profile as prof
+from iotune import trace as iotrace
 
 FLOAT = INT = 4
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -208,9 +209,9 @@ def test_trace_mode_writes_compressed_call_streams(mpirun, kernel, libiotune, tm
         libiotune=libiotune, env={"IOTUNE_TRACE": "1"},
     )  # fmt: skip
     traces = sorted((tmp_path / "profile.json.trace").iterdir())
-    assert [t.name for t in traces] == ["rank-0.json", "rank-1.json"]
+    assert [t.name for t in traces] == ["rank-0.json.gz", "rank-1.json.gz"]
     for t in traces:
-        tr = json.loads(t.read_text())
+        tr = iotrace.read(t)
         sigs, events = tr["signatures"], tr["events"]
         writes = [i for i, s in enumerate(sigs) if s["func"] == "H5Dwrite"]
         assert {sigs[i]["size"] for i in writes} == {particles * 4}
@@ -227,7 +228,7 @@ def test_trace_of_every_layer_is_run_length_encoded(mpirun, test_prog, libiotune
         libiotune=libiotune,
         env={"IOTUNE_TRACE": "all"},
     )
-    tr = json.loads((tmp_path / "profile.json.trace" / "rank-0.json").read_text())
+    tr = trace_of(tmp_path, name="profile.json")
     sigs = tr["signatures"]
     runs = [
         (sigs[e[0]]["func"], sigs[e[0]]["size"], sigs[e[0]]["step"], e[1]) for e in tr["events"]
@@ -295,7 +296,7 @@ def counters(f, layer):
 
 
 def trace_of(tmp_path, rank=0, name="p.json"):
-    return json.loads((tmp_path / f"{name}.trace" / f"rank-{rank}.json").read_text())
+    return iotrace.read(tmp_path / f"{name}.trace" / f"rank-{rank}.json.gz")
 
 
 @pytest.mark.parametrize("trace", ["0", "1"])
@@ -329,8 +330,8 @@ def test_trace_memory_is_bounded_and_truncation_said(test_prog, libiotune, tmp_p
     run = run_plain(argv, tmp_path, libiotune=libiotune,
                     env={"IOTUNE_TRACE": "1", "IOTUNE_TRACE_LIMIT": "1000"})  # fmt: skip
     tr = trace_of(tmp_path)
-    assert tr["truncated"] is True and tr["limits"] == {"events": 1000, "signatures": 1000}
-    assert len(tr["events"]) <= 1000 and len(tr["signatures"]) <= 1000
+    assert tr["truncated"] is True and tr["limits"] == {"runs": 1000, "signatures": 1000}
+    assert len(tr["runs"]) <= 1000 and len(tr["signatures"]) <= 1000
     assert sum(e[1] for e in tr["events"]) + tr["dropped_calls"] == 20002  # open, close
     lines = run.stderr.splitlines()
     assert len(lines) == 1 and "truncated" in lines[0], run.stderr
@@ -403,8 +404,8 @@ def test_trace_has_what_a_grammar_and_a_skeleton_need(mpirun, kernel, libiotune,
                  libiotune=libiotune, env={"IOTUNE_TRACE": "1"})  # fmt: skip
     p = prof.load(tmp_path / "profile.json")
     for rank in (0, 1):
-        tr = json.loads((tmp_path / "profile.json.trace" / f"rank-{rank}.json").read_text())
-        assert tr["schema"] == "iotune-trace" and tr["version"] == 2 and tr["rank"] == rank
+        tr = trace_of(tmp_path, rank, "profile.json")
+        assert tr["schema"] == "iotune-trace" and tr["version"] == 3 and tr["rank"] == rank
         names = {d["name"] for d in tr["datasets"]}
         assert names == {f"/Step#{s}/{v}" for s in range(steps)
                          for v in ("x", "y", "z", "px", "py", "pz", "id1", "id2")}  # fmt: skip
@@ -436,7 +437,7 @@ def test_trace_of_every_layer_has_offsets_modes_seeks_and_syncs(mpirun, test_pro
     assert [e[1] for e in trace_of(tmp_path)["events"]] == [1, 1, 3, 1, 1, 1, 1]
     run_profiled(mpirun, 2, [test_prog("capture_probe"), "mpiio", "m.dat"], tmp_path,
                  libiotune=libiotune, env={"IOTUNE_TRACE": "all"})  # fmt: skip
-    tr = json.loads((tmp_path / "profile.json.trace" / "rank-1.json").read_text())
+    tr = trace_of(tmp_path, 1, "profile.json")
     by_func = {s["func"]: s for s in tr["signatures"] if s["layer"] == "mpiio"}
     assert by_func["MPI_File_iwrite_at"]["step"] == 1000  # rank 1's first block: 1000 bytes in
     assert by_func["MPI_File_write_at_all"]["step"] == 2000  # two ranks of 1000 per call
@@ -574,9 +575,10 @@ def test_stale_rank_traces_of_a_larger_run_are_removed(mpirun, kernel, libiotune
         (traces / f"rank-{r}.json").write_text("{}")
     mpirun(2, [kernel("vpicio"), "--particles", 1024], cwd=tmp_path, preload=libiotune,
            env={"IOTUNE_PROFILE": str(tmp_path / "p.json"), "IOTUNE_TRACE": "1"})  # fmt: skip
-    assert sorted(t.name for t in traces.iterdir()) == ["rank-0.json", "rank-1.json"]
+    # schema 2's names (an older runtime's) go, and this run's ranks' alone stay
+    assert sorted(t.name for t in traces.iterdir()) == ["rank-0.json.gz", "rank-1.json.gz"]
     for r in range(4, 6):
-        (traces / f"rank-{r}.json").write_text("{}")
+        (traces / f"rank-{r}.json.gz").write_text("{}")
     run = iotune_cli(["profile", "--out", "p.json", "--", "true"], tmp_path, libiotune)
     assert run.returncode == 1 and not list(traces.iterdir())  # the CLI clears them first
 

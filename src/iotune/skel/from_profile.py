@@ -22,6 +22,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
+from iotune import trace as iotrace
 from iotune.skel import descriptor as dmod
 from iotune.skel import h5layout
 
@@ -100,20 +101,18 @@ def load_traces(profile_path: str) -> tuple[dict[str, Any], list[Trace]]:
     except (OSError, ValueError) as e:
         raise FromProfileError(f"{profile_path}: cannot read the profile: {e}") from None
     ranks = int(prof.get("ranks", 1))
-    tdir = profile_path + ".trace"
     traces = []
     for r in range(ranks):
-        path = os.path.join(tdir, f"rank-{r}.json")
-        try:
-            with open(path, encoding="utf-8") as fh:
-                t = json.load(fh)
-        except OSError:
+        path = iotrace.rank_path(profile_path, r)  # schema 3, or an older runtime's schema 2
+        if not os.path.exists(path):
             raise FromProfileError(
                 f"{path}: missing: the profile has no trace of rank {r}; record one with "
                 "`iotune profile --trace -- COMMAND`"
-            ) from None
-        if t.get("schema") != "iotune-trace" or int(t.get("version", 0)) < 2:
-            raise FromProfileError(f"{path}: not a trace of schema iotune-trace version >= 2")
+            )
+        try:
+            t = iotrace.read(path)
+        except iotrace.TraceError as e:
+            raise FromProfileError(str(e)) from None
         if t.get("truncated"):
             raise FromProfileError(
                 f"{path}: the trace was truncated at its limit "

@@ -1,0 +1,173 @@
+"""The one reader of the runtime's traces (`IOTUNE_TRACE`, docs/profile.md, "Trace mode").
+
+`read(path)` reads one rank's trace, schema 3 (`rank-N.json.gz`, runs merged per layer and
+file, gzip-compressed columns) or schema 2 (`rank-N.json`), and returns the same logical
+content for both:
+
+- the header keys (`schema`, `version`, `session`, `rank`, `ranks`, `start`, `truncated`,
+  `dropped_calls`, `limits`);
+- `datasets`: as written;
+- `signatures`: one dict per signature (`layer`, `func`, `file` (a name or None), `dataset`,
+  `dims`, `size`, `step`, `mode`), as in schema 2;
+- `runs` (schema 3; for schema 2 each event is a run of stride 1): `Run` tuples, in the order
+  of their first call;
+- `events`: `[signature, count, start_s, busy_s, span_s]`, consecutive calls of one signature
+  in the rank's call order, as schema 2 wrote them. From schema 3 they are rebuilt from the runs:
+  signatures, counts and order are exact; a run's first start, summed busy time and last end are
+  exact (to the tick); the start of a call inside a run is within the trace's `tolerance_s` of
+  `start + k * period`, and its busy time is the run's mean.
+
+`load(profile_path)` reads the traces beside a profile, one per rank, in rank order.
+"""
+
+from __future__ import annotations
+
+import gzip
+import heapq
+import json
+import os
+from collections.abc import Iterator
+from typing import Any, NamedTuple
+
+SCHEMA = "iotune-trace"
+VERSIONS = (2, 3)
+
+
+class TraceError(ValueError):
+    """A file that is not a trace this reader knows."""
+
+
+class Run(NamedTuple):
+    """count calls of one signature in one stream (layer and file): call k is the rank's call
+    number seq + k * stride and started at start + k * period (seconds on the job's clock);
+    busy is their summed time, span from the first start to the last end."""
+
+    sig: int
+    count: int
+    seq: int
+    stride: int
+    start: float
+    period: float
+    busy: float
+    span: float
+
+
+def rank_path(profile_path: str | os.PathLike[str], rank: int) -> str:
+    """The trace of a rank beside a profile: schema 3's name, else schema 2's if it exists."""
+    base = os.path.join(f"{os.fspath(profile_path)}.trace", f"rank-{rank}.json")
+    return base if os.path.exists(base) and not os.path.exists(base + ".gz") else base + ".gz"
+
+
+def load(profile_path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Every rank's trace beside a profile, by rank (the ranks found from rank 0 on)."""
+    out = []
+    rank = 0
+    while os.path.exists(path := rank_path(profile_path, rank)):
+        out.append(read(path))
+        rank += 1
+    return out
+
+
+def read(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """One rank's trace (schema 2 or 3), in the logical form the module docstring describes."""
+    path = os.fspath(path)
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+        if raw[:2] == b"\x1f\x8b":
+            raw = gzip.decompress(raw)
+        doc = json.loads(raw)
+    except (OSError, EOFError, ValueError) as e:
+        raise TraceError(f"{path}: not a readable trace: {e}") from e
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+        raise TraceError(f"{path}: not a trace of schema {SCHEMA}")
+    if doc.get("version") not in VERSIONS:
+        raise TraceError(f"{path}: trace version {doc.get('version')} (this reader: 2 or 3)")
+    if doc["version"] == 2:
+        doc["runs"] = [
+            Run(
+                e[0],
+                e[1],
+                0,
+                1,
+                e[2],
+                0.0 if e[1] < 2 else (e[4] - e[3] / e[1]) / (e[1] - 1),
+                e[3],
+                e[4],
+            )  # fmt: skip
+            for e in doc.get("events", [])
+        ]
+        return doc
+    doc["signatures"] = _signatures(doc)
+    doc["runs"] = _runs(doc)
+    doc["events"] = [list(e) for e in events(doc["runs"])]
+    return doc
+
+
+def _signatures(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    cols = doc["signatures"]
+    files = doc.get("files", [])
+    keys = ("layer", "func", "file", "dataset", "dims", "size", "step", "mode")
+    out = []
+    for row in zip(*(cols[k] for k in keys), strict=True):
+        s = dict(zip(keys, row, strict=True))
+        s["file"] = files[s["file"]] if s["file"] >= 0 else None
+        s["dataset"] = s["dataset"] if s["dataset"] >= 0 else None
+        out.append(s)
+    return out
+
+
+def _runs(doc: dict[str, Any]) -> list[Run]:
+    cols = doc["runs"]
+    tick = float(doc["tick_s"])  # times in ticks, the period in thousandths of a tick
+    sig = seq = start = 0
+    out = []
+    for dsig, count, dseq, stride, dstart, period, busy, idle in zip(
+        *(cols[k] for k in ("sig", "count", "seq", "stride", "start", "period", "busy", "idle")),
+        strict=True,
+    ):
+        sig, seq, start = sig + dsig, seq + dseq, start + dstart
+        out.append(Run(sig, count, seq, stride, start * tick, period * tick / 1000, busy * tick,
+                       (busy + idle) * tick))  # fmt: skip
+    return out
+
+
+def calls(runs: list[Run]) -> Iterator[tuple[Run, int, int]]:
+    """The runs' calls in the rank's call order, as blocks (run, first k, last k) of calls that
+    follow one another: a run whose calls nothing else interleaves is one block."""
+    heap = [(r.seq, i, 0) for i, r in enumerate(runs)]
+    heapq.heapify(heap)
+    while heap:
+        seq, i, k = heapq.heappop(heap)
+        r = runs[i]
+        if r.stride == 1 or k == r.count - 1:
+            yield r, k, r.count - 1
+            continue
+        # the calls up to the next run's first call in order belong to this run alone
+        last = r.count - 1
+        if heap:
+            last = min(last, k + max(0, (heap[0][0] - seq - 1) // r.stride))
+        yield r, k, last
+        if last < r.count - 1:
+            heapq.heappush(heap, (seq + (last - k + 1) * r.stride, i, last + 1))
+
+
+def events(runs: list[Run]) -> Iterator[tuple[int, int, float, float, float]]:
+    """Schema 2's events from runs: consecutive calls of one signature in call order, as
+    (signature, count, start_s, busy_s, span_s)."""
+    cur: list[Any] | None = None  # [sig, count, start, busy, end]
+    for r, k0, k1 in calls(runs):
+        n = k1 - k0 + 1
+        start = r.start + k0 * r.period
+        busy = r.busy if n == r.count else r.busy * n / r.count
+        end = r.start + r.span if k1 == r.count - 1 else r.start + k1 * r.period + r.busy / r.count
+        if cur and cur[0] == r.sig:
+            cur[1] += n
+            cur[3] += busy
+            cur[4] = end
+            continue
+        if cur:
+            yield cur[0], cur[1], cur[2], cur[3], cur[4] - cur[2]
+        cur = [r.sig, n, start, busy, end]
+    if cur:
+        yield cur[0], cur[1], cur[2], cur[3], cur[4] - cur[2]
