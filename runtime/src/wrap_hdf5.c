@@ -377,6 +377,7 @@ static herr_t transfer(int is_write, hid_t dset, hid_t mtype, hid_t mspace, hid_
     if (saved != (H5FD_mpio_xfer_t)-1)
         real->H5Pset_dxpl_mpio(dxpl, saved);
     if (iot_capture_on) {
+        iot_adapt_transfer(rec, dset, fspace);
         uint64_t bytes = rc >= 0 ? selected_bytes(real, dset, mtype, mspace, fspace) : 0;
         /* the mode HDF5 really used shows in the MPI-IO calls it made (H5Pget_mpio_actual_io_mode
          * would need the application's transfer list, and H5P_DEFAULT has none to ask) */
