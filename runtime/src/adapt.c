@@ -22,6 +22,9 @@ int iot_adapt_on;
 #define MAX_OPEN 64
 #define MAX_LOG 256
 
+/* the HDF5 selection counts kept per file record (below) */
+enum { SEL_N, SEL_NONCONTIG, SEL_PAIRS, SEL_BACK, SEL_GAPS, SEL_COUNT };
+
 typedef struct {
     char name[IOT_CLASS_MAX];
     int phases;       /* ended so far */
@@ -37,7 +40,7 @@ typedef struct {
     uint64_t applied; /* the class's rules in effect at the open */
     double t0, cost;
     char name[IOT_REC_NAME], fs[32], hints[IOT_REC_HINTS];
-    int64_t sel[2];
+    int64_t sel[SEL_COUNT];
     iot_counters at[IOT_NLAYERS];
 } open_phase;
 
@@ -60,7 +63,11 @@ static int nlog, dropped;
 static const iot_settings *current; /* adaptive entries, then the control file's */
 static int slow_rule = -1;          /* IOTUNE_TEST_SLOW_RULE: a rule whose phases look slower */
 static double slow_factor = 1;
-static int64_t selections[IOT_MAX_FILES][2]; /* HDF5 transfers looked at, noncontiguous */
+/* Per file record: HDF5 transfers looked at, noncontiguous ones, successive pairs, backward
+ * steps, gaps; and the last transfer's dataset, first element and end (element indices). */
+static int64_t selections[IOT_MAX_FILES][SEL_COUNT];
+static int64_t last_step[IOT_MAX_FILES][3];
+static pthread_mutex_t sel_lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread int open_agreed; /* from iot_adapt_opening to iot_adapt_opened: 0 not followed,
                                   * 1 followed without the rules, 2 with them */
 static __thread double open_cost;
@@ -257,8 +264,9 @@ void iot_adapt_opened(MPI_Comm comm, const char *filename, int rec, MPI_File fh,
             iot_counters_init(&p->at[l]);
     }
     if (rec >= 0 && rec < IOT_MAX_FILES) {
-        p->sel[0] = __atomic_load_n(&selections[rec][0], __ATOMIC_RELAXED);
-        p->sel[1] = __atomic_load_n(&selections[rec][1], __ATOMIC_RELAXED);
+        pthread_mutex_lock(&sel_lock);
+        memcpy(p->sel, selections[rec], sizeof p->sel);
+        pthread_mutex_unlock(&sel_lock);
     }
     pthread_mutex_lock(&lock);
     int c = find_class(cls);
@@ -332,10 +340,12 @@ void iot_adapt_closing(MPI_File fh)
     iot_phase_local(&local, now, p->at);
     iot_phase_hints(&local, p->hints, p->fs);
     if (p->rec >= 0 && p->rec < IOT_MAX_FILES) {
-        local.sum[IOT_S_SELECTIONS] =
-            (double)(__atomic_load_n(&selections[p->rec][0], __ATOMIC_RELAXED) - p->sel[0]);
-        local.sum[IOT_S_NONCONTIG] =
-            (double)(__atomic_load_n(&selections[p->rec][1], __ATOMIC_RELAXED) - p->sel[1]);
+        static const int slot[SEL_COUNT] = {IOT_S_SELECTIONS, IOT_S_NONCONTIG, IOT_S_H5_PAIRS,
+                                            IOT_S_H5_BACKWARD, IOT_S_H5_GAPS};
+        pthread_mutex_lock(&sel_lock);
+        for (int i = 0; i < SEL_COUNT; i++)
+            local.sum[slot[i]] = (double)(selections[p->rec][i] - p->sel[i]);
+        pthread_mutex_unlock(&sel_lock);
     }
     double elapsed = t1 - p->t0;
     if (slow_rule >= 0 && (p->applied >> slow_rule & 1)) /* test only: see env.c */
@@ -387,33 +397,47 @@ void iot_adapt_transfer(int rec, int64_t dset, int64_t fspace)
     if (!iot_adapt_on || rec < 0 || rec >= IOT_MAX_FILES)
         return;
     const iot_h5_api *h = iot_h5_real();
-    int contiguous = 1;
-    if (fspace != H5S_ALL && h->H5Sget_select_bounds) {
-        hsize_t dims[32], start[32], end[32];
-        int n = h->H5Sget_simple_extent_ndims(fspace);
-        hssize_t points = h->H5Sget_select_npoints(fspace);
-        if (n <= 0 || n > 32 || points <= 0 ||
-            h->H5Sget_simple_extent_dims(fspace, dims, NULL) != n ||
-            h->H5Sget_select_bounds(fspace, start, end) < 0)
-            return;
-        /* one run in row-major order: after the first dimension that selects more than one
-         * element every later one is whole, and every element of the box is selected */
-        double volume = 1;
-        int many = 0;
-        for (int d = 0; d < n; d++) {
-            hsize_t count = end[d] - start[d] + 1;
-            volume *= (double)count;
-            if (many && count != dims[d])
-                contiguous = 0;
-            many |= count > 1;
-        }
-        if (volume != (double)points)
+    hid_t space = fspace == H5S_ALL ? h->H5Dget_space(dset) : fspace;
+    if (space < 0 || !h->H5Sget_select_bounds)
+        return;
+    hsize_t dims[32], start[32], end[32];
+    int n = h->H5Sget_simple_extent_ndims(space);
+    hssize_t points = h->H5Sget_select_npoints(space);
+    int ok = n > 0 && n <= 32 && points > 0 &&
+             h->H5Sget_simple_extent_dims(space, dims, NULL) == n &&
+             h->H5Sget_select_bounds(space, start, end) >= 0;
+    if (fspace == H5S_ALL)
+        h->H5Sclose(space);
+    if (!ok)
+        return;
+    /* one run in row-major order: after the first dimension that selects more than one
+     * element every later one is whole, and every element of the box is selected */
+    double volume = 1;
+    int many = 0, contiguous = 1;
+    int64_t first = 0;
+    for (int d = 0; d < n; d++) {
+        hsize_t count = end[d] - start[d] + 1;
+        volume *= (double)count;
+        if (many && count != dims[d])
             contiguous = 0;
+        many |= count > 1;
+        first = first * (int64_t)dims[d] + (int64_t)start[d];
     }
-    (void)dset;
-    __atomic_fetch_add(&selections[rec][0], 1, __ATOMIC_RELAXED);
-    if (!contiguous)
-        __atomic_fetch_add(&selections[rec][1], 1, __ATOMIC_RELAXED);
+    if (volume != (double)points)
+        contiguous = 0;
+    pthread_mutex_lock(&sel_lock);
+    int64_t *x = selections[rec], *last = last_step[rec];
+    x[SEL_N]++;
+    x[SEL_NONCONTIG] += !contiguous;
+    if (x[SEL_N] > 1 && last[0] == dset) { /* steps within a dataset, as iotune.insights */
+        x[SEL_PAIRS]++;
+        x[SEL_BACK] += first < last[1];
+        x[SEL_GAPS] += first > last[2];
+    }
+    last[0] = dset;
+    last[1] = first;
+    last[2] = first + points;
+    pthread_mutex_unlock(&sel_lock);
 }
 
 static void write_codes(FILE *f, uint64_t mask)

@@ -226,9 +226,10 @@ void iot_phase_insights(iot_insights *in, const iot_phase_stats *s, int comm_siz
             num(in, IOT_I_WRITE_AMPLIFICATION, below[IOT_SL_BW] / x[IOT_SL_BW]);
         /* locality: backward steps and gaps of the POSIX transfers, noncontiguous HDF5
          * selections (the measures of iotune.insights' trace, from counters) */
-        double pairs = s->sum[IOT_S_PAIRS], sel = s->sum[IOT_S_SELECTIONS];
-        double back = pairs ? s->sum[IOT_S_BACKWARD] / pairs : 0;
-        double gaps = pairs ? s->sum[IOT_S_GAPS] / pairs : 0;
+        int h5 = l == IOT_L_HDF5; /* the outermost layer's own steps, as the trace's */
+        double pairs = s->sum[h5 ? IOT_S_H5_PAIRS : IOT_S_PAIRS], sel = s->sum[IOT_S_SELECTIONS];
+        double back = pairs ? s->sum[h5 ? IOT_S_H5_BACKWARD : IOT_S_BACKWARD] / pairs : 0;
+        double gaps = pairs ? s->sum[h5 ? IOT_S_H5_GAPS : IOT_S_GAPS] / pairs : 0;
         double nonc = sel ? s->sum[IOT_S_NONCONTIG] / sel : 0;
         num(in, IOT_I_BACKWARD_FRACTION, back);
         num(in, IOT_I_GAP_FRACTION, gaps);

@@ -27,8 +27,12 @@ enum {
     IOT_S_GAPS,       /* ... of which skipped bytes */
     IOT_S_SELECTIONS, /* HDF5 transfers whose selection was looked at */
     IOT_S_NONCONTIG,  /* ... that were not one run of elements */
-    IOT_S_LAYER0,     /* per layer: writes, reads, collective, bytes written, bytes read, meta time,
-                         busy time, then the size histogram */
+    IOT_S_H5_PAIRS,   /* successive HDF5 transfers of a dataset (their selections' first
+                         elements), of which: */
+    IOT_S_H5_BACKWARD,
+    IOT_S_H5_GAPS,
+    IOT_S_LAYER0, /* per layer: writes, reads, collective, bytes written, bytes read, meta time,
+                     busy time, then the size histogram */
     IOT_S_PER_LAYER = 7 + IOT_SIZE_BINS,
     IOT_S_COUNT = IOT_S_LAYER0 + IOT_NLAYERS * IOT_S_PER_LAYER
 };
