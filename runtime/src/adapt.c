@@ -48,7 +48,7 @@ typedef struct {
 typedef struct {
     char cls[IOT_CLASS_MAX], file[IOT_REC_NAME];
     int index, ranks, agreed;
-    double elapsed, bytes, ratio;
+    double elapsed, transfer, bytes, ratio;
     uint64_t applied, fired, reverted;
     double extract_s, optimise_s;
     iot_insights in;
@@ -294,9 +294,11 @@ void iot_adapt_opened(MPI_Comm comm, const char *filename, int rec, MPI_File fh,
 }
 
 /* The class learns from its first phase, the guard judges the later ones (lock held). */
-static void judge(klass *k, open_phase *p, phase_log *lg, double bytes, double elapsed)
+/* The measure is bytes per second of transfer time (the slowest rank's): the open of the first
+ * phase also pays one-time costs (HDF5 and MPI-IO set-up) that would flatter later phases. */
+static void judge(klass *k, open_phase *p, phase_log *lg, double bytes, double seconds)
 {
-    double bps = elapsed > 0 ? bytes / elapsed : 0;
+    double bps = seconds > 0 ? bytes / seconds : 0;
     if (p->index == 0) {
         k->learn_bps = bps;
         for (int r = 0; r < IOT_RULE_COUNT; r++)
@@ -347,10 +349,9 @@ void iot_adapt_closing(MPI_File fh)
             local.sum[slot[i]] = (double)(selections[p->rec][i] - p->sel[i]);
         pthread_mutex_unlock(&sel_lock);
     }
-    double elapsed = t1 - p->t0;
+    local.max[IOT_M_ELAPSED] = t1 - p->t0;
     if (slow_rule >= 0 && (p->applied >> slow_rule & 1)) /* test only: see env.c */
-        elapsed *= slow_factor;
-    local.max[IOT_M_ELAPSED] = elapsed;
+        local.max[IOT_M_TRANSFER] *= slow_factor;
     all = local;
     if (p->comm != MPI_COMM_NULL) { /* every rank of the file is in this close */
         PMPI_Allreduce(local.sum, all.sum, IOT_S_COUNT, MPI_DOUBLE, MPI_SUM, p->comm);
@@ -370,7 +371,7 @@ void iot_adapt_closing(MPI_File fh)
     if (p->cls >= 0) {
         klass *k = &classes[p->cls];
         uint64_t before = active(k);
-        judge(k, p, lg, iot_phase_bytes(&all), all.max[IOT_M_ELAPSED]);
+        judge(k, p, lg, iot_phase_bytes(&all), all.max[IOT_M_TRANSFER]);
         if (active(k) != before)
             rebuild();
         snprintf(lg->cls, sizeof lg->cls, "%s", k->name);
@@ -380,6 +381,7 @@ void iot_adapt_closing(MPI_File fh)
     lg->ranks = p->comm_size;
     lg->agreed = 1;
     lg->elapsed = all.max[IOT_M_ELAPSED];
+    lg->transfer = all.max[IOT_M_TRANSFER];
     lg->bytes = iot_phase_bytes(&all);
     lg->applied = p->applied;
     lg->extract_s = t2 - t1;
@@ -505,19 +507,20 @@ void iot_adapt_write_json(FILE *f)
             IOT_INSIGHTS_VERSION, GUARD_RATIO, dropped);
     for (int i = 0; i < nlog; i++) {
         const phase_log *lg = log_entries[i];
-        double bps = lg->elapsed > 0 ? lg->bytes / lg->elapsed : 0;
+        double bps = lg->transfer > 0 ? lg->bytes / lg->transfer : 0;
         fputs(i ? ", {\"class\": " : "{\"class\": ", f);
         iot_json_string(f, lg->cls);
         fputs(", \"file\": ", f);
         iot_json_string(f, lg->file);
         fprintf(f,
                 ", \"index\": %d, \"role\": \"%s\", \"ranks\": %d, \"elapsed_s\": %.9f, "
+                "\"transfer_s\": %.9f, "
                 "\"bytes\": %.0f, \"bytes_per_s\": %.1f, \"fired\": ",
                 lg->index,
                 lg->index == 0 ? "learning"
                 : lg->applied  ? "optimised"
                                : "default",
-                lg->ranks, lg->elapsed, lg->bytes, bps);
+                lg->ranks, lg->elapsed, lg->transfer, lg->bytes, bps);
         write_codes(f, lg->fired);
         fputs(", \"applied\": ", f);
         write_applied(f, lg);

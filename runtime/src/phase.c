@@ -60,6 +60,14 @@ void iot_phase_local(iot_phase_stats *s, const iot_counters *now, const iot_coun
             x[IOT_SL_SIZES + k] = (double)(a->sizes[k] - b->sizes[k]);
     }
     s->max[IOT_M_FILE_END] = (double)now[IOT_L_POSIX].last_offset;
+    for (int l = 0; l < IOT_NLAYERS; l++) {
+        const double *x = &s->sum[IOT_S_LAYER0 + l * IOT_S_PER_LAYER];
+        if (x[IOT_SL_W] + x[IOT_SL_R] > 0) {
+            s->max[IOT_M_TRANSFER] =
+                now[l].write_time + now[l].read_time - at[l].write_time - at[l].read_time;
+            break;
+        }
+    }
 }
 
 /* Words of the three-valued ROMIO hints, in the order of insights.tsv. */
