@@ -10,7 +10,7 @@ import shutil
 import subprocess
 
 import pytest
-from conftest import run_mpi
+from conftest import launcher, run_mpi
 
 ADAPT = {"IOTUNE_MODE": "adaptive"}
 IORIO = ["--api", "hdf5", "--mode", "collective", "--block", "64K", "--transfer", "16K",
@@ -140,3 +140,18 @@ def test_adaptive_mode_off_writes_no_section(tmp_path, kernel, libiotune):
     run_mpi(2, [kernel("iorio"), *IORIO], env={"IOTUNE_PROFILE": str(tmp_path / "p.json")},
             cwd=tmp_path, preload=libiotune, timeout=120)  # fmt: skip
     assert "adaptive" not in json.loads((tmp_path / "p.json").read_text())
+
+
+def test_cli_adapt_and_show_print_the_phases(tmp_path, kernel, build_dir):
+    import sys
+
+    cmd = [sys.executable, "-m", "iotune", "adapt", "--out", str(tmp_path / "a.json"), "--",
+           *launcher(build_dir), "2", str(kernel("iorio")), *IORIO, "--steps", "2"]  # fmt: skip
+    r = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "iorio.0.h5  [iorio.*.h5 #0, learning, 2 rank(s)]" in r.stdout
+    assert "rules fired: SIO-7" in r.stdout
+    assert "applied: romio_cb_write=disable (SIO-7)" in r.stdout
+    show = subprocess.run([sys.executable, "-m", "iotune", "show", str(tmp_path / "a.json")],
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert "iorio.1.h5  [iorio.*.h5 #1, optimised, 2 rank(s)]" in show.stdout
