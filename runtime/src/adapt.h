@@ -36,6 +36,12 @@ void iot_adapt_closing(MPI_File fh);
  * counts whether its file selection is one run of elements. */
 void iot_adapt_transfer(int rec, int64_t dset, int64_t fspace);
 
+/* The call stream for prediction (capture lock held): a phase of record rec begins (its first
+ * handle opened), an outermost data call on it, its end (last handle closed). */
+void iot_adapt_phase_begin(int rec, const char *name);
+void iot_adapt_call(int rec, int layer, int is_write, uint64_t bytes);
+void iot_adapt_phase_end(int rec);
+
 /* The profile's "adaptive" member (nothing when the mode is off). */
 void iot_adapt_write_json(FILE *f);
 

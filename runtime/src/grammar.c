@@ -365,8 +365,27 @@ static uint32_t first_terminal(const iot_grammar *g, int32_t id)
     return NT_BIT;
 }
 
+/* The continuation after the first `current` in rule id's expansion (at most max terminals),
+ * or 0 when it has none; *work counts the terminals expanded. */
+static size_t continuation(const iot_grammar *g, int id, uint32_t current, uint32_t *out,
+                           size_t max, uint32_t *tmp, size_t tmp_max, size_t *work)
+{
+    size_t n = emit(g, NT_BIT | (uint32_t)id, tmp, 0, tmp_max, 0);
+    *work += n;
+    for (size_t i = 0; i + 1 < n; i++)
+        if (tmp[i] == current) {
+            size_t k = n - i - 1 < max ? n - i - 1 : max;
+            memcpy(out, tmp + i + 1, k * sizeof *out);
+            return k;
+        }
+    return 0;
+}
+
 size_t iot_grammar_predict(const iot_grammar *g, uint32_t current, uint32_t *out, size_t max)
 {
+    if (max == 0)
+        return 0;
+    /* SmartIO: the rules whose expansion starts with the current symbol, the most used one */
     int best = -1;
     for (int id = 1; id < MAX_RULES; id++) { /* rule 0 is the input itself */
         if (g->r[id].guard < 0 || first_terminal(g, id) != current)
@@ -374,15 +393,30 @@ size_t iot_grammar_predict(const iot_grammar *g, uint32_t current, uint32_t *out
         if (best < 0 || g->r[id].uses > g->r[best].uses)
             best = id;
     }
-    if (best < 0 || max == 0)
-        return 0;
-    /* the best rule expanded, without the current symbol it starts with */
-    uint32_t *tmp = malloc((max + 1) * sizeof *tmp);
+    size_t tmp_max = max + 1 < 4096 ? 4096 : max + 1;
+    uint32_t *tmp = malloc(tmp_max * sizeof *tmp);
     if (!tmp)
         return 0;
-    size_t n = emit(g, NT_BIT | (uint32_t)best, tmp, 0, max + 1, 0);
-    size_t k = n > 0 ? n - 1 : 0;
-    memcpy(out, tmp + 1, k * sizeof *out);
+    size_t k = 0, work = 0;
+    if (best >= 0) {
+        k = continuation(g, best, current, out, max, tmp, tmp_max, &work);
+    } else {
+        /* a rule boundary need not fall on the current symbol (Sequitur makes "close open"
+         * a rule as readily as "open write"): the most used rule that holds it, continued
+         * after it; the work is bounded */
+        int used = -1;
+        for (int id = 1; id < MAX_RULES && work < ((size_t)1 << 20); id++) {
+            if (g->r[id].guard < 0 || g->r[id].uses <= used)
+                continue;
+            uint32_t probe[1];
+            if (continuation(g, id, current, probe, 1, tmp, tmp_max, &work)) {
+                used = g->r[id].uses;
+                best = id;
+            }
+        }
+        if (best >= 0)
+            k = continuation(g, best, current, out, max, tmp, tmp_max, &work);
+    }
     free(tmp);
     return k;
 }

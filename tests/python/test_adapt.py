@@ -62,6 +62,11 @@ def test_recurring_phases_learn_fire_apply_and_read_back(tmp_path, kernel, libio
     assert hints["iorio.0.h5"]["romio_cb_write"] == "automatic"  # learning: defaults
     assert hints["iorio.1.h5"]["romio_cb_write"] == "disable"  # read back from MPI-IO
     _same_data(base, tmp_path / "adapt", ["iorio.0.h5", "iorio.1.h5", "iorio.2.h5"])
+    # Sequitur over the rank's calls: from the third phase on the open predicts the whole phase
+    pred = p["adaptive"]["prediction"]
+    assert pred["calls"] > 0 and pred["grammar"]["full"] is False
+    last = [x for x in pred["phases"] if x["file"] == "iorio.2.h5" and x["actual"] > 1][-1]
+    assert last["predicted"] == last["actual"] == last["matched"] and last["accuracy"] == 1
 
 
 def test_guard_reverts_a_rule_whose_phase_was_slower(tmp_path, kernel, libiotune):
