@@ -57,8 +57,17 @@ def format_phases(data: Mapping[str, Any]) -> str:
         o = p.get("overhead_s") or {}
         extract += o.get("extraction", 0.0)
         optimise += o.get("optimisation", 0.0)
-    lines.append(f"  overhead: extraction {extract * 1e3:.3f} ms, optimisation "
-                 f"{optimise * 1e3:.3f} ms")  # fmt: skip
+    pred = a.get("prediction") or {}
+    done = [x for x in pred.get("phases") or [] if x.get("accuracy") is not None]
+    if done:
+        mean = sum(x["accuracy"] for x in done) / len(done)
+        symbols = pred["grammar"]["symbols"]
+        lines.append(
+            f"  prediction (Sequitur, rank 0): {len(done)} phase(s) predicted, mean "
+            f"accuracy {mean:.0%}; grammar of {symbols} symbols"
+        )
+    lines.append(f"  overhead: prediction {pred.get('seconds', 0.0) * 1e3:.3f} ms, extraction "
+                 f"{extract * 1e3:.3f} ms, optimisation {optimise * 1e3:.3f} ms")  # fmt: skip
     return "\n".join(lines)
 
 
