@@ -400,17 +400,20 @@ void iot_adapt_transfer(int rec, int64_t dset, int64_t fspace)
     if (!iot_adapt_on || rec < 0 || rec >= IOT_MAX_FILES)
         return;
     const iot_h5_api *h = iot_h5_real();
-    hid_t space = fspace == H5S_ALL ? h->H5Dget_space(dset) : fspace;
-    if (space < 0 || !h->H5Sget_select_bounds)
+    if (!h->H5Sget_select_bounds)
         return;
+    iot_h5_quiet quiet; /* an id the application got wrong prints nothing more */
+    iot_h5_quiet_begin(&quiet);
+    hid_t space = fspace == H5S_ALL ? h->H5Dget_space(dset) : fspace;
     hsize_t dims[32], start[32], end[32];
-    int n = h->H5Sget_simple_extent_ndims(space);
-    hssize_t points = h->H5Sget_select_npoints(space);
+    int n = space >= 0 ? h->H5Sget_simple_extent_ndims(space) : -1;
+    hssize_t points = n > 0 ? h->H5Sget_select_npoints(space) : 0;
     int ok = n > 0 && n <= 32 && points > 0 &&
              h->H5Sget_simple_extent_dims(space, dims, NULL) == n &&
              h->H5Sget_select_bounds(space, start, end) >= 0;
-    if (fspace == H5S_ALL)
+    if (fspace == H5S_ALL && space >= 0)
         h->H5Sclose(space);
+    iot_h5_quiet_end(&quiet);
     if (!ok)
         return;
     /* one run in row-major order: after the first dimension that selects more than one
