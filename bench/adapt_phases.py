@@ -186,6 +186,7 @@ def main() -> None:
                     "platform": platform.platform()},
         "note": "shared 2-core machine, other engineers running builds and tests: noisy",
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "rounds": args.rounds,
+        "load_average_start": os.getloadavg(),
         "runtime": str(paths.find_library()),
         "commands": {c: ["mpiexec", "-n", "2", CASES[c][0], *CASES[c][1]] for c in cases},
     }  # fmt: skip
@@ -209,6 +210,7 @@ def main() -> None:
                 fh.flush()
             print(f"round {rnd + 1}/{args.rounds} done", flush=True)
     meta["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    meta["load_average_end"] = os.getloadavg()
     (out / "adapt_phases-meta.json").write_text(json.dumps(meta, indent=2) + "\n")
     text = summarise(rows)
     (out / "adapt_phases.txt").write_text(text + "\n")
