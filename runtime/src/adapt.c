@@ -152,7 +152,7 @@ static void rebuild(void)
                     iot_value_parse(def, rs->value, &e[k].value, err, sizeof err) != 0)
                     continue;
                 e[k].param = rs->param;
-                e[k].line = 0;
+                e[k].line = -1; /* iot_origin: "adaptive mode" */
                 e[k].layer = def->layer;
                 snprintf(e[k].name, sizeof e[k].name, "%s", def->name);
                 _Static_assert(IOT_CLASS_MAX == IOT_PATTERN_MAX, "a class is a file pattern");

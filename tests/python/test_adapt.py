@@ -160,3 +160,11 @@ def test_cli_adapt_and_show_print_the_phases(tmp_path, kernel, build_dir):
     show = subprocess.run([sys.executable, "-m", "iotune", "show", str(tmp_path / "a.json")],
                           capture_output=True, text=True, timeout=60)  # fmt: skip
     assert "iorio.1.h5  [iorio.*.h5 #1, optimised, 2 rank(s)]" in show.stdout
+
+
+def test_verbose_report_names_the_adaptive_mode(tmp_path, kernel, libiotune):
+    env = {"IOTUNE_PROFILE": str(tmp_path / "p.json"), **ADAPT}
+    r = run_mpi(2, [kernel("iorio"), *IORIO, "--steps", "2"], env=env, cwd=tmp_path,
+                preload=libiotune, verbose=True, timeout=120)  # fmt: skip
+    assert "MPI_File_open iorio.0.h5 on" in r.stderr  # the learning phase: defaults
+    assert "romio_cb_write=disable (in effect) [adaptive mode]" in r.stderr
