@@ -37,7 +37,7 @@ def study_dir(tmp_path_factory, kernel, libiotune) -> Path:
     app = [str(kernel("gcrmio")), "--cells", "2048", "--levels", "8", "--chunk-cells", "1024"]
     r = subprocess.run(
         [sys.executable, "-m", "iotune.tune_cli", "--trials", "5", "-n", "1", "--cap", "0",
-         "--leaders", "2", "--repeat", "1", "--verify-pairs", "2", "--no-progress",
+         "--leaders", "2", "--repeat", "1", "--verify-pairs", "5", "--no-progress",
          "--seed", "1", "--study", "browser", "--out", str(out), "--", *app],
         env={**os.environ, "IOTUNE_LIB": str(libiotune)},
         capture_output=True, text=True, timeout=TIMEOUT,

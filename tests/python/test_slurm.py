@@ -71,7 +71,7 @@ def test_srun_trials_of_a_real_kernel_run_two_mpich_ranks(slurm, kernel, libiotu
     out = tmp_path / "out"
     app = [str(kernel("gcrmio")), "--cells", "2048", "--levels", "8", "--chunk-cells", "1024"]
     cmd = [sys.executable, "-m", "iotune.tune_cli", "--launcher", "srun", "-n", "2",
-           "--trials", "3", "--cap", "0", "--leaders", "1", "--verify-pairs", "1",
+           "--trials", "3", "--cap", "0", "--leaders", "1", "--verify-pairs", "5",
            "--no-progress", "--keep-scratch", "--study", "srun", "--out", str(out),
            "--", *app]  # fmt: skip
     env = env_for(slurm, IOTUNE_LIB=str(libiotune), SLURM_MPI_TYPE="pmi2")
@@ -149,7 +149,7 @@ def test_job_array_workers_share_a_study_and_survive_scancel(kind, slurm, reques
     fin = subprocess.run(
         [sys.executable, "-m", "iotune.tune_cli", "--storage", url, "--study", study,
          "--space", str(HERE / "fake_space.toml"), "--finish-only", "--leaders", "2",
-         "--repeat", "1", "--verify-pairs", "2", "--no-progress", "--out",
+         "--repeat", "1", "--verify-pairs", "5", "--no-progress", "--out",
          str(tmp_path / "final")],
         env=env, capture_output=True, text=True, timeout=TIMEOUT,
     )  # fmt: skip

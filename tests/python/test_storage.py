@@ -49,7 +49,7 @@ def test_no_password_in_errors(driver, tmp_path):
     that says why, the password masked."""
     url = f"{driver}://me:{SECRET}@127.0.0.1:1/db"
     r = tune("--storage", url, "--study", "s", "--finish-only", "--out", tmp_path / "o")
-    assert r.returncode == 2, r.stdout + r.stderr
+    assert r.returncode == 1, r.stdout + r.stderr
     assert SECRET not in r.stdout + r.stderr
     assert f"{driver}://me:***@127.0.0.1:1/db" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1, r.stderr
@@ -59,4 +59,4 @@ def test_no_password_in_errors(driver, tmp_path):
 def test_password_from_the_environment_is_scrubbed_from_errors(tmp_path):
     r = tune("--storage", "postgresql://me@127.0.0.1:1/db", "--study", "s", "--finish-only",
              "--out", tmp_path / "o", env={storage.PASSWORD_ENV: SECRET})  # fmt: skip
-    assert r.returncode == 2 and SECRET not in r.stdout + r.stderr
+    assert r.returncode == 1 and SECRET not in r.stdout + r.stderr
