@@ -1,5 +1,7 @@
 #include "capture.h"
 
+#include "adapt.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,6 +154,8 @@ void iot_count_access(int rec, iot_clayer layer, int is_write, int64_t offset, u
     }
     if (outer)
         r->outer_time += dt;
+    if (outer && iot_adapt_on) /* the call stream the adaptive mode predicts */
+        iot_adapt_call(rec, layer, is_write, bytes);
 }
 
 void iot_count_time(int rec, iot_clayer layer, int is_write, double dt, int outer)
@@ -187,7 +191,8 @@ void iot_mark_open(int rec, double t)
     if (recs[rec].start < 0 ||
         t - iot_clock.start < recs[rec].start) /* H5Fcreate after its MPI-IO open */
         recs[rec].start = t - iot_clock.start;
-    recs[rec].open_now++;
+    if (++recs[rec].open_now == 1 && iot_adapt_on)
+        iot_adapt_phase_begin(rec, recs[rec].name);
 }
 
 void iot_mark_close(int rec, double t)
@@ -195,8 +200,8 @@ void iot_mark_close(int rec, double t)
     if (rec < 0)
         return;
     recs[rec].end = t - iot_clock.start;
-    if (recs[rec].open_now > 0)
-        recs[rec].open_now--;
+    if (recs[rec].open_now > 0 && --recs[rec].open_now == 0 && iot_adapt_on)
+        iot_adapt_phase_end(rec);
 }
 
 void iot_count_close(int rec, iot_clayer layer, const char *func, double t, double end, int outer)

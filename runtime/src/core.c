@@ -67,6 +67,10 @@ void iot_warn_once(const char *key, const char *fmt, ...)
 
 const char *iot_origin(const iot_entry *e, char *buf, int len)
 {
+    if (e->line < 0) { /* an entry of the adaptive mode's rules (adapt.c) */
+        snprintf(buf, (size_t)len, "adaptive mode");
+        return buf;
+    }
     const char *config_path = iot_env.config;
     const char *base = config_path ? strrchr(config_path, '/') : NULL;
     snprintf(buf, (size_t)len, "%s:%d", base ? base + 1 : (config_path ? config_path : "?"),

@@ -4,6 +4,7 @@
 
 #include <mpi.h>
 
+#include "adapt.h"
 #include "settings.h"
 
 /* The interposed functions are the only symbols the library exports. */
@@ -28,7 +29,8 @@ static inline const iot_settings *iot_active(void)
 {
     if (!iot_g.loaded)
         iot_load(MPI_COMM_NULL);
-    return (!iot_g.disabled && iot_g.settings.count > 0) ? &iot_g.settings : NULL;
+    const iot_settings *s = iot_adapt_settings(&iot_g.settings); /* adaptive mode's rules */
+    return (!iot_g.disabled && s->count > 0) ? s : NULL;
 }
 
 /* Rank in MPI_COMM_WORLD, or 0 without MPI. */

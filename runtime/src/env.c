@@ -11,6 +11,10 @@
  * | IOTUNE_SESSION     | id                    | the run a profile belongs to (set when unset)|
  * | IOTUNE_SYNC        | 0, 1                  | fsync written files before close            |
  * | IOTUNE_RANK_CHILD  | 1 (set by the runtime)| started by an MPI rank: capture nothing     |
+ * | IOTUNE_MODE        | adaptive              | rules applied to recurring phases (adapt.c) |
+ * | IOTUNE_TEST_SLOW_RULE | CODE[:FACTOR]      | TESTS ONLY: the adaptive guard sees phases  |
+ * |                    |                       | that applied rule CODE as FACTOR (10) times |
+ * |                    |                       | slower than measured, to test its revert    |
  *
  * The runtime also sets IOTUNE_SESSION (first process of a run), IOTUNE_RANK_CHILD (in an MPI
  * rank) and IOTUNE_TRACE=0 (trace asked without a profile: said once) for its children. */
@@ -57,6 +61,9 @@ void iot_env_read(void)
     iot_env.trace_limit = v ? atoll(v) : 0;
     iot_env.sync = flag("IOTUNE_SYNC");
     iot_env.rank_child = getenv("IOTUNE_RANK_CHILD") != NULL;
+    v = value("IOTUNE_MODE");
+    iot_env.adaptive = v && strcmp(v, "adaptive") == 0;
+    iot_env.slow_rule = value("IOTUNE_TEST_SLOW_RULE");
 }
 
 void iot_env_export(const char *name, const char *val)

@@ -13,6 +13,8 @@ typedef struct {
     long long trace_limit; /* IOTUNE_TRACE_LIMIT: events per rank, 0 for the default */
     int sync;              /* IOTUNE_SYNC: fsync written files before close */
     int rank_child;        /* IOTUNE_RANK_CHILD: started by an MPI rank (system(), popen()) */
+    int adaptive;          /* IOTUNE_MODE=adaptive: rules applied to recurring phases */
+    const char *slow_rule; /* IOTUNE_TEST_SLOW_RULE: tests only, see env.c */
 } iot_env_vars;
 
 extern iot_env_vars iot_env;

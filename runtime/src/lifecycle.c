@@ -75,6 +75,7 @@ __attribute__((constructor)) static void runtime_start(void)
         iot_session_init(); /* launchers too: they pass it on to the ranks */
     /* programs that an MPI rank starts (system(), popen()) must not write over its profile */
     iot_capture_on = iot_env.profile && !is_launcher() && !iot_env.rank_child;
+    iot_adapt_init();
     if (iot_trace_on && !iot_env.profile) {
         /* said once per run: the variable is turned off for the processes this one starts
          * (replacing an existing variable also reaches shells, which copy their environment

@@ -545,7 +545,9 @@ void iot_profile_write(FILE *f, const iot_profile *p, const iot_profile_meta *m)
     iot_json_string(f, s->digest[0] ? s->digest : NULL);
     fputs(", \"settings\": ", f);
     iot_json_settings(f, s);
-    fputs("}, \"layers\": {", f);
+    fputs("}, ", f);
+    iot_adapt_write_json(f);
+    fputs("\"layers\": {", f);
     for (int l = 0; l < IOT_NLAYERS; l++) {
         fprintf(f, "%s\"%s\": ", l ? ", " : "", layer_names[l]);
         write_counters(f, (iot_clayer)l, &p->total.c[l]);

@@ -48,7 +48,7 @@ static void opened(MPI_Comm comm, const char *filename, MPI_File fh, double t, d
 IOT_MPI_WRAPPER(int, MPI_File_open,
                 (MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh))
 {
-    const iot_settings *s = filename ? iot_active() : NULL;
+    const iot_settings *s = filename ? iot_adapt_opening(comm, filename) : NULL;
     if (!s && !iot_capture_on)
         return PMPI_File_open(comm, filename, amode, info, fh);
     iot_mpiio_hints hints;
@@ -56,6 +56,8 @@ IOT_MPI_WRAPPER(int, MPI_File_open,
     IOT_TIMED(iot_mpiio_open(comm, filename, amode, info, use, fh, &hints));
     if (rc == MPI_SUCCESS && iot_capture_on)
         opened(comm, filename, *fh, t, dt, outer);
+    if (filename && iot_adapt_on)
+        iot_adapt_opened(comm, filename, iot_rec_for(filename, IOT_L_MPIIO), *fh, !rc, t);
     int rank = 0;
     PMPI_Comm_rank(comm, &rank);
     if (rc == MPI_SUCCESS && s && iot_g.verbose && rank == 0)
@@ -75,6 +77,7 @@ IOT_MPI_WRAPPER(int, MPI_File_close, (MPI_File * fh))
 {
     if (!iot_capture_on)
         return PMPI_File_close(fh);
+    iot_adapt_closing(*fh);
     int rec = -1;
     if (iot_lock()) { /* forgotten first: another thread may get the same handle at once */
         rec = record_of(*fh);

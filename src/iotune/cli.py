@@ -310,6 +310,10 @@ def cmd_show(args: argparse.Namespace) -> int:
         print(json.dumps(p.data, indent=2))
     else:
         print(prof.summary(p, files=args.files, top=args.top))
+        if p.data.get("adaptive"):
+            from iotune import adapt
+
+            print("\n" + adapt.format_phases(p.data))
     return 0
 
 
@@ -427,6 +431,10 @@ def build_parser() -> argparse.ArgumentParser:
     from iotune.advise import cli as advise_cli  # argparse only: importing it is cheap
 
     advise_cli.register(sub)
+
+    from iotune import adapt  # argparse only: importing it is cheap
+
+    adapt.register(sub, _summary_options)
 
     p = sub.add_parser(
         "profile",

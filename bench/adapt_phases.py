@@ -1,0 +1,221 @@
+#!/usr/bin/env python3
+"""The runtime's adaptive mode against the same runtime without it, phase by phase.
+
+Each case runs a kernel with recurring phases under mpiexec (2 ranks) with the runtime
+preloaded and capture on, alternately without (baseline) and with IOTUNE_MODE=adaptive, in a
+shuffled order per round, each measured run right after a discarded identical warm-up run
+(LAB-NOTES' noise section). Both write a profile: the per-file time (`files[].time_s.max`, the
+slowest rank's time in the file's I/O calls) is a phase's time; the adaptive profile also gives
+the rules applied and the overhead split (prediction, extraction, optimisation).
+
+Per case and phase: median time of each, the ratio of medians (speedup = baseline / adaptive);
+for the whole run (the profile's io.time_s): medians, min, max, the median of the paired
+per-round ratios and a paired sign-flip permutation test on the log ratios (exact for up to 16
+rounds), two-sided; overhead as a share of the adaptive run's I/O time.
+
+Raw rows go to bench/data/adapt_phases.csv (appended as measured), the machine and commands to
+bench/data/adapt_phases-meta.json, the summary to bench/data/adapt_phases.txt.
+
+Usage: nice -n 10 .venv/bin/python bench/adapt_phases.py [--rounds 6] [--cases iorio-shared,...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import itertools
+import json
+import math
+import os
+import platform
+import random
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from iotune import paths
+
+HERE = Path(__file__).resolve().parent
+STEPS = 7
+CASES = {
+    # IOR-style, one new shared HDF5 file per step, collective transfers in order
+    "iorio-shared": ("iorio", ["--api", "hdf5", "--mode", "collective", "--block", "2M",
+                               "--transfer", "512K", "--segments", "4", "--steps", str(STEPS)]),
+    # IOR-style, a file per process per step through MPI-IO, independent
+    "iorio-fpp": ("iorio", ["--api", "mpiio", "--layout", "fpp", "--block", "2M", "--transfer",
+                            "512K", "--segments", "4", "--steps", str(STEPS)]),
+    # 7 iterations in one file: one phase (nothing recurs), so only the overhead shows
+    "vorpal": ("vorpalio", ["--block", "100,100,60", "--steps", str(STEPS)]),
+    "gcrm": ("gcrmio", ["--cells", "16384", "--iterations", str(STEPS)]),
+}  # fmt: skip
+FIELDS = ["case", "round", "order", "config", "file", "time_s", "bytes", "run_io_s",
+          "wall_s", "rules", "reverted", "prediction_s", "extraction_s", "optimisation_s",
+          "status"]  # fmt: skip
+TIMEOUT = 300
+
+
+def run(kernel: Path, args: list[str], cwd: Path, adaptive: bool) -> dict | None:
+    env = dict(os.environ, LD_PRELOAD=str(paths.find_library()))
+    for key in ("IOTUNE_CONFIG", "IOTUNE_TRACE", "IOTUNE_VERBOSE", "IOTUNE_MODE"):
+        env.pop(key, None)
+    env["IOTUNE_PROFILE"] = str(cwd / "p.json")
+    if adaptive:
+        env["IOTUNE_MODE"] = "adaptive"
+    for f in cwd.iterdir():
+        f.unlink()
+    cmd = ["mpiexec", "-n", "2", str(kernel), *args]
+    r = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT)
+    if r.returncode != 0:
+        return None
+    return json.loads((cwd / "p.json").read_text())
+
+
+def rows_of(case: str, rnd: int, order: int, config: str, p: dict | None) -> list[dict]:
+    if p is None:
+        return [dict(case=case, round=rnd, order=order, config=config, status="failed")]
+    a = p.get("adaptive") or {}
+    by_file = {x["file"]: x for x in a.get("phases") or []}
+    pred_s = (a.get("prediction") or {}).get("seconds", 0.0)
+    out = []
+    for f in p["files"]:
+        if f["name"].startswith("/"):
+            continue  # not the kernel's data (libraries, /proc): only relative names are
+        ph = by_file.get(f["name"], {})
+        o = ph.get("overhead_s") or {}
+        g = ph.get("guard") or {}
+        out.append(dict(
+            case=case, round=rnd, order=order, config=config, file=f["name"],
+            time_s=f["time_s"]["max"],
+            bytes=sum((f.get(lay) or {}).get("bytes_written", 0) for lay in ("hdf5",))
+            or (f.get("mpiio") or {}).get("bytes_written", 0),
+            run_io_s=p["io"]["time_s"], wall_s=p["wall_s"],
+            rules=" ".join(s["rule"] for s in ph.get("applied") or []),
+            reverted=" ".join(g.get("reverted") or []),
+            prediction_s=pred_s, extraction_s=o.get("extraction", 0.0),
+            optimisation_s=o.get("optimisation", 0.0), status="ok"))  # fmt: skip
+    return out
+
+
+def sign_flip_p(logs: list[float]) -> float:
+    """Two-sided paired sign-flip permutation test of mean log ratio = 0 (exact up to 16)."""
+    n = len(logs)
+    if n == 0:
+        return float("nan")
+    obs = abs(sum(logs))
+    if n <= 16:
+        flips = itertools.product((1, -1), repeat=n)
+        hits = total = 0
+        for s in flips:
+            total += 1
+            hits += abs(sum(a * b for a, b in zip(s, logs, strict=True))) >= obs - 1e-12
+        return hits / total
+    rng = random.Random(1)
+    hits = sum(abs(sum(x * rng.choice((1, -1)) for x in logs)) >= obs - 1e-12
+               for _ in range(20000))  # fmt: skip
+    return hits / 20000
+
+
+def summarise(rows: list[dict]) -> str:
+    out = []
+    ok = [r for r in rows if r["status"] == "ok"]
+    for case in dict.fromkeys(r["case"] for r in rows):
+        out.append(f"== {case}")
+        mine = [r for r in ok if r["case"] == case]
+        files = list(dict.fromkeys(r["file"] for r in mine))
+        out.append(
+            "  phase               base med s  adapt med s  speedup  rules applied (adaptive)"
+        )
+        for f in files:
+            b = [float(r["time_s"]) for r in mine if r["file"] == f and r["config"] == "base"]
+            a = [float(r["time_s"]) for r in mine if r["file"] == f and r["config"] == "adapt"]
+            if not b or not a:
+                continue
+            rules = sorted({r["rules"] for r in mine if r["file"] == f and r["config"] == "adapt"})
+            rev = sorted({r["reverted"] for r in mine if r["file"] == f and r["reverted"]})
+            note = "/".join(x or "-" for x in rules) + (f" reverted:{'/'.join(rev)}" if rev else "")
+            bm, am = statistics.median(b), statistics.median(a)
+            out.append(f"  {f:<20}{bm:>11.4f}{am:>13.4f}{bm / am:>9.2f}  {note}")
+        runs = {}
+        for r in mine:
+            runs[(r["round"], r["config"])] = r
+        base = {k[0]: float(v["run_io_s"]) for k, v in runs.items() if k[1] == "base"}
+        adap = {k[0]: float(v["run_io_s"]) for k, v in runs.items() if k[1] == "adapt"}
+        pairs = [(base[k], adap[k]) for k in base if k in adap]
+        if not pairs:
+            continue
+        logs = [math.log(b / a) for b, a in pairs]
+        bs, ads = [b for b, _ in pairs], [a for _, a in pairs]
+        out.append(f"  run I/O time: base median {statistics.median(bs):.4f} s "
+                   f"[{min(bs):.4f}, {max(bs):.4f}], adaptive {statistics.median(ads):.4f} s "
+                   f"[{min(ads):.4f}, {max(ads):.4f}], ratio of medians "
+                   f"{statistics.median(bs) / statistics.median(ads):.2f}, median paired ratio "
+                   f"{math.exp(statistics.median(logs)):.2f}, sign-flip p = {sign_flip_p(logs):.3f}"
+                   f" ({len(pairs)} rounds)")  # fmt: skip
+        ov = {}
+        for r in (v for k, v in runs.items() if k[1] == "adapt"):
+            rr = [x for x in mine if x["round"] == r["round"] and x["config"] == "adapt"]
+            ext = sum(float(x["extraction_s"]) for x in rr)
+            opt = sum(float(x["optimisation_s"]) for x in rr)
+            ov.setdefault("prediction", []).append(float(r["prediction_s"]))
+            ov.setdefault("extraction", []).append(ext)
+            ov.setdefault("optimisation", []).append(opt)
+            ov.setdefault("io", []).append(float(r["run_io_s"]))
+        io = statistics.median(ov["io"])
+        parts = ", ".join(f"{k} {statistics.median(v) * 1e3:.2f} ms "
+                          f"({statistics.median(v) / io:.2%} of I/O time)"
+                          for k, v in ov.items() if k != "io")  # fmt: skip
+        out.append(f"  overhead (rank 0, median per run): {parts}")
+    return "\n".join(out)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=6)
+    ap.add_argument("--cases", default=",".join(CASES))
+    ap.add_argument("--out", default=str(HERE / "data"))
+    args = ap.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    cases = args.cases.split(",")
+    raw = out / "adapt_phases.csv"
+    new = not raw.exists()
+    meta = {
+        "machine": {"host": platform.node(), "cpus": os.cpu_count(),
+                    "platform": platform.platform()},
+        "note": "shared 2-core machine, other engineers running builds and tests: noisy",
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "rounds": args.rounds,
+        "load_average_start": os.getloadavg(),
+        "runtime": str(paths.find_library()),
+        "commands": {c: ["mpiexec", "-n", "2", CASES[c][0], *CASES[c][1]] for c in cases},
+    }  # fmt: skip
+    rows: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="adapt-bench-") as tmp, raw.open("a") as fh:
+        w = csv.DictWriter(fh, FIELDS)
+        if new:
+            w.writeheader()
+        work = Path(tmp)
+        for rnd in range(args.rounds):
+            jobs = [(c, cfg) for c in cases for cfg in ("base", "adapt")]
+            random.Random(rnd).shuffle(jobs)
+            for order, (case, cfg) in enumerate(jobs):
+                name, kargs = CASES[case]
+                kernel = paths.find_kernel(name)
+                run(kernel, kargs, work, cfg == "adapt")  # warm-up, discarded
+                p = run(kernel, kargs, work, cfg == "adapt")
+                for r in rows_of(case, rnd, order, cfg, p):
+                    rows.append(r)
+                    w.writerow(r)
+                fh.flush()
+            print(f"round {rnd + 1}/{args.rounds} done", flush=True)
+    meta["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    meta["load_average_end"] = os.getloadavg()
+    (out / "adapt_phases-meta.json").write_text(json.dumps(meta, indent=2) + "\n")
+    text = summarise(rows)
+    (out / "adapt_phases.txt").write_text(text + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,48 @@
+/* The runtime's adaptive mode (IOTUNE_MODE=adaptive, docs/adaptive.md): it learns each class
+ * of recurring phase (phase.h) from its first phase, evaluates the online rules of the rule
+ * table on that phase's insights (rules.h), and gives the class's later phases the settings
+ * those rules propose, as an ordinary settings set that the control-file path applies (a
+ * control file's setting of the same parameter wins). A guard compares each optimised phase
+ * with the learning phase and reverts the rules of one that was slower. Everything goes into
+ * the profile's "adaptive" section (docs/profile.md). */
+#ifndef IOTUNE_ADAPT_H
+#define IOTUNE_ADAPT_H
+
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "settings.h"
+
+extern int iot_adapt_on; /* adaptive mode asked for, and capture on */
+
+/* Starts the mode (at start-up, after the environment is read and capture decided). */
+void iot_adapt_init(void);
+
+/* The settings in effect: control's entries after the adaptive ones (so control wins), or
+ * control itself when the mode is off or has nothing to add. */
+const iot_settings *iot_adapt_settings(const iot_settings *control);
+
+/* MPI_File_open of filename on comm (collective): before the real open, the settings the open
+ * is to use, which the ranks of comm agreed on (else the control file's alone); after it,
+ * iot_adapt_opened with the same comm on every rank, whatever the open returned. */
+const iot_settings *iot_adapt_opening(MPI_Comm comm, const char *filename);
+void iot_adapt_opened(MPI_Comm comm, const char *filename, int rec, MPI_File fh, int ok, double t);
+
+/* MPI_File_close of fh (collective over the file's ranks), before the real close. */
+void iot_adapt_closing(MPI_File fh);
+
+/* An HDF5 transfer (dataset and file space ids, hid_t) on the file of capture record rec:
+ * counts whether its file selection is one run of elements. */
+void iot_adapt_transfer(int rec, int64_t dset, int64_t fspace);
+
+/* The call stream for prediction (capture lock held): a phase of record rec begins (its first
+ * handle opened), an outermost data call on it, its end (last handle closed). */
+void iot_adapt_phase_begin(int rec, const char *name);
+void iot_adapt_call(int rec, int layer, int is_write, uint64_t bytes);
+void iot_adapt_phase_end(int rec);
+
+/* The profile's "adaptive" member (nothing when the mode is off). */
+void iot_adapt_write_json(FILE *f);
+
+#endif

@@ -1,0 +1,110 @@
+"""The runtime's adaptive mode seen from Python: `iotune adapt -- LAUNCH...` (one run with
+IOTUNE_MODE=adaptive and a profile), and the per-phase report that it and `iotune show` print
+from a profile's "adaptive" section (docs/profile.md)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Mapping
+from typing import Any
+
+PROG = "iotune"
+# insights shown per phase (all of them are in the profile)
+SHOWN = ("file_mode", "interface", "transfer_mode", "access_pattern", "io_mix",
+         "transfer_size_median", "fs")  # fmt: skip
+
+
+def _mb_s(x: float) -> str:
+    return f"{x / 1e6:.1f}"
+
+
+def _insight(name: str, v: Any) -> str:
+    if v is None:
+        return f"{name}=?"
+    if name.startswith("transfer_size") and isinstance(v, (int, float)):
+        return f"{name}={int(v) // 1024} KiB" if v >= 1024 else f"{name}={int(v)} B"
+    return f"{name}={v}"
+
+
+def format_phases(data: Mapping[str, Any]) -> str:
+    """What the adaptive mode did, phase by phase (rank 0's view), or '' without that section."""
+    a = data.get("adaptive")
+    if not a:
+        return ""
+    phases = a.get("phases") or []
+    lines = [f"adaptive mode: {len(phases)} phase(s), guard below {a.get('guard_ratio')} "
+             "of the learning phase's bytes/s reverts"]  # fmt: skip
+    if a.get("dropped_phases"):
+        lines.append(f"  ({a['dropped_phases']} later phases not recorded)")
+    extract = optimise = 0.0
+    for p in phases:
+        head = (f"  {p['file']}  [{p['class']} #{p['index']}, {p['role']}, {p['ranks']} rank(s)]"
+                f"  {_mb_s(p['bytes_per_s'])} MB/s of transfer time")  # fmt: skip
+        g = p.get("guard")
+        if g:
+            head += f", {g['ratio']:.2f}x the learning phase"
+        lines.append(head)
+        ins = p.get("insights") or {}
+        lines.append("    insights: " + ", ".join(_insight(k, ins.get(k)) for k in SHOWN))
+        if p.get("fired"):
+            lines.append("    rules fired: " + ", ".join(p["fired"]))
+        if p.get("applied"):
+            lines.append("    applied: " + ", ".join(f"{s['name']}={s['value']} ({s['rule']})"
+                                                    for s in p["applied"]))  # fmt: skip
+        if g and g.get("reverted"):
+            lines.append("    reverted (slower than learning): " + ", ".join(g["reverted"]))
+        o = p.get("overhead_s") or {}
+        extract += o.get("extraction", 0.0)
+        optimise += o.get("optimisation", 0.0)
+    pred = a.get("prediction") or {}
+    done = [x for x in pred.get("phases") or [] if x.get("accuracy") is not None]
+    if done:
+        mean = sum(x["accuracy"] for x in done) / len(done)
+        symbols = pred["grammar"]["symbols"]
+        lines.append(
+            f"  prediction (Sequitur, rank 0): {len(done)} phase(s) predicted, mean "
+            f"accuracy {mean:.0%}; grammar of {symbols} symbols"
+        )
+    lines.append(f"  overhead: prediction {pred.get('seconds', 0.0) * 1e3:.3f} ms, extraction "
+                 f"{extract * 1e3:.3f} ms, optimisation {optimise * 1e3:.3f} ms")  # fmt: skip
+    return "\n".join(lines)
+
+
+def register(sub: argparse._SubParsersAction, summary_options) -> None:
+    p = sub.add_parser(
+        "adapt",
+        help="run once with the runtime's adaptive mode and say what it did per phase",
+        description="Launch the command once with IOTUNE_MODE=adaptive: the runtime learns "
+        "each recurring I/O phase (a file's open to close; files numbered alike are one "
+        "class) from its first occurrence, applies the online rules of the rule table to the "
+        "later ones, and reverts a rule whose phase was slower. Prints the profile's summary "
+        "and the phases. A control file (--config) wins over the rules.",
+        usage=f"{PROG} adapt [--out FILE] [--config FILE] -- COMMAND [ARG...]",
+    )
+    summary_options(p)
+    p.add_argument("--out", "-o", default="iotune-adapt.json", metavar="FILE",
+                   help="where the profile goes (default: iotune-adapt.json)")  # fmt: skip
+    p.add_argument("--config", "-c", metavar="FILE", help="control file (wins over the rules)")
+    p.add_argument(
+        "--mpi",
+        choices=["mpich", "openmpi"],
+        help="preload the runtime of this MPI family (default: the command's MPI)",
+    )
+    p.add_argument("command", nargs=argparse.REMAINDER, help="the launch command, after --")
+    p.set_defaults(func=cmd_adapt, trace=False)
+
+
+def cmd_adapt(args: argparse.Namespace) -> int:
+    from iotune import cli
+    from iotune import profile as prof
+
+    os.environ["IOTUNE_MODE"] = "adaptive"  # the launched command inherits it
+    status = cli.cmd_profile(args)
+    try:
+        p = prof.load(os.path.abspath(args.out))
+    except prof.ProfileError:
+        return status
+    print()
+    print(format_phases(p.data) or "adaptive mode: no phase recorded")
+    return status

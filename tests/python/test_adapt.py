@@ -1,0 +1,169 @@
+"""The runtime's adaptive mode (IOTUNE_MODE=adaptive): real 2-rank runs at tiny sizes. Phases
+are found and matched by class, the online rules of the table fire on the learning phase and
+their settings are applied to the later phases (read back with MPI_File_get_info), the guard
+reverts a rule whose phase looked slower, a control file wins, and the data are identical to a
+run without the runtime (h5diff)."""
+
+import filecmp
+import json
+import shutil
+import subprocess
+
+import pytest
+from conftest import launcher, run_mpi
+
+ADAPT = {"IOTUNE_MODE": "adaptive"}
+IORIO = ["--api", "hdf5", "--mode", "collective", "--block", "64K", "--transfer", "16K",
+         "--segments", "2"]  # fmt: skip
+
+
+def _run(tmp, argv, libiotune, env=None, config=None):
+    tmp.mkdir(exist_ok=True)
+    e = {"IOTUNE_PROFILE": str(tmp / "p.json"), **ADAPT, **(env or {})}
+    run_mpi(2, argv, env=e, cwd=tmp, preload=libiotune, config=config, timeout=120)
+    return json.loads((tmp / "p.json").read_text())
+
+
+def _same_data(a, b, names):
+    for n in names:
+        if n.endswith(".h5"):
+            assert shutil.which("h5diff"), "h5diff missing"
+            r = subprocess.run(["h5diff", a / n, b / n], capture_output=True, text=True)
+            assert r.returncode == 0, (n, r.stdout, r.stderr)
+        else:
+            assert filecmp.cmp(a / n, b / n, shallow=False), n
+
+
+def _hints(profile):
+    return {f["name"]: f.get("hints") or {} for f in profile["files"]}
+
+
+def test_recurring_phases_learn_fire_apply_and_read_back(tmp_path, kernel, libiotune):
+    argv = [kernel("iorio"), *IORIO, "--steps", "3"]
+    base = tmp_path / "base"
+    base.mkdir()
+    run_mpi(2, argv, cwd=base, timeout=120)
+    p = _run(tmp_path / "adapt", argv, libiotune)
+    phases = p["adaptive"]["phases"]
+    assert [x["file"] for x in phases] == ["iorio.0.h5", "iorio.1.h5", "iorio.2.h5"]
+    assert {x["class"] for x in phases} == {"iorio.*.h5"}
+    assert [x["role"] for x in phases] == ["learning", "optimised", "optimised"]
+    learn = phases[0]["insights"]
+    # the kernel's known pattern: one shared file, collective HDF5 writes, in order, 16 KiB
+    assert learn["file_mode"] == "shared" and learn["interface"] == "hdf5"
+    assert learn["transfer_mode"] == "collective" and learn["access_pattern"] == "sequential"
+    assert learn["io_mix"] == "write" and learn["transfer_size_median"] == 16384
+    assert learn["bytes_written"] == 2 * 2 * 64 * 1024 and learn["file_ranks"] == 2
+    assert phases[0]["fired"] == ["SIO-7"]
+    for x in phases[1:]:
+        assert x["applied"] == [{"rule": "SIO-7", "name": "romio_cb_write", "value": "disable"}]
+        assert x["guard"]["reverted"] == [] or x["guard"]["ratio"] < p["adaptive"]["guard_ratio"]
+    hints = _hints(p)
+    assert hints["iorio.0.h5"]["romio_cb_write"] == "automatic"  # learning: defaults
+    assert hints["iorio.1.h5"]["romio_cb_write"] == "disable"  # read back from MPI-IO
+    _same_data(base, tmp_path / "adapt", ["iorio.0.h5", "iorio.1.h5", "iorio.2.h5"])
+    # Sequitur over the rank's calls: from the third phase on the open predicts the whole phase
+    pred = p["adaptive"]["prediction"]
+    assert pred["calls"] > 0 and pred["grammar"]["full"] is False
+    last = [x for x in pred["phases"] if x["file"] == "iorio.2.h5" and x["actual"] > 1][-1]
+    assert last["predicted"] == last["actual"] == last["matched"] and last["accuracy"] == 1
+
+
+def test_guard_reverts_a_rule_whose_phase_was_slower(tmp_path, kernel, libiotune):
+    # test-only knob: phases that applied SIO-7 are measured 1000 times slower than they were
+    argv = [kernel("iorio"), *IORIO, "--steps", "3"]
+    p = _run(tmp_path, argv, libiotune, env={"IOTUNE_TEST_SLOW_RULE": "SIO-7:1000"})
+    phases = p["adaptive"]["phases"]
+    assert phases[1]["role"] == "optimised"
+    assert phases[1]["guard"]["reverted"] == ["SIO-7"] and phases[1]["guard"]["ratio"] < 0.9
+    assert phases[2]["role"] == "default" and phases[2]["applied"] == []
+    hints = _hints(p)
+    assert hints["iorio.1.h5"]["romio_cb_write"] == "disable"
+    assert hints["iorio.2.h5"]["romio_cb_write"] == "automatic"
+
+
+def test_control_file_wins_over_the_rules(tmp_path, kernel, libiotune):
+    cfg = tmp_path / "c.xml"
+    cfg.write_text("<Parameters><Middleware_Layer><romio_cb_write>enable</romio_cb_write>"
+                   "</Middleware_Layer></Parameters>")  # fmt: skip
+    argv = [kernel("iorio"), *IORIO, "--steps", "2"]
+    p = _run(tmp_path / "run", argv, libiotune, config=cfg)
+    phases = p["adaptive"]["phases"]
+    assert phases[1]["applied"] == []
+    assert all(h["romio_cb_write"] == "enable" for h in _hints(p).values())
+
+
+def test_a_single_phase_only_learns(tmp_path, kernel, libiotune):
+    p = _run(tmp_path, [kernel("iorio"), *IORIO], libiotune)
+    phases = p["adaptive"]["phases"]
+    assert len(phases) == 1 and phases[0]["role"] == "learning" and phases[0]["applied"] == []
+
+
+def test_file_per_process_phases(tmp_path, kernel, libiotune):
+    argv = [kernel("iorio"), "--api", "mpiio", "--layout", "fpp", "--block", "64K", "--transfer",
+            "16K", "--segments", "2", "--steps", "3"]  # fmt: skip
+    base = tmp_path / "base"
+    base.mkdir()
+    run_mpi(2, argv, cwd=base, timeout=120)
+    p = _run(tmp_path / "adapt", argv, libiotune)
+    phases = p["adaptive"]["phases"]
+    assert len(phases) == 3 and {x["class"] for x in phases} == {"iorio.*.r*.dat"}
+    assert all(x["ranks"] == 1 and x["insights"]["file_mode"] == "per_process" for x in phases)
+    assert phases[0]["insights"]["interface"] == "mpiio"
+    assert phases[0]["insights"]["transfer_mode"] == "independent"
+    names = [f"iorio.{s}.r{r}.dat" for s in range(3) for r in range(2)]
+    _same_data(base, tmp_path / "adapt", names)
+
+
+def test_strided_collective_writes_fire_cb_buffer_size(tmp_path, kernel, libiotune):
+    p = _run(tmp_path, [kernel("vorpalio"), "--block", "8,6,4"], libiotune)
+    learn = p["adaptive"]["phases"][0]
+    assert learn["insights"]["access_pattern"] == "strided"
+    assert learn["insights"]["noncontiguous_fraction"] == 1
+    assert "IOT-3" in learn["fired"]
+
+
+@pytest.mark.parametrize("slow", [None, "SIO-7"])
+def test_subcommunicators_per_rank_files_and_threads(tmp_path, test_prog, libiotune, slow):
+    prog = test_prog("adapt_probe")
+    base = tmp_path / "base"
+    base.mkdir()
+    run_mpi(2, [prog, "512"], cwd=base, timeout=120)
+    env = {"IOTUNE_TEST_SLOW_RULE": slow + ":1000"} if slow else {}
+    p = _run(tmp_path / "adapt", [prog, "512"], libiotune, env=env)
+    files = sorted(f.name for f in base.iterdir())
+    assert len(files) == 5 + 4 + 8
+    _same_data(base, tmp_path / "adapt", files)
+    by_file = {x["file"]: x for x in p["adaptive"]["phases"]}
+    assert by_file["shared.0.h5"]["fired"] == ["SIO-7"]
+    assert by_file["shared.3.h5"]["ranks"] == 1  # rank 0's sub-communicator
+    assert by_file["shared.4.h5"]["ranks"] == 2
+
+
+def test_adaptive_mode_off_writes_no_section(tmp_path, kernel, libiotune):
+    tmp_path.mkdir(exist_ok=True)
+    run_mpi(2, [kernel("iorio"), *IORIO], env={"IOTUNE_PROFILE": str(tmp_path / "p.json")},
+            cwd=tmp_path, preload=libiotune, timeout=120)  # fmt: skip
+    assert "adaptive" not in json.loads((tmp_path / "p.json").read_text())
+
+
+def test_cli_adapt_and_show_print_the_phases(tmp_path, kernel, build_dir):
+    import sys
+
+    cmd = [sys.executable, "-m", "iotune", "adapt", "--out", str(tmp_path / "a.json"), "--",
+           *launcher(build_dir), "2", str(kernel("iorio")), *IORIO, "--steps", "2"]  # fmt: skip
+    r = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "iorio.0.h5  [iorio.*.h5 #0, learning, 2 rank(s)]" in r.stdout
+    assert "rules fired: SIO-7" in r.stdout
+    assert "applied: romio_cb_write=disable (SIO-7)" in r.stdout
+    show = subprocess.run([sys.executable, "-m", "iotune", "show", str(tmp_path / "a.json")],
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert "iorio.1.h5  [iorio.*.h5 #1, optimised, 2 rank(s)]" in show.stdout
+
+
+def test_verbose_report_names_the_adaptive_mode(tmp_path, kernel, libiotune):
+    env = {"IOTUNE_PROFILE": str(tmp_path / "p.json"), **ADAPT}
+    r = run_mpi(2, [kernel("iorio"), *IORIO, "--steps", "2"], env=env, cwd=tmp_path,
+                preload=libiotune, verbose=True, timeout=120)  # fmt: skip
+    assert "romio_cb_write=disable (in effect) [adaptive mode]" in r.stderr
