@@ -428,6 +428,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     advise_cli.register(sub)
 
+    from iotune.kb import cli as kb_cli  # argparse only: importing it is cheap
+
+    kb_cli.register(sub)
+
     p = sub.add_parser(
         "profile",
         help="run a command once with capture on and summarise its I/O",
