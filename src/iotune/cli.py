@@ -431,6 +431,7 @@ def build_parser() -> argparse.ArgumentParser:
     from iotune.kb import cli as kb_cli  # argparse only: importing it is cheap
 
     kb_cli.register(sub)
+    kb_cli.register_defaults(sub)
 
     p = sub.add_parser(
         "profile",

@@ -261,3 +261,118 @@ ACTIONS = {
     "export": _export,
     "import": _import,
 }
+
+
+# ----------------------------------------------------------------------------- iotune defaults
+
+
+DEFAULT_PROXIES = "vpicio,vorpalio,gcrmio,haccio,iorio"  # iotune.defaults.PROXIES
+
+
+def register_defaults(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "defaults",
+        help="tune proxy kernels and combine them into site-wide ROMIO hints and HDF5 settings",
+        description="Tune each proxy (built-in kernels at small sizes by default) with iotune "
+        "tune, combine their recommendations into one site set that harms no proxy "
+        "significantly, and report each proxy's default vs site vs individually tuned time "
+        "(interleaved rounds). Writes OUT/romio-hints (ROMIO_HINTS format), OUT/site.xml, "
+        "OUT/defaults.md, .json and .png (docs/kb.md).",
+    )
+    p.add_argument(
+        "--proxies",
+        default=DEFAULT_PROXIES,
+        help="comma-separated built-in kernels (default: %(default)s)",
+    )
+    p.add_argument("--trials", type=int, default=12, help="trials per proxy study (default 12)")
+    p.add_argument("--verify-pairs", type=int, default=10, help="most verification pairs (10)")
+    p.add_argument("--rounds", type=int, default=6, help="rounds of the final comparison (6)")
+    p.add_argument("--space", default="local", help="search space (default local)")
+    p.add_argument("-n", "--nprocs", type=int, default=2, help="MPI ranks (default 2)")
+    p.add_argument("--mpi", choices=["mpich", "openmpi"], help="the runtime's MPI family")
+    p.add_argument("--out", type=Path, default=Path("iotune-results") / "defaults")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--kb", metavar="PATH|URL", help="knowledge base the proxy studies go to")
+    p.add_argument("--no-kb", action="store_true", help="do not file the proxy studies")
+    p.set_defaults(func=cmd_defaults)
+
+
+def cmd_defaults(args: argparse.Namespace) -> int:
+    import random
+
+    from iotune import defaults, mpifamily, paths, space, study, tune_cli
+
+    names = [n for n in args.proxies.split(",") if n]
+    unknown = [n for n in names if n not in defaults.PROXIES]
+    if unknown:
+        return _error_as("defaults", f"unknown proxies {unknown} (one of {list(defaults.PROXIES)})")
+    try:
+        sp = space.load(args.space)
+    except space.SpaceError as e:
+        return _error_as("defaults", str(e))
+    proxies, opts = [], {}
+    out = args.out.resolve()
+    for name in names:
+        try:
+            app = [str(paths.find_kernel(name, args.mpi)), *defaults.PROXIES[name]]
+            choice = mpifamily.choose(app, args.mpi)
+        except paths.NotFound as e:
+            return _error_as("defaults", str(e))
+        run_dir = out / "proxies" / name
+        (run_dir / "run").mkdir(parents=True, exist_ok=True)
+        cfg = study.TuneConfig(
+            app=app,
+            out=run_dir,
+            space=mpifamily.space_for(sp, choice.family),
+            trials=args.trials,
+            launcher=tune_cli._launcher(None, app, choice.build),
+            nprocs=args.nprocs,
+            verify_pairs=args.verify_pairs,
+            study_name=f"defaults-{name}",
+            seed=args.seed,
+            cwd=run_dir / "run",
+            lib=choice.lib,
+            allow_other_command=True,
+            kb=args.kb,
+            remember=not args.no_kb,
+        )
+        print(f"iotune defaults: tuning proxy {name}: {' '.join(cfg.command)}", flush=True)
+        try:
+            result = study.run(cfg, lambda m, n=name: print(f"  [{n}] {m}", flush=True))
+        except study.StudyError as e:
+            return _error_as("defaults", f"{name}: {e}")
+        s = result.summary or {}
+        final = s.get("final") or {}
+        proxies.append(
+            defaults.Proxy(
+                name,
+                app,
+                dict(s.get("recommended") or {}),
+                final.get("speedup") if final.get("improved") else None,
+                s,
+            )  # fmt: skip
+        )
+        o = study.trial_options(cfg)
+        o.lib = choice.lib
+        opts[name] = o
+    rng = random.Random(args.seed)
+    chosen = defaults.choose_site(
+        proxies,
+        lambda p, settings: defaults.run_value(opts[p.name], settings),
+        args.rounds,
+        rng,
+        log=lambda m: print(f"iotune defaults: {m}", flush=True),
+    )
+    meta = {"command": " ".join(sys.argv), "nprocs": args.nprocs, "trials": args.trials,
+            "rounds": args.rounds, "space": args.space}  # fmt: skip
+    files = defaults.write_outputs(out, proxies, chosen, meta)
+    print(files["report"].read_text())
+    print("iotune defaults: " + ", ".join(f"{k} {v}" for k, v in files.items()))
+    print(f"iotune defaults: use the hints with ROMIO_HINTS={files['hints']} (MPICH/ROMIO), "
+          f"or the settings with iotune run --config {files['control']}")  # fmt: skip
+    return 0
+
+
+def _error_as(cmd: str, message: str) -> int:
+    print(f"iotune {cmd}: {message}", file=sys.stderr)
+    return 2
