@@ -94,8 +94,12 @@ def main() -> int:
         sp = space.load(space_file)
         new_sig = signature_of(kernel, 1, NEW_ARGS[kernel])
         seeded, chosen = seeds.seeded_space(sp, entries, new_sig)
-        k = {"new_signature": new_sig.to_json(), "seeds": [g.__dict__ | {"settings": dict(
-            g.settings)} for g in chosen], "best_s": land.best, "default_s": land.default}  # fmt: skip
+        k = {
+            "new_signature": new_sig.to_json(),
+            "seeds": [{"name": g.name, "settings": dict(g.settings)} for g in chosen],
+            "best_s": land.best,
+            "default_s": land.default,
+        }
         for name, s in (("cold", sp), ("kb", seeded)):
             t0 = time.monotonic()
             runs = [replay.replay(land, s, "default", seed) for seed in range(args.seeds)]
