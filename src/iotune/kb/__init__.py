@@ -24,8 +24,6 @@ __all__ = [
     "suggest",
 ]
 
-NEAR = 2.0  # the largest distance still called the same motif (below one motif-field mismatch
-# of weight >= 2 plus some scale difference: docs/kb.md)
 SEEDS = 3  # entries whose settings `tune --warm-start kb` tries first
 
 
@@ -34,6 +32,7 @@ class Match:
     entry: Entry
     distance: float
     other_platform: list[str] = field(default_factory=list)  # platform fields that differ
+    same_motif: bool = False  # the same motif key (any scale, any platform)
 
 
 def nearest(
@@ -48,7 +47,7 @@ def nearest(
         d = distance(sig, e.signature)
         if d == float("inf"):
             continue
-        out.append(Match(e, d, platform_differences(sig, e.signature)))
+        out.append(Match(e, d, platform_differences(sig, e.signature), e.signature.key == sig.key))
     out.sort(key=lambda m: (m.distance, -(m.entry.speedup or 0.0)))
     return out[:k]
 
@@ -71,7 +70,7 @@ class Suggestion:
                     "uid": m.entry.uid,
                     "study": m.entry.study,
                     "distance": m.distance,
-                    "same_motif": m.distance <= NEAR,
+                    "same_motif": m.same_motif,
                     "other_platform": m.other_platform,
                     "speedup": m.entry.speedup,
                     "p_value": m.entry.p_value,
@@ -92,11 +91,10 @@ def suggest(entries: Sequence[Entry], sig: Signature, k: int = 5) -> Suggestion:
         notes.append("no stored study found better settings than the defaults: keep them")
         return Suggestion(sig, {}, [], notes)
     best = matches[0]
-    if best.distance > NEAR:
+    if not best.same_motif:
         notes.append(
-            f"the nearest stored motif is {best.distance:g} away (same motif: at most {NEAR:g}): "
-            "no stored study has this motif; its settings are suggested as a guess only, tune it "
-            "(iotune tune --warm-start kb)"
+            f"no stored study has this motif (the nearest is {best.distance:g} away): its "
+            "settings are a guess only; tune it (iotune tune --warm-start kb)"
         )
     if best.other_platform:
         where = ", ".join(

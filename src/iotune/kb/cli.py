@@ -191,8 +191,6 @@ def _suggest(base, args) -> int:
 
 
 def evidence_lines(s) -> list[str]:
-    from iotune.kb import NEAR
-
     lines = [f"motif {s.signature.key}: {s.signature.words()}",
              f"scale: {s.signature.scale.get('ranks')} ranks; platform: "
              + ", ".join(f"{k} {v}" for k, v in sorted(s.signature.platform.items()))]  # fmt: skip
@@ -201,7 +199,7 @@ def evidence_lines(s) -> list[str]:
         lines.append("suggested: " + " ".join(f"{k}={v}" for k, v in sorted(s.settings.items())))
     for m in s.evidence:
         e = m.entry
-        same = "same motif" if m.distance <= NEAR else "another motif"
+        same = "same motif" if m.same_motif else "another motif"
         other = f"; other platform: {', '.join(m.other_platform)}" if m.other_platform else ""
         lines.append(
             f"  evidence: entry {e.id} study {e.study or '-'} ({e.created[:10]}), distance "
