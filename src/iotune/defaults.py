@@ -85,15 +85,23 @@ def measure(
     run: Callable[[Proxy, dict[str, str]], float | None],
     rounds: int,
     rng: random.Random,
+    warmup: int = 0,
 ) -> dict[str, dict[str, list[float]]]:
     """{proxy: {variant: values}}: each proxy's variants in shuffled order each round, the
-    proxies' rounds interleaved too (the machine's drift hits all of them alike). A round in
-    which some variant failed is dropped for that proxy (the rest stay paired)."""
+    proxies' rounds interleaved too (the machine's drift hits all of them alike), with `warmup`
+    discarded identical runs right before each measured one. A round in which some variant
+    failed is dropped for that proxy (the rest stay paired)."""
     out = {p.name: {v: [] for v in VARIANTS} for p in proxies}
+
+    def measured(p: Proxy, settings: dict[str, str]) -> float | None:
+        for _ in range(warmup):
+            run(p, settings)
+        return run(p, settings)
+
     for _ in range(rounds):
         for p in rng.sample(list(proxies), len(proxies)):
             settings = {"default": {}, "site": site, "individual": p.individual}
-            got = {v: run(p, settings[v]) for v in rng.sample(VARIANTS, len(VARIANTS))}
+            got = {v: measured(p, settings[v]) for v in rng.sample(VARIANTS, len(VARIANTS))}
             if all(x is not None for x in got.values()):
                 for v, x in got.items():
                     out[p.name][v].append(x)
@@ -133,6 +141,7 @@ def choose_site(
     rounds: int,
     rng: random.Random,
     log: Callable[[str], None] = print,
+    warmup: int = 0,
 ) -> dict[str, Any]:
     """Steps 2 and 3: the site set that harms no proxy significantly, and the measurements."""
     site, support = candidate_set(proxies)
@@ -141,7 +150,7 @@ def choose_site(
     while True:
         log(f"measuring default / site / individual on {len(proxies)} proxies, {rounds} rounds; "
             f"site set: {site or '(none)'}")  # fmt: skip
-        values = measure(proxies, site, run, rounds, rng)
+        values = measure(proxies, site, run, rounds, rng, warmup)
         results = {name: compare(v) for name, v in values.items()}
         history.append({"site": dict(site), "values": values, "results": results})
         hurt = harmed(results)

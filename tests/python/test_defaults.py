@@ -99,3 +99,16 @@ def test_outputs(tmp_path):
     data = json.loads(files["json"].read_text())
     assert set(data["results"]["gcrm"]["median_s"]) == {"default", "site", "individual"}
     assert files["plot"].stat().st_size > 1000
+
+
+def test_warmup_runs_are_discarded():
+    ps = [proxy("a", {"fill_time": "never"})]
+    calls = []
+
+    def run(p, settings):
+        calls.append(dict(settings))
+        return float(len(calls))
+
+    values = defaults.measure(ps, {"fill_time": "never"}, run, 2, random.Random(0), warmup=1)
+    assert len(calls) == 12 and sum(len(v) for v in values["a"].values()) == 6
+    assert all(x % 2 == 0 for v in values["a"].values() for x in v), "only the second of each"

@@ -320,3 +320,42 @@ def test_kb_suggest_on_a_real_run(tmp_path, libiotune, monkeypatch):
     junk.write_text("junk" * 1000)
     p = iotune("kb", "--kb", junk, "list", env=env)
     assert p.returncode == 1 and "cannot be read as a database" in p.stderr
+
+
+def test_tune_warm_starts_from_the_kb_and_files_the_study(tmp_path, libiotune):
+    """A stored GCRM-IO entry (another size) is the first trial after the baseline of a new
+    study with --warm-start kb; the finished study is filed, and `kb add` of its directory
+    finds the same entry."""
+    import csv
+    import os
+
+    from iotune.kb import capture
+
+    path = tmp_path / "kb.sqlite"
+    stored = capture.profile_signature(
+        [*launcher(BUILD), "2", str(BUILD / "kernels" / "gcrmio"), "--cells", "16384"],
+        lib=libiotune,
+        cwd=tmp_path,
+    )
+    b = kb.KnowledgeBase(kb.resolve_url(str(path)))
+    b.add(entry({"cb_buffer_size": "2097152", "not_in_space": "1"}, study="g", signature=stored))
+    b.close()
+    env = {**os.environ, "IOTUNE_KB": str(path), "IOTUNE_LIB": str(libiotune)}
+    p = iotune(
+        "tune", "--kernel", "gcrmio", "--warm-start", "kb", "--trials", 4, "--verify-pairs", 5,
+        "--leaders", 2, "--repeat", 1, "--no-partial", "--no-progress", "--out", "out",
+        env=env, cwd=tmp_path,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "from the knowledge base: kb: entry 1" in p.stdout
+    rows = list(csv.DictReader(open(tmp_path / "out" / "trials.csv")))
+    assert rows[1]["config"] == "cb_buffer_size=2097152"
+    assert (tmp_path / "out" / "kb-profile.json").is_file()
+    b = kb.KnowledgeBase(kb.resolve_url(str(path)))
+    got = b.entries()
+    assert len(got) == 2 and got[1].signature.key == stored.key
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert got[1].settings == summary["recommended"]
+    b.close()
+    p = iotune("kb", "add", tmp_path / "out", env=env)
+    assert p.returncode == 0 and "already stored as entry 2" in p.stdout, p.stdout + p.stderr

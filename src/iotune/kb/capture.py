@@ -63,8 +63,12 @@ def profile_signature(
         program = identity.application(list(command))[0]
         resolved = _program_path(program, cwd)
         sig = signature.from_profile(out, program=resolved, data_dirs=[cwd or os.getcwd()])
-        if keep:
+        if keep:  # the profile and its trace (the access pattern is read from it)
             shutil.copy(out, keep)
+            trace = Path(str(out) + ".trace")
+            if trace.is_dir():
+                shutil.rmtree(str(keep) + ".trace", ignore_errors=True)
+                shutil.copytree(trace, str(keep) + ".trace")
         return sig
     except ValueError as e:  # a profile that cannot be read, a run that moved no data
         raise CaptureFailed(str(e)) from None

@@ -96,7 +96,9 @@ def _add(base, args) -> int:
     profile = args.profile or args.study_dir / "kb-profile.json"
     try:
         if Path(profile).is_file():
-            sig = signature.from_profile(profile, program=_program(summary))
+            sig = signature.from_profile(
+                profile, program=_program(summary), data_dirs=[summary.get("ran_in") or "."]
+            )
         else:
             import shlex
 
@@ -285,6 +287,9 @@ def register_defaults(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--trials", type=int, default=12, help="trials per proxy study (default 12)")
     p.add_argument("--verify-pairs", type=int, default=10, help="most verification pairs (10)")
     p.add_argument("--rounds", type=int, default=6, help="rounds of the final comparison (6)")
+    p.add_argument(
+        "--warmup", type=int, default=1, help="discarded runs before each measured one (1)"
+    )
     p.add_argument("--space", default="local", help="search space (default local)")
     p.add_argument("-n", "--nprocs", type=int, default=2, help="MPI ranks (default 2)")
     p.add_argument("--mpi", choices=["mpich", "openmpi"], help="the runtime's MPI family")
@@ -360,9 +365,10 @@ def cmd_defaults(args: argparse.Namespace) -> int:
         args.rounds,
         rng,
         log=lambda m: print(f"iotune defaults: {m}", flush=True),
+        warmup=args.warmup,
     )
     meta = {"command": " ".join(sys.argv), "nprocs": args.nprocs, "trials": args.trials,
-            "rounds": args.rounds, "space": args.space}  # fmt: skip
+            "rounds": args.rounds, "warmup": args.warmup, "space": args.space}  # fmt: skip
     files = defaults.write_outputs(out, proxies, chosen, meta)
     print(files["report"].read_text())
     print("iotune defaults: " + ", ".join(f"{k} {v}" for k, v in files.items()))

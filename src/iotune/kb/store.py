@@ -71,18 +71,11 @@ class Entry:
 
     @property
     def uid(self) -> str:
-        text = json.dumps(
-            [
-                self.signature.to_json(),
-                self.settings,
-                self.space,
-                self.study,
-                self.command,
-                self.speedup,
-                self.created,
-            ],  # fmt: skip
-            sort_keys=True,
-        )
+        """From the content, not the date: the same study filed twice (by `iotune tune` and
+        again by `kb add`, or imported twice) is one entry."""
+        content = [self.signature.to_json(), self.settings, self.space, self.study,
+                   self.command, self.speedup, self.p_value]  # fmt: skip
+        text = json.dumps(content, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:20]
 
     def to_json(self) -> dict[str, Any]:
