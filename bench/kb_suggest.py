@@ -11,6 +11,8 @@
    medians and a one-sided paired permutation test are reported; every value is kept.
 
 Usage: .venv/bin/python bench/kb_suggest.py [--kernel gcrmio] [--rounds 12]
+       .venv/bin/python bench/kb_suggest.py --study-ranks 1 --new-ranks 2 \
+           --study-args "--cells 65536" --new-args "--cells 49152" --out bench/data/kb_suggest.json
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=12)
     ap.add_argument("--study-ranks", type=int, default=2)
     ap.add_argument("--new-ranks", type=int, default=1)
+    ap.add_argument("--study-args", help="the kernel's arguments in the study (default: built in)")
+    ap.add_argument("--new-args", help="the kernel's arguments in the new run (default: built in)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", type=Path, default=HERE / "data" / "kb_suggest.json")
     args = ap.parse_args()
@@ -56,7 +60,9 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="kb-suggest-"))
     env = {**os.environ, "IOTUNE_KB": str(work / "kb.sqlite")}
     started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    study_cmd = ["mpiexec", "-n", str(args.study_ranks), exe, *STUDY_ARGS[args.kernel]]
+    study_args = args.study_args.split() if args.study_args else STUDY_ARGS[args.kernel]
+    new_args = args.new_args.split() if args.new_args else NEW_ARGS[args.kernel]
+    study_cmd = ["mpiexec", "-n", str(args.study_ranks), exe, *study_args]
     p = iotune("tune", "--trials", str(args.trials), "--verify-pairs", "10", "--no-progress",
                "--seed", str(args.seed), "--out", str(work / "study"), "--", *study_cmd,
                env=env, cwd=work)  # fmt: skip
@@ -64,7 +70,7 @@ def main() -> int:
     if p.returncode != 0:
         return 1
     summary = json.loads((work / "study" / "summary.json").read_text())
-    new_cmd = ["mpiexec", "-n", str(args.new_ranks), exe, *NEW_ARGS[args.kernel]]
+    new_cmd = ["mpiexec", "-n", str(args.new_ranks), exe, *new_args]
     p = iotune("kb", "suggest", "--json", "-o", str(work / "suggested.xml"), "--", *new_cmd,
                env=env, cwd=work)  # fmt: skip
     print(p.stdout, p.stderr)
