@@ -8,7 +8,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from iotune.kb import SEEDS, Match, nearest
+from iotune.kb.match import SEEDS, Match, nearest
 from iotune.kb.signature import Signature
 from iotune.kb.store import Entry
 from iotune.space import Guess, Space, SpaceError
@@ -55,7 +55,8 @@ def remember(
 ) -> None:
     """Files a finished study; a knowledge base that cannot be written is reported, never
     fatal (the study's results are already on disk)."""
-    from iotune.kb import KBError, KnowledgeBase, entry_from_summary
+    from iotune.kb.match import entry_from_summary
+    from iotune.kb.store import KBError, KnowledgeBase
 
     try:
         base = KnowledgeBase(url)
