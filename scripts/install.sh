@@ -131,6 +131,39 @@ if [ -z "${IOTUNE_NO_H5PY:-}" ] && ! h5py_ready; then
 fi
 # ---- end h5py block ----
 
+# ---- begin: packages of the cluster and browser tests (tests/python/test_postgres.py,
+# test_slurm.py, test_browser.py): a throw-away PostgreSQL server, a one-node SLURM cluster
+# (munge + slurmctld + slurmd), headless Chromium and its driver; in Python psycopg, selenium
+# and optuna-dashboard (the dev extras). IOTUNE_TEST_PACKAGES=0 skips the Debian packages (the
+# tests that need them are then skipped, saying why).
+if [ "${IOTUNE_TEST_PACKAGES:-1}" != 0 ]; then
+  test_missing=()
+  { have pg_ctl || ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; } || test_missing+=(postgresql)
+  { have slurmd || [ -x /usr/sbin/slurmd ]; } || test_missing+=(slurmd)
+  { have slurmctld || [ -x /usr/sbin/slurmctld ]; } || test_missing+=(slurmctld)
+  have sbatch || test_missing+=(slurm-client)
+  { have munged || [ -x /usr/sbin/munged ]; } || test_missing+=(munge)
+  have chromium || test_missing+=(chromium)
+  have chromedriver || test_missing+=(chromium-driver)
+  if [ ${#test_missing[@]} -gt 0 ]; then
+    apt=()
+    if [ "$(id -u)" = 0 ]; then apt=(apt-get); elif sudo -n true 2>/dev/null; then apt=(sudo apt-get); fi
+    if have apt-get && [ ${#apt[@]} -gt 0 ]; then
+      say "installing Debian packages for the cluster and browser tests: ${test_missing[*]}"
+      export DEBIAN_FRONTEND=noninteractive
+      "${apt[@]}" update -qq
+      "${apt[@]}" install -y -qq --no-install-recommends "${test_missing[@]}" >/dev/null
+    else
+      say "not installed (their tests will be skipped): ${test_missing[*]}"
+    fi
+  fi
+fi
+if ! .venv/bin/python -c 'import psycopg, selenium, optuna_dashboard' 2>/dev/null; then
+  say "installing the test extras (psycopg, selenium, optuna-dashboard) into .venv"
+  .venv/bin/pip install -q -e '.[dev]'
+fi
+# ---- end: packages of the cluster and browser tests
+
 # ---- MPI families: one build per family (begin) ----
 # build/ holds the first (default) family, build-<family>/ the others; a build directory set
 # up for another MPI is configured again from scratch.

@@ -209,3 +209,22 @@ void iot_count_close(int rec, iot_clayer layer, const char *func, double t, doub
     if (iot_trace_on)
         iot_trace(layer, func, rec, 0, -1, 0, t, end - t);
 }
+
+void iot_rec_withdraw(const char *filename, iot_clayer layer, const char *setting,
+                      const char *value, const char *reason)
+{
+    int rec = iot_capture_on && filename ? iot_rec_for(filename, layer) : -1;
+    if (rec < 0 || !iot_lock())
+        return;
+    char *w = iot_rec(rec)->withdrawn;
+    size_t used = strlen(w), slen = strlen(setting);
+    for (const char *l = w; *l; l += strcspn(l, "\n") + 1)
+        if (strncmp(l, setting, slen) == 0 && l[slen] == '\t') { /* once per file */
+            iot_unlock();
+            return;
+        }
+    int n = snprintf(w + used, IOT_REC_WITHDRAWN - used, "%s\t%s\t%s\n", setting, value, reason);
+    if (n < 0 || used + (size_t)n >= IOT_REC_WITHDRAWN)
+        w[used] = '\0'; /* never half a line */
+    iot_unlock();
+}

@@ -44,13 +44,15 @@ static inline void iot_counters_init(iot_counters *c)
 
 #define IOT_REC_NAME 512
 #define IOT_REC_HINTS 2048
+#define IOT_REC_WITHDRAWN 768
 #define IOT_MAX_FILES 4096
 
 /* One file as seen by one rank. Plain data: ranks send their records to rank 0 as bytes. */
 typedef struct {
     char name[IOT_REC_NAME];
     char fs[32];
-    char hints[IOT_REC_HINTS]; /* "key=value\n..." read back after MPI_File_open */
+    char hints[IOT_REC_HINTS];         /* "key=value\n..." read back after MPI_File_open */
+    char withdrawn[IOT_REC_WITHDRAWN]; /* "setting\tvalue\treason\n...": iot_rec_withdraw */
     int rank;
     int layers;        /* bit per iot_clayer used */
     int open_now;      /* handles open at any layer: a file never closed ends at the finish */
@@ -104,6 +106,13 @@ static inline void iot_unlock(void)
  * call it without holding it. */
 int iot_rec_for(const char *name, iot_clayer layer);
 iot_file_rec *iot_rec(int index);
+
+/* A setting withdrawn from a file because the call that applied it failed and the call
+ * succeeded without it (fail-safe): kept with the file's record, written to the profile as
+ * "withdrawn": [{"setting", "value", "reason"}]. For every layer (MPI-IO hints, HDF5
+ * properties). Takes the lock itself; does nothing with capture off or the record full. */
+void iot_rec_withdraw(const char *filename, iot_clayer layer, const char *setting,
+                      const char *value, const char *reason);
 
 /* The functions below need the lock held. */
 

@@ -2,16 +2,28 @@
 
 #include "env.h"
 
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "abi.h"
+#include "hash.h"
+#include "output.h"
 
 iot_state iot_g;
 
 int iot_world_rank(void)
 {
     int init = 0, fini = 0, rank = 0;
+    if (iot_mpi_foreign)
+        return iot_launcher_rank() > 0 ? iot_launcher_rank() : 0;
     MPI_Initialized(&init);
     MPI_Finalized(&fini);
     if (init && !fini)
@@ -41,13 +53,8 @@ void iot_log_block(const char *header, const char *lines)
 
 void iot_warn_once(const char *key, const char *fmt, ...)
 {
-    static char seen[32][96];
-    static int nseen;
-    for (int i = 0; i < nseen; i++)
-        if (strcmp(seen[i], key) == 0)
-            return;
-    if (nseen < 32)
-        snprintf(seen[nseen++], sizeof seen[0], "%s", key);
+    if (!iot_run_first(key))
+        return;
     char line[1024];
     va_list ap;
     va_start(ap, fmt);
@@ -95,6 +102,12 @@ static void print_problem(void *ctx, int line, const char *element, const char *
         char v[280];
         snprintf(val, sizeof val, " (value \"%s\")", one_line(value, v, sizeof v));
     }
+    /* once per run: a pipeline of programs reads the same file in every process */
+    char key[1200];
+    snprintf(key, sizeof key, "config:%s:%d:%s:%s", iot_env.config, line, element ? element : "",
+             message);
+    if (!iot_run_first(key))
+        return;
     /* a message that says what is ignored already needs no "; ignored" */
     size_t n = strlen(message);
     int says_it = n >= 7 && strcmp(message + n - 7, "ignored") == 0;
@@ -141,4 +154,95 @@ void iot_load(MPI_Comm comm)
     if (iot_g.verbose && rank == 0 && config_path && iot_world_rank() == 0)
         iot_log("control file %s: %d setting%s", config_path, iot_g.settings.count,
                 iot_g.settings.count == 1 ? "" : "s");
+}
+
+/* ---- once per run: the first process of the run to claim a key speaks ---- */
+
+/* Removes a run's marker directory (its markers are empty directories). */
+static void remove_run_dir(int parent, const char *name)
+{
+    int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d)))
+            if (e->d_name[0] != '.')
+                unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
+        closedir(d);
+    } else if (fd >= 0) {
+        close(fd);
+    }
+    unlinkat(parent, name, AT_REMOVEDIR);
+}
+
+/* Runs whose first process did not stay to the end (a shell that exec'd its last program)
+ * leave their markers: a new run removes those older than a day. */
+static void prune_old_runs(const char *base)
+{
+    DIR *d = opendir(base);
+    if (!d)
+        return;
+    time_t now = time(NULL);
+    struct dirent *e;
+    struct stat st;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.' && fstatat(dirfd(d), e->d_name, &st, 0) == 0 &&
+            S_ISDIR(st.st_mode) && st.st_mtime < now - 86400)
+            remove_run_dir(dirfd(d), e->d_name);
+    closedir(d);
+}
+
+/* The directory of this run's markers: <tmp>/iotune-<uid>/<session>, made on first use. */
+static int run_dir(char *dir, size_t len)
+{
+    const char *session = iot_session();
+    if (!session[0])
+        return 0;
+    const char *tmp = getenv("TMPDIR"); /* not an IOTUNE_ variable: where temporary files go */
+    if (!tmp || !*tmp)
+        tmp = "/tmp";
+    snprintf(dir, len, "%s/iotune-%u", tmp, (unsigned)getuid());
+    mkdir(dir, 0700);
+    size_t n = strlen(dir);
+    snprintf(dir + n, len - n, "/%s", session);
+    if (mkdir(dir, 0700) == 0) {
+        dir[n] = '\0';
+        prune_old_runs(dir);
+        dir[n] = '/';
+        return 1;
+    }
+    return errno == EEXIST;
+}
+
+int iot_run_first(const char *key)
+{
+    static char seen[64][96];
+    static int nseen;
+    for (int i = 0; i < nseen; i++)
+        if (strcmp(seen[i], key) == 0)
+            return 0;
+    if (nseen < 64)
+        snprintf(seen[nseen++], sizeof seen[0], "%s", key);
+    /* an MPI job's rank 0 speaks for it (before MPI_Init, or without the runtime's MPI: the
+     * launcher's rank variables say which rank this is) */
+    if (iot_launcher_rank() > 0 || (!iot_mpi_foreign && iot_world_rank() > 0))
+        return 0;
+    char dir[512], path[700];
+    if (!run_dir(dir, sizeof dir))
+        return 1; /* no marker possible: better twice than never */
+    snprintf(path, sizeof path, "%s/%016llx", dir, (unsigned long long)iot_fnv1a(key));
+    return mkdir(path, 0700) == 0 || errno != EEXIST; /* atomic: one process makes it */
+}
+
+void iot_run_markers_remove(void)
+{
+    char dir[512];
+    struct stat st;
+    if (!iot_session_created() || !iot_session()[0])
+        return;
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/iotune-%u/%s", tmp && *tmp ? tmp : "/tmp", (unsigned)getuid(),
+             iot_session());
+    if (stat(dir, &st) == 0) /* made only when something was said */
+        remove_run_dir(AT_FDCWD, dir);
 }

@@ -40,8 +40,20 @@ __attribute__((format(printf, 1, 2))) void iot_log(const char *fmt, ...);
 /* Prints a header line and then each line of lines (separated by \n), indented. */
 void iot_log_block(const char *header, const char *lines);
 
-/* Prints a problem once per process and key (e.g. a setting that could not be applied). */
+/* Prints a problem once per run and key (e.g. a setting that could not be applied): by rank 0
+ * of an MPI job, by one process of a pipeline of programs (iot_run_first). */
 __attribute__((format(printf, 2, 3))) void iot_warn_once(const char *key, const char *fmt, ...);
+
+/* 1 for the first process of the run to claim key (this process once per key, then the run's
+ * session markers: a directory per key under <tmp>/iotune-<uid>/<session>); 0 for every later
+ * claim and for MPI ranks other than 0. */
+int iot_run_first(const char *key);
+
+/* Removes the run's markers (the process that made the session, at its end). */
+void iot_run_markers_remove(void);
+
+/* This process's rank from the launcher's variables (PMI_RANK, ...), -1 when none is set. */
+int iot_launcher_rank(void);
 
 /* Describes where a setting came from, e.g. "run.xml:12". */
 const char *iot_origin(const iot_entry *e, char *buf, int len);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "abi.h"
 #include "capture.h"
 #include "core.h"
 #include "env.h"
@@ -14,30 +15,33 @@
 iot_clock_t iot_clock = {0, 0, -1};
 static int mpi_rank = -1; /* in MPI_COMM_WORLD, once MPI_Init has returned */
 
-/* Launchers inherit LD_PRELOAD too; they must neither capture nor write a profile. */
+/* Launchers inherit LD_PRELOAD too; they must neither capture nor write a profile. Any
+ * mpiexec/mpirun, also with a suffix (mpiexec.hydra, mpirun.openmpi, mpiexec.mpich). */
 static int is_launcher(void)
 {
     extern char *program_invocation_short_name;
-    static const char *names[] = {"mpiexec", "mpirun",     "mpiexec.hydra", "hydra_pmi_proxy",
-                                  "srun",    "orterun",    "orted",         "prterun",
-                                  "prted",   "slurmstepd", "mpiexec.mpich", "mpirun.mpich"};
+    const char *me = program_invocation_short_name;
+    static const char *names[] = {"hydra_pmi_proxy", "srun",  "orterun",    "orted", "prterun",
+                                  "prted",           "prte",  "slurmstepd", "flux",  "aprun",
+                                  "jsrun",           "ibrun", "mpispawn"};
+    if (strncmp(me, "mpiexec", 7) == 0 || strncmp(me, "mpirun", 6) == 0)
+        return 1;
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-        if (strcmp(program_invocation_short_name, names[i]) == 0)
+        if (strcmp(me, names[i]) == 0)
             return 1;
     return 0;
 }
 
-/* A rank other than 0 of a job whose launcher does not load the runtime (srun --export).
- * The launchers' variables, not the runtime's: read here, where launchers are known. */
-static int later_rank(void)
+/* The launchers' variables, not the runtime's: read here, where launchers are known. */
+int iot_launcher_rank(void)
 {
     static const char *vars[] = {"PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"};
     for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
         const char *v = getenv(vars[i]);
-        if (v && *v && atoi(v) != 0)
-            return 1;
+        if (v && *v)
+            return atoi(v);
     }
-    return 0;
+    return -1;
 }
 
 /* fork() without exec: the child is a copy with the parent's counters and, in an MPI job, a
@@ -67,7 +71,7 @@ __attribute__((constructor)) static void runtime_start(void)
     iot_clock.wall_start = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
     iot_env_read();
     iot_trace_init();
-    if (iot_env.profile)
+    if (iot_env.profile || iot_env.config)
         iot_session_init(); /* launchers too: they pass it on to the ranks */
     /* programs that an MPI rank starts (system(), popen()) must not write over its profile */
     iot_capture_on = iot_env.profile && !is_launcher() && !iot_env.rank_child;
@@ -75,13 +79,15 @@ __attribute__((constructor)) static void runtime_start(void)
         /* said once per run: the variable is turned off for the processes this one starts
          * (replacing an existing variable also reaches shells, which copy their environment
          * at start), and ranks other than 0 keep quiet */
-        if (!later_rank())
+        if (iot_run_first("trace-without-profile"))
             iot_log("IOTUNE_TRACE needs IOTUNE_PROFILE (the trace is written beside the "
                     "profile); no trace is recorded");
         iot_env_export("IOTUNE_TRACE", "0");
     }
     if (!iot_capture_on)
         iot_trace_on = 0;
+    if (iot_abi_check(0))
+        return;
     if (iot_capture_on)
         pthread_atfork(before_fork, after_fork_parent, after_fork_child);
 }
@@ -94,6 +100,7 @@ static void exit_without_finalize(void)
 __attribute__((destructor)) static void runtime_end(void)
 {
     iot_finish_at_exit(mpi_rank); /* also in case atexit() could not register it */
+    iot_run_markers_remove();
 }
 
 /* After MPI_Init: the control file, collectively; one session and one clock for the job;
@@ -101,6 +108,7 @@ __attribute__((destructor)) static void runtime_end(void)
  * their own. */
 static void started(void)
 {
+    iot_abi_describe();
     iot_load(MPI_COMM_WORLD);
     if (iot_capture_on) {
         /* at exit, before the destructors: the launcher may kill this rank as soon as
@@ -118,23 +126,32 @@ static void started(void)
     iot_env_export("IOTUNE_RANK_CHILD", "1");
 }
 
-IOT_EXPORT int MPI_Init(int *argc, char ***argv)
+/* Entered through abi.h's stubs; the MPI may have come with dlopen since start-up (mpi4py):
+ * looked for once more before the runtime's first MPI call. */
+typedef int (*init_fn)(int *, char ***);
+typedef int (*init_thread_fn)(int *, char ***, int, int *);
+
+IOT_MPI_WRAPPER(int, MPI_Init, (int *argc, char ***argv))
 {
+    if (iot_abi_check(1))
+        return ((init_fn)iot_fwd_MPI_Init)(argc, argv);
     int rc = PMPI_Init(argc, argv);
     if (rc == MPI_SUCCESS)
         started();
     return rc;
 }
 
-IOT_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+IOT_MPI_WRAPPER(int, MPI_Init_thread, (int *argc, char ***argv, int required, int *provided))
 {
+    if (iot_abi_check(1))
+        return ((init_thread_fn)iot_fwd_MPI_Init_thread)(argc, argv, required, provided);
     int rc = PMPI_Init_thread(argc, argv, required, provided);
     if (rc == MPI_SUCCESS)
         started();
     return rc;
 }
 
-IOT_EXPORT int MPI_Finalize(void)
+IOT_MPI_WRAPPER(int, MPI_Finalize, (void))
 {
     iot_finish_job(MPI_COMM_WORLD);
     return PMPI_Finalize();

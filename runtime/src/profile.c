@@ -4,6 +4,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "abi.h"
+#include "apply_mpiio.h"
 #include "core.h"
 #include "env.h"
 #include "json.h"
@@ -42,6 +44,8 @@ static void merge(iot_file_rec *into, const iot_file_rec *r)
         memcpy(into->hints, r->hints, sizeof into->hints);
     if (!into->fs[0])
         memcpy(into->fs, r->fs, sizeof into->fs);
+    if (!into->withdrawn[0])
+        memcpy(into->withdrawn, r->withdrawn, sizeof into->withdrawn);
     for (int l = 0; l < IOT_NLAYERS; l++)
         merge_counters(&into->c[l], &r->c[l]);
 }
@@ -167,11 +171,24 @@ static void write_counters(FILE *f, iot_clayer l, const iot_counters *c)
 typedef struct {
     FILE *f;
     int n;
+    const iot_file_rec *r;
 } applied_ctx;
+
+/* Whether setting was withdrawn from the file (its "setting\tvalue\treason\n" lines). */
+static int withdrawn(const iot_file_rec *r, const char *setting)
+{
+    size_t n = strlen(setting);
+    for (const char *l = r->withdrawn; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != 0))
+        if (strncmp(l, setting, n) == 0 && l[n] == '\t')
+            return 1;
+    return 0;
+}
 
 static void applied_hint(void *ctx, const iot_entry *e)
 {
     applied_ctx *a = ctx;
+    if (withdrawn(a->r, e->name))
+        return;
     fputs(a->n++ ? ", " : "", a->f);
     iot_json_string(a->f, e->name);
     fputs(": ", a->f);
@@ -186,7 +203,7 @@ static void write_applied(FILE *f, const iot_file_rec *r)
     int n = 0;
     for (int p = 0; rules && (r->layers & (1 << IOT_L_HDF5)) && p < IOT_P_COUNT; p++) {
         const iot_entry *e = iot_resolved_file(rules, p);
-        if (!e || iot_params[p].target == IOT_TARGET_HINT)
+        if (!e || iot_params[p].target == IOT_TARGET_HINT || withdrawn(r, e->name))
             continue;
         fputs(n++ ? ", " : "", f);
         iot_json_string(f, e->name);
@@ -194,11 +211,76 @@ static void write_applied(FILE *f, const iot_file_rec *r)
         iot_json_string(f, e->value.text);
     }
     fputs("}, \"mpiio\": {", f);
-    applied_ctx a = {f, 0};
+    applied_ctx a = {f, 0, r};
     if (rules && (r->layers & (1 << IOT_L_MPIIO)))
         iot_settings_each_hint(&rules->set, r->name, applied_hint, &a);
     fputs("}}", f);
     iot_resolved_free(rules);
+}
+
+/* Per hint of the control file: what was asked, what MPI-IO read back, whether it took effect
+ * (yes / no / unverifiable) and why not (apply_mpiio.c decides, as in the verbose report). */
+static void effect_hint(void *ctx, const iot_entry *e)
+{
+    applied_ctx *a = ctx;
+    char why[400], got[1024] = "";
+    const char *reason = why;
+    iot_effect v = iot_mpiio_effect(e->name, e->value.text, a->r->hints, a->r->fs, why, sizeof why);
+    const char *eff = iot_effect_name(v);
+    if (withdrawn(a->r, e->name)) {
+        eff = "no";
+        reason = "withdrawn (see \"withdrawn\")";
+    }
+    size_t klen = strlen(e->name);
+    for (const char *l = a->r->hints; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != 0))
+        if (strncmp(l, e->name, klen) == 0 && l[klen] == '=')
+            snprintf(got, sizeof got, "%.*s", (int)(strcspn(l, "\n") - klen - 1), l + klen + 1);
+    fputs(a->n++ ? ", " : "", a->f);
+    iot_json_string(a->f, e->name);
+    fputs(": {\"requested\": ", a->f);
+    iot_json_string(a->f, e->value.text);
+    fputs(", \"read_back\": ", a->f);
+    iot_json_string(a->f, got[0] ? got : NULL);
+    fputs(", \"in_effect\": ", a->f);
+    iot_json_string(a->f, eff);
+    fputs(", \"reason\": ", a->f);
+    iot_json_string(a->f, reason[0] ? reason : NULL);
+    fputc('}', a->f);
+}
+
+static void write_effect(FILE *f, const iot_file_rec *r)
+{
+    iot_file_settings *rules = iot_resolve(iot_active(), r->name);
+    applied_ctx a = {f, 0, r};
+    fputc('{', f);
+    if (rules && (r->layers & (1 << IOT_L_MPIIO)) && r->hints[0])
+        iot_settings_each_hint(&rules->set, r->name, effect_hint, &a);
+    fputc('}', f);
+    iot_resolved_free(rules);
+}
+
+static void write_withdrawn(FILE *f, const char *lines)
+{
+    fputc('[', f);
+    for (int n = 0; *lines; n++) {
+        size_t len = strcspn(lines, "\n");
+        char part[3][512] = {"", "", ""};
+        const char *p = lines;
+        for (int k = 0; k < 3 && p < lines + len; k++) {
+            size_t m = k < 2 ? strcspn(p, "\t\n") : (size_t)(lines + len - p);
+            snprintf(part[k], sizeof part[k], "%.*s", (int)m, p);
+            p += m + (k < 2);
+        }
+        fprintf(f, "%s{\"setting\": ", n ? ", " : "");
+        iot_json_string(f, part[0]);
+        fputs(", \"value\": ", f);
+        iot_json_string(f, part[1]);
+        fputs(", \"reason\": ", f);
+        iot_json_string(f, part[2]);
+        fputc('}', f);
+        lines += len + (lines[len] == '\n');
+    }
+    fputc(']', f);
 }
 
 static void write_hints(FILE *f, const char *hints)
@@ -265,6 +347,10 @@ static void write_file(FILE *f, const iot_profile *p, const iot_file_rec *r, int
     write_applied(f, r);
     fputs(", \"hints\": ", f);
     write_hints(f, r->hints);
+    fputs(", \"hint_effect\": ", f);
+    write_effect(f, r);
+    fputs(", \"withdrawn\": ", f);
+    write_withdrawn(f, r->withdrawn);
     for (int l = 0; l < IOT_NLAYERS; l++) {
         if (!(r->layers & (1 << l)))
             continue;
@@ -293,6 +379,20 @@ void iot_profile_write(FILE *f, const iot_profile *p, const iot_profile_meta *m)
     fputs(", \"hostname\": ", f);
     iot_json_string(f, host);
     fprintf(f, ", \"start\": %.6f, \"wall_s\": %.9f, ", m->epoch, m->wall);
+    const iot_mpi_impl_t *mpi = &iot_mpi_impl; /* read by the tuner: which hints can matter */
+    fputs("\"mpi_library\": {\"family\": ", f);
+    iot_json_string(f, mpi->family);
+    fputs(", \"library\": ", f);
+    iot_json_string(f, m->mpi && mpi->library[0] ? mpi->library : NULL);
+    if (mpi->version > 0)
+        fprintf(f, ", \"standard\": \"%d.%d\"", mpi->version, mpi->subversion);
+    else
+        fputs(", \"standard\": null", f);
+    fputs(", \"io_component\": ", f);
+    iot_json_string(f, mpi->io);
+    fputs(", \"io_component_from\": ", f);
+    iot_json_string(f, mpi->io_from);
+    fprintf(f, ", \"hints_verifiable\": %s}, ", mpi->echoes ? "false" : "true");
     const iot_settings *s = &iot_g.settings;
     fputs("\"config\": {\"path\": ", f);
     iot_json_string(f, iot_env.config);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "abi.h"
 #include "apply_mpiio.h"
 #include "capture.h"
 #include "core.h"
@@ -44,15 +45,15 @@ static void opened(MPI_Comm comm, const char *filename, MPI_File fh, double t, d
     iot_unlock();
 }
 
-IOT_EXPORT int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
-                             MPI_File *fh)
+IOT_MPI_WRAPPER(int, MPI_File_open,
+                (MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh))
 {
     const iot_settings *s = filename ? iot_active() : NULL;
     if (!s && !iot_capture_on)
         return PMPI_File_open(comm, filename, amode, info, fh);
     iot_mpiio_hints hints;
     MPI_Info use = iot_mpiio_merge(s, filename, info, &hints);
-    IOT_TIMED(PMPI_File_open(comm, filename, amode, use != MPI_INFO_NULL ? use : info, fh));
+    IOT_TIMED(iot_mpiio_open(comm, filename, amode, info, use, fh, &hints));
     if (rc == MPI_SUCCESS && iot_capture_on)
         opened(comm, filename, *fh, t, dt, outer);
     int rank = 0;
@@ -70,7 +71,7 @@ static int record_of(MPI_File fh)
     return v ? v[0] : -1;
 }
 
-IOT_EXPORT int MPI_File_close(MPI_File *fh)
+IOT_MPI_WRAPPER(int, MPI_File_close, (MPI_File * fh))
 {
     if (!iot_capture_on)
         return PMPI_File_close(fh);
@@ -88,7 +89,7 @@ IOT_EXPORT int MPI_File_close(MPI_File *fh)
     return rc;
 }
 
-IOT_EXPORT int MPI_File_sync(MPI_File fh)
+IOT_MPI_WRAPPER(int, MPI_File_sync, (MPI_File fh))
 {
     if (!iot_capture_on)
         return PMPI_File_sync(fh);
@@ -106,8 +107,9 @@ IOT_EXPORT int MPI_File_sync(MPI_File fh)
 }
 
 /* Traced with the displacement as offset and the file type's size as size. */
-IOT_EXPORT int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
-                                 MPI_Datatype filetype, const char *datarep, MPI_Info info)
+IOT_MPI_WRAPPER(int, MPI_File_set_view,
+                (MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+                 const char *datarep, MPI_Info info))
 {
     if (!iot_capture_on)
         return PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
@@ -226,8 +228,9 @@ static void ended(MPI_File fh, const char *func, int is_write, double t, double 
 
 /* Blocking: bytes from the status (a local one when the application ignores it). */
 #define IOT_MPIIO_BLOCKING(fn, AT, BUF, CNT, IS_WRITE, IS_COLL)                                    \
-    IOT_EXPORT int fn(MPI_File fh, IOT_AT_PARAM_##AT BUF buf, CNT count, MPI_Datatype type,        \
-                      MPI_Status *status)                                                          \
+    IOT_MPI_WRAPPER(int, fn,                                                                       \
+                    (MPI_File fh, IOT_AT_PARAM_##AT BUF buf, CNT count, MPI_Datatype type,         \
+                     MPI_Status * status))                                                         \
     {                                                                                              \
         MPI_Status mine;                                                                           \
         MPI_Status *st = status == MPI_STATUS_IGNORE && iot_capture_on ? &mine : status;           \
@@ -237,8 +240,9 @@ static void ended(MPI_File fh, const char *func, int is_write, double t, double 
 
 /* Nonblocking: bytes counted when posted (what completes is known only to MPI_Wait). */
 #define IOT_MPIIO_POST(fn, AT, BUF, CNT, IS_WRITE, IS_COLL)                                        \
-    IOT_EXPORT int fn(MPI_File fh, IOT_AT_PARAM_##AT BUF buf, CNT count, MPI_Datatype type,        \
-                      MPI_Request *req)                                                            \
+    IOT_MPI_WRAPPER(                                                                               \
+        int, fn,                                                                                   \
+        (MPI_File fh, IOT_AT_PARAM_##AT BUF buf, CNT count, MPI_Datatype type, MPI_Request * req)) \
     {                                                                                              \
         IOT_MPIIO_BODY(fn, AT, (fh, IOT_AT_ARG_##AT buf, count, type, req), IS_WRITE, IS_COLL,     \
                        requested_bytes(count, type))                                               \
@@ -246,14 +250,15 @@ static void ended(MPI_File fh, const char *func, int is_write, double t, double 
 
 /* Split collectives: the operation and its bytes at _begin, the rest of its time at _end. */
 #define IOT_MPIIO_BEGIN(fn, AT, BUF, CNT, IS_WRITE)                                                \
-    IOT_EXPORT int fn(MPI_File fh, IOT_AT_PARAM_##AT BUF buf, CNT count, MPI_Datatype type)        \
+    IOT_MPI_WRAPPER(int, fn,                                                                       \
+                    (MPI_File fh, IOT_AT_PARAM_##AT BUF buf, CNT count, MPI_Datatype type))        \
     {                                                                                              \
         IOT_MPIIO_BODY(fn, AT, (fh, IOT_AT_ARG_##AT buf, count, type), IS_WRITE, 1,                \
                        requested_bytes(count, type))                                               \
     }
 
 #define IOT_MPIIO_END(fn, BUF, IS_WRITE)                                                           \
-    IOT_EXPORT int fn(MPI_File fh, BUF buf, MPI_Status *status)                                    \
+    IOT_MPI_WRAPPER(int, fn, (MPI_File fh, BUF buf, MPI_Status * status))                          \
     {                                                                                              \
         if (!iot_capture_on)                                                                       \
             return P##fn(fh, buf, status);                                                         \

@@ -95,6 +95,7 @@ def storage_url(cfg: TuneConfig) -> str:
 
 
 def open_storage(url: str) -> Any:
+    """An Optuna storage for url (see iotune.storage); StudyError, password masked, if not."""
     try:
         return storage.open_storage(url)
     except storage.StorageError as e:
@@ -125,16 +126,16 @@ def open_study(cfg: TuneConfig, adopt: bool = False) -> tuple[Any, bool]:
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     strategy = get_strategy(cfg.strategy)
-    storage = open_storage(storage_url(cfg))
+    store = open_storage(storage_url(cfg))
     sampler = strategy.sampler(cfg.seed, len(cfg.space.guesses))
     direction = objective.direction(cfg.objective)
     try:
         study = optuna.create_study(
-            study_name=cfg.name, storage=storage, sampler=sampler, direction=direction
+            study_name=cfg.name, storage=store, sampler=sampler, direction=direction
         )
         created = True
     except optuna.exceptions.DuplicatedStudyError:
-        study = optuna.load_study(study_name=cfg.name, storage=storage, sampler=sampler)
+        study = optuna.load_study(study_name=cfg.name, storage=store, sampler=sampler)
         created = False
     if created:
         for k, v in _meta(cfg).items():
@@ -504,7 +505,7 @@ def finish(
         (cfg.out / "candidate.xml").unlink()
     summary = {
         "study": cfg.name,
-        "storage": storage_url(cfg),
+        "storage": storage.redact(storage_url(cfg)),
         "command": shlex.join(trial_options(cfg).command),
         "ran_in": str(trial_options(cfg).workdir if cfg.isolate else cfg.cwd),
         "isolated": cfg.isolate,
@@ -657,7 +658,7 @@ def run(
         _warm_start_from_kb(cfg, log)
     s, created = open_study(cfg, adopt=cfg.finish_only)
     if cfg.finish_only and created:
-        raise StudyError(f"no study {cfg.name!r} in {storage_url(cfg)}")
+        raise StudyError(f"no study {cfg.name!r} in {storage.redact(storage_url(cfg))}")
     stale = recover_stale(s)
     opts = trial_options(cfg)
     trial.clean_stale(opts.workdir)

@@ -254,7 +254,7 @@ def _launcher(chosen: str | None, app: list[str] | None, build=None) -> str:
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
-    from iotune import mpifamily, paths, space, study
+    from iotune import mpifamily, paths, space, storage, study
 
     if args.demo:
         args.kernel = args.kernel or DEMO["kernel"]
@@ -340,7 +340,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print(
             f"\niotune tune: interrupted; run the same command again to continue the study "
-            f"{cfg.name!r} ({study.storage_url(cfg)})",
+            f"{cfg.name!r} ({storage.redact(study.storage_url(cfg))})",
             file=sys.stderr,
         )
         return 130

@@ -1,5 +1,6 @@
 /* mpiio_probe: a plain MPI-IO program (no HDF5) with hints of its own. Writes FILE (each rank
  * a block), reads it back, and prints the hints in effect as JSON on rank 0.
+ * When the open fails, rank 0 prints the error instead and the program exits with 3.
  * usage: mpiio_probe FILE */
 #include <mpi.h>
 #include <stdio.h>
@@ -19,8 +20,18 @@ int main(int argc, char **argv)
     MPI_Info_set(info, "cb_buffer_size", "2097152"); /* the application's own hints */
     MPI_Info_set(info, "romio_ds_write", "enable");
     MPI_File fh;
-    if (MPI_File_open(MPI_COMM_WORLD, argv[1], MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh))
-        MPI_Abort(MPI_COMM_WORLD, 1);
+    int err = MPI_File_open(MPI_COMM_WORLD, argv[1], MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh);
+    if (err != MPI_SUCCESS) { /* the error the application sees, for the tests to compare */
+        char text[MPI_MAX_ERROR_STRING];
+        int len = 0, cls = 0;
+        MPI_Error_class(err, &cls);
+        MPI_Error_string(err, text, &len);
+        if (rank == 0)
+            printf("{\"open_error\": %d, \"class\": %d, \"message\": \"%.*s\"}\n", err, cls,
+                   (int)strcspn(text, "\"\n"), text);
+        MPI_Finalize();
+        return 3;
+    }
     MPI_Info_free(&info);
     static char buf[BLOCK], back[BLOCK];
     for (int i = 0; i < BLOCK; i++)

@@ -130,3 +130,29 @@ def run_mpi(
 @pytest.fixture
 def mpirun():
     return run_mpi
+
+
+# ---- throw-away servers (tests/python/local_servers.py): skipped only where not installed
+PG_PASSWORD = "Pw-4u7-never-shown"  # the tests look for it in every output
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    import local_servers
+
+    try:
+        with local_servers.postgres_server(password=PG_PASSWORD, max_connections=60) as server:
+            yield server
+    except local_servers.Unavailable as e:
+        pytest.skip(f"no PostgreSQL here: {e}")
+
+
+@pytest.fixture(scope="session")
+def slurm():
+    import local_servers
+
+    try:
+        with local_servers.slurm_cluster(cpus=2) as cluster:
+            yield cluster
+    except local_servers.Unavailable as e:
+        pytest.skip(f"no SLURM here: {e}")

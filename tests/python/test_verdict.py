@@ -203,3 +203,41 @@ def test_a_study_is_named_after_its_application():
     assert one.startswith("vpicio-") and len(one) == len("vpicio-") + 8
     assert one != identity.default_name(["mpiexec", "-n", "2", "./vpicio", "other.cfg"])
     assert one == identity.default_name(["mpiexec", "-n", "2", "./vpicio", "in.cfg"])
+
+
+def test_what_the_runtime_says_did_not_take_effect_is_read_from_a_real_profile(
+    mpirun, test_prog, libiotune, tmp_path
+):
+    """The tuner reads the runtime's own records (withdrawn settings, each hint's verdict),
+    so a hint that was withdrawn or dropped never reaches best.xml."""
+    import json
+
+    def not_in_effect(extra: str) -> dict[str, str]:
+        cfg = tmp_path / "c.xml"
+        cfg.write_text(
+            f"<Parameters><Middleware_Layer>\n<cb_buffer_size>1MiB</cb_buffer_size>\n{extra}\n"
+            "</Middleware_Layer>\n<Parallel_File_System><striping_factor>4</striping_factor>"
+            "</Parallel_File_System>\n</Parameters>\n"
+        )
+        profile = tmp_path / "p.json"
+        mpirun(2, [test_prog("mpiio_probe"), tmp_path / "out.dat"], cwd=tmp_path,
+               preload=libiotune, config=cfg, env={"IOTUNE_PROFILE": str(profile)})  # fmt: skip
+        return inert.traits(json.loads(profile.read_text()))["not_in_effect"]
+
+    off = not_in_effect("")
+    assert "striping_factor" in off, off  # ext4 here: no striping
+    assert "cb_buffer_size" not in off, off
+    # a hint that makes MPI_File_open fail: the open is made again without the injected hints
+    off = not_in_effect("<cb_config_list>nosuchhost:1</cb_config_list>")
+    assert all(off[n].startswith("withdrawn") for n in ("cb_config_list", "cb_buffer_size")), off
+
+
+def test_romio_hints_are_left_out_under_ompio():
+    sp = space.load("local")
+    facts = {"io_component": "ompio", "mpiio_calls": 2}
+    out = inert.inert(sp, {"bytes_read": 10, "bytes_written": 10}, facts)
+    hints = [d.name for d in sp.dims if d.param.is_hint]
+    assert out.get("romio_cb_write") == inert.NOT_OMPIO
+    assert all(out.get(h) != inert.NOT_OMPIO for h in inert.OMPIO_HINTS if h in hints)
+    facts["io_component"] = "romio321"
+    assert inert.NOT_OMPIO not in inert.inert(sp, {}, facts).values()

@@ -22,6 +22,8 @@ def _table(header: list[str], rows: list[list[Any]]) -> str:
 def _fmt(x: Any) -> str:
     if x is None:
         return "-"
+    if isinstance(x, dict):  # settings: "name=value, ..." (a Python dict is not for readers)
+        return ", ".join(f"{k}={v}" for k, v in sorted(x.items())) or "defaults"
     if isinstance(x, float):
         return f"{x:.4g}"
     return str(x)

@@ -9,7 +9,9 @@ The baseline run (the stack's defaults) is profiled like every trial; what it sh
   chunking is not itself searched): no chunk cache setting;
 - the files on file systems without striping (ext4, xfs, tmpfs, ...): no striping;
 - `transfer_mode=collective` only when the profile shows that every rank makes the same number
-  of dataset calls: a collective transfer that some rank never joins hangs the job.
+  of dataset calls: a collective transfer that some rank never joins hangs the job;
+- under Open MPI's OMPIO (the profile's `mpi_library.io_component`), no ROMIO hint OMPIO never
+  reads (it reads only OMPIO_HINTS).
 Searching inert settings costs trials (the model must learn that they do nothing) and clutters
 the recommendation with settings that look tuned but are noise.
 
@@ -44,6 +46,10 @@ STRIPED_FS = ("lustre", "gpfs", "beegfs", "pvfs2", "orangefs", "daos", "wekafs")
 MPIIO_ONLY = ("transfer_mode", "coll_metadata_read", "coll_metadata_write")
 CHUNK_CACHE = ("chunk_cache_bytes", "chunk_cache_slots", "chunk_cache_w0")
 CHUNKING = ("chunk", "chunk_size")
+# the MPI-IO hints Open MPI's OMPIO reads (the runtime's abi.c says the same in its read-back)
+OMPIO_HINTS = ("cb_buffer_size", "cb_nodes", "collective_buffering", "striping_factor",
+               "striping_unit")  # fmt: skip
+NOT_OMPIO = "the application's MPI-IO is Open MPI's OMPIO, which does not read this ROMIO hint"
 
 
 def traits(profile: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -78,6 +84,9 @@ def traits(profile: Mapping[str, Any] | None) -> dict[str, Any]:
     ]
     if per_rank:
         out["same_dataset_calls"] = all(len(set(c)) <= 1 for c in per_rank)
+    component = (profile.get("mpi_library") or {}).get("io_component")
+    if component:
+        out["io_component"] = component
     out["not_in_effect"] = not_in_effect(profile)
     return out
 
@@ -88,18 +97,21 @@ def not_in_effect(profile: Mapping[str, Any]) -> dict[str, str]:
     was applied but that MPI-IO does not report back (dropped, e.g. striping on ext4) or
     reports with another value (e.g. cb_nodes capped by cb_config_list)."""
     out: dict[str, str] = {}
-    for w in profile.get("withdrawn") or []:
-        if isinstance(w, dict) and w.get("name"):
-            out[w["name"]] = f"withdrawn: {w.get('reason', 'the call failed with it')}"
-    for f in profile.get("files") or []:
-        if not isinstance(f, dict):
-            continue
-        for w in f.get("withdrawn") or []:
-            if isinstance(w, dict) and w.get("name"):
-                out[w["name"]] = f"withdrawn: {w.get('reason', 'the call failed with it')}"
-        for name, ok in (f.get("in_effect") or {}).items():
-            if ok is False:
-                out.setdefault(name, "not in effect (the runtime says)")
+    files = [f for f in profile.get("files") or [] if isinstance(f, dict)]
+    for w in [
+        *(profile.get("withdrawn") or []),
+        *(w for f in files for w in f.get("withdrawn") or []),
+    ]:
+        name = isinstance(w, dict) and (w.get("setting") or w.get("name"))
+        if name:
+            out[name] = f"withdrawn: {w.get('reason') or 'the call failed with it'}"
+    for f in files:
+        effect = f.get("hint_effect") or {}
+        for name, e in effect.items():  # the runtime's verdict per hint, with its cause
+            if isinstance(e, dict) and e.get("in_effect") == "no":
+                out.setdefault(name, f"not in effect: {e.get('reason') or 'the runtime says'}")
+        if effect:
+            continue  # the runtime judged this file's hints: no second guess below
         hints = f.get("hints")
         applied = (f.get("applied") or {}).get("mpiio") or {}
         if not hints:
@@ -143,6 +155,8 @@ def inert(
             and not searched & set(CHUNKING)
         ):
             why = NO_CHUNKED
+        elif p.is_hint and facts.get("io_component") == "ompio" and p.name not in OMPIO_HINTS:
+            why = NOT_OMPIO
         elif p.layer == "fs" and facts.get("fs") and not set(facts["fs"]) & set(STRIPED_FS):
             why = NO_STRIPING.format(fs=", ".join(facts["fs"]))
         if why:

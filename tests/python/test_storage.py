@@ -1,0 +1,62 @@
+"""Study storage URLs: passwords masked in everything shown, without any server running."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from iotune import storage
+
+SECRET = "S3cr3t-p@ss:word"
+
+
+@pytest.mark.parametrize(
+    "url, shown",
+    [
+        ("postgresql://me:pw@db.site:5432/iotune", "postgresql://me:***@db.site:5432/iotune"),
+        ("postgresql+psycopg2://me:p@ss@h/d", "postgresql+psycopg2://me:***@h/d"),
+        ("mysql://u:x/y@h/d", "mysql://u:x/y@h/d"),  # a '/' ends the user part: no password
+        (
+            "postgresql://me@h/d?password=pw&sslmode=require",
+            "postgresql://me@h/d?password=***&sslmode=require",
+        ),  # noqa: E501
+        ("host=h user=me password='a b' dbname=d", "host=h user=me password=*** dbname=d"),
+        ("postgresql://me@h/d", "postgresql://me@h/d"),
+        ("journal:/scratch/me/study.journal", "journal:/scratch/me/study.journal"),
+        ("sqlite:////tmp/x:y@z/study.db", "sqlite:////tmp/x:y@z/study.db"),
+    ],
+)
+def test_redact(url, shown):
+    assert storage.redact(url) == shown
+
+
+def test_password_of():
+    assert storage.password_of(f"postgresql://me:{SECRET}@h/d") == SECRET
+    assert storage.password_of("postgresql://me@h/d") is None
+
+
+def tune(*args, env=None):
+    return subprocess.run(
+        [sys.executable, "-m", "iotune.tune_cli", *map(str, args)],
+        capture_output=True, text=True, timeout=60, env={**os.environ, **(env or {})},
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("driver", ["postgresql+pg8000", "postgresql+psycopg2", "postgresql"])
+def test_no_password_in_errors(driver, tmp_path):
+    """No driver (pg8000, psycopg2: not installed by iotune) or no server (port 1): one line
+    that says why, the password masked."""
+    url = f"{driver}://me:{SECRET}@127.0.0.1:1/db"
+    r = tune("--storage", url, "--study", "s", "--finish-only", "--out", tmp_path / "o")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert SECRET not in r.stdout + r.stderr
+    assert f"{driver}://me:***@127.0.0.1:1/db" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not any(SECRET.encode() in p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
+
+
+def test_password_from_the_environment_is_scrubbed_from_errors(tmp_path):
+    r = tune("--storage", "postgresql://me@127.0.0.1:1/db", "--study", "s", "--finish-only",
+             "--out", tmp_path / "o", env={storage.PASSWORD_ENV: SECRET})  # fmt: skip
+    assert r.returncode == 1 and SECRET not in r.stdout + r.stderr
