@@ -359,3 +359,13 @@ def test_tune_warm_starts_from_the_kb_and_files_the_study(tmp_path, libiotune):
     b.close()
     p = iotune("kb", "add", tmp_path / "out", env=env)
     assert p.returncode == 0 and "already stored as entry 2" in p.stdout, p.stdout + p.stderr
+
+
+def test_a_server_that_cannot_be_reached_is_said_without_its_password():
+    pytest.importorskip("psycopg")
+    with pytest.raises(kb.KBError) as e:
+        kb.KnowledgeBase("postgresql://me:s3cret@127.0.0.1:1/kb")
+    assert "s3cret" not in str(e.value) and "127.0.0.1" in str(e.value)
+    with pytest.raises(kb.KBError, match="not a database URL") as e:
+        kb.KnowledgeBase("nonsense://me:s3cret@h/x")
+    assert "s3cret" not in str(e.value)

@@ -171,15 +171,20 @@ class KnowledgeBase:
                 Path(path).parent.mkdir(parents=True, exist_ok=True)
             kwargs["connect_args"] = {"timeout": SQLITE_TIMEOUT_S}
         else:
-            self.where = sa.engine.make_url(url).render_as_string(hide_password=True)
+            from iotune import storage
+
+            self.where = storage.redact(url)
+            # the password the shared study uses, kept out of the URL (docs/cluster.md)
+            if os.environ.get(storage.PASSWORD_ENV) and storage.password_of(url) is None:
+                kwargs["connect_args"] = {"password": os.environ[storage.PASSWORD_ENV]}
         try:
             self.engine = sa.create_engine(url, **kwargs)
         except ImportError as e:
             hint = ' (pip install "psycopg[binary]")' if "postgres" in url else ""
             raise KBError(f"knowledge base {self.where}: a database driver is missing{hint}: "
                           f"{e}") from None  # fmt: skip
-        except sa.exc.ArgumentError as e:
-            raise KBError(f"knowledge base {url}: not a database URL ({e})") from None
+        except sa.exc.ArgumentError:
+            raise KBError(f"knowledge base {self.where}: not a database URL") from None
         self._open()
 
     def _open(self) -> None:
