@@ -165,7 +165,7 @@ def test_url_resolution(monkeypatch, tmp_path):
 
 def _writer(args):
     path, worker, n = args
-    b = kb.KnowledgeBase(kb.resolve_url(path))
+    b = kb.KnowledgeBase(path if "://" in path else kb.resolve_url(path))
     for i in range(n):
         b.add(entry(study=f"w{worker}-{i}"))
     b.close()
@@ -369,3 +369,34 @@ def test_a_server_that_cannot_be_reached_is_said_without_its_password():
     with pytest.raises(kb.KBError, match="not a database URL") as e:
         kb.KnowledgeBase("nonsense://me:s3cret@h/x")
     assert "s3cret" not in str(e.value)
+
+
+def test_postgresql_beside_a_shared_study(pg_server, monkeypatch, tmp_path):
+    """The knowledge base in the PostgreSQL database a shared study uses (Optuna's tables
+    there already), the password from the environment as for the study, concurrent writers,
+    and no password in any output."""
+    import os
+
+    import optuna
+
+    from iotune import storage
+
+    url = pg_server.url()
+    optuna.create_study(storage=storage.open_storage(url), study_name=f"kb-{os.getpid()}")
+    bare = pg_server.url(with_password=False)
+    monkeypatch.setenv(storage.PASSWORD_ENV, pg_server.password)
+    monkeypatch.delenv("IOTUNE_KB")
+    assert kb.resolve_url(None, bare) == bare, "the shared study's server"
+    b = kb.KnowledgeBase(bare)
+    before = len(b.entries())
+    rid, new = b.add(entry(study=f"pg-{os.getpid()}"))
+    assert new and b.add(entry(study=f"pg-{os.getpid()}")) == (rid, False)
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(2) as pool:
+        pool.map(_writer, [(bare, f"pg{os.getpid()}-{w}", 5) for w in range(2)])
+    assert len(b.entries()) == before + 11
+    b.close()
+    env = {**os.environ, "IOTUNE_KB": bare}
+    p = iotune("kb", "list", env=env)
+    assert p.returncode == 0 and f"pg-{os.getpid()}" in p.stdout
+    assert pg_server.password not in p.stdout + p.stderr
