@@ -201,8 +201,12 @@ class KnowledgeBase:
                 )
             if not ours <= names:
                 self._create()
-            with self.engine.connect() as c:
-                rows = dict(c.execute(sa.select(self._meta.c.key, self._meta.c.value)).all())
+            rows = self._read_meta()
+            if not rows:
+                # another process created the tables and has not stamped them yet (or died
+                # between the two): stamping is idempotent
+                self._stamp()
+                rows = self._read_meta()
         except sa.exc.DatabaseError as e:
             raise KBError(f"knowledge base {self.where}: cannot be read as a database "
                           f"({_first_line(e)})") from None  # fmt: skip
@@ -215,8 +219,14 @@ class KnowledgeBase:
                 f"{rows['version']}, this one reads {SCHEMA_VERSION})"
             )
 
+    def _read_meta(self) -> dict[str, str]:
+        import sqlalchemy as sa
+
+        with self.engine.connect() as c:
+            return dict(c.execute(sa.select(self._meta.c.key, self._meta.c.value)).all())
+
     def _create(self) -> None:
-        """Creates the tables; a concurrent creator may win the race, which is fine."""
+        """Creates the tables and stamps them; a concurrent creator may win the race."""
         import sqlalchemy as sa
 
         try:
@@ -224,17 +234,17 @@ class KnowledgeBase:
         except sa.exc.OperationalError as e:
             if "already exists" not in str(e):
                 raise
-        try:
-            with self.engine.begin() as c:
-                c.execute(
-                    self._meta.insert(),
-                    [
-                        {"key": "schema", "value": SCHEMA},
-                        {"key": "version", "value": str(SCHEMA_VERSION)},
-                    ],  # fmt: skip
-                )
-        except sa.exc.IntegrityError:
-            pass  # another writer created it first
+        self._stamp()
+
+    def _stamp(self) -> None:
+        import sqlalchemy as sa
+
+        for key, value in (("schema", SCHEMA), ("version", str(SCHEMA_VERSION))):
+            try:
+                with self.engine.begin() as c:
+                    c.execute(self._meta.insert().values(key=key, value=value))
+            except sa.exc.IntegrityError:
+                pass  # another writer stamped it first
 
     # ------------------------------------------------------------------------- writing
 
