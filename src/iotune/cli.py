@@ -436,6 +436,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     adapt.register(sub, _summary_options)
 
+    from iotune.kb import cli as kb_cli  # argparse only: importing it is cheap
+
+    kb_cli.register(sub)
+    kb_cli.register_defaults(sub)
+
     p = sub.add_parser(
         "profile",
         help="run a command once with capture on and summarise its I/O",

@@ -69,6 +69,10 @@ class TuneConfig:
     allow_other_command: bool = False  # continue a study or directory of another command
     search_only: bool = False
     finish_only: bool = False
+    kb: str | None = None  # knowledge base (path or URL); None: iotune.kb.resolve_url's default
+    remember: bool = True  # file the finished study in the knowledge base (docs/kb.md)
+    warm_start_kb: bool = False  # try the nearest stored motifs' settings first
+    signature: Any = None  # the application's motif signature, once known (kb.signature)
 
     @property
     def command(self) -> list[str]:
@@ -557,7 +561,83 @@ def finish(
     study.set_user_attr("final", json.loads(json.dumps(summary)))
     (cfg.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     report.write_all(cfg.out, study, cfg.space, summary)
+    if cfg.remember:
+        _remember(cfg, summary, log)
     return summary
+
+
+# ----------------------------------------------------------------------------- knowledge base
+
+
+def kb_url(cfg: TuneConfig) -> str:
+    from iotune import kb
+
+    return kb.resolve_url(cfg.kb, cfg.storage)
+
+
+def motif_signature(cfg: TuneConfig, log: Callable[[str], None]) -> Any:
+    """The application's motif signature: one run with capture and trace on (no settings),
+    its profile kept as OUT/kb-profile.json; None (said) when it cannot be had."""
+    import shutil
+    import tempfile
+
+    from iotune import paths
+    from iotune.kb import capture
+
+    if cfg.signature is not None or not cfg.preload or not cfg.app:
+        return cfg.signature
+    opts = trial_options(cfg)
+    opts.workdir.mkdir(parents=True, exist_ok=True)
+    cfg.out.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix="kb-", dir=opts.workdir)) if cfg.isolate else None
+    try:
+        cfg.signature = capture.profile_signature(
+            opts.command,
+            lib=cfg.lib or paths.find_library(),
+            cwd=scratch or cfg.cwd,
+            timeout=cfg.timeout,
+            keep=cfg.out / "kb-profile.json",
+            extra_env=dict(cfg.extra_env),
+        )
+    except (capture.CaptureFailed, paths.NotFound) as e:
+        log(f"no motif signature: {e}")
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+    return cfg.signature
+
+
+def _remember(cfg: TuneConfig, summary: dict[str, Any], log: Callable[[str], None]) -> None:
+    from iotune.kb import seeds
+
+    sig = motif_signature(cfg, log)
+    if sig is None:
+        log("not stored in the knowledge base: no motif signature")
+        return
+    seeds.remember(kb_url(cfg), summary, sig, str(cfg.out.resolve()), log)
+
+
+def _warm_start_from_kb(cfg: TuneConfig, log: Callable[[str], None]) -> None:
+    """Puts the nearest stored motifs' settings first among the space's guesses."""
+    from iotune import kb
+    from iotune.kb import seeds
+
+    if not get_strategy(cfg.strategy).warm_start:
+        log(f"--warm-start kb: strategy {cfg.strategy} starts cold (no guesses); not used")
+        return
+    sig = motif_signature(cfg, log)
+    if sig is None:
+        return
+    try:
+        base = kb.KnowledgeBase(kb_url(cfg))
+        entries = base.entries()
+        base.close()
+    except kb.KBError as e:
+        log(f"--warm-start kb: {e}; starting without it")
+        return
+    cfg.space, chosen = seeds.seeded_space(cfg.space, entries, sig)
+    log(f"motif {sig.key} ({sig.words()}); from the knowledge base: "
+        + ("; ".join(f"{g.name}: {g.settings}" for g in chosen) or "nothing near"))  # fmt: skip
 
 
 def _tail_lines(text: str, n: int = STDERR_LINES) -> str:
@@ -609,6 +689,8 @@ def run(
             identity.claim_directory(cfg.out, cfg.name, command, cfg.allow_other_command)
         except identity.OtherCommand as e:
             raise StudyError(str(e)) from None
+    if cfg.warm_start_kb and not cfg.finish_only:
+        _warm_start_from_kb(cfg, log)
     s, created = open_study(cfg, adopt=cfg.finish_only)
     if cfg.finish_only and created:
         raise StudyError(f"no study {cfg.name!r} in {storage.redact(storage_url(cfg))}")

@@ -105,6 +105,12 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "K measurements (default 0: the leaders are re-measured at the end)",
     )
     how.add_argument("--seed", type=int)
+    how.add_argument(
+        "--warm-start",
+        choices=["kb"],
+        help="kb: profile the application once and try the settings of the nearest motifs "
+        "stored in the knowledge base first (docs/kb.md)",
+    )
 
     noise = p.add_argument_group("noise and verification")
     noise.add_argument("--leaders", type=int, default=3, help="leading settings re-measured")
@@ -201,6 +207,15 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "--finish-only",
         action="store_true",
         help="no search: re-measure, verify and report an existing study",
+    )
+    store.add_argument(
+        "--kb",
+        metavar="PATH|URL",
+        help="the knowledge base the finished study is filed in (default $IOTUNE_KB, else the "
+        "PostgreSQL server of --storage, else ~/.local/share/iotune/kb.sqlite)",
+    )
+    store.add_argument(
+        "--no-kb", action="store_true", help="do not file the finished study in the knowledge base"
     )
     store.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_tune)
@@ -310,6 +325,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
         search_only=args.search_only,
         finish_only=args.finish_only,
         lib=choice.lib if choice else None,
+        kb=args.kb,
+        remember=not args.no_kb,
+        warm_start_kb=args.warm_start == "kb",
     )
     cfg.out = args.out or Path("iotune-results") / cfg.name
     cfg.out.mkdir(parents=True, exist_ok=True)

@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,10 @@ VECTORS = REPO / "tests" / "vectors"
 # Open MPI refuses to start as root unless told; harmless for any other MPI.
 os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
 os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+# Finished studies are filed in a knowledge base (docs/kb.md): never the user's, in tests.
+os.environ.setdefault(
+    "IOTUNE_KB", os.path.join(tempfile.mkdtemp(prefix="iotune-test-kb-"), "kb.sqlite")
+)
 
 
 def mpi_info(build: Path) -> dict:

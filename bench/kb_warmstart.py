@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""Does `iotune tune --warm-start kb` reach 95 % of the best in fewer trials than a cold start?
+
+Replayed on the measured landscapes (bench/replay.py: iotune's own search loop, a trial draws
+one of the measured repetitions of its configuration). The knowledge base holds what earlier
+studies would have stored: for each kernel, the best configuration of the *other* measurement
+rounds (bench/data/landscape-rounds4-6.csv, never the rounds replayed here,
+bench/data/landscape.csv), filed under the signature of a real tiny run of that kernel at 2
+ranks. The new study is the same kernel at another problem size and 1 rank: its signature comes
+from a real run too, and iotune.kb.seeds picks the seeds by distance (the other kernel's entry
+is there as well, as a distractor). Reported per kernel: trials until the recommendation (and
+the incumbent) first reaches 95 % / 90 % of the best, median over seeds, cold vs kb.
+
+Usage: .venv/bin/python bench/kb_warmstart.py [--seeds 50] [--out bench/data/kb_warmstart.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import optuna
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import replay  # noqa: E402
+
+from iotune import paths, space  # noqa: E402
+from iotune.kb import capture, seeds, store  # noqa: E402
+
+STORED_ARGS = {"gcrmio": ["--cells", "65536"], "vorpalio": ["--block", "160,160,100"]}
+NEW_ARGS = {"gcrmio": ["--cells", "32768"], "vorpalio": ["--block", "96,96,60"]}
+
+
+def signature_of(kernel: str, nprocs: int, args: list[str]):
+    exe = paths.find_kernel(kernel)
+    with tempfile.TemporaryDirectory() as d:
+        return capture.profile_signature(["mpiexec", "-n", str(nprocs), str(exe), *args], cwd=d)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", type=int, default=50)
+    ap.add_argument("--out", type=Path, default=HERE / "data" / "kb_warmstart.json")
+    args = ap.parse_args()
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
+    earlier = [r for r in csv.DictReader(open(HERE / "data" / "landscape-rounds4-6.csv"))]
+    replayed = [r for r in csv.DictReader(open(HERE / "data" / "landscape.csv"))]
+    entries = []
+    for i, kernel in enumerate(replay.SPACES):
+        land = replay.Landscape([r for r in earlier if r["kernel"] == kernel])
+        best = min(land.truth, key=land.truth.get)
+        settings = next(json.loads(r["settings"] or "{}") for r in earlier
+                        if r["kernel"] == kernel and r["config"] == best)  # fmt: skip
+        e = store.Entry(
+            signature=signature_of(kernel, 2, STORED_ARGS[kernel]),
+            settings=settings,
+            space=f"grid-{kernel}",
+            speedup=land.default / land.best,
+            improved=True,
+            study=f"{kernel} (rounds 4-6)",
+        )
+        e.id = i + 1
+        entries.append(e)
+    results = {
+        "command": " ".join([sys.executable, *sys.argv]),
+        "git": subprocess.run(
+            ["git", "-C", str(HERE), "rev-parse", "HEAD"], capture_output=True, text=True
+        ).stdout.strip(),  # fmt: skip
+        "host": platform.node(),
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "seeds": args.seeds,
+        "stored": [
+            {
+                "study": e.study,
+                "settings": e.settings,
+                "key": e.signature.key,
+                "ranks": e.signature.scale["ranks"],
+            }
+            for e in entries
+        ],  # fmt: skip
+        "kernels": {},
+    }
+    for kernel, space_file in replay.SPACES.items():
+        land = replay.Landscape([r for r in replayed if r["kernel"] == kernel])
+        sp = space.load(space_file)
+        new_sig = signature_of(kernel, 1, NEW_ARGS[kernel])
+        seeded, chosen = seeds.seeded_space(sp, entries, new_sig)
+        k = {
+            "new_signature": new_sig.to_json(),
+            "seeds": [{"name": g.name, "settings": dict(g.settings)} for g in chosen],
+            "best_s": land.best,
+            "default_s": land.default,
+        }
+        for name, s in (("cold", sp), ("kb", seeded)):
+            t0 = time.monotonic()
+            runs = [replay.replay(land, s, "default", seed) for seed in range(args.seeds)]
+            k[name] = {
+                mode: replay.summarise([r[mode] for r in runs], replay.BUDGETS["default"])
+                for mode in ("final", "incumbent")
+            }
+            k[name]["elapsed_s"] = round(time.monotonic() - t0, 1)
+            k[name]["runs"] = runs
+            f = k[name]["final"]
+            print(f"{kernel} {name}: 95 % after {f['trials_0.95_median']} trials (median; p75 "
+                  f"{f['trials_0.95_p75']}), reached by {f['reached_0.95']:.0%}; 90 % after "
+                  f"{f['trials_0.9_median']}", flush=True)  # fmt: skip
+        results["kernels"][kernel] = k
+    args.out.write_text(json.dumps(results, indent=1) + "\n")
+    lines = ["| kernel | start | trials to 90 % | trials to 95 % (median, p75) | seeds reaching "
+             "95 % | incumbent: trials to 95 % |", "|---|---|---|---|---|---|"]  # fmt: skip
+    for kernel, k in results["kernels"].items():
+        for name in ("cold", "kb"):
+            f, inc = k[name]["final"], k[name]["incumbent"]
+            lines.append(f"| {kernel} | {name} | {f['trials_0.9_median']:g} | "
+                         f"{f['trials_0.95_median']:g} ({f['trials_0.95_p75']:g}) | "
+                         f"{f['reached_0.95']:.0%} | {inc['trials_0.95_median']:g} |")  # fmt: skip
+    text = "\n".join(lines)
+    print(text)
+    args.out.with_suffix(".txt").write_text(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

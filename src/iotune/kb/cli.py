@@ -1,0 +1,382 @@
+"""The `iotune kb` command: add, list, show, suggest, export, import (registered by
+iotune.cli)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+PROG = "iotune kb"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "kb",
+        help="the knowledge base of tuned settings per I/O motif (add, list, suggest, ...)",
+        description="Finished studies, filed under the motif signature of the application's "
+        "I/O (docs/kb.md), with their recommended settings and verified speedup. `suggest` "
+        "profiles a command once and writes the settings of the nearest stored motif. The "
+        "knowledge base is --kb, else $IOTUNE_KB, else ~/.local/share/iotune/kb.sqlite (an "
+        "SQLite file, or a database URL such as postgresql://...).",
+    )
+    p.add_argument("--kb", metavar="PATH|URL", help="the knowledge base (see above)")
+    ops = p.add_subparsers(dest="kb_cmd", metavar="ACTION")
+
+    a = ops.add_parser("add", help="store a finished study (its output directory)")
+    a.add_argument("study_dir", type=Path, metavar="DIR", help="a study's output directory")
+    a.add_argument(
+        "--profile",
+        metavar="PROFILE.json",
+        help="a profile of the application (default: DIR/kb-profile.json, else the study's "
+        "command is run once with capture on)",
+    )
+
+    ls = ops.add_parser("list", help="list the stored studies")
+    ls.add_argument("--json", action="store_true")
+
+    sh = ops.add_parser("show", help="one stored study in full")
+    sh.add_argument("id", help="its id (kb list) or the start of its uid")
+
+    sg = ops.add_parser(
+        "suggest",
+        help="profile a command once; write the settings of the nearest stored motif",
+        usage=f"{PROG} suggest [-o FILE] [--json] (-- COMMAND... | --profile PROFILE.json)",
+    )
+    sg.add_argument(
+        "-o", "--out", default="iotune-kb.xml", help="control file (default %(default)s)"
+    )
+    sg.add_argument("--profile", metavar="PROFILE.json", help="a saved profile instead of a run")
+    sg.add_argument("--nearest", type=int, default=5, help="entries shown as evidence")
+    sg.add_argument("--json", action="store_true")
+    sg.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARG...]")
+
+    ex = ops.add_parser("export", help="write every entry as JSON (to share with another site)")
+    ex.add_argument("-o", "--out", default="-", help="file (default: standard output)")
+
+    im = ops.add_parser("import", help="add the entries of exported JSON files")
+    im.add_argument("files", nargs="+", metavar="FILE.json")
+    p.set_defaults(func=cmd_kb)
+
+
+def _error(message: str) -> int:
+    print(f"{PROG}: {message}", file=sys.stderr)
+    return 1
+
+
+def cmd_kb(args: argparse.Namespace) -> int:
+    from iotune import kb
+
+    if args.kb_cmd is None:
+        return _error("give an action: add, list, show, suggest, export, import")
+    try:
+        base = kb.KnowledgeBase(kb.resolve_url(args.kb))
+    except kb.KBError as e:
+        return _error(str(e))
+    try:
+        return ACTIONS[args.kb_cmd](base, args)
+    except kb.KBError as e:
+        return _error(str(e))
+    finally:
+        base.close()
+
+
+def _add(base, args) -> int:
+    from iotune import kb
+    from iotune.kb import capture, signature
+
+    summary_path = args.study_dir / "summary.json"
+    try:
+        summary = json.loads(summary_path.read_text())
+    except (OSError, ValueError) as e:
+        return _error(f"{summary_path}: not a finished study's summary ({e})")
+    profile = args.profile or args.study_dir / "kb-profile.json"
+    try:
+        if Path(profile).is_file():
+            sig = signature.from_profile(
+                profile, program=_program(summary), data_dirs=[summary.get("ran_in") or "."]
+            )
+        else:
+            import shlex
+
+            print(f"{PROG}: profiling the study's command once: {summary['command']}")
+            sig = capture.profile_signature(
+                shlex.split(summary["command"]), cwd=summary.get("ran_in") or None
+            )
+    except (ValueError, capture.CaptureFailed, KeyError) as e:
+        return _error(f"no signature for {args.study_dir}: {e}")
+    entry = kb.entry_from_summary(summary, sig, source=str(args.study_dir.resolve()))
+    rid, new = base.add(entry)
+    print(f"{'stored' if new else 'already stored'} as entry {rid} ({entry.uid}): {sig.words()}")
+    return 0
+
+
+def _program(summary: dict[str, Any]) -> str | None:
+    from iotune import identity
+
+    app = summary.get("app") or []
+    if not app:
+        return None
+    program = identity.application(app)[0]
+    if "/" in program and not os.path.isabs(program):
+        program = os.path.join(summary.get("ran_in") or ".", program)
+    return program
+
+
+def _fmt(x: float | None, spec: str) -> str:
+    return "-" if x is None else format(x, spec)
+
+
+def _list(base, args) -> int:
+    entries = base.entries()
+    if args.json:
+        print(json.dumps([e.to_json() | {"id": e.id} for e in entries], indent=1))
+        return 0
+    from iotune.cli import _table
+
+    rows = [
+        [
+            str(e.id),
+            e.created[:10],
+            e.study or "-",
+            e.signature.key,
+            _fmt(e.speedup, ".2f") + "x",
+            _fmt(e.p_value, ".3g"),
+            " ".join(f"{k}={v}" for k, v in sorted(e.settings.items())) or "(defaults)",
+        ]  # fmt: skip
+        for e in entries
+    ]
+    print(_table(rows, ["id", "date", "study", "motif", "speedup", "p", "settings"]))
+    if base.unreadable:
+        print(f"{base.unreadable} unreadable entries skipped", file=sys.stderr)
+    print(f"{len(entries)} entries in {base.where}", file=sys.stderr)
+    return 0
+
+
+def _show(base, args) -> int:
+    e = base.get(args.id)
+    if e is None:
+        return _error(f"no entry {args.id!r} in {base.where}")
+    print(json.dumps(e.to_json() | {"id": e.id}, indent=2))
+    return 0
+
+
+def _suggest(base, args) -> int:
+    from iotune import kb
+    from iotune.kb import capture, signature
+
+    command = list(args.command)
+    command = command[1:] if command[:1] == ["--"] else command
+    try:
+        if args.profile:
+            sig = signature.from_profile(args.profile)
+        elif command:
+            sig = capture.profile_signature(command, cwd=os.getcwd())
+        else:
+            return _error("give the command after -- (or --profile PROFILE.json)")
+    except (ValueError, capture.CaptureFailed) as e:
+        return _error(f"no signature: {e}")
+    s = kb.suggest(base.entries(), sig, args.nearest)
+    if s.settings and args.out != "-":
+        write_with_evidence(args.out, s)
+    if args.json:
+        print(json.dumps(s.to_json() | {"control_file": args.out if s.settings else None},
+                         indent=2))  # fmt: skip
+    else:
+        print("\n".join(evidence_lines(s)))
+        if s.settings and args.out != "-":
+            print(f"control file: {args.out} (iotune run --config {args.out} -- ...)")
+    return 0
+
+
+def evidence_lines(s) -> list[str]:
+    lines = [f"motif {s.signature.key}: {s.signature.words()}",
+             f"scale: {s.signature.scale.get('ranks')} ranks; platform: "
+             + ", ".join(f"{k} {v}" for k, v in sorted(s.signature.platform.items()))]  # fmt: skip
+    lines += [f"note: {n}" for n in s.notes]
+    if s.settings:
+        lines.append("suggested: " + " ".join(f"{k}={v}" for k, v in sorted(s.settings.items())))
+    for m in s.evidence:
+        e = m.entry
+        same = "same motif" if m.same_motif else "another motif"
+        other = f"; other platform: {', '.join(m.other_platform)}" if m.other_platform else ""
+        lines.append(
+            f"  evidence: entry {e.id} study {e.study or '-'} ({e.created[:10]}), distance "
+            f"{m.distance:g} ({same}{other}), verified {_fmt(e.speedup, '.2f')}x p="
+            f"{_fmt(e.p_value, '.3g')} at {e.signature.scale.get('ranks')} ranks: "
+            + " ".join(f"{k}={v}" for k, v in sorted(e.settings.items()))
+        )
+    return lines
+
+
+def write_with_evidence(path: str, s) -> None:
+    """The control file, with the evidence as an XML comment after the declaration."""
+    from iotune import controlfile
+
+    controlfile.write(path, s.settings)
+    text = Path(path).read_text()
+    comment = "\n".join(evidence_lines(s)).replace("--", "- -")
+    head, _, rest = text.partition("\n")
+    Path(path).write_text(f"{head}\n<!-- iotune kb suggest\n{comment}\n-->\n{rest}")
+
+
+def _export(base, args) -> int:
+    from iotune.kb import store
+
+    text = json.dumps(store.export_json(base.entries()), indent=1) + "\n"
+    if args.out == "-":
+        sys.stdout.write(text)
+    else:
+        Path(args.out).write_text(text)
+        print(f"{len(base.entries())} entries written to {args.out}", file=sys.stderr)
+    return 0
+
+
+def _import(base, args) -> int:
+    from iotune.kb import store
+
+    status = 0
+    for f in args.files:
+        try:
+            entries = store.import_json(json.loads(Path(f).read_text()), f)
+        except OSError as e:
+            status = _error(f"{f}: {e.strerror}")
+            continue
+        except ValueError as e:  # JSON syntax or not an export
+            status = _error(str(e) if str(e).startswith(f) else f"{f}: not JSON ({e})")
+            continue
+        added, same = base.add_all(entries)
+        print(f"{f}: {added} entries added, {same} already there")
+    return status
+
+
+ACTIONS = {
+    "add": _add,
+    "list": _list,
+    "show": _show,
+    "suggest": _suggest,
+    "export": _export,
+    "import": _import,
+}
+
+
+# ----------------------------------------------------------------------------- iotune defaults
+
+
+DEFAULT_PROXIES = "vpicio,vorpalio,gcrmio,haccio,iorio"  # iotune.defaults.PROXIES
+
+
+def register_defaults(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "defaults",
+        help="tune proxy kernels and combine them into site-wide ROMIO hints and HDF5 settings",
+        description="Tune each proxy (built-in kernels at small sizes by default) with iotune "
+        "tune, combine their recommendations into one site set that harms no proxy "
+        "significantly, and report each proxy's default vs site vs individually tuned time "
+        "(interleaved rounds). Writes OUT/romio-hints (ROMIO_HINTS format), OUT/site.xml, "
+        "OUT/defaults.md, .json and .png (docs/kb.md).",
+    )
+    p.add_argument(
+        "--proxies",
+        default=DEFAULT_PROXIES,
+        help="comma-separated built-in kernels (default: %(default)s)",
+    )
+    p.add_argument("--trials", type=int, default=12, help="trials per proxy study (default 12)")
+    p.add_argument("--verify-pairs", type=int, default=10, help="most verification pairs (10)")
+    p.add_argument("--rounds", type=int, default=6, help="rounds of the final comparison (6)")
+    p.add_argument(
+        "--warmup", type=int, default=1, help="discarded runs before each measured one (1)"
+    )
+    p.add_argument("--space", default="local", help="search space (default local)")
+    p.add_argument("-n", "--nprocs", type=int, default=2, help="MPI ranks (default 2)")
+    p.add_argument("--mpi", choices=["mpich", "openmpi"], help="the runtime's MPI family")
+    p.add_argument("--out", type=Path, default=Path("iotune-results") / "defaults")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--kb", metavar="PATH|URL", help="knowledge base the proxy studies go to")
+    p.add_argument("--no-kb", action="store_true", help="do not file the proxy studies")
+    p.set_defaults(func=cmd_defaults)
+
+
+def cmd_defaults(args: argparse.Namespace) -> int:
+    import random
+
+    from iotune import defaults, mpifamily, paths, space, study, tune_cli
+
+    names = [n for n in args.proxies.split(",") if n]
+    unknown = [n for n in names if n not in defaults.PROXIES]
+    if unknown:
+        return _error_as("defaults", f"unknown proxies {unknown} (one of {list(defaults.PROXIES)})")
+    try:
+        sp = space.load(args.space)
+    except space.SpaceError as e:
+        return _error_as("defaults", str(e))
+    proxies, opts = [], {}
+    out = args.out.resolve()
+    for name in names:
+        try:
+            app = [str(paths.find_kernel(name, args.mpi)), *defaults.PROXIES[name]]
+            choice = mpifamily.choose(app, args.mpi)
+        except paths.NotFound as e:
+            return _error_as("defaults", str(e))
+        run_dir = out / "proxies" / name
+        (run_dir / "run").mkdir(parents=True, exist_ok=True)
+        cfg = study.TuneConfig(
+            app=app,
+            out=run_dir,
+            space=mpifamily.space_for(sp, choice.family),
+            trials=args.trials,
+            launcher=tune_cli._launcher(None, app, choice.build),
+            nprocs=args.nprocs,
+            verify_pairs=args.verify_pairs,
+            study_name=f"defaults-{name}",
+            seed=args.seed,
+            cwd=run_dir / "run",
+            lib=choice.lib,
+            allow_other_command=True,
+            kb=args.kb,
+            remember=not args.no_kb,
+        )
+        print(f"iotune defaults: tuning proxy {name}: {' '.join(cfg.command)}", flush=True)
+        try:
+            result = study.run(cfg, lambda m, n=name: print(f"  [{n}] {m}", flush=True))
+        except study.StudyError as e:
+            return _error_as("defaults", f"{name}: {e}")
+        s = result.summary or {}
+        final = s.get("final") or {}
+        proxies.append(
+            defaults.Proxy(
+                name,
+                app,
+                dict(s.get("recommended") or {}),
+                final.get("speedup") if final.get("improved") else None,
+                s,
+            )  # fmt: skip
+        )
+        o = study.trial_options(cfg)
+        o.lib = choice.lib
+        opts[name] = o
+    rng = random.Random(args.seed)
+    chosen = defaults.choose_site(
+        proxies,
+        lambda p, settings: defaults.run_value(opts[p.name], settings),
+        args.rounds,
+        rng,
+        log=lambda m: print(f"iotune defaults: {m}", flush=True),
+        warmup=args.warmup,
+    )
+    meta = {"command": " ".join(sys.argv), "nprocs": args.nprocs, "trials": args.trials,
+            "rounds": args.rounds, "warmup": args.warmup, "space": args.space}  # fmt: skip
+    files = defaults.write_outputs(out, proxies, chosen, meta)
+    print(files["report"].read_text())
+    print("iotune defaults: " + ", ".join(f"{k} {v}" for k, v in files.items()))
+    print(f"iotune defaults: use the hints with ROMIO_HINTS={files['hints']} (MPICH/ROMIO), "
+          f"or the settings with iotune run --config {files['control']}")  # fmt: skip
+    return 0
+
+
+def _error_as(cmd: str, message: str) -> int:
+    print(f"iotune {cmd}: {message}", file=sys.stderr)
+    return 2

@@ -1,0 +1,120 @@
+"""The nearest stored motifs of a run, the suggestion made from them, and the entry of a
+finished study."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from iotune.kb.signature import Signature, distance, platform_differences
+from iotune.kb.store import Entry
+
+SEEDS = 3  # entries whose settings `tune --warm-start kb` tries first
+
+
+@dataclass
+class Match:
+    entry: Entry
+    distance: float
+    other_platform: list[str] = field(default_factory=list)  # platform fields that differ
+    same_motif: bool = False  # the same motif key (any scale, any platform)
+
+
+def nearest(
+    entries: Sequence[Entry], sig: Signature, k: int = 5, improved_only: bool = True
+) -> list[Match]:
+    """The k entries closest to sig (distance, then the higher verified speedup), among those
+    whose study found something better than the defaults (improved_only)."""
+    out = []
+    for e in entries:
+        if improved_only and not (e.improved and e.settings):
+            continue
+        d = distance(sig, e.signature)
+        if d == float("inf"):
+            continue
+        out.append(Match(e, d, platform_differences(sig, e.signature), e.signature.key == sig.key))
+    out.sort(key=lambda m: (m.distance, -(m.entry.speedup or 0.0)))
+    return out[:k]
+
+
+@dataclass
+class Suggestion:
+    signature: Signature
+    settings: dict[str, str]
+    evidence: list[Match]
+    notes: list[str]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "signature": self.signature.to_json(),
+            "settings": self.settings,
+            "notes": self.notes,
+            "evidence": [
+                {
+                    "entry": m.entry.id,
+                    "uid": m.entry.uid,
+                    "study": m.entry.study,
+                    "distance": m.distance,
+                    "same_motif": m.same_motif,
+                    "other_platform": m.other_platform,
+                    "speedup": m.entry.speedup,
+                    "p_value": m.entry.p_value,
+                    "settings": m.entry.settings,
+                    "created": m.entry.created,
+                }
+                for m in self.evidence
+            ],
+        }
+
+
+def suggest(entries: Sequence[Entry], sig: Signature, k: int = 5) -> Suggestion:
+    """The settings of the nearest stored motif (the closest entry; among equally close ones,
+    the best verified speedup), with the evidence and what to beware of."""
+    matches = nearest(entries, sig, k)
+    notes: list[str] = []
+    if not matches:
+        notes.append("no stored study found better settings than the defaults: keep them")
+        return Suggestion(sig, {}, [], notes)
+    best = matches[0]
+    if not best.same_motif:
+        notes.append(
+            f"no stored study has this motif (the nearest is {best.distance:g} away): its "
+            "settings are a guess only; tune it (iotune tune --warm-start kb)"
+        )
+    if best.other_platform:
+        where = ", ".join(
+            f"{k} {best.entry.signature.platform.get(k)} (here {sig.platform.get(k)})"
+            for k in best.other_platform
+        )
+        notes.append(f"the stored entry comes from another platform: {where}")
+    return Suggestion(sig, dict(best.entry.settings), matches, notes)
+
+
+def entry_from_summary(summary: Mapping[str, Any], sig: Signature, source: str = "") -> Entry:
+    """The knowledge-base entry of a finished study (its summary.json)."""
+    final = summary.get("final") or {}
+    ratios = [float(r) for r in final.get("pair_ratios") or []]
+    spread = (
+        {
+            "min": min(ratios),
+            "median": statistics.median(ratios),
+            "max": max(ratios),
+            "pairs": len(ratios),
+        }  # fmt: skip
+        if ratios
+        else {}
+    )
+    return Entry(
+        signature=sig,
+        settings={str(k): str(v) for k, v in (summary.get("recommended") or {}).items()},
+        space=str(summary.get("space") or ""),
+        speedup=final.get("speedup"),
+        p_value=final.get("p_nominal"),
+        spread=spread,
+        improved=bool(final.get("improved")),
+        study=str(summary.get("study") or ""),
+        command=str(summary.get("command") or ""),
+        source=source,
+    )

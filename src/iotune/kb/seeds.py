@@ -1,0 +1,71 @@
+"""`iotune tune --warm-start kb`: the nearest stored motifs' settings become the first guesses
+of a new study (tried right after the baseline, before the rule-based guesses), and a finished
+study is filed in the knowledge base."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from iotune.kb.match import SEEDS, Match, nearest
+from iotune.kb.signature import Signature
+from iotune.kb.store import Entry
+from iotune.space import Guess, Space, SpaceError
+
+PREFIX = "kb: "
+
+
+def guesses_for(space: Space, matches: Sequence[Match]) -> list[Guess]:
+    """A guess per match, with only the settings this space can express (a setting of a
+    parameter the space does not search, or a value it does not hold, is left out); guesses
+    left empty, or the same as an earlier one, are dropped."""
+    out: list[Guess] = []
+    seen: set[tuple] = set()
+    names = set(space.names())
+    for m in matches:
+        kept = {}
+        for k, v in m.entry.settings.items():
+            if k not in names:
+                continue
+            try:
+                space.trial_params_for({k: v})
+            except (SpaceError, KeyError, ValueError):
+                continue
+            kept[k] = v
+        key = tuple(sorted(kept.items()))
+        if not kept or key in seen:
+            continue
+        seen.add(key)
+        what = f"entry {m.entry.id} ({m.entry.study or 'study'}, distance {m.distance:g})"
+        out.append(Guess(PREFIX + what, kept))
+    return out
+
+
+def seeded_space(
+    space: Space, entries: Sequence[Entry], sig: Signature, k: int = SEEDS
+) -> tuple[Space, list[Guess]]:
+    """The space with the nearest entries' settings first among its guesses."""
+    seeds = guesses_for(space, nearest(entries, sig, k))
+    return dataclasses.replace(space, guesses=[*seeds, *space.guesses]), seeds
+
+
+def remember(
+    url: str, summary: dict[str, Any], sig: Signature, source: str, log: Callable[[str], None]
+) -> None:
+    """Files a finished study; a knowledge base that cannot be written is reported, never
+    fatal (the study's results are already on disk)."""
+    from iotune.kb.match import entry_from_summary
+    from iotune.kb.store import KBError, KnowledgeBase
+
+    try:
+        base = KnowledgeBase(url)
+        try:
+            rid, new = base.add(entry_from_summary(summary, sig, source))
+        finally:
+            base.close()
+    except KBError as e:
+        log(f"not stored in the knowledge base: {e}")
+        return
+    log(f"{'stored' if new else 'already'} in the knowledge base {base.where} as entry {rid} "
+        f"(motif {sig.key})")  # fmt: skip

@@ -1,0 +1,367 @@
+"""The knowledge base: finished studies (motif signature, space, recommended settings, verified
+speedup with its p-value and spread, platform, date) in a database.
+
+One code path (SQLAlchemy, which Optuna already needs) serves an SQLite file, the default, and
+a PostgreSQL server shared by a centre (the same one a shared study uses). The tables carry an
+`iotune_kb_` prefix so they can live beside Optuna's. Each entry has a uid computed from its
+content: adding or importing the same entry twice stores it once, and concurrent writers
+(several studies finishing at once) each write in a transaction of their own.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from iotune.kb.signature import Signature
+
+SCHEMA = "iotune-kb"
+SCHEMA_VERSION = 1
+EXPORT_SCHEMA = "iotune-kb-export"
+ENV = "IOTUNE_KB"
+SQLITE_TIMEOUT_S = 120  # a writer waits this long for another's transaction
+
+
+class KBError(RuntimeError):
+    """A knowledge base that cannot be opened, read or written; str() says why."""
+
+
+def default_path() -> Path:
+    """$XDG_DATA_HOME/iotune/kb.sqlite (default ~/.local/share/iotune/kb.sqlite)."""
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local",
+                                                           "share")  # fmt: skip
+    return Path(base) / "iotune" / "kb.sqlite"
+
+
+def resolve_url(given: str | None = None, study_storage: str | None = None) -> str:
+    """The knowledge base's URL: as given (--kb), else $IOTUNE_KB, else the PostgreSQL server
+    of a shared study, else the default SQLite file. A plain path means an SQLite file."""
+    chosen = given or os.environ.get(ENV)
+    if not chosen and study_storage and study_storage.startswith("postgresql"):
+        chosen = study_storage
+    if not chosen:
+        chosen = str(default_path())
+    if "://" not in chosen:
+        chosen = f"sqlite:///{Path(chosen).expanduser().resolve()}"
+    return chosen
+
+
+@dataclass
+class Entry:
+    """One finished study, as remembered."""
+
+    signature: Signature
+    settings: dict[str, str]  # the recommended (minimal) settings; {} when nothing was better
+    space: str = ""
+    speedup: float | None = None
+    p_value: float | None = None
+    spread: dict[str, Any] = field(default_factory=dict)  # pair ratios: min, median, max, n
+    improved: bool = False
+    study: str = ""
+    command: str = ""
+    source: str = ""  # where it came from: a study directory, an imported file
+    created: str = ""  # ISO 8601, UTC
+    id: int | None = None
+
+    @property
+    def uid(self) -> str:
+        """From the content, not the date: the same study filed twice (by `iotune tune` and
+        again by `kb add`, or imported twice) is one entry."""
+        content = [self.signature.to_json(), self.settings, self.space, self.study,
+                   self.command, self.speedup, self.p_value]  # fmt: skip
+        text = json.dumps(content, sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "uid": self.uid,
+            "created": self.created,
+            "study": self.study,
+            "command": self.command,
+            "source": self.source,
+            "space": self.space,
+            "signature": self.signature.to_json(),
+            "settings": dict(self.settings),
+            "improved": self.improved,
+            "speedup": self.speedup,
+            "p_value": self.p_value,
+            "spread": dict(self.spread),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Entry:
+        if not isinstance(data, Mapping):
+            raise ValueError("an entry must be an object")
+        settings = data.get("settings")
+        if not isinstance(settings, Mapping):
+            raise ValueError("an entry needs a 'settings' object")
+        return cls(
+            signature=Signature.from_json(data.get("signature") or {}),
+            settings={str(k): str(v) for k, v in settings.items()},
+            space=str(data.get("space") or ""),
+            speedup=_number(data.get("speedup")),
+            p_value=_number(data.get("p_value")),
+            spread=dict(data.get("spread") or {}),
+            improved=bool(data.get("improved")),
+            study=str(data.get("study") or ""),
+            command=str(data.get("command") or ""),
+            source=str(data.get("source") or ""),
+            created=str(data.get("created") or ""),
+        )
+
+
+def _number(x: Any) -> float | None:
+    if x is None:
+        return None
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        raise ValueError(f"not a number: {x!r}") from None
+
+
+def now() -> str:
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _tables():
+    import sqlalchemy as sa
+
+    md = sa.MetaData()
+    meta = sa.Table(
+        "iotune_kb_meta",
+        md,
+        sa.Column("key", sa.String(64), primary_key=True),
+        sa.Column("value", sa.String(256), nullable=False),
+    )
+    entries = sa.Table(
+        "iotune_kb_entries",
+        md,
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("uid", sa.String(40), nullable=False, unique=True),
+        sa.Column("created", sa.String(32), nullable=False),
+        sa.Column("signature_key", sa.String(32), nullable=False, index=True),
+        sa.Column("signature_version", sa.Integer, nullable=False),
+        sa.Column("data", sa.Text, nullable=False),  # the entry as JSON (Entry.to_json)
+    )
+    return md, meta, entries
+
+
+class KnowledgeBase:
+    """A knowledge base at a URL (resolve_url). Opening it creates its tables when the
+    database is new; a database that belongs to something else is refused."""
+
+    def __init__(self, url: str):
+        import sqlalchemy as sa
+
+        self.url = url
+        self._md, self._meta, self._entries = _tables()
+        kwargs: dict[str, Any] = {}
+        if url.startswith("sqlite:"):
+            path = url.split("///", 1)[-1]
+            self.where = path
+            if path and path != ":memory:":
+                if Path(path).is_dir():
+                    raise KBError(f"knowledge base {path}: is a directory, not a database file")
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+            kwargs["connect_args"] = {"timeout": SQLITE_TIMEOUT_S}
+        else:
+            from iotune import storage
+
+            self.where = storage.redact(url)
+            # the password the shared study uses, kept out of the URL (docs/cluster.md)
+            if os.environ.get(storage.PASSWORD_ENV) and storage.password_of(url) is None:
+                kwargs["connect_args"] = {"password": os.environ[storage.PASSWORD_ENV]}
+        try:
+            self.engine = sa.create_engine(url, **kwargs)
+        except ImportError as e:
+            hint = ' (pip install "psycopg[binary]")' if "postgres" in url else ""
+            raise KBError(f"knowledge base {self.where}: a database driver is missing{hint}: "
+                          f"{e}") from None  # fmt: skip
+        except sa.exc.ArgumentError:
+            raise KBError(f"knowledge base {self.where}: not a database URL") from None
+        self._open()
+
+    def _open(self) -> None:
+        import sqlalchemy as sa
+
+        try:
+            names = set(sa.inspect(self.engine).get_table_names())
+            ours = {"iotune_kb_meta", "iotune_kb_entries"}
+            if self.url.startswith("sqlite:") and names and not names & ours:
+                raise KBError(
+                    f"knowledge base {self.where}: an SQLite database of something else (tables "
+                    f"{', '.join(sorted(names)[:5])}): not an iotune knowledge base; give "
+                    f"another file with --kb or ${ENV}"
+                )
+            if not ours <= names:
+                self._create()
+            rows = self._read_meta()
+            if not rows:
+                # another process created the tables and has not stamped them yet (or died
+                # between the two): stamping is idempotent
+                self._stamp()
+                rows = self._read_meta()
+        except sa.exc.DatabaseError as e:
+            raise KBError(f"knowledge base {self.where}: cannot be read as a database "
+                          f"({_first_line(e)})") from None  # fmt: skip
+        if rows.get("schema") != SCHEMA:
+            raise KBError(f"knowledge base {self.where}: its tables are not iotune's (schema "
+                          f"{rows.get('schema')!r})")  # fmt: skip
+        if int(rows.get("version", 0)) > SCHEMA_VERSION:
+            raise KBError(
+                f"knowledge base {self.where}: made by a newer iotune (schema version "
+                f"{rows['version']}, this one reads {SCHEMA_VERSION})"
+            )
+
+    def _read_meta(self) -> dict[str, str]:
+        import sqlalchemy as sa
+
+        with self.engine.connect() as c:
+            return dict(c.execute(sa.select(self._meta.c.key, self._meta.c.value)).all())
+
+    def _create(self) -> None:
+        """Creates the tables and stamps them; a concurrent creator may win the race."""
+        import sqlalchemy as sa
+
+        try:
+            self._md.create_all(self.engine)
+        except sa.exc.OperationalError as e:
+            if "already exists" not in str(e):
+                raise
+        self._stamp()
+
+    def _stamp(self) -> None:
+        import sqlalchemy as sa
+
+        for key, value in (("schema", SCHEMA), ("version", str(SCHEMA_VERSION))):
+            try:
+                with self.engine.begin() as c:
+                    c.execute(self._meta.insert().values(key=key, value=value))
+            except sa.exc.IntegrityError:
+                pass  # another writer stamped it first
+
+    # ------------------------------------------------------------------------- writing
+
+    def add(self, entry: Entry) -> tuple[int, bool]:
+        """Stores an entry; (its id, True) when new, (the stored one's id, False) when the
+        same entry was stored before."""
+        import sqlalchemy as sa
+
+        if not entry.created:
+            entry.created = now()
+        uid = entry.uid
+        row = {
+            "uid": uid,
+            "created": entry.created,
+            "signature_key": entry.signature.key,
+            "signature_version": entry.signature.version,
+            "data": json.dumps(entry.to_json(), sort_keys=True),
+        }
+        try:
+            with self.engine.begin() as c:
+                result = c.execute(self._entries.insert().values(**row))
+                return int(result.inserted_primary_key[0]), True
+        except sa.exc.IntegrityError:
+            with self.engine.connect() as c:
+                old = c.execute(
+                    sa.select(self._entries.c.id).where(self._entries.c.uid == uid)
+                ).scalar()
+            return int(old), False
+        except sa.exc.DatabaseError as e:
+            raise KBError(f"knowledge base {self.where}: cannot write ({_first_line(e)})") from None
+
+    def add_all(self, entries: Iterable[Entry]) -> tuple[int, int]:
+        """(added, already there)."""
+        added = same = 0
+        for e in entries:
+            _, new = self.add(e)
+            added, same = added + new, same + (not new)
+        return added, same
+
+    # ------------------------------------------------------------------------- reading
+
+    def entries(self) -> list[Entry]:
+        """Every entry, oldest first. Rows that cannot be read are skipped (and counted in
+        self.unreadable)."""
+        import sqlalchemy as sa
+
+        out = []
+        self.unreadable = 0
+        try:
+            with self.engine.connect() as c:
+                rows = c.execute(
+                    sa.select(self._entries.c.id, self._entries.c.data).order_by(self._entries.c.id)
+                ).all()
+        except sa.exc.DatabaseError as e:
+            raise KBError(
+                f"knowledge base {self.where}: cannot be read ({_first_line(e)})"
+            ) from None
+        for rid, data in rows:
+            try:
+                e = Entry.from_json(json.loads(data))
+            except (ValueError, TypeError):
+                self.unreadable += 1
+                continue
+            e.id = int(rid)
+            out.append(e)
+        return out
+
+    def get(self, ident: int | str) -> Entry | None:
+        """An entry by id or by (a prefix of) its uid."""
+        for e in self.entries():
+            if str(e.id) == str(ident) or (len(str(ident)) >= 4 and e.uid.startswith(str(ident))):
+                return e
+        return None
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+
+def _first_line(e: Exception) -> str:
+    text = str(getattr(e, "orig", None) or e)
+    return text.splitlines()[0] if text else type(e).__name__
+
+
+# ----------------------------------------------------------------------------- JSON exchange
+
+
+def export_json(entries: Iterable[Entry]) -> dict[str, Any]:
+    return {
+        "schema": EXPORT_SCHEMA,
+        "version": SCHEMA_VERSION,
+        "exported": now(),
+        "entries": [e.to_json() for e in entries],
+    }
+
+
+def import_json(data: Any, where: str) -> list[Entry]:
+    """The entries of an exported knowledge base; ValueError naming the file and the entry
+    when it is not one."""
+    if not isinstance(data, Mapping) or data.get("schema") != EXPORT_SCHEMA:
+        got = data.get("schema") if isinstance(data, Mapping) else type(data).__name__
+        raise ValueError(f"{where}: not an iotune knowledge-base export (schema {got!r}, "
+                         f"expected {EXPORT_SCHEMA!r})")  # fmt: skip
+    if int(data.get("version", 0)) > SCHEMA_VERSION:
+        raise ValueError(f"{where}: made by a newer iotune (version {data['version']})")
+    raw = data.get("entries")
+    if not isinstance(raw, list):
+        raise ValueError(f"{where}: 'entries' must be a list")
+    out = []
+    for i, item in enumerate(raw):
+        try:
+            e = Entry.from_json(item)
+        except (ValueError, TypeError) as err:
+            raise ValueError(f"{where}: entry {i}: {err}") from None
+        uid = item.get("uid")
+        if uid and uid != e.uid:
+            raise ValueError(f"{where}: entry {i}: its uid does not match its content "
+                             "(edited or damaged)")  # fmt: skip
+        e.source = e.source or where
+        out.append(e)
+    return out
