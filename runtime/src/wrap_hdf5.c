@@ -7,6 +7,7 @@
 #include "apply_hdf5.h"
 #include "capture.h"
 #include "core.h"
+#include "effect_hdf5.h"
 #include "idmap.h"
 #include "trace.h"
 #include "wrap.h"
