@@ -20,19 +20,6 @@ typedef struct {
 hid_t iot_apply_fapl(const iot_settings *s, const char *how, const char *name, hid_t fapl,
                      iot_file_info *info, iot_h5_outcome *out);
 
-/* After the file opened with the control file's file access settings: which are in effect,
- * read back from the file's access list (collective for the MPI-IO driver, as the open is). */
-void iot_readback_file(const iot_file_settings *rules, hid_t fid, iot_h5_outcome *out);
-
-/* After a dataset was created or opened with settings: which are in effect, read back from its
- * creation and access lists (dcpl, dapl: whether they were given); mode: the forced transfer
- * mode or -1. */
-void iot_readback_dataset(const iot_file_settings *rules, const char *dset, hid_t id, int dcpl,
-                          int dapl, int mode, iot_h5_outcome *out);
-
-/* Appends a line to an outcome's list (applied or notes) unless it is there already. */
-void iot_outcome_add(char *list, size_t size, const char *line);
-
 /* Dataset creation list for a new dataset (file name, full dataset path, its dataspace and
  * type), from the file's resolved settings f->rules; a new list or dcpl itself. */
 hid_t iot_apply_dcpl(const iot_file_info *f, const char *file, const char *dset, hid_t type,
@@ -45,10 +32,5 @@ hid_t iot_apply_dapl(const iot_file_info *f, const char *file, const char *dset,
 /* Transfer mode for the open dataset id: H5FD_MPIO_COLLECTIVE / H5FD_MPIO_INDEPENDENT, or
  * -1 (nothing set, not the MPI-IO driver, or independent asked for a filtered dataset). */
 int iot_transfer_mode(const iot_file_info *f, const char *file, const char *dset, hid_t id);
-
-/* "name=value, ..." of the settings of one kind (an IOT_TARGET_*, or -1 for dataset creation
- * and access) that apply to the file (dset NULL) or one of its datasets. */
-void iot_describe_settings(const iot_file_settings *rules, const char *dset, int target, char *buf,
-                           size_t len);
 
 #endif

@@ -1,0 +1,103 @@
+/* Interposed H5Fcreate and H5Fopen: the file's settings resolved and applied to its access
+ * list, the fail-safe call, read-back and capture. */
+#include <unistd.h>
+
+#include "apply_hdf5.h"
+#include "capture.h"
+#include "core.h"
+#include "effect_hdf5.h"
+#include "h5fallback.h"
+#include "idmap.h"
+#include "trace.h"
+#include "wrap.h"
+#include "wrap_hdf5.h"
+
+typedef struct {
+    int create;
+    const char *name;
+    unsigned flags;
+    hid_t fcpl, fapl, tuned;
+} file_args;
+
+static hid_t file_call(const iot_h5_api *real, const void *args, int own)
+{
+    const file_args *a = args;
+    hid_t fapl = own ? a->fapl : a->tuned;
+    return a->create ? real->H5Fcreate(a->name, a->flags, a->fcpl, fapl)
+                     : real->H5Fopen(a->name, a->flags, fapl);
+}
+
+/* Outcomes the file system decides before any setting matters: opening a file that does not
+ * exist, creating one exclusively that does. The application's own call is then made alone:
+ * an attempt with settings would fail as well, and MPI libraries report every failed open. */
+static int decided_by_existence(int create, const char *name, unsigned flags)
+{
+    int err = errno;
+    int exists = access(iot_strip_romio_prefix(name), F_OK) == 0;
+    errno = err;
+    return create ? (flags & 0x0004u) && exists : !exists; /* H5F_ACC_EXCL, without H5open */
+}
+
+/* H5Fcreate and H5Fopen: settings for the file, the real call, then bookkeeping. */
+static hid_t open_file(int create, const char *name, unsigned flags, hid_t fcpl, hid_t fapl)
+{
+    const iot_h5_api *real = iot_h5_real();
+    const iot_settings *s = iot_active();
+    if ((!s && !iot_capture_on) || !name || !real->H5Fcreate || !real->H5Fopen)
+        return create ? real->H5Fcreate(name, flags, fcpl, fapl) : real->H5Fopen(name, flags, fapl);
+    const char *how = create ? "H5Fcreate" : "H5Fopen";
+    iot_file_info info = {0, 1, NULL, 0};
+    iot_h5_outcome out = {"", ""};
+    hid_t use = s && iot_h5() && !decided_by_existence(create, name, flags)
+                    ? iot_apply_fapl(s, how, name, fapl, &info, iot_capture_on ? &out : NULL)
+                    : fapl;
+    file_args args = {create, name, flags, fcpl, fapl, use};
+    char why[512];
+    IOT_TIMED(with_fallback(real, file_call, &args, use != fapl, why, sizeof why));
+    hid_t fid = rc;
+    hid_t copy = use != fapl ? use : H5I_INVALID_HID;
+    close_copies(real, fid, &copy, 1);
+    if (fid < 0) {
+        iot_resolved_free(info.rules);
+        return fid;
+    }
+    char actual[1024];
+    const char *known = real->H5Fget_name(fid, actual, sizeof actual) > 0 ? actual : name;
+    int rec = record_of(real, fid, known);
+    if (why[0]) {
+        char list[1024];
+        iot_describe_settings(info.rules, NULL, IOT_TARGET_FAPL, list, sizeof list);
+        say_withdrawn(how, known, NULL, list, why, info.leader, rec);
+    } else if (use != fapl && rec >= 0) {
+        iot_readback_file(info.rules, fid, &out); /* collective for MPI-IO, as the open is */
+    }
+    keep_outcome(rec, &out);
+    if (s)
+        iot_files_remember(known, &info); /* it keeps info.rules */
+    if (iot_lock()) {
+        iot_idmap_put(&files, (uint64_t)fid, rec, 0);
+        if (rec >= 0) {
+            iot_file_rec *r = iot_rec(rec);
+            if (create)
+                r->c[IOT_L_HDF5].creates++;
+            else
+                r->c[IOT_L_HDF5].opens++;
+            iot_mark_open(rec, t);
+            iot_count_meta(rec, IOT_L_HDF5, dt, outer);
+            if (iot_trace_on)
+                iot_trace(IOT_L_HDF5, how, rec, 0, -1, (int)flags, t, dt);
+        }
+        iot_unlock();
+    }
+    return fid;
+}
+
+IOT_EXPORT hid_t H5Fcreate(const char *name, unsigned flags, hid_t fcpl, hid_t fapl)
+{
+    return open_file(1, name, flags, fcpl, fapl);
+}
+
+IOT_EXPORT hid_t H5Fopen(const char *name, unsigned flags, hid_t fapl)
+{
+    return open_file(0, name, flags, H5P_DEFAULT, fapl);
+}

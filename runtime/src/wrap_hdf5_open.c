@@ -1,0 +1,266 @@
+/* Interposed dataset and object opens (H5Dcreate1/2, H5Dopen1/2, H5Oopen, H5Oopen_by_idx,
+ * H5Oopen_by_token): the dataset's creation and access settings, the fail-safe call, the
+ * forced transfer mode remembered, and capture. */
+#include <stdio.h>
+#include <string.h>
+
+#include "apply_hdf5.h"
+#include "capture.h"
+#include "core.h"
+#include "effect_hdf5.h"
+#include "h5fallback.h"
+#include "idmap.h"
+#include "trace.h"
+#include "wrap.h"
+#include "wrap_hdf5.h"
+
+/* Every way to create or open a dataset shares everything but the real call. H5Oopen and
+ * H5Oopen_by_idx open any object: it is followed only when it is a dataset. */
+typedef enum { CREATE2, CREATE1, OPEN2, OPEN1, OOPEN, OOPEN_BY_IDX, OOPEN_BY_TOKEN } dataset_call;
+
+typedef struct {
+    hid_t loc, type, space, lcpl, dcpl, dapl;
+    const char *name;
+    /* H5Oopen_by_idx: the group name is name; the index */
+    H5_index_t idx_type;
+    H5_iter_order_t order;
+    hsize_t n;
+    const void *token; /* H5Oopen_by_token: the token's bytes */
+} dataset_args;
+
+typedef struct {
+    unsigned char bytes[16]; /* H5O_MAX_TOKEN_SIZE of HDF5 1.12 */
+} h5o_token;
+static hid_t (*real_open_by_token)(hid_t, h5o_token);
+
+typedef struct {
+    dataset_call kind;
+    const dataset_args *app, *tuned;
+} dataset_attempt;
+
+static hid_t real_dataset_call(const iot_h5_api *real, dataset_call kind, const dataset_args *a)
+{
+    /* the 1-versions take no access list: the 2-versions are the same calls with one */
+    switch (kind) {
+    case CREATE2:
+        return real->H5Dcreate2(a->loc, a->name, a->type, a->space, a->lcpl, a->dcpl, a->dapl);
+    case CREATE1:
+        return a->dapl == H5P_DEFAULT
+                   ? real->H5Dcreate1(a->loc, a->name, a->type, a->space, a->dcpl)
+                   : real->H5Dcreate2(a->loc, a->name, a->type, a->space, H5P_DEFAULT, a->dcpl,
+                                      a->dapl);
+    case OPEN2: return real->H5Dopen2(a->loc, a->name, a->dapl);
+    case OPEN1:
+        return a->dapl == H5P_DEFAULT ? real->H5Dopen1(a->loc, a->name)
+                                      : real->H5Dopen2(a->loc, a->name, a->dapl);
+    /* a dataset access list is a link access list too: HDF5 takes its chunk cache */
+    case OOPEN: return real->H5Oopen(a->loc, a->name, a->dapl);
+    case OOPEN_BY_IDX:
+        return real->H5Oopen_by_idx(a->loc, a->name, a->idx_type, a->order, a->n, a->dapl);
+    case OOPEN_BY_TOKEN: {
+        h5o_token tok;
+        memcpy(&tok, a->token, sizeof tok);
+        return real_open_by_token ? real_open_by_token(a->loc, tok) : H5I_INVALID_HID;
+    }
+    }
+    return H5I_INVALID_HID;
+}
+
+static hid_t dataset_attempt_call(const iot_h5_api *real, const void *args, int own)
+{
+    const dataset_attempt *a = args;
+    return real_dataset_call(real, a->kind, own ? a->app : a->tuned);
+}
+
+/* Capture bookkeeping after H5Dcreate (space and type given) or H5Dopen (asked of the
+ * dataset); the trace learns the dataset's name, extent and element size. */
+static void dataset_opened(const iot_h5_api *h, hid_t id, int rec, const char *path, hid_t space,
+                           hid_t type, double t, double dt, int outer)
+{
+    int creating = space != H5I_INVALID_HID;
+    hsize_t dims[32];
+    uint64_t extent[32];
+    int ndims = 0;
+    size_t elem = 0;
+    if (iot_trace_on) { /* HDF5 calls outside the lock */
+        hid_t sp = creating ? space : h->H5Dget_space(id);
+        hid_t ty = creating ? type : h->H5Dget_type(id);
+        ndims = sp >= 0 ? h->H5Sget_simple_extent_ndims(sp) : -1;
+        if (ndims < 0 || ndims > 32 || h->H5Sget_simple_extent_dims(sp, dims, NULL) != ndims)
+            ndims = 0;
+        for (int d = 0; d < ndims; d++)
+            extent[d] = dims[d];
+        elem = ty >= 0 ? h->H5Tget_size(ty) : 0;
+        if (!creating && sp >= 0)
+            h->H5Sclose(sp);
+        if (!creating && ty >= 0)
+            h->H5Tclose(ty);
+    }
+    if (!iot_lock())
+        return;
+    if (creating)
+        iot_rec(rec)->c[IOT_L_HDF5].dset_creates++;
+    else
+        iot_rec(rec)->c[IOT_L_HDF5].dset_opens++;
+    iot_count_meta(rec, IOT_L_HDF5, dt, outer);
+    if (iot_trace_on) {
+        int ds = iot_trace_dataset(rec, path, ndims, extent, elem);
+        if (ds >= 0)
+            iot_idmap_put(&traced, (uint64_t)id, ds, (int)elem);
+        iot_trace_h5(creating ? "H5Dcreate" : "H5Dopen", rec, ds, 0, -1, 0, ndims, extent, t, dt);
+    }
+    iot_unlock();
+}
+
+/* The path an H5Oopen* call opens, relative to its location, for matching dataset rules:
+ * H5Oopen's name; for H5Oopen_by_idx the group's name and the n-th link's (asked before the
+ * call, errors not printed); "" when unknown (H5Oopen_by_token: known only after). */
+static void opened_name(const iot_h5_api *real, dataset_call kind, const dataset_args *a,
+                        char *name, size_t len)
+{
+    name[0] = '\0';
+    if (kind != OOPEN_BY_IDX) {
+        snprintf(name, len, "%s", kind == OOPEN_BY_TOKEN ? "" : a->name);
+        return;
+    }
+    char link[512];
+    iot_h5_quiet quiet;
+    iot_h5_quiet_begin(&quiet);
+    ssize_t n = real->H5Lget_name_by_idx
+                    ? real->H5Lget_name_by_idx(a->loc, a->name, a->idx_type, a->order, a->n, link,
+                                               sizeof link, H5P_DEFAULT)
+                    : -1;
+    iot_h5_quiet_end(&quiet);
+    if (n <= 0 || (size_t)n >= sizeof link)
+        return;
+    int here = strcmp(a->name, ".") == 0 || a->name[0] == '\0';
+    snprintf(name, len, "%s%s%s", here ? "" : a->name, here ? "" : "/", link);
+}
+
+/* Can the application's access list of an H5Oopen* call carry a chunk cache? H5P_DEFAULT
+ * (a new dataset access list) or a dataset access list (copied); a plain link access list
+ * keeps its own properties, so the settings are left out. */
+static int takes_dapl(const iot_h5_api *real, dataset_call kind, hid_t lapl)
+{
+    if (kind == OOPEN_BY_TOKEN)
+        return 0;
+    if (kind != OOPEN && kind != OOPEN_BY_IDX)
+        return 1;
+    if (lapl == H5P_DEFAULT)
+        return 1;
+    htri_t isa = IOT_H5_CALL(H5Pisa_class, lapl, real->cls_dapl);
+    return isa > 0;
+}
+
+static hid_t dataset_call_with_settings(dataset_call kind, dataset_args a)
+{
+    const iot_h5_api *real = iot_h5_real();
+    const iot_settings *s = iot_active();
+    int by_object = kind == OOPEN || kind == OOPEN_BY_IDX || kind == OOPEN_BY_TOKEN;
+    if ((!s && !iot_capture_on) || !a.name || !iot_h5() || (by_object && !real->H5Iget_type))
+        return real_dataset_call(real, kind, &a);
+    char file[1024], path[1024], rel[1024];
+    opened_name(real, kind, &a, rel, sizeof rel);
+    dataset_names(real, a.loc, rel, file, sizeof file, path, sizeof path);
+    iot_file_info f = iot_files_lookup(file);
+    dataset_args use = a;
+    int creating = kind == CREATE1 || kind == CREATE2;
+    iot_h5_outcome out = {"", ""}, *keep = iot_capture_on ? &out : NULL;
+    if (s && f.tuned && creating) /* MPI-IO files, and sec2 ones with serial_files */
+        use.dcpl = iot_apply_dcpl(&f, file, path, a.type, a.space, a.dcpl, keep);
+    if (s && f.tuned && rel[0] && takes_dapl(real, kind, a.dapl))
+        use.dapl = iot_apply_dapl(&f, file, path, a.dapl, keep);
+    dataset_attempt attempt = {kind, &a, &use};
+    char why[512];
+    int injected = use.dcpl != a.dcpl || use.dapl != a.dapl;
+    IOT_TIMED(with_fallback(real, dataset_attempt_call, &attempt, injected, why, sizeof why));
+    hid_t id = rc;
+    hid_t copies[2] = {use.dcpl != a.dcpl ? use.dcpl : H5I_INVALID_HID,
+                       use.dapl != a.dapl ? use.dapl : H5I_INVALID_HID};
+    close_copies(real, id, copies, 2);
+    if (id < 0)
+        return id;
+    if (by_object && real->H5Iget_type(id) != H5I_DATASET)
+        return id;                /* a group or a named datatype */
+    if (kind == OOPEN_BY_TOKEN) { /* its name is known now */
+        ssize_t n = real->H5Iget_name(id, path, sizeof path);
+        if (n <= 0 || (size_t)n >= sizeof path)
+            path[0] = '\0';
+    }
+    int rec = record_of(real, a.loc, file[0] ? file : NULL);
+    if (why[0]) {
+        char list[1024];
+        iot_describe_settings(f.rules, path, creating ? -1 : IOT_TARGET_DAPL, list, sizeof list);
+        say_withdrawn(creating ? "H5Dcreate" : "H5Dopen", file, path, list, why, f.leader, rec);
+    }
+    int mode = s ? iot_transfer_mode(&f, file, path, id) : -1;
+    if (rec >= 0 && s && f.tuned) {
+        iot_readback_dataset(f.rules, path, id, !why[0] && use.dcpl != a.dcpl,
+                             !why[0] && use.dapl != a.dapl, mode, &out);
+        keep_outcome(rec, &out);
+    }
+    if (rec >= 0)
+        dataset_opened(real, id, rec, path, creating ? a.space : H5I_INVALID_HID,
+                       creating ? a.type : H5I_INVALID_HID, t, dt, outer);
+    if ((mode >= 0 || rec >= 0) && iot_idmap_put(&dsets, (uint64_t)id, rec, mode) < 0)
+        iot_warn_once("dsets-oom", "out of memory: a dataset and later ones are not followed");
+    return id;
+}
+
+IOT_EXPORT hid_t H5Dcreate2(hid_t loc, const char *name, hid_t type, hid_t space, hid_t lcpl,
+                            hid_t dcpl, hid_t dapl)
+{
+    return dataset_call_with_settings(
+        CREATE2, (dataset_args){loc, type, space, lcpl, dcpl, dapl, name, 0, 0, 0, NULL});
+}
+
+IOT_EXPORT hid_t H5Dcreate1(hid_t loc, const char *name, hid_t type, hid_t space, hid_t dcpl)
+{
+    return dataset_call_with_settings(CREATE1, (dataset_args){loc, type, space, H5P_DEFAULT, dcpl,
+                                                              H5P_DEFAULT, name, 0, 0, 0, NULL});
+}
+
+IOT_EXPORT hid_t H5Dopen2(hid_t loc, const char *name, hid_t dapl)
+{
+    return dataset_call_with_settings(OPEN2, (dataset_args){loc, H5I_INVALID_HID, H5I_INVALID_HID,
+                                                            H5P_DEFAULT, H5P_DEFAULT, dapl, name, 0,
+                                                            0, 0, NULL});
+}
+
+IOT_EXPORT hid_t H5Dopen1(hid_t loc, const char *name)
+{
+    return dataset_call_with_settings(OPEN1, (dataset_args){loc, H5I_INVALID_HID, H5I_INVALID_HID,
+                                                            H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT,
+                                                            name, 0, 0, 0, NULL});
+}
+
+IOT_EXPORT hid_t H5Oopen(hid_t loc, const char *name, hid_t lapl)
+{
+    return dataset_call_with_settings(OOPEN, (dataset_args){loc, H5I_INVALID_HID, H5I_INVALID_HID,
+                                                            H5P_DEFAULT, H5P_DEFAULT, lapl, name, 0,
+                                                            0, 0, NULL});
+}
+
+IOT_EXPORT hid_t H5Oopen_by_idx(hid_t loc, const char *group, H5_index_t idx_type,
+                                H5_iter_order_t order, hsize_t n, hid_t lapl)
+{
+    return dataset_call_with_settings(
+        OOPEN_BY_IDX, (dataset_args){loc, H5I_INVALID_HID, H5I_INVALID_HID, H5P_DEFAULT,
+                                     H5P_DEFAULT, lapl, group, idx_type, order, n, NULL});
+}
+
+/* HDF5 1.12 and later: found at run time (this build may have older headers). The token's
+ * name is known only after the open, so it gets the transfer mode and is counted, but no
+ * access list. */
+IOT_EXPORT hid_t H5Oopen_by_token(hid_t loc, h5o_token token);
+IOT_EXPORT hid_t H5Oopen_by_token(hid_t loc, h5o_token token)
+{
+    static int looked;
+    if (!__atomic_load_n(&looked, __ATOMIC_ACQUIRE)) {
+        real_open_by_token = (hid_t(*)(hid_t, h5o_token))iot_find_symbol("H5Oopen_by_token");
+        __atomic_store_n(&looked, 1, __ATOMIC_RELEASE);
+    }
+    return dataset_call_with_settings(
+        OOPEN_BY_TOKEN, (dataset_args){loc, H5I_INVALID_HID, H5I_INVALID_HID, H5P_DEFAULT,
+                                       H5P_DEFAULT, H5P_DEFAULT, "", 0, 0, 0, &token});
+}
