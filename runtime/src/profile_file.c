@@ -93,7 +93,7 @@ static void write_pairs(FILE *f, const char *lines)
         size_t len = strcspn(line, "\n");
         const char *eq = memchr(line, '=', len);
         if (eq) {
-            char key[256], val[512];
+            char key[256], val[1024];
             snprintf(key, sizeof key, "%.*s", (int)(eq - line), line);
             snprintf(val, sizeof val, "%.*s", (int)(line + len - eq - 1), eq + 1);
             fputs(n++ ? ", " : "", f);
@@ -204,21 +204,7 @@ static void write_withdrawn(FILE *f, const char *lines)
 static void write_hints(FILE *f, const char *hints)
 {
     fputc('{', f);
-    int n = 0;
-    for (const char *line = hints; *line;) {
-        size_t len = strcspn(line, "\n");
-        const char *eq = memchr(line, '=', len);
-        if (eq) {
-            char key[256], val[1024];
-            snprintf(key, sizeof key, "%.*s", (int)(eq - line), line);
-            snprintf(val, sizeof val, "%.*s", (int)(line + len - eq - 1), eq + 1);
-            fputs(n++ ? ", " : "", f);
-            iot_json_string(f, key);
-            fputs(": ", f);
-            iot_json_string(f, val);
-        }
-        line += len + (line[len] == '\n');
-    }
+    write_pairs(f, hints);
     fputc('}', f);
 }
 
