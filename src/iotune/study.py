@@ -130,12 +130,17 @@ def open_study(cfg: TuneConfig, adopt: bool = False) -> tuple[Any, bool]:
     sampler = strategy.sampler(cfg.seed, len(cfg.space.guesses))
     direction = objective.direction(cfg.objective)
     try:
+        if adopt:  # only an existing study is adopted: never leave an empty one behind
+            raise optuna.exceptions.DuplicatedStudyError
         study = optuna.create_study(
             study_name=cfg.name, storage=store, sampler=sampler, direction=direction
         )
         created = True
     except optuna.exceptions.DuplicatedStudyError:
-        study = optuna.load_study(study_name=cfg.name, storage=store, sampler=sampler)
+        try:
+            study = optuna.load_study(study_name=cfg.name, storage=store, sampler=sampler)
+        except KeyError:
+            return None, True
         created = False
     if created:
         for k, v in _meta(cfg).items():

@@ -109,7 +109,7 @@ def test_password_from_pgpassword_or_pgpass_file(pg, tmp_path):
     home = tmp_path / "home"
     home.mkdir()
 
-    def args(name: str) -> list[str]:  # a new name each time: --finish-only makes the study
+    def args(name: str) -> list[str]:  # a new name each time (a study per try)
         return tune_cmd("--storage", pg.url(with_password=False), "--study", name,
                         "--finish-only", "--out", tmp_path / "o")  # fmt: skip
 

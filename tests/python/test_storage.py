@@ -60,3 +60,14 @@ def test_password_from_the_environment_is_scrubbed_from_errors(tmp_path):
     r = tune("--storage", "postgresql://me@127.0.0.1:1/db", "--study", "s", "--finish-only",
              "--out", tmp_path / "o", env={storage.PASSWORD_ENV: SECRET})  # fmt: skip
     assert r.returncode == 1 and SECRET not in r.stdout + r.stderr
+
+
+def test_finish_only_of_an_absent_study_creates_nothing(tmp_path):
+    """--finish-only adopts an existing study: a wrong name is an error, not a new empty study
+    that a later run would then adopt."""
+    import optuna
+
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    r = tune("--storage", url, "--study", "nope", "--finish-only", "--out", tmp_path / "o")
+    assert r.returncode == 1 and "no study 'nope'" in r.stderr, r.stdout + r.stderr
+    assert optuna.get_all_study_names(url) == []
