@@ -107,7 +107,12 @@ static const entry entries[] = {
 void iot_mpi_resolve(void *lib)
 {
     for (size_t i = 0; i < sizeof entries / sizeof *entries; i++) {
-        void *found = lib ? dlsym(lib, entries[i].name) : NULL;
+        /* the global scope first, as the link would have bound them: a program that uses
+         * MPI_COMM_WORLD of Open MPI holds its own copy of the object (a copy relocation), and
+         * that copy is the one its MPI uses */
+        void *found = dlsym(RTLD_DEFAULT, entries[i].name);
+        if (!found && lib)
+            found = dlsym(lib, entries[i].name);
         if (!found)
             found = iot_find_symbol(entries[i].name);
         if (found)

@@ -19,8 +19,8 @@
 
 #define IOT_HIDDEN __attribute__((visibility("hidden")))
 
-/* Fills the MPI entries from lib (a dlopen handle of the process's MPI; NULL: search every
- * loaded object). Entries the MPI lacks keep returning an error. */
+/* Fills the MPI entries from the global scope, else from lib (a dlopen handle of the process's
+ * MPI, or NULL), else from any loaded object. Entries the MPI lacks keep returning an error. */
 void iot_mpi_resolve(void *lib);
 
 /* Stands in for an MPI function that is not there: never MPI_SUCCESS (1 is MPI_ERR_BUFFER in
