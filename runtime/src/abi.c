@@ -21,12 +21,16 @@
 IOT_HIDDEN int iot_mpi_state;
 
 #ifdef OPEN_MPI
+#define IOT_FAMILY "openmpi"
 static const char built_for[] = "Open MPI", other[] = "an MPICH-family MPI";
 static const char own_marker[] = "ompi_mpi_init", other_marker[] = "MPIR_Err_create_code";
 #else
+#define IOT_FAMILY "mpich"
 static const char built_for[] = "MPICH", other[] = "Open MPI";
 static const char own_marker[] = "MPIR_Err_create_code", other_marker[] = "ompi_mpi_init";
 #endif
+/* The family, legible in the file (iotune's paths.library_family): no linked MPI tells it. */
+__attribute__((used)) static const char family_tag[] = "iotune-mpi-family=" IOT_FAMILY;
 
 /* the linker's bounds of section iot_fwd, hidden: the library exports only MPI, HDF5 and libc names
  */
