@@ -113,6 +113,42 @@ def test_absolute_program(tmp_path):
     assert launch.absolute_program(["app"], cwd=tmp_path) == ["app"]
 
 
+def test_root_permission_only_for_root_running_open_mpi_unset(monkeypatch):
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    allow = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+    assert launch.root_permission(["mpirun.openmpi", "-n", "2", "./app"], {}) == allow
+    assert launch.root_permission(["/usr/bin/mpiexec.openmpi", "./app"], {"PATH": "/x"}) == allow
+    # the user's own setting stands, whatever it is
+    assert (
+        launch.root_permission(["mpirun.openmpi", "./app"], {"OMPI_ALLOW_RUN_AS_ROOT": "0"}) == {}
+    )
+    # not Open MPI's launcher, or no launcher: nothing
+    assert launch.root_permission(["mpiexec.mpich", "-n", "2", "./app"], {}) == {}
+    assert launch.root_permission(["srun", "-n", "2", "./app"], {}) == {}
+    assert launch.root_permission(["./app", "mpirun.openmpi"], {}) == {}
+    env = launch.runtime_env(None, lib="/x/libiotune.so", base={}, command=["mpirun.openmpi", "a"])
+    assert {k: env[k] for k in allow} == allow
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    assert launch.root_permission(["mpirun.openmpi", "-n", "2", "./app"], {}) == {}
+
+
+def test_iotune_run_as_root_with_open_mpi_launcher(tmp_path):
+    """As root, Open MPI's mpirun refuses to start unless told: iotune tells it, when the
+    user has not."""
+    if os.geteuid() != 0:
+        pytest.skip("not root")
+    need_family("openmpi")
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("IOTUNE_", "OMPI_ALLOW_RUN_AS_ROOT"))}  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "iotune", "run", "--", "mpirun.openmpi", "--oversubscribe",
+         "-n", "1", "/bin/sh", "-c", "echo $OMPI_ALLOW_RUN_AS_ROOT$OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"],
+        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "11"
+
+
 # ----------------------------------------------------------------------------- which runtime
 
 
