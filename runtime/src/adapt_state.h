@@ -1,0 +1,78 @@
+/* State shared by the adaptive mode's files (adapt*.c; the interface is adapt.h): the classes
+ * of recurring phases, the log of ended phases, and the hand-offs between the files. */
+#ifndef IOTUNE_ADAPT_STATE_H
+#define IOTUNE_ADAPT_STATE_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "capture.h"
+#include "phase.h"
+#include "rules.h"
+#include "settings.h"
+
+_Static_assert(IOT_RULE_COUNT <= 64, "a class keeps its rules as bits of one word");
+
+/* An optimised phase below this share of the learning phase's bytes/s reverts its rules. */
+#define IOT_GUARD_RATIO 0.9
+#define IOT_ADAPT_CLASSES 64
+#define IOT_ADAPT_LOG 256
+
+typedef struct {
+    char name[IOT_CLASS_MAX];
+    int phases;       /* ended so far */
+    double learn_bps; /* bytes/s of the learning phase */
+    uint64_t fired;   /* online rules that held on the learning phase */
+    uint64_t reverted;
+    iot_insights learned; /* the learning phase's insights (settings taken from an insight) */
+} iot_adapt_class;
+
+/* What the profile says of one phase (rank 0's view; a shared file's is every rank's). */
+typedef struct {
+    char cls[IOT_CLASS_MAX], file[IOT_REC_NAME];
+    int index, ranks, agreed;
+    double elapsed, transfer, bytes, ratio;
+    uint64_t applied, fired, reverted;
+    double extract_s, optimise_s;
+    iot_insights in;
+} iot_phase_log;
+
+/* adapt.c: the classes and the log, under iot_adapt_lock */
+extern pthread_mutex_t iot_adapt_lock;
+extern iot_adapt_class iot_adapt_classes[IOT_ADAPT_CLASSES];
+extern int iot_adapt_nclasses;
+extern iot_phase_log *iot_adapt_log[IOT_ADAPT_LOG];
+extern int iot_adapt_nlog, iot_adapt_dropped;
+
+/* The rules of a class in effect: those that fired and were not reverted. */
+static inline uint64_t iot_adapt_active(const iot_adapt_class *k)
+{
+    return k->fired & ~k->reverted;
+}
+
+/* adapt_guard.c: learning and the guard */
+void iot_adapt_guard_init(void); /* IOTUNE_TEST_SLOW_RULE */
+/* A phase of class k ended (lock held): the first (index 0) learns the rules that hold on its
+ * insights, a later one that applied rules (applied) is judged against the learning phase. */
+void iot_adapt_judge(iot_adapt_class *k, int index, uint64_t applied, iot_phase_log *lg,
+                     double bytes, double seconds);
+/* Tests only: the transfer time a phase that applied rules is seen to take. */
+double iot_adapt_test_seconds(uint64_t applied, double seconds);
+
+/* adapt_settings.c: the settings set the classes' rules make (lock held) */
+void iot_adapt_rebuild(void);
+/* Does the control file set this parameter (or hint key) anywhere? Then the rules leave it. */
+int iot_adapt_control_sets(const iot_settings *control, int param, const char *name);
+/* The text of a rule's setting for class k (a literal, or the learning phase's insight). */
+const char *iot_adapt_setting_text(const iot_adapt_class *k, const iot_rule_setting *s, char *buf,
+                                   size_t len);
+
+/* adapt_selection.c: HDF5 selection counts of a capture record */
+enum { IOT_SEL_N, IOT_SEL_NONCONTIG, IOT_SEL_PAIRS, IOT_SEL_BACK, IOT_SEL_GAPS, IOT_SEL_COUNT };
+void iot_adapt_selections(int rec, int64_t out[IOT_SEL_COUNT]);
+
+/* adapt_predict.c: the prediction's part of the profile */
+void iot_adapt_write_predictions(FILE *f);
+
+#endif
