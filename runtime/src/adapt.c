@@ -140,9 +140,8 @@ void iot_adapt_opened(MPI_Comm comm, const char *filename, int rec, MPI_File fh,
         for (int l = 0; l < IOT_NLAYERS; l++)
             iot_counters_init(&p->at[l]);
     }
-    if (rec >= 0 && rec < IOT_MAX_FILES) {
-        iot_adapt_selections(rec, p->sel);
-    }
+    iot_adapt_selections(rec, p->sel);
+    iot_adapt_layout_reset(rec);
     pthread_mutex_lock(&iot_adapt_lock);
     int c = find_class(cls);
     if (c < 0 && iot_adapt_nclasses < IOT_ADAPT_CLASSES) {
@@ -201,28 +200,31 @@ void iot_adapt_closing(MPI_File fh)
             local.sum[slot[i]] = (double)(sel[i] - p->sel[i]);
     }
     local.max[IOT_M_ELAPSED] = t1 - p->t0;
-    local.max[IOT_M_TRANSFER] = iot_adapt_test_seconds(p->applied, local.max[IOT_M_TRANSFER]);
+    local.max[IOT_M_BUSY] = iot_adapt_test_seconds(p->applied, local.max[IOT_M_BUSY]);
     all = local;
     if (p->comm != MPI_COMM_NULL) { /* every rank of the file is in this close */
         PMPI_Allreduce(local.sum, all.sum, IOT_S_COUNT, MPI_DOUBLE, MPI_SUM, p->comm);
         PMPI_Allreduce(local.max, all.max, IOT_M_COUNT, MPI_DOUBLE, MPI_MAX, p->comm);
-        PMPI_Comm_free(&p->comm);
     }
     int world = 1;
     PMPI_Comm_size(MPI_COMM_WORLD, &world);
+    iot_insights in;
+    iot_phase_insights(&in, &all, p->comm_size, world, p->fs);
+    iot_adapt_layout_close(p->rec, p->comm, &in); /* collective too, on every rank */
+    if (p->comm != MPI_COMM_NULL)
+        PMPI_Comm_free(&p->comm);
     iot_phase_log *lg = calloc(1, sizeof *lg);
     if (!lg) {
         free(p);
         return;
     }
-    iot_phase_insights(&lg->in, &all, p->comm_size, world, p->fs);
+    iot_insights_copy(&lg->in, &in);
     double t2 = iot_now();
     pthread_mutex_lock(&iot_adapt_lock);
     if (p->cls >= 0) {
         iot_adapt_class *k = &iot_adapt_classes[p->cls];
         uint64_t before = iot_adapt_active(k);
-        iot_adapt_judge(k, p->index, p->applied, lg, iot_phase_bytes(&all),
-                        all.max[IOT_M_TRANSFER]);
+        iot_adapt_judge(k, p->index, p->applied, lg, iot_phase_bytes(&all), all.max[IOT_M_BUSY]);
         if (iot_adapt_active(k) != before)
             iot_adapt_rebuild();
         snprintf(lg->cls, sizeof lg->cls, "%s", k->name);
@@ -233,6 +235,7 @@ void iot_adapt_closing(MPI_File fh)
     lg->agreed = 1;
     lg->elapsed = all.max[IOT_M_ELAPSED];
     lg->transfer = all.max[IOT_M_TRANSFER];
+    lg->busy = all.max[IOT_M_BUSY];
     lg->bytes = iot_phase_bytes(&all);
     lg->applied = p->applied;
     lg->extract_s = t2 - t1;

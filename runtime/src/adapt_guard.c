@@ -46,15 +46,16 @@ double iot_adapt_test_seconds(uint64_t applied, double seconds)
     return seconds;
 }
 
-/* The measure is bytes per second of transfer time (the slowest rank's): the open of the first
- * phase also pays one-time costs (HDF5 and MPI-IO set-up) that would flatter later phases. */
+/* The measure is bytes per second of the slowest rank's time in the outermost layer's transfers
+ * and metadata calls: the dataset creation, where parallel HDF5 writes the fill values, counts
+ * (IOT-1 acts there); the time between the calls (the application's own work) does not. */
 void iot_adapt_judge(iot_adapt_class *k, int index, uint64_t applied, iot_phase_log *lg,
                      double bytes, double seconds)
 {
     double bps = seconds > 0 ? bytes / seconds : 0;
     if (index == 0) {
         k->learn_bps = bps;
-        k->learned = lg->in;
+        iot_insights_copy(&k->learned, &lg->in);
         for (int r = 0; r < IOT_RULE_COUNT; r++)
             if (iot_rules[r].online && iot_rules[r].kind == IOT_RULE_SETTING &&
                 iot_rules[r].nsettings > 0 && iot_rule_holds(&iot_rules[r], &lg->in))

@@ -84,20 +84,20 @@ void iot_adapt_write_json(FILE *f)
             IOT_INSIGHTS_VERSION, IOT_GUARD_RATIO, iot_adapt_dropped);
     for (int i = 0; i < iot_adapt_nlog; i++) {
         const iot_phase_log *lg = iot_adapt_log[i];
-        double bps = lg->transfer > 0 ? lg->bytes / lg->transfer : 0;
+        double bps = lg->busy > 0 ? lg->bytes / lg->busy : 0;
         fputs(i ? ", {\"class\": " : "{\"class\": ", f);
         iot_json_string(f, lg->cls);
         fputs(", \"file\": ", f);
         iot_json_string(f, lg->file);
         fprintf(f,
                 ", \"index\": %d, \"role\": \"%s\", \"ranks\": %d, \"elapsed_s\": %.9f, "
-                "\"transfer_s\": %.9f, "
+                "\"transfer_s\": %.9f, \"busy_s\": %.9f, "
                 "\"bytes\": %.0f, \"bytes_per_s\": %.1f, \"fired\": ",
                 lg->index,
                 lg->index == 0 ? "learning"
                 : lg->applied  ? "optimised"
                                : "default",
-                lg->ranks, lg->elapsed, lg->transfer, lg->bytes, bps);
+                lg->ranks, lg->elapsed, lg->transfer, lg->busy, lg->bytes, bps);
         write_codes(f, lg->fired);
         fputs(", \"applied\": ", f);
         write_applied(f, lg);

@@ -25,7 +25,7 @@ void iot_adapt_selections(int rec, int64_t out[IOT_SEL_COUNT])
     pthread_mutex_unlock(&sel_lock);
 }
 
-void iot_adapt_transfer(int rec, int64_t dset, int64_t fspace)
+void iot_adapt_transfer(int rec, int64_t dset, int64_t fspace, int is_write)
 {
     if (!iot_adapt_on || rec < 0 || rec >= IOT_MAX_FILES)
         return;
@@ -61,6 +61,12 @@ void iot_adapt_transfer(int rec, int64_t dset, int64_t fspace)
     }
     if (volume != (double)points)
         contiguous = 0;
+    if (is_write) {
+        uint64_t lo[32], hi[32];
+        for (int d = 0; d < n; d++)
+            lo[d] = start[d], hi[d] = end[d];
+        iot_adapt_layout_write(rec, dset, n, lo, hi, (double)points, volume == (double)points);
+    }
     pthread_mutex_lock(&sel_lock);
     int64_t *x = selections[rec], *last = last_step[rec];
     x[IOT_SEL_N]++;

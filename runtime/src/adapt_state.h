@@ -3,6 +3,7 @@
 #ifndef IOTUNE_ADAPT_STATE_H
 #define IOTUNE_ADAPT_STATE_H
 
+#include <mpi.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -32,7 +33,7 @@ typedef struct {
 typedef struct {
     char cls[IOT_CLASS_MAX], file[IOT_REC_NAME];
     int index, ranks, agreed;
-    double elapsed, transfer, bytes, ratio;
+    double elapsed, transfer, busy, bytes, ratio;
     uint64_t applied, fired, reverted;
     double extract_s, optimise_s;
     iot_insights in;
@@ -49,6 +50,14 @@ extern int iot_adapt_nlog, iot_adapt_dropped;
 static inline uint64_t iot_adapt_active(const iot_adapt_class *k)
 {
     return k->fired & ~k->reverted;
+}
+
+/* Copies insights: the file system's word points into the struct itself. */
+static inline void iot_insights_copy(iot_insights *dst, const iot_insights *src)
+{
+    *dst = *src;
+    if (src->v[IOT_I_FS].word == src->fs)
+        dst->v[IOT_I_FS].word = dst->fs;
 }
 
 /* adapt_guard.c: learning and the guard */
@@ -71,6 +80,14 @@ const char *iot_adapt_setting_text(const iot_adapt_class *k, const iot_rule_sett
 /* adapt_selection.c: HDF5 selection counts of a capture record */
 enum { IOT_SEL_N, IOT_SEL_NONCONTIG, IOT_SEL_PAIRS, IOT_SEL_BACK, IOT_SEL_GAPS, IOT_SEL_COUNT };
 void iot_adapt_selections(int rec, int64_t out[IOT_SEL_COUNT]);
+
+/* adapt_layout.c: the layout insights of a record's phase. Reset at the phase's open; a write's
+ * file selection (bounds, elements, is it the whole box); at the close, collective over comm
+ * (MPI_COMM_NULL: one rank), the insights layout ... fully_written set in `in`. */
+void iot_adapt_layout_reset(int rec);
+void iot_adapt_layout_write(int rec, int64_t dset, int n, const uint64_t *start,
+                            const uint64_t *end, double points, int is_box);
+void iot_adapt_layout_close(int rec, MPI_Comm comm, iot_insights *in);
 
 /* adapt_predict.c: the prediction's part of the profile */
 void iot_adapt_write_predictions(FILE *f);

@@ -40,7 +40,7 @@ def format_phases(data: Mapping[str, Any]) -> str:
     extract = optimise = 0.0
     for p in phases:
         head = (f"  {p['file']}  [{p['class']} #{p['index']}, {p['role']}, {p['ranks']} rank(s)]"
-                f"  {_mb_s(p['bytes_per_s'])} MB/s of transfer time")  # fmt: skip
+                f"  {_mb_s(p['bytes_per_s'])} MB/s of I/O time")  # fmt: skip
         g = p.get("guard")
         if g:
             head += f", {g['ratio']:.2f}x the learning phase"
