@@ -20,7 +20,7 @@ typedef struct {
     MPI_Comm comm; /* a duplicate: the phase's statistics are agreed on it at the close */
     int comm_size, rec, cls, index;
     uint64_t applied; /* the class's rules in effect at the open */
-    double t0, cost;
+    double t0, cost, wait;
     char name[IOT_REC_NAME], fs[32], hints[IOT_REC_HINTS];
     int64_t sel[IOT_SEL_COUNT];
     iot_counters at[IOT_NLAYERS];
@@ -34,7 +34,7 @@ int iot_adapt_nlog, iot_adapt_dropped;
 static open_phase *open_phases[MAX_OPEN];
 static __thread int open_agreed; /* from iot_adapt_opening to iot_adapt_opened: 0 not followed,
                                   * 1 followed without the rules, 2 with them */
-static __thread double open_cost;
+static __thread double open_cost, open_wait;
 
 void iot_adapt_init(void)
 {
@@ -78,14 +78,16 @@ const iot_settings *iot_adapt_opening(MPI_Comm comm, const char *filename)
     double all[6];
     int size = 1;
     PMPI_Comm_size(comm, &size);
+    double w = iot_now();
     if (size > 1)
         PMPI_Allreduce(mine, all, 6, MPI_DOUBLE, MPI_MAX, comm);
     else
         memcpy(all, mine, sizeof all);
+    open_wait = iot_now() - w; /* mostly waiting for the slowest rank to reach its open */
     int follow = all[0] == 1 && all[1] == -1;
     int same = all[2] == -all[3] && all[4] == -all[5];
     open_agreed = follow ? 1 + same : 0;
-    open_cost = iot_now() - t;
+    open_cost = iot_now() - t - open_wait;
     return same ? iot_active() : (iot_g.settings.count ? &iot_g.settings : NULL);
 }
 
@@ -165,6 +167,7 @@ void iot_adapt_opened(MPI_Comm comm, const char *filename, int rec, MPI_File fh,
         return;
     }
     p->cost = open_cost + iot_now() - t1;
+    p->wait = open_wait;
 }
 void iot_adapt_closing(MPI_File fh)
 {
@@ -202,8 +205,10 @@ void iot_adapt_closing(MPI_File fh)
     local.max[IOT_M_ELAPSED] = t1 - p->t0;
     local.max[IOT_M_BUSY] = iot_adapt_test_seconds(p->applied, local.max[IOT_M_BUSY]);
     all = local;
+    double w = iot_now(), close_wait = 0;
     if (p->comm != MPI_COMM_NULL) { /* every rank of the file is in this close */
         PMPI_Allreduce(local.sum, all.sum, IOT_S_COUNT, MPI_DOUBLE, MPI_SUM, p->comm);
+        close_wait = iot_now() - w; /* the first collective waits for the slowest rank */
         PMPI_Allreduce(local.max, all.max, IOT_M_COUNT, MPI_DOUBLE, MPI_MAX, p->comm);
     }
     int world = 1;
@@ -238,7 +243,8 @@ void iot_adapt_closing(MPI_File fh)
     lg->busy = all.max[IOT_M_BUSY];
     lg->bytes = iot_phase_bytes(&all);
     lg->applied = p->applied;
-    lg->extract_s = t2 - t1;
+    lg->extract_s = t2 - t1 - close_wait;
+    lg->wait_s = p->wait + close_wait;
     lg->optimise_s = p->cost + (iot_now() - t2);
     if (iot_adapt_nlog < IOT_ADAPT_LOG)
         iot_adapt_log[iot_adapt_nlog++] = lg;

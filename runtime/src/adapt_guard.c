@@ -1,6 +1,6 @@
 /* The adaptive mode's learning and guard: a class's first phase decides the online rules that
  * hold on its insights; each later phase that applied them is compared with the learning phase,
- * and the rules of a phase that was slower are reverted for the phases after it. */
+ * and the rules are reverted for the phases after IOT_GUARD_STRIKES slower ones in a row. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,9 +63,12 @@ void iot_adapt_judge(iot_adapt_class *k, int index, uint64_t applied, iot_phase_
         lg->fired = k->fired;
     } else if (applied && k->learn_bps > 0) {
         lg->ratio = bps / k->learn_bps;
-        if (lg->ratio < IOT_GUARD_RATIO) {
+        lg->slow = lg->ratio < IOT_GUARD_RATIO;
+        k->strikes = lg->slow ? k->strikes + 1 : 0;
+        if (k->strikes >= IOT_GUARD_STRIKES) {
             lg->reverted = applied & ~k->reverted;
             k->reverted |= applied;
+            k->strikes = 0;
         }
     }
     k->phases++;

@@ -80,8 +80,8 @@ void iot_adapt_write_json(FILE *f)
     pthread_mutex_lock(&iot_adapt_lock);
     fprintf(f,
             "\"adaptive\": {\"mode\": \"adaptive\", \"insights_version\": %d, \"guard_ratio\": "
-            "%.2f, \"dropped_phases\": %d, \"phases\": [",
-            IOT_INSIGHTS_VERSION, IOT_GUARD_RATIO, iot_adapt_dropped);
+            "%.2f, \"guard_strikes\": %d, \"dropped_phases\": %d, \"phases\": [",
+            IOT_INSIGHTS_VERSION, IOT_GUARD_RATIO, IOT_GUARD_STRIKES, iot_adapt_dropped);
     for (int i = 0; i < iot_adapt_nlog; i++) {
         const iot_phase_log *lg = iot_adapt_log[i];
         double bps = lg->busy > 0 ? lg->bytes / lg->busy : 0;
@@ -103,14 +103,17 @@ void iot_adapt_write_json(FILE *f)
         write_applied(f, lg);
         fputs(", \"guard\": ", f);
         if (lg->index > 0 && lg->applied) {
-            fprintf(f, "{\"ratio\": %.4f, \"reverted\": ", lg->ratio);
+            fprintf(f, "{\"ratio\": %.4f, \"slow\": %s, \"reverted\": ", lg->ratio,
+                    lg->slow ? "true" : "false");
             write_codes(f, lg->reverted);
             fputc('}', f);
         } else {
             fputs("null", f);
         }
-        fprintf(f, ", \"overhead_s\": {\"extraction\": %.9f, \"optimisation\": %.9f}",
-                lg->extract_s, lg->optimise_s);
+        fprintf(f,
+                ", \"overhead_s\": {\"extraction\": %.9f, \"optimisation\": %.9f, \"wait\": "
+                "%.9f}",
+                lg->extract_s, lg->optimise_s, lg->wait_s);
         fputs(", \"insights\": ", f);
         write_insights(f, &lg->in);
         fputc('}', f);

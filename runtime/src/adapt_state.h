@@ -17,6 +17,9 @@ _Static_assert(IOT_RULE_COUNT <= 64, "a class keeps its rules as bits of one wor
 
 /* An optimised phase below this share of the learning phase's bytes/s reverts its rules. */
 #define IOT_GUARD_RATIO 0.9
+/* ... in this many optimised phases in a row: one phase against one is mostly noise on a
+ * loaded machine (coefficients of variation of 30-70 %, LAB-NOTES) */
+#define IOT_GUARD_STRIKES 2
 #define IOT_ADAPT_CLASSES 64
 #define IOT_ADAPT_LOG 256
 
@@ -26,6 +29,7 @@ typedef struct {
     double learn_bps; /* bytes/s of the learning phase */
     uint64_t fired;   /* online rules that held on the learning phase */
     uint64_t reverted;
+    int strikes;          /* optimised phases in a row below the guard ratio */
     iot_insights learned; /* the learning phase's insights (settings taken from an insight) */
 } iot_adapt_class;
 
@@ -35,7 +39,8 @@ typedef struct {
     int index, ranks, agreed;
     double elapsed, transfer, busy, bytes, ratio;
     uint64_t applied, fired, reverted;
-    double extract_s, optimise_s;
+    int slow;                             /* below the guard ratio (a strike) */
+    double extract_s, optimise_s, wait_s; /* wait: in the agreements, for the slowest rank */
     iot_insights in;
 } iot_phase_log;
 

@@ -43,7 +43,7 @@ def format_phases(data: Mapping[str, Any]) -> str:
                 f"  {_mb_s(p['bytes_per_s'])} MB/s of I/O time")  # fmt: skip
         g = p.get("guard")
         if g:
-            head += f", {g['ratio']:.2f}x the learning phase"
+            head += f", {g['ratio']:.2f}x the learning phase" + (" (slow)" if g.get("slow") else "")
         lines.append(head)
         ins = p.get("insights") or {}
         lines.append("    insights: " + ", ".join(_insight(k, ins.get(k)) for k in SHOWN))
