@@ -149,6 +149,7 @@ void iot_adapt_opened(MPI_Comm comm, const char *filename, int rec, MPI_File fh,
     if (c < 0 && iot_adapt_nclasses < IOT_ADAPT_CLASSES) {
         c = iot_adapt_nclasses++;
         snprintf(iot_adapt_classes[c].name, sizeof iot_adapt_classes[c].name, "%s", cls);
+        iot_adapt_classes[c].kb_entry = -1;
     }
     p->cls = c;
     p->index = c >= 0 ? iot_adapt_classes[c].phases : 0;
@@ -204,18 +205,28 @@ void iot_adapt_closing(MPI_File fh)
     }
     local.max[IOT_M_ELAPSED] = t1 - p->t0;
     local.max[IOT_M_BUSY] = iot_adapt_test_seconds(p->applied, local.max[IOT_M_BUSY]);
-    all = local;
+    /* the phase's statistics and its layout's, agreed in one reduction each way */
+    enum { NSUM = IOT_S_COUNT + IOT_LAYOUT_NSUM, NMAX = IOT_M_COUNT + IOT_LAYOUT_NMAX };
+    double sum[NSUM], max[NMAX], asum[NSUM], amax[NMAX];
+    memcpy(sum, local.sum, sizeof local.sum);
+    memcpy(max, local.max, sizeof local.max);
+    void *layout = iot_adapt_layout_begin(p->rec, sum + IOT_S_COUNT, max + IOT_M_COUNT);
+    memcpy(asum, sum, sizeof sum);
+    memcpy(amax, max, sizeof max);
     double w = iot_now(), close_wait = 0;
     if (p->comm != MPI_COMM_NULL) { /* every rank of the file is in this close */
-        PMPI_Allreduce(local.sum, all.sum, IOT_S_COUNT, MPI_DOUBLE, MPI_SUM, p->comm);
+        PMPI_Allreduce(sum, asum, NSUM, MPI_DOUBLE, MPI_SUM, p->comm);
         close_wait = iot_now() - w; /* the first collective waits for the slowest rank */
-        PMPI_Allreduce(local.max, all.max, IOT_M_COUNT, MPI_DOUBLE, MPI_MAX, p->comm);
+        PMPI_Allreduce(max, amax, NMAX, MPI_DOUBLE, MPI_MAX, p->comm);
     }
+    memcpy(all.sum, asum, sizeof all.sum);
+    memcpy(all.max, amax, sizeof all.max);
     int world = 1;
     PMPI_Comm_size(MPI_COMM_WORLD, &world);
     iot_insights in;
     iot_phase_insights(&in, &all, p->comm_size, world, p->fs);
-    iot_adapt_layout_close(p->rec, p->comm, &in); /* collective too, on every rank */
+    /* collective too when fully_written needs every rank's boxes: all ranks decide alike */
+    iot_adapt_layout_end(layout, asum + IOT_S_COUNT, amax + IOT_M_COUNT, p->comm, &in);
     if (p->comm != MPI_COMM_NULL)
         PMPI_Comm_free(&p->comm);
     iot_phase_log *lg = calloc(1, sizeof *lg);

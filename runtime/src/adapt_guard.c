@@ -14,6 +14,8 @@ static double slow_factor = 1;
 
 static int rule_index(const char *code)
 {
+    if (strcmp(code, "KB") == 0)
+        return IOT_KB_BIT;
     for (int i = 0; i < IOT_RULE_COUNT; i++)
         if (strcmp(iot_rules[i].code, code) == 0)
             return i;
@@ -61,6 +63,7 @@ void iot_adapt_judge(iot_adapt_class *k, int index, uint64_t applied, iot_phase_
                 iot_rules[r].nsettings > 0 && iot_rule_holds(&iot_rules[r], &lg->in))
                 k->fired |= (uint64_t)1 << r;
         lg->fired = k->fired;
+        iot_adapt_kb_learn(k, lg);
     } else if (applied && k->learn_bps > 0) {
         lg->ratio = bps / k->learn_bps;
         lg->slow = lg->ratio < IOT_GUARD_RATIO;

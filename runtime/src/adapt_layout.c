@@ -17,17 +17,18 @@
 #include "h5api.h"
 #include "hash.h"
 
-#define SLOTS 16       /* datasets per phase whose coverage is followed */
-#define BOXES 8        /* boxes per dataset and rank */
-#define DIMS 8         /* dimensions of a followed dataset */
-#define OPEN_IDS 32    /* open dataset ids per file mapped to their slot */
-#define MAX_BOXES 4096 /* boxes of one dataset over all ranks that are checked pairwise */
+#define SLOTS IOT_LAYOUT_SLOTS /* datasets per phase whose coverage is followed */
+#define BOXES 8                /* boxes per dataset and rank */
+#define DIMS 8                 /* dimensions of a followed dataset */
+#define OPEN_IDS 32            /* open dataset ids per file mapped to their slot */
+#define MAX_BOXES 4096         /* boxes of one dataset over all ranks that are checked pairwise */
 
 enum { FILL_IFSET, FILL_ALLOC, FILL_NEVER, FILLS };
 enum { L_CONTIGUOUS, L_CHUNKED, L_COMPACT, LAYOUTS };
 
 typedef struct {
     int64_t lo[DIMS], hi[DIMS]; /* inclusive element bounds */
+    int64_t slot;               /* the dataset's slot, for the boxes gathered from all ranks */
 } box;
 
 typedef struct {
@@ -216,7 +217,7 @@ void iot_adapt_layout_write(int rec, int64_t dset, int n, const uint64_t *start,
             f->slots[i].bad = 1;
     } else if (s && !s->bad) {
         s->points += points;
-        box b;
+        box b = {.slot = s - f->slots};
         for (int d = 0; d < n && d < DIMS; d++)
             b.lo[d] = (int64_t)start[d], b.hi[d] = (int64_t)end[d];
         s->bad = !is_box || n != s->ndims || s->nboxes >= BOXES;
@@ -228,17 +229,19 @@ void iot_adapt_layout_write(int rec, int64_t dset, int n, const uint64_t *start,
     pthread_mutex_unlock(&layout_lock);
 }
 
-/* What the ranks agree on, one reduction each way. */
+/* What the ranks agree on, in the phase's own two reductions (adapt.c). */
 enum {
     S_LAYOUT,
     S_FILL = S_LAYOUT + LAYOUTS,
     S_FILTERS = S_FILL + FILLS,
     S_POINTS,
-    S_N = S_POINTS + SLOTS
+    S_BOXES = S_POINTS + SLOTS, /* per slot: boxes over all ranks */
+    S_N = S_BOXES + SLOTS
 };
 enum {
     M_CHUNK,
     M_NEG_CACHE,
+    M_NO_COPY,                   /* a rank could not keep its copy: nothing is proven */
     M_HASH,                      /* per slot: hash, -hash (empty: -1, -DBL_MAX), collided or bad, */
     M_NEG_HASH = M_HASH + SLOTS, /* extent and -extent */
     M_BAD = M_NEG_HASH + SLOTS,
@@ -246,65 +249,82 @@ enum {
     M_NEG_EXTENT = M_EXTENT + SLOTS,
     M_N = M_NEG_EXTENT + SLOTS
 };
+_Static_assert(S_N == IOT_LAYOUT_NSUM && M_N == IOT_LAYOUT_NMAX, "adapt_state.h's sizes");
 
-/* yes when every written slot's boxes over all ranks are pairwise disjoint (their elements
- * add up to the extent, checked before); -1 unknown. Collective over comm. */
-static int boxes_disjoint(const file_layout *f, const int *written, MPI_Comm comm, int size)
+void *iot_adapt_layout_begin(int rec, double *sum, double *max)
 {
-    int mine[SLOTS], *counts = malloc(sizeof(int) * SLOTS * (size_t)size);
-    int ok = counts != NULL, all_ok = 0;
-    for (int i = 0; i < SLOTS; i++)
-        mine[i] = written[i] ? f->slots[i].nboxes : 0;
-    if (comm != MPI_COMM_NULL) {
-        PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
-        if (!all_ok) {
-            free(counts);
-            return -1;
-        }
-        PMPI_Allgather(mine, SLOTS, MPI_INT, counts, SLOTS, MPI_INT, comm);
-    } else if (ok) {
-        memcpy(counts, mine, sizeof mine);
-    } else {
-        return -1;
+    static const file_layout none; /* a rank that saw no dataset */
+    file_layout *f = malloc(sizeof *f);
+    pthread_mutex_lock(&layout_lock);
+    const file_layout *src = rec >= 0 && rec < IOT_MAX_FILES && layouts[rec] ? layouts[rec] : &none;
+    if (f)
+        *f = *src;
+    pthread_mutex_unlock(&layout_lock);
+    memset(sum, 0, S_N * sizeof *sum);
+    for (int i = 0; i < LAYOUTS; i++)
+        sum[S_LAYOUT + i] = src->layouts[i];
+    for (int i = 0; i < FILLS; i++)
+        sum[S_FILL + i] = src->fills[i];
+    sum[S_FILTERS] = src->filters;
+    max[M_CHUNK] = src->chunk_max;
+    max[M_NEG_CACHE] = src == &none || src->cache_min < 0 ? -DBL_MAX : -src->cache_min;
+    max[M_NO_COPY] = !f;
+    for (int i = 0; i < SLOTS; i++) {
+        const slot *s = &src->slots[i];
+        sum[S_POINTS + i] = s->points;
+        sum[S_BOXES + i] = s->nboxes;
+        max[M_HASH + i] = s->hash ? (double)s->hash : -1;
+        max[M_NEG_HASH + i] = s->hash ? -(double)s->hash : -DBL_MAX;
+        max[M_BAD + i] = s->collided || s->bad;
+        max[M_EXTENT + i] = s->hash ? s->elements : -1;
+        max[M_NEG_EXTENT + i] = s->hash ? -s->elements : -DBL_MAX;
     }
-    int verdict = 1;
-    for (int s = 0; s < SLOTS && verdict == 1; s++) {
-        if (!written[s])
-            continue;
-        int total = 0, *displs = malloc(sizeof(int) * (size_t)size);
-        int *lens = malloc(sizeof(int) * (size_t)size);
-        for (int r = 0; r < size; r++)
-            total += counts[r * SLOTS + s];
-        box *all = total <= MAX_BOXES ? malloc(sizeof(box) * (size_t)(total ? total : 1)) : NULL;
-        /* every rank reaches the same total: the gather is made by all or by none */
-        ok = all && displs && lens;
-        all_ok = ok;
-        if (comm != MPI_COMM_NULL && total <= MAX_BOXES)
-            PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
-        if (total > MAX_BOXES || !all_ok) {
-            verdict = -1;
+    return f;
+}
+
+/* yes (1) when, within each written slot, the boxes of all ranks are pairwise disjoint; -1
+ * unknown. Collective over comm: every rank reaches it with the same totals. */
+static int boxes_disjoint(const file_layout *f, const int *written, const double *total,
+                          MPI_Comm comm, int size)
+{
+    int all_boxes = 0, mine = 0;
+    for (int s = 0; s < SLOTS; s++)
+        if (written[s])
+            all_boxes += (int)total[s], mine += f->slots[s].nboxes;
+    if (all_boxes > MAX_BOXES) /* the same on every rank */
+        return -1;
+    int words = (int)(sizeof(box) / sizeof(int64_t));
+    int *counts = malloc(sizeof(int) * (size_t)size), *displs = malloc(sizeof(int) * (size_t)size);
+    box *send = malloc(sizeof(box) * (size_t)(mine + 1));
+    box *all = malloc(sizeof(box) * (size_t)(all_boxes + 1));
+    int ok = counts && displs && send && all, all_ok = ok;
+    if (comm != MPI_COMM_NULL)
+        PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
+    int verdict = all_ok ? 1 : -1;
+    if (all_ok) {
+        int k = 0;
+        for (int s = 0; s < SLOTS; s++)
+            for (int b = 0; written[s] && b < f->slots[s].nboxes; b++)
+                send[k++] = f->slots[s].boxes[b];
+        int n = mine * words;
+        if (comm != MPI_COMM_NULL) {
+            PMPI_Allgather(&n, 1, MPI_INT, counts, 1, MPI_INT, comm);
+            for (int r = 0, at = 0; r < size; r++)
+                displs[r] = at, at += counts[r];
+            PMPI_Allgatherv(send, n, MPI_INT64_T, all, counts, displs, MPI_INT64_T, comm);
         } else {
-            int words = (int)(sizeof(box) / sizeof(int64_t));
-            for (int r = 0, at = 0; r < size; r++) {
-                lens[r] = counts[r * SLOTS + s] * words;
-                displs[r] = at;
-                at += lens[r];
-            }
-            if (comm != MPI_COMM_NULL)
-                PMPI_Allgatherv(f->slots[s].boxes, mine[s] * words, MPI_INT64_T, all, lens, displs,
-                                MPI_INT64_T, comm);
-            else
-                memcpy(all, f->slots[s].boxes, sizeof(box) * (size_t)mine[s]);
-            for (int i = 0; i < total && verdict == 1; i++)
-                for (int j = i + 1; j < total && verdict == 1; j++)
-                    if (!disjoint(&all[i], &all[j], f->slots[s].ndims))
-                        verdict = -1;
+            memcpy(all, send, sizeof(box) * (size_t)mine);
         }
-        free(all);
-        free(displs);
-        free(lens);
+        for (int i = 0; i < all_boxes && verdict == 1; i++)
+            for (int j = i + 1; j < all_boxes && verdict == 1; j++)
+                if (all[i].slot == all[j].slot &&
+                    !disjoint(&all[i], &all[j], f->slots[all[i].slot].ndims))
+                    verdict = -1;
     }
     free(counts);
+    free(displs);
+    free(send);
+    free(all);
     return verdict;
 }
 
@@ -318,69 +338,41 @@ static void num(iot_insights *in, int id, double x)
     in->v[id] = (iot_insight){1, x, NULL};
 }
 
-void iot_adapt_layout_close(int rec, MPI_Comm comm, iot_insights *in)
+void iot_adapt_layout_end(void *copy, const double *asum, const double *amax, MPI_Comm comm,
+                          iot_insights *in)
 {
-    static const file_layout none; /* a rank that saw no dataset */
-    file_layout mine_copy;
-    pthread_mutex_lock(&layout_lock);
-    const file_layout *src = rec >= 0 && rec < IOT_MAX_FILES && layouts[rec] ? layouts[rec] : &none;
-    mine_copy = *src;
-    pthread_mutex_unlock(&layout_lock);
-    const file_layout *f = &mine_copy;
-    double sum[S_N] = {0}, max[M_N], asum[S_N], amax[M_N];
-    for (int i = 0; i < LAYOUTS; i++)
-        sum[S_LAYOUT + i] = f->layouts[i];
-    for (int i = 0; i < FILLS; i++)
-        sum[S_FILL + i] = f->fills[i];
-    sum[S_FILTERS] = f->filters;
-    max[M_CHUNK] = f->chunk_max;
-    max[M_NEG_CACHE] = f == &none || f->cache_min < 0 ? -DBL_MAX : -f->cache_min;
-    for (int i = 0; i < SLOTS; i++) {
-        const slot *s = &f->slots[i];
-        sum[S_POINTS + i] = s->points;
-        max[M_HASH + i] = s->hash ? (double)s->hash : -1;
-        max[M_NEG_HASH + i] = s->hash ? -(double)s->hash : -DBL_MAX;
-        max[M_BAD + i] = s->collided || s->bad;
-        max[M_EXTENT + i] = s->hash ? s->elements : -1;
-        max[M_NEG_EXTENT + i] = s->hash ? -s->elements : -DBL_MAX;
-    }
+    file_layout *f = copy;
     int size = 1;
-    if (comm != MPI_COMM_NULL) {
+    if (comm != MPI_COMM_NULL)
         PMPI_Comm_size(comm, &size);
-        PMPI_Allreduce(sum, asum, S_N, MPI_DOUBLE, MPI_SUM, comm);
-        PMPI_Allreduce(max, amax, M_N, MPI_DOUBLE, MPI_MAX, comm);
-    } else {
-        memcpy(asum, sum, sizeof sum);
-        memcpy(amax, max, sizeof max);
-    }
     int kinds = 0, kind = -1;
     for (int i = 0; i < LAYOUTS; i++)
         if (asum[S_LAYOUT + i] > 0)
             kinds++, kind = i;
-    if (!kinds)
-        return; /* no dataset: the layout insights stay unknown */
-    static const char *const layout_words[LAYOUTS] = {"contiguous", "chunked", "compact"};
-    word(in, IOT_I_LAYOUT, kinds == 1 ? layout_words[kind] : "mixed");
-    int chunked = asum[S_LAYOUT + L_CHUNKED] > 0;
-    word(in, IOT_I_FILTERS, chunked && asum[S_FILTERS] > 0 ? "yes" : "no");
-    if (chunked) {
-        /* as iotune.insights: never only when every chunked dataset says never */
-        if (asum[S_FILL + FILL_ALLOC] > 0)
-            word(in, IOT_I_FILL_TIME, "alloc");
-        else if (asum[S_FILL + FILL_IFSET] > 0)
-            word(in, IOT_I_FILL_TIME, "ifset");
-        else if (asum[S_FILL + FILL_NEVER] > 0)
-            word(in, IOT_I_FILL_TIME, "never");
-        if (amax[M_CHUNK] > 0) {
-            const double mib = 1024.0 * 1024.0;
-            num(in, IOT_I_CHUNK_BYTES_MAX, amax[M_CHUNK]);
-            num(in, IOT_I_CHUNK_CACHE_NEEDED, ceil(amax[M_CHUNK] / mib) * mib);
+    if (kinds) {
+        static const char *const layout_words[LAYOUTS] = {"contiguous", "chunked", "compact"};
+        word(in, IOT_I_LAYOUT, kinds == 1 ? layout_words[kind] : "mixed");
+        int chunked = asum[S_LAYOUT + L_CHUNKED] > 0;
+        word(in, IOT_I_FILTERS, chunked && asum[S_FILTERS] > 0 ? "yes" : "no");
+        if (chunked) {
+            /* as iotune.insights: never only when every chunked dataset says never */
+            if (asum[S_FILL + FILL_ALLOC] > 0)
+                word(in, IOT_I_FILL_TIME, "alloc");
+            else if (asum[S_FILL + FILL_IFSET] > 0)
+                word(in, IOT_I_FILL_TIME, "ifset");
+            else if (asum[S_FILL + FILL_NEVER] > 0)
+                word(in, IOT_I_FILL_TIME, "never");
+            if (amax[M_CHUNK] > 0) {
+                const double mib = 1024.0 * 1024.0;
+                num(in, IOT_I_CHUNK_BYTES_MAX, amax[M_CHUNK]);
+                num(in, IOT_I_CHUNK_CACHE_NEEDED, ceil(amax[M_CHUNK] / mib) * mib);
+            }
+            if (amax[M_NEG_CACHE] > -DBL_MAX)
+                num(in, IOT_I_CHUNK_CACHE_BYTES, -amax[M_NEG_CACHE]);
         }
-        if (amax[M_NEG_CACHE] > -DBL_MAX)
-            num(in, IOT_I_CHUNK_CACHE_BYTES, -amax[M_NEG_CACHE]);
     }
     /* fully_written: over the datasets written in the phase */
-    int written[SLOTS], any = 0, unknown = 0, short_of = 0;
+    int written[SLOTS], any = 0, unknown = amax[M_NO_COPY] > 0, short_of = 0;
     for (int i = 0; i < SLOTS; i++) {
         written[i] = asum[S_POINTS + i] > 0;
         if (!written[i])
@@ -395,14 +387,10 @@ void iot_adapt_layout_close(int rec, MPI_Comm comm, iot_insights *in)
         else if (asum[S_POINTS + i] > amax[M_EXTENT + i])
             unknown = 1; /* written twice somewhere: coverage not proven */
     }
-    if (!any)
-        return;
-    if (short_of) {
+    if (kinds && any && short_of)
         word(in, IOT_I_FULLY_WRITTEN, "no");
-        return;
-    }
-    if (unknown) /* every rank agrees on it: no rank goes on to the gather */
-        return;
-    if (boxes_disjoint(f, written, comm, size) == 1)
+    else if (kinds && any && !unknown && /* every rank takes this branch alike */
+             boxes_disjoint(f, written, asum + S_BOXES, comm, size) == 1)
         word(in, IOT_I_FULLY_WRITTEN, "yes");
+    free(f);
 }

@@ -11,11 +11,14 @@
 static void write_codes(FILE *f, uint64_t mask)
 {
     fputc('[', f);
-    for (int r = 0, n = 0; r < IOT_RULE_COUNT; r++)
+    int n = 0;
+    for (int r = 0; r < IOT_RULE_COUNT; r++)
         if (mask >> r & 1) {
             fputs(n++ ? ", " : "", f);
             iot_json_string(f, iot_rules[r].code);
         }
+    if (mask & IOT_KB_MASK)
+        fputs(n ? ", \"KB\"" : "\"KB\"", f);
     fputc(']', f);
 }
 
@@ -58,7 +61,8 @@ static void write_applied(FILE *f, const iot_phase_log *lg)
             const char *name = iot_params[s->param].name;
             char buf[64];
             const char *text = k ? iot_adapt_setting_text(k, s, buf, sizeof buf) : s->value;
-            if (!text || iot_adapt_control_sets(&iot_g.settings, s->param, name))
+            if (!text || iot_adapt_control_sets(&iot_g.settings, s->param, name) ||
+                (k && (lg->applied & IOT_KB_MASK) && iot_adapt_kb_sets(k, s->param)))
                 continue;
             fputs(n++ ? ", " : "", f);
             fputs("{\"rule\": ", f);
@@ -70,6 +74,8 @@ static void write_applied(FILE *f, const iot_phase_log *lg)
             fputc('}', f);
         }
     }
+    if (lg->applied & IOT_KB_MASK)
+        iot_adapt_kb_write_applied(f, k, &n);
     fputc(']', f);
 }
 
@@ -114,6 +120,10 @@ void iot_adapt_write_json(FILE *f)
                 ", \"overhead_s\": {\"extraction\": %.9f, \"optimisation\": %.9f, \"wait\": "
                 "%.9f}",
                 lg->extract_s, lg->optimise_s, lg->wait_s);
+        if (lg->index == 0) {
+            fputs(", \"kb\": ", f);
+            iot_adapt_kb_write(f, lg);
+        }
         fputs(", \"insights\": ", f);
         write_insights(f, &lg->in);
         fputc('}', f);

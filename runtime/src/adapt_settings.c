@@ -34,6 +34,8 @@ void iot_adapt_rebuild(void)
         for (int r = 0; r < IOT_RULE_COUNT; r++)
             if (iot_adapt_active(&iot_adapt_classes[c]) >> r & 1)
                 n += iot_rules[r].nsettings;
+    for (int c = 0; c < iot_adapt_nclasses; c++)
+        n += iot_adapt_kb_settings(&iot_adapt_classes[c], NULL, control);
     iot_settings *s = calloc(1, sizeof *s);
     iot_entry *e = s ? calloc((size_t)(n + control->count) + 1, sizeof *e) : NULL;
     if (!e) {
@@ -53,6 +55,7 @@ void iot_adapt_rebuild(void)
                 char err[128], buf[64];
                 const char *text = iot_adapt_setting_text(cls, rs, buf, sizeof buf);
                 if (!text || iot_adapt_control_sets(control, rs->param, def->name) ||
+                    iot_adapt_kb_sets(cls, rs->param) || /* a measured study wins */
                     iot_value_parse(def, text, &e[k].value, err, sizeof err) != 0)
                     continue;
                 e[k].param = rs->param;
@@ -64,6 +67,8 @@ void iot_adapt_rebuild(void)
                 k++;
             }
         }
+    for (int c = 0; c < iot_adapt_nclasses; c++)
+        k += iot_adapt_kb_settings(&iot_adapt_classes[c], e + k, control);
     memcpy(e + k, control->entries, (size_t)control->count * sizeof *e);
     *s = *control;
     s->entries = e;

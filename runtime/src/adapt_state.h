@@ -9,11 +9,16 @@
 #include <stdio.h>
 
 #include "capture.h"
+#include "kbmatch.h"
 #include "phase.h"
 #include "rules.h"
 #include "settings.h"
 
-_Static_assert(IOT_RULE_COUNT <= 64, "a class keeps its rules as bits of one word");
+_Static_assert(IOT_RULE_COUNT <= 63, "a class keeps its rules as bits of one word");
+/* The bit of a class's rules that stands for the knowledge base's settings (adapt_kb.c): agreed,
+ * applied, judged and reverted with the rules. */
+#define IOT_KB_BIT 63
+#define IOT_KB_MASK ((uint64_t)1 << IOT_KB_BIT)
 
 /* An optimised phase below this share of the learning phase's bytes/s reverts its rules. */
 #define IOT_GUARD_RATIO 0.9
@@ -30,6 +35,7 @@ typedef struct {
     uint64_t fired;   /* online rules that held on the learning phase */
     uint64_t reverted;
     int strikes;          /* optimised phases in a row below the guard ratio */
+    int kb_entry;         /* the knowledge base's entry for the class, -1 none */
     iot_insights learned; /* the learning phase's insights (settings taken from an insight) */
 } iot_adapt_class;
 
@@ -39,7 +45,9 @@ typedef struct {
     int index, ranks, agreed;
     double elapsed, transfer, busy, bytes, ratio;
     uint64_t applied, fired, reverted;
-    int slow;                             /* below the guard ratio (a strike) */
+    int slow;                /* below the guard ratio (a strike) */
+    int kb_looked, kb_entry; /* learning phase: the knowledge base asked; its entry or -1 */
+    double kb_distance;
     double extract_s, optimise_s, wait_s; /* wait: in the agreements, for the slowest rank */
     iot_insights in;
 } iot_phase_log;
@@ -74,6 +82,16 @@ void iot_adapt_judge(iot_adapt_class *k, int index, uint64_t applied, iot_phase_
 /* Tests only: the transfer time a phase that applied rules is seen to take. */
 double iot_adapt_test_seconds(uint64_t applied, double seconds);
 
+/* adapt_kb.c: the knowledge base (IOTUNE_ADAPT_KB). At a learning phase's end (lock held): the
+ * class's entry, and its bit among the rules that fired. The entries of its settings for the
+ * class's settings set (out NULL: only counted), whether it sets a parameter; the profile's
+ * view of them. */
+void iot_adapt_kb_learn(iot_adapt_class *k, iot_phase_log *lg);
+int iot_adapt_kb_settings(const iot_adapt_class *k, iot_entry *out, const iot_settings *control);
+int iot_adapt_kb_sets(const iot_adapt_class *k, int param);
+void iot_adapt_kb_write_applied(FILE *f, const iot_adapt_class *k, int *n);
+void iot_adapt_kb_write(FILE *f, const iot_phase_log *lg);
+
 /* adapt_settings.c: the settings set the classes' rules make (lock held) */
 void iot_adapt_rebuild(void);
 /* Does the control file set this parameter (or hint key) anywhere? Then the rules leave it. */
@@ -87,12 +105,20 @@ enum { IOT_SEL_N, IOT_SEL_NONCONTIG, IOT_SEL_PAIRS, IOT_SEL_BACK, IOT_SEL_GAPS, 
 void iot_adapt_selections(int rec, int64_t out[IOT_SEL_COUNT]);
 
 /* adapt_layout.c: the layout insights of a record's phase. Reset at the phase's open; a write's
- * file selection (bounds, elements, is it the whole box); at the close, collective over comm
- * (MPI_COMM_NULL: one rank), the insights layout ... fully_written set in `in`. */
+ * file selection (bounds, elements, is it the whole box). */
 void iot_adapt_layout_reset(int rec);
 void iot_adapt_layout_write(int rec, int64_t dset, int n, const uint64_t *start,
                             const uint64_t *end, double points, int is_box);
-void iot_adapt_layout_close(int rec, MPI_Comm comm, iot_insights *in);
+/* The close, in two steps around the phase's own reductions: this rank's share into sum and
+ * max (returns a copy of its boxes, NULL when out of memory: said in max), then, with the
+ * reduced arrays, the insights into `in`, collective over comm when fully_written needs the
+ * boxes of all ranks (every rank decides alike from the reduced arrays). */
+#define IOT_LAYOUT_SLOTS 16
+#define IOT_LAYOUT_NSUM (7 + 2 * IOT_LAYOUT_SLOTS)
+#define IOT_LAYOUT_NMAX (3 + 5 * IOT_LAYOUT_SLOTS)
+void *iot_adapt_layout_begin(int rec, double *sum, double *max);
+void iot_adapt_layout_end(void *copy, const double *asum, const double *amax, MPI_Comm comm,
+                          iot_insights *in);
 
 /* adapt_predict.c: the prediction's part of the profile */
 void iot_adapt_write_predictions(FILE *f);
