@@ -33,8 +33,8 @@ void iot_adapt_opened(MPI_Comm comm, const char *filename, int rec, MPI_File fh,
 void iot_adapt_closing(MPI_File fh);
 
 /* An HDF5 transfer (dataset and file space ids, hid_t) on the file of capture record rec:
- * counts whether its file selection is one run of elements; a write's box is kept for the
- * phase's fully_written. */
+ * counts whether its file selection is one run of elements; a write's box (is_write: a write
+ * that succeeded) is kept for the phase's fully_written. */
 void iot_adapt_transfer(int rec, int64_t dset, int64_t fspace, int is_write);
 
 /* A dataset of capture record rec created or opened (id: its hid_t, path: its full path): its

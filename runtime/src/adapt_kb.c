@@ -121,6 +121,12 @@ void iot_adapt_kb_write_applied(FILE *f, const iot_adapt_class *k, int *n)
         return;
     const iot_kb_entry *e = &kb.entries[k->kb_entry];
     for (int i = 0; i < e->nsettings; i++) {
+        int param = param_of(e->names[i]);
+        iot_value v;
+        char err[128];
+        if (param < 0 || iot_adapt_control_sets(&iot_g.settings, param, e->names[i]) ||
+            iot_value_parse(&iot_params[param], e->values[i], &v, err, sizeof err) != 0)
+            continue; /* not applied: as the settings set leaves it */
         fputs((*n)++ ? ", {\"rule\": \"KB\", \"name\": " : "{\"rule\": \"KB\", \"name\": ", f);
         iot_json_string(f, e->names[i]);
         fputs(", \"value\": ", f);

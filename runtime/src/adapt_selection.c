@@ -44,8 +44,11 @@ void iot_adapt_transfer(int rec, int64_t dset, int64_t fspace, int is_write)
     if (fspace == H5S_ALL && space >= 0)
         h->H5Sclose(space);
     iot_h5_quiet_end(&quiet);
-    if (!ok)
+    if (!ok) { /* a write whose selection cannot be read: its dataset's coverage is unknown */
+        if (is_write)
+            iot_adapt_layout_write(rec, dset, 0, NULL, NULL, 0, 0);
         return;
+    }
     /* one run in row-major order: after the first dimension that selects more than one
      * element every later one is whole, and every element of the box is selected */
     double volume = 1;
