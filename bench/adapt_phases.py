@@ -4,7 +4,9 @@
 
 Each case runs a kernel with recurring phases under mpiexec (2 ranks) with the runtime
 preloaded and capture on, without (baseline), with IOTUNE_MODE=adaptive, and (where a study of
-the kernel exists) with a control file of the study's recommended settings (tuned), in a
+the kernel exists) with a control file of the study's recommended settings (tuned) and with
+the adaptive mode reading a knowledge base that holds them (adapt-kb: an export of one entry,
+the study's settings under the signature of one profiled run of the same command), in a
 shuffled order per round, each measured run right after a discarded identical warm-up run
 (LAB-NOTES' noise section). The tuned settings are read from the study records that
 bench/minimal.py keeps (bench/data/minimal-<kernel>.json, `study.recommended`). Each run writes
@@ -35,6 +37,7 @@ import math
 import os
 import platform
 import random
+import shutil
 import statistics
 import subprocess
 import tempfile
@@ -62,6 +65,7 @@ CASES = {
                               "--file-per-step"]),
 }  # fmt: skip
 DEFAULT_CASES = ["vorpal-steps", "gcrm-steps"]
+CONFIGS = ("base", "adapt", "tuned", "adapt-kb")
 FIELDS = ["case", "round", "order", "config", "file", "time_s", "bytes", "run_io_s",
           "wall_s", "rules", "reverted", "prediction_s", "extraction_s", "optimisation_s",
           "wait_s", "status"]  # fmt: skip
@@ -76,17 +80,44 @@ def tuned_settings(kernel: str) -> dict | None:
     return json.loads(rec.read_text())["study"]["recommended"] or None
 
 
+def clear(d: Path) -> None:
+    for f in d.iterdir():
+        shutil.rmtree(f) if f.is_dir() else f.unlink()
+
+
+def make_kb(kernel: Path, args: list[str], cwd: Path, settings: dict, out: Path) -> Path:
+    """An exported knowledge base of one entry, as a site would have it: the study's
+    recommended settings under the motif signature of this command (one profiled, traced run,
+    as `iotune tune` files a study; iotune.kb.signature)."""
+    from iotune.kb import signature, store
+
+    env = dict(os.environ, LD_PRELOAD=str(paths.find_library()), IOTUNE_TRACE="1",
+               IOTUNE_PROFILE=str(cwd / "p.json"))  # fmt: skip
+    for key in ("IOTUNE_CONFIG", "IOTUNE_MODE", "IOTUNE_ADAPT_KB"):
+        env.pop(key, None)
+    clear(cwd)
+    subprocess.run(["mpiexec", "-n", "2", str(kernel), *args], cwd=cwd, env=env, check=True,
+                   capture_output=True, timeout=TIMEOUT)  # fmt: skip
+    sig = signature.from_profile(cwd / "p.json", program=str(kernel))
+    entry = store.Entry(signature=sig, settings=dict(settings), improved=True,
+                        study=f"{kernel.name} (bench/data/minimal-{kernel.name}.json)")  # fmt: skip
+    out.write_text(json.dumps(store.export_json([entry]), indent=1) + "\n")
+    return out
+
+
 def run(kernel: Path, args: list[str], cwd: Path, config: str, control: Path | None) -> dict | None:
     env = dict(os.environ, LD_PRELOAD=str(paths.find_library()))
-    for key in ("IOTUNE_CONFIG", "IOTUNE_TRACE", "IOTUNE_VERBOSE", "IOTUNE_MODE"):
+    for key in ("IOTUNE_CONFIG", "IOTUNE_TRACE", "IOTUNE_VERBOSE", "IOTUNE_MODE",
+                "IOTUNE_ADAPT_KB"):  # fmt: skip
         env.pop(key, None)
     env["IOTUNE_PROFILE"] = str(cwd / "p.json")
-    if config == "adapt":
+    if config in ("adapt", "adapt-kb"):
         env["IOTUNE_MODE"] = "adaptive"
     if config == "tuned":
-        env["IOTUNE_CONFIG"] = str(control)
-    for f in cwd.iterdir():
-        f.unlink()
+        env["IOTUNE_CONFIG"] = str(control[0])
+    if config == "adapt-kb":
+        env["IOTUNE_ADAPT_KB"] = str(control[1])
+    clear(cwd)
     cmd = ["mpiexec", "-n", "2", str(kernel), *args]
     r = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT)
     if r.returncode != 0:
@@ -148,27 +179,38 @@ def summarise(rows: list[dict]) -> str:
         mine = [r for r in ok if r["case"] == case]
         files = list(dict.fromkeys(r["file"] for r in mine))
         out.append("  phase               base med s  adapt med s  speedup  tuned med s  speedup"
-                   "  rules applied (adaptive)")  # fmt: skip
+                   "  adapt+kb s  speedup  rules applied (adaptive)")  # fmt: skip
         for f in files:
             b = [float(r["time_s"]) for r in mine if r["file"] == f and r["config"] == "base"]
             a = [float(r["time_s"]) for r in mine if r["file"] == f and r["config"] == "adapt"]
             t = [float(r["time_s"]) for r in mine if r["file"] == f and r["config"] == "tuned"]
+            k = [float(r["time_s"]) for r in mine if r["file"] == f and r["config"] == "adapt-kb"]
             if not b or not a:
                 continue
             tm = statistics.median(t) if t else float("nan")
+            km = statistics.median(k) if k else float("nan")
             rules = sorted({r["rules"] for r in mine if r["file"] == f and r["config"] == "adapt"})
-            rev = sorted({r["reverted"] for r in mine if r["file"] == f and r["reverted"]})
+            mine_f = [r for r in mine if r["file"] == f]
+            rev = sorted(
+                {r["reverted"] for r in mine_f if r["reverted"] and r["config"] == "adapt"}
+            )
             note = "/".join(x or "-" for x in rules) + (f" reverted:{'/'.join(rev)}" if rev else "")
+            kb_rows = [r for r in mine_f if r["config"] == "adapt-kb"]
+            kbr = sorted({" ".join(sorted(set(r["rules"].split()))) for r in kb_rows})
+            krev = sorted({r["reverted"] for r in kb_rows if r["reverted"]})
+            if kbr:
+                note += " | adapt+kb: " + "/".join(x or "-" for x in kbr)
+                note += f" reverted:{'/'.join(krev)}" if krev else ""
             bm, am = statistics.median(b), statistics.median(a)
             out.append(f"  {f:<20}{bm:>11.4f}{am:>13.4f}{bm / am:>9.2f}{tm:>13.4f}{bm / tm:>9.2f}"
-                       f"  {note}")  # fmt: skip
+                       f"{km:>11.4f}{bm / km:>9.2f}  {note}")  # fmt: skip
         runs = {}
         for r in mine:
             runs[(r["round"], r["config"])] = r
         io = {cfg: {k[0]: float(v["run_io_s"]) for k, v in runs.items() if k[1] == cfg}
-              for cfg in ("base", "adapt", "tuned")}  # fmt: skip
+              for cfg in CONFIGS}  # fmt: skip
         med = {cfg: statistics.median(v.values()) for cfg, v in io.items() if v}
-        for cfg, label in (("adapt", "adaptive"), ("tuned", "tuned")):
+        for cfg, label in (("adapt", "adaptive"), ("tuned", "tuned"), ("adapt-kb", "adapt+kb")):
             pairs = [(io["base"][k], io[cfg][k]) for k in io["base"] if k in io[cfg]]
             if not pairs:
                 continue
@@ -181,10 +223,11 @@ def summarise(rows: list[dict]) -> str:
                        f"{statistics.median(bs) / statistics.median(xs):.2f}, median paired ratio "
                        f"{math.exp(statistics.median(logs)):.2f}, sign-flip p = "
                        f"{sign_flip_p(logs):.3f} ({len(pairs)} rounds)")  # fmt: skip
-        if {"base", "adapt", "tuned"} <= med.keys() and med["base"] != med["tuned"]:
-            share = (med["base"] - med["adapt"]) / (med["base"] - med["tuned"])
-            out.append(f"  adaptive reaches {share:.0%} of the tuned setting's gain (time saved, "
-                       "medians of the run I/O time)")  # fmt: skip
+        for cfg in ("adapt", "adapt-kb"):
+            if {"base", cfg, "tuned"} <= med.keys() and med["base"] != med["tuned"]:
+                share = (med["base"] - med[cfg]) / (med["base"] - med["tuned"])
+                out.append(f"  {cfg} reaches {share:.0%} of the tuned setting's gain (time saved, "
+                           "medians of the run I/O time)")  # fmt: skip
         if not io["adapt"]:
             continue
         ov = {}
@@ -236,14 +279,17 @@ def main() -> None:
             w.writeheader()
         work = Path(tmp) / "run"
         work.mkdir()
-        controls = {}
+        controls = {}  # case -> (control file of the tuned settings, KB export with them)
         for c in cases:
             t = meta["tuned"][c]
             if t:
-                controls[c] = controlfile.write(Path(tmp) / f"tuned-{c}.xml", t)
+                name, kargs = CASES[c]
+                kb = make_kb(paths.find_kernel(name), kargs, work, t, Path(tmp) / f"kb-{c}.json")
+                controls[c] = (controlfile.write(Path(tmp) / f"tuned-{c}.xml", t), kb)
+                (out / f"{args.name}-kb-{c}.json").write_text(kb.read_text())
         for rnd in range(args.rounds):
-            jobs = [(c, cfg) for c in cases for cfg in ("base", "adapt", "tuned")
-                    if cfg != "tuned" or c in controls]  # fmt: skip
+            jobs = [(c, cfg) for c in cases for cfg in CONFIGS
+                    if cfg in ("base", "adapt") or c in controls]  # fmt: skip
             random.Random(rnd).shuffle(jobs)
             for order, (case, cfg) in enumerate(jobs):
                 name, kargs = CASES[case]
