@@ -1,6 +1,6 @@
 /* The knowledge base as the adaptive mode reads it: the motif signature of a phase from its
  * insights, with the definition of iotune.kb.signature (motif_of, version 1; shared test vectors
- * tests/vectors/signature.json hold both to it), an exported knowledge base (`iotune kb
+ * tests/vectors/kb/signature.json hold both to it), an exported knowledge base (`iotune kb
  * export`) parsed, and the stored entry of the same motif nearest in scale, as
  * iotune.kb.match.nearest orders them. No MPI, no HDF5, no file I/O. */
 #ifndef IOTUNE_KBMATCH_H

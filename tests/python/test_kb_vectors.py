@@ -1,7 +1,7 @@
-"""One motif signature for Python and the runtime: the shared vectors tests/vectors/signature.json
-run against iotune.kb (signature.motif_of, match.nearest) and against the runtime's C
-(runtime/src/kbmatch.c, compiled here with a small harness), which reads the very export files
-that `iotune kb export` writes (store.export_json)."""
+"""One motif signature for Python and the runtime: the shared vectors
+tests/vectors/kb/signature.json run against iotune.kb (signature.motif_of, match.nearest) and
+against the runtime's C (runtime/src/kbmatch.c, compiled here with a small harness), which reads
+the very export files that `iotune kb export` writes (store.export_json)."""
 
 import json
 import shutil
@@ -14,7 +14,8 @@ from iotune import insights
 from iotune.kb import match, signature, store
 
 REPO = Path(__file__).resolve().parents[2]
-VECTORS = json.loads((REPO / "tests" / "vectors" / "signature.json").read_text())
+VECTOR_FILE = REPO / "tests" / "vectors" / "kb" / "signature.json"
+VECTORS = json.loads(VECTOR_FILE.read_text())
 HARNESS = r"""
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,7 +103,7 @@ def test_python_motifs_match_the_vectors():
 
 
 def test_c_motifs_match_the_vectors(harness):
-    vectors = REPO / "tests" / "vectors" / "signature.json"
+    vectors = VECTOR_FILE
     out = subprocess.run([harness, vectors], capture_output=True, text=True, check=True)
     out = out.stdout.splitlines()
     assert out[0] == f"version {signature.VERSION}"
@@ -134,7 +135,7 @@ def test_python_and_c_choose_the_same_entry(case, harness, tmp_path):
     export = tmp_path / "kb.json"
     export.write_text(json.dumps(store.export_json(_entries(case["entries"]))))
     s = case["scale"]
-    out = subprocess.run([harness, REPO / "tests" / "vectors" / "signature.json", export,
+    out = subprocess.run([harness, VECTOR_FILE, export,
                           str(case["query"]), str(s["ranks"]), str(s["transfer_size_median"]),
                           str(s["bytes"])], capture_output=True, text=True, check=True)  # fmt: skip
     assert out.stdout.splitlines()[1] == (case["expect"] or "none")
@@ -151,6 +152,6 @@ def test_python_and_c_choose_the_same_entry(case, harness, tmp_path):
 def test_c_refuses_what_is_not_an_export(harness, tmp_path, text, error):
     bad = tmp_path / "bad.json"
     bad.write_text(text)
-    out = subprocess.run([harness, REPO / "tests" / "vectors" / "signature.json", bad, "0", "1",
+    out = subprocess.run([harness, VECTOR_FILE, bad, "0", "1",
                           "1", "1"], capture_output=True, text=True)  # fmt: skip
     assert out.returncode == 1 and error in out.stdout, out.stdout
