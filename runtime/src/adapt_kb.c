@@ -106,7 +106,7 @@ int iot_adapt_kb_settings(const iot_adapt_class *k, iot_entry *out, const iot_se
 
 int iot_adapt_kb_sets(const iot_adapt_class *k, int param)
 {
-    if (k->kb_entry < 0 || kb_state <= 0 || !(iot_adapt_active(k) & IOT_KB_MASK))
+    if (k->kb_entry < 0 || kb_state <= 0)
         return 0;
     const iot_kb_entry *e = &kb.entries[k->kb_entry];
     for (int i = 0; i < e->nsettings; i++)

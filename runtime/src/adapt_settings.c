@@ -55,7 +55,8 @@ void iot_adapt_rebuild(void)
                 char err[128], buf[64];
                 const char *text = iot_adapt_setting_text(cls, rs, buf, sizeof buf);
                 if (!text || iot_adapt_control_sets(control, rs->param, def->name) ||
-                    iot_adapt_kb_sets(cls, rs->param) || /* a measured study wins */
+                    ((iot_adapt_active(cls) & IOT_KB_MASK) && /* a measured study wins */
+                     iot_adapt_kb_sets(cls, rs->param)) ||
                     iot_value_parse(def, text, &e[k].value, err, sizeof err) != 0)
                     continue;
                 e[k].param = rs->param;

@@ -84,8 +84,8 @@ double iot_adapt_test_seconds(uint64_t applied, double seconds);
 
 /* adapt_kb.c: the knowledge base (IOTUNE_ADAPT_KB). At a learning phase's end (lock held): the
  * class's entry, and its bit among the rules that fired. The entries of its settings for the
- * class's settings set (out NULL: only counted), whether it sets a parameter; the profile's
- * view of them. */
+ * class's settings set while the bit is in effect (out NULL: only counted); whether the class's
+ * entry sets a parameter (in effect or not); the profile's view of them. */
 void iot_adapt_kb_learn(iot_adapt_class *k, iot_phase_log *lg);
 int iot_adapt_kb_settings(const iot_adapt_class *k, iot_entry *out, const iot_settings *control);
 int iot_adapt_kb_sets(const iot_adapt_class *k, int param);
