@@ -267,7 +267,7 @@ def main() -> None:
         "note": "shared 2-core machine, other engineers running builds and tests: noisy",
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "rounds": args.rounds,
         "load_average_start": os.getloadavg(),
-        "runtime": str(paths.find_library()),
+        "runtime": os.path.relpath(paths.find_library(), HERE.parent),  # no machine's paths
         "commands": {c: ["mpiexec", "-n", "2", CASES[c][0], *CASES[c][1]] for c in cases},
         "tuned": {c: tuned_settings(CASES[c][0]) for c in cases},
         "uptime": subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(),
