@@ -147,10 +147,9 @@ void iot_adapt_dataset(int rec, int64_t id, const char *path)
     if (!ok)
         return;
     uint64_t h64 = iot_fnv1a(path);
-    uint32_t hash = ((uint32_t)(h64 ^ (h64 >> 32)) & 0x7fffffffu) | 1;
-    /* 0: empty */ /* never 0 (empty) */
+    uint32_t hash = ((uint32_t)(h64 ^ (h64 >> 32)) & 0x7fffffffu) | 1; /* never 0: empty */
     pthread_mutex_lock(&layout_lock);
-    file_layout *f = layout_of(rec);
+    file_layout *f = layouts[rec]; /* only in a followed phase (reset at its open) */
     if (f) {
         if (d.layout >= 0)
             f->layouts[d.layout] = 1;
@@ -259,7 +258,6 @@ void *iot_adapt_layout_begin(int rec, double *sum, double *max)
     const file_layout *src = rec >= 0 && rec < IOT_MAX_FILES && layouts[rec] ? layouts[rec] : &none;
     if (f)
         *f = *src;
-    pthread_mutex_unlock(&layout_lock);
     memset(sum, 0, S_N * sizeof *sum);
     for (int i = 0; i < LAYOUTS; i++)
         sum[S_LAYOUT + i] = src->layouts[i];
@@ -279,6 +277,11 @@ void *iot_adapt_layout_begin(int rec, double *sum, double *max)
         max[M_EXTENT + i] = s->hash ? s->elements : -1;
         max[M_NEG_EXTENT + i] = s->hash ? -s->elements : -DBL_MAX;
     }
+    if (src != &none) { /* the phase is over: the next open of the file starts afresh */
+        free(layouts[rec]);
+        layouts[rec] = NULL;
+    }
+    pthread_mutex_unlock(&layout_lock);
     return f;
 }
 
