@@ -1,17 +1,25 @@
 #!/usr/bin/env python3
-"""The runtime's adaptive mode against the same runtime without it, phase by phase.
+"""The runtime's adaptive mode against the same runtime without it, and against the setting
+`iotune tune` recommended for the kernel, phase by phase.
 
 Each case runs a kernel with recurring phases under mpiexec (2 ranks) with the runtime
-preloaded and capture on, alternately without (baseline) and with IOTUNE_MODE=adaptive, in a
+preloaded and capture on, without (baseline), with IOTUNE_MODE=adaptive, and (where a study of
+the kernel exists) with a control file of the study's recommended settings (tuned) and with
+the adaptive mode reading a knowledge base that holds them (adapt-kb: an export of one entry,
+the study's settings under the signature of one profiled run of the same command), in a
 shuffled order per round, each measured run right after a discarded identical warm-up run
-(LAB-NOTES' noise section). Both write a profile: the per-file time (`files[].time_s.max`, the
+(LAB-NOTES' noise section). The tuned settings are read from the study records that
+bench/minimal.py keeps (bench/data/minimal-<kernel>.json, `study.recommended`). Each run writes
+a profile: the per-file time (`files[].time_s.max`, the
 slowest rank's time in the file's I/O calls) is a phase's time; the adaptive profile also gives
 the rules applied and the overhead split (prediction, extraction, optimisation).
 
 Per case and phase: median time of each, the ratio of medians (speedup = baseline / adaptive);
 for the whole run (the profile's io.time_s): medians, min, max, the median of the paired
 per-round ratios and a paired sign-flip permutation test on the log ratios (exact for up to 16
-rounds), two-sided; overhead as a share of the adaptive run's I/O time.
+rounds), two-sided, for adaptive and for tuned against the baseline; the share of the tuned
+setting's gain the adaptive mode reaches (time saved, on the medians); overhead as a share of
+the adaptive run's I/O time.
 
 Raw rows go to bench/data/adapt_phases.csv (appended as measured), the machine and commands to
 bench/data/adapt_phases-meta.json, the summary to bench/data/adapt_phases.txt.
@@ -29,13 +37,14 @@ import math
 import os
 import platform
 import random
+import shutil
 import statistics
 import subprocess
 import tempfile
 import time
 from pathlib import Path
 
-from iotune import paths
+from iotune import controlfile, paths
 
 HERE = Path(__file__).resolve().parent
 STEPS = 7
@@ -49,22 +58,66 @@ CASES = {
     # 7 iterations in one file: one phase (nothing recurs), so only the overhead shows
     "vorpal": ("vorpalio", ["--block", "100,100,60", "--steps", str(STEPS)]),
     "gcrm": ("gcrmio", ["--cells", "16384", "--iterations", str(STEPS)]),
+    # 7 time steps, each in its own file (as the codes write a plot file per step): recurring
+    "vorpal-steps": ("vorpalio", ["--block", "100,100,60", "--steps", str(STEPS),
+                                  "--file-per-step"]),
+    "gcrm-steps": ("gcrmio", ["--cells", "16384", "--iterations", str(STEPS),
+                              "--file-per-step"]),
 }  # fmt: skip
+DEFAULT_CASES = ["vorpal-steps", "gcrm-steps"]
+CONFIGS = ("base", "adapt", "tuned", "adapt-kb")
 FIELDS = ["case", "round", "order", "config", "file", "time_s", "bytes", "run_io_s",
           "wall_s", "rules", "reverted", "prediction_s", "extraction_s", "optimisation_s",
-          "status"]  # fmt: skip
+          "wait_s", "status"]  # fmt: skip
 TIMEOUT = 300
 
 
-def run(kernel: Path, args: list[str], cwd: Path, adaptive: bool) -> dict | None:
+def tuned_settings(kernel: str) -> dict | None:
+    """The settings the kernel's study recommended (bench/minimal.py's record), or None."""
+    rec = HERE / "data" / f"minimal-{kernel}.json"
+    if not rec.exists():
+        return None
+    return json.loads(rec.read_text())["study"]["recommended"] or None
+
+
+def clear(d: Path) -> None:
+    for f in d.iterdir():
+        shutil.rmtree(f) if f.is_dir() else f.unlink()
+
+
+def make_kb(kernel: Path, args: list[str], cwd: Path, settings: dict, out: Path) -> Path:
+    """An exported knowledge base of one entry, as a site would have it: the study's
+    recommended settings under the motif signature of this command (one profiled, traced run,
+    as `iotune tune` files a study; iotune.kb.signature)."""
+    from iotune.kb import signature, store
+
+    env = dict(os.environ, LD_PRELOAD=str(paths.find_library()), IOTUNE_TRACE="1",
+               IOTUNE_PROFILE=str(cwd / "p.json"))  # fmt: skip
+    for key in ("IOTUNE_CONFIG", "IOTUNE_MODE", "IOTUNE_ADAPT_KB"):
+        env.pop(key, None)
+    clear(cwd)
+    subprocess.run(["mpiexec", "-n", "2", str(kernel), *args], cwd=cwd, env=env, check=True,
+                   capture_output=True, timeout=TIMEOUT)  # fmt: skip
+    sig = signature.from_profile(cwd / "p.json", program=str(kernel))
+    entry = store.Entry(signature=sig, settings=dict(settings), improved=True,
+                        study=f"{kernel.name} (bench/data/minimal-{kernel.name}.json)")  # fmt: skip
+    out.write_text(json.dumps(store.export_json([entry]), indent=1) + "\n")
+    return out
+
+
+def run(kernel: Path, args: list[str], cwd: Path, config: str, control: Path | None) -> dict | None:
     env = dict(os.environ, LD_PRELOAD=str(paths.find_library()))
-    for key in ("IOTUNE_CONFIG", "IOTUNE_TRACE", "IOTUNE_VERBOSE", "IOTUNE_MODE"):
+    for key in ("IOTUNE_CONFIG", "IOTUNE_TRACE", "IOTUNE_VERBOSE", "IOTUNE_MODE",
+                "IOTUNE_ADAPT_KB"):  # fmt: skip
         env.pop(key, None)
     env["IOTUNE_PROFILE"] = str(cwd / "p.json")
-    if adaptive:
+    if config in ("adapt", "adapt-kb"):
         env["IOTUNE_MODE"] = "adaptive"
-    for f in cwd.iterdir():
-        f.unlink()
+    if config == "tuned":
+        env["IOTUNE_CONFIG"] = str(control[0])
+    if config == "adapt-kb":
+        env["IOTUNE_ADAPT_KB"] = str(control[1])
+    clear(cwd)
     cmd = ["mpiexec", "-n", "2", str(kernel), *args]
     r = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT)
     if r.returncode != 0:
@@ -94,7 +147,8 @@ def rows_of(case: str, rnd: int, order: int, config: str, p: dict | None) -> lis
             rules=" ".join(s["rule"] for s in ph.get("applied") or []),
             reverted=" ".join(g.get("reverted") or []),
             prediction_s=pred_s, extraction_s=o.get("extraction", 0.0),
-            optimisation_s=o.get("optimisation", 0.0), status="ok"))  # fmt: skip
+            optimisation_s=o.get("optimisation", 0.0), wait_s=o.get("wait", 0.0),
+            status="ok"))  # fmt: skip
     return out
 
 
@@ -124,43 +178,68 @@ def summarise(rows: list[dict]) -> str:
         out.append(f"== {case}")
         mine = [r for r in ok if r["case"] == case]
         files = list(dict.fromkeys(r["file"] for r in mine))
-        out.append(
-            "  phase               base med s  adapt med s  speedup  rules applied (adaptive)"
-        )
+        out.append("  phase               base med s  adapt med s  speedup  tuned med s  speedup"
+                   "  adapt+kb s  speedup  rules applied (adaptive)")  # fmt: skip
         for f in files:
             b = [float(r["time_s"]) for r in mine if r["file"] == f and r["config"] == "base"]
             a = [float(r["time_s"]) for r in mine if r["file"] == f and r["config"] == "adapt"]
+            t = [float(r["time_s"]) for r in mine if r["file"] == f and r["config"] == "tuned"]
+            k = [float(r["time_s"]) for r in mine if r["file"] == f and r["config"] == "adapt-kb"]
             if not b or not a:
                 continue
+            tm = statistics.median(t) if t else float("nan")
+            km = statistics.median(k) if k else float("nan")
             rules = sorted({r["rules"] for r in mine if r["file"] == f and r["config"] == "adapt"})
-            rev = sorted({r["reverted"] for r in mine if r["file"] == f and r["reverted"]})
+            mine_f = [r for r in mine if r["file"] == f]
+            rev = sorted(
+                {r["reverted"] for r in mine_f if r["reverted"] and r["config"] == "adapt"}
+            )
             note = "/".join(x or "-" for x in rules) + (f" reverted:{'/'.join(rev)}" if rev else "")
+            kb_rows = [r for r in mine_f if r["config"] == "adapt-kb"]
+            kbr = sorted({" ".join(sorted(set(r["rules"].split()))) for r in kb_rows})
+            krev = sorted({r["reverted"] for r in kb_rows if r["reverted"]})
+            if kbr:
+                note += " | adapt+kb: " + "/".join(x or "-" for x in kbr)
+                note += f" reverted:{'/'.join(krev)}" if krev else ""
             bm, am = statistics.median(b), statistics.median(a)
-            out.append(f"  {f:<20}{bm:>11.4f}{am:>13.4f}{bm / am:>9.2f}  {note}")
+            out.append(f"  {f:<20}{bm:>11.4f}{am:>13.4f}{bm / am:>9.2f}{tm:>13.4f}{bm / tm:>9.2f}"
+                       f"{km:>11.4f}{bm / km:>9.2f}  {note}")  # fmt: skip
         runs = {}
         for r in mine:
             runs[(r["round"], r["config"])] = r
-        base = {k[0]: float(v["run_io_s"]) for k, v in runs.items() if k[1] == "base"}
-        adap = {k[0]: float(v["run_io_s"]) for k, v in runs.items() if k[1] == "adapt"}
-        pairs = [(base[k], adap[k]) for k in base if k in adap]
-        if not pairs:
+        io = {cfg: {k[0]: float(v["run_io_s"]) for k, v in runs.items() if k[1] == cfg}
+              for cfg in CONFIGS}  # fmt: skip
+        med = {cfg: statistics.median(v.values()) for cfg, v in io.items() if v}
+        for cfg, label in (("adapt", "adaptive"), ("tuned", "tuned"), ("adapt-kb", "adapt+kb")):
+            pairs = [(io["base"][k], io[cfg][k]) for k in io["base"] if k in io[cfg]]
+            if not pairs:
+                continue
+            logs = [math.log(b / a) for b, a in pairs]
+            bs, xs = [b for b, _ in pairs], [a for _, a in pairs]
+            out.append(f"  run I/O time, {label} vs base: base median "
+                       f"{statistics.median(bs):.4f} s "
+                       f"[{min(bs):.4f}, {max(bs):.4f}], {label} {statistics.median(xs):.4f} s "
+                       f"[{min(xs):.4f}, {max(xs):.4f}], ratio of medians "
+                       f"{statistics.median(bs) / statistics.median(xs):.2f}, median paired ratio "
+                       f"{math.exp(statistics.median(logs)):.2f}, sign-flip p = "
+                       f"{sign_flip_p(logs):.3f} ({len(pairs)} rounds)")  # fmt: skip
+        for cfg in ("adapt", "adapt-kb"):
+            if {"base", cfg, "tuned"} <= med.keys() and med["base"] != med["tuned"]:
+                share = (med["base"] - med[cfg]) / (med["base"] - med["tuned"])
+                out.append(f"  {cfg} reaches {share:.0%} of the tuned setting's gain (time saved, "
+                           "medians of the run I/O time)")  # fmt: skip
+        if not io["adapt"]:
             continue
-        logs = [math.log(b / a) for b, a in pairs]
-        bs, ads = [b for b, _ in pairs], [a for _, a in pairs]
-        out.append(f"  run I/O time: base median {statistics.median(bs):.4f} s "
-                   f"[{min(bs):.4f}, {max(bs):.4f}], adaptive {statistics.median(ads):.4f} s "
-                   f"[{min(ads):.4f}, {max(ads):.4f}], ratio of medians "
-                   f"{statistics.median(bs) / statistics.median(ads):.2f}, median paired ratio "
-                   f"{math.exp(statistics.median(logs)):.2f}, sign-flip p = {sign_flip_p(logs):.3f}"
-                   f" ({len(pairs)} rounds)")  # fmt: skip
         ov = {}
         for r in (v for k, v in runs.items() if k[1] == "adapt"):
             rr = [x for x in mine if x["round"] == r["round"] and x["config"] == "adapt"]
             ext = sum(float(x["extraction_s"]) for x in rr)
             opt = sum(float(x["optimisation_s"]) for x in rr)
+            wait = sum(float(x.get("wait_s") or 0.0) for x in rr)
             ov.setdefault("prediction", []).append(float(r["prediction_s"]))
             ov.setdefault("extraction", []).append(ext)
             ov.setdefault("optimisation", []).append(opt)
+            ov.setdefault("wait in the agreements", []).append(wait)
             ov.setdefault("io", []).append(float(r["run_io_s"]))
         io = statistics.median(ov["io"])
         parts = ", ".join(f"{k} {statistics.median(v) * 1e3:.2f} ms "
@@ -173,13 +252,14 @@ def summarise(rows: list[dict]) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=6)
-    ap.add_argument("--cases", default=",".join(CASES))
+    ap.add_argument("--cases", default=",".join(DEFAULT_CASES), help=f"of {', '.join(CASES)}")
     ap.add_argument("--out", default=str(HERE / "data"))
+    ap.add_argument("--name", default="adapt_phases", help="file names' stem under --out")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     cases = args.cases.split(",")
-    raw = out / "adapt_phases.csv"
+    raw = out / f"{args.name}.csv"
     new = not raw.exists()
     meta = {
         "machine": {"host": platform.node(), "cpus": os.cpu_count(),
@@ -187,23 +267,35 @@ def main() -> None:
         "note": "shared 2-core machine, other engineers running builds and tests: noisy",
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "rounds": args.rounds,
         "load_average_start": os.getloadavg(),
-        "runtime": str(paths.find_library()),
+        "runtime": os.path.relpath(paths.find_library(), HERE.parent),  # no machine's paths
         "commands": {c: ["mpiexec", "-n", "2", CASES[c][0], *CASES[c][1]] for c in cases},
+        "tuned": {c: tuned_settings(CASES[c][0]) for c in cases},
+        "uptime": subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(),
     }  # fmt: skip
     rows: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="adapt-bench-") as tmp, raw.open("a") as fh:
         w = csv.DictWriter(fh, FIELDS)
         if new:
             w.writeheader()
-        work = Path(tmp)
+        work = Path(tmp) / "run"
+        work.mkdir()
+        controls = {}  # case -> (control file of the tuned settings, KB export with them)
+        for c in cases:
+            t = meta["tuned"][c]
+            if t:
+                name, kargs = CASES[c]
+                kb = make_kb(paths.find_kernel(name), kargs, work, t, Path(tmp) / f"kb-{c}.json")
+                controls[c] = (controlfile.write(Path(tmp) / f"tuned-{c}.xml", t), kb)
+                (out / f"{args.name}-kb-{c}.json").write_text(kb.read_text())
         for rnd in range(args.rounds):
-            jobs = [(c, cfg) for c in cases for cfg in ("base", "adapt")]
+            jobs = [(c, cfg) for c in cases for cfg in CONFIGS
+                    if cfg in ("base", "adapt") or c in controls]  # fmt: skip
             random.Random(rnd).shuffle(jobs)
             for order, (case, cfg) in enumerate(jobs):
                 name, kargs = CASES[case]
                 kernel = paths.find_kernel(name)
-                run(kernel, kargs, work, cfg == "adapt")  # warm-up, discarded
-                p = run(kernel, kargs, work, cfg == "adapt")
+                run(kernel, kargs, work, cfg, controls.get(case))  # warm-up, discarded
+                p = run(kernel, kargs, work, cfg, controls.get(case))
                 for r in rows_of(case, rnd, order, cfg, p):
                     rows.append(r)
                     w.writerow(r)
@@ -211,9 +303,10 @@ def main() -> None:
             print(f"round {rnd + 1}/{args.rounds} done", flush=True)
     meta["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     meta["load_average_end"] = os.getloadavg()
-    (out / "adapt_phases-meta.json").write_text(json.dumps(meta, indent=2) + "\n")
+    meta["uptime_end"] = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    (out / f"{args.name}-meta.json").write_text(json.dumps(meta, indent=2) + "\n")
     text = summarise(rows)
-    (out / "adapt_phases.txt").write_text(text + "\n")
+    (out / f"{args.name}.txt").write_text(text + "\n")
     print(text)
 
 

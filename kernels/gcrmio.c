@@ -50,7 +50,8 @@ typedef struct {
     long long levels;
     long long chunk_cells; /* 0: contiguous */
     long long iterations;
-    int mode; /* 0 collective, 1 independent */
+    int mode;     /* 0 collective, 1 independent */
+    int per_step; /* --file-per-step */
     kc_common common;
     char path[KC_PATH_MAX];
 } config;
@@ -164,7 +165,10 @@ static void write_phase(const kc_ctx *ctx, void *arg)
     fill_step(ctx, c, r->buf, 0);
 
     kh5_phase p;
-    kh5_phase_open(ctx, &p, c->path, 1, c->mode == 0);
+    if (c->per_step)
+        kh5_phase_open_steps(ctx, &p, c->common.dir, c->common.file, 1, c->mode == 0);
+    else
+        kh5_phase_open(ctx, &p, c->path, 1, c->mode == 0);
     for (int it = 0; it < c->iterations; it++) {
         if (it > 0) {
             kc_timer_mark(&p.t, KC_IO);
@@ -173,7 +177,7 @@ static void write_phase(const kc_ctx *ctx, void *arg)
         }
         char gname[64];
         snprintf(gname, sizeof gname, "Step#%d", it);
-        hid_t group = kh5_create_group(ctx, p.file, gname);
+        hid_t group = kh5_create_group(ctx, kh5_phase_file(ctx, &p, it), gname);
         for (int v = 0; v < NVARS; v++) {
             var_layout l;
             hid_t fspace, mspace;
@@ -204,11 +208,14 @@ static int read_phase(const kc_ctx *ctx, void *arg)
     }
 
     kh5_phase p;
-    kh5_phase_open(ctx, &p, c->path, 0, c->mode == 0);
+    if (c->per_step)
+        kh5_phase_open_steps(ctx, &p, c->common.dir, c->common.file, 0, c->mode == 0);
+    else
+        kh5_phase_open(ctx, &p, c->path, 0, c->mode == 0);
     for (int it = 0; it < c->iterations; it++) {
         char gname[64];
         snprintf(gname, sizeof gname, "Step#%d", it);
-        hid_t group = kh5_open_group(ctx, p.file, gname, c->path);
+        hid_t group = kh5_open_group(ctx, kh5_phase_file(ctx, &p, it), gname, c->path);
         for (int v = 0; v < NVARS; v++) {
             var_layout l;
             hid_t fspace, mspace;
@@ -236,6 +243,12 @@ static int read_phase(const kc_ctx *ctx, void *arg)
     return ok;
 }
 
+static void cleanup(const kc_ctx *ctx, void *arg)
+{
+    const config *c = &((run *)arg)->c;
+    kh5_remove_steps(ctx, c->common.dir, c->common.file, c->iterations);
+}
+
 int main(int argc, char **argv)
 {
     kc_ctx ctx;
@@ -257,11 +270,13 @@ int main(int argc, char **argv)
          "output iterations (groups /Step#0, /Step#1, ...)"},
         {"steps", KC_OPT_INT, &c->iterations, NULL, 0, 1, "same as --iterations"},
         kh5_opt_mode(&c->mode),
+        kh5_opt_file_per_step(&c->per_step),
         {NULL, KC_OPT_FLAG, NULL, NULL, 0, 0, NULL},
     };
     kc_parse_common(&ctx, argc, argv, opts, &c->common, synopsis);
     kh5_init(&ctx);
-    kc_path(&ctx, c->path, sizeof c->path, c->common.dir, c->common.file, -1, -1);
+    /* with a file per step, the first step's file stands for them (--read-only checks it) */
+    kc_path(&ctx, c->path, sizeof c->path, c->common.dir, c->common.file, c->per_step ? 0 : -1, -1);
 
     long long bytes = phase_bytes(&ctx, c); /* per rank and iteration: a ranks x iterations-th */
     check_chunks(&ctx, c);
@@ -271,7 +286,7 @@ int main(int argc, char **argv)
         layout_of(&ctx, c, v, &l);
         r.buf[v] = kc_malloc(&ctx, (size_t)(l.count[0] * l.count[1]) * sizeof(double));
     }
-    kc_phases phases = {write_phase, read_phase, &r, c->path, 1, NULL};
+    kc_phases phases = {write_phase, read_phase, &r, c->per_step ? NULL : c->path, 1, cleanup};
     int code = kc_main(&ctx, &c->common, &phases);
     for (int v = 0; v < NVARS; v++)
         free(r.buf[v]);

@@ -29,8 +29,9 @@ typedef struct {
     long long procs[3]; /* process grid: x, y, z (0 = choose) */
     long long components;
     long long steps;
-    int mode;   /* 0 collective, 1 independent */
-    int uneven; /* blocks of different sizes */
+    int mode;     /* 0 collective, 1 independent */
+    int per_step; /* --file-per-step */
+    int uneven;   /* blocks of different sizes */
     kc_common common;
     char path[KC_PATH_MAX];
 } config;
@@ -137,7 +138,10 @@ static void write_phase(const kc_ctx *ctx, void *arg)
     fill_step(r->buf, c, l, 0);
 
     kh5_phase p;
-    kh5_phase_open(ctx, &p, c->path, 1, c->mode == 0);
+    if (c->per_step)
+        kh5_phase_open_steps(ctx, &p, c->common.dir, c->common.file, 1, c->mode == 0);
+    else
+        kh5_phase_open(ctx, &p, c->path, 1, c->mode == 0);
     for (int s = 0; s < c->steps; s++) {
         if (s > 0) {
             kc_timer_mark(&p.t, KC_IO);
@@ -146,7 +150,7 @@ static void write_phase(const kc_ctx *ctx, void *arg)
         }
         char name[64];
         snprintf(name, sizeof name, "Step#%d", s);
-        hid_t step = kh5_create_group(ctx, p.file, name);
+        hid_t step = kh5_create_group(ctx, kh5_phase_file(ctx, &p, s), name);
         hid_t block = kh5_create_group(ctx, step, "Block");
         hid_t field = kh5_create_group(ctx, block, "E");
         for (int k = 0; k < c->components; k++) {
@@ -176,11 +180,14 @@ static int read_phase(const kc_ctx *ctx, void *arg)
         memset(r->buf[k], 0, l->nelem * sizeof(double));
 
     kh5_phase p;
-    kh5_phase_open(ctx, &p, c->path, 0, c->mode == 0);
+    if (c->per_step)
+        kh5_phase_open_steps(ctx, &p, c->common.dir, c->common.file, 0, c->mode == 0);
+    else
+        kh5_phase_open(ctx, &p, c->path, 0, c->mode == 0);
     for (int s = 0; s < c->steps; s++) {
         char gname[64], name[96];
         snprintf(gname, sizeof gname, "/Step#%d/Block/E", s);
-        hid_t field = kh5_open_group(ctx, p.file, gname, c->path);
+        hid_t field = kh5_open_group(ctx, kh5_phase_file(ctx, &p, s), gname, c->path);
         for (int k = 0; k < c->components; k++) {
             snprintf(name, sizeof name, "%d", k);
             kh5_read_dataset(ctx, field, name, 3, l->gdims, KC_F64, mspace, fspace, p.dxpl,
@@ -199,6 +206,12 @@ static int read_phase(const kc_ctx *ctx, void *arg)
     H5Sclose(mspace);
     H5Sclose(fspace);
     return ok;
+}
+
+static void cleanup(const kc_ctx *ctx, void *arg)
+{
+    const config *c = &((run *)arg)->c;
+    kh5_remove_steps(ctx, c->common.dir, c->common.file, c->steps);
 }
 
 int main(int argc, char **argv)
@@ -222,6 +235,7 @@ int main(int argc, char **argv)
         {"uneven", KC_OPT_FLAG, &c->uneven, NULL, 0, 0,
          "blocks of different sizes: extents alternate B+B/2, B-B/2 along split axes"},
         kh5_opt_mode(&c->mode),
+        kh5_opt_file_per_step(&c->per_step),
         {NULL, KC_OPT_FLAG, NULL, NULL, 0, 0, NULL},
     };
     kc_parse_common(&ctx, argc, argv, opts, &c->common, synopsis);
@@ -262,7 +276,8 @@ int main(int argc, char **argv)
     long long mine = (long long)l->nelem;
     MPI_Allreduce(&mine, &r.cells_min, 1, MPI_LONG_LONG, MPI_MIN, ctx.comm);
     MPI_Allreduce(&mine, &r.cells_max, 1, MPI_LONG_LONG, MPI_MAX, ctx.comm);
-    kc_path(&ctx, c->path, sizeof c->path, c->common.dir, c->common.file, -1, -1);
+    /* with a file per step, the first step's file stands for them (--read-only checks it) */
+    kc_path(&ctx, c->path, sizeof c->path, c->common.dir, c->common.file, c->per_step ? 0 : -1, -1);
 
     /* a block of each component and the pointers to them */
     const char *what = "the buffers of a rank ((block cells + 1) x --components x 8)";
@@ -271,7 +286,7 @@ int main(int argc, char **argv)
     for (int k = 0; k < c->components; k++)
         r.buf[k] = kc_malloc(&ctx, l->nelem * sizeof(double));
 
-    kc_phases phases = {write_phase, read_phase, &r, c->path, 1, NULL};
+    kc_phases phases = {write_phase, read_phase, &r, c->per_step ? NULL : c->path, 1, cleanup};
     int code = kc_main(&ctx, &c->common, &phases);
     for (int k = 0; k < c->components; k++)
         free(r.buf[k]);

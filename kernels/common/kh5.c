@@ -145,28 +145,89 @@ hid_t kh5_open_group(const kc_ctx *ctx, hid_t file, const char *name, const char
     return group;
 }
 
-void kh5_phase_open(const kc_ctx *ctx, kh5_phase *p, const char *path, int writing, int collective)
+kc_opt kh5_opt_file_per_step(int *on)
+{
+    kc_opt opt = {.name = "file-per-step",
+                  .type = KC_OPT_FLAG,
+                  .value = on,
+                  .help = "one file per step (<file>.<step>.h5), as codes write checkpoints"};
+    return opt;
+}
+
+static void phase_lists(const kc_ctx *ctx, kh5_phase *p, int writing, int collective)
 {
     p->writing = writing;
     p->fapl = kh5_fapl(ctx, ctx->comm);
     p->dxpl = kh5_dxpl(ctx, collective);
+    p->dir = p->name = NULL;
+    p->step = -1;
+    p->file = H5I_INVALID_HID;
     kc_verify_init(&p->ver);
     kc_timer_start(&p->t, ctx->comm);
-    if (writing)
-        kc_writing(ctx, NULL, path, -1, 0);
-    p->file = writing ? kh5_create(ctx, path, p->fapl) : kh5_open(ctx, path, p->fapl);
+}
+
+static void open_file(const kc_ctx *ctx, kh5_phase *p, const char *path, int step)
+{
+    if (p->writing)
+        kc_writing(ctx, p->dir, p->dir || p->name ? p->name : path, step, 0);
+    p->file = p->writing ? kh5_create(ctx, path, p->fapl) : kh5_open(ctx, path, p->fapl);
     kc_timer_mark(&p->t, KC_OPEN);
+}
+
+static void close_file(const kc_ctx *ctx, kh5_phase *p)
+{
+    if (p->file < 0)
+        return;
+    kh5_close_file(ctx, p->file);
+    p->file = H5I_INVALID_HID;
+    kc_written();
+    kc_timer_mark(&p->t, KC_CLOSE);
+}
+
+void kh5_phase_open(const kc_ctx *ctx, kh5_phase *p, const char *path, int writing, int collective)
+{
+    phase_lists(ctx, p, writing, collective);
+    open_file(ctx, p, path, -1);
+}
+
+void kh5_phase_open_steps(const kc_ctx *ctx, kh5_phase *p, const char *dir, const char *name,
+                          int writing, int collective)
+{
+    phase_lists(ctx, p, writing, collective);
+    p->dir = dir;
+    p->name = name;
+}
+
+hid_t kh5_phase_file(const kc_ctx *ctx, kh5_phase *p, int step)
+{
+    if (!p->name || step == p->step)
+        return p->file;
+    kc_timer_mark(&p->t, KC_IO);
+    close_file(ctx, p);
+    kc_path(ctx, p->path, sizeof p->path, p->dir, p->name, step, -1);
+    if (!p->writing)
+        kc_require_file(ctx, p->path);
+    open_file(ctx, p, p->path, step);
+    p->step = step;
+    return p->file;
 }
 
 int kh5_phase_close(const kc_ctx *ctx, kh5_phase *p)
 {
-    kh5_close_file(ctx, p->file);
-    kc_written();
-    kc_timer_mark(&p->t, KC_CLOSE);
+    close_file(ctx, p);
     int verified = kc_phase_end(ctx, &p->t, p->writing ? NULL : &p->ver);
     H5Pclose(p->dxpl);
     H5Pclose(p->fapl);
     return verified;
+}
+
+void kh5_remove_steps(const kc_ctx *ctx, const char *dir, const char *name, long long steps)
+{
+    char path[KC_PATH_MAX];
+    for (long long s = 0; s < steps; s++) {
+        kc_path(ctx, path, sizeof path, dir, name, (int)s, -1);
+        kc_remove_file(ctx, path, 1);
+    }
 }
 
 void kh5_write_dataset(const kc_ctx *ctx, hid_t loc, const char *name, kc_type type, hid_t fspace,

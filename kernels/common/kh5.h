@@ -51,20 +51,36 @@ hid_t kh5_create_group(const kc_ctx *ctx, hid_t loc, const char *name);
  * (`path` names the file in the message). Collective. */
 hid_t kh5_open_group(const kc_ctx *ctx, hid_t file, const char *name, const char *path);
 
-/* One timed phase on the one shared HDF5 file of vpicio, vorpalio and gcrmio. */
+/* One timed phase on the shared HDF5 file of vpicio, vorpalio and gcrmio, or (--file-per-step)
+ * on one shared file per step, as simulation codes write a checkpoint or plot file per step. */
 typedef struct {
     int writing;
     hid_t fapl, dxpl, file;
     kc_timer t;
-    kc_verify ver; /* what a read phase checked */
+    kc_verify ver;          /* what a read phase checked */
+    const char *dir, *name; /* per-step files: kc_path(dir, name, step) */
+    int step;               /* the step whose file is open (-1 none) */
+    char path[KC_PATH_MAX];
 } kh5_phase;
+
+/* The --file-per-step option (a flag into `on`). */
+kc_opt kh5_opt_file_per_step(int *on);
 
 /* Property lists, a clean `ver` and the timer, then create (writing) or open `path`, charged to
  * KC_OPEN. `collective` chooses the transfer mode of `dxpl`. */
 void kh5_phase_open(const kc_ctx *ctx, kh5_phase *p, const char *path, int writing, int collective);
+/* The same with one file per step, named as kc_path(dir, name, step, -1) names them: no file
+ * is open until kh5_phase_file asks for a step's. */
+void kh5_phase_open_steps(const kc_ctx *ctx, kh5_phase *p, const char *dir, const char *name,
+                          int writing, int collective);
+/* The file of step `step`: the phase's one file, or the step's own (the previous step's file
+ * closed, charged to KC_CLOSE, and this one created or opened, charged to KC_OPEN). */
+hid_t kh5_phase_file(const kc_ctx *ctx, kh5_phase *p, int step);
 /* Close the file, charged to KC_CLOSE, end the phase (kc_phase_end) and close the property
  * lists. Returns the report's `verified`. */
 int kh5_phase_close(const kc_ctx *ctx, kh5_phase *p);
+/* Collective: remove the per-step files of steps 0 .. steps-1 (rank 0). */
+void kh5_remove_steps(const kc_ctx *ctx, const char *dir, const char *name, long long steps);
 
 /* Create dataset `name` of `type` elements in the shape of `fspace` (creation properties `dcpl`)
  * and write this rank's selection from `buf` with one H5Dwrite. */

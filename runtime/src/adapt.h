@@ -33,8 +33,13 @@ void iot_adapt_opened(MPI_Comm comm, const char *filename, int rec, MPI_File fh,
 void iot_adapt_closing(MPI_File fh);
 
 /* An HDF5 transfer (dataset and file space ids, hid_t) on the file of capture record rec:
- * counts whether its file selection is one run of elements. */
-void iot_adapt_transfer(int rec, int64_t dset, int64_t fspace);
+ * counts whether its file selection is one run of elements; a write's box (is_write: a write
+ * that succeeded) is kept for the phase's fully_written. */
+void iot_adapt_transfer(int rec, int64_t dset, int64_t fspace, int is_write);
+
+/* A dataset of capture record rec created or opened (id: its hid_t, path: its full path): its
+ * layout, fill time, chunk and chunk cache read back for the phase's layout insights. */
+void iot_adapt_dataset(int rec, int64_t id, const char *path);
 
 /* The call stream for prediction (capture lock held): a phase of record rec begins (its first
  * handle opened), an outermost data call on it, its end (last handle closed). */

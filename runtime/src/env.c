@@ -12,6 +12,10 @@
  * | IOTUNE_SYNC        | 0, 1                  | fsync written files before close            |
  * | IOTUNE_RANK_CHILD  | 1 (set by the runtime)| started by an MPI rank: capture nothing     |
  * | IOTUNE_MODE        | adaptive              | rules applied to recurring phases (adapt.c) |
+ * | IOTUNE_ADAPT_KB    | path                  | adaptive mode: an `iotune kb export` file;  |
+ * |                    |                       | its entry of a learning phase's motif is    |
+ * |                    |                       | applied to the later phases (adapt_kb.c).   |
+ * |                    |                       | Not IOTUNE_KB: that is the CLI's database.  |
  * | IOTUNE_TEST_SLOW_RULE | CODE[:FACTOR]      | TESTS ONLY: the adaptive guard sees phases  |
  * |                    |                       | that applied rule CODE as FACTOR (10) times |
  * |                    |                       | slower than measured, to test its revert    |
@@ -64,6 +68,7 @@ void iot_env_read(void)
     v = value("IOTUNE_MODE");
     iot_env.adaptive = v && strcmp(v, "adaptive") == 0;
     iot_env.slow_rule = value("IOTUNE_TEST_SLOW_RULE");
+    iot_env.adapt_kb = value("IOTUNE_ADAPT_KB");
 }
 
 void iot_env_export(const char *name, const char *val)

@@ -9,8 +9,11 @@
 #define MAX_RULES (IOT_GRAMMAR_MAX / 2)
 #define TABLE_BITS 17 /* twice the symbols: the digram table stays at most half full */
 #define TABLE_SIZE (1u << TABLE_BITS)
-#define EMPTY UINT64_MAX
-#define TOMB (UINT64_MAX - 1)
+/* Table slots hold a key's complement, so that zeroed memory is empty and the tables cost
+ * nothing until used (no key is all ones or all ones but the last bit: no rule id is that
+ * high) */
+#define EMPTY 0
+#define TOMB 1
 
 typedef struct {
     int32_t prev, next;
@@ -26,7 +29,8 @@ typedef struct {
 struct iot_grammar {
     node n[IOT_GRAMMAR_MAX];
     rule r[MAX_RULES];
-    int32_t free_nodes, free_rules; /* free lists through node.next and rule.uses */
+    int32_t free_nodes, free_rules;   /* free lists through node.next and rule.uses */
+    int32_t fresh_nodes, fresh_rules; /* never used from here on (zeroed memory) */
     size_t used_nodes;
     int nrules, full;
     uint64_t keys[TABLE_SIZE];
@@ -50,9 +54,12 @@ static uint64_t hash64(uint64_t k)
 static int32_t new_node(iot_grammar *g)
 {
     int32_t i = g->free_nodes;
-    if (i < 0)
+    if (i >= 0)
+        g->free_nodes = g->n[i].next;
+    else if (g->fresh_nodes < IOT_GRAMMAR_MAX)
+        i = g->fresh_nodes++;
+    else
         return -1;
-    g->free_nodes = g->n[i].next;
     g->used_nodes++;
     return i;
 }
@@ -66,13 +73,18 @@ static void free_node(iot_grammar *g, int32_t i)
 
 static int32_t new_rule(iot_grammar *g)
 {
-    int32_t id = g->free_rules;
+    int32_t id = g->free_rules >= 0           ? g->free_rules
+                 : g->fresh_rules < MAX_RULES ? g->fresh_rules
+                                              : -1;
     if (id < 0)
         return -1;
     int32_t gd = new_node(g);
     if (gd < 0)
         return -1;
-    g->free_rules = g->r[id].uses;
+    if (id == g->free_rules)
+        g->free_rules = g->r[id].uses;
+    else
+        g->fresh_rules++;
     g->r[id] = (rule){gd, 0};
     g->n[gd] = (node){gd, gd, (uint32_t)id, 1};
     g->nrules++;
@@ -98,7 +110,7 @@ static uint32_t slot_of(const iot_grammar *g, uint64_t key, int *found)
 {
     uint32_t i = (uint32_t)hash64(key) & (TABLE_SIZE - 1), tomb = TABLE_SIZE;
     for (uint32_t probes = 0; probes < TABLE_SIZE; probes++, i = (i + 1) & (TABLE_SIZE - 1)) {
-        if (g->keys[i] == key) {
+        if (g->keys[i] == ~key) {
             *found = 1;
             return i;
         }
@@ -123,7 +135,7 @@ static void put_digram(iot_grammar *g, int32_t a)
     if (!found) {
         if (g->keys[s] == EMPTY)
             g->table_used++;
-        g->keys[s] = key;
+        g->keys[s] = ~key;
     }
     g->at[s] = a;
     if (g->table_used > TABLE_SIZE / 4 * 3)
@@ -143,10 +155,9 @@ static void del_digram(iot_grammar *g, int32_t a)
 /* Too many tombstones: every rule's digrams again (the first occurrence of each). */
 static void rebuild_table(iot_grammar *g)
 {
-    for (uint32_t i = 0; i < TABLE_SIZE; i++)
-        g->keys[i] = EMPTY;
+    memset(g->keys, 0, sizeof g->keys); /* EMPTY */
     g->table_used = 0;
-    for (int id = 0; id < MAX_RULES; id++) {
+    for (int id = 0; id < g->fresh_rules; id++) {
         if (g->r[id].guard < 0)
             continue;
         int32_t gd = g->r[id].guard;
@@ -154,7 +165,7 @@ static void rebuild_table(iot_grammar *g)
             int found;
             uint32_t s = slot_of(g, key_of(g, a), &found);
             if (!found) {
-                g->keys[s] = key_of(g, a);
+                g->keys[s] = ~key_of(g, a);
                 g->at[s] = a;
                 g->table_used++;
             }
@@ -250,7 +261,8 @@ static void match(iot_grammar *g, int32_t ss, int32_t m)
         substitute(g, ss, id);
     } else {
         /* a new rule of the digram: needs a guard and two symbols (and frees four) */
-        if (g->used_nodes + 3 > IOT_GRAMMAR_MAX || g->free_rules < 0) {
+        if (g->used_nodes + 3 > IOT_GRAMMAR_MAX ||
+            (g->free_rules < 0 && g->fresh_rules >= MAX_RULES)) {
             g->full = 1;
             return;
         }
@@ -291,21 +303,11 @@ static int check(iot_grammar *g, int32_t a)
 
 iot_grammar *iot_grammar_new(void)
 {
-    iot_grammar *g = malloc(sizeof *g);
+    /* zeroed: the pages are touched only as the grammar grows (EMPTY slots, fresh nodes) */
+    iot_grammar *g = calloc(1, sizeof *g);
     if (!g)
         return NULL;
-    for (int32_t i = 0; i < IOT_GRAMMAR_MAX; i++)
-        g->n[i] = (node){-1, i + 1 < IOT_GRAMMAR_MAX ? i + 1 : -1, 0, -1};
-    for (int32_t i = 0; i < MAX_RULES; i++)
-        g->r[i] = (rule){-1, i + 1 < MAX_RULES ? i + 1 : -1};
-    g->free_nodes = 0;
-    g->free_rules = 0;
-    g->used_nodes = 0;
-    g->nrules = 0;
-    g->full = 0;
-    for (uint32_t i = 0; i < TABLE_SIZE; i++)
-        g->keys[i] = EMPTY;
-    g->table_used = 0;
+    g->free_nodes = g->free_rules = -1;
     new_rule(g); /* rule 0: the start rule */
     return g;
 }
@@ -387,7 +389,7 @@ size_t iot_grammar_predict(const iot_grammar *g, uint32_t current, uint32_t *out
         return 0;
     /* SmartIO: the rules whose expansion starts with the current symbol, the most used one */
     int best = -1;
-    for (int id = 1; id < MAX_RULES; id++) { /* rule 0 is the input itself */
+    for (int id = 1; id < g->fresh_rules; id++) { /* rule 0 is the input itself */
         if (g->r[id].guard < 0 || first_terminal(g, id) != current)
             continue;
         if (best < 0 || g->r[id].uses > g->r[best].uses)
@@ -405,7 +407,7 @@ size_t iot_grammar_predict(const iot_grammar *g, uint32_t current, uint32_t *out
          * a rule as readily as "open write"): the most used rule that holds it, continued
          * after it; the work is bounded */
         int used = -1;
-        for (int id = 1; id < MAX_RULES && work < ((size_t)1 << 20); id++) {
+        for (int id = 1; id < g->fresh_rules && work < ((size_t)1 << 20); id++) {
             if (g->r[id].guard < 0 || g->r[id].uses <= used)
                 continue;
             uint32_t probe[1];

@@ -34,6 +34,7 @@ int iot_mpi_absent(void);
     X(ompi_mpi_char)                                                                               \
     X(ompi_mpi_int)                                                                                \
     X(ompi_mpi_double)                                                                             \
+    X(ompi_mpi_int64_t)                                                                            \
     X(ompi_mpi_comm_world)                                                                         \
     X(ompi_mpi_comm_null)                                                                          \
     X(ompi_mpi_info_null)                                                                          \
@@ -50,6 +51,7 @@ IOT_OMPI_OBJECTS(IOT_OMPI_DECLARE)
 #undef MPI_CHAR
 #undef MPI_INT
 #undef MPI_DOUBLE
+#undef MPI_INT64_T
 #undef MPI_COMM_WORLD
 #undef MPI_COMM_NULL
 #undef MPI_INFO_NULL
@@ -61,6 +63,7 @@ IOT_OMPI_OBJECTS(IOT_OMPI_DECLARE)
 #define MPI_CHAR ((MPI_Datatype)iot_obj_ompi_mpi_char)
 #define MPI_INT ((MPI_Datatype)iot_obj_ompi_mpi_int)
 #define MPI_DOUBLE ((MPI_Datatype)iot_obj_ompi_mpi_double)
+#define MPI_INT64_T ((MPI_Datatype)iot_obj_ompi_mpi_int64_t)
 #define MPI_COMM_WORLD ((MPI_Comm)iot_obj_ompi_mpi_comm_world)
 #define MPI_COMM_NULL ((MPI_Comm)iot_obj_ompi_mpi_comm_null)
 #define MPI_INFO_NULL ((MPI_Info)iot_obj_ompi_mpi_info_null)

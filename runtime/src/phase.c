@@ -65,6 +65,7 @@ void iot_phase_local(iot_phase_stats *s, const iot_counters *now, const iot_coun
         if (x[IOT_SL_W] + x[IOT_SL_R] > 0) {
             s->max[IOT_M_TRANSFER] =
                 now[l].write_time + now[l].read_time - at[l].write_time - at[l].read_time;
+            s->max[IOT_M_BUSY] = s->max[IOT_M_TRANSFER] + now[l].meta_time - at[l].meta_time;
             break;
         }
     }

@@ -50,6 +50,8 @@ enum {
 enum {
     IOT_M_ELAPSED,  /* seconds from open to close (the slowest rank's) */
     IOT_M_TRANSFER, /* seconds in data transfers at the rank's outermost layer (slowest) */
+    IOT_M_BUSY,     /* seconds in transfers and metadata calls (dataset creation, where HDF5
+                       writes fill values) at that layer: the guard's measure */
     IOT_M_FILE_END, /* highest POSIX offset */
     IOT_M_HINTS,    /* 5 hints (cb_buffer_size, romio_cb_write/read, romio_ds_write/read) */
     IOT_M_NEG_HINTS = IOT_M_HINTS + 5,

@@ -229,7 +229,7 @@ static herr_t transfer(int is_write, hid_t dset, hid_t mtype, hid_t mspace, hid_
     if (why[0])
         transfer_withdrawn(real, is_write, dset, rec, why);
     if (iot_capture_on) {
-        iot_adapt_transfer(rec, dset, fspace);
+        iot_adapt_transfer(rec, dset, fspace, is_write && rc >= 0); /* failed: nothing written */
         uint64_t bytes = rc >= 0 ? selected_bytes(real, dset, mtype, mspace, fspace) : 0;
         /* the mode HDF5 really used shows in the MPI-IO calls it made (H5Pget_mpio_actual_io_mode
          * would need the application's transfer list, and H5P_DEFAULT has none to ask) */

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "adapt.h"
 #include "apply_hdf5.h"
 #include "capture.h"
 #include "core.h"
@@ -199,6 +200,8 @@ static hid_t dataset_call_with_settings(dataset_call kind, dataset_args a)
                              !why[0] && use.dapl != a.dapl, mode, &out);
         keep_outcome(rec, &out);
     }
+    if (rec >= 0 && iot_adapt_on)
+        iot_adapt_dataset(rec, id, path);
     if (rec >= 0)
         dataset_opened(real, id, rec, path, creating ? a.space : H5I_INVALID_HID,
                        creating ? a.type : H5I_INVALID_HID, t, dt, outer);

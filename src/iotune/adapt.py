@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -40,13 +41,19 @@ def format_phases(data: Mapping[str, Any]) -> str:
     extract = optimise = 0.0
     for p in phases:
         head = (f"  {p['file']}  [{p['class']} #{p['index']}, {p['role']}, {p['ranks']} rank(s)]"
-                f"  {_mb_s(p['bytes_per_s'])} MB/s of transfer time")  # fmt: skip
+                f"  {_mb_s(p['bytes_per_s'])} MB/s of I/O time")  # fmt: skip
         g = p.get("guard")
         if g:
-            head += f", {g['ratio']:.2f}x the learning phase"
+            head += f", {g['ratio']:.2f}x the learning phase" + (" (slow)" if g.get("slow") else "")
         lines.append(head)
         ins = p.get("insights") or {}
         lines.append("    insights: " + ", ".join(_insight(k, ins.get(k)) for k in SHOWN))
+        kb = p.get("kb")
+        if kb:
+            m = kb.get("match")
+            lines.append(f"    knowledge base {kb['file']} ({kb.get('entries', 0)} entries): " + (
+                f"entry of study {m.get('study') or '?'} (same motif, distance {m['distance']:g})"
+                if m else kb.get("error") or "no entry of this motif"))  # fmt: skip
         if p.get("fired"):
             lines.append("    rules fired: " + ", ".join(p["fired"]))
         if p.get("applied"):
@@ -80,12 +87,15 @@ def register(sub: argparse._SubParsersAction, summary_options) -> None:
         "class) from its first occurrence, applies the online rules of the rule table to the "
         "later ones, and reverts a rule whose phase was slower. Prints the profile's summary "
         "and the phases. A control file (--config) wins over the rules.",
-        usage=f"{PROG} adapt [--out FILE] [--config FILE] -- COMMAND [ARG...]",
+        usage=f"{PROG} adapt [--out FILE] [--config FILE] [--kb FILE] -- COMMAND [ARG...]",
     )
     summary_options(p)
     p.add_argument("--out", "-o", default="iotune-adapt.json", metavar="FILE",
                    help="where the profile goes (default: iotune-adapt.json)")  # fmt: skip
     p.add_argument("--config", "-c", metavar="FILE", help="control file (wins over the rules)")
+    p.add_argument("--kb", metavar="FILE", help="an exported knowledge base (`iotune kb export`): "
+                   "the stored settings of a learning phase's motif are applied to the later "
+                   "phases (IOTUNE_ADAPT_KB)")  # fmt: skip
     p.add_argument(
         "--mpi",
         choices=["mpich", "openmpi"],
@@ -100,6 +110,11 @@ def cmd_adapt(args: argparse.Namespace) -> int:
     from iotune import profile as prof
 
     os.environ["IOTUNE_MODE"] = "adaptive"  # the launched command inherits it
+    if args.kb:
+        if not os.path.isfile(args.kb):
+            print(f"{PROG} adapt: --kb {args.kb}: no such file", file=sys.stderr)
+            return 2
+        os.environ["IOTUNE_ADAPT_KB"] = os.path.abspath(args.kb)
     status = cli.cmd_profile(args)
     try:
         p = prof.load(os.path.abspath(args.out))

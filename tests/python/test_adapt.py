@@ -57,7 +57,7 @@ def test_recurring_phases_learn_fire_apply_and_read_back(tmp_path, kernel, libio
     assert phases[0]["fired"] == ["SIO-7"]
     for x in phases[1:]:
         assert x["applied"] == [{"rule": "SIO-7", "name": "romio_cb_write", "value": "disable"}]
-        assert x["guard"]["reverted"] == [] or x["guard"]["ratio"] < p["adaptive"]["guard_ratio"]
+        assert x["guard"]["reverted"] == [] or x["guard"]["slow"]
     hints = _hints(p)
     assert hints["iorio.0.h5"]["romio_cb_write"] == "automatic"  # learning: defaults
     assert hints["iorio.1.h5"]["romio_cb_write"] == "disable"  # read back from MPI-IO
@@ -69,17 +69,20 @@ def test_recurring_phases_learn_fire_apply_and_read_back(tmp_path, kernel, libio
     assert last["predicted"] == last["actual"] == last["matched"] and last["accuracy"] == 1
 
 
-def test_guard_reverts_a_rule_whose_phase_was_slower(tmp_path, kernel, libiotune):
-    # test-only knob: phases that applied SIO-7 are measured 1000 times slower than they were
-    argv = [kernel("iorio"), *IORIO, "--steps", "3"]
+def test_guard_reverts_a_rule_whose_phases_were_slower(tmp_path, kernel, libiotune):
+    # test-only knob: phases that applied SIO-7 are measured 1000 times slower than they were;
+    # the first slow phase is a strike, the second in a row reverts the rule
+    argv = [kernel("iorio"), *IORIO, "--steps", "4"]
     p = _run(tmp_path, argv, libiotune, env={"IOTUNE_TEST_SLOW_RULE": "SIO-7:1000"})
+    assert p["adaptive"]["guard_strikes"] == 2
     phases = p["adaptive"]["phases"]
-    assert phases[1]["role"] == "optimised"
-    assert phases[1]["guard"]["reverted"] == ["SIO-7"] and phases[1]["guard"]["ratio"] < 0.9
-    assert phases[2]["role"] == "default" and phases[2]["applied"] == []
+    assert [x["role"] for x in phases] == ["learning", "optimised", "optimised", "default"]
+    assert phases[1]["guard"]["slow"] is True and phases[1]["guard"]["reverted"] == []
+    assert phases[2]["guard"]["reverted"] == ["SIO-7"] and phases[2]["guard"]["ratio"] < 0.9
+    assert phases[3]["applied"] == []
     hints = _hints(p)
-    assert hints["iorio.1.h5"]["romio_cb_write"] == "disable"
-    assert hints["iorio.2.h5"]["romio_cb_write"] == "automatic"
+    assert hints["iorio.2.h5"]["romio_cb_write"] == "disable"
+    assert hints["iorio.3.h5"]["romio_cb_write"] == "automatic"
 
 
 def test_control_file_wins_over_the_rules(tmp_path, kernel, libiotune):
@@ -167,3 +170,85 @@ def test_verbose_report_names_the_adaptive_mode(tmp_path, kernel, libiotune):
     r = run_mpi(2, [kernel("iorio"), *IORIO, "--steps", "2"], env=env, cwd=tmp_path,
                 preload=libiotune, verbose=True, timeout=120)  # fmt: skip
     assert "romio_cb_write=disable (in effect) [adaptive mode]" in r.stderr
+
+
+# ------------------------------------------------------------------ layout insights (IOT-1/2)
+
+FILL = ["3", "100000"]  # 3 phases; chunks of 2 x 100000 doubles (1.6 MB, above the 1 MiB cache)
+
+
+def _learning(p):
+    return p["adaptive"]["phases"][0]
+
+
+def test_fill_time_never_fires_online_on_fully_written_chunked_datasets(tmp_path, test_prog,
+                                                                        libiotune):  # fmt: skip
+    """IOT-1 online: the learning phase's layout insights (read back from the dataset creation
+    list, the writes' boxes agreed over the ranks) fire it, the next phase creates its dataset
+    with fill time never (read back from the file), and the data equal a run without the
+    runtime (h5diff)."""
+    from iotune import insights
+
+    prog = test_prog("fill_probe")
+    base = tmp_path / "base"
+    base.mkdir()
+    run_mpi(2, [prog, "full", *FILL], cwd=base, timeout=120)
+    p = _run(tmp_path / "adapt", [prog, "full", *FILL], libiotune)
+    learn = _learning(p)
+    i = learn["insights"]
+    assert (i["layout"], i["fill_time"], i["fully_written"], i["filters"]) == (
+        "chunked", "ifset", "yes", "no")  # fmt: skip
+    assert i["chunk_bytes_max"] == 1_600_000 and i["chunk_cache_needed"] == 2 * 2**20
+    assert i["write_amplification"] > 1.9  # the fill values written first
+    assert "IOT-1" in learn["fired"]
+    # the same insights offline, from the file itself (iotune.insights through h5dump)
+    offline = insights._layout_insights(list(insights.read_layouts(base / "chunked.0.h5").values()))
+    assert {k: i[k] for k in offline} == offline
+    nxt = p["adaptive"]["phases"][1]
+    assert {"rule": "IOT-1", "name": "fill_time", "value": "never"} in nxt["applied"]
+    assert nxt["insights"]["fill_time"] == "never"
+    assert nxt["insights"]["write_amplification"] < 1.1
+    lays = insights.read_layouts(tmp_path / "adapt" / "chunked.1.h5")
+    assert lays["/data"].fill_time == "never"
+    _same_data(base, tmp_path / "adapt", [f"chunked.{s}.h5" for s in range(3)])
+
+
+@pytest.mark.parametrize("mode,fully", [("partial", "no"), ("overlap", None)])
+def test_fill_time_quiet_unless_every_element_is_proven_written(tmp_path, test_prog, libiotune,
+                                                                mode, fully):  # fmt: skip
+    """Half the dataset written: "no". As many elements written as the extent holds, but the
+    ranks' boxes overlap (half the dataset never written): not proven, so unknown, never yes."""
+    prog = test_prog("fill_probe")
+    base = tmp_path / "base"
+    base.mkdir()
+    run_mpi(2, [prog, mode, *FILL], cwd=base, timeout=120)
+    p = _run(tmp_path / "adapt", [prog, mode, *FILL], libiotune)
+    for phase in p["adaptive"]["phases"]:
+        assert phase["insights"]["fully_written"] == fully
+        assert "IOT-1" not in phase["fired"]
+        assert all(a["rule"] != "IOT-1" for a in phase["applied"])
+    _same_data(base, tmp_path / "adapt", [f"chunked.{s}.h5" for s in range(3)])
+
+
+def test_chunk_cache_fires_online_for_partial_reads_of_big_chunks(tmp_path, test_prog, libiotune):
+    """IOT-2 online: a read phase of chunks larger than the chunk cache in force (read back from
+    the dataset access list) gives the next phases a cache that holds a chunk, in effect."""
+    prog = test_prog("fill_probe")
+    run_mpi(2, [prog, "full", *FILL], cwd=tmp_path, timeout=120)
+    p = _run(tmp_path, [prog, "read", *FILL], libiotune)
+    learn = _learning(p)
+    assert learn["insights"]["chunk_cache_bytes"] == 2**20 and learn["insights"]["reads"] > 0
+    assert "IOT-2" in learn["fired"]
+    for phase in p["adaptive"]["phases"][1:2]:
+        want = {"rule": "IOT-2", "name": "chunk_cache_bytes", "value": str(2 * 2**20)}
+        assert want in phase["applied"]
+        assert phase["insights"]["chunk_cache_bytes"] == 2 * 2**20  # read back: in effect
+
+
+def test_chunk_cache_quiet_when_chunks_fit(tmp_path, test_prog, libiotune):
+    prog = test_prog("fill_probe")
+    small = ["3", "1000"]  # chunks of 16 KB
+    run_mpi(2, [prog, "full", *small], cwd=tmp_path, timeout=120)
+    p = _run(tmp_path, [prog, "read", *small], libiotune)
+    assert _learning(p)["insights"]["chunk_bytes_max"] == 16_000
+    assert all("IOT-2" not in x["fired"] for x in p["adaptive"]["phases"])

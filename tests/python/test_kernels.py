@@ -722,3 +722,39 @@ def test_iorio_bad_sizes(kernel, mpirun, tmp_path):
 def test_tools_present():
     for tool in ("h5dump", "h5diff", "ldd"):
         assert shutil.which(tool), f"{tool} is needed by these tests"
+
+
+# ----------------------------------------------------------------------------- file per step
+
+PER_STEP = {
+    "gcrmio": ["--cells", 100, "--levels", 5, "--chunk-cells", 30],
+    "vorpalio": ["--block", "6,4,3"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(PER_STEP))
+def test_file_per_step_writes_each_step_to_its_own_file(kernel, mpirun, tmp_path, name):
+    """--file-per-step: step i in <file>.i.h5 (as codes write a checkpoint per step), each
+    holding exactly the group the one-file run holds for that step; read back, --read-only
+    and --cleanup see every step's file."""
+    args = [*PER_STEP[name], "--steps", 3]
+    one = tmp_path / "one"
+    one.mkdir()
+    run_kernel(mpirun, kernel(name), 2, args, one)
+    per = tmp_path / "per"
+    per.mkdir()
+    res = results(run_kernel(mpirun, kernel(name), 2, [*args, "--file-per-step", "--read"], per))
+    assert res["write"]["bytes"] == res["read"]["bytes"] and res["read"]["verified"] is True
+    assert sorted(p.name for p in per.iterdir()) == [f"{name}.{i}.h5" for i in range(3)]
+    for i in range(3):
+        groups = {d.split("/")[1] for d in h5_structure(per / f"{name}.{i}.h5")}
+        assert groups == {f"Step#{i}"}
+        pair = [one / f"{name}.h5", per / f"{name}.{i}.h5", f"/Step#{i}", f"/Step#{i}"]
+        proc = subprocess.run(["h5diff", *pair], capture_output=True, text=True)
+        assert proc.returncode == 0 and "not comparable" not in proc.stdout, proc.stdout
+    (per / f"{name}.2.h5").unlink()
+    proc = run_kernel(mpirun, kernel(name), 2, [*args, "--file-per-step", "--read-only"], per,
+                      check=False)  # fmt: skip
+    assert proc.returncode == 1 and f"{name}.2.h5" in proc.stderr
+    run_kernel(mpirun, kernel(name), 2, [*args, "--file-per-step", "--cleanup"], per)
+    assert list(per.iterdir()) == []
