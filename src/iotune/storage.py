@@ -96,7 +96,8 @@ def open_storage(url: str) -> Any:
 CREATE_TRIES = 6
 
 
-BUSY = ("too many clients", "starting up", "remaining connection slots")
+# SQLite reports a CREATE TABLE lost to another worker as an OperationalError
+BUSY = ("too many clients", "starting up", "remaining connection slots", "already exists")
 
 
 def _rdb_storage(url: str, kwargs: dict[str, Any]) -> Any:

@@ -71,3 +71,25 @@ def test_finish_only_of_an_absent_study_creates_nothing(tmp_path):
     r = tune("--storage", url, "--study", "nope", "--finish-only", "--out", tmp_path / "o")
     assert r.returncode == 1 and "no study 'nope'" in r.stderr, r.stdout + r.stderr
     assert optuna.get_all_study_names(url) == []
+
+
+def _open_sqlite(url: str) -> str:
+    from iotune import storage
+
+    try:
+        storage.open_storage(url)
+        return "ok"
+    except Exception as e:  # noqa: BLE001 - the test reports whatever a worker saw
+        return f"{type(e).__name__}: {e}".splitlines()[0]
+
+
+def test_workers_starting_at_once_on_a_new_sqlite_file(tmp_path):
+    """Six workers open one new SQLite study file at the same moment: all but one lose the race
+    to create the tables ("table studies already exists") and must simply open it."""
+    import multiprocessing
+
+    with multiprocessing.get_context("spawn").Pool(6) as pool:
+        for i in range(4):
+            url = f"sqlite:///{tmp_path / f's{i}.db'}"
+            seen = pool.map(_open_sqlite, [url] * 6)
+            assert seen == ["ok"] * 6, seen
