@@ -319,7 +319,7 @@ TOP_FILES = 10
 
 
 def _hosts(p: Profile) -> str:
-    """"vm", or "3 hosts (a, b, c)", or "64 hosts (a, b, c, ...)"."""
+    """ "vm", or "3 hosts (a, b, c)", or "64 hosts (a, b, c, ...)"."""
     names = (p.data.get("hosts") or {}).get("names") or [p.data.get("hostname") or "?"]
     if (p.nodes or 1) <= 1:
         return str(names[0])

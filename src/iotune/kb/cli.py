@@ -193,7 +193,7 @@ def _suggest(base, args) -> int:
 
 
 def _scale(sig) -> str:
-    """"2 ranks on 1 node" ("2 ranks" where the node count is not known)."""
+    """ "2 ranks on 1 node" ("2 ranks" where the node count is not known)."""
     ranks, nodes = sig.scale.get("ranks"), sig.scale.get("nodes")
     on = f" on {nodes} node{'s' if nodes != 1 else ''}" if nodes else ""
     return f"{ranks} ranks{on}"
