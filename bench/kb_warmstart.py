@@ -12,6 +12,9 @@ is there as well, as a distractor). Reported per kernel: trials until the recomm
 the incumbent) first reaches 95 % / 90 % of the best, median over seeds, cold vs kb.
 
 Usage: .venv/bin/python bench/kb_warmstart.py [--seeds 50] [--out bench/data/kb_warmstart.json]
+       [--replayed landscape.csv] [--stored landscape-rounds4-6.csv] [--kernels gcrmio]
+  --replayed/--stored: CSV files of bench/data (bench/measure_landscape.py), or one file split
+  by round with --split N (rounds below N replayed, the others the knowledge base's source)
 """
 
 from __future__ import annotations
@@ -50,12 +53,21 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=50)
     ap.add_argument("--out", type=Path, default=HERE / "data" / "kb_warmstart.json")
+    ap.add_argument("--replayed", default="landscape.csv")
+    ap.add_argument("--stored", default="landscape-rounds4-6.csv")
+    ap.add_argument("--split", type=int, help="one file (--replayed), split by round")
+    ap.add_argument("--kernels", default=",".join(replay.SPACES))
     args = ap.parse_args()
     optuna.logging.set_verbosity(optuna.logging.ERROR)
-    earlier = [r for r in csv.DictReader(open(HERE / "data" / "landscape-rounds4-6.csv"))]
-    replayed = [r for r in csv.DictReader(open(HERE / "data" / "landscape.csv"))]
+    kernels = args.kernels.split(",")
+    replayed = [r for r in csv.DictReader(open(HERE / "data" / args.replayed))]
+    if args.split is not None:
+        earlier = [r for r in replayed if int(r["round"]) >= args.split]
+        replayed = [r for r in replayed if int(r["round"]) < args.split]
+    else:
+        earlier = [r for r in csv.DictReader(open(HERE / "data" / args.stored))]
     entries = []
-    for i, kernel in enumerate(replay.SPACES):
+    for i, kernel in enumerate(kernels):
         land = replay.Landscape([r for r in earlier if r["kernel"] == kernel])
         best = min(land.truth, key=land.truth.get)
         settings = next(json.loads(r["settings"] or "{}") for r in earlier
@@ -78,6 +90,10 @@ def main() -> int:
         "host": platform.node(),
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "seeds": args.seeds,
+        "replayed": args.replayed + (f" rounds < {args.split}" if args.split is not None else ""),
+        "stored_from": (
+            f"{args.replayed} rounds >= {args.split}" if args.split is not None else args.stored
+        ),  # fmt: skip
         "stored": [
             {
                 "study": e.study,
@@ -89,7 +105,8 @@ def main() -> int:
         ],  # fmt: skip
         "kernels": {},
     }
-    for kernel, space_file in replay.SPACES.items():
+    for kernel in kernels:
+        space_file = replay.SPACES[kernel]
         land = replay.Landscape([r for r in replayed if r["kernel"] == kernel])
         sp = space.load(space_file)
         new_sig = signature_of(kernel, 1, NEW_ARGS[kernel])
