@@ -146,3 +146,19 @@ def test_without_heartbeats_nothing_is_failed(tmp_path):
     with storage.heartbeat(study, trial):
         pass
     assert storage.fail_lost(study) == 0 and storage.still_running(study, trial)
+
+
+def test_a_result_that_comes_after_its_trial_was_failed_is_dropped(tmp_path):
+    """A worker whose beats came too late (its trial failed as lost by another worker) finishes
+    the run: its result is dropped, not told twice (Optuna would refuse it) or counted again."""
+    from iotune.search import loop
+    from iotune.trial import Outcome
+
+    study = optuna.create_study(
+        study_name="late", storage=storage.open_storage(f"sqlite:///{tmp_path / 'l.db'}")
+    )
+    trial = study.ask()
+    storage.fail(study, trial, "interrupted")  # what another worker does to a silent trial
+    loop.record(study, trial, Outcome("ok", 0.5, wall_s=0.5), None, maximize=False)
+    (t,) = study.trials
+    assert t.state.name == "FAIL" and t.user_attrs["status"] == "interrupted"
