@@ -66,6 +66,7 @@ def main() -> int:
         replayed = [r for r in replayed if int(r["round"]) < args.split]
     else:
         earlier = [r for r in csv.DictReader(open(HERE / "data" / args.stored))]
+    source = f"rounds >= {args.split}" if args.split is not None else args.stored
     entries = []
     for i, kernel in enumerate(kernels):
         land = replay.Landscape([r for r in earlier if r["kernel"] == kernel])
@@ -78,7 +79,7 @@ def main() -> int:
             space=f"grid-{kernel}",
             speedup=land.default / land.best,
             improved=True,
-            study=f"{kernel} (rounds 4-6)",
+            study=f"{kernel} ({source})",
         )
         e.id = i + 1
         entries.append(e)
