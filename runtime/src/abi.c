@@ -1,15 +1,13 @@
-/* Which MPI the process uses (abi.h): a runtime of one ABI family preloaded into a process of
- * the other must stay out of the way. Found from the other family's functions: Open MPI's
- * library defines ompi_mpi_init, every MPICH-derived one (MPICH, Intel MPI, MVAPICH, Cray
- * MPICH) MPIR_Err_create_code (a function, not a variable: a program may hold a copy of an MPI
- * variable, and then the variable tells where neither the MPI is nor its functions are). The
- * runtime's own MPI (it links one) is always loaded, so only the other family's symbol tells: a
- * program without MPI (sh, cat) never has it. */
+/* Which MPI the process uses (abi.h), told by functions each family's library defines: Open
+ * MPI's ompi_mpi_init, every MPICH-derived library's (MPICH, Intel MPI, MVAPICH, Cray MPICH)
+ * MPIR_Err_create_code. Functions, not variables: a program may hold a copy of an MPI variable,
+ * and then the variable tells where neither the MPI is nor its functions are. The runtime
+ * links no MPI (mpiapi.h), so what is loaded is the program's. */
 #include "abi.h"
 
 #include <dlfcn.h>
 #include <link.h>
-#include <mpi.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,17 +15,22 @@
 #include "capture.h"
 #include "core.h"
 #include "finish.h"
+#include "h5api.h"
 #include "trace.h"
 
-IOT_HIDDEN int iot_mpi_foreign;
+IOT_HIDDEN int iot_mpi_state;
 
 #ifdef OPEN_MPI
+#define IOT_FAMILY "openmpi"
 static const char built_for[] = "Open MPI", other[] = "an MPICH-family MPI";
-static const char marker[] = "MPIR_Err_create_code";
+static const char own_marker[] = "ompi_mpi_init", other_marker[] = "MPIR_Err_create_code";
 #else
+#define IOT_FAMILY "mpich"
 static const char built_for[] = "MPICH", other[] = "Open MPI";
-static const char marker[] = "ompi_mpi_init"; /* functions: never copied into a program */
+static const char own_marker[] = "MPIR_Err_create_code", other_marker[] = "ompi_mpi_init";
 #endif
+/* The family, legible in the file (iotune's paths.library_family): no linked MPI tells it. */
+__attribute__((used)) static const char family_tag[] = "iotune-mpi-family=" IOT_FAMILY;
 
 /* the linker's bounds of section iot_fwd, hidden: the library exports only MPI, HDF5 and libc names
  */
@@ -38,55 +41,105 @@ const char *iot_abi_built_for(void)
     return built_for;
 }
 
+typedef struct {
+    const char *name;
+    void *found;
+} marker_search;
+
 /* A loaded object that defines the marker, searched object by object: an MPI loaded with
  * dlopen(RTLD_LOCAL) is not in the global scope. */
 static int find_in_object(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
-    void **found = data;
+    marker_search *m = data;
     if (!info->dlpi_name || !info->dlpi_name[0])
         return 0;
     void *h = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
     if (!h)
         return 0;
-    *found = dlsym(h, marker);
+    m->found = dlsym(h, m->name);
     dlclose(h);
-    return *found != NULL;
+    return m->found != NULL;
 }
 
-/* Stands in for a wrapped function the other MPI does not have (its programs cannot call it). */
-static int absent(void)
+static void *find_marker(const char *name, int everywhere)
 {
-    return 1; /* MPI_ERR_BUFFER in both families: never MPI_SUCCESS */
+    marker_search m = {name, dlsym(RTLD_DEFAULT, name)};
+    if (!m.found && everywhere)
+        dl_iterate_phdr(find_in_object, &m);
+    return m.found;
 }
 
-int iot_abi_check(int at_init)
+/* The library that defines sym, held open for as long as the process runs (NULL when sym is in
+ * the program itself); its path in *path. */
+static void *library_of(void *sym, const char **path)
 {
-    if (iot_mpi_foreign)
-        return 1;
-    void *sym = dlsym(RTLD_DEFAULT, marker);
-    if (!sym && at_init)
-        dl_iterate_phdr(find_in_object, &sym);
     Dl_info where;
+    *path = "?";
     if (!sym || !dladdr(sym, &where) || !where.dli_fname)
-        return 0;
-    void *mpi = dlopen(where.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+        return NULL;
+    *path = where.dli_fname;
+    return dlopen(where.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+}
+
+/* The other family's MPI: every wrapper forwards to it, and the runtime turns itself off
+ * before any MPI call of its own. */
+static void become_foreign(void *sym)
+{
+    const char *path;
+    void *mpi = library_of(sym, &path);
     for (const iot_fwd_slot *s = __start_iot_fwd; s < __stop_iot_fwd; s++) {
         void *f = mpi ? dlsym(mpi, s->name) : NULL;
-        *s->target = f ? f : (void *)absent;
+        if (!f)
+            f = iot_find_symbol(s->name);
+        /* a function the other MPI lacks: its programs cannot call it */
+        *s->target = f ? f : (void *)iot_mpi_absent;
     }
-    /* off before the first MPI call of the runtime's own: nothing applied, nothing captured */
     iot_g.loaded = 1;
     iot_g.disabled = 1;
     iot_finish_never();
     iot_trace_on = 0;
-    __atomic_store_n(&iot_mpi_foreign, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&iot_mpi_state, IOT_MPI_FOREIGN, __ATOMIC_RELEASE);
     if (iot_run_first("abi-mismatch"))
         iot_log("this program uses %s (%s), but this libiotune.so was built for %s: it "
                 "applies no setting and captures nothing in this run; preload the runtime "
                 "built for the program's MPI (iotune lib)",
-                other, where.dli_fname, built_for);
-    return 1;
+                other, path, built_for);
+}
+
+/* The family built for (or an MPI neither marker names): the runtime's MPI calls go to it. */
+static void become_own(void *sym)
+{
+    const char *path;
+    iot_mpi_resolve(library_of(sym, &path));
+    __atomic_store_n(&iot_mpi_state, IOT_MPI_OWN, __ATOMIC_RELEASE);
+}
+
+void iot_abi_start(void)
+{
+    void *sym = find_marker(other_marker, 0);
+    if (sym) {
+        become_foreign(sym);
+        return;
+    }
+    sym = find_marker(own_marker, 0);
+    if (sym)
+        become_own(sym);
+}
+
+int iot_abi_settle(void)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&lock);
+    if (__atomic_load_n(&iot_mpi_state, __ATOMIC_ACQUIRE) == IOT_MPI_UNKNOWN) {
+        void *sym = find_marker(other_marker, 1);
+        if (sym)
+            become_foreign(sym);
+        else
+            become_own(find_marker(own_marker, 1));
+    }
+    pthread_mutex_unlock(&lock);
+    return iot_mpi_state;
 }
 
 #ifdef OPEN_MPI

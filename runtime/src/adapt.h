@@ -8,7 +8,7 @@
 #ifndef IOTUNE_ADAPT_H
 #define IOTUNE_ADAPT_H
 
-#include <mpi.h>
+#include "mpiapi.h"
 #include <stdint.h>
 #include <stdio.h>
 

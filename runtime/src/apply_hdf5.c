@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "abi.h"
 #include "core.h"
 #include "effect_hdf5.h"
 
@@ -53,6 +54,10 @@ static int detect_mpio(hid_t fapl, iot_file_info *info)
     info->mpio = 0;
     info->leader = iot_world_rank() == 0;
     if (fapl == H5P_DEFAULT || !h->parallel)
+        return 0;
+    /* parallel HDF5 brought its MPI: the runtime calls it only if it is the family built for
+     * (known by now, unless the program started MPI without passing through MPI_Init) */
+    if (iot_mpi_state != IOT_MPI_OWN && iot_abi_settle() != IOT_MPI_OWN)
         return 0;
     /* H5Pget_fapl_mpio fails for other drivers and duplicates the communicator for MPI-IO:
      * collective, but so is the H5Fcreate/H5Fopen we are inside. */

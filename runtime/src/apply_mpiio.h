@@ -3,7 +3,7 @@
 #ifndef IOTUNE_APPLY_MPIIO_H
 #define IOTUNE_APPLY_MPIIO_H
 
-#include <mpi.h>
+#include "mpiapi.h"
 #include <stddef.h>
 
 #include "settings.h"

@@ -4,7 +4,7 @@
 #ifndef IOTUNE_CAPTURE_H
 #define IOTUNE_CAPTURE_H
 
-#include <mpi.h>
+#include "mpiapi.h"
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>

@@ -22,7 +22,7 @@ iot_state iot_g;
 int iot_world_rank(void)
 {
     int init = 0, fini = 0, rank = 0;
-    if (iot_mpi_foreign)
+    if (iot_mpi_state == IOT_MPI_FOREIGN)
         return iot_launcher_rank() > 0 ? iot_launcher_rank() : 0;
     MPI_Initialized(&init);
     MPI_Finalized(&fini);
@@ -242,7 +242,7 @@ static int run_first(const char *key)
         snprintf(seen[nseen++], sizeof seen[0], "%s", key);
     /* an MPI job's rank 0 speaks for it (before MPI_Init, or without the runtime's MPI: the
      * launcher's rank variables say which rank this is) */
-    if (iot_launcher_rank() > 0 || (!iot_mpi_foreign && iot_world_rank() > 0))
+    if (iot_launcher_rank() > 0 || (iot_mpi_state != IOT_MPI_FOREIGN && iot_world_rank() > 0))
         return 0;
     char dir[512], path[700];
     if (!run_dir(dir, sizeof dir))

@@ -2,7 +2,7 @@
 #ifndef IOTUNE_CORE_H
 #define IOTUNE_CORE_H
 
-#include <mpi.h>
+#include "mpiapi.h"
 
 #include "adapt.h"
 #include "settings.h"

@@ -3,7 +3,7 @@
 #ifndef IOTUNE_FINISH_H
 #define IOTUNE_FINISH_H
 
-#include <mpi.h>
+#include "mpiapi.h"
 
 /* At MPI_Finalize: reduces across comm and writes the profile (collective). */
 void iot_finish_job(MPI_Comm comm);

@@ -6,6 +6,8 @@
 
 #include <hdf5.h>
 
+#include "mpiapi.h" /* after hdf5.h: parallel HDF5 includes <mpi.h> itself */
+
 /* Functions the runtime wraps (real versions) and uses. Optional ones (parallel HDF5 only,
  * or newer releases) may stay NULL. One per line, left alone by the formatter (its X-macro
  * layout differs between versions). */

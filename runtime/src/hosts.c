@@ -97,7 +97,7 @@ void iot_hosts_gather(MPI_Comm comm, iot_hosts *h)
     }
     PMPI_Bcast(&ok, 1, MPI_INT, 0, comm);
     if (ok) {
-        PMPI_Gather(&hash, 1, MPI_UINT64_T, hashes, 1, MPI_UINT64_T, 0, comm);
+        PMPI_Gather(&hash, (int)sizeof hash, MPI_BYTE, hashes, (int)sizeof hash, MPI_BYTE, 0, comm);
         if (rank == 0) {
             h->count = choose_senders(hashes, nranks, send);
             h->names = malloc((size_t)(h->count ? h->count : 1) * IOT_HOST_LEN);

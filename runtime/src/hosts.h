@@ -3,7 +3,7 @@
 #ifndef IOTUNE_HOSTS_H
 #define IOTUNE_HOSTS_H
 
-#include <mpi.h>
+#include "mpiapi.h"
 
 #define IOT_HOST_LEN 64 /* a host name, NUL-padded (longer ones are cut: the count stays) */
 

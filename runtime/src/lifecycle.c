@@ -87,7 +87,8 @@ __attribute__((constructor)) static void runtime_start(void)
     }
     if (!iot_capture_on)
         iot_trace_on = 0;
-    if (iot_abi_check(0))
+    iot_abi_start();
+    if (iot_mpi_state == IOT_MPI_FOREIGN)
         return;
     if (iot_capture_on)
         pthread_atfork(before_fork, after_fork_parent, after_fork_child);
@@ -127,15 +128,10 @@ static void started(void)
     iot_env_export("IOTUNE_RANK_CHILD", "1");
 }
 
-/* Entered through abi.h's stubs; the MPI may have come with dlopen since start-up (mpi4py):
- * looked for once more before the runtime's first MPI call. */
-typedef int (*init_fn)(int *, char ***);
-typedef int (*init_thread_fn)(int *, char ***, int, int *);
-
+/* Entered through abi.h's stubs: only for the MPI this runtime was built for (the other
+ * family's calls go straight to its MPI). */
 IOT_MPI_WRAPPER(int, MPI_Init, (int *argc, char ***argv))
 {
-    if (iot_abi_check(1))
-        return ((init_fn)iot_fwd_MPI_Init)(argc, argv);
     int rc = PMPI_Init(argc, argv);
     if (rc == MPI_SUCCESS)
         started();
@@ -144,8 +140,6 @@ IOT_MPI_WRAPPER(int, MPI_Init, (int *argc, char ***argv))
 
 IOT_MPI_WRAPPER(int, MPI_Init_thread, (int *argc, char ***argv, int required, int *provided))
 {
-    if (iot_abi_check(1))
-        return ((init_thread_fn)iot_fwd_MPI_Init_thread)(argc, argv, required, provided);
     int rc = PMPI_Init_thread(argc, argv, required, provided);
     if (rc == MPI_SUCCESS)
         started();

@@ -6,7 +6,10 @@ plain program): iotune only adds to its environment
   IOTUNE_CONFIG   the control file, as an absolute path (ranks may run in other directories);
   IOTUNE_VERBOSE  when asked for;
   OMPI_MCA_<name> Open MPI's I/O parameters of the control file (registry target mca), which
-                  no MPI_Info can set; only when the runtime is Open MPI's.
+                  no MPI_Info can set; only when the runtime is Open MPI's;
+  OMPI_ALLOW_RUN_AS_ROOT, OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
+                  =1 when root runs Open MPI's launcher (which refuses root otherwise) and has
+                  not set them.
 mpiexec/mpirun of MPICH and Open MPI, and srun, pass the whole environment on to the ranks.
 
 split_launcher() tells the launcher at the head of a command (mpirun, mpiexec and their
@@ -237,6 +240,24 @@ def runtime_copy(path: str, names: Iterable[str]) -> str:
     return copy
 
 
+ROOT_VARIABLES = ("OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM")
+
+
+def root_permission(command: Sequence[str], env: Mapping[str, str]) -> dict[str, str]:
+    """What Open MPI's launcher needs to start as root: {OMPI_ALLOW_RUN_AS_ROOT: "1",
+    OMPI_ALLOW_RUN_AS_ROOT_CONFIRM: "1"} when this process is root, command starts with Open
+    MPI's mpirun/mpiexec and env sets neither; else {} (the user's own choice stands)."""
+    if os.geteuid() != 0 or any(v in env for v in ROOT_VARIABLES):
+        return {}
+    if _launcher_kind(command) != ("mpi", 1):
+        return {}
+    from iotune import mpifamily
+
+    if mpifamily.family_of_launcher(command[0])[0] != "openmpi":
+        return {}
+    return dict.fromkeys(ROOT_VARIABLES, "1")
+
+
 def say(message: str) -> None:
     """One line from the iotune command (not the runtime) on standard error."""
     print(f"iotune: {message}", file=sys.stderr)
@@ -252,13 +273,14 @@ def runtime_env(
     verbose: bool | int = False,
     base: Mapping[str, str] | None = None,
     extra: Mapping[str, str] | None = None,
+    command: Sequence[str] | None = None,
 ) -> dict[str, str]:
     """The environment of a run with the runtime preloaded.
 
     config: the control file (made absolute), or None to leave IOTUNE_CONFIG out;
     lib: libiotune.so (default: paths.find_library()); verbose: sets IOTUNE_VERBOSE (True -> 1,
     or a level); base: the environment to start from (default: os.environ); extra: more
-    variables, set last.
+    variables, set last; command: what will run, for root_permission().
     """
     if lib is None:
         from iotune import paths
@@ -275,6 +297,8 @@ def runtime_env(
         env["IOTUNE_VERBOSE"] = "1" if verbose is True else str(int(verbose))
     if extra:
         env.update(extra)
+    if command:
+        env.update(root_permission(command, env))
     return env
 
 
@@ -302,7 +326,9 @@ def run(
     """
     if not command:
         raise ValueError("no command to run")
-    full_env = runtime_env(config, lib=lib, verbose=verbose, base=env, extra=extra_env)
+    full_env = runtime_env(
+        config, lib=lib, verbose=verbose, base=env, extra=extra_env, command=command
+    )
     own_group = timeout is not None
     proc = subprocess.Popen(list(command), env=full_env, cwd=cwd, start_new_session=own_group)
     try:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -144,15 +145,18 @@ def find_build(family: str | None = None) -> Build:
 
 def library_family(lib: str | os.PathLike[str]) -> str | None:
     """The family a libiotune.so was built for: from the iotune-mpi.json beside it (install)
-    or of its build tree, else from the MPI library it links."""
+    or of its build tree, else from the tag the library carries (it links no MPI)."""
     lib = Path(lib).resolve()
     for info in (lib.parent / MPI_INFO, lib.parent.parent / MPI_INFO):
         fam = _read_info(info).get("family")
         if fam in FAMILIES:
             return fam
-    from iotune import mpifamily
-
-    return mpifamily.family_of_program(lib)[0]
+    try:
+        tag = re.search(rb"iotune-mpi-family=([a-z]+)\0", lib.read_bytes())
+    except OSError:
+        return None
+    fam = tag.group(1).decode() if tag else None
+    return fam if fam in FAMILIES else None
 
 
 def find_library(family: str | None = None) -> Path:

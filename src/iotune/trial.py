@@ -217,9 +217,10 @@ def _run_in(
     if opts.sync:
         extra["IOTUNE_SYNC"] = "1"
     if opts.preload:
-        env = launch.runtime_env(config, lib=opts.lib, extra=extra)
+        env = launch.runtime_env(config, lib=opts.lib, extra=extra, command=opts.command)
     else:
         env = {**os.environ, "IOTUNE_CONFIG": str(config), **extra}
+        env.update(launch.root_permission(opts.command, env))
     if opts.drop_caches and not drop_caches():
         opts.drop_caches = False  # not permitted here: say so once, through the message
         drop_note = "cannot drop caches (not root?): read trials may hit the page cache; "

@@ -113,16 +113,58 @@ def test_absolute_program(tmp_path):
     assert launch.absolute_program(["app"], cwd=tmp_path) == ["app"]
 
 
+def test_root_permission_only_for_root_running_open_mpi_unset(monkeypatch):
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    allow = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+    assert launch.root_permission(["mpirun.openmpi", "-n", "2", "./app"], {}) == allow
+    assert launch.root_permission(["/usr/bin/mpiexec.openmpi", "./app"], {"PATH": "/x"}) == allow
+    # the user's own setting stands, whatever it is
+    assert (
+        launch.root_permission(["mpirun.openmpi", "./app"], {"OMPI_ALLOW_RUN_AS_ROOT": "0"}) == {}
+    )
+    # not Open MPI's launcher, or no launcher: nothing
+    assert launch.root_permission(["mpiexec.mpich", "-n", "2", "./app"], {}) == {}
+    assert launch.root_permission(["srun", "-n", "2", "./app"], {}) == {}
+    assert launch.root_permission(["./app", "mpirun.openmpi"], {}) == {}
+    env = launch.runtime_env(None, lib="/x/libiotune.so", base={}, command=["mpirun.openmpi", "a"])
+    assert {k: env[k] for k in allow} == allow
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    assert launch.root_permission(["mpirun.openmpi", "-n", "2", "./app"], {}) == {}
+
+
+def test_iotune_run_as_root_with_open_mpi_launcher(tmp_path):
+    """As root, Open MPI's mpirun refuses to start unless told: iotune tells it, when the
+    user has not."""
+    if os.geteuid() != 0:
+        pytest.skip("not root")
+    need_family("openmpi")
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("IOTUNE_", "OMPI_ALLOW_RUN_AS_ROOT"))}  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "iotune", "run", "--", "mpirun.openmpi", "--oversubscribe",
+         "-n", "1", "/bin/sh", "-c", "echo $OMPI_ALLOW_RUN_AS_ROOT$OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"],
+        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "11"
+
+
 # ----------------------------------------------------------------------------- which runtime
 
 
-def test_each_family_built_side_by_side():
+def test_each_family_built_side_by_side(tmp_path):
     found = builds()
     assert found, "no build at all"
     for family, build in found.items():
         assert json.loads((build / "iotune-mpi.json").read_text())["family"] == family
-        fam, lib = mpifamily.family_of_program(build / "runtime" / "libiotune.so")
-        assert fam == family, lib
+        runtime = build / "runtime" / "libiotune.so"
+        # it links no MPI (that would load one MPI into every program: issue 16) ...
+        assert not any("mpi" in name for name in mpifamily.loaded_libraries(runtime))
+        # ... and tells its family by itself, also copied away from its build
+        copy = tmp_path / family / "libiotune.so"
+        copy.parent.mkdir()
+        shutil.copy(runtime, copy)
+        assert paths.library_family(copy) == family
         fam, lib = mpifamily.family_of_program(build / "tests" / "c" / "h5probe")
         assert fam == family, lib
     if shutil.which("mpicc.mpich") and shutil.which("mpicc.openmpi"):
@@ -448,6 +490,65 @@ def test_runtime_of_the_other_family_leaves_the_program_alone(program_mpi, runti
     assert json.loads(proc.stdout)["mismatches"] == json.loads(plain.stdout)["mismatches"] == 0
     assert json.loads(proc.stdout)["create"] == json.loads(plain.stdout)["create"]  # untouched
     assert not (tmp_path / "p.json").exists()  # nothing captured, no half-true profile
+    h5diff(tmp_path / "a.h5", tmp_path / "b.h5")
+
+
+H5PY_WRITER = (
+    "import sys\nimport h5py\nimport numpy as np\nfrom mpi4py import MPI\n"
+    "c = MPI.COMM_WORLD\n"
+    "with h5py.File(sys.argv[1], 'w', driver='mpio', comm=c) as f:\n"
+    "    d = f.create_dataset('x', (c.size * 1000, 10), dtype='f8', chunks=(500, 10))\n"
+    "    with d.collective:\n"
+    "        rows = slice(c.rank * 1000, (c.rank + 1) * 1000)\n"
+    "        d[rows] = np.arange(10000).reshape(1000, 10) + c.rank\n"
+)
+
+
+def mpi_python(family: str) -> str:
+    """A Python whose h5py and mpi4py are built on family's MPI, or skip: Debian's
+    python3-h5py-mpi for Open MPI, this environment's h5py (scripts/install.sh) for MPICH."""
+    python = "/usr/bin/python3" if family == "openmpi" else sys.executable
+    package = "h5py._debian_h5py_mpi" if family == "openmpi" else "h5py"
+    probe = subprocess.run(
+        [python, "-c", f"import mpi4py, {package}.defs as d; print(d.__file__)"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    if probe.returncode != 0:
+        pytest.skip(f"no h5py with MPI in {python}")
+    fam, _ = mpifamily.family_of_program(probe.stdout.strip())  # defs links libhdf5
+    if fam != family:
+        pytest.skip(f"the h5py of {python} is not built on {family} ({fam})")
+    return python
+
+
+@pytest.mark.parametrize("program_mpi,runtime_mpi", [("openmpi", "mpich"), ("mpich", "openmpi")])
+def test_runtime_of_the_other_family_leaves_a_python_program_alone(
+    program_mpi, runtime_mpi, tmp_path
+):
+    """Issue 16 point 2 for Python: h5py and mpi4py load their MPI with dlopen, after start-up.
+    A runtime of the other family preloaded into it must not bring an MPI of its own (the
+    program's MPI calls would land in it): the program runs to the end, writes the same data
+    and one line says why nothing was applied."""
+    found = builds()
+    if set(found) != {"mpich", "openmpi"}:
+        pytest.skip("needs both MPI families built")
+    python = mpi_python(program_mpi)
+    script = tmp_path / "w.py"
+    script.write_text(H5PY_WRITER)
+    argv = [*launcher(found[program_mpi]), "2", python, script]
+    plain = subprocess.run([*map(str, argv), "a.h5"], cwd=tmp_path, capture_output=True,
+                           text=True, timeout=120)  # fmt: skip
+    assert plain.returncode == 0, plain.stderr[-2000:]
+    env = dict(os.environ, LD_PRELOAD=str(found[runtime_mpi] / "runtime" / "libiotune.so"),
+               IOTUNE_CONFIG=str(REPO / "tests" / "data" / "probe_all.xml"),
+               IOTUNE_PROFILE=str(tmp_path / "p.json"))  # fmt: skip
+    proc = subprocess.run([*map(str, argv), "b.h5"], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    messages = [ln for ln in proc.stderr.splitlines() if "iotune" in ln]
+    assert len(messages) == 1, proc.stderr
+    assert "built for" in messages[0] and "applies no setting" in messages[0]
+    assert not (tmp_path / "p.json").exists()
     h5diff(tmp_path / "a.h5", tmp_path / "b.h5")
 
 

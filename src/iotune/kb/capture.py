@@ -39,7 +39,7 @@ def profile_signature(
         "IOTUNE_SESSION": f"kb-{os.getpid()}-{time.time_ns():x}",
     }
     try:
-        env = launch.runtime_env(None, lib=lib, extra=extra)
+        env = launch.runtime_env(None, lib=lib, extra=extra, command=command)
         try:
             proc = subprocess.run(
                 list(command),

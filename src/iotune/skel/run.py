@@ -12,6 +12,7 @@ from typing import Any
 
 import yaml
 
+from iotune import launch as launching
 from iotune.skel import descriptor as dmod
 from iotune.skel import generate as gen
 
@@ -83,9 +84,9 @@ def launch(
     env: dict[str, str] | None = None,
 ) -> str:
     cmd = [*shlex.split(mpiexec), "-n", str(ranks), exe, *args]
-    proc = subprocess.run(
-        cmd, capture_output=True, text=True, timeout=timeout, env=dict(os.environ, **(env or {}))
-    )
+    full_env = dict(os.environ, **(env or {}))
+    full_env.update(launching.root_permission(cmd, full_env))
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=full_env)
     if proc.returncode != 0:
         raise RunError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr.strip()}")
     return proc.stdout
