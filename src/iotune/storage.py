@@ -122,7 +122,8 @@ def open_storage(url: str, heartbeat_s: int | None = HEARTBEAT_S) -> Any:
 CREATE_TRIES = 6
 
 
-BUSY = ("too many clients", "starting up", "remaining connection slots")
+# a server at its limit, or (SQLite: an OperationalError) another process creating the tables
+BUSY = ("too many clients", "starting up", "remaining connection slots", "already exists")
 
 
 def _rdb_storage(url: str, kwargs: dict[str, Any]) -> Any:
