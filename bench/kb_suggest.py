@@ -10,6 +10,11 @@
    being the profile's I/O time (what `iotune tune` optimises). Medians, min, max, the ratio of
    medians and a one-sided paired permutation test are reported; every value is kept.
 
+--sync: the study and the comparison flush the files to the device before close (`iotune tune
+--sync`). Without it, writes land in the page cache, whose speed on a loaded VM swings 2-8x
+from run to run (LAB-NOTES, noise): a setting that halves the bytes written (fill_time=never)
+then gains ~1.2x at best, which 12 rounds at a CV of 30 % cannot resolve.
+
 Usage: .venv/bin/python bench/kb_suggest.py [--kernel gcrmio] [--rounds 12]
        .venv/bin/python bench/kb_suggest.py --study-ranks 1 --new-ranks 2 \
            --study-args "--cells 65536" --new-args "--cells 49152" --out bench/data/kb_suggest.json
@@ -54,18 +59,19 @@ def main() -> int:
     ap.add_argument("--study-args", help="the kernel's arguments in the study (default: built in)")
     ap.add_argument("--new-args", help="the kernel's arguments in the new run (default: built in)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--sync", action="store_true", help="flush files before close (study too)")
     ap.add_argument("--out", type=Path, default=HERE / "data" / "kb_suggest.json")
     args = ap.parse_args()
     exe = str(paths.find_kernel(args.kernel))
     work = Path(tempfile.mkdtemp(prefix="kb-suggest-"))
     env = {**os.environ, "IOTUNE_KB": str(work / "kb.sqlite")}
-    started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    started, load_before = time.strftime("%Y-%m-%dT%H:%M:%S%z"), os.getloadavg()
     study_args = args.study_args.split() if args.study_args else STUDY_ARGS[args.kernel]
     new_args = args.new_args.split() if args.new_args else NEW_ARGS[args.kernel]
     study_cmd = ["mpiexec", "-n", str(args.study_ranks), exe, *study_args]
     p = iotune("tune", "--trials", str(args.trials), "--verify-pairs", "10", "--no-progress",
-               "--seed", str(args.seed), "--out", str(work / "study"), "--", *study_cmd,
-               env=env, cwd=work)  # fmt: skip
+               "--seed", str(args.seed), "--out", str(work / "study"),
+               *(["--sync"] if args.sync else []), "--", *study_cmd, env=env, cwd=work)  # fmt: skip
     print(p.stdout[-3000:], p.stderr[-2000:])
     if p.returncode != 0:
         return 1
@@ -82,7 +88,7 @@ def main() -> int:
         parsed = controlfile.parse_file(work / "suggested.xml")
         assert {s.name: s.value for s in parsed.settings} == settings
     opts = trial.TrialOptions(command=new_cmd, workdir=work / "scratch", cwd=work,
-                              lib=paths.find_library())  # fmt: skip
+                              lib=paths.find_library(), sync=args.sync)  # fmt: skip
     rng = random.Random(args.seed)
     values: dict[str, list[float]] = {"default": [], "suggested": []}
     order = []
@@ -106,7 +112,9 @@ def main() -> int:
         ).stdout.strip(),  # fmt: skip
         "host": platform.node(),
         "cpus": os.cpu_count(),
-        "load_before": os.getloadavg(),
+        "load_before": load_before,
+        "load_after": os.getloadavg(),
+        "sync": args.sync,
         "started": started,
         "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "study_command": study_cmd,

@@ -3,7 +3,11 @@
 
 Replayed on the measured landscapes (bench/replay.py: iotune's own search loop, a trial draws
 one of the measured repetitions of its configuration). The knowledge base holds what earlier
-studies would have stored: for each kernel, the best configuration of the *other* measurement
+studies would have stored (--stored-by study, the default: what an earlier `iotune tune`,
+replayed on the *other* rounds, recommends after its search and the re-measurement of its
+leaders; one knowledge base per earlier study, --earlier-seeds of them; --stored-by argmin: the
+single configuration with the best median of the other rounds, as the first version of this
+script did: a winner's-curse pick among 162 noisy medians) of the *other* measurement
 rounds (bench/data/landscape-rounds4-6.csv, never the rounds replayed here,
 bench/data/landscape.csv), filed under the signature of a real tiny run of that kernel at 2
 ranks. The new study is the same kernel at another problem size and 1 rank: its signature comes
@@ -12,6 +16,9 @@ is there as well, as a distractor). Reported per kernel: trials until the recomm
 the incumbent) first reaches 95 % / 90 % of the best, median over seeds, cold vs kb.
 
 Usage: .venv/bin/python bench/kb_warmstart.py [--seeds 50] [--out bench/data/kb_warmstart.json]
+       [--replayed landscape.csv] [--stored landscape-rounds4-6.csv] [--kernels gcrmio]
+  --replayed/--stored: CSV files of bench/data (bench/measure_landscape.py), or one file split
+  by round with --split N (rounds below N replayed, the others the knowledge base's source)
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ import argparse
 import csv
 import json
 import platform
+import random
 import subprocess
 import sys
 import tempfile
@@ -35,6 +43,9 @@ import replay  # noqa: E402
 
 from iotune import paths, space  # noqa: E402
 from iotune.kb import capture, seeds, store  # noqa: E402
+from iotune.search import get_strategy, loop, warmstart  # noqa: E402
+from iotune.study import TuneConfig, capping_for, remeasure_leaders  # noqa: E402
+from iotune.trial import Outcome  # noqa: E402
 
 STORED_ARGS = {"gcrmio": ["--cells", "65536"], "vorpalio": ["--block", "160,160,100"]}
 NEW_ARGS = {"gcrmio": ["--cells", "32768"], "vorpalio": ["--block", "96,96,60"]}
@@ -46,30 +57,83 @@ def signature_of(kernel: str, nprocs: int, args: list[str]):
         return capture.profile_signature(["mpiexec", "-n", str(nprocs), str(exe), *args], cwd=d)
 
 
+def study_recommendation(land: replay.Landscape, sp: space.Space, seed: int) -> dict:
+    """What an earlier `iotune tune` (default strategy, its whole budget) on these rounds would
+    have recommended, and so filed: the search, then its leaders re-measured and the best of
+    those re-measurements chosen (study.remeasure_leaders), each run a draw of the measured
+    repetitions, as bench/replay.py replays them. (The real pipeline then verifies against the
+    defaults and trims the set; not replayed here.)"""
+    strategy = get_strategy("default")
+    study = optuna.create_study(sampler=strategy.sampler(seed, len(sp.guesses)))
+    warmstart.enqueue(study, sp, strategy.warm_start)
+    cfg = TuneConfig(app=[], out=Path("."), space=sp, strategy=strategy.name)
+    rng = random.Random(seed)
+
+    def evaluate(settings: dict, cap: float | None) -> Outcome:
+        value, wall, metrics = rng.choice(land.samples[land.key(settings)])
+        if cap is not None and wall > cap:
+            return Outcome("capped", wall_s=cap)
+        if value is None:
+            return Outcome("failed", wall_s=wall)
+        return Outcome("ok", value, "kernel", wall, metrics=dict(metrics))
+
+    loop.run(study, sp, evaluate, replay.BUDGETS["default"], capping_for(cfg),
+             confirm=strategy.confirm, combine=strategy.warm_start,
+             leave_out_inert=strategy.leave_out_inert)  # fmt: skip
+    return remeasure_leaders(cfg, study, evaluate, rng).get("best_settings") or {}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=50)
     ap.add_argument("--out", type=Path, default=HERE / "data" / "kb_warmstart.json")
+    ap.add_argument("--replayed", default="landscape.csv")
+    ap.add_argument("--stored", default="landscape-rounds4-6.csv")
+    ap.add_argument("--split", type=int, help="one file (--replayed), split by round")
+    ap.add_argument("--kernels", default=",".join(replay.SPACES))
+    ap.add_argument("--stored-by", choices=("study", "argmin"), default="study",
+                    help="what the KB holds: an earlier study's recommendation on the stored "
+                    "rounds (study) or their single best median (argmin)")  # fmt: skip
+    ap.add_argument("--earlier-seeds", type=int, default=5,
+                    help="earlier studies (one knowledge base each; the kb start runs --seeds "
+                    "new studies on each, the cold start --seeds)")  # fmt: skip
     args = ap.parse_args()
     optuna.logging.set_verbosity(optuna.logging.ERROR)
-    earlier = [r for r in csv.DictReader(open(HERE / "data" / "landscape-rounds4-6.csv"))]
-    replayed = [r for r in csv.DictReader(open(HERE / "data" / "landscape.csv"))]
-    entries = []
-    for i, kernel in enumerate(replay.SPACES):
-        land = replay.Landscape([r for r in earlier if r["kernel"] == kernel])
-        best = min(land.truth, key=land.truth.get)
-        settings = next(json.loads(r["settings"] or "{}") for r in earlier
-                        if r["kernel"] == kernel and r["config"] == best)  # fmt: skip
-        e = store.Entry(
-            signature=signature_of(kernel, 2, STORED_ARGS[kernel]),
-            settings=settings,
-            space=f"grid-{kernel}",
-            speedup=land.default / land.best,
-            improved=True,
-            study=f"{kernel} (rounds 4-6)",
-        )
-        e.id = i + 1
-        entries.append(e)
+    kernels = args.kernels.split(",")
+    replayed = [r for r in csv.DictReader(open(HERE / "data" / args.replayed))]
+    if args.split is not None:
+        earlier = [r for r in replayed if int(r["round"]) >= args.split]
+        replayed = [r for r in replayed if int(r["round"]) < args.split]
+    else:
+        earlier = [r for r in csv.DictReader(open(HERE / "data" / args.stored))]
+    source = f"rounds >= {args.split}" if args.split is not None else args.stored
+    stored_sigs = {k: signature_of(k, 2, STORED_ARGS[k]) for k in kernels}
+    # one knowledge base per earlier study (--earlier-seeds of them: which configuration an
+    # earlier study files depends on its own noise draws, so one would be an anecdote)
+    kbs: list[list[store.Entry]] = []
+    for earlier_seed in range(args.earlier_seeds if args.stored_by == "study" else 1):
+        entries = []
+        for i, kernel in enumerate(kernels):
+            land = replay.Landscape([r for r in earlier if r["kernel"] == kernel])
+            if args.stored_by == "study":
+                sp = space.load(replay.SPACES[kernel])
+                settings = study_recommendation(land, sp, 1000 + earlier_seed)
+                best = land.key(settings)
+            else:
+                best = min(land.truth, key=land.truth.get)
+                settings = next(json.loads(r["settings"] or "{}") for r in earlier
+                                if r["kernel"] == kernel and r["config"] == best)  # fmt: skip
+            e = store.Entry(
+                signature=stored_sigs[kernel],
+                settings=settings,
+                space=f"grid-{kernel}",
+                speedup=land.default / land.truth[best],
+                improved=True,
+                study=f"{kernel} ({source})",
+            )
+            e.id = i + 1
+            entries.append(e)
+        kbs.append(entries)
     results = {
         "command": " ".join([sys.executable, *sys.argv]),
         "git": subprocess.run(
@@ -78,31 +142,53 @@ def main() -> int:
         "host": platform.node(),
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "seeds": args.seeds,
+        "stored_by": args.stored_by,
+        "earlier_seeds": len(kbs),
+        "replayed": args.replayed + (f" rounds < {args.split}" if args.split is not None else ""),
+        "stored_from": (
+            f"{args.replayed} rounds >= {args.split}" if args.split is not None else args.stored
+        ),  # fmt: skip
         "stored": [
-            {
-                "study": e.study,
-                "settings": e.settings,
-                "key": e.signature.key,
-                "ranks": e.signature.scale["ranks"],
-            }
-            for e in entries
+            [
+                {
+                    "study": e.study,
+                    "settings": e.settings,
+                    "key": e.signature.key,
+                    "ranks": e.signature.scale["ranks"],
+                }
+                for e in entries
+            ]
+            for entries in kbs
         ],  # fmt: skip
         "kernels": {},
     }
-    for kernel, space_file in replay.SPACES.items():
+    for kernel in kernels:
+        space_file = replay.SPACES[kernel]
         land = replay.Landscape([r for r in replayed if r["kernel"] == kernel])
         sp = space.load(space_file)
         new_sig = signature_of(kernel, 1, NEW_ARGS[kernel])
-        seeded, chosen = seeds.seeded_space(sp, entries, new_sig)
+        seeded = [seeds.seeded_space(sp, entries, new_sig) for entries in kbs]
         k = {
             "new_signature": new_sig.to_json(),
-            "seeds": [{"name": g.name, "settings": dict(g.settings)} for g in chosen],
+            "seeds": [
+                [
+                    {
+                        "name": g.name,
+                        "settings": dict(g.settings),
+                        "quality": land.best
+                        / land.truth.get(land.key(dict(g.settings)), float("inf")),
+                    }
+                    for g in chosen
+                ]
+                for _, chosen in seeded
+            ],  # fmt: skip
             "best_s": land.best,
             "default_s": land.default,
         }
-        for name, s in (("cold", sp), ("kb", seeded)):
+        for name, spaces in (("cold", [sp]), ("kb", [s for s, _ in seeded])):
             t0 = time.monotonic()
-            runs = [replay.replay(land, s, "default", seed) for seed in range(args.seeds)]
+            runs = [replay.replay(land, s, "default", seed)
+                    for s in spaces for seed in range(args.seeds)]  # fmt: skip
             k[name] = {
                 mode: replay.summarise([r[mode] for r in runs], replay.BUDGETS["default"])
                 for mode in ("final", "incumbent")

@@ -10,7 +10,12 @@ Output (appended row by row, so an interrupted run keeps what it measured):
   bench/data/landscape.csv        kernel, config, settings, round, status, value_s, wall_s, ...
   bench/data/landscape-meta.json  machine, command, kernels' arguments, start and end time
 
+--sync: every run flushes its files to the device before close (IOTUNE_SYNC=1, `iotune tune
+--sync`), so a run's time is not the page cache's mood: GCRM-IO's runs varied by a median CV of
+0.5 per configuration without it (bench/README.md, "Knowledge base").
+
 Usage: nice -n 10 .venv/bin/python bench/measure_landscape.py [--rounds 4] [--out bench/data]
+           [--kernels gcrmio] [--sync] [--name landscape-sync]
 """
 
 from __future__ import annotations
@@ -93,6 +98,7 @@ def main() -> int:
         help="number of the first round (to add rounds to an earlier measurement)",
     )
     ap.add_argument("--name", default="landscape", help="output file names (NAME.csv ...)")
+    ap.add_argument("--sync", action="store_true", help="flush files before close (IOTUNE_SYNC)")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     kernels = args.kernels.split(",")
@@ -106,7 +112,9 @@ def main() -> int:
         "command": " ".join([sys.executable, *sys.argv]),
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "machine": machine(),
-        "launch": "mpiexec -n 2, libiotune.so preloaded, objective = kernel total_s",
+        "launch": "mpiexec -n 2, libiotune.so preloaded, objective = kernel total_s"
+        + (", IOTUNE_SYNC=1" if args.sync else ""),
+        "load_before": os.getloadavg(),
         "kernels": {
             k: {"args": KERNELS[k][0], "space": str(KERNELS[k][1].relative_to(HERE))}
             for k in kernels
@@ -124,6 +132,7 @@ def main() -> int:
             work,
             objective="kernel",
             timeout=120,
+            sync=args.sync,
         )
         for k in kernels
     }
@@ -160,6 +169,7 @@ def main() -> int:
                     print(f"{done}/{total} runs, {el:.0f} s, ~{left:.0f} s left", flush=True)
     meta["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     meta["elapsed_s"] = round(time.monotonic() - t0, 1)
+    meta["load_after"] = os.getloadavg()
     meta_path.write_text(json.dumps(meta, indent=2) + "\n")
     os.rmdir(work)
     return 0

@@ -9,6 +9,7 @@
 #include "core.h"
 #include "env.h"
 #include "fstype.h"
+#include "hosts.h"
 #include "output.h"
 #include "profile.h"
 #include "trace.h"
@@ -159,6 +160,8 @@ static int finish(MPI_Comm comm, int mpi, int reduced)
         PMPI_Reduce(&wall, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
         nall = gather(comm, rank, nranks, &all, &times);
     }
+    iot_hosts hosts;
+    iot_hosts_gather(comm, &hosts);
     int write = 0, built = 0;
     iot_profile prof;
     iot_out out;
@@ -175,10 +178,11 @@ static int finish(MPI_Comm comm, int mpi, int reduced)
     if (write && iot_trace_on)
         write_traces(comm, rank, nranks, shift, epoch);
     if (write && rank == 0) {
-        iot_profile_meta meta = {iot_session(), mpi, reduced, epoch, slowest};
+        iot_profile_meta meta = {iot_session(), mpi, reduced, epoch, slowest, &hosts};
         iot_profile_write(out.f, &prof, &meta);
         iot_out_commit(&out);
     }
+    iot_hosts_free(&hosts);
     if (built)
         iot_profile_free(&prof);
     if (all != recs)

@@ -17,7 +17,7 @@
     X(PMPI_Comm_rank) X(PMPI_Comm_size) X(PMPI_Comm_dup) X(PMPI_Comm_free) X(MPI_Comm_free)        \
     X(PMPI_Comm_test_inter)                                                                        \
     X(PMPI_Barrier) X(PMPI_Bcast) X(PMPI_Reduce) X(PMPI_Allreduce) X(PMPI_Gather)                  \
-    X(PMPI_Gatherv) X(PMPI_Allgather) X(PMPI_Allgatherv)                                           \
+    X(PMPI_Gatherv) X(PMPI_Allgather) X(PMPI_Allgatherv) X(PMPI_Scatter)                           \
     X(PMPI_Type_size_x) X(PMPI_Get_elements_x)                                                     \
     X(MPI_Info_create) X(MPI_Info_dup) X(MPI_Info_free) X(MPI_Info_get) X(MPI_Info_set)            \
     X(MPI_Info_delete) X(MPI_Info_get_nkeys) X(MPI_Info_get_nthkey)                                \

@@ -3,6 +3,7 @@
  * merged in profile_build.c. */
 #include "profile.h"
 
+#include <string.h>
 #include <unistd.h>
 
 #include "abi.h"
@@ -38,6 +39,26 @@ static void write_argv(FILE *f)
     fputs("]", f);
 }
 
+/* "hosts": {"count": N, "names": [...]}: the first HOSTS_LISTED names, sorted (the count is
+ * what readers need; the names say where, for a person) */
+#define HOSTS_LISTED 1024
+static void write_hosts(FILE *f, const iot_hosts *h)
+{
+    if (!h || h->count <= 0) {
+        fputs(", \"hosts\": null", f);
+        return;
+    }
+    fprintf(f, ", \"hosts\": {\"count\": %d, \"names\": [", h->count);
+    for (int i = 0; i < h->listed && i < HOSTS_LISTED; i++) {
+        char name[IOT_HOST_LEN + 1];
+        memcpy(name, h->names[i], IOT_HOST_LEN);
+        name[IOT_HOST_LEN] = '\0';
+        fputs(i ? ", " : "", f);
+        iot_json_string(f, name);
+    }
+    fputs("]}", f);
+}
+
 void iot_profile_write(FILE *f, const iot_profile *p, const iot_profile_meta *m)
 {
     /* session, mpi and io first: output.c reads them back to compare profiles of one run */
@@ -56,6 +77,7 @@ void iot_profile_write(FILE *f, const iot_profile *p, const iot_profile_meta *m)
     gethostname(host, sizeof host - 1);
     fputs(", \"hostname\": ", f);
     iot_json_string(f, host);
+    write_hosts(f, m->hosts);
     fprintf(f, ", \"start\": %.6f, \"wall_s\": %.9f, ", m->epoch, m->wall);
     const iot_mpi_impl_t *mpi = &iot_mpi_impl; /* read by the tuner: which hints can matter */
     fputs("\"mpi_library\": {\"family\": ", f);

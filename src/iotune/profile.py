@@ -164,6 +164,12 @@ class Profile:
         return int(self.data["ranks"])
 
     @property
+    def nodes(self) -> int | None:
+        """Distinct hosts the ranks ran on (None in profiles written before they were counted)."""
+        hosts = self.data.get("hosts")
+        return int(hosts["count"]) if hosts and hosts.get("count") else None
+
+    @property
     def io_time(self) -> float:
         """Seconds the slowest rank spent in I/O calls (outermost layer): the tuning objective."""
         return float(self.data["io"]["time_s"])
@@ -312,6 +318,15 @@ LAYER_HEADER = ["layer", "time/rank s", "written", "read", "write rate", "read r
 TOP_FILES = 10
 
 
+def _hosts(p: Profile) -> str:
+    """ "vm", or "3 hosts (a, b, c)", or "64 hosts (a, b, c, ...)"."""
+    names = (p.data.get("hosts") or {}).get("names") or [p.data.get("hostname") or "?"]
+    if (p.nodes or 1) <= 1:
+        return str(names[0])
+    more = ", ..." if len(names) > 3 or (p.nodes or 0) > len(names) else ""
+    return f"{p.nodes} hosts ({', '.join(names[:3])}{more})"
+
+
 def summary(p: Profile, *, files: bool = False, top: int = TOP_FILES) -> str:
     """The run in a few lines: program, totals, layers and the top data files by I/O time;
     with files=True every file's block follows (data files first, then the marked ones)."""
@@ -319,7 +334,7 @@ def summary(p: Profile, *, files: bool = False, top: int = TOP_FILES) -> str:
     rate = f"{p.bandwidth:.1f} MB/s" if p.bandwidth else "no data moved"
     lines = [
         f"program   {' '.join(d.get('argv') or [d.get('program') or '?'])}",
-        f"ranks     {p.ranks} on {d.get('hostname', '?')}   wall {p.wall_time:.3f} s",
+        f"ranks     {p.ranks} on {_hosts(p)}   wall {p.wall_time:.3f} s",
         f"I/O       {p.io_time:.4f} s (slowest rank)   written {_bytes(p.bytes_written)}   "
         f"read {_bytes(p.bytes_read)}   {rate}",
     ]

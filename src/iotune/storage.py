@@ -14,12 +14,27 @@ histories and job scripts, so it can come from elsewhere instead, tried in this 
      driver reads by itself when the URL names no password.
 Whatever the URL holds, what iotune prints, logs or writes (messages, summary.json, the report)
 shows it through redact(): the password is replaced by ***.
+
+Heartbeats: a worker killed without warning (SIGKILL, a node lost) cannot mark its running trial
+failed, and on another host nobody can tell from its process id that it is gone. So a worker
+records a heartbeat for its running trial every `heartbeat_s` seconds (Optuna's heartbeat: the
+RDB storages' `heartbeat_interval`/`grace_period`; for the journal, which offers none, the same
+protocol with the beat kept as a trial system attribute), and every worker and finisher fails
+the trials whose last beat is older than GRACE_BEATS intervals (`optuna.storages.
+fail_stale_trials`) before it asks for a trial. RDB storages compare the database server's
+clock with itself; a journal shared between hosts compares the hosts' clocks, which must
+agree to well within the grace (NTP).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import threading
+import time
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -64,16 +79,27 @@ def _is_server_url(url: str) -> bool:
     return not (url.startswith("journal:") or url.startswith("sqlite:"))
 
 
-def open_storage(url: str) -> Any:
-    """An Optuna storage for url (see the module's docstring). Raises StorageError."""
+HEARTBEAT_S = 30  # default seconds between a running trial's heartbeats
+GRACE_BEATS = 4  # a trial whose last heartbeat is older than this many intervals is lost
+BEAT_ATTR = "iotune:heartbeat"  # journal: the trial system attribute holding the last beat
 
+
+def open_storage(url: str, heartbeat_s: int | None = HEARTBEAT_S) -> Any:
+    """An Optuna storage for url (see the module's docstring). heartbeat_s: seconds between
+    the heartbeats of a running trial (None: no heartbeats). Raises StorageError."""
+
+    if heartbeat_s:  # iotune beats from its own ask-and-tell loop (search/loop.py), not optimize()
+        warnings.filterwarnings("ignore", message="Heartbeat of storage is supposed to be used")
     if url.startswith("journal:"):
-        from optuna.storages.journal import JournalFileBackend, JournalStorage
+        from optuna.storages.journal import JournalFileBackend
 
         path = Path(url[len("journal:") :]).expanduser()
         path.parent.mkdir(parents=True, exist_ok=True)
-        return JournalStorage(JournalFileBackend(str(path)))
+        return _journal_storage(JournalFileBackend(str(path)), heartbeat_s)
     kwargs: dict[str, Any] = {}
+    if heartbeat_s:
+        kwargs["heartbeat_interval"] = int(heartbeat_s)
+        kwargs["grace_period"] = GRACE_BEATS * int(heartbeat_s)
     if url.startswith("sqlite:"):
         kwargs["engine_kwargs"] = {"connect_args": {"timeout": 120}}
     elif os.environ.get(PASSWORD_ENV) and password_of(url) is None:
@@ -96,7 +122,7 @@ def open_storage(url: str) -> Any:
 CREATE_TRIES = 6
 
 
-# SQLite reports a CREATE TABLE lost to another worker as an OperationalError
+# a server at its limit, or (SQLite: an OperationalError) another process creating the tables
 BUSY = ("too many clients", "starting up", "remaining connection slots", "already exists")
 
 
@@ -114,7 +140,9 @@ def _rdb_storage(url: str, kwargs: dict[str, Any]) -> Any:
 
     for attempt in range(CREATE_TRIES):
         try:
-            return optuna.storages.RDBStorage(url, **kwargs)
+            with warnings.catch_warnings():  # heartbeat_interval is "experimental"
+                warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+                return optuna.storages.RDBStorage(url, **kwargs)
         except (IntegrityError, ProgrammingError, StorageInternalError, OperationalError) as e:
             busy = not isinstance(e, OperationalError) or any(b in str(e) for b in BUSY)
             if not busy or attempt == CREATE_TRIES - 1:
@@ -134,3 +162,98 @@ def fail(study: Any, trial: Any, status: str) -> None:
 
     study._storage.set_trial_user_attr(trial._trial_id, "status", status)
     study._storage.set_trial_state_values(trial._trial_id, TrialState.FAIL)
+
+
+def _journal_storage(backend: Any, heartbeat_s: int | None) -> Any:
+    """A JournalStorage that also speaks Optuna's heartbeat protocol (BaseHeartbeat), which
+    Optuna implements for its RDB storages only: the beat is a wall-clock time kept as a trial
+    system attribute, so optuna.storages.fail_stale_trials works on it unchanged."""
+    from optuna.storages._heartbeat import BaseHeartbeat
+    from optuna.storages.journal import JournalStorage
+    from optuna.trial import TrialState
+
+    if not heartbeat_s:
+        return JournalStorage(backend)
+
+    class HeartbeatJournalStorage(JournalStorage, BaseHeartbeat):
+        def record_heartbeat(self, trial_id: int) -> None:
+            self.set_trial_system_attr(trial_id, BEAT_ATTR, time.time())
+
+        def _get_stale_trial_ids(self, study_id: int) -> list[int]:
+            now = time.time()
+            running = self.get_all_trials(study_id, deepcopy=False, states=(TrialState.RUNNING,))
+            return [
+                t._trial_id
+                for t in running
+                if BEAT_ATTR in t.system_attrs
+                and now - float(t.system_attrs[BEAT_ATTR]) > GRACE_BEATS * int(heartbeat_s)
+            ]
+
+        def get_heartbeat_interval(self) -> int | None:
+            return int(heartbeat_s)
+
+        def get_heartbeat_stale_trial_callback(self) -> Any:
+            return None
+
+        def get_failed_trial_callback(self) -> Any:  # the same, by its Optuna 3 name
+            return None
+
+    return HeartbeatJournalStorage(backend)
+
+
+def _heartbeat_interval(study: Any) -> int | None:
+    get = getattr(study._storage, "get_heartbeat_interval", None)
+    return get() if get is not None else None
+
+
+@contextmanager
+def heartbeat(study: Any, trial: Any) -> Iterator[None]:
+    """Records the running trial's heartbeat now and then every interval until the block ends
+    (nothing for a storage without heartbeats, e.g. the in-memory one of bench/replay.py)."""
+    interval = _heartbeat_interval(study)
+    if not interval:
+        yield
+        return
+    store, trial_id, stop = study._storage, trial._trial_id, threading.Event()
+
+    def beat() -> None:
+        while True:
+            try:
+                store.record_heartbeat(trial_id)
+            except Exception:  # noqa: BLE001 - a missed beat is no failure; GRACE_BEATS allow some
+                pass
+            if stop.wait(interval):
+                return
+
+    thread = threading.Thread(target=beat, name=f"heartbeat-{trial_id}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+def fail_lost(study: Any) -> int:
+    """Marks as failed the running trials whose heartbeat stopped (their worker is gone, on
+    any host); returns how many. Their status reads "lost" (report/table.py): Optuna lets no
+    attribute be set on a trial once it has failed."""
+    import optuna
+    from optuna.trial import TrialState
+
+    if not _heartbeat_interval(study):
+        return 0
+    before = {t._trial_id for t in study.get_trials(deepcopy=False, states=(TrialState.FAIL,))}
+    with warnings.catch_warnings():  # fail_stale_trials is "experimental"
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        optuna.storages.fail_stale_trials(study)
+    after = {t._trial_id for t in study.get_trials(deepcopy=False, states=(TrialState.FAIL,))}
+    return len(after - before)
+
+
+def still_running(study: Any, trial: Any) -> bool:
+    """False when another worker has meanwhile failed this trial as lost (its heartbeat came
+    too late): its result is then dropped rather than told twice."""
+    from optuna.trial import TrialState
+
+    return fresh(study, trial).state == TrialState.RUNNING

@@ -24,6 +24,7 @@ from iotune import controlfile, identity, linkage, objective, storage, trial
 from iotune.search import get_strategy, loop, noise, sequential, warmstart
 from iotune.search.capping import Capping
 from iotune.space import Space, config_key
+from iotune.storage import HEARTBEAT_S
 
 SIGNIFICANCE = sequential.ALPHA
 STDERR_LINES = 15  # of a failing application's stderr, shown when its baseline fails
@@ -73,6 +74,7 @@ class TuneConfig:
     remember: bool = True  # file the finished study in the knowledge base (docs/kb.md)
     warm_start_kb: bool = False  # try the nearest stored motifs' settings first
     signature: Any = None  # the application's motif signature, once known (kb.signature)
+    heartbeat: int = HEARTBEAT_S  # seconds between a running trial's heartbeats (0: none)
 
     @property
     def command(self) -> list[str]:
@@ -94,10 +96,10 @@ def storage_url(cfg: TuneConfig) -> str:
     return cfg.storage or f"sqlite:///{(cfg.out / 'study.db').resolve()}"
 
 
-def open_storage(url: str) -> Any:
+def open_storage(url: str, heartbeat_s: int | None = HEARTBEAT_S) -> Any:
     """An Optuna storage for url (see iotune.storage); StudyError, password masked, if not."""
     try:
-        return storage.open_storage(url)
+        return storage.open_storage(url, heartbeat_s or None)
     except storage.StorageError as e:
         raise StudyError(str(e)) from None
 
@@ -126,7 +128,7 @@ def open_study(cfg: TuneConfig, adopt: bool = False) -> tuple[Any, bool]:
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     strategy = get_strategy(cfg.strategy)
-    store = open_storage(storage_url(cfg))
+    store = open_storage(storage_url(cfg), cfg.heartbeat)
     sampler = strategy.sampler(cfg.seed, len(cfg.space.guesses))
     direction = objective.direction(cfg.objective)
     try:
@@ -181,17 +183,18 @@ SETUP_GRACE_S = 5.0  # a worker sets a new trial's "worker" attribute within mil
 
 
 def recover_stale(study: Any) -> int:
-    """Marks as failed the RUNNING trials of workers on this host that no longer exist (a
-    killed or crashed `iotune tune`); returns how many. Other hosts' trials are left alone.
-    A trial with no worker yet was either being set up just now (by any worker) or its worker
-    was killed between creating it and claiming it: it is stale once older than the grace."""
+    """Marks as failed the RUNNING trials whose worker no longer exists; returns how many.
+    On any host: those whose heartbeat stopped (iotune.storage). On this host, at once: those
+    whose worker process is gone (a killed or crashed `iotune tune`). A trial with no worker
+    yet was either being set up just now (by any worker) or its worker was killed between
+    creating it and claiming it: it is stale once older than the grace."""
     import datetime
     import time
 
     from optuna.trial import TrialState
 
     host = socket.gethostname()
-    n = 0
+    n = storage.fail_lost(study)
     for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
         worker = t.user_attrs.get("worker")
         if worker is None and t.datetime_start is not None:
@@ -708,7 +711,7 @@ def run(
         f"objective {cfg.objective}"
     )
     if stale:
-        log(f"{stale} trial(s) of a stopped run marked as interrupted")
+        log(f"{stale} trial(s) of a stopped or lost worker marked as failed")
     where = f"in scratch directories under {opts.workdir}" if cfg.isolate else f"in {cfg.cwd}"
     log(f"each trial runs {where}: {shlex.join(opts.command)}")
     if opts.preload:

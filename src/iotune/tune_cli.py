@@ -8,6 +8,8 @@ import sys
 import time
 from pathlib import Path
 
+from iotune.storage import GRACE_BEATS, HEARTBEAT_S
+
 # built-in kernels and the arguments `--kernel NAME` runs them with (~0.3-1 s on 2 ranks here)
 KERNEL_ARGS = {
     "gcrmio": ["--cells", "65536"],
@@ -199,6 +201,15 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     store.add_argument("--out", type=Path, help="output directory (default iotune-results/<study>)")
     store.add_argument(
+        "--heartbeat",
+        type=int,
+        default=HEARTBEAT_S,
+        metavar="S",
+        help=f"seconds between a running trial's heartbeats (default {HEARTBEAT_S}); a trial "
+        f"silent for {GRACE_BEATS} of them (its worker killed, its node lost) is failed by the "
+        "next worker or finisher; 0: none. Give every worker of a study the same value",
+    )
+    store.add_argument(
         "--search-only",
         action="store_true",
         help="only run search trials (extra workers of a shared study)",
@@ -328,6 +339,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         kb=args.kb,
         remember=not args.no_kb,
         warm_start_kb=args.warm_start == "kb",
+        heartbeat=args.heartbeat,
     )
     cfg.out = args.out or Path("iotune-results") / cfg.name
     cfg.out.mkdir(parents=True, exist_ok=True)

@@ -26,6 +26,7 @@ pids = os.environ.get("FAKE_APP_PIDS")
 if pids:
     with open(pids, "a", encoding="utf-8") as f:
         f.write(f"{os.getpid()}\n")
+time.sleep(float(os.environ.get("FAKE_APP_PAUSE", "0")))  # a long trial, to be killed in
 log = os.environ.get("FAKE_APP_LOG")
 if log:
     with open(log, "a", encoding="utf-8") as f:

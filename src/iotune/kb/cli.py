@@ -192,9 +192,16 @@ def _suggest(base, args) -> int:
     return 0
 
 
+def _scale(sig) -> str:
+    """ "2 ranks on 1 node" ("2 ranks" where the node count is not known)."""
+    ranks, nodes = sig.scale.get("ranks"), sig.scale.get("nodes")
+    on = f" on {nodes} node{'s' if nodes != 1 else ''}" if nodes else ""
+    return f"{ranks} ranks{on}"
+
+
 def evidence_lines(s) -> list[str]:
     lines = [f"motif {s.signature.key}: {s.signature.words()}",
-             f"scale: {s.signature.scale.get('ranks')} ranks; platform: "
+             f"scale: {_scale(s.signature)}; platform: "
              + ", ".join(f"{k} {v}" for k, v in sorted(s.signature.platform.items()))]  # fmt: skip
     lines += [f"note: {n}" for n in s.notes]
     if s.settings:
@@ -206,7 +213,7 @@ def evidence_lines(s) -> list[str]:
         lines.append(
             f"  evidence: entry {e.id} study {e.study or '-'} ({e.created[:10]}), distance "
             f"{m.distance:g} ({same}{other}), verified {_fmt(e.speedup, '.2f')}x p="
-            f"{_fmt(e.p_value, '.3g')} at {e.signature.scale.get('ranks')} ranks: "
+            f"{_fmt(e.p_value, '.3g')} at {_scale(e.signature)}: "
             + " ".join(f"{k}={v}" for k, v in sorted(e.settings.items()))
         )
     return lines

@@ -56,7 +56,8 @@ WEIGHTS = {
     "filters": 1.0,
     "fs_kind": 2.0,
 }
-SCALE_WEIGHT = 0.25  # per doubling of ranks, transfer size or bytes (capped at CAP_DOUBLINGS)
+SCALE_WEIGHT = 0.25  # per doubling of ranks, nodes, transfer size or bytes (up to CAP_DOUBLINGS)
+SCALE_FIELDS = ("ranks", "nodes", "transfer_size_median", "bytes")  # weighed in the distance
 CAP_DOUBLINGS = 4
 PLATFORM_WEIGHT = 0.5  # per platform field that differs
 
@@ -162,7 +163,9 @@ def scale_class(ranks: int) -> str:
 
 
 def from_groups(
-    groups: Sequence[insights.Group], platform: Mapping[str, str] | None = None, nodes: int = 1
+    groups: Sequence[insights.Group],
+    platform: Mapping[str, str] | None = None,
+    nodes: int | None = None,
 ) -> Signature:
     """The signature of a run from its insights (insights.from_profile)."""
     g = dominant(groups)
@@ -175,7 +178,8 @@ def from_groups(
     scale = {
         "ranks": ranks,
         "scale_class": scale_class(ranks),
-        "nodes": nodes,
+        "nodes": nodes,  # None: not known (a profile from before hosts were counted)
+        "ranks_per_node": round(ranks / nodes, 3) if nodes else None,
         "transfer_size_median": g.get("transfer_size_median"),
         "bytes": int((g.get("bytes_written") or 0) + (g.get("bytes_read") or 0)),
         "group": g.pattern,
@@ -198,7 +202,7 @@ def from_profile(
     groups = insights.from_profile(p, traces, search_dirs=dirs)
     data = p.data
     prog = program or data.get("program")
-    return from_groups(groups, platform_of(prog, data.get("hostname")))
+    return from_groups(groups, platform_of(prog, data.get("hostname")), p.nodes)
 
 
 # ----------------------------------------------------------------------------- platform
@@ -299,7 +303,7 @@ def distance(a: Signature, b: Signature) -> float:
         x, y = a.motif.get(k, "unknown"), b.motif.get(k, "unknown")
         if x != y:
             d += w / 2 if "unknown" in (x, y) else w
-    for k in ("ranks", "transfer_size_median", "bytes"):
+    for k in SCALE_FIELDS:
         d += SCALE_WEIGHT * _doublings(a.scale.get(k), b.scale.get(k))
     d += PLATFORM_WEIGHT * len(platform_differences(a, b))
     return round(d, 4)

@@ -225,15 +225,21 @@ class KnowledgeBase:
         with self.engine.connect() as c:
             return dict(c.execute(sa.select(self._meta.c.key, self._meta.c.value)).all())
 
+    CREATE_TRIES = 10
+
     def _create(self) -> None:
         """Creates the tables and stamps them; a concurrent creator may win the race."""
         import sqlalchemy as sa
 
-        try:
-            self._md.create_all(self.engine)
-        except sa.exc.OperationalError as e:
-            if "already exists" not in str(e):
-                raise
+        # create_all stops at the first table another process made between its check and its
+        # CREATE: the tables after it would be missing, so it runs again (it skips what exists)
+        for attempt in range(self.CREATE_TRIES):
+            try:
+                self._md.create_all(self.engine)
+                break
+            except sa.exc.OperationalError as e:
+                if "already exists" not in str(e) or attempt == self.CREATE_TRIES - 1:
+                    raise
         self._stamp()
 
     def _stamp(self) -> None:

@@ -25,6 +25,10 @@ FIELDS = [
 ]
 
 
+# a failed trial with no status: failed by another worker when its heartbeat stopped
+LOST = "lost"
+
+
 def trial_rows(study: Any, space: Space) -> list[dict[str, Any]]:
     """One dict per trial (queued ones left out), in trial order."""
     rows = []
@@ -36,7 +40,7 @@ def trial_rows(study: Any, space: Space) -> list[dict[str, Any]]:
         row = {
             "number": t.number,
             "state": t.state.name,
-            "status": a.get("status", t.state.name),
+            "status": a.get("status", LOST if t.state.name == "FAIL" else t.state.name),
             "origin": a.get("origin", "search"),
             "value": t.value,
             "source": a.get("source", ""),

@@ -5,8 +5,10 @@ Every trial records in its user attributes: settings, key, status, wall_s, sourc
 when it did not succeed, a message. Statuses (see iotune.trial): ok -> COMPLETE; capped,
 forbidden -> PRUNED (Optuna's word for a trial stopped early; capped ones carry a lower-bound
 estimate as intermediate value, so the sampler learns they are bad); failed, crashed, timeout,
-interrupted -> FAIL (never counted as fast). The baseline failing stops the loop at once
-(BaselineFailed): every later comparison would be against nothing.
+interrupted -> FAIL (never counted as fast); lost -> FAIL with no status (its worker died
+without a word and another worker failed it when its heartbeat stopped: iotune.storage). The
+baseline failing stops the loop at once (BaselineFailed): every later comparison would be
+against nothing.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from iotune import storage
 from iotune.search import inert, noise, warmstart
 from iotune.search.capping import Capping
 from iotune.space import Space, config_key
@@ -134,36 +137,38 @@ def run(
     _resume_warm_start(study, space, leave_out_inert, facts)
     distributions = searched(study, space)
     while used(study) < budget:
+        storage.fail_lost(study)  # a dead worker's trial counts as failed, on any host
         inc = incumbent(study, maximize)
         trial = study.ask(fixed_distributions=distributions)
-        config = space.config_from_trial_params(trial.params)
-        settings = space.settings_of(config)
-        trial.set_user_attr("settings", settings)
-        trial.set_user_attr("key", config_key(settings))
-        trial.set_user_attr("worker", worker)
-        if space.forbidden(config) is not None or _value_left_out(study, config):
-            trial.set_user_attr("status", "forbidden")
-            trial.set_user_attr("wall_s", 0.0)
-            study.tell(trial, state=TrialState.PRUNED)
-            outcome = Outcome("forbidden")
-        else:
-            is_baseline = trial.user_attrs.get("origin") == "defaults"
-            cap = capping.cap(inc.wall) if capping and inc and not is_baseline else None
-            try:
-                outcome = evaluate(settings, cap)
-            except KeyboardInterrupt:
-                trial.set_user_attr("status", "interrupted")
-                study.tell(trial, state=TrialState.FAIL)
-                raise
-            record(study, trial, outcome, inc, maximize)
-            if trial.user_attrs.get("origin") == warmstart.BASELINE:
-                if not outcome.ok:
-                    raise BaselineFailed(outcome)
-                if leave_out_inert:
-                    _after_baseline(study, space, outcome.metrics, {**outcome.traits, **facts})
-                else:
-                    _after_baseline(study, space, {}, {})
-                distributions = searched(study, space)
+        with storage.heartbeat(study, trial):
+            config = space.config_from_trial_params(trial.params)
+            settings = space.settings_of(config)
+            trial.set_user_attr("settings", settings)
+            trial.set_user_attr("key", config_key(settings))
+            trial.set_user_attr("worker", worker)
+            if space.forbidden(config) is not None or _value_left_out(study, config):
+                trial.set_user_attr("status", "forbidden")
+                trial.set_user_attr("wall_s", 0.0)
+                study.tell(trial, state=TrialState.PRUNED)
+                outcome = Outcome("forbidden")
+            else:
+                is_baseline = trial.user_attrs.get("origin") == "defaults"
+                cap = capping.cap(inc.wall) if capping and inc and not is_baseline else None
+                try:
+                    outcome = evaluate(settings, cap)
+                except KeyboardInterrupt:
+                    trial.set_user_attr("status", "interrupted")
+                    study.tell(trial, state=TrialState.FAIL)
+                    raise
+                record(study, trial, outcome, inc, maximize)
+                if trial.user_attrs.get("origin") == warmstart.BASELINE:
+                    if not outcome.ok:
+                        raise BaselineFailed(outcome)
+                    if leave_out_inert:
+                        _after_baseline(study, space, outcome.metrics, {**outcome.traits, **facts})
+                    else:
+                        _after_baseline(study, space, {}, {})
+                    distributions = searched(study, space)
         if combine:
             warmstart.combine(study, space, maximize)
         if confirm > 0 and outcome.ok:
@@ -236,6 +241,8 @@ def record(
 ) -> None:
     from optuna.trial import TrialState
 
+    if not storage.still_running(study, trial):
+        return  # failed as lost meanwhile (its heartbeat was late): counted once, as failed
     trial.set_user_attr("status", outcome.status)
     trial.set_user_attr("wall_s", round(outcome.wall_s, 6))
     if outcome.source:
