@@ -196,6 +196,16 @@ void iot_trace_h5(const char *func, int rec, int dset, uint64_t size, int64_t of
     append(&s, t, dt);
 }
 
+void iot_trace_set_view(int rec, int view, uint64_t size, int64_t disp, double t, double dt)
+{
+    if (iot_depth > 0 && iot_trace_on < 2)
+        return;
+    /* the view's index in the dataset column: an MPI-IO call names no dataset */
+    trace_sig s = {"MPI_File_set_view", 0, size, rec, view, -1, 0, IOT_L_MPIIO, 0};
+    set_step(&s, disp);
+    append(&s, t, dt);
+}
+
 int iot_trace_truncated(void)
 {
     return trace_dropped > 0;

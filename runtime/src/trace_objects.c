@@ -1,13 +1,15 @@
 /* What the trace says once rather than per call: texts it interns (selection boxes as
- * "[n, m]") and the HDF5 datasets the calls name, with their extent and element size. */
+ * "[n, m]"), the HDF5 datasets the calls name (extent, maximum extent, chunks, element type)
+ * and the MPI-IO file views set (displacement, etype, the filetype's blocks). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "mpitype.h"
 #include "trace.h"
 #include "trace_store.h"
 
-trace_strtab trace_dims_tab, trace_dset_keys;
+trace_strtab trace_dims_tab, trace_dset_keys, trace_views;
 trace_dataset *trace_dsets;
 static uint32_t cap_dsets;
 
@@ -55,8 +57,10 @@ static int dims_text_id(int ndims, const uint64_t *dims)
     char text[32 * 24] = "[";
     size_t used = 1;
     for (int d = 0; d < ndims && d < 32 && used < sizeof text; d++)
-        used += (size_t)snprintf(text + used, sizeof text - used, "%s%llu", d ? ", " : "",
-                                 (unsigned long long)dims[d]);
+        used += dims[d] == UINT64_MAX /* an unlimited maximum extent */
+                    ? (size_t)snprintf(text + used, sizeof text - used, "%snull", d ? ", " : "")
+                    : (size_t)snprintf(text + used, sizeof text - used, "%s%llu", d ? ", " : "",
+                                       (unsigned long long)dims[d]);
     if (used + 2 > sizeof text)
         return -1;
     text[used] = ']';
@@ -83,8 +87,7 @@ int trace_dims_id(int ndims, const uint64_t *dims)
     return id;
 }
 
-int iot_trace_dataset(int rec, const char *path, int ndims, const uint64_t *dims,
-                      uint64_t type_size)
+int iot_trace_dataset(int rec, const char *path, const iot_trace_dset_desc *d)
 {
     char key[IOT_REC_NAME + 1100];
     if (snprintf(key, sizeof key, "%d\x1f%s", rec, path) >= (int)sizeof key)
@@ -99,7 +102,42 @@ int iot_trace_dataset(int rec, const char *path, int ndims, const uint64_t *dims
     }
     uint32_t before = trace_dset_keys.n;
     int id = strtab_id(&trace_dset_keys, key);
-    if (id >= 0 && trace_dset_keys.n != before)
-        trace_dsets[id] = (trace_dataset){rec, trace_dims_id(ndims, dims), type_size};
+    if (id >= 0 && trace_dset_keys.n != before) /* the boxes' cache (trace_dims_id) left alone */
+        trace_dsets[id] = (trace_dataset){rec,
+                                          trace_dims_id(d->ndims, d->dims),
+                                          d->maxdims ? dims_text_id(d->ndims, d->maxdims) : -1,
+                                          d->chunks ? dims_text_id(d->ndims, d->chunks) : -1,
+                                          d->type_size,
+                                          d->type_class,
+                                          d->type_signed,
+                                          d->type_order};
     return id;
+}
+
+/* A view as the JSON object the trace writes, interned: a view set again (every step, every
+ * reopen) is stored once. Blocks past what fits the text are left out, and it says so. */
+int iot_trace_view(int64_t disp, uint64_t etype_size, uint64_t size, int64_t lb, int64_t extent,
+                   const iot_block *blocks, int nblocks)
+{
+    char text[1 << 15];
+    int n = snprintf(text, sizeof text,
+                     "{\"disp\": %lld, \"etype_size\": %llu, \"size\": %llu, \"lb\": %lld, "
+                     "\"extent\": %lld, \"blocks\": ",
+                     (long long)disp, (unsigned long long)etype_size, (unsigned long long)size,
+                     (long long)lb, (long long)extent);
+    size_t used = (size_t)n;
+    if (nblocks < 0) {
+        used += (size_t)snprintf(text + used, sizeof text - used, "null}");
+        return strtab_id(&trace_views, text);
+    }
+    text[used++] = '[';
+    for (int i = 0; i < nblocks && used + 64 < sizeof text; i++)
+        used += (size_t)snprintf(text + used, sizeof text - used, "%s[%lld, %lld]", i ? ", " : "",
+                                 (long long)blocks[i].off, (long long)blocks[i].len);
+    if (used + 64 >= sizeof text) /* too many for the text: none rather than some */
+        used = (size_t)n + (size_t)snprintf(text + n, sizeof text - (size_t)n, "null");
+    else
+        text[used++] = ']';
+    snprintf(text + used, sizeof text - used, "}");
+    return strtab_id(&trace_views, text);
 }

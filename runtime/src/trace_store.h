@@ -33,7 +33,7 @@ typedef struct {
     double p_lo, p_hi;
 } trace_event;
 
-/* Interned strings: dims texts, and dataset keys "rec\x1fpath". */
+/* Interned strings: dims texts, dataset keys "rec\x1fpath", file views. */
 typedef struct {
     char **s;
     uint32_t n, cap;
@@ -41,8 +41,9 @@ typedef struct {
 } trace_strtab;
 
 typedef struct {
-    int rec, dims;
+    int rec, dims, maxdims, chunks; /* interned "[n, m]" texts, or -1 */
     uint64_t type_size;
+    int type_class, type_signed, type_order; /* as iot_trace_dset_desc */
 } trace_dataset;
 
 /* Start times of a run may stray this far from the regular spacing: 10 us, or a sixteenth of
@@ -56,8 +57,9 @@ extern trace_event *trace_events;
 extern size_t trace_nevents, trace_max_events;
 extern uint64_t trace_dropped;
 
-/* trace_objects.c: interned dims texts, the datasets (keys in trace_dset_keys, "rec\x1fpath"). */
-extern trace_strtab trace_dims_tab, trace_dset_keys;
+/* trace_objects.c: interned dims texts, the datasets (keys in trace_dset_keys, "rec\x1fpath"),
+ * the file views (each a JSON object's text). */
+extern trace_strtab trace_dims_tab, trace_dset_keys, trace_views;
 extern trace_dataset *trace_dsets;
 
 /* The id of "[n, m, ...]" (interned), or -1 (ndims <= 0, no memory). */

@@ -1,5 +1,5 @@
-/* The trace file of one rank (schema 3, docs/profile.md): the files, datasets, signatures and
- * runs trace.c and trace_objects.c kept, as JSON in columns, gzip-compressed on the way out. */
+/* The trace file of one rank (schema 4, docs/profile.md): the files, datasets, views, signatures
+ * and runs trace.c and trace_objects.c kept, as JSON in columns, gzip-compressed on the way out. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -196,6 +196,23 @@ static void write_runs(FILE *f, double origin)
     col_flush(f);
 }
 
+static const char *text_or_null(const trace_strtab *t, int id)
+{
+    return id >= 0 ? t->s[id] : "null";
+}
+
+/* HDF5's type classes (H5T_class_t, from H5T_INTEGER = 0) and byte orders (H5T_order_t). */
+static const char *const type_classes[] = {
+    "\"integer\"",  "\"float\"",     "\"time\"", "\"string\"", "\"bitfield\"", "\"opaque\"",
+    "\"compound\"", "\"reference\"", "\"enum\"", "\"vlen\"",   "\"array\""};
+#define NCLASSES ((int)(sizeof type_classes / sizeof type_classes[0]))
+static const char *const byte_orders[] = {"\"LE\"", "\"BE\""};
+
+static const char *name_or_null(const char *const *names, int n, int i)
+{
+    return i >= 0 && i < n ? names[i] : "null";
+}
+
 static void write_body(FILE *f, double origin)
 {
     int nrecs = 0;
@@ -211,9 +228,21 @@ static void write_body(FILE *f, double origin)
         iot_json_string(f, trace_dsets[i].rec >= 0 ? iot_rec(trace_dsets[i].rec)->name : NULL);
         fputs(", \"name\": ", f);
         iot_json_string(f, strchr(trace_dset_keys.s[i], '\x1f') + 1);
-        fprintf(f, ", \"dims\": %s, \"type_size\": %llu}",
-                trace_dsets[i].dims >= 0 ? trace_dims_tab.s[trace_dsets[i].dims] : "null",
-                (unsigned long long)trace_dsets[i].type_size);
+        const trace_dataset *d = &trace_dsets[i];
+        fprintf(f, ", \"dims\": %s, \"maxdims\": %s, \"chunks\": %s, \"type_size\": %llu",
+                text_or_null(&trace_dims_tab, d->dims), text_or_null(&trace_dims_tab, d->maxdims),
+                text_or_null(&trace_dims_tab, d->chunks), (unsigned long long)d->type_size);
+        fprintf(f, ", \"type_class\": %s, \"type_signed\": %s, \"type_order\": %s}",
+                name_or_null(type_classes, NCLASSES, d->type_class),
+                d->type_signed < 0 ? "null"
+                : d->type_signed   ? "true"
+                                   : "false",
+                name_or_null(byte_orders, 2, d->type_order));
+    }
+    fputs("], \"views\": [", f); /* MPI_File_set_view's signatures name them by index */
+    for (uint32_t i = 0; i < trace_views.n; i++) {
+        fputs(i ? ", " : "", f);
+        fputs(trace_views.s[i], f);
     }
     fputs("]", f);
     write_signatures(f);
@@ -237,7 +266,7 @@ int iot_trace_write(const char *path, int rank, int nranks, const char *session,
     int err = f ? 0 : (errno ? errno : ENOMEM);
     if (f) {
         setvbuf(f, NULL, _IOFBF, 1 << 16);
-        fputs("{\"schema\": \"iotune-trace\", \"version\": 3, \"session\": ", f);
+        fputs("{\"schema\": \"iotune-trace\", \"version\": 4, \"session\": ", f);
         iot_json_string(f, session);
         fprintf(f,
                 ", \"rank\": %d, \"ranks\": %d, \"start\": %.6f, \"truncated\": %s, "

@@ -10,6 +10,7 @@
 #include "core.h"
 #include "fstype.h"
 #include "idmap.h"
+#include "mpitype.h"
 #include "trace.h"
 #include "wrap.h"
 
@@ -109,7 +110,30 @@ IOT_MPI_WRAPPER(int, MPI_File_sync, (MPI_File fh))
     return rc;
 }
 
-/* Traced with the displacement as offset and the file type's size as size. */
+/* The most blocks of a filetype the trace describes (a view's text holds about 1,500). */
+#define VIEW_BLOCKS 1024
+
+/* The view's description for the trace (MPI calls outside the lock): the etype's size, the
+ * filetype's blocks, size and extent; interned, so a view set again costs no memory. */
+static int describe_view(MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+                         MPI_Count *size)
+{
+    static iot_block blocks[VIEW_BLOCKS]; /* set_view is collective: no two threads at once */
+    MPI_Count esize = 0, lb = 0, extent = 0;
+    PMPI_Type_size_x(etype, &esize);
+    PMPI_Type_size_x(filetype, size);
+    PMPI_Type_get_extent_x(filetype, &lb, &extent);
+    int n = iot_type_blocks(filetype, blocks, VIEW_BLOCKS);
+    if (!iot_lock())
+        return -1;
+    int view = iot_trace_view(disp, esize > 0 ? (uint64_t)esize : 0,
+                              *size > 0 ? (uint64_t)*size : 0, lb, extent, blocks, n);
+    iot_unlock();
+    return view;
+}
+
+/* Traced with the displacement as offset, the file type's size as size and the view's layout
+ * (describe_view). */
 IOT_MPI_WRAPPER(int, MPI_File_set_view,
                 (MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
                  const char *datarep, MPI_Info info))
@@ -118,16 +142,17 @@ IOT_MPI_WRAPPER(int, MPI_File_set_view,
         return PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
     IOT_TIMED(PMPI_File_set_view(fh, disp, etype, filetype, datarep, info));
     MPI_Count size = 0;
-    if (iot_trace_on && rc == MPI_SUCCESS)
-        PMPI_Type_size_x(filetype, &size);
+    int view = -1, traced = iot_trace_wanted() && rc == MPI_SUCCESS;
+    if (traced)
+        view = describe_view(disp, etype, filetype, &size);
     if (iot_lock()) {
         int rec = record_of(fh);
         if (rec >= 0)
             iot_rec(rec)->c[IOT_L_MPIIO].set_views++;
         iot_count_meta(rec, IOT_L_MPIIO, dt, outer);
-        if (iot_trace_on && rec >= 0)
-            iot_trace(IOT_L_MPIIO, "MPI_File_set_view", rec, size > 0 ? (uint64_t)size : 0,
-                      disp >= 0 ? disp : -1, 0, t, dt);
+        if (traced && rec >= 0)
+            iot_trace_set_view(rec, view, size > 0 ? (uint64_t)size : 0, disp >= 0 ? disp : -1, t,
+                               dt);
         iot_unlock();
     }
     return rc;
