@@ -1,8 +1,8 @@
 /* I/O methods and timing of a generated skeleton (see skel_rt.h and docs/skel.md).
  *
  * native     what the application did: HDF5 files through HDF5 with the traced transfer mode,
- *            MPI-IO files with MPI_File_write_at(_all), POSIX files with pwrite, at the traced
- *            offsets.
+ *            MPI-IO files with MPI_File_write_at(_all) at the traced offsets or through the
+ *            traced file view (skel_write_view), POSIX files with pwrite.
  * hdf5       everything through HDF5 (--transfer forces collective or independent); a raw
  *            file becomes one 1-D byte dataset per write, ranks' blocks in rank order.
  * mpiio      Skel's MPI_LUSTRE: one shared raw file, each rank's bytes of a file contiguous
@@ -560,6 +560,57 @@ void skel_write_bytes(skel_file_t *f, long long offset, long long size, int coll
     }
     add(s, T_WRITE, t0);
     f->pos = offset + size;
+    s->bytes += size;
+}
+
+void skel_write_view(skel_file_t *f, long long offset, long long size, long long lb,
+                     long long extent, int nblocks, const long long *view, int collective,
+                     int active)
+{
+    skel_t *s = f->s;
+    if (s->method != SKEL_NATIVE || f->api != SKEL_MPIIO) {
+        skel_write_bytes(f, nblocks > 0 ? offset + view[0] : offset, size, collective, active);
+        return;
+    }
+    if (!active)
+        size = nblocks = 0;
+    int *len = malloc(sizeof(int) * (size_t)(nblocks + 1));
+    MPI_Aint *at = malloc(sizeof(MPI_Aint) * (size_t)(nblocks + 1));
+    if (!len || !at)
+        die(s, "out of memory");
+    for (int i = 0; i < nblocks; i++) {
+        at[i] = (MPI_Aint)view[2 * i];
+        len[i] = (int)view[2 * i + 1];
+    }
+    MPI_Datatype ftype = MPI_BYTE; /* no blocks (a rank without data): bytes */
+    if (nblocks > 0) {
+        MPI_Aint lo = 0, ext = 0;
+        MPI_Type_create_hindexed(nblocks, len, at, MPI_BYTE, &ftype);
+        MPI_Type_get_extent(ftype, &lo, &ext);
+        /* resized only when it must be: ROMIO's collective writes of a resized type span a
+         * wider range of the file (measured: 432 bytes more, read and written back) */
+        if (lo != (MPI_Aint)lb || ext != (MPI_Aint)extent) {
+            MPI_Datatype blocks = ftype;
+            MPI_Type_create_resized(blocks, (MPI_Aint)lb, (MPI_Aint)extent, &ftype);
+            MPI_Type_free(&blocks);
+        }
+        MPI_Type_commit(&ftype);
+    }
+    free(len);
+    free(at);
+    const char *data = data_for(s, (size_t)size);
+    double t0 = now();
+    MPI_Status st;
+    int rc = MPI_File_set_view(f->mf, offset, MPI_BYTE, ftype, "native", MPI_INFO_NULL);
+    if (rc == MPI_SUCCESS)
+        rc = transfer_of(s, collective) ? MPI_File_write_all(f->mf, data, (int)size, MPI_BYTE, &st)
+             : size                     ? MPI_File_write(f->mf, data, (int)size, MPI_BYTE, &st)
+                                        : MPI_SUCCESS;
+    if (rc != MPI_SUCCESS)
+        die(s, "MPI_File_set_view or write through it failed");
+    add(s, T_WRITE, t0);
+    if (ftype != MPI_BYTE)
+        MPI_Type_free(&ftype);
     s->bytes += size;
 }
 
