@@ -55,6 +55,11 @@ int iot_trace_dataset(int rec, const char *path, const iot_trace_dset_desc *d);
 /* A file view as the trace describes it (once per distinct view): its displacement, the etype's
  * size, the filetype's size, extent and byte blocks (nblocks -1: too many or not followed).
  * Returns its index in the trace's view table, or -1. */
+/* The extent of traced dataset ds (an index from iot_trace_dataset) into dims, when it cannot
+ * change (maximum extent equal to it): returns its rank, or 0 when unknown or extendible. Needs
+ * no lock: what a transfer uses instead of asking HDF5 for the file space's extent. */
+int iot_trace_fixed_extent(int ds, uint64_t *dims);
+
 struct iot_block; /* mpitype.h */
 int iot_trace_view(int64_t disp, uint64_t etype_size, uint64_t size, int64_t lb, int64_t extent,
                    const struct iot_block *blocks, int nblocks);

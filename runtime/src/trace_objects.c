@@ -87,6 +87,51 @@ int trace_dims_id(int ndims, const uint64_t *dims)
     return id;
 }
 
+/* The fixed extents of traced datasets, by index, for transfers to read without the lock: in
+ * chunks that never move, an entry written before its index is handed out (as the dataset's
+ * description), and afterwards only ever turned from known to unknown (a dataset of that path
+ * opened again with another extent). Entry: rank (0: unknown or extendible), then the extent. */
+#define EXTENT_CHUNK 256
+#define EXTENT_CHUNKS 1024 /* 262,144 datasets, the most the dataset table holds */
+typedef uint64_t extent_entry[1 + 32];
+static extent_entry *extent_chunks[EXTENT_CHUNKS];
+
+static void keep_extent(int id, const iot_trace_dset_desc *d, int fresh)
+{
+    int n = d->ndims;
+    int fixed = n > 0 && n <= 32 && d->maxdims &&
+                memcmp(d->dims, d->maxdims, (size_t)n * sizeof *d->dims) == 0;
+    if (id < 0 || id / EXTENT_CHUNK >= EXTENT_CHUNKS)
+        return;
+    extent_entry *chunk = extent_chunks[id / EXTENT_CHUNK];
+    if (!chunk && fresh && (chunk = calloc(EXTENT_CHUNK, sizeof *chunk)))
+        __atomic_store_n(&extent_chunks[id / EXTENT_CHUNK], chunk, __ATOMIC_RELEASE);
+    if (!chunk)
+        return; /* unknown: transfers ask HDF5 */
+    uint64_t *e = chunk[id % EXTENT_CHUNK];
+    if (fresh) {
+        if (fixed)
+            memcpy(e + 1, d->dims, (size_t)n * sizeof *e);
+        __atomic_store_n(&e[0], fixed ? (uint64_t)n : 0, __ATOMIC_RELEASE);
+    } else if (e[0] && (!fixed || e[0] != (uint64_t)n ||
+                        memcmp(e + 1, d->dims, (size_t)n * sizeof *e) != 0)) {
+        __atomic_store_n(&e[0], 0, __ATOMIC_RELEASE);
+    }
+}
+
+int iot_trace_fixed_extent(int ds, uint64_t *dims)
+{
+    if (ds < 0 || ds / EXTENT_CHUNK >= EXTENT_CHUNKS)
+        return 0;
+    extent_entry *chunk = __atomic_load_n(&extent_chunks[ds / EXTENT_CHUNK], __ATOMIC_ACQUIRE);
+    if (!chunk)
+        return 0;
+    const uint64_t *e = chunk[ds % EXTENT_CHUNK];
+    int n = (int)__atomic_load_n(&e[0], __ATOMIC_ACQUIRE);
+    memcpy(dims, e + 1, (size_t)n * sizeof *dims);
+    return n;
+}
+
 int iot_trace_dataset(int rec, const char *path, const iot_trace_dset_desc *d)
 {
     char key[IOT_REC_NAME + 1100];
@@ -102,6 +147,7 @@ int iot_trace_dataset(int rec, const char *path, const iot_trace_dset_desc *d)
     }
     uint32_t before = trace_dset_keys.n;
     int id = strtab_id(&trace_dset_keys, key);
+    keep_extent(id, d, trace_dset_keys.n != before);
     if (id >= 0 && trace_dset_keys.n != before) /* the boxes' cache (trace_dims_id) left alone */
         trace_dsets[id] = (trace_dataset){rec,
                                           trace_dims_id(d->ndims, d->dims),

@@ -16,6 +16,8 @@
  *   views     N times the same 6 file views (MPI_File_set_view on PATH.<rank>.v, MPI_COMM_SELF),
  *             each followed by one MPI_File_write_all of its filetype's size: see view_types
  *   h5types   datasets of known types and layouts in PATH.<rank>.h5 (N ignored): see h5types_mode
+ *   h5again   /d of 100 ints, elements 10-19 written (H5S_ALL in memory), the link deleted, /d
+ *             again as 50 x 4 ints, row 5 written, then the whole dataset (H5S_ALL)
  * Prints {"mode": ..., "calls": N, "seconds": loop time}. */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -227,12 +229,45 @@ static void h5types_mode(const char *path, int rank)
     H5Pclose(fapl);
 }
 
+/* One dataset path with two extents in turn: a transfer's box and offset must follow the
+ * dataset it writes, not the first one of that path. */
+static void h5again_mode(const char *path, int rank)
+{
+    char name[4096];
+    snprintf(name, sizeof name, "%s.%d.h5", path, rank);
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    H5Pset_fapl_mpio(fapl, MPI_COMM_SELF, MPI_INFO_NULL);
+    hid_t f = H5Fcreate(name, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    static int buf[200];
+    hsize_t n1 = 100, start1 = 10, count1 = 10, n2[2] = {50, 4}, start2[2] = {5, 0},
+            count2[2] = {1, 4};
+    hid_t space = H5Screate_simple(1, &n1, NULL), mem = H5Screate_simple(1, &count1, NULL);
+    hid_t d = H5Dcreate2(f, "d", H5T_NATIVE_INT, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    H5Sselect_hyperslab(space, H5S_SELECT_SET, &start1, NULL, &count1, NULL);
+    check(H5Dwrite(d, H5T_NATIVE_INT, mem, space, H5P_DEFAULT, buf) >= 0, "H5Dwrite");
+    H5Dclose(d);
+    H5Sclose(space);
+    H5Sclose(mem);
+    check(H5Ldelete(f, "d", H5P_DEFAULT) >= 0, "H5Ldelete");
+    space = H5Screate_simple(2, n2, NULL);
+    mem = H5Screate_simple(2, count2, NULL);
+    d = H5Dcreate2(f, "d", H5T_NATIVE_INT, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    H5Sselect_hyperslab(space, H5S_SELECT_SET, start2, NULL, count2, NULL);
+    check(H5Dwrite(d, H5T_NATIVE_INT, mem, space, H5P_DEFAULT, buf) >= 0, "H5Dwrite");
+    check(H5Dwrite(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0, "H5Dwrite");
+    H5Dclose(d);
+    H5Sclose(space);
+    H5Sclose(mem);
+    H5Fclose(f);
+    H5Pclose(fapl);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     if (argc != 4) {
-        fprintf(stderr,
-                "usage: trace_probe seq|random|twofiles|h5|h5same|timed|views|h5types PATH N\n");
+        fprintf(stderr, "usage: trace_probe "
+                        "seq|random|twofiles|h5|h5same|timed|views|h5types|h5again PATH N\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     int rank;
@@ -244,6 +279,8 @@ int main(int argc, char **argv)
         views_mode(argv[2], rank, n);
     else if (strcmp(mode, "h5types") == 0)
         h5types_mode(argv[2], rank);
+    else if (strcmp(mode, "h5again") == 0)
+        h5again_mode(argv[2], rank);
     else if (strncmp(mode, "h5", 2) == 0)
         h5_modes(mode, argv[2], rank, n);
     else if (strcmp(mode, "timed") == 0)

@@ -187,6 +187,19 @@ def test_datasets_keep_the_applications_chunks_not_the_tuned_ones(test_prog, lib
     assert {d["name"]: d["chunks"] for d in tr["datasets"]}["/f64c"] == [4, 3]
 
 
+def test_transfers_follow_the_dataset_they_write_not_the_first_of_its_path(
+    test_prog, libiotune, tmp_path
+):
+    # /d of 100 ints, then /d again as 50 x 4: the boxes and offsets of the second come from
+    # its own extent (transfers keep a dataset's fixed extent from its open)
+    (tr,) = traced(test_prog, libiotune, tmp_path, "h5again", 1, level="1")
+    sigs = tr["signatures"]
+    writes = [(sigs[e[0]]["dims"], sigs[e[0]]["size"], sigs[e[0]]["step"])
+              for e in tr["events"] if sigs[e[0]]["func"] == "H5Dwrite"]  # fmt: skip
+    # offsets 40 (element 10), 80 (row 5 of 4 ints), 0 (everything)
+    assert writes == [([10], 40, 40), ([1, 4], 16, 40), ([50, 4], 800, -80)]
+
+
 def test_call_starts_within_the_tolerance(test_prog, libiotune, tmp_path):
     # calls 50 us apart, then 120 us, every 7th 30 us late: each call's start as the reader
     # places it (start + k * period of its run) against the clock the program read right
