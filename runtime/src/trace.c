@@ -196,6 +196,17 @@ void iot_trace_h5(const char *func, int rec, int dset, uint64_t size, int64_t of
     append(&s, t, dt);
 }
 
+void iot_trace_mpiio(const char *func, int rec, int memory, uint64_t size, int64_t offset, int mode,
+                     double t, double dt)
+{
+    if (iot_depth > 0 && iot_trace_on < 2)
+        return;
+    /* the memory layout's index in the dataset column: an MPI-IO call names no dataset */
+    trace_sig s = {func, 0, size, rec, memory, -1, mode, IOT_L_MPIIO, 0};
+    set_step(&s, offset);
+    append(&s, t, dt);
+}
+
 void iot_trace_set_view(int rec, int view, uint64_t size, int64_t disp, double t, double dt)
 {
     if (iot_depth > 0 && iot_trace_on < 2)

@@ -52,6 +52,8 @@ typedef struct {
  * description on first use), or -1. */
 int iot_trace_dataset(int rec, const char *path, const iot_trace_dset_desc *d);
 
+struct iot_block; /* mpitype.h */
+
 /* A file view as the trace describes it (once per distinct view): its displacement, the etype's
  * size, the filetype's size, extent and byte blocks (nblocks -1: too many or not followed).
  * Returns its index in the trace's view table, or -1. */
@@ -60,9 +62,17 @@ int iot_trace_dataset(int rec, const char *path, const iot_trace_dset_desc *d);
  * no lock: what a transfer uses instead of asking HDF5 for the file space's extent. */
 int iot_trace_fixed_extent(int ds, uint64_t *dims);
 
-struct iot_block; /* mpitype.h */
 int iot_trace_view(int64_t disp, uint64_t etype_size, uint64_t size, int64_t lb, int64_t extent,
                    const struct iot_block *blocks, int nblocks);
+
+/* The memory layout of an MPI-IO transfer whose datatype is not contiguous: the lengths of the
+ * pieces of one instance, in order (gaps are addresses of the application's buffers: not
+ * kept). Returns its index in the trace's table of memory layouts, or -1. */
+int iot_trace_memory(uint64_t size, const struct iot_block *blocks, int nblocks);
+
+/* An MPI-IO data call; memory: from iot_trace_memory, -1 for contiguous memory. */
+void iot_trace_mpiio(const char *func, int rec, int memory, uint64_t size, int64_t offset, int mode,
+                     double t, double dt);
 
 /* MPI_File_set_view of file rec: view from iot_trace_view (or -1), size the filetype's size. */
 void iot_trace_set_view(int rec, int view, uint64_t size, int64_t disp, double t, double dt);

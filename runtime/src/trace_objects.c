@@ -1,6 +1,7 @@
 /* What the trace says once rather than per call: texts it interns (selection boxes as
- * "[n, m]"), the HDF5 datasets the calls name (extent, maximum extent, chunks, element type)
- * and the MPI-IO file views set (displacement, etype, the filetype's blocks). */
+ * "[n, m]"), the HDF5 datasets the calls name (extent, maximum extent, chunks, element type),
+ * the MPI-IO file views set (displacement, etype, the filetype's blocks) and the memory layouts
+ * of MPI-IO transfers from noncontiguous datatypes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +10,7 @@
 #include "trace.h"
 #include "trace_store.h"
 
-trace_strtab trace_dims_tab, trace_dset_keys, trace_views;
+trace_strtab trace_dims_tab, trace_dset_keys, trace_views, trace_memory;
 trace_dataset *trace_dsets;
 static uint32_t cap_dsets;
 
@@ -186,4 +187,19 @@ int iot_trace_view(int64_t disp, uint64_t etype_size, uint64_t size, int64_t lb,
         text[used++] = ']';
     snprintf(text + used, sizeof text - used, "}");
     return strtab_id(&trace_views, text);
+}
+
+int iot_trace_memory(uint64_t size, const iot_block *blocks, int nblocks)
+{
+    char text[1 << 14];
+    size_t used = (size_t)snprintf(text, sizeof text, "{\"size\": %llu, \"pieces\": [",
+                                   (unsigned long long)size);
+    for (int i = 0; i < nblocks && used + 32 < sizeof text; i++)
+        used += (size_t)snprintf(text + used, sizeof text - used, "%s%lld", i ? ", " : "",
+                                 (long long)blocks[i].len);
+    if (nblocks < 0 || used + 32 >= sizeof text) /* not followed, or too many to say */
+        snprintf(text, sizeof text, "{\"size\": %llu, \"pieces\": null}", (unsigned long long)size);
+    else
+        snprintf(text + used, sizeof text - used, "]}");
+    return strtab_id(&trace_memory, text);
 }

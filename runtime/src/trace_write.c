@@ -244,6 +244,11 @@ static void write_body(FILE *f, double origin)
         fputs(i ? ", " : "", f);
         fputs(trace_views.s[i], f);
     }
+    fputs("], \"memory\": [", f); /* and MPI-IO transfers their memory layouts */
+    for (uint32_t i = 0; i < trace_memory.n; i++) {
+        fputs(i ? ", " : "", f);
+        fputs(trace_memory.s[i], f);
+    }
     fputs("]", f);
     write_signatures(f);
     write_runs(f, origin);

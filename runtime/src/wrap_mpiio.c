@@ -196,9 +196,29 @@ static int64_t byte_offset(MPI_File fh, MPI_Offset off)
     return off >= 0 && PMPI_File_get_byte_offset(fh, off, &disp) == MPI_SUCCESS ? disp : -1;
 }
 
+/* The trace's memory layout of a transfer (MPI calls outside the lock): -1 when the datatype
+ * is contiguous (the common case costs three type queries), else the pieces of one instance. */
+static int describe_memory(MPI_Count count, MPI_Datatype type)
+{
+    MPI_Count size = 0, lb = 0, extent = 0, tlb = 0, textent = 0;
+    PMPI_Type_size_x(type, &size);
+    PMPI_Type_get_true_extent_x(type, &tlb, &textent);
+    if (size == textent &&
+        (count <= 1 ||
+         (PMPI_Type_get_extent_x(type, &lb, &extent) == MPI_SUCCESS && extent == size)))
+        return -1;
+    static iot_block blocks[VIEW_BLOCKS]; /* under the lock below: one thread at a time */
+    if (!iot_lock())
+        return -1;
+    int n = iot_type_blocks(type, blocks, VIEW_BLOCKS);
+    int memory = iot_trace_memory(size > 0 ? (uint64_t)size : 0, blocks, n);
+    iot_unlock();
+    return memory;
+}
+
 /* Accounts one data call: bytes moved (or posted, for the nonblocking and split calls). */
 static void accessed(MPI_File fh, const char *func, int is_write, int is_coll, int64_t offset,
-                     uint64_t bytes, double t, double dt, int outer)
+                     uint64_t bytes, int memory, double t, double dt, int outer)
 {
     if (!iot_lock())
         return;
@@ -211,7 +231,7 @@ static void accessed(MPI_File fh, const char *func, int is_write, int is_coll, i
         else
             is_coll ? c->coll_reads++ : c->indep_reads++;
         if (iot_trace_on)
-            iot_trace(IOT_L_MPIIO, func, rec, bytes, offset, is_coll, t, dt);
+            iot_trace_mpiio(func, rec, memory, bytes, offset, is_coll, t, dt);
     }
     iot_unlock();
 }
@@ -250,8 +270,8 @@ static void ended(MPI_File fh, const char *func, int is_write, double t, double 
         iot_coll_calls++;                                                                          \
     IOT_TIMED(P##fn ARGS);                                                                         \
     int ok = rc == MPI_SUCCESS;                                                                    \
-    accessed(fh, #fn, IS_WRITE, IS_COLL, ok &&want ? byte_offset(fh, pos) : -1, ok ? BYTES : 0, t, \
-             dt, outer);                                                                           \
+    accessed(fh, #fn, IS_WRITE, IS_COLL, ok &&want ? byte_offset(fh, pos) : -1, ok ? BYTES : 0,    \
+             ok &&want ? describe_memory(count, type) : -1, t, dt, outer);                         \
     return rc;
 
 /* Blocking: bytes from the status (a local one when the application ignores it). */

@@ -10,9 +10,12 @@ content for all:
   `type_order`; older schemas lack them);
 - `views`: the MPI-IO file views set (schema 4; `[]` before): `disp`, `etype_size`, the
   filetype's `size`, `lb`, `extent` and `blocks` (`[offset, length]` in bytes, or None);
+- `memory`: the memory layouts of MPI-IO transfers from noncontiguous datatypes (schema 4;
+  `[]` before);
 - `signatures`: one dict per signature (`layer`, `func`, `file` (a name or None), `dataset`,
-  `dims`, `size`, `step`, `mode`), as in schema 2, and `view` (the view an
-  `MPI_File_set_view` set, or None);
+  `dims`, `size`, `step`, `mode`), as in schema 2, `view` (the view an
+  `MPI_File_set_view` set, or None) and `memory` (an MPI-IO transfer's memory layout when its
+  datatype is not contiguous: `size` and the `pieces`' lengths; else None);
 - `runs` (schema 3; for schema 2 each event is a run of stride 1): `Run` tuples, in the order
   of their first call;
 - `events`: `[signature, count, start_s, busy_s, span_s]`, consecutive calls of one signature
@@ -88,9 +91,11 @@ def read(path: str | os.PathLike[str]) -> dict[str, Any]:
     if doc.get("version") not in VERSIONS:
         raise TraceError(f"{path}: trace version {doc.get('version')} (this reader: 2, 3 or 4)")
     doc.setdefault("views", [])
+    doc.setdefault("memory", [])
     if doc["version"] == 2:
         for s in doc.get("signatures", []):
             s.setdefault("view", None)
+            s.setdefault("memory", None)
         doc["runs"] = [
             Run(
                 e[0],
@@ -113,15 +118,18 @@ def read(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 def _signatures(doc: dict[str, Any]) -> list[dict[str, Any]]:
     cols = doc["signatures"]
-    files, views = doc.get("files", []), doc.get("views", [])
+    files, views, memory = doc.get("files", []), doc.get("views", []), doc.get("memory", [])
     keys = ("layer", "func", "file", "dataset", "dims", "size", "step", "mode")
     out = []
     for row in zip(*(cols[k] for k in keys), strict=True):
         s = dict(zip(keys, row, strict=True))
         s["file"] = files[s["file"]] if s["file"] >= 0 else None
-        s["view"] = None
+        s["view"] = s["memory"] = None
         if s["func"] == "MPI_File_set_view":  # its dataset column is the view's index
             s["view"] = views[s["dataset"]] if 0 <= s["dataset"] < len(views) else None
+            s["dataset"] = -1
+        elif s["layer"] == "mpiio":  # a transfer's: its memory layout's, when not contiguous
+            s["memory"] = memory[s["dataset"]] if 0 <= s["dataset"] < len(memory) else None
             s["dataset"] = -1
         s["dataset"] = s["dataset"] if s["dataset"] >= 0 else None
         out.append(s)

@@ -106,7 +106,7 @@ files:
 @pytest.mark.parametrize(
     "old,new,where",
     [
-        ("api: mpiio", "api: posix", "r.yaml:10: files[0].writes[0].view: file views are an mpiio"),
+        ("api: mpiio", "api: posix", "r.yaml:10: files[0].writes[0].view: view is an mpiio file's"),
         ("[[rank * 4, 4], [8", "[[rank * 4], [8", "r.yaml:10: files[0].writes[0].view.blocks[0]"),
         ("extent: 16", "extent: 16 - 32", "r.yaml:8: files[0].writes[0]: at rank 0 of 2: view"),
         ("lb: 0,", "lb: 0, colour: 1,", "r.yaml:10: files[0].writes[0].view.colour"),
@@ -265,20 +265,22 @@ def test_types_and_chunks_come_from_the_trace_alone(
 
 
 def _mpiio_calls(profile: Path) -> list[list[tuple]]:
-    """Per rank: the MPI-IO calls (function, bytes, collective, calls in a row), and the views."""
+    """Per rank: the MPI-IO calls (function, bytes, collective, calls in a row, memory layout),
+    and the views."""
     out = []
     for t in iotrace.load(profile):
         sigs = t["signatures"]
-        calls = [(sigs[e[0]]["func"], sigs[e[0]]["size"], sigs[e[0]]["mode"], e[1])
-                 for e in t["events"] if sigs[e[0]]["layer"] == "mpiio"]  # fmt: skip
+        mpiio = [(sigs[e[0]], e[1]) for e in t["events"] if sigs[e[0]]["layer"] == "mpiio"]
+        calls = [(s["func"], s["size"], s["mode"], n, s["memory"]) for s, n in mpiio]
         out.append([calls, t["views"]])
     return out
 
 
 @needs_cc
 def test_haccio_one_call_skeleton_makes_the_kernels_calls(kernel, libiotune, tmp_path):
-    # one MPI_File_write_all per rank through an hindexed file view (header + 9 variables):
-    # the skeleton sets the same view and makes the same call with the same bytes, per rank
+    # one MPI_File_write_all per rank through an hindexed file view (header + 9 variables) from
+    # an hindexed memory datatype: the skeleton sets the same view and makes the same call with
+    # the same bytes in as many pieces, per rank
     orig = tmp_path / "orig"
     orig.mkdir()
     prof = _profile(orig, [kernel("haccio"), "--particles", "100"], libiotune)
@@ -289,8 +291,12 @@ def test_haccio_one_call_skeleton_makes_the_kernels_calls(kernel, libiotune, tmp
     out.mkdir()
     _profile(out, [skeleton, "--dir", out], libiotune)
     want, got = _mpiio_calls(prof), _mpiio_calls(out / "profile.json")
-    assert [c for c, _ in want][1][1:3] == [("MPI_File_set_view", 3800, 0, 1),
-                                            ("MPI_File_write_all", 3800, 1, 1)]  # fmt: skip
+    # rank 1: its 9 variables from 9 buffers of its own (an hindexed memory datatype)
+    pieces = [400] * 7 + [800, 200]
+    assert [c for c, _ in want][1][1:3] == [
+        ("MPI_File_set_view", 3800, 0, 1, None),
+        ("MPI_File_write_all", 3800, 1, 1, {"size": 3800, "pieces": pieces}),
+    ]
     assert got == want
     assert _files(out)["haccio.dat"] == _files(orig)["haccio.dat"]
 

@@ -88,6 +88,8 @@ class Write:
     line: int = 0
     view: View | None = None
     view_by_rank: dict[int, View] | None = None
+    memory: list[int] | None = None  # the pieces of a noncontiguous memory datatype (MPI-IO)
+    memory_by_rank: dict[int, list[int]] | None = None
 
 
 @dataclass
@@ -412,11 +414,13 @@ def _write(
         "stride",
         "when",
         "view",
+        "memory",
     }
     w = c.mapping(w, line, where, fields)
     view_ok = api == "mpiio"
-    if "view" in w and not view_ok:
-        c.fail(c.line_of(w, "view"), f"{where}.view", "file views are an mpiio file's")
+    for key in ("view", "memory"):
+        if key in w and not view_ok:
+            c.fail(c.line_of(w, key), f"{where}.{key}", f"{key} is an mpiio file's")
     transfer = w.get("transfer", "collective")
     if transfer not in TRANSFERS:
         c.fail(c.line_of(w, "transfer"), f"{where}.transfer", "expected collective or independent")
@@ -459,13 +463,17 @@ def _write(
             at = f"{where}.by_rank.{r}"
             if type(r) is not int or r < 0:
                 c.fail(table.lines[r], at, "keys are rank numbers")
-            allowed = set(keys) | ({"view"} if view_ok else set())
+            allowed = set(keys) | ({"view", "memory"} if view_ok else set())
             entry = c.mapping(entry, table.lines[r], at, allowed)
             out.by_rank[r] = (read(entry, keys[0], at), read(entry, keys[1], at))
             if "view" in entry:
                 out.view_by_rank = out.view_by_rank or {}
                 out.view_by_rank[r] = _view(c, entry["view"], c.line_of(entry, "view"),
                                             f"{at}.view", known)  # fmt: skip
+            if "memory" in entry:
+                out.memory_by_rank = out.memory_by_rank or {}
+                out.memory_by_rank[r] = _pieces(c, entry["memory"], c.line_of(entry, "memory"),
+                                                f"{at}.memory")  # fmt: skip
         if out.view_by_rank and set(out.view_by_rank) != set(out.by_rank):
             c.fail(c.line_of(w, "by_rank"), f"{where}.by_rank", "a view for every rank or none")
     else:
@@ -476,6 +484,8 @@ def _write(
             out.offset, out.size = first, second
         if "view" in w:
             out.view = _view(c, w["view"], c.line_of(w, "view"), f"{where}.view", known)
+        if "memory" in w:
+            out.memory = _pieces(c, w["memory"], c.line_of(w, "memory"), f"{where}.memory")
     if w.get("stride") is not None:
         if lists:
             out.stride = c.expressions(
@@ -501,6 +511,12 @@ def _view(c: _Checker, v: Any, line: int, where: str, known: set[str]) -> View:
     extent = c.expression(c.require(v, "extent", where), c.line_of(v, "extent"),
                           f"{where}.extent", known)  # fmt: skip
     return View(lb, extent, pairs)
+
+
+def _pieces(c: _Checker, v: Any, line: int, where: str) -> list[int]:
+    if not isinstance(v, list) or not v or any(type(x) is not int or x < 1 for x in v):
+        c.fail(line, where, "expected the lengths of the memory pieces: [32, 400, ...]")
+    return list(v)
 
 
 def _check_values(c: _Checker, d: Descriptor) -> None:

@@ -89,6 +89,7 @@ class Call:
     t0: float
     t1: float
     view: dict[str, Any] | None = None  # MPI_File_set_view: the view set
+    memory: dict[str, Any] | None = None  # an MPI-IO transfer's noncontiguous memory layout
 
 
 @dataclass
@@ -155,6 +156,7 @@ def _calls(rank: int, t: dict[str, Any]) -> Trace:
                     t0,
                     t0 + each,
                     s.get("view"),
+                    s.get("memory"),
                 )
             )
     return out
@@ -196,6 +198,7 @@ class Op:
     t1: float
     step: int | None = None
     view: dict[str, Any] | None = None  # a write through a file view: the view (trace)
+    memory: list[int] | None = None  # the pieces of a noncontiguous memory datatype (trace)
 
 
 def _ops(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
@@ -240,6 +243,7 @@ def _ops(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
                 c.t0,
                 c.t1,
                 view=views.get(c.file) if c.func in VIEW_WRITES else None,
+                memory=(c.memory or {}).get("pieces"),
             )
         )
     return ops
@@ -621,15 +625,18 @@ class Builder:
             sizes = [op.size for op in ops]
             views = [op.view if op.view and op.view.get("blocks") is not None else None
                      for op in ops]  # fmt: skip
+            memory = [op.memory for op in ops]
+            per_rank = any(m != memory[0] for m in memory)  # layouts differ: one entry per rank
             if ops[0].func in VIEW_WRITES and all(views):
-                w.update(_view_write(ranks, views, sizes))  # type: ignore[arg-type]
+                w.update(_view_write(ranks, views, sizes, per_rank))  # type: ignore[arg-type]
+                _memory(w, ranks, memory)
                 w["transfer"] = "collective" if ops[0].collective else "independent"
                 return w
             if ops[0].func in VIEW_WRITES:  # layout unknown: blocks in rank order, no overlap
                 base = min(offsets)
                 offsets = [base + sum(sizes[:i]) for i in range(len(sizes))]
             fit = _affine(offsets, ranks)
-            if len(set(sizes)) == 1 and fit:
+            if len(set(sizes)) == 1 and fit and not per_rank:
                 w["offset"] = _lin(*fit)
                 w["size"] = sizes[0]
             else:
@@ -637,6 +644,7 @@ class Builder:
                     r: {"offset": o, "size": s}
                     for r, o, s in zip(ranks, offsets, sizes, strict=True)
                 }
+            _memory(w, ranks, memory)
         w["transfer"] = "collective" if ops[0].collective else "independent"
         return w
 
@@ -696,7 +704,21 @@ class Builder:
         return self.param_for_block(n)
 
 
-def _view_write(ranks: list[int], views: list[dict[str, Any]], sizes: list[int]) -> dict:
+def _memory(w: dict[str, Any], ranks: list[int], memory: list[list[int] | None]) -> None:
+    """The pieces of the ranks' noncontiguous memory datatypes, beside the write or its ranks."""
+    if not any(memory):
+        return
+    if "by_rank" in w:
+        for r, m in zip(ranks, memory, strict=True):
+            if m:
+                w["by_rank"][r]["memory"] = m
+    else:
+        w["memory"] = memory[0]
+
+
+def _view_write(
+    ranks: list[int], views: list[dict[str, Any]], sizes: list[int], per_rank: bool = False
+) -> dict:
     """A write through a file view: `offset` the view's displacement, `size` the call's bytes,
     `view` the filetype (lb, extent, blocks). Values that follow a + b * rank across the ranks
     become expressions; otherwise one entry per rank."""
@@ -710,7 +732,7 @@ def _view_write(ranks: list[int], views: list[dict[str, Any]], sizes: list[int])
             off = _affine([b[i][0] for b in blocks], ranks)
             length = _affine([b[i][1] for b in blocks], ranks)
             pairs.append((off, length))
-    if all(fits) and same_shape and all(o and n for o, n in pairs):
+    if all(fits) and same_shape and all(o and n for o, n in pairs) and not per_rank:
         disp, size, lb, extent = (_lin(*f) for f in fits)  # type: ignore[misc]
         return {"offset": disp, "size": size,
                 "view": {"lb": lb, "extent": extent,

@@ -61,6 +61,8 @@ def _write_code(w: Write, nd: int, ind: str) -> list[str]:
     once = isinstance(w.repeat, ast.Constant) and w.repeat.value == 1
     lines = [f"{ind}{{" if once else f"{ind}for (long long i = 0; i < {_c(w.repeat)}; i++) {{"]
     inner = ind + "  "
+    if w.memory is not None or w.memory_by_rank is not None:  # MPI-IO files only
+        lines.extend(_memory_code(w, inner))
     if w.dataset is not None:
         what = f"dataset {w.dataset}"
         lines[0] = f"{ind}/* write {what} */\n" + lines[0]
@@ -110,6 +112,22 @@ def _write_code(w: Write, nd: int, ind: str) -> list[str]:
             lines.append(f"{inner}default: offset = 0; size = 0; active = 0;")
             lines.append(f"{inner}}}")
         lines.append(f"{inner}skel_write_bytes(f, offset, size, {coll}, active);")
+    lines.append(f"{ind}}}")
+    return lines
+
+
+def _memory_code(w: Write, ind: str) -> list[str]:
+    """skel_memory(): the pieces of the application's memory datatype for the next write."""
+    by_rank = w.memory_by_rank or {}
+    if w.memory is not None:
+        return [f"{ind}{{ static const long long mem[] = {{{', '.join(map(str, w.memory))}}};",
+                f"{ind}  skel_memory(f, {len(w.memory)}, mem); }}"]  # fmt: skip
+    lines = [f"{ind}switch (rank) {{"]
+    for r, m in sorted(by_rank.items()):
+        pieces = ", ".join(map(str, m))
+        lines.append(f"{ind}case {r}: {{ static const long long mem[] = {{{pieces}}}; "
+                     f"skel_memory(f, {len(m)}, mem); }} break;")  # fmt: skip
+    lines.append(f"{ind}default: break;")
     lines.append(f"{ind}}}")
     return lines
 

@@ -59,7 +59,9 @@ struct skel_file {
     long long pos;     /* next byte of this rank in a method that packs (mpiio, posix) */
     long long *pieces; /* mpiio / aggregate: sizes written at close */
     int npieces, cap;
-    int nwrites; /* hdf5 method on a raw file: datasets /w0, /w1 ... */
+    int nwrites;          /* hdf5 method on a raw file: datasets /w0, /w1 ... */
+    const long long *mem; /* skel_memory: the next write's memory pieces */
+    int nmem;
     struct {
         char name[1024];
         hid_t id;
@@ -493,6 +495,8 @@ void skel_write(skel_file_t *f, const char *pattern, long long step, int nd, con
     skel_write_bytes(f, -1, active ? n * (long long)esize : 0, collective, active);
 }
 
+static const char *write_memory(skel_file_t *f, long long size, MPI_Datatype *type, int *count);
+
 /* dataset sizes are needed by the other methods too: remember types without creating */
 void skel_write_bytes(skel_file_t *f, long long offset, long long size, int collective, int active)
 {
@@ -540,14 +544,21 @@ void skel_write_bytes(skel_file_t *f, long long offset, long long size, int coll
     }
     if (m == SKEL_M_POSIX || offset < 0)
         offset = f->pos;
-    const char *data = data_for(s, (size_t)size);
+    MPI_Datatype mtype = MPI_BYTE;
+    int mcount = (int)size;
+    int native_mpiio = f->api == SKEL_MPIIO && m == SKEL_NATIVE;
+    const char *data =
+        native_mpiio ? write_memory(f, size, &mtype, &mcount) : data_for(s, (size_t)size);
+    f->nmem = 0;
     double t0 = now();
-    if (f->api == SKEL_MPIIO && m == SKEL_NATIVE) {
+    if (native_mpiio) {
         MPI_Status st;
-        int rc = transfer_of(s, collective)
-                     ? MPI_File_write_at_all(f->mf, offset, data, (int)size, MPI_BYTE, &st)
-                     : (size ? MPI_File_write_at(f->mf, offset, data, (int)size, MPI_BYTE, &st)
-                             : MPI_SUCCESS);
+        int rc =
+            transfer_of(s, collective)
+                ? MPI_File_write_at_all(f->mf, offset, data, mcount, mtype, &st)
+                : (size ? MPI_File_write_at(f->mf, offset, data, mcount, mtype, &st) : MPI_SUCCESS);
+        if (mtype != MPI_BYTE)
+            MPI_Type_free(&mtype);
         if (rc != MPI_SUCCESS)
             die(s, "MPI_File_write_at failed");
     } else if (size > 0) {
@@ -561,6 +572,46 @@ void skel_write_bytes(skel_file_t *f, long long offset, long long size, int coll
     add(s, T_WRITE, t0);
     f->pos = offset + size;
     s->bytes += size;
+}
+
+void skel_memory(skel_file_t *f, int n, const long long *pieces)
+{
+    f->nmem = n;
+    f->mem = pieces;
+}
+
+#define SKEL_MEM_GAP 64 /* bytes between the pieces of a noncontiguous memory datatype */
+
+/* The memory of a native MPI-IO write of size bytes: the pieces skel_memory gave (one instance
+ * of an hindexed type, *count 1) when they add up to size, else size contiguous bytes. */
+static const char *write_memory(skel_file_t *f, long long size, MPI_Datatype *type, int *count)
+{
+    long long sum = 0;
+    for (int i = 0; i < f->nmem; i++)
+        sum += f->mem[i];
+    *type = MPI_BYTE;
+    *count = (int)size;
+    if (f->nmem < 2 || sum != size) {
+        f->nmem = 0;
+        return data_for(f->s, (size_t)size);
+    }
+    int *len = malloc(sizeof(int) * (size_t)f->nmem);
+    MPI_Aint *at = malloc(sizeof(MPI_Aint) * (size_t)f->nmem);
+    if (!len || !at)
+        die(f->s, "out of memory");
+    long long off = 0;
+    for (int i = 0; i < f->nmem; i++) {
+        at[i] = (MPI_Aint)off;
+        len[i] = (int)f->mem[i];
+        off += f->mem[i] + SKEL_MEM_GAP;
+    }
+    MPI_Type_create_hindexed(f->nmem, len, at, MPI_BYTE, type);
+    MPI_Type_commit(type);
+    free(len);
+    free(at);
+    *count = 1;
+    f->nmem = 0;
+    return data_for(f->s, (size_t)off);
 }
 
 void skel_write_view(skel_file_t *f, long long offset, long long size, long long lb,
@@ -598,14 +649,18 @@ void skel_write_view(skel_file_t *f, long long offset, long long size, long long
     }
     free(len);
     free(at);
-    const char *data = data_for(s, (size_t)size);
+    MPI_Datatype mtype;
+    int mcount;
+    const char *data = write_memory(f, size, &mtype, &mcount);
     double t0 = now();
     MPI_Status st;
     int rc = MPI_File_set_view(f->mf, offset, MPI_BYTE, ftype, "native", MPI_INFO_NULL);
-    if (rc == MPI_SUCCESS)
-        rc = transfer_of(s, collective) ? MPI_File_write_all(f->mf, data, (int)size, MPI_BYTE, &st)
-             : size                     ? MPI_File_write(f->mf, data, (int)size, MPI_BYTE, &st)
-                                        : MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && transfer_of(s, collective))
+        rc = MPI_File_write_all(f->mf, data, mcount, mtype, &st);
+    else if (rc == MPI_SUCCESS && size)
+        rc = MPI_File_write(f->mf, data, mcount, mtype, &st);
+    if (mtype != MPI_BYTE)
+        MPI_Type_free(&mtype);
     if (rc != MPI_SUCCESS)
         die(s, "MPI_File_set_view or write through it failed");
     add(s, T_WRITE, t0);
