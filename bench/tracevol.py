@@ -17,6 +17,7 @@ depends on the timing of the calls, and valgrind's is slow and uneven: each coun
 median of --repeat runs.
 
 usage: bench/tracevol.py --baseline LIBIOTUNE.so [--out FILE.json] [--no-cost] [--repeat 3]
+                         [--no-sizes] [--cost-modes h5,seq,random]
   (the baseline: the runtime built from another commit, e.g. main, in a separate build tree)
 """
 
@@ -160,17 +161,21 @@ def main() -> None:
     ap.add_argument("--out", default=str(REPO / "bench" / "results" / "tracevol.json"))
     ap.add_argument("--no-cost", action="store_true", help="sizes only (no callgrind)")
     ap.add_argument("--repeat", type=int, default=3, help="callgrind runs per count (median)")
+    ap.add_argument("--no-sizes", action="store_true", help="cost only (no trace sizes)")
+    ap.add_argument("--cost-modes", default=",".join(COST_MODES),
+                    help="comma-separated cost modes (default: all)")  # fmt: skip
     args = ap.parse_args()
+    modes = {m: COST_MODES[m] for m in args.cost_modes.split(",") if m}
     libs = {"baseline": Path(args.baseline).resolve(), "this": LIB}
     sizes: dict[str, dict[str, object]] = {}
     cost: dict[str, dict[str, object]] = {}
     with tempfile.TemporaryDirectory(prefix="iotune-tracevol-") as tmpname:
         tmp = Path(tmpname)
         (tmp / "empty.xml").write_text("<Parameters/>\n")
-        for case in CASES:
+        for case in () if args.no_sizes else CASES:
             sizes[case] = {v: trace_size(lib, case, tmp) for v, lib in libs.items()}
             print(f"{case}: {sizes[case]}", file=sys.stderr)
-        for mode, (n1, n2) in ({} if args.no_cost else COST_MODES).items():
+        for mode, (n1, n2) in ({} if args.no_cost else modes).items():
             cost[mode] = {}
             for variant, lib in (("plain", None), *libs.items()):
                 for level in ("1", "all") if lib else ("",):

@@ -110,17 +110,25 @@ static uint64_t selected_bytes(const iot_h5_api *h, hid_t dset, hid_t mtype, hid
 }
 
 /* For the trace: the bounding box of the selection in the file and its first element as a
- * byte offset in the dataset (row-major over the extent, elem bytes per element). Returns the
+ * byte offset in the dataset (row-major over the extent, elem bytes per element). The extent of
+ * a dataset that cannot grow is the trace's (given once, at its open), else HDF5's. Returns the
  * number of dimensions, 0 when unknown. */
-static int selection_box(const iot_h5_api *h, hid_t dset, hid_t fspace, size_t elem, uint64_t *box,
-                         int64_t *offset)
+static int selection_box(const iot_h5_api *h, hid_t dset, hid_t fspace, int ds, size_t elem,
+                         uint64_t *box, int64_t *offset)
 {
-    hid_t space = fspace == H5S_ALL ? h->H5Dget_space(dset) : fspace;
-    if (space < 0)
+    uint64_t dims[H5S_MAX_RANK];
+    hsize_t start[H5S_MAX_RANK] = {0}, end[H5S_MAX_RANK];
+    int n = iot_trace_fixed_extent(ds, dims);
+    hid_t space = fspace != H5S_ALL ? fspace : n ? H5I_INVALID_HID : h->H5Dget_space(dset);
+    if (!n && space < 0)
         return 0;
-    hsize_t dims[32], start[32] = {0}, end[32];
-    int n = h->H5Sget_simple_extent_ndims(space);
-    int ok = n > 0 && n <= 32 && h->H5Sget_simple_extent_dims(space, dims, NULL) == n;
+    if (!n) { /* the rank comes with the extent: HDF5's rank is at most H5S_MAX_RANK */
+        hsize_t cur[H5S_MAX_RANK];
+        n = h->H5Sget_simple_extent_dims(space, cur, NULL);
+        for (int d = 0; d < n; d++)
+            dims[d] = cur[d];
+    }
+    int ok = n > 0;
     if (ok && fspace == H5S_ALL) {
         for (int d = 0; d < n; d++)
             end[d] = dims[d] - 1;
@@ -129,7 +137,7 @@ static int selection_box(const iot_h5_api *h, hid_t dset, hid_t fspace, size_t e
          * bounds and HDF5 has no error to print */
         ok = h->H5Sget_select_bounds && h->H5Sget_select_bounds(space, start, end) >= 0;
     }
-    if (fspace == H5S_ALL)
+    if (fspace == H5S_ALL && space >= 0)
         h->H5Sclose(space);
     if (!ok)
         return 0;
@@ -151,7 +159,7 @@ static void transferred(const iot_h5_api *h, int is_write, hid_t dset, int rec, 
     uint64_t box[32];
     int64_t offset = -1;
     if (iot_trace_wanted() && bytes) /* HDF5 calls outside the lock */
-        ndims = selection_box(h, dset, fspace, v ? (size_t)v[1] : 0, box, &offset);
+        ndims = selection_box(h, dset, fspace, ds, v ? (size_t)v[1] : 0, box, &offset);
     if (!iot_lock())
         return;
     iot_count_access(rec, IOT_L_HDF5, is_write, -1, bytes, dt, outer);

@@ -73,30 +73,60 @@ static hid_t dataset_attempt_call(const iot_h5_api *real, const void *args, int 
     return real_dataset_call(real, a->kind, own ? a->app : a->tuned);
 }
 
-/* Capture bookkeeping after H5Dcreate (space and type given) or H5Dopen (asked of the
- * dataset); the trace learns the dataset's name, extent and element size. */
-static void dataset_opened(const iot_h5_api *h, hid_t id, int rec, const char *path, hid_t space,
-                           hid_t type, double t, double dt, int outer)
+/* The trace's description of a dataset (HDF5 calls, outside the lock): space, type and creation
+ * list are the application's own when it creates the dataset (what it asked for, not the tuned
+ * chunking), else the dataset's. */
+static void describe_dataset(const iot_h5_api *h, hid_t id, hid_t space, hid_t type, hid_t dcpl,
+                             iot_trace_dset_desc *d, uint64_t *dims, uint64_t *maxdims,
+                             uint64_t *chunks)
 {
     int creating = space != H5I_INVALID_HID;
-    hsize_t dims[32];
-    uint64_t extent[32];
-    int ndims = 0;
-    size_t elem = 0;
-    if (iot_trace_on) { /* HDF5 calls outside the lock */
-        hid_t sp = creating ? space : h->H5Dget_space(id);
-        hid_t ty = creating ? type : h->H5Dget_type(id);
-        ndims = sp >= 0 ? h->H5Sget_simple_extent_ndims(sp) : -1;
-        if (ndims < 0 || ndims > 32 || h->H5Sget_simple_extent_dims(sp, dims, NULL) != ndims)
-            ndims = 0;
-        for (int d = 0; d < ndims; d++)
-            extent[d] = dims[d];
-        elem = ty >= 0 ? h->H5Tget_size(ty) : 0;
-        if (!creating && sp >= 0)
-            h->H5Sclose(sp);
-        if (!creating && ty >= 0)
-            h->H5Tclose(ty);
+    hid_t sp = creating ? space : h->H5Dget_space(id);
+    hid_t ty = creating ? type : h->H5Dget_type(id);
+    hid_t cp = creating ? dcpl : h->H5Dget_create_plist(id);
+    hsize_t cur[32], max[32], ch[32];
+    int n = sp >= 0 ? h->H5Sget_simple_extent_ndims(sp) : -1;
+    if (n < 0 || n > 32 || h->H5Sget_simple_extent_dims(sp, cur, max) != n)
+        n = 0;
+    for (int i = 0; i < n; i++) {
+        dims[i] = cur[i];
+        maxdims[i] = max[i] == H5S_UNLIMITED ? UINT64_MAX : max[i];
     }
+    int chunked = n > 0 && cp >= 0 && cp != H5P_DEFAULT && h->H5Pget_layout(cp) == H5D_CHUNKED &&
+                  IOT_H5_CALL(H5Pget_chunk, cp, n, ch) == n;
+    for (int i = 0; chunked && i < n; i++)
+        chunks[i] = ch[i];
+    int cls = ty >= 0 ? IOT_H5_CALL(H5Tget_class, ty) : -1;
+    int sign = cls == H5T_INTEGER ? IOT_H5_CALL(H5Tget_sign, ty) : -1;
+    int order = cls == H5T_INTEGER || cls == H5T_FLOAT ? IOT_H5_CALL(H5Tget_order, ty) : -1;
+    *d = (iot_trace_dset_desc){n,
+                               dims,
+                               n ? maxdims : NULL,
+                               chunked ? chunks : NULL,
+                               ty >= 0 ? h->H5Tget_size(ty) : 0,
+                               cls,
+                               sign == H5T_SGN_2      ? 1
+                               : sign == H5T_SGN_NONE ? 0
+                                                      : -1,
+                               order == H5T_ORDER_LE || order == H5T_ORDER_BE ? order : -1};
+    if (!creating && sp >= 0)
+        h->H5Sclose(sp);
+    if (!creating && ty >= 0)
+        h->H5Tclose(ty);
+    if (!creating && cp >= 0)
+        h->H5Pclose(cp);
+}
+
+/* Capture bookkeeping after H5Dcreate (space, type and creation list given) or H5Dopen (asked
+ * of the dataset); the trace learns the dataset once (describe_dataset). */
+static void dataset_opened(const iot_h5_api *h, hid_t id, int rec, const char *path, hid_t space,
+                           hid_t type, hid_t dcpl, double t, double dt, int outer)
+{
+    int creating = space != H5I_INVALID_HID;
+    uint64_t dims[32], maxdims[32], chunks[32];
+    iot_trace_dset_desc d = {0, dims, NULL, NULL, 0, -1, -1, -1};
+    if (iot_trace_on) /* HDF5 calls outside the lock */
+        describe_dataset(h, id, space, type, dcpl, &d, dims, maxdims, chunks);
     if (!iot_lock())
         return;
     if (creating)
@@ -105,10 +135,10 @@ static void dataset_opened(const iot_h5_api *h, hid_t id, int rec, const char *p
         iot_rec(rec)->c[IOT_L_HDF5].dset_opens++;
     iot_count_meta(rec, IOT_L_HDF5, dt, outer);
     if (iot_trace_on) {
-        int ds = iot_trace_dataset(rec, path, ndims, extent, elem);
+        int ds = iot_trace_dataset(rec, path, &d);
         if (ds >= 0)
-            iot_idmap_put(&traced, (uint64_t)id, ds, (int)elem);
-        iot_trace_h5(creating ? "H5Dcreate" : "H5Dopen", rec, ds, 0, -1, 0, ndims, extent, t, dt);
+            iot_idmap_put(&traced, (uint64_t)id, ds, (int)d.type_size);
+        iot_trace_h5(creating ? "H5Dcreate" : "H5Dopen", rec, ds, 0, -1, 0, d.ndims, dims, t, dt);
     }
     iot_unlock();
 }
@@ -204,7 +234,7 @@ static hid_t dataset_call_with_settings(dataset_call kind, dataset_args a)
         iot_adapt_dataset(rec, id, path);
     if (rec >= 0)
         dataset_opened(real, id, rec, path, creating ? a.space : H5I_INVALID_HID,
-                       creating ? a.type : H5I_INVALID_HID, t, dt, outer);
+                       creating ? a.type : H5I_INVALID_HID, a.dcpl, t, dt, outer);
     if ((mode >= 0 || rec >= 0) && iot_idmap_put(&dsets, (uint64_t)id, rec, mode) < 0)
         iot_warn_once("dsets-oom", "out of memory: a dataset and later ones are not followed");
     return id;

@@ -10,6 +10,7 @@
 #include "core.h"
 #include "fstype.h"
 #include "idmap.h"
+#include "mpitype.h"
 #include "trace.h"
 #include "wrap.h"
 
@@ -109,7 +110,30 @@ IOT_MPI_WRAPPER(int, MPI_File_sync, (MPI_File fh))
     return rc;
 }
 
-/* Traced with the displacement as offset and the file type's size as size. */
+/* The most blocks of a filetype the trace describes (a view's text holds about 1,500). */
+#define VIEW_BLOCKS 1024
+
+/* The view's description for the trace (MPI calls outside the lock): the etype's size, the
+ * filetype's blocks, size and extent; interned, so a view set again costs no memory. */
+static int describe_view(MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+                         MPI_Count *size)
+{
+    static iot_block blocks[VIEW_BLOCKS]; /* set_view is collective: no two threads at once */
+    MPI_Count esize = 0, lb = 0, extent = 0;
+    PMPI_Type_size_x(etype, &esize);
+    PMPI_Type_size_x(filetype, size);
+    PMPI_Type_get_extent_x(filetype, &lb, &extent);
+    int n = iot_type_blocks(filetype, blocks, VIEW_BLOCKS);
+    if (!iot_lock())
+        return -1;
+    int view = iot_trace_view(disp, esize > 0 ? (uint64_t)esize : 0,
+                              *size > 0 ? (uint64_t)*size : 0, lb, extent, blocks, n);
+    iot_unlock();
+    return view;
+}
+
+/* Traced with the displacement as offset, the file type's size as size and the view's layout
+ * (describe_view). */
 IOT_MPI_WRAPPER(int, MPI_File_set_view,
                 (MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
                  const char *datarep, MPI_Info info))
@@ -118,16 +142,17 @@ IOT_MPI_WRAPPER(int, MPI_File_set_view,
         return PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
     IOT_TIMED(PMPI_File_set_view(fh, disp, etype, filetype, datarep, info));
     MPI_Count size = 0;
-    if (iot_trace_on && rc == MPI_SUCCESS)
-        PMPI_Type_size_x(filetype, &size);
+    int view = -1, traced = iot_trace_wanted() && rc == MPI_SUCCESS;
+    if (traced)
+        view = describe_view(disp, etype, filetype, &size);
     if (iot_lock()) {
         int rec = record_of(fh);
         if (rec >= 0)
             iot_rec(rec)->c[IOT_L_MPIIO].set_views++;
         iot_count_meta(rec, IOT_L_MPIIO, dt, outer);
-        if (iot_trace_on && rec >= 0)
-            iot_trace(IOT_L_MPIIO, "MPI_File_set_view", rec, size > 0 ? (uint64_t)size : 0,
-                      disp >= 0 ? disp : -1, 0, t, dt);
+        if (traced && rec >= 0)
+            iot_trace_set_view(rec, view, size > 0 ? (uint64_t)size : 0, disp >= 0 ? disp : -1, t,
+                               dt);
         iot_unlock();
     }
     return rc;
@@ -171,9 +196,29 @@ static int64_t byte_offset(MPI_File fh, MPI_Offset off)
     return off >= 0 && PMPI_File_get_byte_offset(fh, off, &disp) == MPI_SUCCESS ? disp : -1;
 }
 
+/* The trace's memory layout of a transfer (MPI calls outside the lock): -1 when the datatype
+ * is contiguous (the common case costs three type queries), else the pieces of one instance. */
+static int describe_memory(MPI_Count count, MPI_Datatype type)
+{
+    MPI_Count size = 0, lb = 0, extent = 0, tlb = 0, textent = 0;
+    PMPI_Type_size_x(type, &size);
+    PMPI_Type_get_true_extent_x(type, &tlb, &textent);
+    if (size == textent &&
+        (count <= 1 ||
+         (PMPI_Type_get_extent_x(type, &lb, &extent) == MPI_SUCCESS && extent == size)))
+        return -1;
+    static iot_block blocks[VIEW_BLOCKS]; /* under the lock below: one thread at a time */
+    if (!iot_lock())
+        return -1;
+    int n = iot_type_blocks(type, blocks, VIEW_BLOCKS);
+    int memory = iot_trace_memory(size > 0 ? (uint64_t)size : 0, blocks, n);
+    iot_unlock();
+    return memory;
+}
+
 /* Accounts one data call: bytes moved (or posted, for the nonblocking and split calls). */
 static void accessed(MPI_File fh, const char *func, int is_write, int is_coll, int64_t offset,
-                     uint64_t bytes, double t, double dt, int outer)
+                     uint64_t bytes, int memory, double t, double dt, int outer)
 {
     if (!iot_lock())
         return;
@@ -186,7 +231,7 @@ static void accessed(MPI_File fh, const char *func, int is_write, int is_coll, i
         else
             is_coll ? c->coll_reads++ : c->indep_reads++;
         if (iot_trace_on)
-            iot_trace(IOT_L_MPIIO, func, rec, bytes, offset, is_coll, t, dt);
+            iot_trace_mpiio(func, rec, memory, bytes, offset, is_coll, t, dt);
     }
     iot_unlock();
 }
@@ -225,8 +270,8 @@ static void ended(MPI_File fh, const char *func, int is_write, double t, double 
         iot_coll_calls++;                                                                          \
     IOT_TIMED(P##fn ARGS);                                                                         \
     int ok = rc == MPI_SUCCESS;                                                                    \
-    accessed(fh, #fn, IS_WRITE, IS_COLL, ok &&want ? byte_offset(fh, pos) : -1, ok ? BYTES : 0, t, \
-             dt, outer);                                                                           \
+    accessed(fh, #fn, IS_WRITE, IS_COLL, ok &&want ? byte_offset(fh, pos) : -1, ok ? BYTES : 0,    \
+             ok &&want ? describe_memory(count, type) : -1, t, dt, outer);                         \
     return rc;
 
 /* Blocking: bytes from the status (a local one when the application ignores it). */

@@ -1,14 +1,21 @@
 """The one reader of the runtime's traces (`IOTUNE_TRACE`, docs/profile.md, "Trace mode").
 
-`read(path)` reads one rank's trace, schema 3 (`rank-N.json.gz`, runs merged per layer and
-file, gzip-compressed columns) or schema 2 (`rank-N.json`), and returns the same logical
-content for both:
+`read(path)` reads one rank's trace, schema 4 or 3 (`rank-N.json.gz`, runs merged per layer
+and file, gzip-compressed columns) or schema 2 (`rank-N.json`), and returns the same logical
+content for all:
 
 - the header keys (`schema`, `version`, `session`, `rank`, `ranks`, `start`, `truncated`,
   `dropped_calls`, `limits`);
-- `datasets`: as written;
+- `datasets`: as written (schema 4 adds `maxdims`, `chunks`, `type_class`, `type_signed`,
+  `type_order`; older schemas lack them);
+- `views`: the MPI-IO file views set (schema 4; `[]` before): `disp`, `etype_size`, the
+  filetype's `size`, `lb`, `extent` and `blocks` (`[offset, length]` in bytes, or None);
+- `memory`: the memory layouts of MPI-IO transfers from noncontiguous datatypes (schema 4;
+  `[]` before);
 - `signatures`: one dict per signature (`layer`, `func`, `file` (a name or None), `dataset`,
-  `dims`, `size`, `step`, `mode`), as in schema 2;
+  `dims`, `size`, `step`, `mode`), as in schema 2, `view` (the view an
+  `MPI_File_set_view` set, or None) and `memory` (an MPI-IO transfer's memory layout when its
+  datatype is not contiguous: `size` and the `pieces`' lengths; else None);
 - `runs` (schema 3; for schema 2 each event is a run of stride 1): `Run` tuples, in the order
   of their first call;
 - `events`: `[signature, count, start_s, busy_s, span_s]`, consecutive calls of one signature
@@ -30,7 +37,7 @@ from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 SCHEMA = "iotune-trace"
-VERSIONS = (2, 3)
+VERSIONS = (2, 3, 4)
 
 
 class TraceError(ValueError):
@@ -53,7 +60,7 @@ class Run(NamedTuple):
 
 
 def rank_path(profile_path: str | os.PathLike[str], rank: int) -> str:
-    """The trace of a rank beside a profile: schema 3's name, else schema 2's if it exists."""
+    """The trace of a rank beside a profile: schema 3 and 4's name, else schema 2's if it exists."""
     base = os.path.join(f"{os.fspath(profile_path)}.trace", f"rank-{rank}.json")
     return base if os.path.exists(base) and not os.path.exists(base + ".gz") else base + ".gz"
 
@@ -82,8 +89,13 @@ def read(path: str | os.PathLike[str]) -> dict[str, Any]:
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         raise TraceError(f"{path}: not a trace of schema {SCHEMA}")
     if doc.get("version") not in VERSIONS:
-        raise TraceError(f"{path}: trace version {doc.get('version')} (this reader: 2 or 3)")
+        raise TraceError(f"{path}: trace version {doc.get('version')} (this reader: 2, 3 or 4)")
+    doc.setdefault("views", [])
+    doc.setdefault("memory", [])
     if doc["version"] == 2:
+        for s in doc.get("signatures", []):
+            s.setdefault("view", None)
+            s.setdefault("memory", None)
         doc["runs"] = [
             Run(
                 e[0],
@@ -106,12 +118,19 @@ def read(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 def _signatures(doc: dict[str, Any]) -> list[dict[str, Any]]:
     cols = doc["signatures"]
-    files = doc.get("files", [])
+    files, views, memory = doc.get("files", []), doc.get("views", []), doc.get("memory", [])
     keys = ("layer", "func", "file", "dataset", "dims", "size", "step", "mode")
     out = []
     for row in zip(*(cols[k] for k in keys), strict=True):
         s = dict(zip(keys, row, strict=True))
         s["file"] = files[s["file"]] if s["file"] >= 0 else None
+        s["view"] = s["memory"] = None
+        if s["func"] == "MPI_File_set_view":  # its dataset column is the view's index
+            s["view"] = views[s["dataset"]] if 0 <= s["dataset"] < len(views) else None
+            s["dataset"] = -1
+        elif s["layer"] == "mpiio":  # a transfer's: its memory layout's, when not contiguous
+            s["memory"] = memory[s["dataset"]] if 0 <= s["dataset"] < len(memory) else None
+            s["dataset"] = -1
         s["dataset"] = s["dataset"] if s["dataset"] >= 0 else None
         out.append(s)
     return out

@@ -405,7 +405,7 @@ def test_trace_has_what_a_grammar_and_a_skeleton_need(mpirun, kernel, libiotune,
     p = prof.load(tmp_path / "profile.json")
     for rank in (0, 1):
         tr = trace_of(tmp_path, rank, "profile.json")
-        assert tr["schema"] == "iotune-trace" and tr["version"] == 3 and tr["rank"] == rank
+        assert tr["schema"] == "iotune-trace" and tr["version"] == 4 and tr["rank"] == rank
         names = {d["name"] for d in tr["datasets"]}
         assert names == {f"/Step#{s}/{v}" for s in range(steps)
                          for v in ("x", "y", "z", "px", "py", "pz", "id1", "id2")}  # fmt: skip

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO, run_mpi
 
+from iotune import trace as iotrace
 from iotune.skel import descriptor as dmod
 from iotune.skel import expr, h5layout
 from iotune.skel import from_profile as fp
@@ -86,6 +87,58 @@ def test_a_bad_descriptor_gives_one_message_with_line_and_field(old, new, where)
         dmod.parse_text(GOOD.replace(old, new, 1), "t.yaml")
     assert str(e.value).startswith(where), str(e.value)
     assert "\n" not in str(e.value)
+
+
+RAW = """\
+skel: 1
+name: r
+ranks: 2
+files:
+  - name: r.dat
+    api: mpiio
+    writes:
+      - offset: 0
+        size: 8
+        view: {lb: 0, extent: 16, blocks: [[rank * 4, 4], [8 + rank * 4, 4]]}
+"""
+
+
+@pytest.mark.parametrize(
+    "old,new,where",
+    [
+        ("api: mpiio", "api: posix", "r.yaml:10: files[0].writes[0].view: view is an mpiio file's"),
+        ("[[rank * 4, 4], [8", "[[rank * 4], [8", "r.yaml:10: files[0].writes[0].view.blocks[0]"),
+        ("extent: 16", "extent: 16 - 32", "r.yaml:8: files[0].writes[0]: at rank 0 of 2: view"),
+        ("lb: 0,", "lb: 0, colour: 1,", "r.yaml:10: files[0].writes[0].view.colour"),
+    ],
+)
+def test_a_bad_view_gives_one_message_with_line_and_field(old, new, where):
+    assert dmod.parse_text(RAW, "r.yaml").files[0].writes[0].view is not None
+    assert old in RAW
+    with pytest.raises(dmod.DescriptorError) as e:
+        dmod.parse_text(RAW.replace(old, new, 1), "r.yaml")
+    assert str(e.value).startswith(where), str(e.value)
+
+
+@needs_cc
+def test_views_by_rank_are_set_and_written_through(libiotune, tmp_path):
+    text = RAW.replace(
+        """      - offset: 0
+        size: 8
+        view: {lb: 0, extent: 16, blocks: [[rank * 4, 4], [8 + rank * 4, 4]]}""",
+        """      - by_rank:
+          0: {offset: 0, size: 8, view: {extent: 12, blocks: [[0, 4], [8, 4]]}}
+          1: {offset: 4, size: 12, view: {extent: 4, blocks: [[0, 4]]}}""",
+    )
+    d = dmod.parse_text(text, "r.yaml")
+    gen.generate(d, str(tmp_path / "src"), "r.yaml", pkg=HDF5_PC)
+    skeleton = Path(runmod.build(str(tmp_path / "src")))
+    _profile(tmp_path, [skeleton, "--dir", tmp_path], libiotune)
+    # rank 1's 4-byte filetype tiles: 12 bytes from 4 on; rank 0's two blocks at 0 and 8
+    assert (tmp_path / "r.dat").stat().st_size == 16
+    views = [[(v["disp"], v["blocks"]) for v in t["views"]]
+             for t in iotrace.load(tmp_path / "profile.json")]  # fmt: skip
+    assert views == [[(0, [[0, 4], [8, 4]])], [(4, [[0, 4]])]]
 
 
 def test_expressions_follow_c():
@@ -185,6 +238,67 @@ def test_profile_to_skeleton_keeps_the_files_structure(
     t = runmod.load_timing(str(timing))
     assert t["ranks"] == 2 and len(t["per_rank"]) == 2
     assert all(len(r["steps"]) == t["steps"] for r in t["per_rank"])
+
+
+@needs_cc
+@pytest.mark.parametrize("case", ["gcrmio", "vorpalio-uneven", "external"])
+def test_types_and_chunks_come_from_the_trace_alone(
+    case, kernel, libiotune, external_program, tmp_path
+):
+    # the application's files are gone: types (int64, uint16, float64) and chunking must come
+    # from the trace (schema 4), not from h5dump of the output
+    name, args = CASES[case]
+    exe = external_program if name is None else kernel(name)
+    orig = tmp_path / "orig"
+    orig.mkdir()
+    prof = _profile(orig, [exe, *args], libiotune)
+    want = {f: h5layout.read(str(orig / f)) for f in _files(orig) if f.endswith(".h5")}
+    for f in want:
+        (orig / f).unlink()
+    desc = fp.from_profile(str(prof), str(orig))
+    assert not [n for n in desc["notes"] if "assumed" in n or "not found" in n], desc["notes"]
+    skeleton = _skeleton(desc, tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    run_mpi(2, [skeleton, "--dir", out, "--timing", tmp_path / "t.json"], timeout=120)
+    assert want and {f: h5layout.read(str(out / f)) for f in want} == want
+
+
+def _mpiio_calls(profile: Path) -> list[list[tuple]]:
+    """Per rank: the MPI-IO calls (function, bytes, collective, calls in a row, memory layout),
+    and the views."""
+    out = []
+    for t in iotrace.load(profile):
+        sigs = t["signatures"]
+        mpiio = [(sigs[e[0]], e[1]) for e in t["events"] if sigs[e[0]]["layer"] == "mpiio"]
+        calls = [(s["func"], s["size"], s["mode"], n, s["memory"]) for s, n in mpiio]
+        out.append([calls, t["views"]])
+    return out
+
+
+@needs_cc
+def test_haccio_one_call_skeleton_makes_the_kernels_calls(kernel, libiotune, tmp_path):
+    # one MPI_File_write_all per rank through an hindexed file view (header + 9 variables) from
+    # an hindexed memory datatype: the skeleton sets the same view and makes the same call with
+    # the same bytes in as many pieces, per rank
+    orig = tmp_path / "orig"
+    orig.mkdir()
+    prof = _profile(orig, [kernel("haccio"), "--particles", "100"], libiotune)
+    desc = fp.from_profile(str(prof), str(orig))
+    assert not [n for n in desc["notes"] if "view" in n], desc["notes"]
+    skeleton = _skeleton(desc, tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    _profile(out, [skeleton, "--dir", out], libiotune)
+    want, got = _mpiio_calls(prof), _mpiio_calls(out / "profile.json")
+    # rank 1: its 9 variables from 9 buffers of its own (an hindexed memory datatype)
+    pieces = [400] * 7 + [800, 200]
+    assert [c for c, _ in want][1][1:3] == [
+        ("MPI_File_set_view", 3800, 0, 1, None),
+        ("MPI_File_write_all", 3800, 1, 1, {"size": 3800, "pieces": pieces}),
+    ]
+    assert got == want
+    assert _files(out)["haccio.dat"] == _files(orig)["haccio.dat"]
 
 
 def test_from_profile_without_traces_says_how_to_get_them(tmp_path):

@@ -1,5 +1,6 @@
-"""Trace schema 3: known call sequences (tests/c/trace_probe) traced by the runtime, merged per
-layer and file, read back through iotune.trace to exactly the calls made; schema 2 still read."""
+"""Trace schema 4: known call sequences (tests/c/trace_probe) traced by the runtime, merged per
+layer and file, read back through iotune.trace to exactly the calls made; datasets and file
+views described once; schemas 3 and 2 still read."""
 
 import gzip
 import json
@@ -56,7 +57,7 @@ def closed(name):
 def test_regular_calls_make_one_run(test_prog, libiotune, tmp_path):
     n = 20000
     (tr,) = traced(test_prog, libiotune, tmp_path, "seq", n)
-    assert tr["version"] == 3 and tr["truncated"] is False
+    assert tr["version"] == 4 and tr["truncated"] is False
     assert calls_of(tr) == [opened("d.0"), ("posix", "pwrite", "d.0", 256, 0, 1),
                             ("posix", "pwrite", "d.0", 256, 256, n - 1), closed("d.0")]  # fmt: skip
     # one run unless a pause longer than the tolerance (preemption) broke it: O(1), not O(n)
@@ -139,6 +140,66 @@ def test_level_one_traces_the_outermost_calls_only(test_prog, libiotune, tmp_pat
     assert {c[0] for c in calls_of(tr)} == {"hdf5"}
 
 
+# the views trace_probe sets (tests/c/trace_probe.c, view_types): disp, size, extent, blocks
+PROBE_VIEWS = [
+    (100, 32, 68, [[0, 8], [20, 8], [40, 8], [60, 8]]),  # vector(4, 2, 5, int)
+    (0, 48, 384, [[80, 24], [144, 24]]),  # subarray 6x8 doubles, 2x3 at (1, 2), C order
+    (0, 24, 192, [[52, 8], [76, 8], [100, 8]]),  # the same of floats, Fortran order
+    (8, 7, 20, [[0, 4], [16, 3]]),  # struct {int at 0, 3 chars at 16}
+    (0, 8, 16, [[0, 2], [6, 4], [14, 2]]),  # indexed shorts
+    (0, 16, 32, [[0, 4], [8, 4], [16, 4], [24, 4]]),  # contiguous(2) of a resized vector
+]
+
+
+@pytest.mark.parametrize("level", ["1", "all"])
+def test_file_views_are_described_once_with_their_blocks(test_prog, libiotune, tmp_path, level):
+    n = 3  # the same six views set three times: six entries
+    (tr,) = traced(test_prog, libiotune, tmp_path, "views", n, level=level)
+    got = [(v["disp"], v["size"], v["extent"], v["blocks"]) for v in tr["views"]]
+    assert got == PROBE_VIEWS
+    assert {v["etype_size"] for v in tr["views"]} == {1}
+    sets = [tr["signatures"][e[0]] for e in tr["events"] if e[0] is not None]
+    sets = [s for s in sets if s["func"] == "MPI_File_set_view"]
+    assert len(sets) == 6 * n
+    assert [(s["view"]["disp"], s["size"], s["dataset"]) for s in sets[:6]] == [
+        (v[0], v[1], None) for v in PROBE_VIEWS
+    ]
+
+
+def test_datasets_keep_type_class_and_layout(test_prog, libiotune, tmp_path):
+    (tr,) = traced(test_prog, libiotune, tmp_path, "h5types", 1, level="1")
+    keys = ("dims", "maxdims", "chunks", "type_size", "type_class", "type_signed", "type_order")
+    got = {d["name"]: tuple(d[k] for k in keys) for d in tr["datasets"]}
+    assert got == {
+        "/u16": ([10], [10], None, 2, "integer", False, "LE"),
+        "/f64c": ([8, 6], [8, 6], [4, 3], 8, "float", None, "LE"),
+        "/ext": ([4], [None], [2], 4, "integer", True, "BE"),
+        "/str": ([3], [3], None, 8, "string", None, None),
+    }
+
+
+def test_datasets_keep_the_applications_chunks_not_the_tuned_ones(test_prog, libiotune, tmp_path):
+    cfg = tmp_path / "c.xml"
+    cfg.write_text('<Parameters><High_Level_IO_Library><chunk VariableName="f64c">2,2</chunk>'
+                   '</High_Level_IO_Library></Parameters>')  # fmt: skip
+    (tr,) = traced(test_prog, libiotune, tmp_path, "h5types", 1, level="1",
+                   env={"IOTUNE_CONFIG": str(cfg)})  # fmt: skip
+    assert {d["name"]: d["chunks"] for d in tr["datasets"]}["/f64c"] == [4, 3]
+
+
+def test_transfers_follow_the_dataset_they_write_not_the_first_of_its_path(
+    test_prog, libiotune, tmp_path
+):
+    # /d of 100 ints, then /d again as 50 x 4: the boxes and offsets of the second come from
+    # its own extent (transfers keep a dataset's fixed extent from its open)
+    (tr,) = traced(test_prog, libiotune, tmp_path, "h5again", 1, level="1")
+    sigs = tr["signatures"]
+    writes = [(sigs[e[0]]["dims"], sigs[e[0]]["size"], sigs[e[0]]["step"])
+              for e in tr["events"] if sigs[e[0]]["func"] == "H5Dwrite"]  # fmt: skip
+    # offsets 40 (element 10), 80 (row 5 of 4 ints), 0 (everything)
+    assert writes == [([10], 40, 40), ([1, 4], 16, 40), ([50, 4], 800, -80)]
+
+
 def test_call_starts_within_the_tolerance(test_prog, libiotune, tmp_path):
     # calls 50 us apart, then 120 us, every 7th 30 us late: each call's start as the reader
     # places it (start + k * period of its run) against the clock the program read right
@@ -186,7 +247,8 @@ def test_schema_2_files_read_as_before(tmp_path):
     (tmp_path / "p.json.trace").mkdir()
     (tmp_path / "p.json.trace" / "rank-0.json").write_text(json.dumps(doc))
     (tr,) = iotrace.load(tmp_path / "p.json")
-    assert tr["events"] == doc["events"] and tr["signatures"] == doc["signatures"]
+    assert tr["events"] == doc["events"] and tr["views"] == []
+    assert tr["signatures"] == [dict(s, view=None, memory=None) for s in doc["signatures"]]
     assert [(r.count, r.start, r.busy, r.span) for r in tr["runs"]] == [
         (3, 0.5, 0.003, 0.01), (1, 1.0, 0.001, 0.001)]  # fmt: skip
 

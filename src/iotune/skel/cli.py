@@ -144,7 +144,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     q.add_argument(
         "--data-dir",
         metavar="DIR",
-        help="where the application's files are (for types and chunking)",
+        help="where the application's files are (empty groups; types and chunks of older traces)",
     )
     q.set_defaults(skel_func=cmd_from_profile)
 

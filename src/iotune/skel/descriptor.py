@@ -61,8 +61,19 @@ class Dataset:
 
 
 @dataclass
+class View:
+    """An MPI-IO file view's filetype, of bytes: blocks (offset, length) from the displacement,
+    resized to lb and extent (what the filetype tiles by when a write is longer than it)."""
+
+    lb: ast.expr
+    extent: ast.expr
+    blocks: list[tuple[ast.expr, ast.expr]]
+
+
+@dataclass
 class Write:
-    """One write (or `repeat` writes) of each rank that takes part (`when`)."""
+    """One write (or `repeat` writes) of each rank that takes part (`when`). A raw write with a
+    `view` sets that file view (displacement: `offset`) and writes `size` bytes through it."""
 
     dataset: str | None  # HDF5: the dataset written; None: raw bytes (MPI-IO, POSIX)
     start: list[ast.expr] | None = None  # dataset: selection start and count
@@ -75,6 +86,10 @@ class Write:
     stride: list[ast.expr] | ast.expr | None = None
     when: ast.expr | None = None
     line: int = 0
+    view: View | None = None
+    view_by_rank: dict[int, View] | None = None
+    memory: list[int] | None = None  # the pieces of a noncontiguous memory datatype (MPI-IO)
+    memory_by_rank: dict[int, list[int]] | None = None
 
 
 @dataclass
@@ -398,8 +413,14 @@ def _write(
         "repeat",
         "stride",
         "when",
+        "view",
+        "memory",
     }
     w = c.mapping(w, line, where, fields)
+    view_ok = api == "mpiio"
+    for key in ("view", "memory"):
+        if key in w and not view_ok:
+            c.fail(c.line_of(w, key), f"{where}.{key}", f"{key} is an mpiio file's")
     transfer = w.get("transfer", "collective")
     if transfer not in TRANSFERS:
         c.fail(c.line_of(w, "transfer"), f"{where}.transfer", "expected collective or independent")
@@ -442,14 +463,29 @@ def _write(
             at = f"{where}.by_rank.{r}"
             if type(r) is not int or r < 0:
                 c.fail(table.lines[r], at, "keys are rank numbers")
-            entry = c.mapping(entry, table.lines[r], at, set(keys))
+            allowed = set(keys) | ({"view", "memory"} if view_ok else set())
+            entry = c.mapping(entry, table.lines[r], at, allowed)
             out.by_rank[r] = (read(entry, keys[0], at), read(entry, keys[1], at))
+            if "view" in entry:
+                out.view_by_rank = out.view_by_rank or {}
+                out.view_by_rank[r] = _view(c, entry["view"], c.line_of(entry, "view"),
+                                            f"{at}.view", known)  # fmt: skip
+            if "memory" in entry:
+                out.memory_by_rank = out.memory_by_rank or {}
+                out.memory_by_rank[r] = _pieces(c, entry["memory"], c.line_of(entry, "memory"),
+                                                f"{at}.memory")  # fmt: skip
+        if out.view_by_rank and set(out.view_by_rank) != set(out.by_rank):
+            c.fail(c.line_of(w, "by_rank"), f"{where}.by_rank", "a view for every rank or none")
     else:
         first, second = read(w, keys[0], where), read(w, keys[1], where)
         if lists:
             out.start, out.count = first, second
         else:
             out.offset, out.size = first, second
+        if "view" in w:
+            out.view = _view(c, w["view"], c.line_of(w, "view"), f"{where}.view", known)
+        if "memory" in w:
+            out.memory = _pieces(c, w["memory"], c.line_of(w, "memory"), f"{where}.memory")
     if w.get("stride") is not None:
         if lists:
             out.stride = c.expressions(
@@ -458,6 +494,29 @@ def _write(
         else:
             out.stride = c.expression(w["stride"], c.line_of(w, "stride"), f"{where}.stride", known)
     return out
+
+
+def _view(c: _Checker, v: Any, line: int, where: str, known: set[str]) -> View:
+    v = c.mapping(v, line, where, {"lb", "extent", "blocks"})
+    blocks = c.require(v, "blocks", where)
+    if not isinstance(blocks, list):
+        c.fail(c.line_of(v, "blocks"), f"{where}.blocks", "expected a list of [offset, length]")
+    pairs = []
+    for i, (b, ln) in enumerate(zip(blocks, getattr(blocks, "lines", []), strict=False)):
+        if not isinstance(b, list) or len(b) != 2:
+            c.fail(ln, f"{where}.blocks[{i}]", "expected [offset, length]")
+        off, length = c.expressions(b, ln, f"{where}.blocks[{i}]", known)
+        pairs.append((off, length))
+    lb = c.expression(v.get("lb", 0), c.line_of(v, "lb"), f"{where}.lb", known)
+    extent = c.expression(c.require(v, "extent", where), c.line_of(v, "extent"),
+                          f"{where}.extent", known)  # fmt: skip
+    return View(lb, extent, pairs)
+
+
+def _pieces(c: _Checker, v: Any, line: int, where: str) -> list[int]:
+    if not isinstance(v, list) or not v or any(type(x) is not int or x < 1 for x in v):
+        c.fail(line, where, "expected the lengths of the memory pieces: [32, 400, ...]")
+    return list(v)
 
 
 def _check_values(c: _Checker, d: Descriptor) -> None:
@@ -518,6 +577,11 @@ def _check_write(d: Descriptor, w: Write, dsets: dict[str, Dataset], env: dict[s
         off, size = expr.evaluate(first, env), expr.evaluate(second, env)
         if off < 0 or size < 0:
             raise expr.ExprError(f"offset {off} / size {size} negative")
+        view = (w.view_by_rank or {}).get(env["rank"], w.view)
+        if view is not None:
+            blocks = [(expr.evaluate(o, env), expr.evaluate(n, env)) for o, n in view.blocks]
+            if expr.evaluate(view.extent, env) < 0 or any(o < 0 or n < 0 for o, n in blocks):
+                raise expr.ExprError(f"view blocks {blocks} or extent negative")
         return
     ds = dsets[w.dataset]
     dims = [expr.evaluate(x, env) for x in ds.dims]

@@ -1,15 +1,18 @@
 """A descriptor derived from a trace-mode profile (`iotune profile --trace`).
 
 From each rank's trace: the files in the order they were opened, the datasets (path, extent,
-element size), every write with its selection box and offset, and the clock. Ranks' calls are
+maximum extent, chunks, element type), every write with its selection box and offset, the file
+views writes go through (their filetype's blocks), and the clock. Ranks' calls are
 aligned, and what every rank does the same way becomes one write whose selection is an
 expression of `rank` (a block decomposition becomes a parameter `block...` with the dimension
 `block * size`); what differs by rank is kept as a per-rank table. A number that enumerates the
 steps in file or dataset names becomes `{step}`, a rank number in file names `{rank}`.
 
-What the trace cannot say is written into the descriptor's `notes`, not guessed silently: the
-type's class and chunking (schema 2 records the element size only: they come from the
-application's output file when it still exists), reads (not reproduced), file views' layouts.
+What the trace cannot say is written into the descriptor's `notes`, not guessed silently: types
+a skeleton cannot write (strings, compounds, big-endian), reads (not reproduced), views whose
+filetype the trace could not flatten. Traces of schema 2 and 3 have no type class, chunks or
+views: those come from the application's output file when it still exists (h5dump), else the
+type is chosen by its size and a note says so.
 """
 
 from __future__ import annotations
@@ -85,6 +88,8 @@ class Call:
     collective: bool
     t0: float
     t1: float
+    view: dict[str, Any] | None = None  # MPI_File_set_view: the view set
+    memory: dict[str, Any] | None = None  # an MPI-IO transfer's noncontiguous memory layout
 
 
 @dataclass
@@ -92,6 +97,7 @@ class Trace:
     rank: int
     datasets: list[dict[str, Any]]
     calls: list[Call] = field(default_factory=list)
+    version: int = 4
 
 
 def load_traces(profile_path: str) -> tuple[dict[str, Any], list[Trace]]:
@@ -124,7 +130,7 @@ def load_traces(profile_path: str) -> tuple[dict[str, Any], list[Trace]]:
 
 
 def _calls(rank: int, t: dict[str, Any]) -> Trace:
-    out = Trace(rank, t.get("datasets", []))
+    out = Trace(rank, t.get("datasets", []), version=int(t.get("version", 4)))
     last: dict[tuple[str, str], int] = {}
     sigs = t["signatures"]
     for sig_i, count, start, busy, span in t["events"]:
@@ -149,6 +155,8 @@ def _calls(rank: int, t: dict[str, Any]) -> Trace:
                     s.get("mode") == 1,
                     t0,
                     t0 + each,
+                    s.get("view"),
+                    s.get("memory"),
                 )
             )
     return out
@@ -189,11 +197,17 @@ class Op:
     t0: float
     t1: float
     step: int | None = None
+    view: dict[str, Any] | None = None  # a write through a file view: the view (trace)
+    memory: list[int] | None = None  # the pieces of a noncontiguous memory datatype (trace)
 
 
 def _ops(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
     ops = []
+    views: dict[str, dict[str, Any] | None] = {}  # file -> the view set last
     for c in tr.calls:
+        if c.func == "MPI_File_set_view":
+            views[c.file] = c.view
+            continue
         if c.func in OPENS:
             kind = "open"
         elif c.func in CLOSES:
@@ -228,6 +242,8 @@ def _ops(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
                 c.collective,
                 c.t0,
                 c.t1,
+                view=views.get(c.file) if c.func in VIEW_WRITES else None,
+                memory=(c.memory or {}).get("pieces"),
             )
         )
     return ops
@@ -392,7 +408,8 @@ class Builder:
 
     @staticmethod
     def _shape(op: Op) -> tuple:
-        return (op.kind, op.func, op.file, op.dataset, op.count, op.size, op.offset, op.start)
+        view = json.dumps(op.view, sort_keys=True) if op.view else None
+        return (op.kind, op.func, op.file, op.dataset, op.count, op.size, op.offset, op.start, view)
 
     def _compute_gap(self, ops_by_rank: list[list[Op]], steps: int) -> float:
         gaps = []
@@ -482,17 +499,12 @@ class Builder:
     def _file(self, name: str, api: str, ops_by_rank: list[list[Op]]) -> dict[str, Any]:
         entry: dict[str, Any] = {"name": name, "api": api}
         if api == "hdf5":
-            layout = self._layout(name)
-            if layout is None:
-                self.note(
-                    f"{name}: the application's file was not found (give --data-dir): "
-                    "types are assumed float/int by size and datasets contiguous"
-                )
+            layout = self._layout(name)  # groups; types and chunks of an older trace
             datasets: dict[str, dict[str, Any]] = {}
             for ops in ops_by_rank:
                 for op in ops:
                     if op.kind == "write" and op.dataset and op.dataset not in datasets:
-                        datasets[op.dataset] = self._dataset(op, layout)
+                        datasets[op.dataset] = self._dataset(name, op, layout)
             entry["datasets"] = list(datasets.values())
             if layout:
                 groups = sorted(
@@ -508,11 +520,18 @@ class Builder:
         entry["writes"] = self._writes(name, api, ops_by_rank, entry.get("datasets", []))
         return entry
 
-    def _dataset(self, op: Op, layout: dict[str, Any] | None) -> dict[str, Any]:
+    def _dataset(self, file: str, op: Op, layout: dict[str, Any] | None) -> dict[str, Any]:
         info = op.dset_info
         real = info["name"]
-        size = int(info["type_size"])
         d: dict[str, Any] = {"name": op.dataset, "type": None, "dims": list(info["dims"])}
+        if "type_class" in info:  # trace schema 4: the dataset as the application made it
+            d["type"] = self._type_of(real, info)
+            if info.get("chunks"):
+                d["chunks"] = list(info["chunks"])
+            maxdims = info.get("maxdims")
+            if maxdims and maxdims != info["dims"]:
+                d["maxdims"] = ["unlimited" if v is None else v for v in maxdims]
+            return d
         found = layout["datasets"].get(real) if layout else None
         if found and found["type"]:
             typ = {v[2]: k for k, v in dmod.TYPES.items()}.get(found["type"])
@@ -527,13 +546,34 @@ class Builder:
             if found["maxdims"] and found["maxdims"] != found["dims"]:
                 d["maxdims"] = ["unlimited" if v is None else v for v in found["maxdims"]]
         if d["type"] is None:
+            size = int(info["type_size"])
             d["type"] = {4: "float32", 8: "float64", 1: "uint8", 2: "uint16"}.get(size, "uint8")
             if found is None:
                 self.note(
-                    f"{real}: element size {size} from the trace; class assumed "
-                    f"{d['type']} (the trace does not record it)"
+                    f"{file}: the application's file was not found (give --data-dir) and the "
+                    f"trace (schema {self.traces[0].version}) has no types or chunks: "
+                    f"{real}: element size {size}, class assumed {d['type']}, contiguous"
                 )
         return d
+
+    def _type_of(self, real: str, info: dict[str, Any]) -> str:
+        """The descriptor's type of a traced dataset type (class, size, sign); a type skeletons
+        cannot write becomes an unsigned integer of its size, said in a note."""
+        cls, size = info.get("type_class"), int(info["type_size"])
+        if cls == "float" and size in (4, 8):
+            typ = f"float{8 * size}"
+        elif cls == "integer" and size in (1, 2, 4, 8):
+            typ = f"{'int' if info.get('type_signed') else 'uint'}{8 * size}"
+        else:
+            typ = {1: "uint8", 2: "uint16", 4: "uint32", 8: "uint64"}.get(size, "uint8")
+            self.note(
+                f"{real}: a {cls or 'unknown'} type of {size} bytes: skeletons write numbers, "
+                f"written as {typ}" + ("" if size in (1, 2, 4, 8) else " (another size)")
+            )
+            return typ
+        if info.get("type_order") == "BE":
+            self.note(f"{real}: big-endian {typ} in the application: written little-endian")
+        return typ
 
     def _writes(
         self, name: str, api: str, ops_by_rank: list[list[Op]], datasets: list[dict[str, Any]]
@@ -541,11 +581,12 @@ class Builder:
         ops_by_rank = [[op for op in ops if op.kind == "write"] for ops in ops_by_rank]
         for ops in ops_by_rank:
             for op in ops:
-                if op.func in VIEW_WRITES:
+                if op.func in VIEW_WRITES and not (op.view and op.view.get("blocks") is not None):
                     self.note(
-                        f"{name}: {op.func} through a file view: the view's type layout is "
-                        "not in the trace; each rank's data of the call is written as one "
-                        "block, ranks in order from the lowest offset"
+                        f"{name}: {op.func} through a file view whose layout is not in the "
+                        "trace (an older trace, or a filetype it could not flatten): each "
+                        "rank's data of the call is written as one block, ranks in order from "
+                        "the lowest offset"
                     )
                 if op.offset is None and api != "hdf5":
                     self.note(
@@ -582,11 +623,20 @@ class Builder:
         else:
             offsets = [op.offset or 0 for op in ops]
             sizes = [op.size for op in ops]
+            views = [op.view if op.view and op.view.get("blocks") is not None else None
+                     for op in ops]  # fmt: skip
+            memory = [op.memory for op in ops]
+            per_rank = any(m != memory[0] for m in memory)  # layouts differ: one entry per rank
+            if ops[0].func in VIEW_WRITES and all(views):
+                w.update(_view_write(ranks, views, sizes, per_rank))  # type: ignore[arg-type]
+                _memory(w, ranks, memory)
+                w["transfer"] = "collective" if ops[0].collective else "independent"
+                return w
             if ops[0].func in VIEW_WRITES:  # layout unknown: blocks in rank order, no overlap
                 base = min(offsets)
                 offsets = [base + sum(sizes[:i]) for i in range(len(sizes))]
             fit = _affine(offsets, ranks)
-            if len(set(sizes)) == 1 and fit:
+            if len(set(sizes)) == 1 and fit and not per_rank:
                 w["offset"] = _lin(*fit)
                 w["size"] = sizes[0]
             else:
@@ -594,6 +644,7 @@ class Builder:
                     r: {"offset": o, "size": s}
                     for r, o, s in zip(ranks, offsets, sizes, strict=True)
                 }
+            _memory(w, ranks, memory)
         w["transfer"] = "collective" if ops[0].collective else "independent"
         return w
 
@@ -651,6 +702,48 @@ class Builder:
             if m % n == 0 and m != n:
                 break
         return self.param_for_block(n)
+
+
+def _memory(w: dict[str, Any], ranks: list[int], memory: list[list[int] | None]) -> None:
+    """The pieces of the ranks' noncontiguous memory datatypes, beside the write or its ranks."""
+    if not any(memory):
+        return
+    if "by_rank" in w:
+        for r, m in zip(ranks, memory, strict=True):
+            if m:
+                w["by_rank"][r]["memory"] = m
+    else:
+        w["memory"] = memory[0]
+
+
+def _view_write(
+    ranks: list[int], views: list[dict[str, Any]], sizes: list[int], per_rank: bool = False
+) -> dict:
+    """A write through a file view: `offset` the view's displacement, `size` the call's bytes,
+    `view` the filetype (lb, extent, blocks). Values that follow a + b * rank across the ranks
+    become expressions; otherwise one entry per rank."""
+    fields = [[v["disp"], size, v["lb"], v["extent"]] for v, size in zip(views, sizes, strict=True)]
+    blocks = [v["blocks"] for v in views]
+    fits = [_affine([f[k] for f in fields], ranks) for k in range(4)]
+    same_shape = len({len(b) for b in blocks}) == 1
+    pairs = []
+    if same_shape:
+        for i in range(len(blocks[0])):
+            off = _affine([b[i][0] for b in blocks], ranks)
+            length = _affine([b[i][1] for b in blocks], ranks)
+            pairs.append((off, length))
+    if all(fits) and same_shape and all(o and n for o, n in pairs) and not per_rank:
+        disp, size, lb, extent = (_lin(*f) for f in fits)  # type: ignore[misc]
+        return {"offset": disp, "size": size,
+                "view": {"lb": lb, "extent": extent,
+                         "blocks": [[_lin(*o), _lin(*n)] for o, n in pairs]}}  # type: ignore[misc]  # fmt: skip
+    return {
+        "by_rank": {
+            r: {"offset": f[0], "size": f[1],
+                "view": {"lb": f[2], "extent": f[3], "blocks": [list(x) for x in b]}}
+            for r, f, b in zip(ranks, fields, blocks, strict=True)
+        }
+    }  # fmt: skip
 
 
 def _to_step_pattern(group: str) -> str | None:

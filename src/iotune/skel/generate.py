@@ -15,7 +15,7 @@ import stat
 from importlib import resources
 
 from iotune.skel import expr
-from iotune.skel.descriptor import Dataset, Descriptor, File, Write
+from iotune.skel.descriptor import Dataset, Descriptor, File, View, Write
 
 API_C = {"hdf5": "SKEL_HDF5", "mpiio": "SKEL_MPIIO", "posix": "SKEL_POSIX"}
 
@@ -61,6 +61,8 @@ def _write_code(w: Write, nd: int, ind: str) -> list[str]:
     once = isinstance(w.repeat, ast.Constant) and w.repeat.value == 1
     lines = [f"{ind}{{" if once else f"{ind}for (long long i = 0; i < {_c(w.repeat)}; i++) {{"]
     inner = ind + "  "
+    if w.memory is not None or w.memory_by_rank is not None:  # MPI-IO files only
+        lines.extend(_memory_code(w, inner))
     if w.dataset is not None:
         what = f"dataset {w.dataset}"
         lines[0] = f"{ind}/* write {what} */\n" + lines[0]
@@ -86,6 +88,13 @@ def _write_code(w: Write, nd: int, ind: str) -> list[str]:
         lines.append(
             f"{inner}skel_write(f, {_cstr(w.dataset)}, step, {nd}, start, count, {coll}, active);"
         )
+    elif w.view is not None or w.view_by_rank is not None:
+        lines[0] = f"{ind}/* write bytes through a file view */\n" + lines[0]
+        stride = "" if once else f" + i * {_c(w.stride or expr.parse(0))}"
+        lines.extend(_view_code(w, inner, stride))
+        lines.append(
+            f"{inner}skel_write_view(f, offset, size, lb, extent, nblocks, view, {coll}, active);"
+        )
     else:
         lines[0] = f"{ind}/* write bytes */\n" + lines[0]
         stride = "" if once else f" + i * {_c(w.stride) if w.stride is not None else '0LL'}"
@@ -103,6 +112,50 @@ def _write_code(w: Write, nd: int, ind: str) -> list[str]:
             lines.append(f"{inner}default: offset = 0; size = 0; active = 0;")
             lines.append(f"{inner}}}")
         lines.append(f"{inner}skel_write_bytes(f, offset, size, {coll}, active);")
+    lines.append(f"{ind}}}")
+    return lines
+
+
+def _memory_code(w: Write, ind: str) -> list[str]:
+    """skel_memory(): the pieces of the application's memory datatype for the next write."""
+    by_rank = w.memory_by_rank or {}
+    if w.memory is not None:
+        return [f"{ind}{{ static const long long mem[] = {{{', '.join(map(str, w.memory))}}};",
+                f"{ind}  skel_memory(f, {len(w.memory)}, mem); }}"]  # fmt: skip
+    lines = [f"{ind}switch (rank) {{"]
+    for r, m in sorted(by_rank.items()):
+        pieces = ", ".join(map(str, m))
+        lines.append(f"{ind}case {r}: {{ static const long long mem[] = {{{pieces}}}; "
+                     f"skel_memory(f, {len(m)}, mem); }} break;")  # fmt: skip
+    lines.append(f"{ind}default: break;")
+    lines.append(f"{ind}}}")
+    return lines
+
+
+def _view_code(w: Write, ind: str, stride: str) -> list[str]:
+    """Declarations of offset, size, lb, extent, nblocks and view[] (offset, length pairs) for
+    this rank, and active."""
+    views = w.view_by_rank or {}
+    most = max([len(v.blocks) for v in views.values()] + [len(w.view.blocks) if w.view else 0])
+    lines = [
+        f"{ind}long long offset = 0, size = 0, lb = 0, extent = 0, view[{2 * max(most, 1)}];",
+        f"{ind}int nblocks = 0, active = {_c(w.when) if w.when is not None else '1'};",
+    ]
+
+    def sets(off: ast.expr, size: ast.expr, v: View) -> str:
+        out = [f"offset = {_c(off)}{stride};", f"size = {_c(size)};", f"lb = {_c(v.lb)};",
+               f"extent = {_c(v.extent)};", f"nblocks = {len(v.blocks)};"]  # fmt: skip
+        for k, (o, n) in enumerate(v.blocks):
+            out.append(f"view[{2 * k}] = {_c(o)}; view[{2 * k + 1}] = {_c(n)};")
+        return " ".join(out)
+
+    if w.view is not None and w.by_rank is None:
+        lines.append(f"{ind}{sets(w.offset, w.size, w.view)}")
+        return lines
+    lines.append(f"{ind}switch (rank) {{")
+    for r, (off, size) in sorted((w.by_rank or {}).items()):
+        lines.append(f"{ind}case {r}: {sets(off, size, views[r])} break;")
+    lines.append(f"{ind}default: active = 0;")
     lines.append(f"{ind}}}")
     return lines
 

@@ -33,6 +33,16 @@ void skel_dataset(skel_file_t *f, const char *pattern, long long step, const cha
 void skel_write(skel_file_t *f, const char *pattern, long long step, int nd, const long long *start,
                 const long long *count, int collective, int active);
 void skel_write_bytes(skel_file_t *f, long long offset, long long size, int collective, int active);
+/* The application's memory datatype of the next write on f: n pieces of these lengths (gaps
+ * between them are the skeleton's own); used by the native method on an MPI-IO file when the
+ * write's size is their sum, else the write is from contiguous memory. */
+void skel_memory(skel_file_t *f, int n, const long long *pieces);
+/* Sets the file view (displacement offset, etype MPI_BYTE, filetype: nblocks (offset, length)
+ * pairs of view[], resized to lb and extent) and writes size bytes through it (native method on
+ * an MPI-IO file); the other methods write the bytes as skel_write_bytes does. */
+void skel_write_view(skel_file_t *f, long long offset, long long size, long long lb,
+                     long long extent, int nblocks, const long long *view, int collective,
+                     int active);
 void skel_close(skel_file_t *f);
 int skel_finish(skel_t *s);
 
