@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import run_mpi
+from conftest import launcher, run_mpi
 from kernel_profiles import profile_kernel
 from test_rules import BASE
 
@@ -133,7 +133,7 @@ def test_without_trace_says_what_it_cannot_tell(tmp_path, capsys, kernel, libiot
 def test_advise_profiles_a_command_first(tmp_path, capsys, kernel, monkeypatch):
     monkeypatch.chdir(tmp_path)
     status, out, err = _advise(capsys, "--profile-out", tmp_path / "p.json", "-o",
-                               tmp_path / "c.xml", "--", "mpiexec", "-n", "2",
+                               tmp_path / "c.xml", "--", *launcher(), "2",
                                kernel("vorpalio"), "--block", "8,8,4")  # fmt: skip
     assert status == 0, err
     assert (tmp_path / "p.json.trace" / "rank-1.json.gz").exists()

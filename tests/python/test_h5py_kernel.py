@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import BUILD, REPO, run_mpi
+from conftest import BUILD, REPO, launcher, run_mpi
 
 pytest.importorskip(
     "h5py", reason="h5py is not installed: scripts/install.sh builds it (unless IOTUNE_NO_H5PY)"
@@ -115,7 +115,7 @@ def test_iotune_tune_of_the_python_script_and_its_result_verified(libiotune, tmp
     out = tmp_path / "results"
     tune = [sys.executable, "-m", "iotune", "tune", "--trials", "4", "--verify-pairs", "5",
             "--leaders", "1", "--repeat", "1", "--no-partial", "--timeout", "60", "--out",
-            str(out), "--", "mpiexec", "-n", "2", python, "gcrmio_h5py.py", *args]  # fmt: skip
+            str(out), "--", *launcher(), "2", python, "gcrmio_h5py.py", *args]  # fmt: skip
     run = subprocess.run(tune, cwd=tmp_path, env=env, capture_output=True, text=True,
                          timeout=600)  # fmt: skip
     assert run.returncode == 0, run.stdout + run.stderr
@@ -130,7 +130,7 @@ def test_iotune_tune_of_the_python_script_and_its_result_verified(libiotune, tmp
     found = {p: fastest[p] for p in params if fastest[p] != "default"}
     assert found
     controlfile.write(tmp_path / "found.xml", found)
-    app = ["mpiexec", "-n", "2", sys.executable, str(SCRIPT), *args]
+    app = [*launcher(), "2", sys.executable, str(SCRIPT), *args]
     for name, config in (("default", None), ("best", out / "best.xml"),
                          ("found", tmp_path / "found.xml")):  # fmt: skip
         where = tmp_path / name

@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import mpi_info
 
 from iotune import insights
 from iotune.kb import match, signature, store
@@ -80,7 +81,7 @@ int main(int argc, char **argv) {
 
 @pytest.fixture(scope="module")
 def harness(tmp_path_factory, build_dir):
-    cc = shutil.which("mpicc") or pytest.skip("no mpicc")
+    cc = mpi_info(build_dir).get("mpicc") or shutil.which("mpicc") or pytest.skip("no mpicc")
     d = tmp_path_factory.mktemp("kbmatch")
     (d / "h.c").write_text(HARNESS)
     src = REPO / "runtime" / "src"

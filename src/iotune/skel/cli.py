@@ -120,13 +120,35 @@ def cmd_plot(args: argparse.Namespace) -> int:
     return 0
 
 
+def _toolchain() -> dict[str, str]:
+    """The MPI tools of the default runtime's build (its iotune-mpi.json): a skeleton is built
+    and run with the MPI the runtime can be preloaded into, wherever Debian's mpicc and mpiexec
+    alternatives point. Plain names when no runtime is built."""
+    from iotune import paths
+
+    tools = {"cc": "mpicc", "pkg": "hdf5-mpich", "mpiexec": "mpiexec"}
+    try:
+        build = paths.find_build()
+    except paths.NotFound:
+        return tools
+    if build.mpi.get("mpicc"):
+        tools["cc"] = build.mpi["mpicc"]
+    if build.family in ("mpich", "openmpi"):
+        tools["pkg"] = f"hdf5-{build.family}"
+    if build.mpi.get("mpiexec"):
+        tools["mpiexec"] = shlex.join([build.mpi["mpiexec"], *build.mpi.get("preflags", [])])
+    return tools
+
+
 def _gen_args(p: argparse.ArgumentParser, out_default: str = "skeleton") -> None:
+    tools = _toolchain()
     p.add_argument("descriptor", metavar="DESC.yaml")
     p.add_argument("--params", metavar="FILE", help="parameter file (iotune skel params)")
     p.add_argument("--out", "-o", default=out_default, metavar="DIR", help="where the source goes")
-    p.add_argument("--cc", default="mpicc", help="MPI C compiler for the Makefile (mpicc)")
-    p.add_argument("--pkg", default="hdf5-mpich", help="pkg-config name of HDF5 (hdf5-mpich)")
-    p.add_argument("--mpiexec", default="mpiexec", help="MPI launcher (mpiexec)")
+    p.add_argument("--cc", default=tools["cc"], help="MPI C compiler for the Makefile "
+                   "(default: the runtime's MPI, %(default)s)")  # fmt: skip
+    p.add_argument("--pkg", default=tools["pkg"], help="pkg-config name of HDF5 (%(default)s)")
+    p.add_argument("--mpiexec", default=tools["mpiexec"], help="MPI launcher (%(default)s)")
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
