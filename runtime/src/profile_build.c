@@ -40,6 +40,8 @@ static void merge(iot_file_rec *into, const iot_file_rec *r)
         memcpy(into->h5applied, r->h5applied, sizeof into->h5applied);
     if (!into->h5notes[0])
         memcpy(into->h5notes, r->h5notes, sizeof into->h5notes);
+    if (!into->h5driver[0])
+        memcpy(into->h5driver, r->h5driver, sizeof into->h5driver);
     if (!into->fs[0])
         memcpy(into->fs, r->fs, sizeof into->fs);
     if (!into->withdrawn[0])

@@ -285,6 +285,10 @@ void write_file(FILE *f, const iot_profile *p, const iot_file_rec *r, int first)
         fputs(", \"system\": ", f);
         iot_json_string(f, cls);
     }
+    if (r->h5driver[0]) { /* serial (sec2, core) or parallel (mpio) HDF5 */
+        fputs(", \"hdf5_driver\": ", f);
+        iot_json_string(f, r->h5driver);
+    }
     if (r->h5notes[0]) { /* HDF5 settings not in effect and why; the application's overridden */
         fputs(", \"hdf5_notes\": ", f);
         write_lines(f, r->h5notes);
