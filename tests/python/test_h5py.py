@@ -4,8 +4,7 @@ run with and without libiotune.so and a valid control file: the same exit status
 What MPI prints by itself on stderr is compared with the program given the control file's
 hints without the runtime (ROMIO_HINTS): a hint may change it, the runtime must not.
 
-A test that fails today because of a runtime bug described in issue 10 is marked xfail
-(strict): the fix must remove the mark. Skipped only when h5py is not importable.
+Skipped only when h5py is not importable.
 """
 
 import os
@@ -37,10 +36,6 @@ CONFIGS = {
     "serial_opt_in": DATA / "serial_opt_in.xml",
 }
 PFR = "<romio_cb_pfr>enable</romio_cb_pfr>"
-
-
-def xfail(reason):
-    return pytest.mark.xfail(strict=True, reason=reason)
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -110,7 +110,10 @@ def traits(profile: Mapping[str, Any] | None) -> dict[str, Any]:
 def same_dataset_calls(profile: Mapping[str, Any]) -> bool | None:
     """Whether every rank that opened each HDF5 file made as many H5Dwrite calls on it as the
     others, and as many H5Dread calls (the profile's per-file `per_rank` counts, gathered by
-    rank 0); None when the profile cannot say: no per-rank counts, or rank 0's alone."""
+    rank 0; counters.tsv marks which); None when the profile cannot say: no per-rank counts,
+    or rank 0's alone (MPI_Finalize never came)."""
+    from iotune.profile import PER_RANK
+
     if not profile.get("reduced"):
         return None
     seen = False
@@ -118,7 +121,7 @@ def same_dataset_calls(profile: Mapping[str, Any]) -> bool | None:
         counts = ((f.get("per_rank") or {}) if isinstance(f, dict) else {}).get("hdf5")
         if not isinstance(counts, dict):
             continue
-        for key in ("writes", "reads"):
+        for key in PER_RANK.get("hdf5", ()):
             if not isinstance(counts.get(key), list):
                 return None
             seen = True
