@@ -63,6 +63,7 @@ def measure(
     sync: bool = False,
     drop_caches: bool = False,
     objective: str = "io-time",
+    tag: str = "",
 ) -> Path:
     import os
 
@@ -104,6 +105,7 @@ def measure(
     how += ["sync"] if sync else []
     how += ["drop"] if drop_caches and opts.drop_caches else []  # off when not permitted
     how += [objective] if objective != "io-time" else []
+    how += [tag] if tag else []  # e.g. the session, so that earlier raw data stay
     out = DATA / f"verify-{'-'.join([name, *how])}.json"
     out.write_text(
         json.dumps(
@@ -246,6 +248,7 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument("--sync", action="store_true", help="flush files before close (IOTUNE_SYNC)")
     m.add_argument("--drop-caches", action="store_true", help="sync + drop caches before runs")
     m.add_argument("--objective", default="io-time", help="io-time (default), wall, kernel")
+    m.add_argument("--tag", default="", help="added to the data file's name and the case")
     e = sub.add_parser("evaluate")
     e.add_argument("--repeats", type=int, default=5000)
     e.add_argument("--seed", type=int, default=1)
@@ -253,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.cmd == "measure":
         print(measure(args.kernel, args.rounds, args.nprocs, args.seed, args.warmup,
-                      args.sync, args.drop_caches, args.objective))  # fmt: skip
+                      args.sync, args.drop_caches, args.objective, args.tag))  # fmt: skip
         return 0
     res = evaluate(args.repeats, args.seed, args.max_pairs)
     RESULTS.mkdir(exist_ok=True)
