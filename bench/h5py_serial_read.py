@@ -24,10 +24,11 @@ The bench:
      chunk cache each variant's dataset had (read back through h5py: did the settings reach
      it?), and writes the raw numbers to `--out` (JSON, with the machine and the command).
 
-Status (2026-11-23): the tuned control file must switch the serial opt-in on
-(`<serial_files>true</serial_files>`: files opened with h5py's default sec2 driver get no HDF5
-setting otherwise); datasets opened as f["name"] (H5Oopen) get the dataset settings. Result in
-bench/README.md, raw numbers in bench/results/h5py_serial_read.json.
+Files opened with h5py's default sec2 driver get HDF5 settings only with the serial opt-in
+(`<serial_files>true</serial_files>`); `iotune tune` switches it on by itself when the
+baseline's data files are sec2, so `--tune` needs no hand-written control file. Datasets opened
+as f["name"] (H5Oopen) get the dataset settings. Results in bench/README.md, raw numbers in
+bench/results/h5py_serial_read*.json.
 
 usage: bench/h5py_serial_read.py [--tune | --config FILE] [--rounds N] [--drop-caches]
                                  [--rows R --cols C --chunk K --stride S] [--out FILE.json]
@@ -116,11 +117,23 @@ def run_app(path: Path, stride: int, config: Path, lib: Path) -> dict:
 def tune(path: Path, stride: int, out: Path, trials: int) -> Path:
     """iotune tune on the application; returns its best.xml."""
     cmd = [sys.executable, "-m", "iotune", "tune", "--launcher", "none", "--trials", str(trials),
-           "--objective", "kernel", "--out", str(out), "--study", "h5py-serial-read", "--",
+           "--objective", "kernel", "--out", str(out), "--study", "h5py-serial-read", "--no-kb",
+           "--no-progress", "--",
            sys.executable, __file__, "--app", str(path), "--stride", str(stride)]  # fmt: skip
     print("$", shlex.join(cmd), flush=True)
     subprocess.run(cmd, check=True, timeout=3600)
     return out / "best.xml"
+
+
+def _study_summary(tuned: Path) -> dict | None:
+    """What `iotune tune` decided (when it made the tuned settings): switches, what it left out,
+    its verdict and its own pairs."""
+    path = tuned.parent / "summary.json"
+    if not path.is_file():
+        return None
+    s = json.loads(path.read_text())
+    keep = ("switched_on", "not_searched", "recommended", "verdict", "trials", "final")
+    return {k: s.get(k) for k in keep}
 
 
 def main() -> int:
@@ -188,6 +201,7 @@ def main() -> int:
         "command": shlex.join(sys.argv), "machine": platform.node(), "cpus": os.cpu_count(),
         "python": platform.python_version(), "date": time.strftime("%Y-%m-%d %H:%M:%S"),
         "args": {k: str(v) for k, v in vars(a).items()}, "tuned_config": tuned.read_text(),
+        "study": _study_summary(tuned),
         "rounds": rounds, "chunk_cache": caches, "stats": stats, "speedup": speedup, "p": p,
     }  # fmt: skip
     a.out.parent.mkdir(parents=True, exist_ok=True)

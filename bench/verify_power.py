@@ -14,12 +14,20 @@ done honestly:
 
   .venv/bin/python bench/verify_power.py measure --kernel vorpalio --rounds 40
   .venv/bin/python bench/verify_power.py evaluate --repeats 5000
+
+Ways to cut the noise of each pair, all as `iotune tune` can run its verification (measure's
+options, recorded in the data file): --warmup N (discarded identical runs before each measured
+run: `--warmup`), --sync (the runtime flushes each file to the device before it closes:
+`--sync`), --drop-caches (sync and drop the page cache before every run, so that one run's
+dirty pages are not written back during the next: `--drop-caches`), -n 1 (no rank waits for a
+descheduled partner in collective calls). The load average is recorded before and after.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import platform
 import random
 import shlex
@@ -38,6 +46,12 @@ RESULTS = HERE / "results"
 CASES = {
     "vorpalio": {"args": ["--block", "160,160,100"], "tuned": {"cb_buffer_size": "1M"}},
     "gcrmio": {"args": ["--cells", "65536"], "tuned": {"fill_time": "never"}},
+    # four times the I/O per run: short disturbances weigh less
+    "gcrmio-large": {
+        "kernel": "gcrmio",
+        "args": ["--cells", "262144"],
+        "tuned": {"fill_time": "never"},
+    },  # fmt: skip
     "vorpalio-cb-write-off": {
         "kernel": "vorpalio",
         "args": ["--block", "160,160,100"],
@@ -46,7 +60,19 @@ CASES = {
 }
 
 
-def measure(name: str, rounds: int, nprocs: int, seed: int, warmup: int = 0) -> Path:
+def measure(
+    name: str,
+    rounds: int,
+    nprocs: int,
+    seed: int,
+    warmup: int = 0,
+    sync: bool = False,
+    drop_caches: bool = False,
+    objective: str = "io-time",
+    tag: str = "",
+) -> Path:
+    import os
+
     from iotune import paths, trial
 
     case = CASES[name]
@@ -56,14 +82,17 @@ def measure(name: str, rounds: int, nprocs: int, seed: int, warmup: int = 0) -> 
     arms = {"A": {}, "A2": {}, "B": case["tuned"]}
     rng = random.Random(seed)
     rows = []
+    load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="verify-power-") as tmp:
         opts = trial.TrialOptions(
             command=command,
             workdir=Path(tmp),
-            objective="io-time",
+            objective=objective,
             timeout=120,
             lib=paths.find_library(),
             isolate=True,
+            sync=sync,
+            drop_caches=drop_caches,
         )
         for r in range(rounds):
             order = list(arms)
@@ -77,16 +106,27 @@ def measure(name: str, rounds: int, nprocs: int, seed: int, warmup: int = 0) -> 
                 row[f"{arm}_wall_s"] = round(o.wall_s, 6)
             rows.append(row)
             print(json.dumps(row), flush=True)
-    out = DATA / f"verify-{name}{'-warmup' if warmup else ''}.json"
+    how = [f"n{nprocs}"] if nprocs != 2 else []
+    how += [f"warmup{warmup}"] if warmup else []
+    how += ["sync"] if sync else []
+    how += ["drop"] if drop_caches and opts.drop_caches else []  # off when not permitted
+    how += [objective] if objective != "io-time" else []
+    how += [tag] if tag else []  # e.g. the session, so that earlier raw data stay
+    out = DATA / f"verify-{'-'.join([name, *how])}.json"
     out.write_text(
         json.dumps(
             {
-                "case": name + (f" (warm-up {warmup})" if warmup else ""),
+                "case": name + (f" ({', '.join(how)})" if how else ""),
                 "warmup": warmup,
+                "nprocs": nprocs,
+                "sync": sync,
+                "drop_caches": drop_caches and opts.drop_caches,
+                "load_before": load_before,
+                "load_after": os.getloadavg(),
                 "kernel": kernel,
                 "command": shlex.join(command),
                 "arms": arms,
-                "objective": "io-time (the profile's io.time_s, seconds)",
+                "objective": objective,
                 "machine": platform.platform(),
                 "host": platform.node(),
                 "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
@@ -149,6 +189,9 @@ def evaluate(repeats: int, seed: int, max_pairs: int) -> dict:
         res["cv_A"] = statistics.pstdev([r["A"] for r in rounds]) / statistics.fmean(
             [r["A"] for r in rounds]
         )
+        # the noise a paired test sees: the spread of ln(A/A') (0: both runs of a pair agree)
+        res["sd_ln_AA"] = statistics.pstdev([math.log(r["A"] / r["A2"]) for r in rounds])
+        res["load"] = [data.get("load_before"), data.get("load_after")]
         scale = res["median_ratio_A_over_B"] / SCALED_GAIN
         res["scaled_B_by"] = scale
         for name, pairs in (
@@ -180,13 +223,16 @@ def _markdown(res: dict) -> str:
         f"{d['false_win_bound']:.4f} (simulated, s.e. {d['false_win_bound_se']:.4f}); "
         f"{res['repeats']} resampled studies per row.",
         "",
-        "| case | real rounds | median A/B (A/A') | A/A recommended | A/A mean runs | "
+        "| case | real rounds | load (1-min, before/after) | CV of A | sd ln(A/A') | "
+        "median A/B (A/A') | A/A recommended | A/A mean runs | "
         "A/B recommended | A/B mean runs | A/B scaled to 1.3x recommended | its mean runs |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for k, r in res["kernels"].items():
+        load = "/".join(f"{x[0]:.1f}" for x in r["load"] if x) or "-"
         lines.append(
-            f"| {k} ({r['arms']['B']}) | {r['rounds']} | {r['median_ratio_A_over_B']:.2f}x "
+            f"| {k} ({r['arms']['B']}) | {r['rounds']} | {load} | {r['cv_A']:.2f} | "
+            f"{r['sd_ln_AA']:.2f} | {r['median_ratio_A_over_B']:.2f}x "
             f"({r['median_ratio_A_over_A2']:.2f}x) | {100 * r['A/A']['recommended_share']:.1f} % "
             f"| {r['A/A']['mean_runs']:.1f} | {100 * r['A/B']['recommended_share']:.1f} % | "
             f"{r['A/B']['mean_runs']:.1f} | "
@@ -205,13 +251,18 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument("-n", "--nprocs", type=int, default=2)
     m.add_argument("--seed", type=int, default=0)
     m.add_argument("--warmup", type=int, default=0, help="discarded runs before each run")
+    m.add_argument("--sync", action="store_true", help="flush files before close (IOTUNE_SYNC)")
+    m.add_argument("--drop-caches", action="store_true", help="sync + drop caches before runs")
+    m.add_argument("--objective", default="io-time", help="io-time (default), wall, kernel")
+    m.add_argument("--tag", default="", help="added to the data file's name and the case")
     e = sub.add_parser("evaluate")
     e.add_argument("--repeats", type=int, default=5000)
     e.add_argument("--seed", type=int, default=1)
     e.add_argument("--max-pairs", type=int, default=20)
     args = ap.parse_args(argv)
     if args.cmd == "measure":
-        print(measure(args.kernel, args.rounds, args.nprocs, args.seed, args.warmup))
+        print(measure(args.kernel, args.rounds, args.nprocs, args.seed, args.warmup,
+                      args.sync, args.drop_caches, args.objective, args.tag))  # fmt: skip
         return 0
     res = evaluate(args.repeats, args.seed, args.max_pairs)
     RESULTS.mkdir(exist_ok=True)

@@ -133,17 +133,29 @@ static void keep_refusals(const report *r, iot_h5_outcome *out)
     }
 }
 
-/* The driver of a file access list, named for a note. */
-static const char *driver_name(hid_t fapl)
+const char *iot_h5_driver(hid_t fapl)
 {
     if (fapl == H5P_DEFAULT)
         return "sec2";
+    iot_h5_quiet quiet;
+    iot_h5_quiet_begin(&quiet);
     hid_t d = IOT_H5_CALL(H5Pget_driver, fapl);
+    const char *name = d < 0 ? "unknown" : "other";
     if (d >= 0 && d == IOT_H5_CALL(H5FD_sec2_init))
-        return "sec2";
-    if (d >= 0 && d == IOT_H5_CALL(H5FD_core_init))
-        return "core";
-    return "another driver than MPI-IO";
+        name = "sec2";
+    else if (d >= 0 && d == IOT_H5_CALL(H5FD_core_init))
+        name = "core";
+    else if (d >= 0 && iot_h5() && iot_h5()->parallel && d == IOT_H5_CALL(H5FD_mpio_init))
+        name = "mpio";
+    iot_h5_quiet_end(&quiet);
+    return name;
+}
+
+/* The driver of a file access list (not MPI-IO), named for a note. */
+static const char *driver_name(hid_t fapl)
+{
+    const char *d = iot_h5_driver(fapl);
+    return strcmp(d, "sec2") == 0 || strcmp(d, "core") == 0 ? d : "another driver than MPI-IO";
 }
 
 /* One file access setting onto fapl. A new file access parameter is one params.tsv row and

@@ -20,6 +20,10 @@ typedef struct {
 hid_t iot_apply_fapl(const iot_settings *s, const char *how, const char *name, hid_t fapl,
                      iot_file_info *info, iot_h5_outcome *out);
 
+/* The driver a file access list opens files with: "mpio", "sec2" (also H5P_DEFAULT), "core",
+ * "other" or "unknown"; no collective call (H5Pget_driver only), the error stack untouched. */
+const char *iot_h5_driver(hid_t fapl);
+
 /* Dataset creation list for a new dataset (file name, full dataset path, its dataspace and
  * type), from the file's resolved settings f->rules; a new list or dcpl itself. */
 hid_t iot_apply_dcpl(const iot_file_info *f, const char *file, const char *dset, hid_t type,

@@ -180,15 +180,20 @@ void iot_mpiio_report(const char *filename, MPI_File fh, const iot_mpiio_hints *
     iot_log_block(header, line);
 }
 
-/* Collective over comm: did every rank succeed? (Open's communicator is an intracommunicator;
- * for anything else MPI's own answer stands.) */
+/* Collective over comm: is yes true on every rank (op MPI_MIN) or on any (MPI_MAX)? (Open's
+ * communicator is an intracommunicator; for anything else this rank's answer stands.) */
+static int across(MPI_Comm comm, int yes, MPI_Op op)
+{
+    int inter = 1, all = yes;
+    if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
+        return yes;
+    PMPI_Allreduce(&yes, &all, 1, MPI_INT, op, comm);
+    return all;
+}
+
 static int all_succeeded(MPI_Comm comm, int ok)
 {
-    int inter = 1, all = ok;
-    if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
-        return ok;
-    PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm);
-    return all;
+    return across(comm, ok, MPI_MIN);
 }
 
 /* Whether an MPI_File_open error is of a class no hint can cause. */
@@ -298,8 +303,10 @@ int iot_mpiio_open(MPI_Comm comm, const char *filename, int amode, MPI_Info app,
         return rc;         /* stands (no MPI seen here does this: open errors are collective) */
     /* every rank failed. Errors no hint can cause (the file is missing, exists, may not be
      * written, ...) are the application's own already: calling again would only add MPI error
-     * entries of the runtime's (MPICH prints them at exit), so the error is returned as is */
-    if (all_succeeded(comm, not_caused_by_hints(rc)))
+     * entries of the runtime's (MPICH prints them at exit), so the error is returned as is.
+     * One rank's such error is enough: under a deferred open (romio_no_indep_rw) only the
+     * aggregators touch the file, and the others get a generic I/O error for a missing one */
+    if (across(comm, not_caused_by_hints(rc), MPI_MAX))
         return rc;
     /* the application's own call, as it would have run without the runtime (a file that open
      * made before failing is removed first, so that MPI_MODE_EXCL holds) */

@@ -40,6 +40,8 @@ static void merge(iot_file_rec *into, const iot_file_rec *r)
         memcpy(into->h5applied, r->h5applied, sizeof into->h5applied);
     if (!into->h5notes[0])
         memcpy(into->h5notes, r->h5notes, sizeof into->h5notes);
+    if (!into->h5driver[0])
+        memcpy(into->h5driver, r->h5driver, sizeof into->h5driver);
     if (!into->fs[0])
         memcpy(into->fs, r->fs, sizeof into->fs);
     if (!into->withdrawn[0])
@@ -101,16 +103,29 @@ int iot_profile_build(iot_profile *p, const iot_file_rec *all, int nall, const d
 {
     memset(p, 0, sizeof *p);
     p->nranks = nranks;
-    p->files = calloc((size_t)(nall ? nall : 1), sizeof *p->files);
-    p->stats = calloc((size_t)(nall ? nall : 1), sizeof *p->stats);
-    if (!p->files || !p->stats) {
+    size_t n = (size_t)(nall ? nall : 1);
+    p->files = calloc(n, sizeof *p->files);
+    p->stats = calloc(n, sizeof *p->stats);
+    p->first = malloc(n * sizeof *p->first);
+    p->next = malloc(n * sizeof *p->next);
+    int *last = malloc(n * sizeof *last);
+    if (!p->files || !p->stats || !p->first || !p->next || !last) {
+        free(last);
         iot_profile_free(p);
         return -1;
     }
+    p->all = all;
     for (int i = 0; i < nall; i++) {
         int k = 0;
         while (k < p->nfiles && strcmp(p->files[k].name, all[i].name) != 0)
             k++;
+        /* file k's records in rank order (all is gathered rank by rank) */
+        p->next[i] = -1;
+        if (k == p->nfiles)
+            p->first[k] = i;
+        else
+            p->next[last[k]] = i;
+        last[k] = i;
         iot_file_stats *st = &p->stats[k];
         double t = all[i].outer_time;
         if (k == p->nfiles) {
@@ -130,6 +145,7 @@ int iot_profile_build(iot_profile *p, const iot_file_rec *all, int nall, const d
         st->sum += t;
         st->ranks++;
     }
+    free(last);
     qsort(p->files, (size_t)p->nfiles, sizeof *p->files, by_start);
     for (int k = 0; k < p->nfiles; k++)
         warn_growth(&p->files[k]);
@@ -164,6 +180,9 @@ void iot_profile_free(iot_profile *p)
 {
     free(p->files);
     free(p->stats);
+    free(p->first);
+    free(p->next);
     p->files = NULL;
     p->stats = NULL;
+    p->first = p->next = NULL;
 }

@@ -4,6 +4,7 @@
 #include "profile_file.h"
 
 #include <fnmatch.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -265,6 +266,49 @@ static const char *system_class(const iot_file_rec *r)
     return NULL;
 }
 
+/* Each rank's own count of one counter of layer l for file k: "key": [...] in rank order. */
+static void write_ranks_of(FILE *f, const iot_profile *p, int k, iot_clayer l, const char *key,
+                           size_t offset, int *n)
+{
+    fprintf(f, "%s\"%s\": [", (*n)++ ? ", " : "", key);
+    for (int i = p->first[k], m = 0; i >= 0; i = p->next[i], m++) {
+        uint64_t v;
+        memcpy(&v, (const char *)&p->all[i].c[l] + offset, sizeof v);
+        fprintf(f, "%s%llu", m ? ", " : "", (unsigned long long)v);
+    }
+    fputc(']', f);
+}
+
+#define PER_RANK_IN(field, layer, key) here |= (layer) == l;
+#define WRITE_PER_RANK(field, layer, key)                                                          \
+    if ((layer) == l)                                                                              \
+        write_ranks_of(f, p, k, (layer), key, offsetof(iot_counters, field), &n);
+
+/* "per_rank": {"ranks": [...], LAYER: {KEY: [...]}}: the counters.tsv rows marked per_rank,
+ * one value per rank that has the file, for the layers the file used (the question of
+ * collective transfers: does every rank call H5Dwrite as often?). */
+static void write_per_rank(FILE *f, const iot_profile *p, const iot_file_rec *r)
+{
+    int k = r->rank, opened = 0;
+    for (int l = 0; l < IOT_NLAYERS; l++) {
+        int here = 0, n = 0;
+        IOT_COUNTERS_PER_RANK(PER_RANK_IN)
+        if (!here || !(r->layers & (1 << l)) || !p->all)
+            continue;
+        if (!opened++) {
+            fputs(", \"per_rank\": {\"ranks\": [", f);
+            for (int i = p->first[k], m = 0; i >= 0; i = p->next[i], m++)
+                fprintf(f, "%s%d", m ? ", " : "", p->all[i].rank);
+            fputc(']', f);
+        }
+        fprintf(f, ", \"%s\": {", layer_names[l]);
+        IOT_COUNTERS_PER_RANK(WRITE_PER_RANK)
+        fputc('}', f);
+    }
+    if (opened)
+        fputc('}', f);
+}
+
 void write_file(FILE *f, const iot_profile *p, const iot_file_rec *r, int first)
 {
     const iot_file_stats *st = &p->stats[r->rank];
@@ -285,6 +329,10 @@ void write_file(FILE *f, const iot_profile *p, const iot_file_rec *r, int first)
         fputs(", \"system\": ", f);
         iot_json_string(f, cls);
     }
+    if (r->h5driver[0]) { /* serial (sec2, core) or parallel (mpio) HDF5 */
+        fputs(", \"hdf5_driver\": ", f);
+        iot_json_string(f, r->h5driver);
+    }
     if (r->h5notes[0]) { /* HDF5 settings not in effect and why; the application's overridden */
         fputs(", \"hdf5_notes\": ", f);
         write_lines(f, r->h5notes);
@@ -301,5 +349,6 @@ void write_file(FILE *f, const iot_profile *p, const iot_file_rec *r, int first)
         fprintf(f, ", \"%s\": ", layer_names[l]);
         write_counters(f, (iot_clayer)l, &r->c[l]);
     }
+    write_per_rank(f, p, r);
     fputc('}', f);
 }

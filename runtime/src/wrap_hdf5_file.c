@@ -64,6 +64,7 @@ static hid_t open_file(int create, const char *name, unsigned flags, hid_t fcpl,
     char actual[1024];
     const char *known = real->H5Fget_name(fid, actual, sizeof actual) > 0 ? actual : name;
     int rec = record_of(real, fid, known);
+    const char *driver = iot_capture_on ? iot_h5_driver(fapl) : ""; /* the application's */
     if (why[0]) {
         char list[1024];
         iot_describe_settings(info.rules, NULL, IOT_TARGET_FAPL, list, sizeof list);
@@ -78,6 +79,7 @@ static hid_t open_file(int create, const char *name, unsigned flags, hid_t fcpl,
         iot_idmap_put(&files, (uint64_t)fid, rec, 0);
         if (rec >= 0) {
             iot_file_rec *r = iot_rec(rec);
+            snprintf(r->h5driver, sizeof r->h5driver, "%s", driver);
             if (create)
                 r->c[IOT_L_HDF5].creates++;
             else

@@ -26,14 +26,30 @@ def _counter_table() -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:
     text = (resources.files("iotune") / "data" / "counters.tsv").read_text(encoding="utf-8")
     lines = [ln.split("\t") for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
     header, rows = lines[0], lines[1:]
-    layers = tuple(header[3:])
+    layers = tuple(h for h in header[3:] if h != "per_rank")
     keys = {layer: tuple(r[header.index(layer)] for r in rows if r[header.index(layer)] != "-")
             for layer in layers}  # fmt: skip
     return layers, keys
 
 
-# LAYERS: the profile's layers, outermost first; COUNTERS: each layer's counter keys
+def _per_rank_table() -> dict[str, tuple[str, ...]]:
+    """{layer: keys} of the counters also written per rank (counters.tsv, column per_rank): a
+    file's "per_rank" object holds "ranks" and, per such layer, one list per key."""
+    text = (resources.files("iotune") / "data" / "counters.tsv").read_text(encoding="utf-8")
+    lines = [ln.split("\t") for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
+    header, rows = lines[0], lines[1:]
+    out: dict[str, tuple[str, ...]] = {}
+    for r in rows:
+        layer = r[header.index("per_rank")]
+        if layer != "-":
+            out[layer] = (*out.get(layer, ()), r[header.index(layer)])
+    return out
+
+
+# LAYERS: the profile's layers, outermost first; COUNTERS: each layer's counter keys;
+# PER_RANK: the counters also written per rank, by layer
 LAYERS, COUNTERS = _counter_table()
+PER_RANK = _per_rank_table()
 SIZE_BINS = ("0-100", "100-1K", "1K-10K", "10K-100K", "100K-1M", "1M-4M", "4M-10M",
              "10M-100M", "100M-1G", "1G+")  # fmt: skip
 # hints worth showing in a summary (ROMIO reports many more)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from iotune import controlfile, identity, linkage, objective, storage, trial
-from iotune.search import get_strategy, loop, noise, sequential, warmstart
+from iotune.search import get_strategy, loop, noise, sequential, switches, warmstart
 from iotune.search.capping import Capping
 from iotune.space import Space, config_key
 from iotune.storage import HEARTBEAT_S
@@ -540,10 +540,12 @@ def finish(
             name: {"cost": final["speedup"], "needed": True, "pairs": final["pairs"]}
         }
     recommended = reduced["settings"] if final["improved"] else {}
+    on = loop.switched(study)
     cfg.out.mkdir(parents=True, exist_ok=True)
-    controlfile.write(cfg.out / "best.xml", recommended)
+    # the switches the settings need to reach the application go with them
+    controlfile.write(cfg.out / "best.xml", switches.apply(recommended, on))
     if not final["improved"] and best:
-        controlfile.write(cfg.out / "candidate.xml", effective)
+        controlfile.write(cfg.out / "candidate.xml", switches.apply(effective, on))
     elif (cfg.out / "candidate.xml").exists():
         (cfg.out / "candidate.xml").unlink()
     summary = {
@@ -557,6 +559,7 @@ def finish(
         "direction": study.direction.name.lower(),
         "trials": len(study.trials),
         "not_searched": dict(study.user_attrs.get(loop.INERT, {})),
+        "switched_on": on,
         "values_not_searched": dict(study.user_attrs.get(loop.VALUES_OUT, {})),
         "not_in_effect": off,
         "leaders": leaders,
@@ -729,7 +732,8 @@ def run(
         )
 
     def evaluate(settings: dict[str, str], cap: float | None) -> trial.Outcome:
-        return trial.run_trial(settings, opts, cap)
+        # with the switches the study turned on after its baseline (search/switches.py)
+        return trial.run_trial(switches.apply(settings, loop.switched(s)), opts, cap)
 
     if not cfg.finish_only:
         _retry_failed_baseline(s, cfg.space)
@@ -748,6 +752,9 @@ def run(
         for name, values in s.user_attrs.get(loop.VALUES_OUT, {}).items():
             for value, why in values.items():
                 log(f"not tried: {name}={value} ({why})")
+        for name, on in loop.switched(s).items():
+            log(f"switched on: {name}={on['value']} in every trial with HDF5 settings and in "
+                f"best.xml ({on['why']})")  # fmt: skip
     if cfg.search_only:
         log("search done (--search-only: no verification or report)")
         return Run(None, created, stale)

@@ -158,6 +158,7 @@ def test_its_profile_shows_the_data_file_alone(h5py_kernel, libiotune, tmp_path)
     assert run.returncode == 0, run.stderr
     p = prof.load(tmp_path / "p.json")
     assert [f["name"] for f in p.data_files] == ["gcrmio-h5py.h5"]
+    assert p.data_files[0]["hdf5_driver"] == "mpio"  # h5py's driver="mpio": parallel HDF5
     assert str(h5py_kernel) in [f["name"] for f in p.system_files]
     summary = run.stdout.split("program ", 1)[1].split("\n", 1)[1]  # after the command line
     assert "1 data file; " in summary and str(h5py_kernel) not in summary

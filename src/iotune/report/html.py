@@ -83,6 +83,19 @@ def write_html(
                     if summary.get("not_searched")
                     else []
                 ),
+                *(
+                    [
+                        [
+                            "switched on",
+                            "; ".join(
+                                f"{n}={on['value']}: {on['why']}"
+                                for n, on in summary["switched_on"].items()
+                            ),
+                        ]
+                    ]
+                    if summary.get("switched_on")
+                    else []
+                ),  # fmt: skip
                 ["objective", f"{summary.get('objective')} ({unit}, {summary.get('direction')})"],
                 ["trials", ", ".join(f"{n} {s}" for s, n in counts.most_common())],
                 ["measured from", ", ".join(f"{s} ({n} trials)" for s, n in sources.items())],

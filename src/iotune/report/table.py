@@ -108,4 +108,6 @@ def settings_lines(summary: dict[str, Any]) -> list[str]:
         lines.append(f"left out of the recommendation: {name} ({why})")
     for name, why in sorted((summary.get("not_in_effect") or {}).items()):
         lines.append(f"not in effect, left out: {name} ({why})")
+    for name, on in sorted((summary.get("switched_on") or {}).items()):
+        lines.append(f"with {name}={on['value']} (switched on by the study: {on['why']})")
     return lines

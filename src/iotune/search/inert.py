@@ -3,6 +3,10 @@
 The baseline run (the stack's defaults) is profiled like every trial; what it shows decides:
 - no HDF5 calls (or HDF5 linked statically, so no setting can reach it): no HDF5 parameter;
 - no MPI-IO calls: no MPI-IO hint, no striping, no transfer mode or collective metadata;
+- HDF5 data files opened only with serial drivers (sec2: h5py without MPI, serial HDF5
+  programs; the profile's per-file `hdf5_driver`): no transfer mode or collective metadata
+  (parallel HDF5's), and, without MPI-IO, no hint; the HDF5 settings are searched with the
+  `serial_files` switch on (search/switches.py); only the core driver: no HDF5 setting;
 - no reads: no read-only setting; no writes: no write or file-creation setting (the
   registry's `io` column says which is which);
 - no HDF5 datasets: no dataset setting; no chunked dataset (when the profile says so, and
@@ -16,9 +20,9 @@ The baseline run (the stack's defaults) is profiled like every trial; what it sh
 Searching inert settings costs trials (the model must learn that they do nothing) and clutters
 the recommendation with settings that look tuned but are noise.
 
-The profile keys read here that the runtime may not write yet (`chunked_datasets`,
-`dataset_calls_per_rank` per file under `hdf5`) are optional: without them the decision is
-the cautious one, and the reason says what was missing.
+The profile keys read here that a runtime may not write (`chunked_datasets`, `hdf5_driver`,
+`per_rank`) are optional: without them the decision is the cautious one, and the reason says
+what was missing.
 """
 
 from __future__ import annotations
@@ -41,6 +45,15 @@ COLLECTIVE_UNKNOWN = (
     "(a collective transfer some rank never joins would hang)"
 )
 COLLECTIVE_UNEQUAL = "the ranks make different numbers of dataset calls (collective would hang)"
+SERIAL_HDF5 = (
+    "the application's HDF5 files are serial (sec2 driver): parallel HDF5's collective "
+    "settings cannot take effect"
+)
+SERIAL_NO_MPIIO = (
+    "the application's HDF5 files are serial (sec2 driver) and it makes no MPI-IO calls: "
+    "MPI-IO hints cannot take effect"
+)
+CORE_ONLY = "the application's HDF5 files use the core (in-memory) driver, which gets no settings"
 
 # striping hints have an effect only here (ROMIO drops them elsewhere: shared/LAB-NOTES.md)
 STRIPED_FS = ("lustre", "gpfs", "beegfs", "pvfs2", "orangefs", "daos", "wekafs")
@@ -78,18 +91,43 @@ def traits(profile: Mapping[str, Any] | None) -> dict[str, Any]:
     ]
     if chunked:
         out["chunked_datasets"] = sum(int(c) for c in chunked)
-    per_rank = [
-        f["hdf5"]["dataset_calls_per_rank"]
-        for f in files
-        if isinstance((f.get("hdf5") or {}).get("dataset_calls_per_rank"), list)
-    ]
-    if per_rank:
-        out["same_dataset_calls"] = all(len(set(c)) <= 1 for c in per_rank)
+    drivers: dict[str, int] = {}
+    for f in files:
+        if f.get("hdf5_driver") and not f.get("system"):  # the application's data files
+            drivers[f["hdf5_driver"]] = drivers.get(f["hdf5_driver"], 0) + 1
+    if drivers:
+        out["hdf5_drivers"] = drivers
+    same = same_dataset_calls(profile)
+    if same is not None:
+        out["same_dataset_calls"] = same
     component = (profile.get("mpi_library") or {}).get("io_component")
     if component:
         out["io_component"] = component
     out["not_in_effect"] = not_in_effect(profile)
     return out
+
+
+def same_dataset_calls(profile: Mapping[str, Any]) -> bool | None:
+    """Whether every rank that opened each HDF5 file made as many H5Dwrite calls on it as the
+    others, and as many H5Dread calls (the profile's per-file `per_rank` counts, gathered by
+    rank 0; counters.tsv marks which); None when the profile cannot say: no per-rank counts,
+    or rank 0's alone (MPI_Finalize never came)."""
+    from iotune.profile import PER_RANK
+
+    if not profile.get("reduced"):
+        return None
+    seen = False
+    for f in profile.get("files") or []:
+        counts = ((f.get("per_rank") or {}) if isinstance(f, dict) else {}).get("hdf5")
+        if not isinstance(counts, dict):
+            continue
+        for key in PER_RANK.get("hdf5", ()):
+            if not isinstance(counts.get(key), list):
+                return None
+            seen = True
+            if len(set(counts[key])) > 1:
+                return False
+    return True if seen else None
 
 
 def not_in_effect(profile: Mapping[str, Any]) -> dict[str, str]:
@@ -136,6 +174,9 @@ def inert(
     searched = set(space.names())
     # the component itself searched (io=romio321): ROMIO's hints matter in those trials
     romio_searched = "io" in searched and any(v != "ompio" for v in space.dim("io").values)
+    drivers = facts.get("hdf5_drivers") or {}
+    serial = bool(drivers) and "mpio" not in drivers and "sec2" in drivers
+    core_only = bool(drivers) and set(drivers) == {"core"}
     out = {}
     for d in space.dims:
         p = d.param
@@ -144,6 +185,12 @@ def inert(
             why = STATIC_HDF5
         elif p.layer == "hdf5" and facts.get("hdf5_calls") == 0:
             why = NO_HDF5
+        elif p.layer == "hdf5" and core_only:
+            why = CORE_ONLY
+        elif p.name in MPIIO_ONLY and serial:
+            why = SERIAL_HDF5
+        elif p.is_hint and serial and facts.get("mpiio_calls") == 0:
+            why = SERIAL_NO_MPIIO
         elif (p.is_hint or p.name in MPIIO_ONLY) and facts.get("mpiio_calls") == 0:
             why = NO_MPIIO
         elif p.io == "read" and read == 0 and written is not None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from iotune import storage
-from iotune.search import inert, noise, warmstart
+from iotune.search import inert, noise, switches, warmstart
 from iotune.search.capping import Capping
 from iotune.space import Space, config_key
 from iotune.trial import Outcome
@@ -205,6 +205,12 @@ def _value_left_out(study: Any, config: dict[str, str]) -> str | None:
 
 INERT = "inert"  # study user attribute: {parameter: why it is not searched}
 VALUES_OUT = "values left out"  # study user attribute: {parameter: {value: why}}
+SWITCHED = "switched on"  # study user attribute: {switch: {"value", "why"}} (search/switches)
+
+
+def switched(study: Any) -> dict[str, dict[str, str]]:
+    """The runtime switches the study turned on after its baseline (search/switches.py)."""
+    return dict(study.user_attrs.get(SWITCHED, {}))
 
 
 def _after_baseline(
@@ -213,6 +219,9 @@ def _after_baseline(
     left_out = inert.inert(space, metrics, facts)
     if left_out:
         study.set_user_attr(INERT, left_out)
+    on = switches.decide(space, facts, left_out)
+    if on:
+        study.set_user_attr(SWITCHED, on)
     values_out = inert.excluded_values(space, facts) if facts else {}
     values_out = {k: v for k, v in values_out.items() if k not in left_out}
     if values_out:
