@@ -40,6 +40,17 @@ class Choice:
         name = paths.FAMILY_NAMES.get(self.family or "", "unknown MPI")
         return f"runtime for {name} ({self.lib}): {self.reason}"
 
+    def launcher_build(self) -> paths.Build | None:
+        """The build whose MPI launches the command: the chosen one; for a library named by
+        IOTUNE_LIB, the build of its family when there is one (its own mpiexec, not the one
+        on PATH, which may belong to the other MPI)."""
+        if self.build is not None or not self.family:
+            return self.build
+        try:
+            return paths.find_build(self.family)
+        except paths.NotFound:
+            return None
+
 
 def _family_of_libs(names: Sequence[str]) -> tuple[str | None, str]:
     for name in names:

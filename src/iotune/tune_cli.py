@@ -313,7 +313,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         strategy=args.strategy,
         trials=args.trials,
         objective=args.objective,
-        launcher=_launcher(args.launcher, app, choice.build if choice else None),
+        launcher=_launcher(args.launcher, app, choice.launcher_build() if choice else None),
         nprocs=args.nprocs,
         timeout=args.timeout,
         cap=args.cap,

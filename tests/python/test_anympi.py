@@ -563,3 +563,18 @@ def test_either_runtime_leaves_a_shell_pipeline_without_mpi_alone(runtime_mpi, t
     proc = subprocess.run(["sh", "-c", "echo hello > x.txt; cat x.txt"], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=60)  # fmt: skip
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "hello\n", "")
+
+
+@pytest.mark.parametrize("family", ["mpich", "openmpi"])
+def test_a_runtime_named_by_iotune_lib_is_launched_by_its_own_mpi(family, monkeypatch):
+    """IOTUNE_LIB names a runtime: trials get the launcher of that runtime's MPI, never the
+    mpiexec on PATH (Debian's alternative, which may belong to the other MPI)."""
+    from iotune import tune_cli
+
+    need_family(family)
+    build = paths.find_build(family)
+    monkeypatch.setenv("IOTUNE_LIB", str(build.lib))
+    choice = mpifamily.choose(["./app"])
+    assert choice.build is None and choice.family == family
+    template = tune_cli._launcher(None, ["./app"], choice.launcher_build())
+    assert template.split()[0] == build.mpi["mpiexec"], template

@@ -335,7 +335,7 @@ def cmd_defaults(args: argparse.Namespace) -> int:
             out=run_dir,
             space=mpifamily.space_for(sp, choice.family),
             trials=args.trials,
-            launcher=tune_cli._launcher(None, app, choice.build),
+            launcher=tune_cli._launcher(None, app, choice.launcher_build()),
             nprocs=args.nprocs,
             verify_pairs=args.verify_pairs,
             study_name=f"defaults-{name}",
