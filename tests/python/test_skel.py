@@ -214,16 +214,21 @@ def external_program(tmp_path_factory) -> Path:
     return out
 
 
+def _profiled_case(case, kernel, libiotune, external_program, tmp_path) -> tuple[Path, Path]:
+    """(directory of the application's files, its trace-mode profile) for a CASES entry."""
+    name, args = CASES[case]
+    exe = external_program if name is None else kernel(name)
+    orig = tmp_path / "orig"
+    orig.mkdir()
+    return orig, _profile(orig, [exe, *args], libiotune)
+
+
 @needs_cc
 @pytest.mark.parametrize("case", list(CASES))
 def test_profile_to_skeleton_keeps_the_files_structure(
     case, kernel, libiotune, external_program, tmp_path
 ):
-    name, args = CASES[case]
-    exe = external_program if name is None else kernel(name)
-    orig = tmp_path / "orig"
-    orig.mkdir()
-    prof = _profile(orig, [exe, *args], libiotune)
+    orig, prof = _profiled_case(case, kernel, libiotune, external_program, tmp_path)
     desc = fp.from_profile(str(prof), str(orig))
     skeleton = _skeleton(desc, tmp_path)
     out = tmp_path / "out"
@@ -249,11 +254,7 @@ def test_types_and_chunks_come_from_the_trace_alone(
 ):
     # the application's files are gone: types (int64, uint16, float64) and chunking must come
     # from the trace (schema 4), not from h5dump of the output
-    name, args = CASES[case]
-    exe = external_program if name is None else kernel(name)
-    orig = tmp_path / "orig"
-    orig.mkdir()
-    prof = _profile(orig, [exe, *args], libiotune)
+    orig, prof = _profiled_case(case, kernel, libiotune, external_program, tmp_path)
     want = {f: h5layout.read(str(orig / f)) for f in _files(orig) if f.endswith(".h5")}
     for f in want:
         (orig / f).unlink()
