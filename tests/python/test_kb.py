@@ -256,6 +256,13 @@ def test_entry_from_a_study_summary():
         {"fill_time": "never"},
     )
     assert e.spread == {"min": 1.1, "median": 1.3, "max": 1.6, "pairs": 3}
+    # a serial HDF5 study's settings are stored with the switch that lets them reach sec2 files
+    serial = {**summary, "recommended": {"chunk_cache_bytes": "8388608"},
+              "switched_on": {"serial_files": {"value": "true", "why": "sec2 files"}}}  # fmt: skip
+    assert kb.entry_from_summary(serial, sig(), "dir").settings == {
+        "chunk_cache_bytes": "8388608",
+        "serial_files": "true",
+    }
 
 
 # ----------------------------------------------------------------------------- the command

@@ -10,6 +10,7 @@ from typing import Any
 
 from iotune.kb.signature import Signature, distance, platform_differences
 from iotune.kb.store import Entry
+from iotune.search import switches
 
 SEEDS = 3  # entries whose settings `tune --warm-start kb` tries first
 
@@ -108,7 +109,13 @@ def entry_from_summary(summary: Mapping[str, Any], sig: Signature, source: str =
     )
     return Entry(
         signature=sig,
-        settings={str(k): str(v) for k, v in (summary.get("recommended") or {}).items()},
+        # with the switches they need, as best.xml has them (serial_files for sec2 files)
+        settings={
+            str(k): str(v)
+            for k, v in switches.apply(
+                summary.get("recommended") or {}, summary.get("switched_on")
+            ).items()
+        },
         space=str(summary.get("space") or ""),
         speedup=final.get("speedup"),
         p_value=final.get("p_nominal"),
