@@ -41,9 +41,13 @@ def instructions(mode: str, n: int, variant: str, tmp: Path) -> int:
         env["IOTUNE_PROFILE"] = str(tmp / "profile.json")
     if variant == "trace":
         env["IOTUNE_TRACE"] = "1"
-    cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", str(PROG), mode,
-           str(n), str(tmp / "data")]  # fmt: skip
-    out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1200)
+    return callgrind_total([str(PROG), mode, str(n), str(tmp / "data")], env)
+
+
+def callgrind_total(argv: list[str], env: dict, cwd: Path | None = None, timeout=1200) -> int:
+    """The user-space instructions callgrind counts for one run of argv (exits on failure)."""
+    cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *argv]
+    out = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout)
     found = re.search(r"Collected : (\d+)", out.stderr)
     if out.returncode != 0 or not found:
         sys.exit(f"{' '.join(cmd)} failed:\n{out.stderr[-2000:]}")

@@ -40,6 +40,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
+from callcost import callgrind_total  # noqa: E402 - bench/ is the script's own folder
+
 from iotune import trace as iotrace  # noqa: E402
 
 BUILD = Path(os.environ.get("IOTUNE_BUILD_DIR", REPO / "build"))
@@ -145,13 +147,7 @@ def instructions(lib: Path | None, mode: str, n: int, level: str, tmp: Path) -> 
     if lib:
         env.update(LD_PRELOAD=str(lib), IOTUNE_CONFIG=str(tmp / "empty.xml"),
                    IOTUNE_PROFILE=str(tmp / "cost.json"), IOTUNE_TRACE=level)  # fmt: skip
-    cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", str(PROBE), mode,
-           str(tmp / "c"), str(n)]  # fmt: skip
-    out = subprocess.run(cmd, env=env, cwd=tmp, capture_output=True, text=True, timeout=1800)
-    found = re.search(r"Collected : (\d+)", out.stderr)
-    if out.returncode != 0 or not found:
-        sys.exit(f"{' '.join(cmd)} failed:\n{out.stderr[-2000:]}")
-    return int(found.group(1))
+    return callgrind_total([str(PROBE), mode, str(tmp / "c"), str(n)], env, tmp, timeout=1800)
 
 
 def main() -> None:

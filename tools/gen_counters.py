@@ -9,16 +9,11 @@ Usage: gen_counters.py COUNTERS.tsv OUTPUT.h
 
 import sys
 
+from tsv import rows  # tools/ is on the path: the script's own folder
+
 LAYERS = ("hdf5", "mpiio", "posix", "stdio")
 TYPES = ("count", "offset", "seconds", "sizes")
 MERGES = ("sum", "min", "max")
-
-
-def rows(path):
-    with open(path, encoding="utf-8") as f:
-        lines = [ln.rstrip("\n") for ln in f if ln.strip() and not ln.startswith("#")]
-    header = lines[0].split("\t")
-    return [dict(zip(header, ln.split("\t"), strict=True)) for ln in lines[1:]]
 
 
 def main(src, dst):

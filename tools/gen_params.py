@@ -8,12 +8,7 @@ Usage: gen_params.py PARAMS.tsv OUTPUT.h
 
 import sys
 
-
-def rows(path):
-    with open(path, encoding="utf-8") as f:
-        lines = [ln.rstrip("\n") for ln in f if ln.strip() and not ln.startswith("#")]
-    header = lines[0].split("\t")
-    return [dict(zip(header, ln.split("\t"), strict=True)) for ln in lines[1:]]
+from tsv import rows  # tools/ is on the path: the script's own folder
 
 
 def c_str(s):

@@ -8,16 +8,11 @@ Usage: gen_system_files.py SYSTEM_FILES.tsv OUTPUT.h
 import json
 import sys
 
+from tsv import rows  # tools/ is on the path: the script's own folder
+
 MATCHES = ("file", "script")
 CLASSES = ("kernel", "system", "library", "interpreter", "mpi")
 ACCESSES = ("any", "read")
-
-
-def rows(path):
-    with open(path, encoding="utf-8") as f:
-        lines = [ln.rstrip("\n") for ln in f if ln.strip() and not ln.startswith("#")]
-    header = lines[0].split("\t")
-    return [dict(zip(header, ln.split("\t"), strict=True)) for ln in lines[1:]]
 
 
 def main(src, dst):
