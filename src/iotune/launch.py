@@ -7,9 +7,10 @@ plain program): iotune only adds to its environment
   IOTUNE_VERBOSE  when asked for;
   OMPI_MCA_<name> Open MPI's I/O parameters of the control file (registry target mca), which
                   no MPI_Info can set; only when the runtime is Open MPI's;
-  OMPI_ALLOW_RUN_AS_ROOT, OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
+  OMPI_ALLOW_RUN_AS_ROOT, OMPI_ALLOW_RUN_AS_ROOT_CONFIRM (Open MPI 4's launcher) and
+  PRTE_ALLOW_RUN_AS_ROOT, PRTE_ALLOW_RUN_AS_ROOT_CONFIRM (Open MPI 5's, PRRTE)
                   =1 when root runs Open MPI's launcher (which refuses root otherwise) and has
-                  not set them.
+                  set none of them.
 mpiexec/mpirun of MPICH and Open MPI, and srun, pass the whole environment on to the ranks.
 
 split_launcher() tells the launcher at the head of a command (mpirun, mpiexec and their
@@ -240,13 +241,20 @@ def runtime_copy(path: str, names: Iterable[str]) -> str:
     return copy
 
 
-ROOT_VARIABLES = ("OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM")
+# Open MPI 4 (ORTE) reads the OMPI_ names; Open MPI 5's launcher is PRRTE's, which reads the
+# PRTE_ names. Both are set: each version ignores the other's.
+ROOT_VARIABLES = (
+    "OMPI_ALLOW_RUN_AS_ROOT",
+    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM",
+    "PRTE_ALLOW_RUN_AS_ROOT",
+    "PRTE_ALLOW_RUN_AS_ROOT_CONFIRM",
+)
 
 
 def root_permission(command: Sequence[str], env: Mapping[str, str]) -> dict[str, str]:
-    """What Open MPI's launcher needs to start as root: {OMPI_ALLOW_RUN_AS_ROOT: "1",
-    OMPI_ALLOW_RUN_AS_ROOT_CONFIRM: "1"} when this process is root, command starts with Open
-    MPI's mpirun/mpiexec and env sets neither; else {} (the user's own choice stands)."""
+    """What Open MPI's launcher needs to start as root: every ROOT_VARIABLES name set to "1"
+    when this process is root, command starts with Open MPI's mpirun/mpiexec and env sets none
+    of them; else {} (the user's own choice stands)."""
     if os.geteuid() != 0 or any(v in env for v in ROOT_VARIABLES):
         return {}
     if _launcher_kind(command) != ("mpi", 1):

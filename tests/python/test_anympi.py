@@ -115,13 +115,15 @@ def test_absolute_program(tmp_path):
 
 def test_root_permission_only_for_root_running_open_mpi_unset(monkeypatch):
     monkeypatch.setattr(os, "geteuid", lambda: 0)
-    allow = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+    allow = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+             "PRTE_ALLOW_RUN_AS_ROOT": "1", "PRTE_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}  # fmt: skip
     assert launch.root_permission(["mpirun.openmpi", "-n", "2", "./app"], {}) == allow
     assert launch.root_permission(["/usr/bin/mpiexec.openmpi", "./app"], {"PATH": "/x"}) == allow
     # the user's own setting stands, whatever it is
     assert (
         launch.root_permission(["mpirun.openmpi", "./app"], {"OMPI_ALLOW_RUN_AS_ROOT": "0"}) == {}
     )
+    assert launch.root_permission(["mpirun.openmpi", "./app"], {"PRTE_ALLOW_RUN_AS_ROOT": ""}) == {}
     # not Open MPI's launcher, or no launcher: nothing
     assert launch.root_permission(["mpiexec.mpich", "-n", "2", "./app"], {}) == {}
     assert launch.root_permission(["srun", "-n", "2", "./app"], {}) == {}
