@@ -42,7 +42,7 @@ sys.path.insert(0, str(HERE))
 import replay  # noqa: E402
 
 from iotune import paths, space  # noqa: E402
-from iotune.kb import capture, seeds, store  # noqa: E402
+from iotune.kb import capture, match, seeds, store  # noqa: E402
 from iotune.search import get_strategy, loop, warmstart  # noqa: E402
 from iotune.study import TuneConfig, capping_for, remeasure_leaders  # noqa: E402
 from iotune.trial import Outcome  # noqa: E402
@@ -60,9 +60,10 @@ def signature_of(kernel: str, nprocs: int, args: list[str]):
 def study_recommendation(land: replay.Landscape, sp: space.Space, seed: int) -> dict:
     """What an earlier `iotune tune` (default strategy, its whole budget) on these rounds would
     have recommended, and so filed: the search, then its leaders re-measured and the best of
-    those re-measurements chosen (study.remeasure_leaders), each run a draw of the measured
-    repetitions, as bench/replay.py replays them. (The real pipeline then verifies against the
-    defaults and trims the set; not replayed here.)"""
+    those re-measurements chosen (study.remeasure_leaders' result: "best_settings", and the
+    other leaders with their re-measurements), each run a draw of the measured repetitions,
+    as bench/replay.py replays them. (The real pipeline then verifies against the defaults
+    and trims the set; not replayed here.)"""
     strategy = get_strategy("default")
     study = optuna.create_study(sampler=strategy.sampler(seed, len(sp.guesses)))
     warmstart.enqueue(study, sp, strategy.warm_start)
@@ -80,7 +81,53 @@ def study_recommendation(land: replay.Landscape, sp: space.Space, seed: int) -> 
     loop.run(study, sp, evaluate, replay.BUDGETS["default"], capping_for(cfg),
              confirm=strategy.confirm, combine=strategy.warm_start,
              leave_out_inert=strategy.leave_out_inert)  # fmt: skip
-    return remeasure_leaders(cfg, study, evaluate, rng).get("best_settings") or {}
+    return remeasure_leaders(cfg, study, evaluate, rng)
+
+
+MODES = ("final", "incumbent")
+JUDGES = {
+    "replayed": "median of the replayed rounds' runs (the search draws its noise from them)",
+    "held-out": "median of the held-out rounds' runs (neither the search nor the KB saw them)",
+    "pooled": "median over every round (replayed, stored, held-out), each run divided by its "
+    "round's median run (replay.round_normalised); top group: the configurations a one-sided "
+    "Mann-Whitney test (p >= 0.05) cannot show slower than that best (replay.top_group)",
+}
+
+
+def judges_for(replayed: list[dict], stored: list[dict], held_out: list[dict]) -> list:
+    """What a recommendation is judged by (JUDGES), the replayed rounds' own medians first."""
+    out = [replay.Landscape(replayed).judge("replayed")]
+    if held_out:
+        out.append(replay.Landscape(held_out).judge("held-out"))
+    pooled = replay.round_normalised(replayed + stored + held_out)
+    out.append(replay.Landscape(pooled).judge("pooled", top=True))
+    return out
+
+
+def table(results: dict) -> str:
+    lines = []
+    for jname, what in JUDGES.items():
+        if not any(jname in k["cold"]["judges"] for k in results["kernels"].values()):
+            continue
+        top = jname == "pooled"
+        lines += ["", f"judged by {jname}: {what}", "",
+                  "| kernel | start | trials to 90 % | trials to 95 % (median, p75) | seeds "
+                  "reaching 95 % | quality at 30 trials | incumbent: trials to 95 % |"
+                  + (" trials to the top group (seeds reaching it) |" if top else ""),
+                  "|---|---|---|---|---|---|---|" + ("---|" if top else "")]  # fmt: skip
+        for kernel, k in results["kernels"].items():
+            best = k["judges"][jname]
+            for name in ("cold", "kb"):
+                f, inc = (k[name]["judges"][jname][m] for m in MODES)
+                row = (f"| {kernel} | {name} | {f['trials_0.9_median']:g} | "
+                       f"{f['trials_0.95_median']:g} ({f['trials_0.95_p75']:g}) | "
+                       f"{f['reached_0.95']:.0%} | {f[f'quality_at_{replay.CHECK_AT}_median']:.0%}"
+                       f" | {inc['trials_0.95_median']:g} |")  # fmt: skip
+                if top:
+                    row += (f" {f['trials_top_median']:g} ({f['reached_top']:.0%}; top group: "
+                            f"{len(best['top'])} configurations) |")  # fmt: skip
+                lines.append(row)
+    return "\n".join(lines).strip()
 
 
 def main() -> int:
@@ -97,6 +144,14 @@ def main() -> int:
     ap.add_argument("--earlier-seeds", type=int, default=5,
                     help="earlier studies (one knowledge base each; the kb start runs --seeds "
                     "new studies on each, the cold start --seeds)")  # fmt: skip
+    ap.add_argument(
+        "--no-leaders",
+        action="store_true",
+        help="file the recommendation alone, not the study's other leaders too",
+    )
+    ap.add_argument(
+        "--held-out", help="CSV of rounds neither replayed nor stored: judge by them as well"
+    )
     args = ap.parse_args()
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     kernels = args.kernels.split(",")
@@ -115,9 +170,13 @@ def main() -> int:
         entries = []
         for i, kernel in enumerate(kernels):
             land = replay.Landscape([r for r in earlier if r["kernel"] == kernel])
+            leaders: list[dict] = []
             if args.stored_by == "study":
                 sp = space.load(replay.SPACES[kernel])
-                settings = study_recommendation(land, sp, 1000 + earlier_seed)
+                led = study_recommendation(land, sp, 1000 + earlier_seed)
+                settings = led.get("best_settings") or {}
+                if not args.no_leaders:
+                    leaders = match.runners_up({"leaders": led, "direction": "minimize"})
                 best = land.key(settings)
             else:
                 best = min(land.truth, key=land.truth.get)
@@ -130,6 +189,7 @@ def main() -> int:
                 speedup=land.default / land.truth[best],
                 improved=True,
                 study=f"{kernel} ({source})",
+                leaders=leaders,
             )
             e.id = i + 1
             entries.append(e)
@@ -162,9 +222,14 @@ def main() -> int:
         ],  # fmt: skip
         "kernels": {},
     }
+    held_out = list(csv.DictReader(open(HERE / "data" / args.held_out))) if args.held_out else []
+    results["held_out"] = args.held_out
     for kernel in kernels:
         space_file = replay.SPACES[kernel]
         land = replay.Landscape([r for r in replayed if r["kernel"] == kernel])
+        judges = judges_for([r for r in replayed if r["kernel"] == kernel],
+                            [r for r in earlier if r["kernel"] == kernel],
+                            [r for r in held_out if r["kernel"] == kernel])  # fmt: skip
         sp = space.load(space_file)
         new_sig = signature_of(kernel, 1, NEW_ARGS[kernel])
         seeded = [seeds.seeded_space(sp, entries, new_sig) for entries in kbs]
@@ -177,6 +242,13 @@ def main() -> int:
                         "settings": dict(g.settings),
                         "quality": land.best
                         / land.truth.get(land.key(dict(g.settings)), float("inf")),
+                        "judged": {
+                            j.name: {
+                                "quality": j.quality(land.key(dict(g.settings))),
+                                "top": j.reached(land.key(dict(g.settings)), replay.TOP),
+                            }
+                            for j in judges
+                        },
                     }
                     for g in chosen
                 ]
@@ -184,32 +256,35 @@ def main() -> int:
             ],  # fmt: skip
             "best_s": land.best,
             "default_s": land.default,
+            "judges": {j.name: {"best": j.best, "top": sorted(j.top or [])} for j in judges},
         }
         for name, spaces in (("cold", [sp]), ("kb", [s for s, _ in seeded])):
             t0 = time.monotonic()
-            runs = [replay.replay(land, s, "default", seed)
+            runs = [replay.replay(land, s, "default", seed, judges)
                     for s in spaces for seed in range(args.seeds)]  # fmt: skip
             k[name] = {
                 mode: replay.summarise([r[mode] for r in runs], replay.BUDGETS["default"])
-                for mode in ("final", "incumbent")
+                for mode in MODES
+            }
+            k[name]["judges"] = {
+                j.name: {
+                    mode: replay.summarise(
+                        [r["judges"][j.name][mode] for r in runs], replay.BUDGETS["default"]
+                    )  # fmt: skip
+                    for mode in MODES
+                }
+                for j in judges
             }
             k[name]["elapsed_s"] = round(time.monotonic() - t0, 1)
             k[name]["runs"] = runs
-            f = k[name]["final"]
-            print(f"{kernel} {name}: 95 % after {f['trials_0.95_median']} trials (median; p75 "
-                  f"{f['trials_0.95_p75']}), reached by {f['reached_0.95']:.0%}; 90 % after "
-                  f"{f['trials_0.9_median']}", flush=True)  # fmt: skip
+            for j in judges:
+                f = k[name]["judges"][j.name]["final"]
+                print(f"{kernel} {name} [{j.name}]: 95 % after {f['trials_0.95_median']} trials "
+                      f"(median; p75 {f['trials_0.95_p75']}), reached by {f['reached_0.95']:.0%};"
+                      f" 90 % after {f['trials_0.9_median']}", flush=True)  # fmt: skip
         results["kernels"][kernel] = k
     args.out.write_text(json.dumps(results, indent=1) + "\n")
-    lines = ["| kernel | start | trials to 90 % | trials to 95 % (median, p75) | seeds reaching "
-             "95 % | incumbent: trials to 95 % |", "|---|---|---|---|---|---|"]  # fmt: skip
-    for kernel, k in results["kernels"].items():
-        for name in ("cold", "kb"):
-            f, inc = k[name]["final"], k[name]["incumbent"]
-            lines.append(f"| {kernel} | {name} | {f['trials_0.9_median']:g} | "
-                         f"{f['trials_0.95_median']:g} ({f['trials_0.95_p75']:g}) | "
-                         f"{f['reached_0.95']:.0%} | {inc['trials_0.95_median']:g} |")  # fmt: skip
-    text = "\n".join(lines)
+    text = table(results)
     print(text)
     args.out.with_suffix(".txt").write_text(text + "\n")
     return 0
