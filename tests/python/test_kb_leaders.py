@@ -63,7 +63,7 @@ def test_bad_leaders_are_refused(bad):
         store.Entry.from_json({**entry().to_json(), "leaders": bad})
 
 
-def test_a_warm_start_tries_the_recommendations_first_then_the_runners_up():
+def test_a_warm_start_tries_the_recommendations_first_then_the_nearest_ones_runners_up():
     sp = space.load("local")
     near = entry({"fill_time": "never"}, study="near")
     near.id = 1
@@ -74,6 +74,7 @@ def test_a_warm_start_tries_the_recommendations_first_then_the_runners_up():
     ]
     far = entry({"romio_cb_write": "disable"}, study="far", signature=sig(ranks=64))
     far.id = 2
+    far.leaders = [{"settings": {"romio_ds_write": "enable"}, "median": 1, "runs": 3}]
     _, chosen = seeds.seeded_space(sp, [far, near], sig())
     assert [g.settings for g in chosen] == [
         {"fill_time": "never"},
