@@ -11,9 +11,10 @@ from typing import Any
 from iotune.kb.match import SEEDS, Match, nearest
 from iotune.kb.signature import Signature
 from iotune.kb.store import Entry
+from iotune.search import warmstart
 from iotune.space import Guess, Space, SpaceError
 
-PREFIX = "kb: "
+PREFIX = warmstart.FROM_KB
 
 
 RUNNERS_UP = 2  # of the nearest entry's other re-measured leaders, tried after the recommendations
