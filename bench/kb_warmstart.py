@@ -3,17 +3,19 @@
 
 Replayed on the measured landscapes (bench/replay.py: iotune's own search loop, a trial draws
 one of the measured repetitions of its configuration). The knowledge base holds what earlier
-studies would have stored (--stored-by study, the default: what an earlier `iotune tune`,
-replayed on the *other* rounds, recommends after its search and the re-measurement of its
-leaders, with its other re-measured leaders (Entry.leaders; --no-leaders: the recommendation
-alone); one knowledge base per earlier study, --earlier-seeds of them; --stored-by argmin: the
-single configuration with the best median of the other rounds, a winner's-curse pick among
-162 noisy medians) of the *other* measurement rounds (--stored, never the rounds replayed
-here, --replayed), filed under the signature of a real tiny run of that kernel at 2 ranks. The
-new study is the same kernel at another problem size and 1 rank: its signature comes from a
-real run too, and iotune.kb.seeds picks the seeds by distance (the other kernel's entry is
-there as well, as a distractor). Reported per kernel: trials until the recommendation (and
-the incumbent) first reaches 95 % / 90 % of the best, median over seeds, cold vs kb.
+studies would have filed, from the *other* measurement rounds (--stored, never the rounds
+replayed here, --replayed): --stored-by study (the default) files the entry an earlier
+`iotune tune` replayed on those rounds files (match.entry_from_summary of study.finish's
+summary: its search, the re-measurement of its leaders, the verification against the
+defaults and the reduction to the settings that carry the gain), with its other re-measured
+leaders (Entry.leaders; --no-leaders: the recommendation alone), one knowledge base per
+earlier study, --earlier-seeds of them; --stored-by argmin files the single configuration
+with the best median of those rounds (a winner's-curse pick among 162 noisy medians). Each
+entry is filed under the signature of a real tiny run of that kernel at 2 ranks. The new study
+is the same kernel at another problem size and 1 rank: its signature comes from a real run too,
+and iotune.kb.seeds picks the seeds by distance (the other kernel's entry is there as well, as
+a distractor). Reported per kernel: trials until the recommendation (and the incumbent) first
+reaches 95 % / 90 % of the best, median over seeds, cold vs kb.
 
 "The best" depends on whose medians: JUDGES. The replayed rounds' own medians (the first
 definition, kept) reward whatever was lucky in exactly the runs the search draws from, and
@@ -52,7 +54,7 @@ import replay  # noqa: E402
 from iotune import paths, space  # noqa: E402
 from iotune.kb import capture, match, seeds, store  # noqa: E402
 from iotune.search import get_strategy, loop, warmstart  # noqa: E402
-from iotune.study import TuneConfig, capping_for, remeasure_leaders  # noqa: E402
+from iotune.study import TuneConfig, capping_for, finish  # noqa: E402
 from iotune.trial import Outcome  # noqa: E402
 
 STORED_ARGS = {"gcrmio": ["--cells", "65536"], "vorpalio": ["--block", "160,160,100"]}
@@ -65,17 +67,16 @@ def signature_of(kernel: str, nprocs: int, args: list[str]):
         return capture.profile_signature(["mpiexec", "-n", str(nprocs), str(exe), *args], cwd=d)
 
 
-def study_recommendation(land: replay.Landscape, sp: space.Space, seed: int) -> dict:
-    """What an earlier `iotune tune` (default strategy, its whole budget) on these rounds would
-    have recommended, and so filed: the search, then its leaders re-measured and the best of
-    those re-measurements chosen (study.remeasure_leaders' result: "best_settings", and the
-    other leaders with their re-measurements), each run a draw of the measured repetitions,
-    as bench/replay.py replays them. (The real pipeline then verifies against the defaults
-    and trims the set; not replayed here.)"""
+def earlier_study(land: replay.Landscape, sp: space.Space, seed: int) -> dict:
+    """The summary of an earlier `iotune tune` (default strategy, its whole budget) on these
+    rounds: the search, then study.finish as a real study runs it (its leaders re-measured,
+    the best verified against the defaults with the sequential pairs test, reduced to the
+    settings that carry the gain), each run a draw of the measured repetitions, as
+    bench/replay.py replays them. Its knowledge-base entry is match.entry_from_summary's,
+    exactly what `iotune tune` files (nothing is seeded from a study that verified nothing)."""
     strategy = get_strategy("default")
     study = optuna.create_study(sampler=strategy.sampler(seed, len(sp.guesses)))
     warmstart.enqueue(study, sp, strategy.warm_start)
-    cfg = TuneConfig(app=[], out=Path("."), space=sp, strategy=strategy.name)
     rng = random.Random(seed)
 
     def evaluate(settings: dict, cap: float | None) -> Outcome:
@@ -86,29 +87,38 @@ def study_recommendation(land: replay.Landscape, sp: space.Space, seed: int) -> 
             return Outcome("failed", wall_s=wall)
         return Outcome("ok", value, "kernel", wall, metrics=dict(metrics))
 
-    loop.run(study, sp, evaluate, replay.BUDGETS["default"], capping_for(cfg),
-             confirm=strategy.confirm, combine=strategy.warm_start,
-             leave_out_inert=strategy.leave_out_inert)  # fmt: skip
-    return remeasure_leaders(cfg, study, evaluate, rng)
+    with tempfile.TemporaryDirectory() as d:
+        cfg = TuneConfig(app=["replayed"], out=Path(d), space=sp, strategy=strategy.name,
+                         remember=False, seed=seed)  # fmt: skip
+        loop.run(study, sp, evaluate, replay.BUDGETS["default"], capping_for(cfg),
+                 confirm=strategy.confirm, combine=strategy.warm_start,
+                 leave_out_inert=strategy.leave_out_inert)  # fmt: skip
+        return finish(cfg, study, evaluate, log=lambda _: None)
 
 
 MODES = ("final", "incumbent")
 JUDGES = {
     "replayed": "median of the replayed rounds' runs (the search draws its noise from them)",
-    "held-out": "median of the held-out rounds' runs (neither the search nor the KB saw them)",
+    "held-out": "median of the held-out rounds' runs, each divided by its round's median run "
+    "(replay.round_normalised): rounds neither the search nor the knowledge base saw",
+    "not the KB's": "median over the replayed and held-out rounds, each run divided by its "
+    "round's median run: every round but those the knowledge base was filed from (it cannot "
+    "favour the warm start; it favours configurations lucky in the rounds the search draws "
+    "from); top group: the configurations a one-sided Mann-Whitney test (p >= 0.05) cannot "
+    "show slower than that best (replay.top_group)",
     "pooled": "median over every round (replayed, stored, held-out), each run divided by its "
-    "round's median run (replay.round_normalised); top group: the configurations a one-sided "
-    "Mann-Whitney test (p >= 0.05) cannot show slower than that best (replay.top_group)",
+    "round's median run; top group as above",
 }
 
 
 def judges_for(replayed: list[dict], stored: list[dict], held_out: list[dict]) -> list:
     """What a recommendation is judged by (JUDGES), the replayed rounds' own medians first."""
+    norm = replay.round_normalised
     out = [replay.Landscape(replayed).judge("replayed")]
     if held_out:
-        out.append(replay.Landscape(held_out).judge("held-out"))
-    pooled = replay.round_normalised(replayed + stored + held_out)
-    out.append(replay.Landscape(pooled).judge("pooled", top=True))
+        out.append(replay.Landscape(norm(held_out)).judge("held-out"))
+    out.append(replay.Landscape(norm(replayed + held_out)).judge("not the KB's", top=True))
+    out.append(replay.Landscape(norm(replayed + stored + held_out)).judge("pooled", top=True))
     return out
 
 
@@ -117,7 +127,7 @@ def table(results: dict) -> str:
     for jname, what in JUDGES.items():
         if not any(jname in k["cold"]["judges"] for k in results["kernels"].values()):
             continue
-        top = jname == "pooled"
+        top = any(k["judges"][jname]["top"] for k in results["kernels"].values())
         lines += ["", f"judged by {jname}: {what}", "",
                   "| kernel | start | trials to 90 % | trials to 95 % (median, p75) | seeds "
                   "reaching 95 % | quality at 30 trials | incumbent: trials to 95 % |"
@@ -178,27 +188,25 @@ def main() -> int:
         entries = []
         for i, kernel in enumerate(kernels):
             land = replay.Landscape([r for r in earlier if r["kernel"] == kernel])
-            leaders: list[dict] = []
             if args.stored_by == "study":
                 sp = space.load(replay.SPACES[kernel])
-                led = study_recommendation(land, sp, 1000 + earlier_seed)
-                settings = led.get("best_settings") or {}
-                if not args.no_leaders:
-                    leaders = match.runners_up({"leaders": led, "direction": "minimize"})
-                best = land.key(settings)
+                summary = earlier_study(land, sp, 1000 + earlier_seed)
+                e = match.entry_from_summary(summary, stored_sigs[kernel], "replayed")
+                e.study = f"{kernel} ({source})"
+                if args.no_leaders:
+                    e.leaders = []
             else:
                 best = min(land.truth, key=land.truth.get)
                 settings = next(json.loads(r["settings"] or "{}") for r in earlier
                                 if r["kernel"] == kernel and r["config"] == best)  # fmt: skip
-            e = store.Entry(
-                signature=stored_sigs[kernel],
-                settings=settings,
-                space=f"grid-{kernel}",
-                speedup=land.default / land.truth[best],
-                improved=True,
-                study=f"{kernel} ({source})",
-                leaders=leaders,
-            )
+                e = store.Entry(
+                    signature=stored_sigs[kernel],
+                    settings=settings,
+                    space=f"grid-{kernel}",
+                    speedup=land.default / land.truth[best],
+                    improved=True,
+                    study=f"{kernel} ({source})",
+                )
             e.id = i + 1
             entries.append(e)
         kbs.append(entries)
@@ -221,6 +229,10 @@ def main() -> int:
                 {
                     "study": e.study,
                     "settings": e.settings,
+                    "improved": e.improved,
+                    "speedup": e.speedup,
+                    "p_value": e.p_value,
+                    "leaders": e.leaders,
                     "key": e.signature.key,
                     "ranks": e.signature.scale["ranks"],
                 }
