@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import json
 import platform
 import random
@@ -244,6 +245,7 @@ def main() -> int:
     }
     held_out = list(csv.DictReader(open(HERE / "data" / args.held_out))) if args.held_out else []
     results["held_out"] = args.held_out
+    results["rule_guesses"] = not args.no_rule_guesses
     for kernel in kernels:
         space_file = replay.SPACES[kernel]
         land = replay.Landscape([r for r in replayed if r["kernel"] == kernel])
@@ -251,6 +253,8 @@ def main() -> int:
                             [r for r in earlier if r["kernel"] == kernel],
                             [r for r in held_out if r["kernel"] == kernel])  # fmt: skip
         sp = space.load(space_file)
+        if args.no_rule_guesses:  # what the knowledge base knows beyond the rules (both starts)
+            sp = dataclasses.replace(sp, guesses=[])
         new_sig = signature_of(kernel, 1, NEW_ARGS[kernel])
         seeded = [seeds.seeded_space(sp, entries, new_sig) for entries in kbs]
         k = {
