@@ -171,6 +171,11 @@ def main() -> int:
     ap.add_argument(
         "--held-out", help="CSV of rounds neither replayed nor stored: judge by them as well"
     )
+    ap.add_argument(
+        "--no-rule-guesses",
+        action="store_true",
+        help="the new studies without the space's rule-based guesses (cold and kb)",
+    )
     args = ap.parse_args()
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     kernels = args.kernels.split(",")
