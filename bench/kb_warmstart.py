@@ -149,6 +149,17 @@ def table(results: dict) -> str:
     return "\n".join(lines).strip()
 
 
+def without_seed_confirmation() -> None:
+    """The search as it was before knowledge-base seeds were confirmed and a confirmed
+    configuration kept among the leaders (for the ablation only)."""
+    from iotune.search import noise
+
+    loop._confirm_seeds = lambda *a, **k: None
+    loop.leaders = lambda study, n, maximize: noise.ranked(
+        noise.group(loop.measured(study)), maximize
+    )[:n]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=50)
@@ -172,11 +183,19 @@ def main() -> int:
         "--held-out", help="CSV of rounds neither replayed nor stored: judge by them as well"
     )
     ap.add_argument(
+        "--without-seed-confirmation",
+        action="store_true",
+        help="ablation: the search without the confirmation of knowledge-base seeds and with "
+        "the leaders by median alone (loop._confirm_seeds, loop.leaders), as before them",
+    )
+    ap.add_argument(
         "--no-rule-guesses",
         action="store_true",
         help="the new studies without the space's rule-based guesses (cold and kb)",
     )
     args = ap.parse_args()
+    if args.without_seed_confirmation:
+        without_seed_confirmation()
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     kernels = args.kernels.split(",")
     replayed = [r for r in csv.DictReader(open(HERE / "data" / args.replayed))]
@@ -251,6 +270,7 @@ def main() -> int:
     held_out = list(csv.DictReader(open(HERE / "data" / args.held_out))) if args.held_out else []
     results["held_out"] = args.held_out
     results["rule_guesses"] = not args.no_rule_guesses
+    results["seed_confirmation"] = not args.without_seed_confirmation
     for kernel in kernels:
         space_file = replay.SPACES[kernel]
         land = replay.Landscape([r for r in replayed if r["kernel"] == kernel])
