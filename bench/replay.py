@@ -29,14 +29,16 @@ import argparse
 import csv
 import dataclasses
 import json
+import math
 import platform
 import random
 import statistics
 import subprocess
 import sys
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
+from typing import NamedTuple
 
 import optuna
 
@@ -70,6 +72,7 @@ class CannotReplay(ValueError):
 
 
 TARGETS = (0.90, 0.95)
+TOP = "top"  # a target too: the recommendation is in the judge's top group
 CHECK_AT = 30
 
 
@@ -107,6 +110,10 @@ class Landscape:
     def reached(self, key: str, q: float) -> bool:
         return self.truth.get(key, float("inf")) <= self.best / q
 
+    def judge(self, name: str = "replayed", top: bool = False) -> Judge:
+        """This landscape's own medians as the truth (with its top group, if asked)."""
+        return Judge(name, dict(self.truth), self.best, top_group(self) if top else None)
+
     def key(self, settings: dict) -> str:
         """The landscape's key of a configuration. A setting of a parameter the landscape never
         varied is left out only when it cannot change what was measured (a read-side setting
@@ -122,7 +129,89 @@ class Landscape:
         return space.config_key(kept)
 
 
-def replay(land: Landscape, sp: space.Space, strategy: str, seed: int) -> dict:
+class Judge(NamedTuple):
+    """What a recommendation is judged by: a true time per configuration and the best of
+    them (95 % of the best: time <= best / 0.95), and optionally a top group: configurations
+    that the measurements cannot tell from the best (target TOP)."""
+
+    name: str
+    truth: dict[str, float]
+    best: float
+    top: frozenset[str] | None = None
+
+    def quality(self, key: str) -> float:
+        return self.best / self.truth.get(key, float("inf"))
+
+    def reached(self, key: str, target: float | str) -> bool:
+        if target == TOP:
+            return self.top is not None and key in self.top
+        return self.truth.get(key, float("inf")) <= self.best / float(target)
+
+    def targets(self) -> tuple[float | str, ...]:
+        return TARGETS + ((TOP,) if self.top is not None else ())
+
+
+def round_normalised(rows: list[dict]) -> list[dict]:
+    """The rows with each successful value divided by the median value of its kernel's round.
+    A round runs every configuration once in shuffled order, so what the machine did during
+    that round (other users' load: round medians of one landscape differ by up to 2x) is
+    common to all its configurations and cancels; what is left compares configurations."""
+    by_round: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for r in rows:
+        if r["status"] == "ok" and r["value_s"]:
+            by_round[(r["kernel"], r["round"])].append(float(r["value_s"]))
+    ref = {k: statistics.median(v) for k, v in by_round.items()}
+    out = []
+    for r in rows:
+        if r["status"] == "ok" and r["value_s"]:
+            r = {**r, "value_s": str(float(r["value_s"]) / ref[(r["kernel"], r["round"])])}
+        out.append(r)
+    return out
+
+
+def mann_whitney_less(a: list[float], b: list[float]) -> float:
+    """One-sided p of "a is smaller than b": Mann-Whitney U, normal approximation with a
+    continuity correction and the tie-corrected variance."""
+    n, m = len(a), len(b)
+    if not n or not m:
+        return 1.0
+    both = sorted(a + b)
+    rank: dict[float, float] = {}
+    i = 0
+    while i < len(both):
+        j = i
+        while j + 1 < len(both) and both[j + 1] == both[i]:
+            j += 1
+        rank[both[i]] = (i + j) / 2 + 1
+        i = j + 1
+    u = sum(rank[x] for x in a) - n * (n + 1) / 2  # small when a is smaller
+    ties = sum(t**3 - t for t in Counter(both).values())
+    var = n * m / 12 * ((n + m + 1) - ties / ((n + m) * (n + m - 1)))
+    if var <= 0:
+        return 1.0
+    z = (u - n * m / 2 + 0.5) / math.sqrt(var)
+    return 0.5 * math.erfc(-z / math.sqrt(2))
+
+
+def top_group(land: Landscape, alpha: float = 0.05) -> frozenset[str]:
+    """The configurations whose runs a one-sided Mann-Whitney test at level alpha cannot show
+    to be slower than the best median's runs (the best itself included)."""
+    ok = {k: [v for v, _, _ in s if v is not None] for k, s in land.samples.items()}
+    best = min(land.truth, key=land.truth.get)
+    return frozenset(k for k, v in ok.items() if land.truth[k] != float("inf")
+                     and mann_whitney_less(ok[best], v) >= alpha)  # fmt: skip
+
+
+def replay(
+    land: Landscape,
+    sp: space.Space,
+    strategy: str,
+    seed: int,
+    judges: list[Judge] | None = None,
+) -> dict:
+    """One replayed study. Judged by `judges` (default: the landscape's own medians); the
+    result's "incumbent" and "final" are the first judge's, "judges" holds every judge's."""
+    judges = judges or [land.judge()]
     rng = random.Random(seed * 7919 + sorted(BUDGETS).index(strategy))
     rng_final = random.Random(seed * 104729 + 17)  # the final phase's own noise stream
     s = get_strategy(strategy.removesuffix("-no-prune"))
@@ -131,8 +220,10 @@ def replay(land: Landscape, sp: space.Space, strategy: str, seed: int) -> dict:
     warmstart.enqueue(study, sp, s.warm_start)
     cfg = TuneConfig(app=[], out=Path("."), space=sp, strategy=s.name)
     cost = 0.0
-    reach: dict[str, dict[float, tuple[int, float]]] = {"incumbent": {}, "final": {}}
-    quality: dict[str, float] = {}
+    modes = ("incumbent", "final")
+    # reach[judge][mode][target] = (trials, replayed time) when the target was first met
+    reach: dict[str, dict[str, dict]] = {j.name: {m: {} for m in modes} for j in judges}
+    quality: dict[str, dict[str, float]] = {j.name: {} for j in judges}
 
     def draw(key: str, r: random.Random, cap: float | None = None) -> Outcome:
         value, wall, metrics = r.choice(land.samples[key])
@@ -173,12 +264,14 @@ def replay(land: Landscape, sp: space.Space, strategy: str, seed: int) -> dict:
         final_key, extra = final_choice()
         inc_key = land.key(inc.settings)
         for mode, key, c in (("incumbent", inc_key, cost), ("final", final_key, cost + extra)):
-            for q in TARGETS:
-                if q not in reach[mode] and land.reached(key, q):
-                    reach[mode][q] = (p.done, c)
-            if p.done == CHECK_AT:
-                quality[mode] = land.best / land.truth.get(key, float("inf"))
-        if all(len(r) == len(TARGETS) for r in reach.values()) and p.done >= CHECK_AT:
+            for j in judges:
+                for q in j.targets():
+                    if q not in reach[j.name][mode] and j.reached(key, q):
+                        reach[j.name][mode][q] = (p.done, c)
+                if p.done == CHECK_AT:
+                    quality[j.name][mode] = j.quality(key)
+        met = all(len(reach[j.name][m]) == len(j.targets()) for j in judges for m in modes)
+        if met and p.done >= CHECK_AT:
             raise Done
 
     try:
@@ -195,19 +288,23 @@ def replay(land: Landscape, sp: space.Space, strategy: str, seed: int) -> dict:
         )
     except Done:
         pass
-    return {
-        mode: {
-            "reach": {str(q): reach[mode].get(q) for q in TARGETS},
-            "quality_at_check": quality.get(mode, 0.0),
+    judged = {
+        j.name: {
+            mode: {
+                "reach": {str(q): reach[j.name][mode].get(q) for q in j.targets()},
+                "quality_at_check": quality[j.name].get(mode, 0.0),
+            }
+            for mode in modes
         }
-        for mode in reach
+        for j in judges
     }
+    return {**judged[judges[0].name], "judges": judged}
 
 
 def summarise(runs: list[dict], budget: int) -> dict:
     out: dict = {}
-    for q in TARGETS:
-        hits = [r["reach"][str(q)] for r in runs if r["reach"][str(q)]]
+    for q in runs[0]["reach"]:
+        hits = [r["reach"][q] for r in runs if r["reach"][q]]
         out[f"reached_{q}"] = len(hits) / len(runs)
         # seeds that never reached it count as the budget (a floor for them)
         trials = [h[0] for h in hits] + [budget] * (len(runs) - len(hits))
@@ -228,8 +325,10 @@ def main() -> int:
         "--landscape",
         type=Path,
         nargs="+",
-        default=sorted((HERE / "data").glob("landscape*.csv")),
-        help="measured landscapes (default: bench/data/landscape*.csv, together)",
+        # not a glob: the --sync landscapes beside them are another machine state
+        default=[HERE / "data" / "landscape.csv", HERE / "data" / "landscape-rounds4-6.csv"],
+        help="measured landscapes, together (default: bench/data/landscape.csv and "
+        "landscape-rounds4-6.csv, the 7 rounds bench/README.md's results replay)",
     )
     ap.add_argument("--seeds", type=int, default=100)
     ap.add_argument("--strategies", default="default,random,genetic")

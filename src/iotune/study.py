@@ -286,7 +286,7 @@ def remeasure_leaders(
     stats = noise.group(loop.measured(study))
     if not stats:
         return {"leaders": [], "values": {}, "best": None}
-    leaders = noise.ranked(stats, maximize)[: max(1, cfg.leaders)]
+    leaders = loop.leaders(study, max(1, cfg.leaders), maximize)
     by_key = {s.key: s.settings for s in leaders}
     values: dict[str, list[float]] = {k: [] for k in by_key}
     walls: dict[str, list[float]] = {k: [] for k in by_key}

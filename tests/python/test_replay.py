@@ -47,3 +47,60 @@ def test_a_write_landscape_ignores_read_settings_and_reads_nothing(replay):
     assert land.key({"fill_time": "never", "romio_cb_read": "disable"}) == "fill_time=never"
     value, wall, metrics = random.Random(0).choice(land.samples["fill_time=never"])
     assert metrics == {"bytes_read": 0, "bytes_written": 500}
+
+
+def test_round_normalised_cancels_what_a_round_shares(replay):
+    rows = [_row({}, 1.0, round="0"), _row({"fill_time": "never"}, 0.5, round="0"),
+            _row({}, 4.0, round="1"), _row({"fill_time": "never"}, 2.0, round="1"),
+            {**_row({}, 0.0, round="1"), "status": "failed", "value_s": ""}]  # fmt: skip
+    norm = replay.round_normalised(rows)
+    land = replay.Landscape(norm)
+    # raw medians mix the slow round in (2.5 vs 1.25); per round the ratio is the same 2x
+    assert land.truth["(defaults)"] == pytest.approx(4 / 3)
+    assert land.truth["fill_time=never"] == pytest.approx(2 / 3)
+    assert norm[-1]["status"] == "failed" and rows[0]["value_s"] == "1.0"
+
+
+def test_mann_whitney_and_the_top_group(replay):
+    fast, slow = [1.0, 1.1, 1.2, 1.3, 1.05], [2.0, 2.1, 2.2, 2.3, 2.05]
+    assert replay.mann_whitney_less(fast, slow) < 0.01
+    assert replay.mann_whitney_less(slow, fast) > 0.99
+    assert replay.mann_whitney_less(fast, fast) > 0.4
+    rows = [_row({}, v) for v in slow]
+    rows += [_row({"fill_time": "never"}, v) for v in fast]
+    rows += [_row({"fill_time": "alloc"}, v + 0.02) for v in fast]
+    land = replay.Landscape(rows)
+    j = land.judge("x", top=True)
+    assert j.top == {"fill_time=never", "fill_time=alloc"}
+    assert j.reached("fill_time=alloc", replay.TOP) and not j.reached("(defaults)", replay.TOP)
+    assert j.reached("fill_time=never", 0.95) and not j.reached("(defaults)", 0.9)
+    assert j.targets() == (*replay.TARGETS, replay.TOP)
+    assert land.judge().targets() == replay.TARGETS
+
+
+def test_a_replay_is_judged_by_every_judge(replay, tmp_path):
+    from iotune import space
+
+    toml = tmp_path / "tiny.toml"
+    toml.write_text('name = "tiny"\n[params.fill_time]\nvalues = ["ifset", "never"]\n'
+                    'default = "ifset"\n[params.romio_cb_write]\n'
+                    'values = ["automatic", "disable"]\ndefault = "automatic"\n')  # fmt: skip
+    sp = space.load(toml)
+    rows = []
+    both = {"fill_time": "never", "romio_cb_write": "disable"}
+    for settings, scale in (({}, 1), ({"fill_time": "never"}, 0.5),
+                            ({"romio_cb_write": "disable"}, 0.9), (both, 0.8)):  # fmt: skip
+        rows += [_row(settings, v * scale, round=str(i), bytes="100")
+                 for i, v in enumerate((1.0, 1.1, 0.9))]  # fmt: skip
+    land = replay.Landscape(rows)
+    # a judge that thinks the opposite: fill_time=never is the worst
+    truth = dict(land.truth)
+    truth["fill_time=never"] = 10.0
+    other = replay.Judge("other", truth, min(truth.values()))
+    r = replay.replay(land, sp, "default", 0, [land.judge(), other])
+    assert r["final"] == r["judges"]["replayed"]["final"]
+    assert set(r["judges"]) == {"replayed", "other"}
+    assert r["judges"]["replayed"]["final"]["reach"]["0.95"] is not None
+    # at trial 30 the search recommends fill_time=never, which this judge scores at 10 s
+    assert r["judges"]["other"]["final"]["quality_at_check"] == pytest.approx(other.best / 10)
+    assert r["judges"]["replayed"]["final"]["reach"] != r["judges"]["other"]["final"]["reach"]

@@ -93,6 +93,23 @@ def suggest(entries: Sequence[Entry], sig: Signature, k: int = 5) -> Suggestion:
     return Suggestion(sig, dict(best.entry.settings), matches, notes)
 
 
+def runners_up(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The re-measured leaders of a study other than the one it chose, best median first:
+    [{"settings", "median", "runs"}] (study.remeasure_leaders' result in its summary)."""
+    led = summary.get("leaders") or {}
+    values = led.get("values") or {}
+    out = []
+    for key in led.get("leaders") or []:
+        if key == led.get("best") or key not in (led.get("settings") or {}):
+            continue
+        v = [float(x) for x in values.get(key) or []]
+        out.append({"settings": dict(led["settings"][key]),
+                    "median": statistics.median(v) if v else None, "runs": len(v)})  # fmt: skip
+    maximize = summary.get("direction") == "maximize"
+    out.sort(key=lambda x: (x["median"] is None, (-1 if maximize else 1) * (x["median"] or 0)))
+    return out
+
+
 def entry_from_summary(summary: Mapping[str, Any], sig: Signature, source: str = "") -> Entry:
     """The knowledge-base entry of a finished study (its summary.json)."""
     final = summary.get("final") or {}
@@ -107,15 +124,16 @@ def entry_from_summary(summary: Mapping[str, Any], sig: Signature, source: str =
         if ratios
         else {}
     )
+
+    def with_switches(settings: Mapping[str, Any]) -> dict[str, str]:
+        # as best.xml has them: with the switches they need (serial_files for sec2 files)
+        on = switches.apply(settings, summary.get("switched_on"))
+        return {str(k): str(v) for k, v in on.items()}
+
     return Entry(
         signature=sig,
-        # with the switches they need, as best.xml has them (serial_files for sec2 files)
-        settings={
-            str(k): str(v)
-            for k, v in switches.apply(
-                summary.get("recommended") or {}, summary.get("switched_on")
-            ).items()
-        },
+        settings=with_switches(summary.get("recommended") or {}),
+        leaders=[{**x, "settings": with_switches(x["settings"])} for x in runners_up(summary)],
         space=str(summary.get("space") or ""),
         speedup=final.get("speedup"),
         p_value=final.get("p_nominal"),

@@ -11,21 +11,34 @@ from typing import Any
 from iotune.kb.match import SEEDS, Match, nearest
 from iotune.kb.signature import Signature
 from iotune.kb.store import Entry
+from iotune.search import warmstart
 from iotune.space import Guess, Space, SpaceError
 
-PREFIX = "kb: "
+PREFIX = warmstart.FROM_KB
 
 
-def guesses_for(space: Space, matches: Sequence[Match]) -> list[Guess]:
-    """A guess per match, with only the settings this space can express (a setting of a
-    parameter the space does not search, or a value it does not hold, is left out); guesses
-    left empty, or the same as an earlier one, are dropped."""
+RUNNERS_UP = 2  # of the nearest entry's other re-measured leaders, tried after the recommendations
+
+
+def guesses_for(
+    space: Space, matches: Sequence[Match], runners_up: int = RUNNERS_UP
+) -> list[Guess]:
+    """A guess per match (its recommended settings), then up to `runners_up` of the nearest
+    match's other re-measured leaders (Entry.leaders: on a noisy machine a study cannot tell
+    its top few apart, and which one it filed was partly luck; the nearest motif gets the
+    extra trials). Each with only the settings this space
+    can express (a setting of a parameter the space does not search, or a value it does not
+    hold, is left out); guesses left empty, or the same as an earlier one, are dropped."""
     out: list[Guess] = []
     seen: set[tuple] = set()
     names = set(space.names())
-    for m in matches:
+    wanted = [(m, m.entry.settings, "") for m in matches]
+    for m in matches[:1]:
+        wanted += [(m, x["settings"], f", leader {i + 2}")
+                   for i, x in enumerate(m.entry.leaders[:runners_up])]  # fmt: skip
+    for m, settings, which in wanted:
         kept = {}
-        for k, v in m.entry.settings.items():
+        for k, v in settings.items():
             if k not in names:
                 continue
             try:
@@ -37,7 +50,7 @@ def guesses_for(space: Space, matches: Sequence[Match]) -> list[Guess]:
         if not kept or key in seen:
             continue
         seen.add(key)
-        what = f"entry {m.entry.id} ({m.entry.study or 'study'}, distance {m.distance:g})"
+        what = f"entry {m.entry.id} ({m.entry.study or 'study'}, distance {m.distance:g}{which})"
         out.append(Guess(PREFIX + what, kept))
     return out
 

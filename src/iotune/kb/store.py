@@ -67,6 +67,9 @@ class Entry:
     command: str = ""
     source: str = ""  # where it came from: a study directory, an imported file
     created: str = ""  # ISO 8601, UTC
+    # the study's other re-measured leaders, best first: {"settings", "median", "runs"}. On a
+    # noisy machine the top few cannot be told apart, so a warm start tries them too.
+    leaders: list[dict[str, Any]] = field(default_factory=list)
     id: int | None = None
 
     @property
@@ -92,6 +95,7 @@ class Entry:
             "speedup": self.speedup,
             "p_value": self.p_value,
             "spread": dict(self.spread),
+            "leaders": [dict(x) for x in self.leaders],
         }
 
     @classmethod
@@ -113,7 +117,23 @@ class Entry:
             command=str(data.get("command") or ""),
             source=str(data.get("source") or ""),
             created=str(data.get("created") or ""),
+            leaders=_leaders(data.get("leaders") or []),
         )
+
+
+def _leaders(data: Any) -> list[dict[str, Any]]:
+    if not isinstance(data, list) or not all(
+        isinstance(x, Mapping) and isinstance(x.get("settings"), Mapping) for x in data
+    ):
+        raise ValueError("an entry's 'leaders' must be a list of objects with 'settings'")
+    return [
+        {
+            "settings": {str(k): str(v) for k, v in x["settings"].items()},
+            "median": _number(x.get("median")),
+            "runs": int(x.get("runs") or 0),
+        }
+        for x in data
+    ]
 
 
 def _number(x: Any) -> float | None:

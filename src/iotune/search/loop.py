@@ -83,6 +83,20 @@ def incumbent(study: Any, maximize: bool) -> noise.ConfigStats | None:
     return noise.ranked(pool, maximize)[0]
 
 
+def leaders(study: Any, n: int, maximize: bool) -> list[noise.ConfigStats]:
+    """The configurations to re-measure at the end: the n best medians, and the best confirmed
+    configuration (measured CONFIRM times or more) when it is not among them. A confirmed
+    configuration is not pushed out by single lucky runs of others (on this machine a slow
+    setting can have a fast run); it leaves only when fresh runs side by side beat it
+    (study.remeasure_leaders)."""
+    ranked = noise.ranked(noise.group(measured(study)), maximize)
+    out = ranked[:n]
+    confirmed = [s for s in ranked if len(s.values) >= CONFIRM]
+    if confirmed and confirmed[0] not in out:
+        out.append(confirmed[0])
+    return out
+
+
 def challenger(study: Any, maximize: bool, confirm: int = CONFIRM) -> noise.ConfigStats | None:
     """A configuration measured fewer than `confirm` times whose median beats every confirmed
     one (the best such), or None. The loop measures it again until it is confirmed or falls."""
@@ -173,6 +187,8 @@ def run(
             warmstart.combine(study, space, maximize)
         if confirm > 0 and outcome.ok:
             _confirm_leader(study, space, maximize, confirm)
+        if outcome.ok:
+            _confirm_seeds(study, space, maximize)
         if on_trial is not None:
             best = incumbent(study, maximize)
             on_trial(
@@ -269,6 +285,33 @@ def record(
         study.tell(trial, state=TrialState.PRUNED)
     else:
         study.tell(trial, state=TrialState.FAIL)
+
+
+def _confirm_seeds(study: Any, space: Space, maximize: bool) -> None:
+    """A knowledge-base seed whose median beats the defaults is measured again until it has
+    CONFIRM measurements (one re-measurement queued at a time, none once it falls behind the
+    defaults): it comes with an earlier study's evidence, so one unlucky or lucky run should
+    not decide it, and once confirmed it stays among the leaders (leaders())."""
+    from optuna.trial import TrialState
+
+    done = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+    seeds = {
+        t.user_attrs.get("key") for t in done if warmstart.from_kb(t.user_attrs.get("origin", ""))
+    }
+    base = [t.value for t in done if t.user_attrs.get("origin") == warmstart.BASELINE]
+    if not seeds or not base:
+        return
+    stats = noise.group(measured(study))
+    queued = _queued_keys(study)
+    wins = noise.better(maximize)
+    for key in sorted(k for k in seeds if k in stats):
+        s = stats[key]
+        if len(s.values) < CONFIRM and key not in queued and wins(s.median, base[0]):
+            study.enqueue_trial(
+                space.trial_params_for(s.settings),
+                user_attrs={"origin": "re-measure: kb seed", "key": key},
+                skip_if_exists=False,
+            )
 
 
 def _confirm_leader(study: Any, space: Space, maximize: bool, confirm: int) -> None:

@@ -12,6 +12,13 @@ from typing import Any
 from iotune.space import Space, config_key
 
 BASELINE = "defaults"
+GUESS = "guess: "  # origin of a guess: GUESS + its name
+FROM_KB = "kb: "  # name prefix of a guess from the knowledge base (iotune.kb.seeds)
+
+
+def from_kb(origin: str) -> bool:
+    """Whether a trial of this origin is a knowledge-base seed's."""
+    return origin.startswith(GUESS + FROM_KB)
 
 
 PENDING = "guesses pending"  # study user attribute: the guesses wait for the baseline
@@ -46,9 +53,7 @@ def after_baseline(
         if key in seen:
             continue
         seen.add(key)
-        study.enqueue_trial(
-            space.trial_params_for(settings), user_attrs={"origin": f"guess: {g.name}"}
-        )
+        study.enqueue_trial(space.trial_params_for(settings), user_attrs={"origin": GUESS + g.name})
         names.append(g.name)
     study.set_user_attr(PENDING, False)
     return names
