@@ -421,8 +421,8 @@ def test_a_failing_application_stops_the_study_with_its_message(tmp_path):
 
 def test_an_error_the_application_prints_on_stdout_is_shown(tmp_path):
     # IOR and other MPI benchmarks print their argument errors on standard output, then abort
-    _app_script(tmp_path, 'import sys\nprint("ERROR: block size must be a multiple")\n'
-                          'sys.stderr.write("Abort(-1) on node 0\\n")\nsys.exit(255)\n')  # fmt: skip
+    body = 'import sys\nprint("ERROR: block size must be a multiple")\n'
+    _app_script(tmp_path, body + 'sys.stderr.write("Abort(-1) on node 0\\n")\nsys.exit(255)\n')
     r = tune("--space", SPACE, *FAKE_OPTS, "--trials", 6, "--out", tmp_path / "out",
              "--", "./app", cwd=tmp_path)  # fmt: skip
     assert r.returncode != 0
