@@ -122,10 +122,10 @@ class Outcome:
     wall_s: float = 0.0
     returncode: int | None = None
     message: str = ""
-    # the end of a failed run's standard output: many programs print their errors there
-    stdout: str = ""
     metrics: dict[str, Any] = field(default_factory=dict)
     traits: dict[str, Any] = field(default_factory=dict)  # what the profile says (search/inert)
+    # the end of a failed run's standard output: many programs print their errors there
+    stdout: str = ""
 
     @property
     def ok(self) -> bool:
