@@ -267,6 +267,22 @@ def test_types_and_chunks_come_from_the_trace_alone(
     assert want and {f: h5layout.read(str(out / f)) for f in want} == want
 
 
+@needs_cc
+def test_opens_without_data_on_some_ranks_are_left_out(test_prog, libiotune, tmp_path):
+    # every rank creates each file empty, then writes its block; rank 0 alone opens the file
+    # twice more to ask its size (IOR's pattern): the skeleton writes the same files
+    orig = tmp_path / "orig"
+    orig.mkdir()
+    prof = _profile(orig, [test_prog("nodata_probe"), "2", "1024"], libiotune)
+    desc = fp.from_profile(str(prof), str(orig))
+    assert any("wrote nothing" in n for n in desc["notes"]), desc["notes"]
+    skeleton = _skeleton(desc, tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    run_mpi(2, [skeleton, "--dir", out, "--timing", tmp_path / "t.json"], timeout=120)
+    assert _files(out) == _files(orig) == {"chk.0.dat": 16384, "chk.1.dat": 16384}
+
+
 def _mpiio_calls(profile: Path) -> list[list[tuple]]:
     """Per rank: the MPI-IO calls (function, bytes, collective, calls in a row, memory layout),
     and the views."""

@@ -440,12 +440,29 @@ class Builder:
                 open_idx.pop(op.file, None)
         return out
 
-    def _assemble(self, body: list[list[Op]], steps: int, compute: float) -> dict[str, Any]:
-        sessions = [self._sessions(ops) for ops in body]
-        if len({len(s) for s in sessions}) != 1:
+    def _align(self, sessions: list[list[tuple[str, str, list[Op]]]]) -> list[list[Any]]:
+        """Each rank's sessions, so that the i-th of every rank is the same file. Opens that
+        write nothing and that only some ranks make (IOR asks a file's size through an open
+        of its own on rank 0) are left out when they are what breaks the match."""
+
+        def aligned(ss: list[list[Any]]) -> bool:
+            return len({len(s) for s in ss}) == 1 and all(
+                len({s[i][0] for s in ss}) == 1 for i in range(len(ss[0]))
+            )
+
+        if aligned(sessions):
+            return sessions
+        written = [[x for x in s if x[2]] for s in sessions]
+        if not aligned(written):
             raise FromProfileError(
                 "ranks opened different numbers of files; per-rank file sets are not supported"
             )
+        left = sorted({x[0] for s in sessions for x in s if not x[2]})
+        self.note(f"opens that wrote nothing, made by some ranks only, left out: {', '.join(left)}")
+        return written
+
+    def _assemble(self, body: list[list[Op]], steps: int, compute: float) -> dict[str, Any]:
+        sessions = self._align([self._sessions(ops) for ops in body])
         files = []
         for i in range(len(sessions[0])):
             per_rank = [s[i] for s in sessions]
