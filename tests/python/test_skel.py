@@ -192,6 +192,11 @@ CASES = {
         "iorio",
         ["--api", "hdf5", "--block", "16K", "--transfer", "4K", "--segments", "2", "--steps", "2"],
     ),
+    # H5Fflush: HDF5 writes its metadata through MPI-IO inside a call the runtime does not wrap
+    "iorio-hdf5-flush": (
+        "iorio",
+        ["--api", "hdf5", "--block", "16K", "--transfer", "4K", "--segments", "2", "--fsync"],
+    ),
     "iorio-posix-fpp": (
         "iorio",
         ["--api", "posix", "--layout", "fpp", "--block", "16K", "--transfer", "8K"],
