@@ -1,5 +1,5 @@
 /* Interposed H5Fcreate and H5Fopen: the file's settings resolved and applied to its access
- * list, the fail-safe call, read-back and capture. */
+ * list, the fail-safe call, read-back and capture; H5Fflush, counted as HDF5's. */
 #include <unistd.h>
 
 #include "apply_hdf5.h"
@@ -102,4 +102,41 @@ IOT_EXPORT hid_t H5Fcreate(const char *name, unsigned flags, hid_t fcpl, hid_t f
 IOT_EXPORT hid_t H5Fopen(const char *name, unsigned flags, hid_t fapl)
 {
     return open_file(0, name, flags, H5P_DEFAULT, fapl);
+}
+
+/* The capture record of the file an H5Fflush names (a file or any object in it), or -1: the
+ * followed ids first; else the object's file by name, asked without printing an error (an id
+ * that is not valid fails the flush itself, with its own message). */
+static int flushed_record(const iot_h5_api *real, hid_t obj)
+{
+    int *v = iot_idmap_get(&files, (uint64_t)obj);
+    if (!v)
+        v = iot_idmap_get(&dsets, (uint64_t)obj);
+    if (v)
+        return v[0];
+    iot_h5_quiet quiet;
+    iot_h5_quiet_begin(&quiet);
+    int rec = record_of(real, obj, NULL);
+    iot_h5_quiet_end(&quiet);
+    return rec;
+}
+
+/* H5Fflush writes the metadata HDF5 holds through MPI-IO or POSIX: its time is the HDF5
+ * layer's, and the calls it makes are HDF5's, not the application's (trace, outermost layer). */
+IOT_EXPORT herr_t H5Fflush(hid_t obj, H5F_scope_t scope)
+{
+    const iot_h5_api *real = iot_h5_real();
+    if (!iot_capture_on || !real->H5Fflush)
+        return real->H5Fflush ? real->H5Fflush(obj, scope) : -1;
+    int rec = flushed_record(real, obj);
+    if (rec < 0)
+        return real->H5Fflush(obj, scope);
+    IOT_TIMED(real->H5Fflush(obj, scope));
+    if (iot_lock()) {
+        iot_count_meta(rec, IOT_L_HDF5, dt, outer);
+        if (iot_trace_on)
+            iot_trace(IOT_L_HDF5, "H5Fflush", rec, 0, -1, (int)scope, t, dt);
+        iot_unlock();
+    }
+    return rc;
 }

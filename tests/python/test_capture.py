@@ -257,6 +257,21 @@ def test_trace_mode_writes_compressed_call_streams(mpirun, kernel, libiotune, tm
         assert {s["layer"] for s in sigs} == {"hdf5"}  # the application's own calls
 
 
+def test_h5fflush_is_an_hdf5_call(mpirun, kernel, libiotune, tmp_path):
+    """H5Fflush (IOR-style --fsync, h5bench) writes HDF5's metadata through MPI-IO: the trace
+    of the application's calls has the flush, not MPI-IO writes of its own, and the time is
+    the HDF5 layer's."""
+    argv = [kernel("iorio"), "--api", "hdf5", "--block", "16K", "--transfer", "4K",
+            "--segments", "2", "--fsync"]  # fmt: skip
+    p, _ = run_profiled(mpirun, 2, argv, tmp_path, libiotune=libiotune,
+                        env={"IOTUNE_TRACE": "1"})  # fmt: skip
+    for t in sorted((tmp_path / "profile.json.trace").iterdir()):
+        sigs = iotrace.read(t)["signatures"]
+        assert "H5Fflush" in [s["func"] for s in sigs if s["layer"] == "hdf5"], t
+        assert {s["layer"] for s in sigs} == {"hdf5"}, [(s["layer"], s["func"]) for s in sigs]
+    assert p.files[0]["hdf5"]["meta_time_s"] > 0
+
+
 def test_trace_of_every_layer_is_run_length_encoded(mpirun, test_prog, libiotune, tmp_path):
     p, _ = run_profiled(
         mpirun,
