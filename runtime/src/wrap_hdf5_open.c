@@ -194,6 +194,8 @@ static hid_t dataset_call_with_settings(dataset_call kind, dataset_args a)
 {
     const iot_h5_api *real = iot_h5_real();
     const iot_settings *s = iot_active();
+    if (!s && iot_adapt_on) /* the file's agreed rules decide (adapt.h), not this rank's */
+        s = &iot_g.settings;
     int by_object = kind == OOPEN || kind == OOPEN_BY_IDX || kind == OOPEN_BY_TOKEN;
     if ((!s && !iot_capture_on) || !a.name || !iot_h5() || (by_object && !real->H5Iget_type))
         return real_dataset_call(real, kind, &a);

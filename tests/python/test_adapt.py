@@ -271,3 +271,23 @@ def test_phases_without_data_are_neither_learned_from_nor_judged(tmp_path, test_
     assert data[0]["fired"] == ["SIO-7"]
     assert all(x["guard"]["reverted"] == [] for x in data[1:]), data
     assert _hints(p)["chk.3.dat"]["romio_cb_write"] == "disable"
+
+
+def test_a_rank_alone_reverting_a_class_does_not_hang_its_next_hdf5_file(tmp_path, test_prog,
+                                                                        libiotune):  # fmt: skip
+    # rank 0 alone opens the file on MPI_COMM_SELF between the shared steps and reads a value
+    # (IOR's pattern): its guard judges these phases (small ones often look slow; the test
+    # knob makes it sure) and reverts SIO-7 where rank 1's never sees them. Parallel HDF5 and
+    # the runtime's calls around H5Fcreate are collective: the ranks agree on the file's
+    # settings first, or the next step's H5Fcreate hangs
+    argv = [test_prog("selfopen_probe"), "4"]
+    base = tmp_path / "base"
+    base.mkdir()
+    run_mpi(2, argv, cwd=base, timeout=60)
+    slow = {"IOTUNE_TEST_SLOW_RULE": "SIO-7:1000"}
+    p = _run(tmp_path / "adapt", argv, libiotune, env=slow)  # a hang fails at the timeout
+    phases = p["adaptive"]["phases"]
+    assert [x["role"] for x in phases][:2] == ["learning", "optimised"]
+    reverted = [x for x in phases if (x.get("guard") or {}).get("reverted")]
+    assert reverted and all(x["ranks"] == 1 for x in reverted), phases
+    _same_data(base, tmp_path / "adapt", ["self.h5"])
