@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -28,7 +29,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 IOR_URL = "https://github.com/hpc/ior.git"
 H5BENCH_URL = "https://github.com/hpc-io/h5bench.git"
-SHORT_S = 300  # one run of an application (seconds)
+SHORT_S = 180  # one run of an application (seconds): a hang fails its check
 LONG_S = 1200  # a tuning study
 
 # settings with an effect on ext4 as well as on Lustre (striping is reported as not in effect
@@ -93,12 +94,21 @@ class Checks:
     def run(self, name: str, cmd: Sequence[str], cwd: Path, timeout: float = SHORT_S,
             env: dict[str, str] | None = None) -> subprocess.CompletedProcess:  # fmt: skip
         t = time.monotonic()
+        # a hung job is killed with everything below it (launcher, ranks)
+        proc = subprocess.Popen([str(c) for c in cmd], cwd=cwd, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True,
+                                env={**self.env, **(env or {})})  # fmt: skip
         try:
-            p = subprocess.run([str(c) for c in cmd], cwd=cwd, capture_output=True, text=True,
-                               timeout=timeout, env={**self.env, **(env or {})})  # fmt: skip
-        except subprocess.TimeoutExpired as e:
-            p = subprocess.CompletedProcess(cmd, 124, _text(e.stdout), _text(e.stderr))
-            p.stderr += f"\n[real_apps: killed after {timeout:g} s]"
+            out, err = proc.communicate(timeout=timeout)
+            p = subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+        except subprocess.TimeoutExpired:
+            for pid in [*_descendants(proc.pid), proc.pid]:  # iotune may start new sessions
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            out, err = proc.communicate()
+            p = subprocess.CompletedProcess(cmd, 124, out, err + f"\n[killed after {timeout:g} s]")
         with open(self.logs / f"{name}.log", "a", encoding="utf-8") as f:
             took = time.monotonic() - t
             f.write(f"$ (cd {cwd}; {' '.join(map(str, cmd))})  # {took:.1f} s, exit ")
@@ -129,8 +139,21 @@ class Checks:
         return "\n".join(lines)
 
 
-def _text(b: bytes | str | None) -> str:
-    return b.decode("utf-8", "replace") if isinstance(b, bytes) else (b or "")
+def _descendants(root: int) -> list[int]:
+    """Every process below root (from /proc), children first found first."""
+    parent = {}
+    for d in Path("/proc").iterdir():
+        try:
+            stat = (d / "stat").read_text()
+            parent[int(d.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+        except (ValueError, OSError, IndexError):
+            continue
+    out, todo = [], [root]
+    while todo:
+        kids = [p for p, pp in parent.items() if pp == todo.pop()]
+        out += kids
+        todo += kids
+    return out
 
 
 def _ok(p: subprocess.CompletedProcess, what: str) -> None:
