@@ -150,7 +150,8 @@ def _descendants(root: int) -> list[int]:
             continue
     out, todo = [], [root]
     while todo:
-        kids = [p for p, pp in parent.items() if pp == todo.pop()]
+        node = todo.pop()
+        kids = [p for p, pp in parent.items() if pp == node]
         out += kids
         todo += kids
     return out
