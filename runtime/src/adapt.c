@@ -50,6 +50,40 @@ static int find_class(const char *name)
     return -1;
 }
 
+/* A rank's rules for a class come from its own history of the class: a rank that opened one
+ * of its files alone (IOR asks a file's size on MPI_COMM_SELF) may have judged, and reverted,
+ * where its peers did not. Parallel HDF5 needs the same file-access and dataset-creation lists
+ * on every rank, and the runtime's own calls around H5Fcreate/H5Fopen are collective (the
+ * driver's detection, the read-back): a rank with settings where another has none hangs them. */
+const iot_settings *iot_adapt_file_settings(MPI_Comm comm, const char *filename)
+{
+    const iot_settings *s = iot_active();
+    if (!iot_adapt_on)
+        return s;
+    char cls[IOT_CLASS_MAX];
+    uint64_t mask = 0;
+    if (iot_phase_class(filename, cls, sizeof cls)) {
+        pthread_mutex_lock(&iot_adapt_lock);
+        int c = find_class(cls);
+        if (c >= 0)
+            mask = iot_adapt_active(&iot_adapt_classes[c]);
+        pthread_mutex_unlock(&iot_adapt_lock);
+    }
+    double mine[4] = {(double)(mask & 0xffffffffu), -(double)(mask & 0xffffffffu),
+                      (double)(mask >> 32), -(double)(mask >> 32)};
+    double all[4];
+    int size = 1;
+    PMPI_Comm_size(comm, &size);
+    if (size > 1)
+        PMPI_Allreduce(mine, all, 4, MPI_DOUBLE, MPI_MAX, comm);
+    else
+        memcpy(all, mine, sizeof all);
+    int same = all[0] == -all[1] && all[2] == -all[3];
+    if (same && s)
+        return s;
+    return &iot_g.settings; /* the control file's: the same on every rank (maybe empty) */
+}
+
 const iot_settings *iot_adapt_opening(MPI_Comm comm, const char *filename)
 {
     open_agreed = 0;

@@ -23,6 +23,12 @@ void iot_adapt_init(void);
  * control itself when the mode is off or has nothing to add. */
 const iot_settings *iot_adapt_settings(const iot_settings *control);
 
+/* H5Fcreate/H5Fopen of filename with the MPI-IO driver on comm (collective): the settings the
+ * file and its datasets are to get, agreed on by the ranks of comm like an open's (else the
+ * control file's alone, or an empty set): never NULL in adaptive mode, so that every rank makes
+ * the same HDF5 calls, some of which are collective. Off the mode: iot_active(). */
+const iot_settings *iot_adapt_file_settings(MPI_Comm comm, const char *filename);
+
 /* MPI_File_open of filename on comm (collective): before the real open, the settings the open
  * is to use, which the ranks of comm agreed on (else the control file's alone); after it,
  * iot_adapt_opened with the same comm on every rank, whatever the open returned. */

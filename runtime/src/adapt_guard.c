@@ -50,10 +50,17 @@ double iot_adapt_test_seconds(uint64_t applied, double seconds)
 
 /* The measure is bytes per second of the slowest rank's time in the outermost layer's transfers
  * and metadata calls: the dataset creation, where parallel HDF5 writes the fill values, counts
- * (IOT-1 acts there); the time between the calls (the application's own work) does not. */
+ * (IOT-1 acts there); the time between the calls (the application's own work) does not.
+ * A phase that moved no data (a file created or truncated before it is written, its size asked
+ * through an open of its own) has no insights to learn from and no rate to judge: it is left
+ * out of the class's count, so that the class learns from its first phase with data. */
 void iot_adapt_judge(iot_adapt_class *k, int index, uint64_t applied, iot_phase_log *lg,
                      double bytes, double seconds)
 {
+    if (bytes <= 0) {
+        lg->idle = 1;
+        return;
+    }
     double bps = seconds > 0 ? bytes / seconds : 0;
     if (index == 0) {
         k->learn_bps = bps;

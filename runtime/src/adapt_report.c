@@ -100,15 +100,16 @@ void iot_adapt_write_json(FILE *f)
                 "\"transfer_s\": %.9f, \"busy_s\": %.9f, "
                 "\"bytes\": %.0f, \"bytes_per_s\": %.1f, \"fired\": ",
                 lg->index,
-                lg->index == 0 ? "learning"
-                : lg->applied  ? "optimised"
-                               : "default",
+                lg->idle         ? "no data"
+                : lg->index == 0 ? "learning"
+                : lg->applied    ? "optimised"
+                                 : "default",
                 lg->ranks, lg->elapsed, lg->transfer, lg->busy, lg->bytes, bps);
         write_codes(f, lg->fired);
         fputs(", \"applied\": ", f);
         write_applied(f, lg);
         fputs(", \"guard\": ", f);
-        if (lg->index > 0 && lg->applied) {
+        if (lg->index > 0 && lg->applied && !lg->idle) {
             fprintf(f, "{\"ratio\": %.4f, \"slow\": %s, \"reverted\": ", lg->ratio,
                     lg->slow ? "true" : "false");
             write_codes(f, lg->reverted);
@@ -120,7 +121,7 @@ void iot_adapt_write_json(FILE *f)
                 ", \"overhead_s\": {\"extraction\": %.9f, \"optimisation\": %.9f, \"wait\": "
                 "%.9f}",
                 lg->extract_s, lg->optimise_s, lg->wait_s);
-        if (lg->index == 0) {
+        if (lg->index == 0 && !lg->idle) {
             fputs(", \"kb\": ", f);
             iot_adapt_kb_write(f, lg);
         }

@@ -85,11 +85,16 @@ static const char *lookup(const char *lines, const char *key, char *val, size_t 
     return NULL;
 }
 
-/* Why cb_nodes came out lower than asked: ROMIO caps it by cb_config_list (LAB-NOTES). */
-static void cb_nodes_cause(const char *readback, const char *got, char *why, size_t len)
+/* Why cb_nodes came out lower than asked: ROMIO caps it by the file's ranks (a file opened on
+ * MPI_COMM_SELF has one aggregator whatever is asked) and by cb_config_list (LAB-NOTES). */
+static void cb_nodes_cause(const char *readback, const char *got, int file_ranks, char *why,
+                           size_t len)
 {
     char cl[MPI_MAX_INFO_VAL + 1];
-    if (!lookup(readback, "cb_config_list", cl, sizeof cl))
+    if (file_ranks > 0 && atoll(got) >= file_ranks)
+        snprintf(why, len, "MPI-IO uses %s: the file's communicator has %d rank%s", got, file_ranks,
+                 file_ranks == 1 ? "" : "s");
+    else if (!lookup(readback, "cb_config_list", cl, sizeof cl))
         snprintf(why, len, "MPI-IO uses %s", got);
     else if (strcmp(cl, "*:1") == 0)
         snprintf(why, len,
@@ -115,7 +120,7 @@ const char *iot_effect_name(iot_effect e)
 }
 
 iot_effect iot_mpiio_effect(const char *key, const char *requested, const char *readback,
-                            const char *fs, char *why, size_t len)
+                            const char *fs, int file_ranks, char *why, size_t len)
 {
     char got[MPI_MAX_INFO_VAL + 1];
     int have = lookup(readback, key, got, sizeof got) != NULL;
@@ -143,13 +148,13 @@ iot_effect iot_mpiio_effect(const char *key, const char *requested, const char *
     if (strcmp(got, requested) == 0)
         return IOT_EFFECT_YES;
     if (strcmp(key, "cb_nodes") == 0 && atoll(got) < atoll(requested))
-        cb_nodes_cause(readback, got, why, len);
+        cb_nodes_cause(readback, got, file_ranks, why, len);
     else
         snprintf(why, len, "MPI-IO uses %s", got);
     return IOT_EFFECT_NO;
 }
 
-void iot_mpiio_report(const char *filename, MPI_File fh, const iot_mpiio_hints *l)
+void iot_mpiio_report(const char *filename, MPI_File fh, int file_ranks, const iot_mpiio_hints *l)
 {
     char fs[64], line[8192], readback[IOT_REC_HINTS] = "";
     iot_fstype(filename, fs, sizeof fs);
@@ -159,7 +164,8 @@ void iot_mpiio_report(const char *filename, MPI_File fh, const iot_mpiio_hints *
     for (int i = 0; i < l->n && used < sizeof line; i++) {
         const iot_entry *e = l->hint[i];
         char why[400], where[96], verdict[480];
-        iot_effect v = iot_mpiio_effect(e->name, e->value.text, readback, fs, why, sizeof why);
+        iot_effect v =
+            iot_mpiio_effect(e->name, e->value.text, readback, fs, file_ranks, why, sizeof why);
         if (l->withdrawn && (!l->withdrawn_one || strcmp(e->name, l->withdrawn_one) == 0))
             snprintf(verdict, sizeof verdict, "WITHDRAWN: %s", l->withdrawn);
         else if (v == IOT_EFFECT_YES)

@@ -33,14 +33,15 @@ int iot_mpiio_open(MPI_Comm comm, const char *filename, int amode, MPI_Info app,
 
 /* Whether a hint took effect, judged from what MPI-IO read back ("key=value\n" lines) on a file
  * system fs, for the MPI and I/O component of the process (abi.h): yes, no (why says why), or
- * unverifiable (an MPI that echoes every hint it was given). */
+ * unverifiable (an MPI that echoes every hint it was given). file_ranks: the size of the file's
+ * communicator, 0 when not known (it caps cb_nodes). */
 typedef enum { IOT_EFFECT_YES, IOT_EFFECT_NO, IOT_EFFECT_UNVERIFIABLE } iot_effect;
 iot_effect iot_mpiio_effect(const char *key, const char *requested, const char *readback,
-                            const char *fs, char *why, size_t len);
+                            const char *fs, int file_ranks, char *why, size_t len);
 const char *iot_effect_name(iot_effect e); /* "yes", "no", "unverifiable" */
 
 /* Verbose report after the open: each requested hint and what MPI-IO actually kept. */
-void iot_mpiio_report(const char *filename, MPI_File fh, const iot_mpiio_hints *h);
+void iot_mpiio_report(const char *filename, MPI_File fh, int file_ranks, const iot_mpiio_hints *h);
 
 void iot_mpiio_done(iot_mpiio_hints *h, MPI_Info *merged);
 

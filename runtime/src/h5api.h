@@ -18,6 +18,7 @@
     X(H5Fopen)                                                                                     \
     X(H5Fget_name)                                                                                 \
     X(H5Fclose)                                                                                    \
+    X(H5Fflush)                                                                                    \
     X(H5Sget_select_npoints)                                                                       \
     X(H5Sget_simple_extent_npoints)                                                                \
     X(H5Sget_select_bounds)                                                                        \

@@ -144,7 +144,8 @@ static void effect_hint(void *ctx, const iot_entry *e)
     applied_ctx *a = ctx;
     char why[400], got[1024] = "";
     const char *reason = why;
-    iot_effect v = iot_mpiio_effect(e->name, e->value.text, a->r->hints, a->r->fs, why, sizeof why);
+    iot_effect v =
+        iot_mpiio_effect(e->name, e->value.text, a->r->hints, a->r->fs, 0, why, sizeof why);
     const char *eff = iot_effect_name(v);
     if (withdrawn(a->r, e->name)) {
         eff = "no";

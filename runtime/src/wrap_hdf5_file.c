@@ -1,7 +1,9 @@
 /* Interposed H5Fcreate and H5Fopen: the file's settings resolved and applied to its access
- * list, the fail-safe call, read-back and capture. */
+ * list, the fail-safe call, read-back and capture; H5Fflush, counted as HDF5's. */
 #include <unistd.h>
 
+#include "abi.h"
+#include "adapt.h"
 #include "apply_hdf5.h"
 #include "capture.h"
 #include "core.h"
@@ -38,6 +40,29 @@ static int decided_by_existence(int create, const char *name, unsigned flags)
     return create ? (flags & 0x0004u) && exists : !exists; /* H5F_ACC_EXCL, without H5open */
 }
 
+/* Adaptive mode: the settings the ranks of an MPI-IO file agreed on (adapt.h); the fapl's
+ * communicator is asked for (a collective duplication, as the call we are inside is). */
+static const iot_settings *agreed_settings(const iot_h5_api *real, const char *name, hid_t fapl,
+                                           const iot_settings *s)
+{
+    if (!iot_adapt_on || fapl == H5P_DEFAULT || !iot_h5() || !iot_h5()->parallel ||
+        (iot_mpi_state != IOT_MPI_OWN && iot_abi_settle() != IOT_MPI_OWN))
+        return s;
+    MPI_Comm comm = MPI_COMM_NULL;
+    MPI_Info info = MPI_INFO_NULL;
+    iot_h5_quiet quiet;
+    iot_h5_quiet_begin(&quiet);
+    int mpio = real->H5Pget_fapl_mpio(fapl, &comm, &info) >= 0;
+    iot_h5_quiet_end(&quiet);
+    if (!mpio)
+        return s;
+    const iot_settings *agreed = iot_adapt_file_settings(comm, name);
+    MPI_Comm_free(&comm);
+    if (info != MPI_INFO_NULL)
+        MPI_Info_free(&info);
+    return agreed;
+}
+
 /* H5Fcreate and H5Fopen: settings for the file, the real call, then bookkeeping. */
 static hid_t open_file(int create, const char *name, unsigned flags, hid_t fcpl, hid_t fapl)
 {
@@ -45,6 +70,7 @@ static hid_t open_file(int create, const char *name, unsigned flags, hid_t fcpl,
     const iot_settings *s = iot_active();
     if ((!s && !iot_capture_on) || !name || !real->H5Fcreate || !real->H5Fopen)
         return create ? real->H5Fcreate(name, flags, fcpl, fapl) : real->H5Fopen(name, flags, fapl);
+    s = agreed_settings(real, name, fapl, s);
     const char *how = create ? "H5Fcreate" : "H5Fopen";
     iot_file_info info = {0, 1, NULL, 0};
     iot_h5_outcome out = {"", ""};
@@ -69,7 +95,7 @@ static hid_t open_file(int create, const char *name, unsigned flags, hid_t fcpl,
         char list[1024];
         iot_describe_settings(info.rules, NULL, IOT_TARGET_FAPL, list, sizeof list);
         say_withdrawn(how, known, NULL, list, why, info.leader, rec);
-    } else if (use != fapl && rec >= 0) {
+    } else if ((use != fapl || (iot_adapt_on && info.mpio)) && rec >= 0) {
         iot_readback_file(info.rules, fid, &out); /* collective for MPI-IO, as the open is */
     }
     keep_outcome(rec, &out);
@@ -102,4 +128,41 @@ IOT_EXPORT hid_t H5Fcreate(const char *name, unsigned flags, hid_t fcpl, hid_t f
 IOT_EXPORT hid_t H5Fopen(const char *name, unsigned flags, hid_t fapl)
 {
     return open_file(0, name, flags, H5P_DEFAULT, fapl);
+}
+
+/* The capture record of the file an H5Fflush names (a file or any object in it), or -1: the
+ * followed ids first; else the object's file by name, asked without printing an error (an id
+ * that is not valid fails the flush itself, with its own message). */
+static int flushed_record(const iot_h5_api *real, hid_t obj)
+{
+    int *v = iot_idmap_get(&files, (uint64_t)obj);
+    if (!v)
+        v = iot_idmap_get(&dsets, (uint64_t)obj);
+    if (v)
+        return v[0];
+    iot_h5_quiet quiet;
+    iot_h5_quiet_begin(&quiet);
+    int rec = record_of(real, obj, NULL);
+    iot_h5_quiet_end(&quiet);
+    return rec;
+}
+
+/* H5Fflush writes the metadata HDF5 holds through MPI-IO or POSIX: its time is the HDF5
+ * layer's, and the calls it makes are HDF5's, not the application's (trace, outermost layer). */
+IOT_EXPORT herr_t H5Fflush(hid_t obj, H5F_scope_t scope)
+{
+    const iot_h5_api *real = iot_h5_real();
+    if (!iot_capture_on || !real->H5Fflush)
+        return real->H5Fflush ? real->H5Fflush(obj, scope) : -1;
+    int rec = flushed_record(real, obj);
+    if (rec < 0)
+        return real->H5Fflush(obj, scope);
+    IOT_TIMED(real->H5Fflush(obj, scope));
+    if (iot_lock()) {
+        iot_count_meta(rec, IOT_L_HDF5, dt, outer);
+        if (iot_trace_on)
+            iot_trace(IOT_L_HDF5, "H5Fflush", rec, 0, -1, (int)scope, t, dt);
+        iot_unlock();
+    }
+    return rc;
 }

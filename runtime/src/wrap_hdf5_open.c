@@ -127,12 +127,19 @@ static void dataset_opened(const iot_h5_api *h, hid_t id, int rec, const char *p
     iot_trace_dset_desc d = {0, dims, NULL, NULL, 0, -1, -1, -1};
     if (iot_trace_on) /* HDF5 calls outside the lock */
         describe_dataset(h, id, space, type, dcpl, &d, dims, maxdims, chunks);
+    /* the layout in force (the tuned chunking too): a run with no chunked dataset has no use
+     * for chunk cache settings (search/inert.py) */
+    hid_t cp = h->H5Dget_create_plist(id);
+    int chunked = cp >= 0 && h->H5Pget_layout(cp) == H5D_CHUNKED;
+    if (cp >= 0)
+        h->H5Pclose(cp);
     if (!iot_lock())
         return;
     if (creating)
         iot_rec(rec)->c[IOT_L_HDF5].dset_creates++;
     else
         iot_rec(rec)->c[IOT_L_HDF5].dset_opens++;
+    iot_rec(rec)->c[IOT_L_HDF5].chunked_dsets += (uint64_t)chunked;
     iot_count_meta(rec, IOT_L_HDF5, dt, outer);
     if (iot_trace_on) {
         int ds = iot_trace_dataset(rec, path, &d);
@@ -187,6 +194,8 @@ static hid_t dataset_call_with_settings(dataset_call kind, dataset_args a)
 {
     const iot_h5_api *real = iot_h5_real();
     const iot_settings *s = iot_active();
+    if (!s && iot_adapt_on) /* the file's agreed rules decide (adapt.h), not this rank's */
+        s = &iot_g.settings;
     int by_object = kind == OOPEN || kind == OOPEN_BY_IDX || kind == OOPEN_BY_TOKEN;
     if ((!s && !iot_capture_on) || !a.name || !iot_h5() || (by_object && !real->H5Iget_type))
         return real_dataset_call(real, kind, &a);

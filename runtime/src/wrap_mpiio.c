@@ -59,10 +59,11 @@ IOT_MPI_WRAPPER(int, MPI_File_open,
         opened(comm, filename, *fh, t, dt, outer);
     if (filename && iot_adapt_on)
         iot_adapt_opened(comm, filename, iot_rec_for(filename, IOT_L_MPIIO), *fh, !rc, t);
-    int rank = 0;
+    int rank = 0, size = 0;
     PMPI_Comm_rank(comm, &rank);
+    PMPI_Comm_size(comm, &size);
     if (rc == MPI_SUCCESS && s && iot_g.verbose && rank == 0)
-        iot_mpiio_report(filename, *fh, &hints);
+        iot_mpiio_report(filename, *fh, size, &hints);
     iot_mpiio_done(&hints, &use);
     return rc;
 }

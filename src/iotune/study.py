@@ -742,9 +742,12 @@ def run(
         except loop.BaselineFailed as e:
             o = e.outcome
             status = f"exit status {o.returncode}" if o.returncode is not None else o.status
+            said = f"its stderr ends with:\n{_tail_lines(o.message)}"
+            if o.stdout.strip():
+                said = f"its stdout ends with:\n{_tail_lines(o.stdout)}\n{said}"
             raise StudyError(
                 f"the application failed with the stack's defaults ({status}), so there is "
-                f"nothing to tune; its stderr ends with:\n{_tail_lines(o.message)}"
+                f"nothing to tune; {said}"
             ) from None
         for why in sorted(set(s.user_attrs.get(loop.INERT, {}).values())):
             names = ", ".join(sorted(k for k, v in s.user_attrs[loop.INERT].items() if v == why))

@@ -124,6 +124,8 @@ class Outcome:
     message: str = ""
     metrics: dict[str, Any] = field(default_factory=dict)
     traits: dict[str, Any] = field(default_factory=dict)  # what the profile says (search/inert)
+    # the end of a failed run's standard output: many programs print their errors there
+    stdout: str = ""
 
     @property
     def ok(self) -> bool:
@@ -263,7 +265,7 @@ def _run_in(
     code = launch.exit_status(proc.returncode)
     status = "crashed" if proc.returncode < 0 or code > 128 else "failed"
     if code != 0:
-        return Outcome(status, wall_s=wall, returncode=code, message=tail)
+        return Outcome(status, wall_s=wall, returncode=code, message=tail, stdout=stdout[-_TAIL:])
     try:
         prof = objective.read_profile(profile)
     except ValueError as e:

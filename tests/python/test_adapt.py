@@ -252,3 +252,42 @@ def test_chunk_cache_quiet_when_chunks_fit(tmp_path, test_prog, libiotune):
     p = _run(tmp_path, [prog, "read", *small], libiotune)
     assert _learning(p)["insights"]["chunk_bytes_max"] == 16_000
     assert all("IOT-2" not in x["fired"] for x in p["adaptive"]["phases"])
+
+
+@pytest.mark.parametrize("create", [True, False])
+def test_phases_without_data_are_neither_learned_from_nor_judged(tmp_path, test_prog, libiotune,
+                                                                 create):  # fmt: skip
+    # each step: (create: an open that only creates the file), the collective write, then two
+    # opens on rank 0 alone that only ask the size (IOR's pattern): the class learns from its
+    # first write, applies SIO-7 to the later writes, and the empty phases strike nothing
+    argv = [test_prog("nodata_probe"), "4", "4096"] + ([] if create else ["nocreate"])
+    p = _run(tmp_path, argv, libiotune)
+    phases = p["adaptive"]["phases"]
+    data = [x for x in phases if x["bytes"] > 0]
+    idle = [x for x in phases if x["bytes"] == 0]
+    assert len(data) == 4 and len(idle) == (12 if create else 8)
+    assert all(x["role"] == "no data" and x["guard"] is None for x in idle)
+    assert [x["role"] for x in data] == ["learning", "optimised", "optimised", "optimised"]
+    assert data[0]["fired"] == ["SIO-7"]
+    assert all(x["guard"]["reverted"] == [] for x in data[1:]), data
+    assert _hints(p)["chk.3.dat"]["romio_cb_write"] == "disable"
+
+
+def test_a_rank_alone_reverting_a_class_does_not_hang_its_next_hdf5_file(tmp_path, test_prog,
+                                                                        libiotune):  # fmt: skip
+    # rank 0 alone opens the file on MPI_COMM_SELF between the shared steps and reads a value
+    # (IOR's pattern): its guard judges these phases (small ones often look slow; the test
+    # knob makes it sure) and reverts SIO-7 where rank 1's never sees them. Parallel HDF5 and
+    # the runtime's calls around H5Fcreate are collective: the ranks agree on the file's
+    # settings first, or the next step's H5Fcreate hangs
+    argv = [test_prog("selfopen_probe"), "4"]
+    base = tmp_path / "base"
+    base.mkdir()
+    run_mpi(2, argv, cwd=base, timeout=60)
+    slow = {"IOTUNE_TEST_SLOW_RULE": "SIO-7:1000"}
+    p = _run(tmp_path / "adapt", argv, libiotune, env=slow)  # a hang fails at the timeout
+    phases = p["adaptive"]["phases"]
+    assert [x["role"] for x in phases][:2] == ["learning", "optimised"]
+    reverted = [x for x in phases if (x.get("guard") or {}).get("reverted")]
+    assert reverted and all(x["ranks"] == 1 for x in reverted), phases
+    _same_data(base, tmp_path / "adapt", ["self.h5"])

@@ -56,6 +56,7 @@ def test_vpicio_profile_is_exact(nprocs, mode, mpirun, kernel, libiotune, tmp_pa
     assert h["file_closes"] == 2 * nprocs
     assert h["dataset_creates"] == 8 * steps * nprocs
     assert h["dataset_opens"] == 8 * steps * nprocs
+    assert h["chunked_datasets"] == 0  # VPIC-IO's datasets are contiguous
     assert h["writes"] == h["reads"] == 8 * steps * nprocs
     assert h["bytes_written"] == h["bytes_read"] == data_bytes
     coll = mode == "collective"
@@ -84,6 +85,43 @@ def check_posix_file(f, n, size):
     assert x["sequential"] == x["consecutive"] == 2 * n - 2
     assert (x["first_offset"], x["last_offset"]) == (0, n * size)
     assert x["sizes"]["1K-10K"] == 2 * n + 1 and sum(x["sizes"].values()) == 2 * n + 1
+
+
+def test_chunked_datasets_are_counted_and_decide_the_chunk_cache(mpirun, kernel, libiotune,
+                                                                   tmp_path):  # fmt: skip
+    """The profile counts the creates and opens of chunked datasets (the layout in force, so
+    chunking a control file adds counts too): a search without chunking leaves the chunk cache
+    out for an application whose datasets are all contiguous (IOR, h5bench, VPIC-IO)."""
+    from iotune import space
+    from iotune.search import inert
+
+    toml = tmp_path / "s.toml"
+    toml.write_text('name = "cache"\n[params.chunk_cache_bytes]\nladder = ["1M", "64M"]\n'
+                    'default = "1M"\n')  # fmt: skip
+    sp = space.load(str(toml))
+    runs = {
+        "contiguous": ([kernel("vpicio"), "--particles", 1024, "--steps", 1], None),
+        "chunked": ([kernel("gcrmio"), "--cells", 64, "--levels", 5, "--chunk-cells", 32], None),
+        "tuned": ([kernel("vpicio"), "--particles", 1024, "--steps", 1], "<chunk_size>4KiB"
+                  "</chunk_size>"),
+    }  # fmt: skip
+    left_out = {}
+    for name, (argv, setting) in runs.items():
+        d = tmp_path / name
+        d.mkdir()
+        config = None
+        if setting:
+            config = d / "c.xml"
+            config.write_text(f"<Parameters><High_Level_IO_Library>{setting}"
+                              "</High_Level_IO_Library></Parameters>")  # fmt: skip
+        p, _ = run_profiled(mpirun, 2, argv, d, libiotune=libiotune, config=config)
+        h = p.files[0]["hdf5"]
+        datasets = h["dataset_creates"] + h["dataset_opens"]
+        assert datasets > 0
+        assert h["chunked_datasets"] == (0 if name == "contiguous" else datasets), (name, h)
+        traits = inert.traits(p.data)
+        left_out[name] = inert.inert(sp, {"bytes_written": 1}, traits).get("chunk_cache_bytes")
+    assert left_out == {"contiguous": inert.NO_CHUNKED, "chunked": None, "tuned": None}
 
 
 def test_plain_posix_program_without_mpi_writes_its_profile_at_exit(test_prog, libiotune, tmp_path):
@@ -217,6 +255,21 @@ def test_trace_mode_writes_compressed_call_streams(mpirun, kernel, libiotune, tm
         assert {sigs[i]["size"] for i in writes} == {particles * 4}
         assert sum(e[1] for e in events if e[0] in writes) == 8 * steps
         assert {s["layer"] for s in sigs} == {"hdf5"}  # the application's own calls
+
+
+def test_h5fflush_is_an_hdf5_call(mpirun, kernel, libiotune, tmp_path):
+    """H5Fflush (IOR-style --fsync, h5bench) writes HDF5's metadata through MPI-IO: the trace
+    of the application's calls has the flush, not MPI-IO writes of its own, and the time is
+    the HDF5 layer's."""
+    argv = [kernel("iorio"), "--api", "hdf5", "--block", "16K", "--transfer", "4K",
+            "--segments", "2", "--fsync"]  # fmt: skip
+    p, _ = run_profiled(mpirun, 2, argv, tmp_path, libiotune=libiotune,
+                        env={"IOTUNE_TRACE": "1"})  # fmt: skip
+    for t in sorted((tmp_path / "profile.json.trace").iterdir()):
+        sigs = iotrace.read(t)["signatures"]
+        assert "H5Fflush" in [s["func"] for s in sigs if s["layer"] == "hdf5"], t
+        assert {s["layer"] for s in sigs} == {"hdf5"}, [(s["layer"], s["func"]) for s in sigs]
+    assert p.files[0]["hdf5"]["meta_time_s"] > 0
 
 
 def test_trace_of_every_layer_is_run_length_encoded(mpirun, test_prog, libiotune, tmp_path):

@@ -220,6 +220,19 @@ def test_suggest_without_a_near_motif_says_so_and_without_gains_keeps_defaults()
     assert s.settings == {} and "keep them" in s.notes[0]
 
 
+def test_suggest_keeps_the_defaults_a_study_of_the_same_motif_found_best():
+    # IOR tuned (nothing beat the defaults), then h5bench (another motif) gained: suggesting
+    # for IOR again must not hand it h5bench's settings as if its motif were unknown
+    same = entry(improved=False, study="ior")
+    other = entry({"fill_time": "never"}, study="h5bench", signature=sig(interface="mpiio"))
+    same.id, other.id = 1, 2
+    s = kb.suggest([same, other], sig())
+    assert s.settings == {}
+    assert not any("no stored study has this motif" in n for n in s.notes)
+    assert "found nothing better than the defaults" in s.notes[0] and "ior" in s.notes[0]
+    assert [m.entry.study for m in s.evidence] == ["ior", "h5bench"]
+
+
 def test_warm_start_seeds_fit_the_space():
     sp = space.load("local")
     e1 = entry({"fill_time": "never", "not_a_param_here": "1"})

@@ -138,6 +138,20 @@ def test_each_hint_has_a_verdict_and_a_cause(test_prog, libiotune, tmp_path):
     assert mpi["library"].startswith("MPICH Version: ") and mpi["standard"]
 
 
+def test_cb_nodes_on_a_one_rank_file_blames_the_communicator(test_prog, libiotune, tmp_path):
+    """A file opened on MPI_COMM_SELF (IOR asks each file's size that way; file per process)
+    has one aggregator whatever cb_nodes and cb_config_list say: the report says so instead
+    of blaming cb_config_list, and the shared opens report cb_nodes=2 in effect."""
+    cfg = config(tmp_path, "<cb_nodes>2</cb_nodes>\n<cb_config_list>*:*</cb_config_list>")
+    proc = run_mpi(2, [test_prog("nodata_probe"), "1", "1024", "nocreate"], cwd=tmp_path,
+                   preload=libiotune, config=cfg, verbose=True, timeout=120)  # fmt: skip
+    lines = iotune_lines(proc.stderr)
+    assert any("cb_nodes=2 (in effect)" in ln for ln in lines), lines
+    mine = [ln for ln in lines if "cb_nodes=2 (NOT in effect" in ln]
+    assert mine and all("MPI-IO uses 1: the file's communicator has 1 rank)" in ln for ln in mine)
+    assert not any("capped by cb_config_list" in ln for ln in lines), lines
+
+
 @pytest.mark.parametrize("io", [None, "romio321"])
 def test_open_mpi_never_says_in_effect(io, tmp_path):
     """Open MPI echoes every hint in MPI_File_get_info: a hint its component reads is "not

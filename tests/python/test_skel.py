@@ -192,6 +192,11 @@ CASES = {
         "iorio",
         ["--api", "hdf5", "--block", "16K", "--transfer", "4K", "--segments", "2", "--steps", "2"],
     ),
+    # H5Fflush: HDF5 writes its metadata through MPI-IO inside a call the runtime does not wrap
+    "iorio-hdf5-flush": (
+        "iorio",
+        ["--api", "hdf5", "--block", "16K", "--transfer", "4K", "--segments", "2", "--fsync"],
+    ),
     "iorio-posix-fpp": (
         "iorio",
         ["--api", "posix", "--layout", "fpp", "--block", "16K", "--transfer", "8K"],
@@ -265,6 +270,22 @@ def test_types_and_chunks_come_from_the_trace_alone(
     out.mkdir()
     run_mpi(2, [skeleton, "--dir", out, "--timing", tmp_path / "t.json"], timeout=120)
     assert want and {f: h5layout.read(str(out / f)) for f in want} == want
+
+
+@needs_cc
+def test_opens_without_data_on_some_ranks_are_left_out(test_prog, libiotune, tmp_path):
+    # every rank creates each file empty, then writes its block; rank 0 alone opens the file
+    # twice more to ask its size (IOR's pattern): the skeleton writes the same files
+    orig = tmp_path / "orig"
+    orig.mkdir()
+    prof = _profile(orig, [test_prog("nodata_probe"), "2", "1024"], libiotune)
+    desc = fp.from_profile(str(prof), str(orig))
+    assert any("wrote nothing" in n for n in desc["notes"]), desc["notes"]
+    skeleton = _skeleton(desc, tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    run_mpi(2, [skeleton, "--dir", out, "--timing", tmp_path / "t.json"], timeout=120)
+    assert _files(out) == _files(orig) == {"chk.0.dat": 16384, "chk.1.dat": 16384}
 
 
 def _mpiio_calls(profile: Path) -> list[list[tuple]]:

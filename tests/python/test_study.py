@@ -419,6 +419,17 @@ def test_a_failing_application_stops_the_study_with_its_message(tmp_path):
     assert [t.state.name for t in s.trials if t.state.name != "WAITING"] == ["FAIL"]
 
 
+def test_an_error_the_application_prints_on_stdout_is_shown(tmp_path):
+    # IOR and other MPI benchmarks print their argument errors on standard output, then abort
+    body = 'import sys\nprint("ERROR: block size must be a multiple")\n'
+    _app_script(tmp_path, body + 'sys.stderr.write("Abort(-1) on node 0\\n")\nsys.exit(255)\n')
+    r = tune("--space", SPACE, *FAKE_OPTS, "--trials", 6, "--out", tmp_path / "out",
+             "--", "./app", cwd=tmp_path)  # fmt: skip
+    assert r.returncode != 0
+    assert "ERROR: block size must be a multiple" in r.stderr, r.stderr
+    assert "Abort(-1) on node 0" in r.stderr and "exit status 255" in r.stderr
+
+
 def test_another_command_into_the_same_output_directory_is_refused(tmp_path):
     out = tmp_path / "out"
     common = ["--space", SPACE, *FAKE_OPTS, "--trials", 3, "--repeat", 1, "--out", out]

@@ -79,6 +79,19 @@ def suggest(entries: Sequence[Entry], sig: Signature, k: int = 5) -> Suggestion:
         notes.append("no stored study found better settings than the defaults: keep them")
         return Suggestion(sig, {}, [], notes)
     best = matches[0]
+    measured = [
+        m for m in nearest(entries, sig, k, improved_only=False)
+        if m.same_motif and not (m.entry.improved and m.entry.settings)
+    ]  # fmt: skip
+    if not best.same_motif and measured:
+        # a study of this very motif found nothing better: that beats another motif's guess
+        m = measured[0]
+        notes.append(
+            f"a study of this motif (entry {m.entry.id}, {m.entry.study or '-'}) found nothing "
+            f"better than the defaults: keep them (the nearest gain is another motif's, "
+            f"{best.distance:g} away)"
+        )
+        return Suggestion(sig, {}, [m, *matches[: k - 1]], notes)
     if not best.same_motif:
         notes.append(
             f"no stored study has this motif (the nearest is {best.distance:g} away): its "
