@@ -1,9 +1,10 @@
 """C source, Makefile and job scripts of a skeleton, from a descriptor.
 
 The generated `skeleton.c` says what is written, in the descriptor's order, with the
-decomposition as C expressions; the fixed `skel_rt.c` (copied beside it) does the I/O for the
-method chosen at run time and the timing. The Makefile links HDF5 and MPI dynamically
-(pkg-config, never h5pcc) so that a preloaded libiotune.so sees every call.
+decomposition as C expressions; the fixed runtime (the package's `skel/c/`: `skel_rt.h` and
+`skel_*.c`, copied beside it) does the I/O for the method chosen at run time and the timing.
+The Makefile links HDF5 and MPI dynamically (pkg-config, never h5pcc) so that a preloaded
+libiotune.so sees every call.
 """
 
 from __future__ import annotations
@@ -257,8 +258,11 @@ CFLAGS = -O2 -std=c11 -Wall -Wextra
 CPPFLAGS = $(shell pkg-config --cflags $(HDF5_PC))
 LDLIBS = $(shell pkg-config --libs $(HDF5_PC))
 
-skeleton: skeleton.c skel_rt.c skel_rt.h
-\t$(CC) $(CFLAGS) $(CPPFLAGS) -o $@ skeleton.c skel_rt.c $(LDLIBS)
+RT_SRC = {rt_src}
+RT_HDR = {rt_hdr}
+
+skeleton: skeleton.c $(RT_SRC) $(RT_HDR)
+\t$(CC) $(CFLAGS) $(CPPFLAGS) -o $@ skeleton.c $(RT_SRC) $(LDLIBS)
 
 clean:
 \trm -f skeleton
@@ -286,6 +290,12 @@ srun ./skeleton "$@"
 """
 
 
+def runtime_files() -> list[str]:
+    """The names of the fixed runtime's sources and headers (the package's skel/c/)."""
+    folder = resources.files("iotune.skel").joinpath("c")
+    return sorted(p.name for p in folder.iterdir() if p.name.endswith((".c", ".h")))
+
+
 def generate(
     d: Descriptor,
     out_dir: str,
@@ -307,12 +317,15 @@ def generate(
         written.append(path)
 
     put("skeleton.c", skeleton_c(d, origin))
-    for name in ("skel_rt.c", "skel_rt.h"):
+    runtime = runtime_files()
+    for name in runtime:
         src = resources.files("iotune.skel").joinpath("c", name)
         with resources.as_file(src) as p:
             shutil.copyfile(p, os.path.join(out_dir, name))
         written.append(os.path.join(out_dir, name))
-    put("Makefile", MAKEFILE.format(cc=cc, pc=pkg))
+    sources = " ".join(n for n in runtime if n.endswith(".c"))
+    headers = " ".join(n for n in runtime if n.endswith(".h"))
+    put("Makefile", MAKEFILE.format(cc=cc, pc=pkg, rt_src=sources, rt_hdr=headers))
     put("run-local.sh", RUN_LOCAL.format(name=d.name, ranks=d.ranks, mpiexec=mpiexec), True)
     put("run-slurm.sbatch", RUN_SLURM.format(name=d.name, ranks=d.ranks), True)
     return written
