@@ -16,6 +16,7 @@ void skel_ensure_buffer(skel_t *s, size_t bytes)
     if (bytes <= s->buf_size)
         return;
     size_t want = bytes > 2 * s->buf_size ? bytes : 2 * s->buf_size; /* few growths */
+    s->late_growths += s->prepared;
     char *b = realloc(s->buf, want);
     if (!b)
         skel_die(s, "out of memory for the write buffer");
@@ -37,8 +38,34 @@ char *skel_data_for(skel_t *s, size_t bytes)
 {
     if (s->cursor + bytes > SKEL_DATA_CAP && bytes <= SKEL_DATA_CAP)
         s->cursor = 0;
+    if (s->sizing) {
+        s->cursor += bytes;
+        skel_need(s, s->cursor);
+        return NULL;
+    }
     skel_ensure_buffer(s, s->cursor + bytes + 1);
     char *p = s->buf + s->cursor;
     s->cursor += bytes;
     return p;
+}
+
+void skel_need(skel_t *s, size_t bytes)
+{
+    if (bytes + 1 > s->need)
+        s->need = bytes + 1;
+}
+
+void skel_prepare_begin(skel_t *s)
+{
+    s->sizing = 1;
+    s->need = 0;
+    s->cursor = 0;
+}
+
+void skel_prepare_end(skel_t *s)
+{
+    s->sizing = 0;
+    s->cursor = 0;
+    skel_ensure_buffer(s, s->need);
+    s->prepared = 1;
 }

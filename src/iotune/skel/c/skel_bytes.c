@@ -14,6 +14,10 @@ void skel_write_bytes(skel_file_t *f, long long offset, long long size, int coll
     enum skel_method m = s->method;
     if (!active)
         size = 0;
+    if (m == SKEL_M_HDF5 && s->sizing) {
+        skel_data_for(s, (size_t)size);
+        return;
+    }
     if (m == SKEL_M_HDF5) { /* a raw file through HDF5: one byte dataset per write */
         long long *sizes = malloc(sizeof(long long) * (size_t)s->size);
         double t0 = skel_now();
@@ -60,6 +64,8 @@ void skel_write_bytes(skel_file_t *f, long long offset, long long size, int coll
     const char *data =
         native_mpiio ? skel_write_memory(f, size, &mtype, &mcount) : skel_data_for(s, (size_t)size);
     f->nmem = 0;
+    if (s->sizing)
+        return;
     double t0 = skel_now();
     if (native_mpiio) {
         MPI_Status st;

@@ -26,6 +26,11 @@ const char *skel_write_memory(skel_file_t *f, long long size, MPI_Datatype *type
         f->nmem = 0;
         return skel_data_for(f->s, (size_t)size);
     }
+    if (f->s->sizing) {
+        long long footprint = sum + (long long)f->nmem * SKEL_MEM_GAP; /* as below */
+        f->nmem = 0;
+        return skel_data_for(f->s, (size_t)footprint);
+    }
     int *len = malloc(sizeof(int) * (size_t)f->nmem);
     MPI_Aint *at = malloc(sizeof(MPI_Aint) * (size_t)f->nmem);
     if (!len || !at)
@@ -56,6 +61,12 @@ void skel_write_view(skel_file_t *f, long long offset, long long size, long long
     }
     if (!active)
         size = nblocks = 0;
+    if (s->sizing) {
+        MPI_Datatype mtype;
+        int mcount;
+        skel_write_memory(f, size, &mtype, &mcount);
+        return;
+    }
     int *len = malloc(sizeof(int) * (size_t)(nblocks + 1));
     MPI_Aint *at = malloc(sizeof(MPI_Aint) * (size_t)(nblocks + 1));
     if (!len || !at)

@@ -32,7 +32,7 @@ int skel_is_hdf5(skel_file_t *f)
 
 void skel_group(skel_file_t *f, const char *pattern, long long step)
 {
-    if (!skel_is_hdf5(f) || f->api != SKEL_HDF5)
+    if (!skel_is_hdf5(f) || f->api != SKEL_HDF5 || f->s->sizing)
         return;
     char name[1024];
     skel_format_name(name, sizeof name, pattern, step, f->s->rank);
@@ -60,7 +60,7 @@ void skel_dataset(skel_file_t *f, const char *pattern, long long step, const cha
     skel_format_name(name, sizeof name, pattern, step, f->s->rank);
     size_t size;
     hid_t t = type_of(type, &size);
-    if (!skel_is_hdf5(f)) { /* other methods need the element size only */
+    if (!skel_is_hdf5(f) || f->s->sizing) { /* element sizes only */
         snprintf(f->dsets[f->ndsets].name, sizeof f->dsets[0].name, "%s", name);
         f->dsets[f->ndsets].id = -1;
         f->dsets[f->ndsets++].type = t;
@@ -105,6 +105,8 @@ void skel_h5_write(skel_file_t *f, hid_t id, hid_t type, size_t esize, int nd, c
     if (!active)
         n = 0;
     const char *data = skel_data_for(s, (size_t)n * esize);
+    if (s->sizing)
+        return;
     double t0 = skel_now();
     hid_t fspace = H5Dget_space(id);
     /* memory shaped like the selection, as applications do: HDF5 takes its faster paths

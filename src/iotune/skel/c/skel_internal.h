@@ -36,6 +36,10 @@ struct skel {
     char *buf;
     size_t buf_size;
     size_t cursor; /* where the next write's data starts in buf */
+    int sizing;    /* between skel_prepare_begin and _end: calls only count their memory */
+    size_t need;   /* the memory one step's writes read (skel_prepare) */
+    int prepared;  /* after skel_prepare_end: a growth of buf is late (a write waited) */
+    long long late_growths;
     const char *timing, *dir;
     int cleanup;
     MPI_Comm group_comm; /* aggregate: ranks of one aggregator */
@@ -75,7 +79,8 @@ void skel_remember(skel_t *s, const char *path); /* a file to remove with --clea
 
 /* memory the writes read from (skel_buffer.c) */
 void skel_ensure_buffer(skel_t *s, size_t bytes);
-char *skel_data_for(skel_t *s, size_t bytes);
+char *skel_data_for(skel_t *s, size_t bytes); /* NULL while sizing */
+void skel_need(skel_t *s, size_t bytes);      /* while sizing: bytes read from the start */
 
 /* HDF5 (skel_hdf5.c) */
 int skel_is_hdf5(skel_file_t *f); /* is f written through HDF5 under the run's method? */

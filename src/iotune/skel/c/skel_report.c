@@ -18,9 +18,12 @@ int skel_finish(skel_t *s)
 {
     int n = (int)s->steps * T_N;
     double *all = s->rank == 0 ? malloc(sizeof(double) * (size_t)n * (size_t)s->size) : NULL;
-    long long *bytes = s->rank == 0 ? malloc(sizeof(long long) * (size_t)s->size) : NULL;
+    long long *bytes = s->rank == 0 ? malloc(sizeof(long long) * 3 * (size_t)s->size) : NULL;
+    /* per rank: bytes written, the write memory made before the first step, and how often it
+     * had to grow during the steps (a write that waited for its memory) */
+    long long mine[3] = {s->bytes, (long long)s->buf_size, s->late_growths};
     MPI_Gather(s->times, n, MPI_DOUBLE, all, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    MPI_Gather(&s->bytes, 1, MPI_LONG_LONG, bytes, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+    MPI_Gather(mine, 3, MPI_LONG_LONG, bytes, 3, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
     if (s->rank == 0) {
         static const char *parts[] = {"open", "comm", "write", "close"};
         double worst[T_N] = {0};
@@ -32,7 +35,7 @@ int skel_finish(skel_t *s)
             for (int k = 0; k < T_N; k++)
                 if (sum[k] > worst[k])
                     worst[k] = sum[k];
-            total_bytes += bytes[r];
+            total_bytes += bytes[3 * r];
         }
         char path[4200];
         snprintf(path, sizeof path, "%s", s->timing ? s->timing : "skel-timing.json");
@@ -46,8 +49,10 @@ int skel_finish(skel_t *s)
                     " \"parts\": [\"open\", \"comm\", \"write\", \"close\"],\n \"per_rank\": [",
                     s->name, skel_method_name(s->method), s->size, s->steps, total_bytes);
             for (int r = 0; r < s->size; r++) {
-                fprintf(out, "%s\n  {\"rank\": %d, \"bytes\": %lld, \"steps\": [", r ? "," : "", r,
-                        bytes[r]);
+                fprintf(out,
+                        "%s\n  {\"rank\": %d, \"bytes\": %lld, \"memory\": %lld, "
+                        "\"late_growths\": %lld, \"steps\": [",
+                        r ? "," : "", r, bytes[3 * r], bytes[3 * r + 1], bytes[3 * r + 2]);
                 for (long long st = 0; st < s->steps; st++) {
                     const double *t = all + r * n + st * T_N;
                     fprintf(out, "%s[%.9f, %.9f, %.9f, %.9f]", st ? ", " : "", t[0], t[1], t[2],
