@@ -10,7 +10,7 @@ the medians differ by at most 10 %. Also printed, as a diagnostic only (not the 
 the ratio of the minima, the run least disturbed by other work on a shared machine. The
 machine's load average is recorded before and after.
 
-Noise controls: case sizes where the I/O takes ~0.3-2 s; before each measured run, untimed,
+Noise controls: case sizes 4-16x those of the first runs (bench/README.md); before each measured run, untimed,
 `sync` (no run pays for the writeback of another's pages) and with --drop-caches (root) an
 empty page cache; with --sync both programs flush their files before close (IOTUNE_SYNC=1),
 so the device's time counts too. Cases can be split over several runs (--cases) to keep each
@@ -44,8 +44,8 @@ from iotune.skel import from_profile as fp  # noqa: E402
 from iotune.skel import generate as gen  # noqa: E402
 from iotune.skel import run as runmod  # noqa: E402
 
-# Sizes where each case's I/O takes ~0.3-2 s here (page cache, 2 ranks): at 15-300 ms the
-# run-to-run spread of this shared machine was larger than the differences sought.
+# Sizes where each case's I/O takes 0.15-0.4 s here in the fast page-cache mode, 1-2 s in the
+# slow one (2 ranks): at 15-300 ms the run-to-run spread hid the differences sought.
 CASES = {
     "vpicio": ("vpicio", ["--particles", "8M", "--steps", "2"]),
     "vorpalio": ("vorpalio", ["--block", "200,200,160", "--components", "3"]),
