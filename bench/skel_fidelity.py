@@ -10,11 +10,11 @@ the medians differ by at most 10 %. Also printed, as a diagnostic only (not the 
 the ratio of the minima, the run least disturbed by other work on a shared machine. The
 machine's load average is recorded before and after.
 
-Noise controls: case sizes 4-16x those of the first runs (bench/README.md); before each measured run, untimed,
-`sync` (no run pays for the writeback of another's pages) and with --drop-caches (root) an
-empty page cache; with --sync both programs flush their files before close (IOTUNE_SYNC=1),
-so the device's time counts too. Cases can be split over several runs (--cases) to keep each
-locked run short.
+Noise controls: case sizes 4-16x those of the first runs (bench/README.md); before each
+measured run, untimed, `sync` (no run pays for the writeback of another's pages) and with
+--drop-caches (root) an empty page cache; with --sync both programs flush their files before
+close (IOTUNE_SYNC=1), so the device's time counts too. Cases can be split over several runs
+(--cases) to keep each locked run short.
 
     flock /tmp/iotune-bench.lock .venv/bin/python bench/skel_fidelity.py --repeats 7 \
         --cases vpicio,vorpalio --out bench/results/skel_fidelity.json
