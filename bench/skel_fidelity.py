@@ -10,7 +10,14 @@ the medians differ by at most 10 %. Also printed, as a diagnostic only (not the 
 the ratio of the minima, the run least disturbed by other work on a shared machine. The
 machine's load average is recorded before and after.
 
-    .venv/bin/python bench/skel_fidelity.py --repeats 7 --out bench/results/skel_fidelity.json
+Noise controls: case sizes 4-16x those of the first runs (bench/README.md); before each
+measured run, untimed, `sync` (no run pays for the writeback of another's pages) and with
+--drop-caches (root) an empty page cache; with --sync both programs flush their files before
+close (IOTUNE_SYNC=1), so the device's time counts too. Cases can be split over several runs
+(--cases) to keep each locked run short.
+
+    flock /tmp/iotune-bench.lock .venv/bin/python bench/skel_fidelity.py --repeats 7 \
+        --cases vpicio,vorpalio --out bench/results/skel_fidelity.json
 """
 
 from __future__ import annotations
@@ -37,19 +44,21 @@ from iotune.skel import from_profile as fp  # noqa: E402
 from iotune.skel import generate as gen  # noqa: E402
 from iotune.skel import run as runmod  # noqa: E402
 
+# Sizes where each case's I/O takes 0.15-0.4 s here in the fast page-cache mode, 1-2 s in the
+# slow one (2 ranks): at 15-300 ms the run-to-run spread hid the differences sought.
 CASES = {
-    "vpicio": ("vpicio", ["--particles", "1M", "--steps", "2"]),
-    "vorpalio": ("vorpalio", ["--block", "100,100,60", "--components", "3"]),
-    "vorpalio-uneven": ("vorpalio", ["--block", "100,100,60", "--components", "3", "--uneven"]),
-    "gcrmio": ("gcrmio", ["--cells", "32768", "--levels", "25", "--chunk-cells", "8192"]),
-    "haccio-one-call": ("haccio", ["--particles", "2M"]),
-    "haccio-per-var": ("haccio", ["--particles", "2M", "--mode", "mpiio-per-var"]),
-    "haccio-posix": ("haccio", ["--particles", "2M", "--mode", "posix"]),
-    "iorio-mpiio": ("iorio", ["--api", "mpiio", "--block", "16M", "--transfer", "1M",
+    "vpicio": ("vpicio", ["--particles", "8M", "--steps", "2"]),
+    "vorpalio": ("vorpalio", ["--block", "200,200,160", "--components", "3"]),
+    "vorpalio-uneven": ("vorpalio", ["--block", "200,200,160", "--components", "3", "--uneven"]),
+    "gcrmio": ("gcrmio", ["--cells", "262144", "--levels", "25", "--chunk-cells", "65536"]),
+    "haccio-one-call": ("haccio", ["--particles", "12M"]),
+    "haccio-per-var": ("haccio", ["--particles", "12M", "--mode", "mpiio-per-var"]),
+    "haccio-posix": ("haccio", ["--particles", "12M", "--mode", "posix"]),
+    "iorio-mpiio": ("iorio", ["--api", "mpiio", "--block", "256M", "--transfer", "1M",
                               "--segments", "2"]),
-    "iorio-hdf5": ("iorio", ["--api", "hdf5", "--block", "16M", "--transfer", "1M",
+    "iorio-hdf5": ("iorio", ["--api", "hdf5", "--block", "128M", "--transfer", "1M",
                              "--segments", "2", "--mode", "collective"]),
-    "external": (None, ["512", "8192", "1048576", "2"]),
+    "external": (None, ["2048", "8192", "1048576", "2"]),
 }  # fmt: skip
 
 
@@ -60,6 +69,18 @@ def mpiexec(argv: list[str], cwd: Path, env: dict[str, str], timeout: float = 60
         raise RuntimeError(f"{' '.join(cmd)}: exit {proc.returncode}\n{proc.stderr}")
 
 
+NOISE = {"sync": False, "drop_caches": False}  # the measured runs' noise controls (main)
+
+
+def settle() -> None:
+    """Before a measured run, untimed: what earlier runs left dirty goes to the device (so no
+    run pays for another's writeback) and, with --drop-caches, the page cache is emptied."""
+    os.sync()
+    if NOISE["drop_caches"]:
+        with open("/proc/sys/vm/drop_caches", "w") as fh:
+            fh.write("3\n")
+
+
 def profiled_io_time(argv: list[str], cwd: Path, lib: Path, trace: bool = False) -> float:
     prof = cwd / "profile.json"
     if prof.exists():
@@ -67,8 +88,11 @@ def profiled_io_time(argv: list[str], cwd: Path, lib: Path, trace: bool = False)
     env = dict(os.environ, LD_PRELOAD=str(lib), IOTUNE_PROFILE=str(prof),
                IOTUNE_SESSION=f"bench-{time.time_ns():x}")  # fmt: skip
     env.pop("IOTUNE_CONFIG", None)
+    env.pop("IOTUNE_SYNC", None)
     if trace:
         env["IOTUNE_TRACE"] = "1"
+    elif NOISE["sync"]:  # the files flushed before close, timed in close: the device counts
+        env["IOTUNE_SYNC"] = "1"
     mpiexec(argv, cwd, env)
     with open(prof) as fh:
         return float(json.load(fh)["io"]["time_s"])
@@ -151,7 +175,20 @@ def main() -> int:
     ap.add_argument("--out", default=str(REPO / "bench/results/skel_fidelity.json"))
     ap.add_argument("--workdir", help="scratch (default: a temporary directory)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument(
+        "--sync",
+        action="store_true",
+        help="both programs flush their files before close (IOTUNE_SYNC=1)",
+    )
+    ap.add_argument(
+        "--drop-caches",
+        action="store_true",
+        help="empty the page cache before each measured run (root only)",
+    )
     a = ap.parse_args()
+    if a.drop_caches and os.geteuid() != 0:
+        ap.error("--drop-caches needs root")
+    NOISE.update(sync=a.sync, drop_caches=a.drop_caches)
     lib = paths.find_library()
     work = Path(a.workdir or tempfile.mkdtemp(prefix="skel-fidelity-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -177,6 +214,7 @@ def main() -> int:
             for which, argv, cwd in pair:
                 profiled_io_time(argv, cwd, lib)  # warm-up, discarded
                 clean(cwd)
+                settle()
                 raw[n][which].append(profiled_io_time(argv, cwd, lib))
                 clean(cwd)
         print(f"round {rnd + 1}/{a.repeats} done", flush=True)
@@ -207,6 +245,7 @@ def main() -> int:
                     "cpus": os.cpu_count()},
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
         "repeats": a.repeats,
+        "noise_controls": dict(NOISE, sync_before_each_measured_run=True, warm_up_run=True),
         "load_average_1_5_15": {"before": load_before, "after": os.getloadavg()},
         "cases": {n: {"argv": CASES[n][1], "kernel": CASES[n][0] or "tests/data/skel_ext.c"}
                   for n in names},

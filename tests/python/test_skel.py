@@ -416,6 +416,17 @@ def test_method_aggregate_writes_one_subfile_per_aggregator(method_skeleton, tmp
 
 
 @needs_cc
+@pytest.mark.parametrize("method", ["native", "hdf5", "mpiio", "posix", "aggregate"])
+def test_write_memory_is_made_before_the_first_step(method_skeleton, tmp_path, method):
+    # an application's arrays exist before its I/O: no write may wait for its memory to be
+    # made (a skeleton that did so spent a third of its I/O window between writes)
+    t = _run_method(method_skeleton, tmp_path, "--method", method)
+    for r in t["per_rank"]:
+        assert r["late_growths"] == 0, r
+        assert r["memory"] >= PER_RANK_STEP, r
+
+
+@needs_cc
 def test_parameters_change_the_sizes(method_skeleton, tmp_path):
     _run_method(method_skeleton, tmp_path, "--set", "n=10", "--steps", "1", "--cleanup")
     assert not (tmp_path / "out" / "m.h5").exists()  # --cleanup

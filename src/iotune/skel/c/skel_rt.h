@@ -24,6 +24,12 @@ typedef struct skel_file skel_file_t;
 skel_t *skel_init(int *argc, char ***argv, const char *name, const char *default_method,
                   skel_param *params, int nparams, long long *steps,
                   long long (*default_steps)(void));
+/* Untimed, before the first step: the calls of one step made between these two only count
+ * the memory their writes read (no file is touched, nothing is timed); _end allocates and
+ * fills it, so that no write of the run waits for its data to be made (an application's
+ * arrays exist before its I/O phase). */
+void skel_prepare_begin(skel_t *s);
+void skel_prepare_end(skel_t *s);
 void skel_step(skel_t *s, long long step); /* the step whose time the next calls count */
 void skel_compute(skel_t *s, double seconds);
 skel_file_t *skel_open(skel_t *s, const char *pattern, enum skel_api api, long long step);

@@ -1,0 +1,118 @@
+/* Opening and closing a file for the method chosen at run time (see the methods in
+ * skel_internal.h). */
+#define _GNU_SOURCE
+#include "skel_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void make_dir_of(skel_t *s, const char *dir)
+{
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+        skel_die(s, "cannot create the method's directory");
+}
+
+skel_file_t *skel_open(skel_t *s, const char *pattern, enum skel_api api, long long step)
+{
+    skel_file_t *f = calloc(1, sizeof *f);
+    if (!f)
+        skel_die(s, "out of memory");
+    f->s = s;
+    f->api = api;
+    f->fd = -1;
+    skel_format_name(f->name, sizeof f->name, pattern, step, s->rank);
+    int per_rank = strstr(pattern, "{rank}") != NULL;
+    f->comm = per_rank ? MPI_COMM_SELF : MPI_COMM_WORLD;
+    enum skel_method m = s->method;
+    if (m == SKEL_NATIVE && api == SKEL_HDF5)
+        m = SKEL_M_HDF5;
+    if (s->sizing)
+        return f;
+    char path[4200];
+    /* remove what a previous run left, outside the timed parts (as the kernels do) */
+    if (m == SKEL_M_POSIX || m == SKEL_AGGREGATE) {
+        snprintf(path, sizeof path, "%s.dir", f->name);
+        make_dir_of(s, path);
+        if (m == SKEL_M_POSIX)
+            snprintf(path, sizeof path, "%s.dir/rank-%d", f->name, s->rank);
+        else
+            snprintf(path, sizeof path, "%s.dir/agg-%d", f->name, s->group);
+    } else {
+        snprintf(path, sizeof path, "%s", f->name);
+    }
+    int is_owner = per_rank || m == SKEL_M_POSIX || s->rank == 0;
+    if (m == SKEL_AGGREGATE) {
+        int grank;
+        MPI_Comm_rank(s->group_comm, &grank);
+        is_owner = grank == 0;
+    }
+    if (is_owner) {
+        unlink(path);
+        skel_remember(s, path);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = skel_now();
+    if (m == SKEL_M_HDF5) {
+        hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+        H5Pset_fapl_mpio(fapl, f->comm, MPI_INFO_NULL);
+        f->h5 = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+        H5Pclose(fapl);
+        if (f->h5 < 0)
+            skel_die(s, "H5Fcreate failed");
+    } else if (m == SKEL_M_MPIIO || (m == SKEL_NATIVE && api == SKEL_MPIIO)) {
+        MPI_Info info = MPI_INFO_NULL;
+        if (m == SKEL_M_MPIIO) { /* MPI_LUSTRE: stripes the size of the ranks' blocks */
+            char v[32];
+            MPI_Info_create(&info);
+            snprintf(v, sizeof v, "%lld", s->stripe);
+            MPI_Info_set(info, "striping_unit", v);
+        }
+        if (MPI_File_open(f->comm, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, info, &f->mf) !=
+            MPI_SUCCESS)
+            skel_die(s, "MPI_File_open failed");
+        if (info != MPI_INFO_NULL)
+            MPI_Info_free(&info);
+    } else if (is_owner || m == SKEL_NATIVE) {
+        f->fd = open(path, O_CREAT | O_WRONLY, 0644);
+        if (f->fd < 0)
+            skel_die(s, "open failed");
+    }
+    skel_add(s, T_OPEN, t0);
+    return f;
+}
+
+void skel_close(skel_file_t *f)
+{
+    skel_t *s = f->s;
+    if (s->sizing) { /* the packing methods write all pieces from the buffer's start */
+        long long mine = 0;
+        for (int i = 0; i < f->npieces; i++)
+            mine += f->pieces[i];
+        skel_need(s, (size_t)mine);
+        free(f->pieces);
+        free(f);
+        return;
+    }
+    if (s->method == SKEL_M_MPIIO || s->method == SKEL_AGGREGATE)
+        skel_flush_packed(f);
+    double t0 = skel_now();
+    for (int i = 0; i < f->ndsets; i++)
+        if (f->dsets[i].id > 0)
+            H5Dclose(f->dsets[i].id);
+    if (skel_is_hdf5(f)) {
+        if (H5Fclose(f->h5) < 0)
+            skel_die(s, "H5Fclose failed");
+    } else if (s->method == SKEL_M_MPIIO || (s->method == SKEL_NATIVE && f->api == SKEL_MPIIO)) {
+        MPI_File_close(&f->mf);
+    } else if (f->fd >= 0) {
+        close(f->fd);
+    }
+    skel_add(s, T_CLOSE, t0);
+    free(f->pieces);
+    free(f);
+}

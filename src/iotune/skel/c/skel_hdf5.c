@@ -1,0 +1,165 @@
+/* HDF5 files: groups, datasets and hyperslab writes (the native method on an HDF5 file and
+ * the hdf5 method), and the element sizes the other methods need. */
+#define _GNU_SOURCE
+#include "skel_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static hid_t type_of(const char *t, size_t *size)
+{
+    static const struct {
+        const char *name;
+        size_t size;
+    } types[] = {{"float32", 4}, {"float64", 8}, {"int8", 1},   {"int16", 2},  {"int32", 4},
+                 {"int64", 8},   {"uint8", 1},   {"uint16", 2}, {"uint32", 4}, {"uint64", 8}};
+    hid_t ids[] = {H5T_NATIVE_FLOAT,  H5T_NATIVE_DOUBLE, H5T_NATIVE_INT8,  H5T_NATIVE_INT16,
+                   H5T_NATIVE_INT32,  H5T_NATIVE_INT64,  H5T_NATIVE_UINT8, H5T_NATIVE_UINT16,
+                   H5T_NATIVE_UINT32, H5T_NATIVE_UINT64};
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        if (strcmp(types[i].name, t) == 0) {
+            *size = types[i].size;
+            return ids[i];
+        }
+    *size = 1;
+    return H5T_NATIVE_UINT8;
+}
+
+int skel_is_hdf5(skel_file_t *f)
+{
+    return f->s->method == SKEL_M_HDF5 || (f->s->method == SKEL_NATIVE && f->api == SKEL_HDF5);
+}
+
+void skel_group(skel_file_t *f, const char *pattern, long long step)
+{
+    if (!skel_is_hdf5(f) || f->api != SKEL_HDF5 || f->s->sizing)
+        return;
+    char name[1024];
+    skel_format_name(name, sizeof name, pattern, step, f->s->rank);
+    double t0 = skel_now();
+    if (H5Lexists(f->h5, name, H5P_DEFAULT) <= 0) {
+        hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+        H5Pset_create_intermediate_group(lcpl, 1);
+        hid_t g = H5Gcreate2(f->h5, name, lcpl, H5P_DEFAULT, H5P_DEFAULT);
+        H5Pclose(lcpl);
+        if (g < 0)
+            skel_die(f->s, "H5Gcreate failed");
+        H5Gclose(g);
+    }
+    skel_add(f->s, T_WRITE, t0);
+}
+
+void skel_dataset(skel_file_t *f, const char *pattern, long long step, const char *type, int nd,
+                  const long long *dims, const long long *maxdims, const long long *chunks)
+{
+    if (f->api != SKEL_HDF5)
+        return;
+    if (f->ndsets == MAX_OPEN_DATASETS)
+        skel_die(f->s, "too many datasets open in one file");
+    char name[1024];
+    skel_format_name(name, sizeof name, pattern, step, f->s->rank);
+    size_t size;
+    hid_t t = type_of(type, &size);
+    if (!skel_is_hdf5(f) || f->s->sizing) { /* element sizes only */
+        snprintf(f->dsets[f->ndsets].name, sizeof f->dsets[0].name, "%s", name);
+        f->dsets[f->ndsets].id = -1;
+        f->dsets[f->ndsets++].type = t;
+        return;
+    }
+    hsize_t d[32], mx[32], ch[32];
+    for (int i = 0; i < nd; i++) {
+        d[i] = (hsize_t)dims[i];
+        mx[i] = maxdims ? (maxdims[i] < 0 ? H5S_UNLIMITED : (hsize_t)maxdims[i]) : d[i];
+        if (chunks)
+            ch[i] = (hsize_t)chunks[i];
+    }
+    double t0 = skel_now();
+    hid_t space = H5Screate_simple(nd, d, mx);
+    hid_t lcpl = H5Pcreate(H5P_LINK_CREATE), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_create_intermediate_group(lcpl, 1);
+    if (chunks)
+        H5Pset_chunk(dcpl, nd, ch);
+    hid_t id = H5Dcreate2(f->h5, name, t, space, lcpl, dcpl, H5P_DEFAULT);
+    H5Pclose(lcpl);
+    H5Pclose(dcpl);
+    H5Sclose(space);
+    if (id < 0)
+        skel_die(f->s, "H5Dcreate failed");
+    skel_add(f->s, T_WRITE, t0);
+    snprintf(f->dsets[f->ndsets].name, sizeof f->dsets[0].name, "%s", name);
+    f->dsets[f->ndsets].id = id;
+    f->dsets[f->ndsets].type = t;
+    f->ndsets++;
+}
+
+void skel_h5_write(skel_file_t *f, hid_t id, hid_t type, size_t esize, int nd, const hsize_t *start,
+                   const hsize_t *count, int collective, int active)
+{
+    skel_t *s = f->s;
+    int coll = skel_transfer_of(s, collective) && f->comm == MPI_COMM_WORLD;
+    if (!active && !coll)
+        return;
+    hsize_t n = 1;
+    for (int i = 0; i < nd; i++)
+        n *= count[i];
+    if (!active)
+        n = 0;
+    const char *data = skel_data_for(s, (size_t)n * esize);
+    if (s->sizing)
+        return;
+    double t0 = skel_now();
+    hid_t fspace = H5Dget_space(id);
+    /* memory shaped like the selection, as applications do: HDF5 takes its faster paths
+     * when both selections have the same shape */
+    hsize_t one = 1;
+    hid_t mspace =
+        active && n > 0 ? H5Screate_simple(nd, count, NULL) : H5Screate_simple(1, &one, NULL);
+    if (active && n > 0)
+        H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL);
+    else {
+        H5Sselect_none(fspace);
+        H5Sselect_none(mspace);
+    }
+    hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
+    H5Pset_dxpl_mpio(dxpl, coll ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT);
+    herr_t rc = H5Dwrite(id, type, mspace, fspace, dxpl, data);
+    H5Pclose(dxpl);
+    H5Sclose(mspace);
+    H5Sclose(fspace);
+    if (rc < 0)
+        skel_die(s, "H5Dwrite failed");
+    skel_add(s, T_WRITE, t0);
+    s->bytes += (long long)(n * esize);
+}
+
+void skel_write(skel_file_t *f, const char *pattern, long long step, int nd, const long long *start,
+                const long long *count, int collective, int active)
+{
+    skel_t *s = f->s;
+    char name[1024];
+    skel_format_name(name, sizeof name, pattern, step, s->rank);
+    long long n = 1;
+    for (int i = 0; i < nd; i++)
+        n *= count[i];
+    if (skel_is_hdf5(f)) {
+        int k = f->ndsets - 1;
+        while (k >= 0 && strcmp(f->dsets[k].name, name) != 0)
+            k--;
+        if (k < 0)
+            skel_die(s, "write to a dataset that was not created");
+        hsize_t st[32], ct[32];
+        for (int i = 0; i < nd; i++) {
+            st[i] = (hsize_t)start[i];
+            ct[i] = (hsize_t)count[i];
+        }
+        size_t esize = H5Tget_size(f->dsets[k].type);
+        skel_h5_write(f, f->dsets[k].id, f->dsets[k].type, esize, nd, st, ct, collective, active);
+        return;
+    }
+    /* other methods see a dataset write as its bytes */
+    size_t esize = 1;
+    for (int k = f->ndsets - 1; k >= 0; k--)
+        if (strcmp(f->dsets[k].name, name) == 0)
+            esize = H5Tget_size(f->dsets[k].type);
+    skel_write_bytes(f, -1, active ? n * (long long)esize : 0, collective, active);
+}

@@ -1,0 +1,175 @@
+/* A skeleton's state: its run-time options (skel_init), steps and the compute time between
+ * them, and the helpers every part uses (messages, the clock, file names). */
+#define _GNU_SOURCE
+#include "skel_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+long long skel_size = 1;
+
+void skel_die(skel_t *s, const char *what)
+{
+    fprintf(stderr, "skeleton %s: rank %d: %s\n", s ? s->name : "?", s ? s->rank : -1, what);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+double skel_now(void)
+{
+    return MPI_Wtime();
+}
+
+void skel_add(skel_t *s, int part, double t0)
+{
+    s->times[s->cur_step * T_N + part] += skel_now() - t0;
+}
+
+void skel_format_name(char *out, size_t n, const char *pattern, long long step, int rank)
+{
+    size_t o = 0;
+    for (const char *p = pattern; *p && o + 32 < n; p++) {
+        if (strncmp(p, "{step}", 6) == 0) {
+            o += (size_t)snprintf(out + o, n - o, "%lld", step);
+            p += 5;
+        } else if (strncmp(p, "{rank}", 6) == 0) {
+            o += (size_t)snprintf(out + o, n - o, "%d", rank);
+            p += 5;
+        } else {
+            out[o++] = *p;
+        }
+    }
+    out[o] = '\0';
+}
+
+void skel_remember(skel_t *s, const char *path)
+{
+    if (!s->cleanup)
+        return;
+    for (int i = 0; i < s->ncreated; i++)
+        if (strcmp(s->created[i], path) == 0)
+            return;
+    s->created = realloc(s->created, sizeof(char *) * (size_t)(s->ncreated + 1));
+    s->created[s->ncreated++] = strdup(path);
+}
+
+static enum skel_method parse_method(const char *m)
+{
+    if (strcmp(m, "native") == 0)
+        return SKEL_NATIVE;
+    if (strcmp(m, "hdf5") == 0)
+        return SKEL_M_HDF5;
+    if (strcmp(m, "mpiio") == 0)
+        return SKEL_M_MPIIO;
+    if (strcmp(m, "posix") == 0)
+        return SKEL_M_POSIX;
+    if (strcmp(m, "aggregate") == 0)
+        return SKEL_AGGREGATE;
+    return (enum skel_method) - 1;
+}
+
+static const char *USAGE =
+    "options: --method native|hdf5|mpiio|posix|aggregate  --transfer collective|independent\n"
+    "         --stripe BYTES  --aggregators N  --steps N  --set NAME=VALUE  --timing FILE\n"
+    "         --dir DIR  --cleanup\n";
+
+skel_t *skel_init(int *argc, char ***argv, const char *name, const char *default_method,
+                  skel_param *params, int nparams, long long *steps,
+                  long long (*default_steps)(void))
+{
+    MPI_Init(argc, argv);
+    skel_t *s = calloc(1, sizeof *s);
+    if (!s)
+        skel_die(NULL, "out of memory");
+    s->name = name;
+    MPI_Comm_rank(MPI_COMM_WORLD, &s->rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &s->size);
+    skel_size = s->size;
+    s->method = parse_method(default_method);
+    s->transfer = -1;
+    s->stripe = 1 << 20;
+    s->aggregators = 1;
+    s->timing = NULL;
+    s->dir = NULL;
+    char **av = *argv;
+    for (int i = 1; i < *argc; i++) {
+        const char *a = av[i], *v = i + 1 < *argc ? av[i + 1] : NULL;
+        int bad = 0;
+        if (strcmp(a, "--help") == 0) {
+            if (s->rank == 0)
+                printf("usage: %s [options]\n%s", av[0], USAGE);
+            MPI_Finalize();
+            exit(0);
+        } else if (strcmp(a, "--cleanup") == 0) {
+            s->cleanup = 1;
+            continue;
+        }
+        if (!v)
+            bad = 1;
+        else if (strcmp(a, "--method") == 0)
+            bad = (int)(s->method = parse_method(v)) < 0;
+        else if (strcmp(a, "--transfer") == 0) {
+            s->transfer = strcmp(v, "collective") == 0 ? 1 : strcmp(v, "independent") == 0 ? 0 : -2;
+            bad = s->transfer == -2;
+        } else if (strcmp(a, "--stripe") == 0)
+            bad = (s->stripe = atoll(v)) < 1;
+        else if (strcmp(a, "--aggregators") == 0)
+            bad = (s->aggregators = atoi(v)) < 1;
+        else if (strcmp(a, "--steps") == 0)
+            bad = (*steps = atoll(v)) < 1;
+        else if (strcmp(a, "--timing") == 0)
+            s->timing = v;
+        else if (strcmp(a, "--dir") == 0)
+            s->dir = v;
+        else if (strcmp(a, "--set") == 0) {
+            const char *eq = strchr(v, '=');
+            bad = 1;
+            for (int p = 0; eq && p < nparams; p++)
+                if (strlen(params[p].name) == (size_t)(eq - v) &&
+                    !strncmp(params[p].name, v, eq - v)) {
+                    *params[p].value = atoll(eq + 1);
+                    bad = 0;
+                }
+        } else
+            bad = 1;
+        if (bad) {
+            if (s->rank == 0)
+                fprintf(stderr, "skeleton %s: bad option %s %s\n%s", name, a, v ? v : "", USAGE);
+            MPI_Finalize();
+            exit(2);
+        }
+        i++;
+    }
+    if (s->dir && chdir(s->dir) != 0)
+        skel_die(s, "cannot change to --dir");
+    if (*steps < 1)
+        *steps = default_steps(); /* after --set: it may use the parameters */
+    if (*steps < 1)
+        skel_die(s, "the number of steps is below 1");
+    s->steps = *steps;
+    s->times = calloc((size_t)s->steps * T_N, sizeof(double));
+    if (!s->times)
+        skel_die(s, "out of memory");
+    if (s->aggregators > s->size)
+        s->aggregators = s->size;
+    s->group = (int)((long long)s->rank * s->aggregators / s->size);
+    MPI_Comm_split(MPI_COMM_WORLD, s->group, s->rank, &s->group_comm);
+    return s;
+}
+
+void skel_step(skel_t *s, long long step)
+{
+    s->cur_step = step < s->steps ? step : s->steps - 1;
+    s->cursor = 0; /* a new step rewrites the same arrays */
+}
+
+void skel_compute(skel_t *s, double seconds)
+{
+    (void)s;
+    if (seconds <= 0)
+        return;
+    struct timespec ts = {(time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};
+    nanosleep(&ts, NULL);
+}

@@ -1,0 +1,137 @@
+"""Each rank's calls as operations (open, write, close, read) with file names in pattern form
+({rank}), and the alignment of the ranks' writes into groups of the same write."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from iotune.skel.trace_calls import (
+    API_OF_LAYER,
+    CLOSES,
+    OPENS,
+    READS_PREFIX,
+    VIEW_WRITES,
+    WRITES,
+    Trace,
+)
+
+
+def rank_pattern(names_by_rank: list[str], ranks: int) -> str | None:
+    """The pattern with {rank} that gives each rank's name, or None."""
+    if ranks < 2:
+        return None
+    candidates = None
+    for r, name in enumerate(names_by_rank):
+        pats = set()
+        for m in re.finditer(r"\d+", name):
+            if int(m.group()) == r:
+                pats.add(name[: m.start()] + "{rank}" + name[m.end() :])
+        candidates = pats if candidates is None else candidates & pats
+    return sorted(candidates)[0] if candidates else None
+
+
+@dataclass
+class Op:
+    """A call of one rank, with names in pattern form."""
+
+    kind: str  # open, close, write, read
+    func: str
+    file: str  # pattern ({rank}, later {step})
+    api: str
+    dataset: str | None
+    dset_info: dict[str, Any] | None
+    start: list[int] | None
+    count: list[int] | None
+    offset: int | None
+    size: int
+    collective: bool
+    t0: float
+    t1: float
+    step: int | None = None
+    view: dict[str, Any] | None = None  # a write through a file view: the view (trace)
+    memory: list[int] | None = None  # the pieces of a noncontiguous memory datatype (trace)
+
+
+def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
+    ops = []
+    views: dict[str, dict[str, Any] | None] = {}  # file -> the view set last
+    for c in tr.calls:
+        if c.func == "MPI_File_set_view":
+            views[c.file] = c.view
+            continue
+        if c.func in OPENS:
+            kind = "open"
+        elif c.func in CLOSES:
+            kind = "close"
+        elif c.func in WRITES:
+            kind = "write"
+        elif c.func.startswith(READS_PREFIX):
+            kind = "read"
+        else:
+            kind = "other"
+        dname = dinfo = None
+        start = count = None
+        if c.dataset is not None and 0 <= c.dataset < len(tr.datasets):
+            dinfo = tr.datasets[c.dataset]
+            dname = dinfo["name"]
+            if kind == "write" and c.dims is not None:
+                count = list(c.dims)
+                elem = c.offset // max(int(dinfo["type_size"]), 1) if c.offset is not None else 0
+                start = _unravel(elem, dinfo["dims"])
+        ops.append(
+            Op(
+                kind,
+                c.func,
+                file_rank_names.get(c.file, c.file),
+                API_OF_LAYER[c.layer],
+                dname,
+                dinfo,
+                start,
+                count,
+                c.offset,
+                c.size,
+                c.collective,
+                c.t0,
+                c.t1,
+                view=views.get(c.file) if c.func in VIEW_WRITES else None,
+                memory=(c.memory or {}).get("pieces"),
+            )
+        )
+    return ops
+
+
+def _unravel(index: int, dims: list[int]) -> list[int]:
+    out = []
+    for d in reversed(dims):
+        d = max(int(d), 1)
+        out.append(index % d)
+        index //= d
+    return list(reversed(out))
+
+
+def align(ops_by_rank: list[list[Op]]) -> list[list[tuple[int, int]]] | None:
+    """Groups of (rank, index) of the same write across ranks, in call order, or None.
+    Identical sequences align one to one; rank 0 may make extra writes (a header) or miss
+    some that all others make."""
+    keys = [[(op.func, op.dataset, op.collective) for op in ops] for ops in ops_by_rank]
+    n = len(keys)
+    if all(k == keys[0] for k in keys):
+        return [[(r, i) for r in range(n)] for i in range(len(keys[0]))]
+    if n < 2 or any(k != keys[1] for k in keys[1:]):
+        return None
+    sm = difflib.SequenceMatcher(a=keys[0], b=keys[1], autojunk=False)
+    groups: list[list[tuple[int, int]]] = []
+    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        if tag == "equal":
+            for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
+                groups.append([(0, i)] + [(r, j) for r in range(1, n)])
+        elif tag == "delete":
+            groups.extend([[(0, i)] for i in range(i1, i2)])
+        elif tag == "insert":
+            groups.extend([[(r, j) for r in range(1, n)] for j in range(j1, j2)])
+        else:
+            return None
+    return groups

@@ -1,0 +1,144 @@
+"""Reading a trace-mode profile for `iotune skel from-profile`: each rank's calls in order, with
+their file, dataset, selection, offset, view, memory layout and clock (trace.py reads the
+schema; this expands its signatures and counts into one Call per call)."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from iotune import trace as iotrace
+
+OPENS = {
+    "H5Fcreate",
+    "H5Fopen",
+    "MPI_File_open",
+    "open",
+    "open64",
+    "creat",
+    "openat",
+    "fopen",
+    "fopen64",
+}
+CLOSES = {"H5Fclose", "MPI_File_close", "close", "fclose"}
+WRITES = {
+    "H5Dwrite",
+    "MPI_File_write_at",
+    "MPI_File_write_at_all",
+    "MPI_File_write",
+    "MPI_File_write_all",
+    "pwrite",
+    "pwrite64",
+    "write",
+    "writev",
+    "pwritev",
+    "pwritev64",
+    "fwrite",
+    "MPI_File_iwrite_at",
+    "MPI_File_iwrite_at_all",
+    "MPI_File_iwrite",
+    "MPI_File_iwrite_all",
+    "MPI_File_write_at_all_begin",
+    "MPI_File_write_all_begin",
+}
+VIEW_WRITES = {
+    "MPI_File_write",
+    "MPI_File_write_all",
+    "MPI_File_iwrite",
+    "MPI_File_iwrite_all",
+    "MPI_File_write_all_begin",
+}
+READS_PREFIX = ("H5Dread", "MPI_File_read", "MPI_File_iread", "read", "pread", "fread")
+API_OF_LAYER = {"hdf5": "hdf5", "mpiio": "mpiio", "posix": "posix", "stdio": "posix"}
+
+
+class FromProfileError(ValueError):
+    pass
+
+
+@dataclass
+class Call:
+    func: str
+    layer: str
+    file: str
+    dataset: int | None
+    dims: list[int] | None
+    size: int
+    offset: int | None
+    collective: bool
+    t0: float
+    t1: float
+    view: dict[str, Any] | None = None  # MPI_File_set_view: the view set
+    memory: dict[str, Any] | None = None  # an MPI-IO transfer's noncontiguous memory layout
+
+
+@dataclass
+class Trace:
+    rank: int
+    datasets: list[dict[str, Any]]
+    calls: list[Call] = field(default_factory=list)
+    version: int = 4
+
+
+def load_traces(profile_path: str) -> tuple[dict[str, Any], list[Trace]]:
+    try:
+        with open(profile_path, encoding="utf-8") as fh:
+            prof = json.load(fh)
+    except (OSError, ValueError) as e:
+        raise FromProfileError(f"{profile_path}: cannot read the profile: {e}") from None
+    ranks = int(prof.get("ranks", 1))
+    traces = []
+    for r in range(ranks):
+        path = iotrace.rank_path(profile_path, r)  # schema 3, or an older runtime's schema 2
+        if not os.path.exists(path):
+            raise FromProfileError(
+                f"{path}: missing: the profile has no trace of rank {r}; record one with "
+                "`iotune profile --trace -- COMMAND`"
+            )
+        try:
+            t = iotrace.read(path)
+        except iotrace.TraceError as e:
+            raise FromProfileError(str(e)) from None
+        if t.get("truncated"):
+            raise FromProfileError(
+                f"{path}: the trace was truncated at its limit "
+                f"({t.get('dropped_calls')} calls dropped); raise "
+                "IOTUNE_TRACE_LIMIT and profile again"
+            )
+        traces.append(_calls(r, t))
+    return prof, traces
+
+
+def _calls(rank: int, t: dict[str, Any]) -> Trace:
+    out = Trace(rank, t.get("datasets", []), version=int(t.get("version", 4)))
+    last: dict[tuple[str, str], int] = {}
+    sigs = t["signatures"]
+    for sig_i, count, start, busy, span in t["events"]:
+        s = sigs[sig_i]
+        each = busy / count if count else 0.0
+        for k in range(count):
+            offset = None
+            if s.get("step") is not None and s.get("file") is not None:
+                key = (s["file"], s["layer"])
+                offset = last.get(key, 0) + int(s["step"])
+                last[key] = offset
+            t0 = start + (span - busy) * k / max(count, 1) + each * k
+            out.calls.append(
+                Call(
+                    s["func"],
+                    s["layer"],
+                    s.get("file") or "",
+                    s.get("dataset"),
+                    s.get("dims"),
+                    int(s.get("size") or 0),
+                    offset,
+                    s.get("mode") == 1,
+                    t0,
+                    t0 + each,
+                    s.get("view"),
+                    s.get("memory"),
+                )
+            )
+    return out
