@@ -262,17 +262,21 @@ def paired(io: dict, cfg: str) -> dict | None:
             "ratio": math.exp(statistics.median(logs)), "p": sign_flip_p(logs)}  # fmt: skip
 
 
-def share_of_gain(base: float, adapt: float, tuned: dict | None) -> tuple[float | None, str]:
-    """The share of the tuned setting's gain (time saved, medians) the adaptive mode reaches,
-    or None with the reason when there is no tuned gain to share: no study, a study that found
-    nothing significant, or a tuned setting not significantly faster in this run."""
+def share_of_gain(base: float, adapt: float, tuned: dict | None, ref: dict | None) -> tuple:
+    """(share, raw, why): the share of the tuned setting's gain (time saved, medians) the
+    adaptive mode reaches, None when there is no tuned gain to share (no study, a study that
+    found no significant gain, or the tuned setting not significantly faster in this run: then
+    raw still gives the ratio of the two differences, for what it is worth)."""
+    if ref is None:
+        return None, None, "no tuned reference"
+    if not ref.get("settings"):
+        return None, None, "the study found no significant gain"
     if tuned is None:
-        return None, "no tuned reference"
-    if tuned.get("settings") is None:
-        return None, "the study found no significant gain"
-    if tuned["p"] >= ALPHA or tuned["ratio"] <= 1 or base == tuned["med"]:
-        return None, f"tuned not significantly faster here (p = {tuned['p']:.3f})"
-    return (base - adapt) / (base - tuned["med"]), "time saved, medians"
+        return None, None, "tuned not measured"
+    raw = (base - adapt) / (base - tuned["med"]) if base != tuned["med"] else None
+    if tuned["p"] >= ALPHA or tuned["ratio"] <= 1:
+        return None, raw, f"tuned not significantly faster in this run (p = {tuned['p']:.3f})"
+    return raw, raw, f"tuned significantly faster in this run (p = {tuned['p']:.3f})"
 
 
 def summarise(rows: list[dict], refs: dict | None = None) -> str:
@@ -327,17 +331,18 @@ def summarise(rows: list[dict], refs: dict | None = None) -> str:
                        f"{x['ratio']:.2f}, sign-flip p = {x['p']:.3f} "
                        f"({x['n']} rounds)")  # fmt: skip
         ref = refs.get(case)
-        tuned = res["tuned"]
-        if tuned is None and ref is not None and not ref.get("settings"):
-            tuned = {"settings": None}  # a study that found nothing: no tuned configuration
         shares = {}
         for cfg in ("adapt", "adapt-kb"):
             if res[cfg] and "base" in med:
-                shares[cfg] = share_of_gain(med["base"], med[cfg], tuned)
-                sh, why = shares[cfg]
-                out.append(f"  {cfg} reaches {sh:.0%} of the tuned setting's gain ({why})"
-                           if sh is not None else f"  {cfg}: share of the tuned gain undefined "
-                           f"({why})")  # fmt: skip
+                shares[cfg] = share_of_gain(med["base"], med[cfg], res["tuned"], ref)
+                sh, raw, why = shares[cfg]
+                if sh is not None:
+                    out.append(f"  {cfg} reaches {sh:.0%} of the tuned setting's gain (time "
+                               f"saved, medians; {why})")  # fmt: skip
+                else:
+                    out.append(f"  {cfg}: share of the tuned gain undefined ({why}"
+                               + (f"; the ratio of the time saved is {raw:.0%}" if raw else "")
+                               + ")")  # fmt: skip
         if ref:
             out.append(f"  tuned reference: {ref.get('settings') or '{}'} from {ref['source']}: "
                        f"{ref['verdict']}")  # fmt: skip
@@ -376,8 +381,13 @@ def verdicts(table: list) -> list[str]:
     for case, res, share, ov, total in table:
         a, t = res["adapt"], res["tuned"]
         ts = f"{t['ratio']:.2f}x p={t['p']:.3f}" if t else "-"
-        sh = f"{share[0]:.0%}" if share and share[0] is not None else (
-            f"undefined: {share[1]}" if share else "-")  # fmt: skip
+        sh = (
+            "-"
+            if not share
+            else f"{share[0]:.0%}"
+            if share[0] is not None
+            else (f"undefined ({share[2]}" + (f"; raw {share[1]:.0%}" if share[1] else "") + ")")
+        )
         parts = " / ".join(f"{statistics.median(ov[k]) / statistics.median(ov['io']):.2%}"
                            for k in ov if k != "io")  # fmt: skip
         slower = "YES" if a["ratio"] < 1 and a["p"] < ALPHA else "no"
