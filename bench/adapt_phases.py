@@ -76,6 +76,10 @@ CASES.update({
                                 str(STEPS)]),
     "vorpal-steps-big": ("vorpalio", ["--block", "160,160,100", "--steps", str(STEPS),
                                       "--file-per-step"]),
+    # VORPAL-IO's volume with pieces 16x longer (runs of 2560 doubles, 20 KiB, not 1.25 KiB):
+    # does romio_cb_write=disable's gain depend on the contiguous piece size (a rule's question)?
+    "vorpal-steps-wide": ("vorpalio", ["--block", "2560,10,100", "--steps", str(STEPS),
+                                       "--file-per-step"]),
     "gcrm-steps-big": ("gcrmio", ["--cells", "65536", "--iterations", str(STEPS),
                                   "--file-per-step"]),
 })  # fmt: skip
