@@ -361,19 +361,24 @@ def summarise(rows: list[dict], refs: dict | None = None) -> str:
             ov.setdefault("prediction", []).append(float(r["prediction_s"]))
             ov.setdefault("extraction", []).append(ext)
             ov.setdefault("optimisation", []).append(opt)
-            ov.setdefault("wait in the agreements", []).append(wait)
+            ov.setdefault("collectives (wait)", []).append(wait)
             ov.setdefault("io", []).append(float(r["run_io_s"]))
         io = statistics.median(ov["io"])
         parts = ", ".join(f"{k} {statistics.median(v) * 1e3:.2f} ms "
                           f"({statistics.median(v) / io:.2%} of I/O time)"
                           for k, v in ov.items() if k != "io")  # fmt: skip
         out.append(f"  overhead (rank 0, median per run): {parts}")
-        total = statistics.median(
-            [sum(ov[k][i] for k in ov if k != "io") / ov["io"][i] for i in range(len(ov["io"]))]
-        )
-        out.append(f"  overhead in all, median per run: {total:.2%} of the run's I/O time")
-        table.append((case, res, shares.get("adapt"), ov, total))
+        total = overhead_share(ov, [k for k in ov if k != "io"])
+        own = overhead_share(ov, ["prediction", "extraction", "optimisation"])
+        out.append(f"  overhead in all, median per run: {total:.2%} of the run's I/O time; "
+                   f"without the collectives' time {own:.2%}")  # fmt: skip
+        table.append((case, res, shares.get("adapt"), ov, total, own))
     return "\n".join(out + verdicts(table))
+
+
+def overhead_share(ov: dict, keys: list[str]) -> float:
+    """Median over the runs of the named overheads' sum as a share of the run's I/O time."""
+    return statistics.median(sum(ov[k][i] for k in keys) / io for i, io in enumerate(ov["io"]))
 
 
 def verdicts(table: list) -> list[str]:
@@ -381,8 +386,9 @@ def verdicts(table: list) -> list[str]:
     if not table:
         return []
     out = ["", "== per case: adapt vs base | tuned vs base | share of tune's gain | overhead "
-           "(prediction / extraction / optimisation / wait) | significantly slower?"]  # fmt: skip
-    for case, res, share, ov, total in table:
+           "in all, without collectives (prediction / extraction / optimisation / collectives) "
+           "| significantly slower?"]  # fmt: skip
+    for case, res, share, ov, total, own in table:
         a, t = res["adapt"], res["tuned"]
         ts = f"{t['ratio']:.2f}x p={t['p']:.3f}" if t else "-"
         sh = (
@@ -395,8 +401,8 @@ def verdicts(table: list) -> list[str]:
         parts = " / ".join(f"{statistics.median(ov[k]) / statistics.median(ov['io']):.2%}"
                            for k in ov if k != "io")  # fmt: skip
         slower = "YES" if a["ratio"] < 1 and a["p"] < ALPHA else "no"
-        out.append(f"  {case}: {a['ratio']:.2f}x p={a['p']:.3f} | {ts} | {sh} | {total:.2%} "
-                   f"({parts}) | {slower}")  # fmt: skip
+        out.append(f"  {case}: {a['ratio']:.2f}x p={a['p']:.3f} | {ts} | {sh} | {total:.2%}, "
+                   f"{own:.2%} ({parts}) | {slower}")  # fmt: skip
     return out
 
 
@@ -417,6 +423,9 @@ def main() -> None:
                          "its tuned reference (data/adapt_phases-tune-<case>.json)")  # fmt: skip
     ap.add_argument("--study-trials", type=int, default=12)
     ap.add_argument("--study-pairs", type=int, default=10, help="most verification pairs")
+    ap.add_argument("--summary-only", action="store_true",
+                    help="instead: the summary of the raw rows already in --out/--name.csv "
+                         "(e.g. of a run cut short by its time limit)")  # fmt: skip
     ap.add_argument("--out", default=str(HERE / "data"))
     ap.add_argument("--name", default="adapt_phases", help="file names' stem under --out")
     args = ap.parse_args()
@@ -429,6 +438,13 @@ def main() -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     raw = out / f"{args.name}.csv"
+    if args.summary_only:
+        with raw.open() as fh:
+            rows = [r for r in csv.DictReader(fh) if r["case"] in cases]
+        text = summarise(rows, {c: tuned_reference(c) for c in cases})
+        (out / f"{args.name}.txt").write_text(text + "\n")
+        print(text)
+        return
     new = not raw.exists()
     drop = args.drop_caches and trial.drop_caches()
     meta = {
@@ -445,6 +461,8 @@ def main() -> None:
         "tuned": {c: tuned_reference(c) for c in cases},
         "uptime": subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(),
     }  # fmt: skip
+    meta_file = out / f"{args.name}-meta.json"
+    meta_file.write_text(json.dumps(meta, indent=2) + "\n")  # again at the end, with its load
     rows: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="adapt-bench-") as tmp, raw.open("a") as fh:
         w = csv.DictWriter(fh, FIELDS)
@@ -483,7 +501,7 @@ def main() -> None:
     meta["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     meta["load_average_end"] = os.getloadavg()
     meta["uptime_end"] = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-    (out / f"{args.name}-meta.json").write_text(json.dumps(meta, indent=2) + "\n")
+    meta_file.write_text(json.dumps(meta, indent=2) + "\n")
     text = summarise(rows, meta["tuned"])
     (out / f"{args.name}.txt").write_text(text + "\n")
     print(text)
