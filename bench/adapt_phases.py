@@ -25,6 +25,10 @@ Raw rows go to bench/data/adapt_phases.csv (appended as measured), the machine a
 bench/data/adapt_phases-meta.json, the summary to bench/data/adapt_phases.txt.
 
 Usage: nice -n 10 .venv/bin/python bench/adapt_phases.py [--rounds 6] [--cases iorio-shared,...]
+         [--configs base,adapt,tuned] [--sync] [--warmup 1] [--name STEM]
+       .venv/bin/python bench/adapt_phases.py --study --sync --cases iorio-shared-big,...
+         (a short `iotune tune` study of each case's command: its tuned reference)
+       .venv/bin/python bench/adapt_phases.py --summary-only --cases ... --name STEM
 """
 
 from __future__ import annotations
