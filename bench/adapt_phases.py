@@ -25,6 +25,10 @@ Raw rows go to bench/data/adapt_phases.csv (appended as measured), the machine a
 bench/data/adapt_phases-meta.json, the summary to bench/data/adapt_phases.txt.
 
 Usage: nice -n 10 .venv/bin/python bench/adapt_phases.py [--rounds 6] [--cases iorio-shared,...]
+         [--configs base,adapt,tuned] [--sync] [--warmup 1] [--name STEM]
+       .venv/bin/python bench/adapt_phases.py --study --sync --cases iorio-shared-big,...
+         (a short `iotune tune` study of each case's command: its tuned reference)
+       .venv/bin/python bench/adapt_phases.py --summary-only --cases ... --name STEM
 """
 
 from __future__ import annotations
@@ -40,11 +44,12 @@ import random
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-from iotune import controlfile, paths
+from iotune import controlfile, paths, trial
 
 HERE = Path(__file__).resolve().parent
 STEPS = 7
@@ -64,7 +69,25 @@ CASES = {
     "gcrm-steps": ("gcrmio", ["--cells", "16384", "--iterations", str(STEPS),
                               "--file-per-step"]),
 }  # fmt: skip
-DEFAULT_CASES = ["vorpal-steps", "gcrm-steps"]
+# The same four patterns at sizes where one phase takes ~0.3-1 s on this machine (the smaller
+# ones above take 20-60 ms: fixed noise and the adaptive mode's fixed costs were large shares)
+CASES.update({
+    "iorio-shared-big": ("iorio", ["--api", "hdf5", "--mode", "collective", "--block", "16M",
+                                   "--transfer", "4M", "--segments", "4", "--steps",
+                                   str(STEPS)]),
+    "iorio-fpp-big": ("iorio", ["--api", "mpiio", "--layout", "fpp", "--block", "16M",
+                                "--transfer", "4M", "--segments", "4", "--steps",
+                                str(STEPS)]),
+    "vorpal-steps-big": ("vorpalio", ["--block", "160,160,100", "--steps", str(STEPS),
+                                      "--file-per-step"]),
+    # VORPAL-IO's volume with pieces 16x longer (runs of 2560 doubles, 20 KiB, not 1.25 KiB):
+    # does romio_cb_write=disable's gain depend on the contiguous piece size (a rule's question)?
+    "vorpal-steps-wide": ("vorpalio", ["--block", "2560,10,100", "--steps", str(STEPS),
+                                       "--file-per-step"]),
+    "gcrm-steps-big": ("gcrmio", ["--cells", "65536", "--iterations", str(STEPS),
+                                  "--file-per-step"]),
+})  # fmt: skip
+DEFAULT_CASES = ["iorio-shared-big", "iorio-fpp-big", "vorpal-steps-big", "gcrm-steps-big"]
 CONFIGS = ("base", "adapt", "tuned", "adapt-kb")
 FIELDS = ["case", "round", "order", "config", "file", "time_s", "bytes", "run_io_s",
           "wall_s", "rules", "reverted", "prediction_s", "extraction_s", "optimisation_s",
@@ -72,12 +95,68 @@ FIELDS = ["case", "round", "order", "config", "file", "time_s", "bytes", "run_io
 TIMEOUT = 300
 
 
-def tuned_settings(kernel: str) -> dict | None:
-    """The settings the kernel's study recommended (bench/minimal.py's record), or None."""
+def study_record(case: str) -> Path:
+    return HERE / "data" / f"adapt_phases-tune-{case}.json"
+
+
+def tuned_reference(case: str) -> dict | None:
+    """The settings `iotune tune` recommended for the case: a study of the case's own command
+    (`--study`, bench/data/adapt_phases-tune-<case>.json), else bench/minimal.py's study of the
+    kernel (bench/data/minimal-<kernel>.json, `study.recommended`); None without one. Returns
+    {"settings", "source", "verdict"}; settings are {} when the study found no significant
+    gain (then there is no tuned gain to share)."""
+    own = study_record(case)
+    if own.exists():
+        rec = json.loads(own.read_text())
+        return {"settings": rec["control"], "source": own.name, "verdict": rec["verdict"]}
+    kernel = CASES[case][0]
     rec = HERE / "data" / f"minimal-{kernel}.json"
     if not rec.exists():
         return None
-    return json.loads(rec.read_text())["study"]["recommended"] or None
+    study = json.loads(rec.read_text())["study"]
+    return {"settings": study["recommended"] or {}, "source": rec.name,
+            "verdict": study["verdict"]}  # fmt: skip
+
+
+def tuned_settings(case: str) -> dict | None:
+    ref = tuned_reference(case)
+    return (ref or {}).get("settings") or None
+
+
+def run_study(case: str, trials: int, verify_pairs: int, sync: bool) -> dict:
+    """A short real `iotune tune` study of the case's command (2 ranks, each trial in a scratch
+    directory; --warmup 1 in the final phases; --sync as the measurement uses), kept as the
+    case's tuned reference."""
+    from iotune.search import switches
+
+    name, kargs = CASES[case]
+    app = [str(paths.find_kernel(name)), *kargs]
+    opts = ["--trials", str(trials), "--warmup", "1", "--verify-pairs", str(verify_pairs),
+            "--isolate", "-n", "2", *(["--sync"] if sync else [])]  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="adapt-study-") as tmp:
+        out = Path(tmp) / "out"
+        cmd = [sys.executable, "-m", "iotune.tune_cli", *opts, "--study", f"adapt-{case}",
+               "--out", str(out), "--no-progress", "--", *app]  # fmt: skip
+        t0 = time.time()
+        load = os.getloadavg()
+        subprocess.run(cmd, check=True, cwd=tmp, timeout=1800)
+        summary = json.loads((out / "summary.json").read_text())
+    rec = {
+        "case": case,
+        "command": ["iotune", "tune", *opts, "--", name, *kargs],
+        "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(t0)),
+        "seconds": round(time.time() - t0, 1),
+        "load_average_start": load, "load_average_end": os.getloadavg(),
+        "machine": platform.platform(),
+        "verdict": summary["verdict"], "final": summary["final"],
+        "best_settings": summary["best_settings"], "minimal": summary["minimal"],
+        "recommended": summary["recommended"],
+        # what best.xml holds: the recommendation with the switches it needs
+        "control": switches.apply(summary["recommended"], summary.get("switched_on")),
+    }  # fmt: skip
+    study_record(case).write_text(json.dumps(rec, indent=1) + "\n")
+    print(rec["verdict"], rec["recommended"], flush=True)
+    return rec
 
 
 def clear(d: Path) -> None:
@@ -105,12 +184,16 @@ def make_kb(kernel: Path, args: list[str], cwd: Path, settings: dict, out: Path)
     return out
 
 
-def run(kernel: Path, args: list[str], cwd: Path, config: str, control: Path | None) -> dict | None:
+def run(
+    kernel: Path, args: list[str], cwd: Path, config: str, control: tuple | None, sync: bool = False
+) -> dict | None:
     env = dict(os.environ, LD_PRELOAD=str(paths.find_library()))
     for key in ("IOTUNE_CONFIG", "IOTUNE_TRACE", "IOTUNE_VERBOSE", "IOTUNE_MODE",
-                "IOTUNE_ADAPT_KB"):  # fmt: skip
+                "IOTUNE_ADAPT_KB", "IOTUNE_SYNC"):  # fmt: skip
         env.pop(key, None)
     env["IOTUNE_PROFILE"] = str(cwd / "p.json")
+    if sync:
+        env["IOTUNE_SYNC"] = "1"  # each written file flushed to the device in its close
     if config in ("adapt", "adapt-kb"):
         env["IOTUNE_MODE"] = "adaptive"
     if config == "tuned":
@@ -171,8 +254,42 @@ def sign_flip_p(logs: list[float]) -> float:
     return hits / 20000
 
 
-def summarise(rows: list[dict]) -> str:
-    out = []
+ALPHA = 0.05
+
+
+def paired(io: dict, cfg: str) -> dict | None:
+    """Run I/O time of cfg against the baseline over the rounds both have: medians, range, the
+    median paired ratio (base / cfg: > 1 is faster) and the sign-flip p."""
+    pairs = [(io["base"][k], io[cfg][k]) for k in io.get("base", {}) if k in io.get(cfg, {})]
+    if not pairs:
+        return None
+    logs = [math.log(b / a) for b, a in pairs]
+    bs, xs = [b for b, _ in pairs], [a for _, a in pairs]
+    return {"n": len(pairs), "base": statistics.median(bs), "base_range": (min(bs), max(bs)),
+            "med": statistics.median(xs), "range": (min(xs), max(xs)),
+            "ratio": math.exp(statistics.median(logs)), "p": sign_flip_p(logs)}  # fmt: skip
+
+
+def share_of_gain(base: float, adapt: float, tuned: dict | None, ref: dict | None) -> tuple:
+    """(share, raw, why): the share of the tuned setting's gain (time saved, medians) the
+    adaptive mode reaches, None when there is no tuned gain to share (no study, a study that
+    found no significant gain, or the tuned setting not significantly faster in this run: then
+    raw still gives the ratio of the two differences, for what it is worth)."""
+    if ref is None:
+        return None, None, "no tuned reference"
+    if not ref.get("settings"):
+        return None, None, "the study found no significant gain"
+    if tuned is None:
+        return None, None, "tuned not measured"
+    raw = (base - adapt) / (base - tuned["med"]) if base != tuned["med"] else None
+    if tuned["p"] >= ALPHA or tuned["ratio"] <= 1:
+        return None, raw, f"tuned not significantly faster in this run (p = {tuned['p']:.3f})"
+    return raw, raw, f"tuned significantly faster in this run (p = {tuned['p']:.3f})"
+
+
+def summarise(rows: list[dict], refs: dict | None = None) -> str:
+    refs = refs or {}
+    out, table = [], []
     ok = [r for r in rows if r["status"] == "ok"]
     for case in dict.fromkeys(r["case"] for r in rows):
         out.append(f"== {case}")
@@ -210,24 +327,33 @@ def summarise(rows: list[dict]) -> str:
         io = {cfg: {k[0]: float(v["run_io_s"]) for k, v in runs.items() if k[1] == cfg}
               for cfg in CONFIGS}  # fmt: skip
         med = {cfg: statistics.median(v.values()) for cfg, v in io.items() if v}
+        res = {cfg: paired(io, cfg) for cfg in ("adapt", "tuned", "adapt-kb")}
         for cfg, label in (("adapt", "adaptive"), ("tuned", "tuned"), ("adapt-kb", "adapt+kb")):
-            pairs = [(io["base"][k], io[cfg][k]) for k in io["base"] if k in io[cfg]]
-            if not pairs:
+            x = res[cfg]
+            if not x:
                 continue
-            logs = [math.log(b / a) for b, a in pairs]
-            bs, xs = [b for b, _ in pairs], [a for _, a in pairs]
-            out.append(f"  run I/O time, {label} vs base: base median "
-                       f"{statistics.median(bs):.4f} s "
-                       f"[{min(bs):.4f}, {max(bs):.4f}], {label} {statistics.median(xs):.4f} s "
-                       f"[{min(xs):.4f}, {max(xs):.4f}], ratio of medians "
-                       f"{statistics.median(bs) / statistics.median(xs):.2f}, median paired ratio "
-                       f"{math.exp(statistics.median(logs)):.2f}, sign-flip p = "
-                       f"{sign_flip_p(logs):.3f} ({len(pairs)} rounds)")  # fmt: skip
+            out.append(f"  run I/O time, {label} vs base: base median {x['base']:.4f} s "
+                       f"[{x['base_range'][0]:.4f}, {x['base_range'][1]:.4f}], {label} "
+                       f"{x['med']:.4f} s [{x['range'][0]:.4f}, {x['range'][1]:.4f}], ratio of "
+                       f"medians {x['base'] / x['med']:.2f}, median paired ratio "
+                       f"{x['ratio']:.2f}, sign-flip p = {x['p']:.3f} "
+                       f"({x['n']} rounds)")  # fmt: skip
+        ref = refs.get(case)
+        shares = {}
         for cfg in ("adapt", "adapt-kb"):
-            if {"base", cfg, "tuned"} <= med.keys() and med["base"] != med["tuned"]:
-                share = (med["base"] - med[cfg]) / (med["base"] - med["tuned"])
-                out.append(f"  {cfg} reaches {share:.0%} of the tuned setting's gain (time saved, "
-                           "medians of the run I/O time)")  # fmt: skip
+            if res[cfg] and "base" in med:
+                shares[cfg] = share_of_gain(med["base"], med[cfg], res["tuned"], ref)
+                sh, raw, why = shares[cfg]
+                if sh is not None:
+                    out.append(f"  {cfg} reaches {sh:.0%} of the tuned setting's gain (time "
+                               f"saved, medians; {why})")  # fmt: skip
+                else:
+                    out.append(f"  {cfg}: share of the tuned gain undefined ({why}"
+                               + (f"; the ratio of the time saved is {raw:.0%}" if raw else "")
+                               + ")")  # fmt: skip
+        if ref:
+            out.append(f"  tuned reference: {ref.get('settings') or '{}'} from {ref['source']}: "
+                       f"{ref['verdict']}")  # fmt: skip
         if not io["adapt"]:
             continue
         ov = {}
@@ -239,39 +365,108 @@ def summarise(rows: list[dict]) -> str:
             ov.setdefault("prediction", []).append(float(r["prediction_s"]))
             ov.setdefault("extraction", []).append(ext)
             ov.setdefault("optimisation", []).append(opt)
-            ov.setdefault("wait in the agreements", []).append(wait)
+            ov.setdefault("collectives (wait)", []).append(wait)
             ov.setdefault("io", []).append(float(r["run_io_s"]))
         io = statistics.median(ov["io"])
         parts = ", ".join(f"{k} {statistics.median(v) * 1e3:.2f} ms "
                           f"({statistics.median(v) / io:.2%} of I/O time)"
                           for k, v in ov.items() if k != "io")  # fmt: skip
         out.append(f"  overhead (rank 0, median per run): {parts}")
-    return "\n".join(out)
+        total = overhead_share(ov, [k for k in ov if k != "io"])
+        own = overhead_share(ov, ["prediction", "extraction", "optimisation"])
+        out.append(f"  overhead in all, median per run: {total:.2%} of the run's I/O time; "
+                   f"without the collectives' time {own:.2%}")  # fmt: skip
+        table.append((case, res, shares.get("adapt"), ov, total, own))
+    return "\n".join(out + verdicts(table))
+
+
+def overhead_share(ov: dict, keys: list[str]) -> float:
+    """Median over the runs of the named overheads' sum as a share of the run's I/O time."""
+    return statistics.median(sum(ov[k][i] for k in keys) / io for i, io in enumerate(ov["io"]))
+
+
+def verdicts(table: list) -> list[str]:
+    """One line per case: the acceptance's numbers side by side."""
+    if not table:
+        return []
+    out = ["", "== per case: adapt vs base | tuned vs base | share of tune's gain | overhead "
+           "in all, without collectives (prediction / extraction / optimisation / collectives) "
+           "| significantly slower?"]  # fmt: skip
+    for case, res, share, ov, total, own in table:
+        a, t = res["adapt"], res["tuned"]
+        ts = f"{t['ratio']:.2f}x p={t['p']:.3f}" if t else "-"
+        sh = (
+            "-"
+            if not share
+            else f"{share[0]:.0%}"
+            if share[0] is not None
+            else (f"undefined ({share[2]}" + (f"; raw {share[1]:.0%}" if share[1] else "") + ")")
+        )
+        parts = " / ".join(f"{statistics.median(ov[k]) / statistics.median(ov['io']):.2%}"
+                           for k in ov if k != "io")  # fmt: skip
+        slower = "YES" if a["ratio"] < 1 and a["p"] < ALPHA else "no"
+        out.append(f"  {case}: {a['ratio']:.2f}x p={a['p']:.3f} | {ts} | {sh} | {total:.2%}, "
+                   f"{own:.2%} ({parts}) | {slower}")  # fmt: skip
+    return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--cases", default=",".join(DEFAULT_CASES), help=f"of {', '.join(CASES)}")
+    ap.add_argument("--configs", default=",".join(CONFIGS[:3]), help=f"of {', '.join(CONFIGS)}")
+    ap.add_argument("--warmup", type=int, default=1, help="discarded runs before each run")
+    ap.add_argument("--sync", action="store_true",
+                    help="IOTUNE_SYNC=1: every written file is flushed to the device in "
+                         "its close, in every configuration (no page cache swings)")  # fmt: skip
+    ap.add_argument("--drop-caches", action="store_true",
+                    help="sync and drop the page cache before each run (root; off when the "
+                         "system does not permit it, said in the meta file)")  # fmt: skip
+    ap.add_argument("--study", action="store_true",
+                    help="instead: a short `iotune tune` study of each case's command, kept as "
+                         "its tuned reference (data/adapt_phases-tune-<case>.json)")  # fmt: skip
+    ap.add_argument("--study-trials", type=int, default=12)
+    ap.add_argument("--study-pairs", type=int, default=10, help="most verification pairs")
+    ap.add_argument("--summary-only", action="store_true",
+                    help="instead: the summary of the raw rows already in --out/--name.csv "
+                         "(e.g. of a run cut short by its time limit)")  # fmt: skip
     ap.add_argument("--out", default=str(HERE / "data"))
     ap.add_argument("--name", default="adapt_phases", help="file names' stem under --out")
     args = ap.parse_args()
+    cases = args.cases.split(",")
+    if args.study:
+        for c in cases:
+            run_study(c, args.study_trials, args.study_pairs, args.sync)
+        return
+    configs = [c for c in CONFIGS if c in args.configs.split(",")]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    cases = args.cases.split(",")
     raw = out / f"{args.name}.csv"
+    if args.summary_only:
+        with raw.open() as fh:
+            rows = [r for r in csv.DictReader(fh) if r["case"] in cases]
+        text = summarise(rows, {c: tuned_reference(c) for c in cases})
+        (out / f"{args.name}.txt").write_text(text + "\n")
+        print(text)
+        return
     new = not raw.exists()
+    drop = args.drop_caches and trial.drop_caches()
     meta = {
         "machine": {"host": platform.node(), "cpus": os.cpu_count(),
                     "platform": platform.platform()},
         "note": "shared 2-core machine, other engineers running builds and tests: noisy",
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "rounds": args.rounds,
+        "configs": configs, "warmup": args.warmup, "sync": args.sync,
+        "drop_caches": drop if args.drop_caches else False,
+        "drop_caches_refused": bool(args.drop_caches and not drop),
         "load_average_start": os.getloadavg(),
         "runtime": os.path.relpath(paths.find_library(), HERE.parent),  # no machine's paths
         "commands": {c: ["mpiexec", "-n", "2", CASES[c][0], *CASES[c][1]] for c in cases},
-        "tuned": {c: tuned_settings(CASES[c][0]) for c in cases},
+        "tuned": {c: tuned_reference(c) for c in cases},
         "uptime": subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(),
     }  # fmt: skip
+    meta_file = out / f"{args.name}-meta.json"
+    meta_file.write_text(json.dumps(meta, indent=2) + "\n")  # again at the end, with its load
     rows: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="adapt-bench-") as tmp, raw.open("a") as fh:
         w = csv.DictWriter(fh, FIELDS)
@@ -281,21 +476,27 @@ def main() -> None:
         work.mkdir()
         controls = {}  # case -> (control file of the tuned settings, KB export with them)
         for c in cases:
-            t = meta["tuned"][c]
+            t = tuned_settings(c)
             if t:
                 name, kargs = CASES[c]
-                kb = make_kb(paths.find_kernel(name), kargs, work, t, Path(tmp) / f"kb-{c}.json")
+                kb = None
+                if "adapt-kb" in configs:
+                    kb = make_kb(paths.find_kernel(name), kargs, work, t,
+                                 Path(tmp) / f"kb-{c}.json")  # fmt: skip
+                    (out / f"{args.name}-kb-{c}.json").write_text(kb.read_text())
                 controls[c] = (controlfile.write(Path(tmp) / f"tuned-{c}.xml", t), kb)
-                (out / f"{args.name}-kb-{c}.json").write_text(kb.read_text())
         for rnd in range(args.rounds):
-            jobs = [(c, cfg) for c in cases for cfg in CONFIGS
+            jobs = [(c, cfg) for c in cases for cfg in configs
                     if cfg in ("base", "adapt") or c in controls]  # fmt: skip
             random.Random(rnd).shuffle(jobs)
             for order, (case, cfg) in enumerate(jobs):
                 name, kargs = CASES[case]
                 kernel = paths.find_kernel(name)
-                run(kernel, kargs, work, cfg, controls.get(case))  # warm-up, discarded
-                p = run(kernel, kargs, work, cfg, controls.get(case))
+                for _ in range(args.warmup):  # discarded, identical
+                    run(kernel, kargs, work, cfg, controls.get(case), args.sync)
+                if drop:
+                    trial.drop_caches()
+                p = run(kernel, kargs, work, cfg, controls.get(case), args.sync)
                 for r in rows_of(case, rnd, order, cfg, p):
                     rows.append(r)
                     w.writerow(r)
@@ -304,8 +505,8 @@ def main() -> None:
     meta["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     meta["load_average_end"] = os.getloadavg()
     meta["uptime_end"] = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-    (out / f"{args.name}-meta.json").write_text(json.dumps(meta, indent=2) + "\n")
-    text = summarise(rows)
+    meta_file.write_text(json.dumps(meta, indent=2) + "\n")
+    text = summarise(rows, meta["tuned"])
     (out / f"{args.name}.txt").write_text(text + "\n")
     print(text)
 

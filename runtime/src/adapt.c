@@ -84,6 +84,47 @@ const iot_settings *iot_adapt_file_settings(MPI_Comm comm, const char *filename)
     return &iot_g.settings; /* the control file's: the same on every rank (maybe empty) */
 }
 
+/* The close's one reduction: sums then maxima (and the phase index), one element of a
+ * contiguous type so that MPI never splits it between the two kinds. */
+enum {
+    STATS_NSUM = IOT_S_COUNT + IOT_LAYOUT_NSUM,
+    STATS_NMAX = IOT_M_COUNT + IOT_LAYOUT_NMAX + 1,
+    STATS_N = STATS_NSUM + STATS_NMAX
+};
+
+static void stats_op(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+    (void)type;
+    const double *a = in;
+    double *b = inout;
+    for (int e = 0; e < *len; e++, a += STATS_N, b += STATS_N) {
+        for (int i = 0; i < STATS_NSUM; i++)
+            b[i] += a[i];
+        for (int i = STATS_NSUM; i < STATS_N; i++)
+            b[i] = a[i] > b[i] ? a[i] : b[i];
+    }
+}
+
+static pthread_once_t stats_once = PTHREAD_ONCE_INIT;
+static MPI_Datatype stats_type; /* valid when stats_ok */
+static MPI_Op stats_opv;
+static int stats_ok;
+
+static void stats_make(void)
+{
+    stats_ok = PMPI_Type_contiguous(STATS_N, MPI_DOUBLE, &stats_type) == MPI_SUCCESS &&
+               PMPI_Type_commit(&stats_type) == MPI_SUCCESS &&
+               PMPI_Op_create(stats_op, 1, &stats_opv) == MPI_SUCCESS;
+}
+
+/* Made at the first open (local calls); a phase is followed only when every rank has them
+ * (agreed at its open), so the close's reduction is reached by all or none. */
+static int stats_ready(void)
+{
+    pthread_once(&stats_once, stats_make);
+    return stats_ok;
+}
+
 const iot_settings *iot_adapt_opening(MPI_Comm comm, const char *filename)
 {
     open_agreed = 0;
@@ -92,7 +133,7 @@ const iot_settings *iot_adapt_opening(MPI_Comm comm, const char *filename)
     double t = iot_now();
     char cls[IOT_CLASS_MAX];
     uint64_t mask = 0;
-    int can = iot_phase_class(filename, cls, sizeof cls);
+    int can = iot_phase_class(filename, cls, sizeof cls) && stats_ready();
     pthread_mutex_lock(&iot_adapt_lock);
     int c = can ? find_class(cls) : -1;
     if (c >= 0)
@@ -135,8 +176,10 @@ void iot_adapt_opened(MPI_Comm comm, const char *filename, int rec, MPI_File fh,
     MPI_Comm dup = MPI_COMM_NULL;
     int size = 1;
     PMPI_Comm_size(comm, &size);
+    double d = iot_now();
     if (size > 1)
         PMPI_Comm_dup(comm, &dup); /* collective: every rank of comm, whatever ok was */
+    d = iot_now() - d; /* a collective's time: mostly the ranks' skew after the real open */
     open_phase *p = ok ? calloc(1, sizeof *p) : NULL;
     if (!p) {
         if (dup != MPI_COMM_NULL)
@@ -201,8 +244,8 @@ void iot_adapt_opened(MPI_Comm comm, const char *filename, int rec, MPI_File fh,
         free(p);
         return;
     }
-    p->cost = open_cost + iot_now() - t1;
-    p->wait = open_wait;
+    p->cost = open_cost + iot_now() - t1 - d;
+    p->wait = open_wait + d;
 }
 void iot_adapt_closing(MPI_File fh)
 {
@@ -239,20 +282,21 @@ void iot_adapt_closing(MPI_File fh)
     }
     local.max[IOT_M_ELAPSED] = t1 - p->t0;
     local.max[IOT_M_BUSY] = iot_adapt_test_seconds(p->applied, local.max[IOT_M_BUSY]);
-    /* the phase's statistics and its layout's, agreed in one reduction each way */
-    enum { NSUM = IOT_S_COUNT + IOT_LAYOUT_NSUM, NMAX = IOT_M_COUNT + IOT_LAYOUT_NMAX };
-    double sum[NSUM], max[NMAX], asum[NSUM], amax[NMAX];
+    /* the phase's statistics and its layout's, and the phase's index (the largest over the
+     * ranks: 0 only when it is the class's learning phase on every one), in one reduction */
+    double v[STATS_N], all_v[STATS_N];
+    double *sum = v, *max = v + STATS_NSUM;
     memcpy(sum, local.sum, sizeof local.sum);
     memcpy(max, local.max, sizeof local.max);
+    max[STATS_NMAX - 1] = p->index;
     void *layout = iot_adapt_layout_begin(p->rec, sum + IOT_S_COUNT, max + IOT_M_COUNT);
-    memcpy(asum, sum, sizeof sum);
-    memcpy(amax, max, sizeof max);
+    memcpy(all_v, v, sizeof v);
     double w = iot_now(), close_wait = 0;
     if (p->comm != MPI_COMM_NULL) { /* every rank of the file is in this close */
-        PMPI_Allreduce(sum, asum, NSUM, MPI_DOUBLE, MPI_SUM, p->comm);
-        close_wait = iot_now() - w; /* the first collective waits for the slowest rank */
-        PMPI_Allreduce(max, amax, NMAX, MPI_DOUBLE, MPI_MAX, p->comm);
+        PMPI_Allreduce(v, all_v, 1, stats_type, stats_opv, p->comm); /* made: agreed at open */
+        close_wait = iot_now() - w; /* mostly waiting for the slowest rank */
     }
+    const double *asum = all_v, *amax = all_v + STATS_NSUM;
     memcpy(all.sum, asum, sizeof all.sum);
     memcpy(all.max, amax, sizeof all.max);
     int world = 1;
@@ -260,7 +304,8 @@ void iot_adapt_closing(MPI_File fh)
     iot_insights in;
     iot_phase_insights(&in, &all, p->comm_size, world, p->fs);
     /* collective too when fully_written needs every rank's boxes: all ranks decide alike */
-    iot_adapt_layout_end(layout, asum + IOT_S_COUNT, amax + IOT_M_COUNT, p->comm, &in);
+    iot_adapt_layout_end(layout, asum + IOT_S_COUNT, amax + IOT_M_COUNT, p->comm,
+                         amax[STATS_NMAX - 1] == 0, &in);
     if (p->comm != MPI_COMM_NULL)
         PMPI_Comm_free(&p->comm);
     iot_phase_log *lg = calloc(1, sizeof *lg);

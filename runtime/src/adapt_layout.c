@@ -342,7 +342,7 @@ static void num(iot_insights *in, int id, double x)
 }
 
 void iot_adapt_layout_end(void *copy, const double *asum, const double *amax, MPI_Comm comm,
-                          iot_insights *in)
+                          int learning, iot_insights *in)
 {
     file_layout *f = copy;
     int size = 1;
@@ -392,7 +392,7 @@ void iot_adapt_layout_end(void *copy, const double *asum, const double *amax, MP
     }
     if (kinds && any && short_of)
         word(in, IOT_I_FULLY_WRITTEN, "no");
-    else if (kinds && any && !unknown && /* every rank takes this branch alike */
+    else if (kinds && any && !unknown && learning && /* every rank takes this branch alike */
              boxes_disjoint(f, written, asum + S_BOXES, comm, size) == 1)
         word(in, IOT_I_FULLY_WRITTEN, "yes");
     free(f);

@@ -110,16 +110,18 @@ void iot_adapt_selections(int rec, int64_t out[IOT_SEL_COUNT]);
 void iot_adapt_layout_reset(int rec);
 void iot_adapt_layout_write(int rec, int64_t dset, int n, const uint64_t *start,
                             const uint64_t *end, double points, int is_box);
-/* The close, in two steps around the phase's own reductions: this rank's share into sum and
+/* The close, in two steps around the phase's own reduction: this rank's share into sum and
  * max (returns a copy of its boxes, NULL when out of memory: said in max), then, with the
- * reduced arrays, the insights into `in`, collective over comm when fully_written needs the
- * boxes of all ranks (every rank decides alike from the reduced arrays). */
+ * reduced arrays, the insights into `in`. fully_written needs the boxes of all ranks (a
+ * collective over comm): only when `learning` (the class's first phase on every rank, where
+ * the rules are decided; every rank decides alike from the reduced arrays); otherwise it is
+ * "no" when the elements written fall short of the extent, else not computed. */
 #define IOT_LAYOUT_SLOTS 16
 #define IOT_LAYOUT_NSUM (7 + 2 * IOT_LAYOUT_SLOTS)
 #define IOT_LAYOUT_NMAX (3 + 5 * IOT_LAYOUT_SLOTS)
 void *iot_adapt_layout_begin(int rec, double *sum, double *max);
 void iot_adapt_layout_end(void *copy, const double *asum, const double *amax, MPI_Comm comm,
-                          iot_insights *in);
+                          int learning, iot_insights *in);
 
 /* adapt_predict.c: the prediction's part of the profile */
 void iot_adapt_write_predictions(FILE *f);

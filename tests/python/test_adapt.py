@@ -213,6 +213,21 @@ def test_fill_time_never_fires_online_on_fully_written_chunked_datasets(tmp_path
     _same_data(base, tmp_path / "adapt", [f"chunked.{s}.h5" for s in range(3)])
 
 
+def test_writes_boxes_are_exchanged_only_in_the_learning_phase(tmp_path, test_prog, libiotune):
+    """Proving fully_written takes three collectives over the file's ranks; the rules are decided
+    in the class's learning phase alone, so the optimised phases skip that exchange (their
+    fully_written is not computed) while their other insights are still agreed, and the rule
+    the learning phase fired stays applied."""
+    prog = test_prog("fill_probe")
+    p = _run(tmp_path, [prog, "full", *FILL], libiotune)
+    phases = p["adaptive"]["phases"]
+    assert phases[0]["insights"]["fully_written"] == "yes"
+    for ph in phases[1:]:
+        assert ph["insights"]["fully_written"] is None
+        assert ph["insights"]["layout"] == "chunked" and ph["insights"]["fill_time"] == "never"
+        assert {"rule": "IOT-1", "name": "fill_time", "value": "never"} in ph["applied"]
+
+
 @pytest.mark.parametrize("mode,fully", [("partial", "no"), ("overlap", None)])
 def test_fill_time_quiet_unless_every_element_is_proven_written(tmp_path, test_prog, libiotune,
                                                                 mode, fully):  # fmt: skip
