@@ -168,6 +168,16 @@ def prepare(name: str, kernel: str | None, args: list[str], work: Path, lib: Pat
     return [exe, *args], orig_dir, [skeleton, "--timing", str(skel_dir / "t.json")], skel_dir
 
 
+def save(result: dict, out: Path, scratch: Path | None) -> None:
+    """Writes a run's record (raw numbers beside the result) and removes its scratch folder
+    (None: a --workdir the user chose, kept)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1))
+    print(f"raw numbers in {out}")
+    if scratch is not None:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeats", type=int, default=7)
@@ -254,12 +264,7 @@ def main() -> int:
         "call_counts": COUNTS,
         "passed": passed,
     }  # fmt: skip
-    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-    with open(a.out, "w") as fh:
-        json.dump(result, fh, indent=1)
-    print(f"raw numbers in {a.out}")
-    if not a.workdir:
-        shutil.rmtree(work, ignore_errors=True)
+    save(result, Path(a.out), None if a.workdir else work)
     return 0
 
 

@@ -153,12 +153,7 @@ def main() -> int:
         "rows": rows,
         "raw": raw,
     }  # fmt: skip
-    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-    with open(a.out, "w") as fh:
-        json.dump(result, fh, indent=1)
-    print(f"raw numbers in {a.out}")
-    if not a.workdir:
-        shutil.rmtree(work, ignore_errors=True)
+    sf.save(result, Path(a.out), None if a.workdir else work)
     return 0
 
 

@@ -16,7 +16,6 @@ import json
 import os
 import platform
 import random
-import shutil
 import statistics
 import subprocess
 import sys
@@ -28,7 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(REPO / "bench"))
 
-from skel_fidelity import clean, profiled_io_time  # noqa: E402
+from skel_fidelity import clean, profiled_io_time, save  # noqa: E402
 
 from iotune import paths  # noqa: E402
 from iotune.skel import descriptor as dmod  # noqa: E402
@@ -138,12 +137,7 @@ def main() -> int:
         "raw": raw, "median": med,
         "speedup": {k: med["default"] / med[k] for k in raw},
     }  # fmt: skip
-    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-    with open(a.out, "w") as fh:
-        json.dump(result, fh, indent=1)
-    print(f"raw numbers in {a.out}")
-    if not a.workdir:
-        shutil.rmtree(work, ignore_errors=True)
+    save(result, Path(a.out), None if a.workdir else work)
     return 0
 
 
