@@ -168,6 +168,17 @@ def prepare(name: str, kernel: str | None, args: list[str], work: Path, lib: Pat
     return [exe, *args], orig_dir, [skeleton, "--timing", str(skel_dir / "t.json")], skel_dir
 
 
+def provenance() -> dict:
+    """Where a record comes from: the command as run (paths relative to the repository), the
+    machine and the date."""
+    return {
+        "command": " ".join(["python", *sys.argv]).replace(str(REPO) + "/", ""),
+        "machine": {"node": platform.node(), "platform": platform.platform(),
+                    "cpus": os.cpu_count()},
+        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+    }  # fmt: skip
+
+
 def save(result: dict, out: Path, scratch: Path | None) -> None:
     """Writes a run's record (raw numbers beside the result) and removes its scratch folder
     (None: a --workdir the user chose, kept)."""
@@ -250,10 +261,7 @@ def main() -> int:
         )
     print(f"\n{passed} of {len(names)} cases within 10 %")
     result = {
-        "command": " ".join(["python", *sys.argv]).replace(str(REPO) + "/", ""),
-        "machine": {"node": platform.node(), "platform": platform.platform(),
-                    "cpus": os.cpu_count()},
-        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        **provenance(),
         "repeats": a.repeats,
         "noise_controls": dict(NOISE, sync_before_each_measured_run=True, warm_up_run=True),
         "load_average_1_5_15": {"before": load_before, "after": os.getloadavg()},

@@ -19,14 +19,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
 import re
 import shutil
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -141,10 +139,7 @@ def main() -> int:
             print(f"{n:<17} {which:<12} {m:>9.4f} {mn:>8.4f} {m / mo:>9.3f} {mn / lo:>9.3f}  "
                   f"{outside}")  # fmt: skip
     result = {
-        "command": " ".join(["python", *sys.argv]).replace(str(REPO) + "/", ""),
-        "machine": {"node": platform.node(), "platform": platform.platform(),
-                    "cpus": os.cpu_count()},
-        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        **sf.provenance(),
         "repeats": a.repeats,
         "load_average_1_5_15": {"before": load_before, "after": os.getloadavg()},
         "cases": {n: {"argv": sf.CASES[n][1], "kernel": sf.CASES[n][0] or "tests/data/skel_ext.c"}

@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
 import statistics
 import subprocess
@@ -27,7 +26,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(REPO / "bench"))
 
-from skel_fidelity import clean, profiled_io_time, save  # noqa: E402
+from skel_fidelity import clean, profiled_io_time, provenance, save  # noqa: E402
 
 from iotune import paths  # noqa: E402
 from iotune.skel import descriptor as dmod  # noqa: E402
@@ -127,10 +126,7 @@ def main() -> int:
         print(f"{k:<20} {med[k]:>9.4f} {min(v):>8.4f} {max(v):>8.4f} "
               f"{med['default'] / med[k]:>8.2f}")  # fmt: skip
     result = {
-        "command": " ".join(["python", *sys.argv]).replace(str(REPO) + "/", ""),
-        "machine": {"node": platform.node(), "platform": platform.platform(),
-                    "cpus": os.cpu_count()},
-        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        **provenance(),
         "kernel": a.kernel, "args": a.args, "trials": a.trials,
         "tune_seconds": {"skeleton": t_skel, "original": t_orig},
         "best_xml": {"skeleton": best_skel.read_text(), "original": best_orig.read_text()},
