@@ -52,6 +52,9 @@ from pathlib import Path
 from iotune import controlfile, paths, trial
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import freed_memory  # noqa: E402
+
 STEPS = 7
 CASES = {
     # IOR-style, one new shared HDF5 file per step, collective transfers in order
@@ -422,6 +425,11 @@ def main() -> None:
     ap.add_argument("--drop-caches", action="store_true",
                     help="sync and drop the page cache before each run (root; off when the "
                          "system does not permit it, said in the meta file)")  # fmt: skip
+    ap.add_argument(
+        "--hold-freed-memory",
+        action="store_true",
+        help="keep freed memory in the VM while measuring (root; bench/freed_memory.py)",
+    )
     ap.add_argument("--study", action="store_true",
                     help="instead: a short `iotune tune` study of each case's command, kept as "
                          "its tuned reference (data/adapt_phases-tune-<case>.json)")  # fmt: skip
@@ -468,7 +476,12 @@ def main() -> None:
     meta_file = out / f"{args.name}-meta.json"
     meta_file.write_text(json.dumps(meta, indent=2) + "\n")  # again at the end, with its load
     rows: list[dict] = []
-    with tempfile.TemporaryDirectory(prefix="adapt-bench-") as tmp, raw.open("a") as fh:
+    with (
+        tempfile.TemporaryDirectory(prefix="adapt-bench-") as tmp,
+        raw.open("a") as fh,
+        freed_memory.maybe_hold(args.hold_freed_memory) as held,
+    ):
+        meta["freed_memory"] = held
         w = csv.DictWriter(fh, FIELDS)
         if new:
             w.writeheader()

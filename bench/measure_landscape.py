@@ -14,8 +14,14 @@ Output (appended row by row, so an interrupted run keeps what it measured):
 --sync`), so a run's time is not the page cache's mood: GCRM-IO's runs varied by a median CV of
 0.5 per configuration without it (bench/README.md, "Knowledge base").
 
+--drop-caches: sync and empty the page cache right before each run (root). On this VM a run
+that follows a dropped cache writes at one steady speed; without it the same run lands in a
+fast or a 3-10x slower mode depending on what the machine's memory did before (bench/README.md,
+"The page cache's two modes"). --hold-freed-memory (root) removes the cause of those modes on
+such a VM: freed memory stays in the VM while measuring (bench/freed_memory.py).
+
 Usage: nice -n 10 .venv/bin/python bench/measure_landscape.py [--rounds 4] [--out bench/data]
-           [--kernels gcrmio] [--sync] [--name landscape-sync]
+           [--kernels gcrmio] [--sync] [--drop-caches] [--name NAME]
 """
 
 from __future__ import annotations
@@ -32,6 +38,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import freed_memory
 
 from iotune import paths, space, trial
 
@@ -85,6 +93,43 @@ def machine() -> dict:
     }
 
 
+def measure(jobs: list, opts: dict, rounds: int, first_round: int, seed: int, csv_path: Path):
+    """Every (kernel, configuration) once per round, in a shuffled order; rows appended as
+    they come."""
+    rng = random.Random(seed)
+    total = len(jobs) * rounds
+    done = 0
+    t0 = time.monotonic()
+    with open(csv_path, "w", newline="") as f:
+        w = csv.DictWriter(f, FIELDS)
+        w.writeheader()
+        for r in range(rounds):
+            order = jobs[:]
+            rng.shuffle(order)
+            for i, (k, settings) in enumerate(order):
+                o = trial.run_trial(settings, opts[k])
+                w.writerow(
+                    {
+                        "kernel": k,
+                        "config": space.config_key(settings),
+                        "settings": json.dumps(settings, sort_keys=True),
+                        "round": r + first_round,
+                        "order": i,
+                        "status": o.status,
+                        "value_s": "" if o.value is None else f"{o.value:.6f}",
+                        "wall_s": f"{o.wall_s:.4f}",
+                        "source": o.source or "",
+                        "bytes": o.metrics.get("kernel_bytes", ""),
+                    }
+                )
+                f.flush()
+                done += 1
+                if done % 50 == 0:
+                    el = time.monotonic() - t0
+                    left = el / done * (total - done)
+                    print(f"{done}/{total} runs, {el:.0f} s, ~{left:.0f} s left", flush=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=4)
@@ -99,7 +144,19 @@ def main() -> int:
     )
     ap.add_argument("--name", default="landscape", help="output file names (NAME.csv ...)")
     ap.add_argument("--sync", action="store_true", help="flush files before close (IOTUNE_SYNC)")
+    ap.add_argument(
+        "--drop-caches",
+        action="store_true",
+        help="sync and drop the page cache before each run (root; see the docstring)",
+    )
+    ap.add_argument(
+        "--hold-freed-memory",
+        action="store_true",
+        help="keep freed memory in the VM while measuring (root; bench/freed_memory.py)",
+    )
     args = ap.parse_args()
+    if args.drop_caches and not trial.drop_caches():
+        ap.error("--drop-caches: /proc/sys/vm/drop_caches is not writable here (root only)")
     args.out.mkdir(parents=True, exist_ok=True)
     kernels = args.kernels.split(",")
     jobs = []
@@ -107,13 +164,13 @@ def main() -> int:
         kargs, space_file = KERNELS[k]
         for settings in grid(space.load(space_file)):
             jobs.append((k, settings))
-    rng = random.Random(args.seed)
     meta = {
         "command": " ".join([sys.executable, *sys.argv]),
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "machine": machine(),
         "launch": "mpiexec -n 2, libiotune.so preloaded, objective = kernel total_s"
-        + (", IOTUNE_SYNC=1" if args.sync else ""),
+        + (", IOTUNE_SYNC=1" if args.sync else "")
+        + (", page cache dropped before each run" if args.drop_caches else ""),
         "load_before": os.getloadavg(),
         "kernels": {
             k: {"args": KERNELS[k][0], "space": str(KERNELS[k][1].relative_to(HERE))}
@@ -133,40 +190,14 @@ def main() -> int:
             objective="kernel",
             timeout=120,
             sync=args.sync,
+            drop_caches=args.drop_caches,
         )
         for k in kernels
     }
-    total = len(jobs) * args.rounds
-    done = 0
     t0 = time.monotonic()
-    with open(csv_path, "w", newline="") as f:
-        w = csv.DictWriter(f, FIELDS)
-        w.writeheader()
-        for r in range(args.rounds):
-            order = jobs[:]
-            rng.shuffle(order)
-            for i, (k, settings) in enumerate(order):
-                o = trial.run_trial(settings, opts[k])
-                w.writerow(
-                    {
-                        "kernel": k,
-                        "config": space.config_key(settings),
-                        "settings": json.dumps(settings, sort_keys=True),
-                        "round": r + args.first_round,
-                        "order": i,
-                        "status": o.status,
-                        "value_s": "" if o.value is None else f"{o.value:.6f}",
-                        "wall_s": f"{o.wall_s:.4f}",
-                        "source": o.source or "",
-                        "bytes": o.metrics.get("kernel_bytes", ""),
-                    }
-                )
-                f.flush()
-                done += 1
-                if done % 50 == 0:
-                    el = time.monotonic() - t0
-                    left = el / done * (total - done)
-                    print(f"{done}/{total} runs, {el:.0f} s, ~{left:.0f} s left", flush=True)
+    with freed_memory.maybe_hold(args.hold_freed_memory) as held:
+        meta["freed_memory"] = held
+        measure(jobs, opts, args.rounds, args.first_round, args.seed, csv_path)
     meta["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     meta["elapsed_s"] = round(time.monotonic() - t0, 1)
     meta["load_after"] = os.getloadavg()

@@ -13,8 +13,10 @@ machine's load average is recorded before and after.
 Noise controls: case sizes 4-16x those of the first runs (bench/README.md); before each
 measured run, untimed, `sync` (no run pays for the writeback of another's pages) and with
 --drop-caches (root) an empty page cache; with --sync both programs flush their files before
-close (IOTUNE_SYNC=1), so the device's time counts too. Cases can be split over several runs
-(--cases) to keep each locked run short.
+close (IOTUNE_SYNC=1), so the device's time counts too; with --hold-freed-memory (root, on a
+VM that reports free pages to its host) freed memory stays in the VM while measuring, so no
+run lands on memory the host took back (bench/freed_memory.py). Cases can be split over
+several runs (--cases) to keep each locked run short.
 
     flock /tmp/iotune-bench.lock .venv/bin/python bench/skel_fidelity.py --repeats 7 \
         --cases vpicio,vorpalio --out bench/results/skel_fidelity.json
@@ -37,6 +39,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
+sys.path.insert(0, str(REPO / "bench"))
+
+import freed_memory  # noqa: E402
 
 from iotune import paths  # noqa: E402
 from iotune.skel import descriptor as dmod  # noqa: E402
@@ -189,6 +194,29 @@ def save(result: dict, out: Path, scratch: Path | None) -> None:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+def measure(names: list[str], setups: dict, repeats: int, seed: int, lib: Path) -> dict:
+    """The interleaved rounds: each program's measured I/O times per case."""
+    raw: dict[str, dict[str, list[float]]] = {n: {"orig": [], "skel": []} for n in names}
+    rng = random.Random(seed)
+    # Each round visits the cases in shuffled order; within a case the original and the
+    # skeleton run back to back (which first is drawn), so each pair shares the machine's state.
+    for rnd in range(repeats):
+        cases = list(names)
+        rng.shuffle(cases)
+        for n in cases:
+            o_argv, o_dir, s_argv, s_dir = setups[n]
+            pair = [("orig", o_argv, o_dir), ("skel", s_argv, s_dir)]
+            rng.shuffle(pair)
+            for which, argv, cwd in pair:
+                profiled_io_time(argv, cwd, lib)  # warm-up, discarded
+                clean(cwd)
+                settle()
+                raw[n][which].append(profiled_io_time(argv, cwd, lib))
+                clean(cwd)
+        print(f"round {rnd + 1}/{repeats} done", flush=True)
+    return raw
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeats", type=int, default=7)
@@ -206,6 +234,12 @@ def main() -> int:
         action="store_true",
         help="empty the page cache before each measured run (root only)",
     )
+    ap.add_argument(
+        "--hold-freed-memory",
+        action="store_true",
+        help="on a VM that reports free pages to its host, keep freed memory in the VM while "
+        "measuring (root; bench/freed_memory.py)",
+    )
     a = ap.parse_args()
     if a.drop_caches and os.geteuid() != 0:
         ap.error("--drop-caches needs root")
@@ -221,24 +255,8 @@ def main() -> int:
         kernel, args = CASES[n]
         setups[n] = prepare(n, kernel, args, work, lib, ext)
         print(f"prepared {n}", flush=True)
-    raw: dict[str, dict[str, list[float]]] = {n: {"orig": [], "skel": []} for n in names}
-    rng = random.Random(a.seed)
-    # Each round visits the cases in shuffled order; within a case the original and the
-    # skeleton run back to back (which first is drawn), so each pair shares the machine's state.
-    for rnd in range(a.repeats):
-        cases = list(names)
-        rng.shuffle(cases)
-        for n in cases:
-            o_argv, o_dir, s_argv, s_dir = setups[n]
-            pair = [("orig", o_argv, o_dir), ("skel", s_argv, s_dir)]
-            rng.shuffle(pair)
-            for which, argv, cwd in pair:
-                profiled_io_time(argv, cwd, lib)  # warm-up, discarded
-                clean(cwd)
-                settle()
-                raw[n][which].append(profiled_io_time(argv, cwd, lib))
-                clean(cwd)
-        print(f"round {rnd + 1}/{a.repeats} done", flush=True)
+    with freed_memory.maybe_hold(a.hold_freed_memory) as held:
+        raw = measure(names, setups, a.repeats, a.seed, lib)
     rows, passed = [], 0
     print(f"\n{'case':<17} {'orig median s':>13} {'skel median s':>13} {'skel/orig':>9} "
           f"{'paired':>7} {'min/min':>7}  within 10%  same calls")  # fmt: skip
@@ -263,7 +281,8 @@ def main() -> int:
     result = {
         **provenance(),
         "repeats": a.repeats,
-        "noise_controls": dict(NOISE, sync_before_each_measured_run=True, warm_up_run=True),
+        "noise_controls": dict(NOISE, sync_before_each_measured_run=True, warm_up_run=True,
+                               freed_memory=held),
         "load_average_1_5_15": {"before": load_before, "after": os.getloadavg()},
         "cases": {n: {"argv": CASES[n][1], "kernel": CASES[n][0] or "tests/data/skel_ext.c"}
                   for n in names},

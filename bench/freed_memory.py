@@ -1,0 +1,44 @@
+"""Keep a VM from handing freed memory back to its host while a benchmark runs.
+
+Why: on a VM whose kernel reports free pages to the hypervisor (virtio-balloon free page
+reporting, `/sys/module/page_reporting`), memory freed for more than a moment is given back to
+the host, and the next program that allocates it pays a host page fault per page. A run that
+writes a few hundred MiB into the page cache then takes 3-4x longer when it lands on returned
+memory than when it reuses memory freed just before it: the two "modes" the benchmarks here
+saw (bench/README.md, "The page cache's two modes"). Which mode a run gets depends on how long
+ago the previous run's memory was freed, not on the program: noise, for every comparison.
+
+`hold()` raises the reporting's minimum free age (`min_free_ms`) for the duration of a
+benchmark so that freed memory stays with the VM, and restores the old value afterwards (also
+when the benchmark fails). Where the parameter does not exist (bare metal, another kernel) or
+cannot be written (not root), it changes nothing and says so in the returned record.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+
+PARAM = Path("/sys/module/page_reporting/parameters/min_free_ms")
+HOLD_MS = 600_000  # longer than any benchmark's gap between two runs
+
+
+@contextlib.contextmanager
+def hold(param: Path = PARAM, hold_ms: int = HOLD_MS) -> Iterator[dict]:
+    """Context: freed memory is kept by the VM; yields what was done, for the run's record."""
+    try:
+        before = param.read_text().strip()
+        param.write_text(f"{hold_ms}\n")
+    except OSError as e:
+        yield {"held": False, "why": f"{param}: {e.strerror or e}"}
+        return
+    try:
+        yield {"held": True, "param": str(param), "was": before, "set": str(hold_ms)}
+    finally:
+        param.write_text(f"{before}\n")
+
+
+def maybe_hold(enabled: bool) -> contextlib.AbstractContextManager[dict]:
+    """hold() when enabled, else a context that records that nothing was held."""
+    return hold() if enabled else contextlib.nullcontext({"held": False, "why": "not asked"})
