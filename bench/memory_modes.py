@@ -19,7 +19,6 @@ machine, the command and the reporting parameters before and after go to --out.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -87,9 +86,7 @@ def main() -> int:
         "summary": summary,
         "raw": raw,
     }
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    a.out.write_text(json.dumps(record, indent=1) + "\n")
-    print(f"raw numbers in {a.out}")
+    sf.save(record, a.out, None)  # None: no scratch of its own to remove
     return 0
 
 

@@ -5,6 +5,7 @@ runs under that build's own launcher (mpiexec.mpich, mpiexec.openmpi, ...: never
 `mpiexec` is on PATH). builds() gives the build of each family (build-<family>/ beside it).
 """
 
+import importlib.util
 import json
 import os
 import shutil
@@ -17,6 +18,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 BUILD = Path(os.environ.get("IOTUNE_BUILD_DIR", REPO / "build"))
 VECTORS = REPO / "tests" / "vectors"
+BENCH = REPO / "bench"
 # Open MPI refuses to start as root unless told; harmless for any other MPI.
 os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
 os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
@@ -156,3 +158,11 @@ def slurm():
             yield cluster
     except local_servers.Unavailable as e:
         pytest.skip(f"no SLURM here: {e}")
+
+
+def bench_module(name: str):
+    """A script of bench/ imported as a module, for the tests of the benchmarks' own logic."""
+    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod

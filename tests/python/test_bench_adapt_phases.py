@@ -2,21 +2,15 @@
 only where there is a significant tuned gain to share, and a case significantly slower than the
 baseline said as such."""
 
-import importlib.util
-from pathlib import Path
-
 import pytest
+from conftest import bench_module
 
-SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "adapt_phases.py"
 REF = {"settings": {"fill_time": "never"}, "source": "study.json", "verdict": "1.8x faster"}
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("adapt_phases", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return bench_module("adapt_phases")
 
 
 def _rows(times: dict[str, list[float]]) -> list[dict]:

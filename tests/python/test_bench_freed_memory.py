@@ -2,20 +2,13 @@
 parameter is raised inside the context and restored after it, also when the benchmark fails;
 where it cannot be written nothing changes and the record says why."""
 
-import importlib.util
-from pathlib import Path
-
 import pytest
-
-SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "freed_memory.py"
+from conftest import bench_module
 
 
 @pytest.fixture(scope="module")
 def fm():
-    spec = importlib.util.spec_from_file_location("freed_memory", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return bench_module("freed_memory")
 
 
 def test_the_parameter_is_raised_while_measuring_and_restored_after(fm, tmp_path):

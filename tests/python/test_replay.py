@@ -1,22 +1,16 @@
 """bench/replay.py replays read landscapes right: read-side settings stay in the key of a
 landscape that varied them, and a replayed run reports the bytes the real one read."""
 
-import importlib.util
 import json
 import random
-from pathlib import Path
 
 import pytest
-
-REPLAY = Path(__file__).resolve().parents[2] / "bench" / "replay.py"
+from conftest import bench_module
 
 
 @pytest.fixture(scope="module")
 def replay():
-    spec = importlib.util.spec_from_file_location("replay", REPLAY)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return bench_module("replay")
 
 
 def _row(settings, value, **cols):
