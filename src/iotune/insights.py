@@ -580,8 +580,12 @@ def _counter_insights(files: list[Mapping[str, Any]], ranks: int) -> dict[str, A
     v["file_views"] = int(c["mpiio"]["set_views"])
     v["file_bytes"] = max((int((f.get("posix") or {}).get("last_offset") or 0) for f in files),
                           default=0)  # fmt: skip
-    imb = [float((f.get("time_s") or {}).get("imbalance", 1.0)) for f in files]
-    v["imbalance"] = max(imb) if imb else 1.0
+    times = [f.get("time_s") or {} for f in files]
+    v["imbalance"] = max((float(t.get("imbalance", 1.0)) for t in times), default=1.0)
+    v["imbalance_wait_s"] = max(
+        (float(t.get("max", 0.0)) - float(t.get("mean", 0.0)) for t in times if "mean" in t),
+        default=0.0,
+    )
     fs = {f.get("fs") for f in files if f.get("fs")}
     if len(fs) == 1:
         v["fs"] = fs.pop()

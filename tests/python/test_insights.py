@@ -121,6 +121,17 @@ def test_every_insight_is_named_and_set():
     assert set(g.values) == set(names)
 
 
+def test_imbalance_and_what_it_costs_come_from_the_worst_file():
+    def f(name, mx, mean):
+        t = {"max": mx, "min": 0.0, "mean": mean, "imbalance": mx / mean}
+        return {"name": name, "ranks": 2, "posix": {"writes": 2, "bytes_written": 20}, "time_s": t}
+
+    files = [f("out.1.dat", 3.0, 2.0), f("out.2.dat", 0.004, 0.002)]
+    (g,) = insights.from_profile({"ranks": 2, "files": files, "config": {}})
+    assert g.get("imbalance") == pytest.approx(2.0)  # the small file's ratio
+    assert g.get("imbalance_wait_s") == pytest.approx(1.0)  # the large file's wait
+
+
 @pytest.mark.parametrize(
     "name, group",
     [("chk_0001.h5", "chk_*.h5"), ("iorio.r1.dat", "iorio.r*.dat"), ("vpicio.h5", "vpicio.h5"),
