@@ -1,5 +1,6 @@
 """`iotune tune --warm-start kb`: the nearest stored motifs' settings become the first guesses
-of a new study (tried right after the baseline, before the rule-based guesses), and a finished
+of a new study (the nearest entry's recommendation right after the baseline, then the
+rule-based guesses, then the other seeds: in_order), and a finished
 study is filed in the knowledge base."""
 
 from __future__ import annotations
@@ -58,9 +59,16 @@ def guesses_for(
 def seeded_space(
     space: Space, entries: Sequence[Entry], sig: Signature, k: int = SEEDS
 ) -> tuple[Space, list[Guess]]:
-    """The space with the nearest entries' settings first among its guesses."""
+    """The space with the nearest entries' settings among its guesses (in_order)."""
     seeds = guesses_for(space, nearest(entries, sig, k))
-    return dataclasses.replace(space, guesses=[*seeds, *space.guesses]), seeds
+    return dataclasses.replace(space, guesses=in_order(seeds, space.guesses)), seeds
+
+
+def in_order(seeds: Sequence[Guess], rules: Sequence[Guess]) -> list[Guess]:
+    """The first knowledge-base guess (the nearest entry's recommendation), then the space's
+    rule-based guesses, then the other knowledge-base guesses: where the rules already know
+    the answer a warm start finds it one trial after a cold start, not after every seed."""
+    return [*seeds[:1], *rules, *seeds[1:]]
 
 
 def remember(
