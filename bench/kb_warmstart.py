@@ -174,6 +174,31 @@ def without_seed_confirmation() -> None:
     )[:n]
 
 
+SEED_ORDERS = {
+    "kb-rules": "every knowledge-base guess, then the rule-based guesses (seeds.in_order)",
+    "nearest-rules-kb": "the nearest entry's recommendation, the rule-based guesses, the other "
+    "knowledge-base guesses",
+    "interleaved": "knowledge-base and rule-based guesses alternating, a knowledge-base one first",
+}
+
+
+def with_seed_order(order: str) -> None:
+    """The first trials of a warm start in another order than seeds.in_order's (SEED_ORDERS;
+    for the ablation only)."""
+
+    def interleaved(kb: list, rules: list) -> list:
+        out = []
+        for i in range(max(len(kb), len(rules))):
+            out += kb[i : i + 1] + rules[i : i + 1]
+        return out
+
+    seeds.in_order = {
+        "kb-rules": seeds.in_order,
+        "nearest-rules-kb": lambda kb, rules: [*kb[:1], *rules, *kb[1:]],
+        "interleaved": interleaved,
+    }[order]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=50)
@@ -202,6 +227,12 @@ def main() -> int:
         help="ablation: the search without the confirmation of knowledge-base seeds and with "
         "the leaders by median alone (loop._confirm_seeds, loop.leaders), as before them",
     )
+    ap.add_argument(
+        "--seed-order",
+        choices=SEED_ORDERS,
+        default="kb-rules",
+        help="ablation: the order of a warm start's first guesses (SEED_ORDERS)",
+    )
     ap.add_argument("--retable", type=Path, help="only write the table of this JSON result again")
     ap.add_argument(
         "--no-rule-guesses",
@@ -216,6 +247,7 @@ def main() -> int:
         return 0
     if args.without_seed_confirmation:
         without_seed_confirmation()
+    with_seed_order(args.seed_order)
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     kernels = args.kernels.split(",")
     replayed = [r for r in csv.DictReader(open(HERE / "data" / args.replayed))]
@@ -291,6 +323,7 @@ def main() -> int:
     results["held_out"] = args.held_out
     results["rule_guesses"] = not args.no_rule_guesses
     results["seed_confirmation"] = not args.without_seed_confirmation
+    results["seed_order"] = args.seed_order
     for kernel in kernels:
         space_file = replay.SPACES[kernel]
         land = replay.Landscape([r for r in replayed if r["kernel"] == kernel])

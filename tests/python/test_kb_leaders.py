@@ -75,7 +75,8 @@ def test_a_warm_start_tries_the_recommendations_first_then_the_nearest_ones_runn
     far = entry({"romio_cb_write": "disable"}, study="far", signature=sig(ranks=64))
     far.id = 2
     far.leaders = [{"settings": {"romio_ds_write": "enable"}, "median": 1, "runs": 3}]
-    _, chosen = seeds.seeded_space(sp, [far, near], sig())
+    seeded, chosen = seeds.seeded_space(sp, [far, near], sig())
+    assert seeded.guesses == [*chosen, *sp.guesses]  # every seed before the rules (in_order)
     assert [g.settings for g in chosen] == [
         {"fill_time": "never"},
         {"romio_cb_write": "disable"},
