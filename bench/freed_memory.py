@@ -12,11 +12,18 @@ ago the previous run's memory was freed, not on the program: noise, for every co
 benchmark so that freed memory stays with the VM, and restores the old value afterwards (also
 when the benchmark fails). Where the parameter does not exist (bare metal, another kernel) or
 cannot be written (not root), it changes nothing and says so in the returned record.
+
+As a command, it runs another with freed memory held (e.g. `iotune defaults`):
+
+    python bench/freed_memory.py -- .venv/bin/iotune defaults --out DIR
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,8 +32,9 @@ HOLD_MS = 300_000  # longer than any gap between two runs; this kernel refuses 6
 
 
 @contextlib.contextmanager
-def hold(param: Path = PARAM, hold_ms: int = HOLD_MS) -> Iterator[dict]:
+def hold(param: Path | None = None, hold_ms: int = HOLD_MS) -> Iterator[dict]:
     """Context: freed memory is kept by the VM; yields what was done, for the run's record."""
+    param = param or PARAM
     try:
         before = param.read_text().strip()
         param.write_text(f"{hold_ms}\n")
@@ -42,3 +50,18 @@ def hold(param: Path = PARAM, hold_ms: int = HOLD_MS) -> Iterator[dict]:
 def maybe_hold(enabled: bool) -> contextlib.AbstractContextManager[dict]:
     """hold() when enabled, else a context that records that nothing was held."""
     return hold() if enabled else contextlib.nullcontext({"held": False, "why": "not asked"})
+
+
+def main(argv: list[str]) -> int:
+    """Runs argv (after a leading --) with freed memory held; says what was held on stderr."""
+    cmd = argv[1:] if argv[:1] == ["--"] else argv
+    if not cmd:
+        print("usage: freed_memory.py -- COMMAND [ARGS...]", file=sys.stderr)
+        return 2
+    with hold() as held:
+        print(f"freed_memory: {json.dumps(held)}", file=sys.stderr, flush=True)
+        return subprocess.run(cmd).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

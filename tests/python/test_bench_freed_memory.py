@@ -37,3 +37,15 @@ def test_without_the_parameter_nothing_changes_and_the_record_says_why(fm, tmp_p
 def test_not_asked_holds_nothing(fm):
     with fm.maybe_hold(False) as rec:
         assert rec == {"held": False, "why": "not asked"}
+
+
+def test_as_a_command_it_runs_the_command_and_returns_its_exit_status(fm, tmp_path, monkeypatch):
+    param = tmp_path / "min_free_ms"
+    param.write_text("0\n")
+    monkeypatch.setattr(fm, "PARAM", param)
+    seen = tmp_path / "seen"
+    cmd = ["sh", "-c", f"cat {param} > {seen}; exit 3"]
+    assert fm.main(["--", *cmd]) == 3
+    assert seen.read_text().strip() == str(fm.HOLD_MS)  # held while the command ran
+    assert param.read_text().strip() == "0"
+    assert fm.main([]) == 2
