@@ -3,7 +3,7 @@
 Why: on a VM whose kernel reports free pages to the hypervisor (virtio-balloon free page
 reporting, `/sys/module/page_reporting`), memory freed for more than a moment is given back to
 the host, and the next program that allocates it pays a host page fault per page. A run that
-writes a few hundred MiB into the page cache then takes 3-4x longer when it lands on returned
+writes a few hundred MiB into the page cache then takes 3-7x longer when it lands on returned
 memory than when it reuses memory freed just before it: the two "modes" the benchmarks here
 saw (bench/README.md, "The page cache's two modes"). Which mode a run gets depends on how long
 ago the previous run's memory was freed, not on the program: noise, for every comparison.
