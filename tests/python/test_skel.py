@@ -171,6 +171,15 @@ def _skeleton(desc: dict, tmp: Path) -> Path:
     return Path(runmod.build(str(tmp / "src")))
 
 
+def _run_skeleton(desc: dict, tmp: Path) -> tuple[Path, Path]:
+    """Builds the descriptor's skeleton and runs it at 2 ranks into tmp/out: (out, timing)."""
+    skeleton = _skeleton(desc, tmp)
+    out, timing = tmp / "out", tmp / "timing.json"
+    out.mkdir()
+    run_mpi(2, [skeleton, "--dir", out, "--timing", timing], timeout=120)
+    return out, timing
+
+
 def _files(directory: Path) -> dict[str, int]:
     return {
         str(p.relative_to(directory)): p.stat().st_size
@@ -235,11 +244,7 @@ def test_profile_to_skeleton_keeps_the_files_structure(
 ):
     orig, prof = _profiled_case(case, kernel, libiotune, external_program, tmp_path)
     desc = fp.from_profile(str(prof), str(orig))
-    skeleton = _skeleton(desc, tmp_path)
-    out = tmp_path / "out"
-    out.mkdir()
-    timing = tmp_path / "timing.json"
-    run_mpi(2, [skeleton, "--dir", out, "--timing", timing], timeout=120)
+    out, timing = _run_skeleton(desc, tmp_path)
     want, got = _files(orig), _files(out)
     assert sorted(got) == sorted(want)
     for f in want:
@@ -265,10 +270,7 @@ def test_types_and_chunks_come_from_the_trace_alone(
         (orig / f).unlink()
     desc = fp.from_profile(str(prof), str(orig))
     assert not [n for n in desc["notes"] if "assumed" in n or "not found" in n], desc["notes"]
-    skeleton = _skeleton(desc, tmp_path)
-    out = tmp_path / "out"
-    out.mkdir()
-    run_mpi(2, [skeleton, "--dir", out, "--timing", tmp_path / "t.json"], timeout=120)
+    out, _ = _run_skeleton(desc, tmp_path)
     assert want and {f: h5layout.read(str(out / f)) for f in want} == want
 
 
@@ -281,10 +283,7 @@ def test_opens_without_data_on_some_ranks_are_left_out(test_prog, libiotune, tmp
     prof = _profile(orig, [test_prog("nodata_probe"), "2", "1024"], libiotune)
     desc = fp.from_profile(str(prof), str(orig))
     assert any("wrote nothing" in n for n in desc["notes"]), desc["notes"]
-    skeleton = _skeleton(desc, tmp_path)
-    out = tmp_path / "out"
-    out.mkdir()
-    run_mpi(2, [skeleton, "--dir", out, "--timing", tmp_path / "t.json"], timeout=120)
+    out, _ = _run_skeleton(desc, tmp_path)
     assert _files(out) == _files(orig) == {"chk.0.dat": 16384, "chk.1.dat": 16384}
 
 
