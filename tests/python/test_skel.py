@@ -232,9 +232,14 @@ def _profiled_case(case, kernel, libiotune, external_program, tmp_path) -> tuple
     """(directory of the application's files, its trace-mode profile) for a CASES entry."""
     name, args = CASES[case]
     exe = external_program if name is None else kernel(name)
-    orig = tmp_path / "orig"
+    return _profiled(tmp_path, [exe, *args], libiotune)
+
+
+def _profiled(tmp: Path, argv: list, libiotune: Path) -> tuple[Path, Path]:
+    """(directory of the application's files, its trace-mode profile): argv run in tmp/orig."""
+    orig = tmp / "orig"
     orig.mkdir()
-    return orig, _profile(orig, [exe, *args], libiotune)
+    return orig, _profile(orig, argv, libiotune)
 
 
 @needs_cc
@@ -278,9 +283,7 @@ def test_types_and_chunks_come_from_the_trace_alone(
 def test_opens_without_data_on_some_ranks_are_left_out(test_prog, libiotune, tmp_path):
     # every rank creates each file empty, then writes its block; rank 0 alone opens the file
     # twice more to ask its size (IOR's pattern): the skeleton writes the same files
-    orig = tmp_path / "orig"
-    orig.mkdir()
-    prof = _profile(orig, [test_prog("nodata_probe"), "2", "1024"], libiotune)
+    orig, prof = _profiled(tmp_path, [test_prog("nodata_probe"), "2", "1024"], libiotune)
     desc = fp.from_profile(str(prof), str(orig))
     assert any("wrote nothing" in n for n in desc["notes"]), desc["notes"]
     out, _ = _run_skeleton(desc, tmp_path)
@@ -304,9 +307,7 @@ def test_haccio_one_call_skeleton_makes_the_kernels_calls(kernel, libiotune, tmp
     # one MPI_File_write_all per rank through an hindexed file view (header + 9 variables) from
     # an hindexed memory datatype: the skeleton sets the same view and makes the same call with
     # the same bytes in as many pieces, per rank
-    orig = tmp_path / "orig"
-    orig.mkdir()
-    prof = _profile(orig, [kernel("haccio"), "--particles", "100"], libiotune)
+    orig, prof = _profiled(tmp_path, [kernel("haccio"), "--particles", "100"], libiotune)
     desc = fp.from_profile(str(prof), str(orig))
     assert not [n for n in desc["notes"] if "view" in n], desc["notes"]
     skeleton = _skeleton(desc, tmp_path)
