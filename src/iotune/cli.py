@@ -523,11 +523,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.cmd is None:
         parser.print_help()
         return 2
+    from iotune.inputs import InputError
+
     try:
         return args.func(args)
     except BrokenPipeError:  # e.g. `iotune check --list | head`
         sys.stderr.close()
         return 1
+    except InputError as e:  # a file from outside that cannot be used: one line, no traceback
+        print(f"iotune: {e}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

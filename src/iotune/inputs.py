@@ -1,0 +1,124 @@
+"""Reading files that come from outside (profiles, traces, descriptors, KB exports, logs).
+
+Every such file is hostile until parsed: it may be a FIFO with no writer, a device such as
+/dev/zero, a directory, huge, binary, deeply nested, or hold NaN and infinities. The readers here
+never block, read at most a bound, and turn every problem into one `InputError` whose text names
+the file (and the line where there is one); `iotune.cli.main` prints it as one line, no traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import stat
+from typing import Any
+
+# A profile of 10^6 files is about 1 GB of JSON; nothing iotune reads is legitimately larger.
+MAX_BYTES = 2 * 1024**3
+MAX_DEPTH = 64  # nesting of JSON/YAML containers; iotune's own files use fewer than 10
+
+
+class InputError(ValueError):
+    """A file from outside cannot be used; str() is the one message for the user."""
+
+
+def read_bytes(path: str | os.PathLike[str], what: str, max_bytes: int = MAX_BYTES) -> bytes:
+    """The bytes of a regular file, read without ever blocking (a FIFO, device or directory is
+    refused at once) and refused when larger than max_bytes."""
+    name = os.fspath(path)
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as e:
+        raise InputError(f"{name}: cannot read the {what}: {e.strerror or e}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+            raise InputError(f"{name}: cannot read the {what}: {kind}")
+        if st.st_size > max_bytes:
+            raise InputError(f"{name}: the {what} is too large ({st.st_size} bytes, at most {max_bytes})")
+        chunks, size = [], 0
+        while chunk := os.read(fd, min(1 << 24, max_bytes + 1 - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > max_bytes:
+                raise InputError(f"{name}: the {what} is too large (more than {max_bytes} bytes)")
+        return b"".join(chunks)
+    except OSError as e:
+        raise InputError(f"{name}: cannot read the {what}: {e.strerror or e}") from None
+    finally:
+        os.close(fd)
+
+
+def read_text(path: str | os.PathLike[str], what: str, max_bytes: int = MAX_BYTES) -> str:
+    """read_bytes() decoded as UTF-8; binary content is refused with one message."""
+    data = read_bytes(path, what, max_bytes)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise InputError(f"{os.fspath(path)}:{line}: the {what} is not UTF-8 text") from None
+
+
+def _refuse_constant(token: str) -> float:
+    raise ValueError(f"{token} is not a number iotune accepts")
+
+
+def _depth(obj: Any, limit: int) -> int:
+    """The nesting depth of a parsed JSON value, iteratively (no recursion to exhaust)."""
+    deepest, stack = 0, [(obj, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, (dict, list)):
+            if depth > limit:
+                return depth
+            deepest = max(deepest, depth)
+            children = value.values() if isinstance(value, dict) else value
+            stack.extend((c, depth + 1) for c in children)
+    return deepest
+
+
+def check_finite(obj: Any, name: str, what: str) -> None:
+    """Refuses a float that is NaN or infinite anywhere in a parsed value (1e999 parses to inf)."""
+    stack = [obj]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            raise InputError(f"{name}: the {what} holds a number that is not finite ({value})")
+        if isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+
+
+def parse_json(text: str | bytes, name: str, what: str, max_depth: int = MAX_DEPTH) -> Any:
+    """JSON text to a value: NaN, Infinity and overflowing numbers refused, nesting bounded,
+    every problem one InputError naming the file and line."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError(f"{name}: the {what} is not UTF-8 text (binary?)") from None
+    try:
+        value = json.loads(text, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as e:
+        raise InputError(f"{name}:{e.lineno}: the {what} is not valid JSON: {e.msg}") from None
+    except (ValueError, RecursionError) as e:
+        why = "nested too deeply" if isinstance(e, RecursionError) else str(e)
+        raise InputError(f"{name}: the {what} is not usable JSON: {why}") from None
+    if _depth(value, max_depth) > max_depth:
+        raise InputError(f"{name}: the {what} is nested more than {max_depth} levels deep")
+    check_finite(value, name, what)
+    return value
+
+
+def load_json(path: str | os.PathLike[str], what: str, max_bytes: int = MAX_BYTES) -> Any:
+    """A JSON file from outside, read and parsed as read_bytes() and parse_json() say."""
+    return parse_json(read_bytes(path, what, max_bytes), os.fspath(path), what)
+
+
+def expect(cond: bool, name: str, what: str, message: str) -> None:
+    """Raises one InputError naming the file when a parsed value is not what was expected."""
+    if not cond:
+        raise InputError(f"{name}: the {what} {message}")

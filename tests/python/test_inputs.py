@@ -1,0 +1,61 @@
+"""iotune.inputs: the one reader of files from outside never blocks, crashes or accepts junk."""
+
+import os
+
+import pytest
+
+from iotune import inputs
+from iotune.cli import main
+
+
+def test_a_fifo_without_a_writer_is_refused_at_once(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(inputs.InputError, match="not a regular file"):
+        inputs.read_bytes(fifo, "profile")
+
+
+@pytest.mark.parametrize("path", ["/dev/zero", "/proc/self"])
+def test_devices_and_directories_are_refused(path):
+    with pytest.raises(inputs.InputError, match=path):
+        inputs.read_bytes(path, "profile")
+
+
+def test_a_file_over_the_bound_is_refused(tmp_path):
+    big = tmp_path / "big.json"
+    big.write_bytes(b" " * 101)
+    with pytest.raises(inputs.InputError, match="too large"):
+        inputs.read_bytes(big, "profile", max_bytes=100)
+
+
+@pytest.mark.parametrize(
+    "text, why",
+    [
+        ('{"a": NaN}', "not a number"),
+        ('{"a": 1e999}', "not finite"),
+        ("[" * 100000 + "]" * 100000, "nested"),
+        ("[" * 70 + "]" * 70, "nested more than"),
+        ('{"a": 1,\n"b": }', ":2: "),
+        (b"\xff\xfe", "not UTF-8"),
+    ],
+)
+def test_bad_json_is_one_input_error_naming_the_file(text, why):
+    with pytest.raises(inputs.InputError, match=why) as e:
+        inputs.parse_json(text, "x.json", "profile")
+    assert str(e.value).startswith("x.json")
+
+
+def test_the_cli_prints_an_input_error_as_one_line(tmp_path, capsys, monkeypatch):
+    def boom(args):
+        raise inputs.InputError("f.json:3: the profile is not valid JSON")
+
+    import iotune.cli as cli
+
+    parser = cli.build_parser()
+    monkeypatch.setattr(cli, "build_parser", lambda: parser)
+    args = parser.parse_args(["kernels"])
+    monkeypatch.setattr(args, "func", boom, raising=False)
+    monkeypatch.setattr(parser, "parse_args", lambda argv=None: args)
+    assert main(["kernels"]) == 2
+    err = capsys.readouterr().err
+    assert err == "iotune: f.json:3: the profile is not valid JSON\n"
