@@ -56,6 +56,9 @@ def format_phases(data: Mapping[str, Any]) -> str:
                 if m else kb.get("error") or "no entry of this motif"))  # fmt: skip
         if p.get("fired"):
             lines.append("    rules fired: " + ", ".join(p["fired"]))
+        if p.get("offline"):
+            lines.append("    held, not applied (offline advice: iotune advise, iotune tune): "
+                         + ", ".join(_offline(code) for code in p["offline"]))  # fmt: skip
         if p.get("applied"):
             lines.append("    applied: " + ", ".join(f"{s['name']}={s['value']} ({s['rule']})"
                                                     for s in p["applied"]))  # fmt: skip
@@ -77,6 +80,16 @@ def format_phases(data: Mapping[str, Any]) -> str:
     lines.append(f"  overhead: prediction {pred.get('seconds', 0.0) * 1e3:.3f} ms, extraction "
                  f"{extract * 1e3:.3f} ms, optimisation {optimise * 1e3:.3f} ms")  # fmt: skip
     return "\n".join(lines)
+
+
+def _offline(code: str) -> str:
+    """A rule the mode may not apply by itself, with its settings."""
+    from iotune import rules
+
+    rule = next((r for r in rules.all_rules() if r.code == code), None)
+    if rule is None or not rule.settings:
+        return code
+    return f"{code} " + ", ".join(f"{n}={v}" for n, v in rule.settings)
 
 
 def applied_per_file(phases: list[Mapping[str, Any]]) -> str:

@@ -190,6 +190,11 @@ def test_cli_adapt_says_per_file_what_it_applied_and_mpi_ends_clean(tmp_path, ke
     assert rows["iorio.1.h5"].rstrip().endswith("1 settings"), rows
     assert rows["iorio.0.h5"].rstrip().endswith("-"), rows
     assert "applied per file: iorio.1.h5: romio_cb_write=disable" in r.stdout
+    # what tune finds for this pattern (transfer_mode=independent, SIO-1) is advice only: the
+    # mode says it held and was not applied, rather than leaving it out silently
+    assert p["adaptive"]["phases"][0]["offline"] == ["SIO-1"]
+    assert "held, not applied (offline advice" in r.stdout
+    assert "SIO-1 transfer_mode=independent" in r.stdout
 
 
 def test_cli_adapt_says_nothing_was_applied_when_no_phase_recurred(tmp_path, kernel, build_dir):
