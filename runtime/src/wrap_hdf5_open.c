@@ -203,22 +203,50 @@ static int takes_dapl(const iot_h5_api *real, dataset_call kind, hid_t list)
     return isa > 0;
 }
 
-static herr_t copy_prop(hid_t from, const char *name, void *to)
+/* The link access properties of HDF5's API onto a dataset access list (whose class derives
+ * from the link access one): soft link depth, external link prefix, file access list, access
+ * flags and callback. Property-by-property copying (H5Pcopy_prop) leaves a list that HDF5
+ * 1.10 cannot copy again. */
+static int copy_link_access(hid_t lapl, hid_t dapl)
 {
-    return IOT_H5_CALL(H5Pcopy_prop, *(hid_t *)to, from, name);
+    size_t nlinks;
+    if (IOT_H5_CALL(H5Pget_nlinks, lapl, &nlinks) < 0 ||
+        IOT_H5_CALL(H5Pset_nlinks, dapl, nlinks) < 0)
+        return -1;
+    char prefix[4096];
+    ssize_t n = IOT_H5_CALL(H5Pget_elink_prefix, lapl, prefix, sizeof prefix);
+    if (n < 0 || (size_t)n >= sizeof prefix ||
+        (n > 0 && IOT_H5_CALL(H5Pset_elink_prefix, dapl, prefix) < 0))
+        return -1;
+    unsigned flags;
+    if (IOT_H5_CALL(H5Pget_elink_acc_flags, lapl, &flags) < 0 ||
+        IOT_H5_CALL(H5Pset_elink_acc_flags, dapl, flags) < 0)
+        return -1;
+    H5L_elink_traverse_t cb;
+    void *op_data;
+    if (IOT_H5_CALL(H5Pget_elink_cb, lapl, &cb, &op_data) < 0 ||
+        IOT_H5_CALL(H5Pset_elink_cb, dapl, cb, op_data) < 0)
+        return -1;
+    hid_t fapl = IOT_H5_CALL(H5Pget_elink_fapl, lapl);
+    if (fapl < 0)
+        return -1;
+    int rc = fapl == H5P_DEFAULT ? 0 : IOT_H5_CALL(H5Pset_elink_fapl, dapl, fapl) < 0 ? -1 : 0;
+    if (fapl != H5P_DEFAULT)
+        iot_h5_real()->H5Pclose(fapl);
+    return rc;
 }
 
-/* A dataset access list holding every property of the application's link access list (a
- * dataset access list is one too, with the chunk cache besides), or H5I_INVALID_HID when a
- * property cannot be carried over; nothing printed, the application's error stack kept. */
+/* A dataset access list holding the application's link access properties, or
+ * H5I_INVALID_HID when one cannot be carried over; nothing printed, the application's error
+ * stack kept. */
 static hid_t lapl_as_dapl(const iot_h5_api *real, hid_t lapl)
 {
     iot_h5_quiet quiet;
     iot_h5_failure kept;
     iot_h5_failure_keep(&kept);
     iot_h5_quiet_begin(&quiet);
-    hid_t dapl = real->H5Pcreate(real->cls_dapl);
-    if (dapl >= 0 && IOT_H5_CALL(H5Piterate, lapl, NULL, copy_prop, &dapl) < 0) {
+    hid_t dapl = real->H5Pcreate(real->cls_dapl); /* not a link access list: the gets fail */
+    if (dapl >= 0 && copy_link_access(lapl, dapl) < 0) {
         real->H5Pclose(dapl);
         dapl = H5I_INVALID_HID;
     }
@@ -328,16 +356,34 @@ static hid_t dataset_call_with_settings(dataset_call kind, dataset_args a)
 static void note_named_late(const iot_file_info *f, const char *file, const char *path,
                             iot_h5_outcome *out)
 {
-    char named[1024], nameless[1024], line[4200];
+    char named[1024], nameless[1024], missed[1024] = "", line[2400];
     iot_describe_settings(f->rules, path, -1, named, sizeof named);
     iot_describe_settings(f->rules, "", -1, nameless, sizeof nameless);
-    if (!named[0] || strcmp(named, nameless) == 0)
+    /* the items ("name=value", separated by ", "; a value may hold a comma, never ", ") of
+     * the name's that the nameless lack */
+    size_t used = 0;
+    for (const char *item = named; *item;) {
+        const char *end = strstr(item, ", ");
+        size_t len = end ? (size_t)(end - item) : strlen(item);
+        int found = 0;
+        for (const char *at = nameless; *at && !found;) {
+            const char *stop = strstr(at, ", ");
+            size_t alen = stop ? (size_t)(stop - at) : strlen(at);
+            found = alen == len && strncmp(at, item, len) == 0;
+            at += alen + (stop ? 2 : 0);
+        }
+        if (!found && used + len + 3 < sizeof missed)
+            used += (size_t)snprintf(missed + used, sizeof missed - used, "%s%.*s",
+                                     used ? ", " : "", (int)len, item);
+        item += len + (end ? 2 : 0);
+    }
+    if (!missed[0])
         return;
     snprintf(line, sizeof line,
-             "%s: created without a name and linked after (H5Dcreate_anon + H5Olink, h5py's "
-             "f[name] = data): it got %s, NOT %s (a dataset rule cannot reach a creation list "
-             "fixed before the name)",
-             path, nameless[0] ? nameless : "no dataset settings", named);
+             "%s: created without a name, linked after (H5Dcreate_anon + H5Olink, h5py's "
+             "f[name] = data): %s NOT applied (a dataset rule cannot reach a creation list "
+             "fixed before the name; the file-wide settings were)",
+             path, missed);
     iot_outcome_add(out->notes, sizeof out->notes, line);
     if (f->leader)
         iot_warn_once(line, "%s:%s", file, line);
