@@ -461,7 +461,7 @@ def test_f_name_equals_data_writes_are_counted_and_a_late_name_rule_is_said(idio
     h = f["hdf5"]
     # two datasets of 64 x 64 float64, each written whole by each of the 2 ranks
     assert h["bytes_written"] == 2 * 2 * 64 * 64 * 8, h
-    assert h["dset_creates"] == 2 * 2 and h["chunked_datasets"] >= 2 * 2, h
+    assert h["dataset_creates"] == 2 * 2 and h["chunked_datasets"] >= 2 * 2, h
     # the rule naming /step_000/b cannot reach a creation list fixed before the name: said
     notes = " ".join(f.get("hdf5_notes") or [])
     assert "/step_000/b: created without a name" in notes and "chunk=8,8" in notes, notes
