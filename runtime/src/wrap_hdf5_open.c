@@ -156,10 +156,12 @@ static void dataset_opened(const iot_h5_api *h, hid_t id, int rec, const char *p
     iot_rec(rec)->c[IOT_L_HDF5].chunked_dsets += (uint64_t)chunked;
     iot_count_meta(rec, IOT_L_HDF5, dt, outer);
     if (iot_trace_on) { /* an anonymous dataset is described when it gets its name */
-        int ds = path[0] ? iot_trace_dataset(rec, path, &d) : -1;
-        if (ds >= 0)
+        int ds = path[0] ? iot_trace_dataset(rec, path, &d) : IOT_TRACE_UNNAMED;
+        if (ds >= 0 || ds == IOT_TRACE_UNNAMED)
             iot_idmap_put(&traced, (uint64_t)id, ds, (int)d.type_size);
-        iot_trace_h5(creating ? "H5Dcreate" : "H5Dopen", rec, ds, 0, -1, 0, d.ndims, dims, t, dt);
+        if (ds != IOT_TRACE_UNNAMED) /* else its H5Olink stands for the creation */
+            iot_trace_h5(creating ? "H5Dcreate" : "H5Dopen", rec, ds, 0, -1, 0, d.ndims, dims, t,
+                         dt);
     }
     iot_unlock();
 }
@@ -389,9 +391,11 @@ static void note_named_late(const iot_file_info *f, const char *file, const char
         iot_warn_once(line, "%s:%s", file, line);
 }
 
-/* An anonymous dataset gets its name: the transfer mode resolved for the name, the trace's
- * description, and the dataset rules its creation missed said. */
-static void dataset_named(const iot_h5_api *real, hid_t id, int rec, hid_t loc, const char *name)
+/* An anonymous dataset gets its name: the transfer mode resolved for the name, the link's
+ * time counted, the trace's description (its creation traced now, under the name), and the
+ * dataset rules its creation missed said. */
+static void dataset_named(const iot_h5_api *real, hid_t id, int rec, hid_t loc, const char *name,
+                          double t, double dt, int outer)
 {
     char file[1024], path[1024];
     dataset_names(real, loc, name, file, sizeof file, path, sizeof path);
@@ -410,17 +414,22 @@ static void dataset_named(const iot_h5_api *real, hid_t id, int rec, hid_t loc, 
         note_named_late(&f, file, path, &out);
         keep_outcome(rec, &out);
     }
-    if (rec < 0 || !iot_trace_on)
-        return;
     uint64_t dims[32], maxdims[32], chunks[32];
     iot_trace_dset_desc d = {0, dims, NULL, NULL, 0, -1, -1, -1};
-    describe_dataset(real, id, H5I_INVALID_HID, H5I_INVALID_HID, H5I_INVALID_HID, &d, dims, maxdims,
-                     chunks);
-    if (!iot_lock())
+    if (rec >= 0 && iot_trace_on)
+        describe_dataset(real, id, H5I_INVALID_HID, H5I_INVALID_HID, H5I_INVALID_HID, &d, dims,
+                         maxdims, chunks);
+    if (rec < 0 || !iot_lock())
         return;
-    int ds = iot_trace_dataset(rec, path, &d);
-    if (ds >= 0)
-        iot_idmap_put(&traced, (uint64_t)id, ds, (int)d.type_size);
+    iot_count_meta(rec, IOT_L_HDF5, dt, outer);
+    if (iot_trace_on) {
+        int ds = iot_trace_dataset(rec, path, &d);
+        if (ds >= 0)
+            iot_idmap_put(&traced, (uint64_t)id, ds, (int)d.type_size);
+        else
+            iot_idmap_del(&traced, (uint64_t)id);
+        iot_trace_h5("H5Dcreate", rec, ds, 0, -1, 0, d.ndims, dims, t, dt);
+    }
     iot_unlock();
 }
 
@@ -429,8 +438,10 @@ IOT_EXPORT herr_t H5Olink(hid_t obj, hid_t new_loc, const char *new_name, hid_t 
     const iot_h5_api *real = iot_h5_real();
     if (!real->H5Olink)
         return -1;
-    herr_t rc = real->H5Olink(obj, new_loc, new_name, lcpl, lapl);
-    int *v = rc >= 0 && anon.used && new_name ? iot_idmap_get(&anon, (uint64_t)obj) : NULL;
+    if (!anon.used) /* no anonymous dataset was ever followed */
+        return real->H5Olink(obj, new_loc, new_name, lcpl, lapl);
+    IOT_TIMED(real->H5Olink(obj, new_loc, new_name, lcpl, lapl));
+    int *v = rc >= 0 && new_name ? iot_idmap_get(&anon, (uint64_t)obj) : NULL;
     if (!v)
         return rc;
     int rec = v[0];
@@ -439,7 +450,7 @@ IOT_EXPORT herr_t H5Olink(hid_t obj, hid_t new_loc, const char *new_name, hid_t 
     iot_h5_failure kept;
     iot_h5_failure_keep(&kept);
     iot_h5_quiet_begin(&quiet);
-    dataset_named(real, obj, rec, new_loc, new_name);
+    dataset_named(real, obj, rec, new_loc, new_name, t, dt, outer);
     iot_h5_quiet_end(&quiet);
     iot_h5_failure_give_back(&kept);
     return rc;
