@@ -19,6 +19,10 @@ extern int iot_adapt_on; /* adaptive mode asked for, and capture on */
 /* Starts the mode (at start-up, after the environment is read and capture decided). */
 void iot_adapt_init(void);
 
+/* Frees the MPI objects the mode made (a datatype and an operation): MPI_Finalize, after the
+ * profile's collectives and before the real call. */
+void iot_adapt_release(void);
+
 /* The settings in effect: control's entries after the adaptive ones (so control wins), or
  * control itself when the mode is off or has nothing to add. */
 const iot_settings *iot_adapt_settings(const iot_settings *control);

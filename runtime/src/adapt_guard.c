@@ -65,10 +65,15 @@ void iot_adapt_judge(iot_adapt_class *k, int index, uint64_t applied, iot_phase_
     if (index == 0) {
         k->learn_bps = bps;
         iot_insights_copy(&k->learned, &lg->in);
-        for (int r = 0; r < IOT_RULE_COUNT; r++)
-            if (iot_rules[r].online && iot_rules[r].kind == IOT_RULE_SETTING &&
-                iot_rules[r].nsettings > 0 && iot_rule_holds(&iot_rules[r], &lg->in))
+        for (int r = 0; r < IOT_RULE_COUNT; r++) {
+            if (iot_rules[r].kind != IOT_RULE_SETTING || iot_rules[r].nsettings == 0 ||
+                !iot_rule_holds(&iot_rules[r], &lg->in))
+                continue;
+            if (iot_rules[r].online)
                 k->fired |= (uint64_t)1 << r;
+            else /* said, so that a setting the mode cannot apply is not silently missing */
+                lg->offline |= (uint64_t)1 << r;
+        }
         lg->fired = k->fired;
         iot_adapt_kb_learn(k, lg);
     } else if (applied && k->learn_bps > 0) {

@@ -106,6 +106,8 @@ void iot_adapt_write_json(FILE *f)
                                  : "default",
                 lg->ranks, lg->elapsed, lg->transfer, lg->busy, lg->bytes, bps);
         write_codes(f, lg->fired);
+        fputs(", \"offline\": ", f);
+        write_codes(f, lg->offline);
         fputs(", \"applied\": ", f);
         write_applied(f, lg);
         fputs(", \"guard\": ", f);

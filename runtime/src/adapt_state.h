@@ -45,8 +45,9 @@ typedef struct {
     int index, ranks, agreed;
     double elapsed, transfer, busy, bytes, ratio;
     uint64_t applied, fired, reverted;
-    int slow;                /* below the guard ratio (a strike) */
-    int idle;                /* moved no data: neither learned from nor judged */
+    uint64_t offline; /* learning phase: setting rules that held but are advice only (online no) */
+    int slow;         /* below the guard ratio (a strike) */
+    int idle;         /* moved no data: neither learned from nor judged */
     int kb_looked, kb_entry; /* learning phase: the knowledge base asked; its entry or -1 */
     double kb_distance;
     double extract_s, optimise_s, wait_s; /* wait: in the agreements, for the slowest rank */

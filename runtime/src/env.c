@@ -19,6 +19,10 @@
  * | IOTUNE_TEST_SLOW_RULE | CODE[:FACTOR]      | TESTS ONLY: the adaptive guard sees phases  |
  * |                    |                       | that applied rule CODE as FACTOR (10) times |
  * |                    |                       | slower than measured, to test its revert    |
+ * | IOTUNE_TEST_REFUSE | H5Fcreate             | TESTS ONLY: H5Fcreate with the control      |
+ * |                    |                       | file's settings fails as when HDF5 refuses  |
+ * |                    |                       | them after the driver made the (empty) file,|
+ * |                    |                       | to test the fail-safe (wrap_hdf5_file.c)    |
  *
  * The runtime also sets IOTUNE_SESSION (first process of a run), IOTUNE_RANK_CHILD (in an MPI
  * rank) and IOTUNE_TRACE=0 (trace asked without a profile: said once) for its children. */
@@ -68,6 +72,8 @@ void iot_env_read(void)
     v = value("IOTUNE_MODE");
     iot_env.adaptive = v && strcmp(v, "adaptive") == 0;
     iot_env.slow_rule = value("IOTUNE_TEST_SLOW_RULE");
+    v = value("IOTUNE_TEST_REFUSE");
+    iot_env.refuse_create = v && strcmp(v, "H5Fcreate") == 0;
     iot_env.adapt_kb = value("IOTUNE_ADAPT_KB");
 }
 

@@ -24,6 +24,7 @@
     X(H5Sget_select_bounds)                                                                        \
     X(H5Dcreate2)                                                                                  \
     X(H5Dcreate1)                                                                                  \
+    X(H5Dcreate_anon)                                                                              \
     X(H5Dopen2)                                                                                    \
     X(H5Dopen1)                                                                                    \
     X(H5Dwrite)                                                                                    \
@@ -58,6 +59,7 @@
     X(H5Oopen)                                                                                     \
     X(H5Oopen_by_idx)                                                                              \
     X(H5Oclose)                                                                                    \
+    X(H5Olink)                                                                                     \
     X(H5Lget_name_by_idx)                                                                          \
     X(H5Idec_ref)                                                                                  \
     X(H5Iget_type)                                                                                 \

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "abi.h"
+#include "adapt.h"
 #include "capture.h"
 #include "core.h"
 #include "env.h"
@@ -149,5 +150,6 @@ IOT_MPI_WRAPPER(int, MPI_Init_thread, (int *argc, char ***argv, int required, in
 IOT_MPI_WRAPPER(int, MPI_Finalize, (void))
 {
     iot_finish_job(MPI_COMM_WORLD);
+    iot_adapt_release();
     return PMPI_Finalize();
 }

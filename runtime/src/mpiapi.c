@@ -21,7 +21,7 @@
     X(PMPI_Type_size_x) X(PMPI_Get_elements_x)                                                     \
     X(PMPI_Type_get_extent_x) X(PMPI_Type_get_true_extent_x) X(PMPI_Type_get_envelope)            \
     X(PMPI_Type_get_contents) X(PMPI_Type_free) X(PMPI_Type_contiguous) X(PMPI_Type_commit)        \
-    X(PMPI_Op_create)                                                                              \
+    X(PMPI_Op_create) X(PMPI_Op_free)                                                              \
     X(MPI_Info_create) X(MPI_Info_dup) X(MPI_Info_free) X(MPI_Info_get) X(MPI_Info_set)            \
     X(MPI_Info_delete) X(MPI_Info_get_nkeys) X(MPI_Info_get_nthkey)                                \
     X(PMPI_File_open) X(PMPI_File_close) X(PMPI_File_delete) X(PMPI_File_sync)                     \

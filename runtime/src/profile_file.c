@@ -75,17 +75,6 @@ static int withdrawn(const iot_file_rec *r, const char *setting)
     return 0;
 }
 
-static void applied_hint(void *ctx, const iot_entry *e)
-{
-    applied_ctx *a = ctx;
-    if (withdrawn(a->r, e->name))
-        return;
-    fputs(a->n++ ? ", " : "", a->f);
-    iot_json_string(a->f, e->name);
-    fputs(": ", a->f);
-    iot_json_string(a->f, e->value.text);
-}
-
 /* Lines "name=value" as JSON members. */
 static void write_pairs(FILE *f, const char *lines)
 {
@@ -122,19 +111,27 @@ static void write_lines(FILE *f, const char *lines)
     fputc(']', f);
 }
 
-/* The control file's settings in effect for a file, per layer: HDF5's read back from the
- * file's and its datasets' property lists. */
+/* The settings in effect for a file, per layer (the control file's, and the adaptive mode's):
+ * HDF5's read back from the file's and its datasets' property lists; the hints its MPI-IO open
+ * applied, less any withdrawn since. */
 static void write_applied(FILE *f, const iot_file_rec *r)
 {
     fputs("{\"hdf5\": {", f);
     write_pairs(f, r->h5applied);
     fputs("}, \"mpiio\": {", f);
-    iot_file_settings *rules = iot_resolve(iot_active(), r->name);
-    applied_ctx a = {f, 0, r};
-    if (rules && (r->layers & (1 << IOT_L_MPIIO)))
-        iot_settings_each_hint(&rules->set, r->name, applied_hint, &a);
+    char kept[sizeof r->mpapplied];
+    size_t used = 0;
+    kept[0] = '\0';
+    for (const char *l = r->mpapplied; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != 0)) {
+        size_t len = strcspn(l, "\n"), key = strcspn(l, "=");
+        char name[256];
+        snprintf(name, sizeof name, "%.*s", (int)(key < len ? key : len), l);
+        if (withdrawn(r, name) || used + len + 2 > sizeof kept)
+            continue;
+        used += (size_t)snprintf(kept + used, sizeof kept - used, "%.*s\n", (int)len, l);
+    }
+    write_pairs(f, kept);
     fputs("}}", f);
-    iot_resolved_free(rules);
 }
 
 /* Per hint of the control file: what was asked, what MPI-IO read back, whether it took effect

@@ -156,9 +156,10 @@ static void transferred(const iot_h5_api *h, int is_write, hid_t dset, int rec, 
 {
     int *v = iot_trace_on ? iot_idmap_get(&traced, (uint64_t)dset) : NULL;
     int ds = v ? v[0] : -1, ndims = 0;
+    int unnamed = ds == IOT_TRACE_UNNAMED; /* counted, not traced (wrap_hdf5.h) */
     uint64_t box[32];
     int64_t offset = -1;
-    if (iot_trace_wanted() && bytes) /* HDF5 calls outside the lock */
+    if (iot_trace_wanted() && bytes && !unnamed) /* HDF5 calls outside the lock */
         ndims = selection_box(h, dset, fspace, ds, v ? (size_t)v[1] : 0, box, &offset);
     if (!iot_lock())
         return;
@@ -170,7 +171,7 @@ static void transferred(const iot_h5_api *h, int is_write, hid_t dset, int rec, 
         else
             coll ? c->coll_reads++ : c->indep_reads++;
     }
-    if (iot_trace_on)
+    if (iot_trace_on && !unnamed)
         iot_trace_h5(is_write ? "H5Dwrite" : "H5Dread", rec, ds, bytes, offset, coll, ndims, box, t,
                      dt);
     iot_unlock();

@@ -11,8 +11,11 @@
 /* Open datasets the runtime follows: id -> {capture record, forced transfer mode or -1}.
  * Empty, and never consulted, unless transfer_mode is set or capture is on. */
 extern iot_idmap dsets;
-/* Open datasets of a traced run: id -> {index in the trace's dataset table, element size}. */
+/* Open datasets of a traced run: id -> {index in the trace's dataset table, element size}.
+ * IOT_TRACE_UNNAMED: an anonymous dataset (H5Dcreate_anon) not linked yet, whose transfers the
+ * trace leaves out (a trace describes datasets by name; H5Olink gives it its entry). */
 extern iot_idmap traced;
+#define IOT_TRACE_UNNAMED (-2)
 /* Open files the runtime follows (settings or capture): id -> {capture record or -1, unused}. */
 extern iot_idmap files;
 

@@ -1,5 +1,7 @@
 /* Interposed H5Fcreate and H5Fopen: the file's settings resolved and applied to its access
  * list, the fail-safe call, read-back and capture; H5Fflush, counted as HDF5's. */
+#include <errno.h>
+#include <stdio.h>
 #include <unistd.h>
 
 #include "abi.h"
@@ -8,8 +10,10 @@
 #include "capture.h"
 #include "core.h"
 #include "effect_hdf5.h"
+#include "env.h"
 #include "h5fallback.h"
 #include "idmap.h"
+#include "real.h"
 #include "trace.h"
 #include "wrap.h"
 #include "wrap_hdf5.h"
@@ -19,24 +23,62 @@ typedef struct {
     const char *name;
     unsigned flags;
     hid_t fcpl, fapl, tuned;
+    int existed;  /* H5Fcreate: the file existed before the call */
+    int *refused; /* set when the attempt with the settings failed */
 } file_args;
+
+static int file_exists(const char *name)
+{
+    int err = errno;
+    int exists = access(iot_strip_romio_prefix(name), F_OK) == 0;
+    errno = err;
+    return exists;
+}
+
+/* A create refused with the settings may leave the file it made (0 bytes: the driver's open
+ * came before HDF5's refusal), and the application's own exclusive create ('w-', 'x') would
+ * then fail with "file exists". The file is removed when it did not exist before the call;
+ * the ranks of an MPI-IO file all reach the retry's collective open after their removal. */
+static void remove_refused_leftover(const file_args *a)
+{
+    if (!a->create || a->existed || !*a->refused || !file_exists(a->name))
+        return;
+    int err = errno;
+    unlink(iot_strip_romio_prefix(a->name));
+    errno = err;
+}
+
+/* IOTUNE_TEST_REFUSE=H5Fcreate (tests only): the attempt with the settings fails as a refusal
+ * after the driver's open does, the file made and left empty. */
+static hid_t refused_for_test(const file_args *a)
+{
+    FILE *made = iot_real_fopen(iot_strip_romio_prefix(a->name), "a");
+    if (made)
+        iot_real_fclose(made);
+    *a->refused = 1;
+    return H5I_INVALID_HID;
+}
 
 static hid_t file_call(const iot_h5_api *real, const void *args, int own)
 {
     const file_args *a = args;
     hid_t fapl = own ? a->fapl : a->tuned;
-    return a->create ? real->H5Fcreate(a->name, a->flags, a->fcpl, fapl)
-                     : real->H5Fopen(a->name, a->flags, fapl);
+    if (!own && a->create && iot_env.refuse_create)
+        return refused_for_test(a);
+    if (own)
+        remove_refused_leftover(a);
+    hid_t id = a->create ? real->H5Fcreate(a->name, a->flags, a->fcpl, fapl)
+                         : real->H5Fopen(a->name, a->flags, fapl);
+    if (!own && id < 0)
+        *a->refused = 1;
+    return id;
 }
 
 /* Outcomes the file system decides before any setting matters: opening a file that does not
  * exist, creating one exclusively that does. The application's own call is then made alone:
  * an attempt with settings would fail as well, and MPI libraries report every failed open. */
-static int decided_by_existence(int create, const char *name, unsigned flags)
+static int decided_by_existence(int create, int exists, unsigned flags)
 {
-    int err = errno;
-    int exists = access(iot_strip_romio_prefix(name), F_OK) == 0;
-    errno = err;
     return create ? (flags & 0x0004u) && exists : !exists; /* H5F_ACC_EXCL, without H5open */
 }
 
@@ -74,10 +116,11 @@ static hid_t open_file(int create, const char *name, unsigned flags, hid_t fcpl,
     const char *how = create ? "H5Fcreate" : "H5Fopen";
     iot_file_info info = {0, 1, NULL, 0};
     iot_h5_outcome out = {"", ""};
-    hid_t use = s && iot_h5() && !decided_by_existence(create, name, flags)
+    int existed = file_exists(name), refused = 0;
+    hid_t use = s && iot_h5() && !decided_by_existence(create, existed, flags)
                     ? iot_apply_fapl(s, how, name, fapl, &info, iot_capture_on ? &out : NULL)
                     : fapl;
-    file_args args = {create, name, flags, fcpl, fapl, use};
+    file_args args = {create, name, flags, fcpl, fapl, use, existed, &refused};
     char why[512];
     IOT_TIMED(with_fallback(real, file_call, &args, use != fapl, why, sizeof why));
     hid_t fid = rc;

@@ -1,6 +1,7 @@
-/* Interposed dataset and object opens (H5Dcreate1/2, H5Dopen1/2, H5Oopen, H5Oopen_by_idx,
- * H5Oopen_by_token): the dataset's creation and access settings, the fail-safe call, the
- * forced transfer mode remembered, and capture. */
+/* Interposed dataset and object opens (H5Dcreate1/2, H5Dcreate_anon, H5Dopen1/2, H5Oopen,
+ * H5Oopen_by_idx, H5Oopen_by_token): the dataset's creation and access settings, the fail-safe
+ * call, the forced transfer mode remembered, and capture; H5Olink, the name an anonymous
+ * dataset gets (h5py's f["a"] = data). */
 #include <stdio.h>
 #include <string.h>
 
@@ -17,7 +18,16 @@
 
 /* Every way to create or open a dataset shares everything but the real call. H5Oopen and
  * H5Oopen_by_idx open any object: it is followed only when it is a dataset. */
-typedef enum { CREATE2, CREATE1, OPEN2, OPEN1, OOPEN, OOPEN_BY_IDX, OOPEN_BY_TOKEN } dataset_call;
+typedef enum {
+    CREATE2,
+    CREATE1,
+    CREATE_ANON,
+    OPEN2,
+    OPEN1,
+    OOPEN,
+    OOPEN_BY_IDX,
+    OOPEN_BY_TOKEN
+} dataset_call;
 
 typedef struct {
     hid_t loc, type, space, lcpl, dcpl, dapl;
@@ -50,6 +60,10 @@ static hid_t real_dataset_call(const iot_h5_api *real, dataset_call kind, const 
                    ? real->H5Dcreate1(a->loc, a->name, a->type, a->space, a->dcpl)
                    : real->H5Dcreate2(a->loc, a->name, a->type, a->space, H5P_DEFAULT, a->dcpl,
                                       a->dapl);
+    case CREATE_ANON:
+        return real->H5Dcreate_anon
+                   ? real->H5Dcreate_anon(a->loc, a->type, a->space, a->dcpl, a->dapl)
+                   : H5I_INVALID_HID;
     case OPEN2: return real->H5Dopen2(a->loc, a->name, a->dapl);
     case OPEN1:
         return a->dapl == H5P_DEFAULT ? real->H5Dopen1(a->loc, a->name)
@@ -141,11 +155,13 @@ static void dataset_opened(const iot_h5_api *h, hid_t id, int rec, const char *p
         iot_rec(rec)->c[IOT_L_HDF5].dset_opens++;
     iot_rec(rec)->c[IOT_L_HDF5].chunked_dsets += (uint64_t)chunked;
     iot_count_meta(rec, IOT_L_HDF5, dt, outer);
-    if (iot_trace_on) {
-        int ds = iot_trace_dataset(rec, path, &d);
-        if (ds >= 0)
+    if (iot_trace_on) { /* an anonymous dataset is described when it gets its name */
+        int ds = path[0] ? iot_trace_dataset(rec, path, &d) : IOT_TRACE_UNNAMED;
+        if (ds >= 0 || ds == IOT_TRACE_UNNAMED)
             iot_idmap_put(&traced, (uint64_t)id, ds, (int)d.type_size);
-        iot_trace_h5(creating ? "H5Dcreate" : "H5Dopen", rec, ds, 0, -1, 0, d.ndims, dims, t, dt);
+        if (ds != IOT_TRACE_UNNAMED) /* else its H5Olink stands for the creation */
+            iot_trace_h5(creating ? "H5Dcreate" : "H5Dopen", rec, ds, 0, -1, 0, d.ndims, dims, t,
+                         dt);
     }
     iot_unlock();
 }
@@ -175,20 +191,90 @@ static void opened_name(const iot_h5_api *real, dataset_call kind, const dataset
     snprintf(name, len, "%s%s%s", here ? "" : a->name, here ? "" : "/", link);
 }
 
-/* Can the application's access list of an H5Oopen* call carry a chunk cache? H5P_DEFAULT
- * (a new dataset access list) or a dataset access list (copied); a plain link access list
- * keeps its own properties, so the settings are left out. */
-static int takes_dapl(const iot_h5_api *real, dataset_call kind, hid_t lapl)
+/* Can the application's access list of a dataset open or create carry a chunk cache?
+ * H5P_DEFAULT (a new dataset access list) or a dataset access list (copied); a plain link
+ * access list (Debian's h5py 3.7 opens f["name"] with H5Oopen and one) only once merged into
+ * a dataset access list (lapl_as_dapl). */
+static int takes_dapl(const iot_h5_api *real, dataset_call kind, hid_t list)
 {
     if (kind == OOPEN_BY_TOKEN)
         return 0;
-    if (kind != OOPEN && kind != OOPEN_BY_IDX)
+    if (list == H5P_DEFAULT)
         return 1;
-    if (lapl == H5P_DEFAULT)
-        return 1;
-    htri_t isa = IOT_H5_CALL(H5Pisa_class, lapl, real->cls_dapl);
+    htri_t isa = IOT_H5_CALL(H5Pisa_class, list, real->cls_dapl);
     return isa > 0;
 }
+
+/* The link access properties of HDF5's API onto a dataset access list (whose class derives
+ * from the link access one): soft link depth, external link prefix, file access list, access
+ * flags and callback. Property-by-property copying (H5Pcopy_prop) leaves a list that HDF5
+ * 1.10 cannot copy again. */
+static int copy_link_access(hid_t lapl, hid_t dapl)
+{
+    size_t nlinks;
+    if (IOT_H5_CALL(H5Pget_nlinks, lapl, &nlinks) < 0 ||
+        IOT_H5_CALL(H5Pset_nlinks, dapl, nlinks) < 0)
+        return -1;
+    char prefix[4096];
+    ssize_t n = IOT_H5_CALL(H5Pget_elink_prefix, lapl, prefix, sizeof prefix);
+    if (n < 0 || (size_t)n >= sizeof prefix ||
+        (n > 0 && IOT_H5_CALL(H5Pset_elink_prefix, dapl, prefix) < 0))
+        return -1;
+    unsigned flags;
+    if (IOT_H5_CALL(H5Pget_elink_acc_flags, lapl, &flags) < 0 ||
+        IOT_H5_CALL(H5Pset_elink_acc_flags, dapl, flags) < 0)
+        return -1;
+    H5L_elink_traverse_t cb;
+    void *op_data;
+    if (IOT_H5_CALL(H5Pget_elink_cb, lapl, &cb, &op_data) < 0 ||
+        IOT_H5_CALL(H5Pset_elink_cb, dapl, cb, op_data) < 0)
+        return -1;
+    hid_t fapl = IOT_H5_CALL(H5Pget_elink_fapl, lapl);
+    if (fapl < 0)
+        return -1;
+    int rc = fapl == H5P_DEFAULT ? 0 : IOT_H5_CALL(H5Pset_elink_fapl, dapl, fapl) < 0 ? -1 : 0;
+    if (fapl != H5P_DEFAULT)
+        iot_h5_real()->H5Pclose(fapl);
+    return rc;
+}
+
+/* A dataset access list holding the application's link access properties, or
+ * H5I_INVALID_HID when one cannot be carried over; nothing printed, the application's error
+ * stack kept. */
+static hid_t lapl_as_dapl(const iot_h5_api *real, hid_t lapl)
+{
+    iot_h5_quiet quiet;
+    iot_h5_failure kept;
+    iot_h5_failure_keep(&kept);
+    iot_h5_quiet_begin(&quiet);
+    hid_t dapl = real->H5Pcreate(real->cls_dapl); /* not a link access list: the gets fail */
+    if (dapl >= 0 && copy_link_access(lapl, dapl) < 0) {
+        real->H5Pclose(dapl);
+        dapl = H5I_INVALID_HID;
+    }
+    iot_h5_quiet_end(&quiet);
+    iot_h5_failure_give_back(&kept);
+    return dapl;
+}
+
+/* The dataset access settings of path that an open could not carry: said (verbose) and noted
+ * in the file's profile record, never silently dropped. */
+static void note_unreached(const iot_file_info *f, const char *file, const char *path,
+                           const char *why, iot_h5_outcome *out)
+{
+    char list[1024], line[2200];
+    iot_describe_settings(f->rules, path, IOT_TARGET_DAPL, list, sizeof list);
+    if (!list[0])
+        return;
+    snprintf(line, sizeof line, "%s: %s NOT applied: %s", path, list, why);
+    if (out)
+        iot_outcome_add(out->notes, sizeof out->notes, line);
+    if (iot_g.verbose && f->leader)
+        iot_log("dataset %s:%s", file, line);
+}
+
+/* Anonymous datasets (H5Dcreate_anon) not linked yet: id -> {capture record, unused}. */
+static iot_idmap anon;
 
 static hid_t dataset_call_with_settings(dataset_call kind, dataset_args a)
 {
@@ -202,14 +288,28 @@ static hid_t dataset_call_with_settings(dataset_call kind, dataset_args a)
     char file[1024], path[1024], rel[1024];
     opened_name(real, kind, &a, rel, sizeof rel);
     dataset_names(real, a.loc, rel, file, sizeof file, path, sizeof path);
+    if (kind == CREATE_ANON) /* no name yet (H5Olink gives it): file-wide settings only */
+        path[0] = '\0';
     iot_file_info f = iot_files_lookup(file);
     dataset_args use = a;
-    int creating = kind == CREATE1 || kind == CREATE2;
+    int creating = kind == CREATE1 || kind == CREATE2 || kind == CREATE_ANON;
     iot_h5_outcome out = {"", ""}, *keep = iot_capture_on ? &out : NULL;
     if (s && f.tuned && creating) /* MPI-IO files, and sec2 ones with serial_files */
         use.dcpl = iot_apply_dcpl(&f, file, path, a.type, a.space, a.dcpl, keep);
-    if (s && f.tuned && rel[0] && takes_dapl(real, kind, a.dapl))
-        use.dapl = iot_apply_dapl(&f, file, path, a.dapl, keep);
+    hid_t merged = H5I_INVALID_HID; /* the application's link access list as a dapl */
+    if (s && f.tuned && (rel[0] || kind == CREATE_ANON)) {
+        if (kind != OOPEN_BY_TOKEN && !takes_dapl(real, kind, a.dapl))
+            merged = lapl_as_dapl(real, a.dapl);
+        if (merged >= 0 || takes_dapl(real, kind, a.dapl))
+            use.dapl = iot_apply_dapl(&f, file, path, merged >= 0 ? merged : a.dapl, keep);
+        else if (kind != OOPEN_BY_TOKEN)
+            note_unreached(&f, file, path,
+                           "opened with an access list that is neither a dataset nor a link "
+                           "access list",
+                           keep);
+        if (use.dapl == merged) /* nothing to set after all: the application's own list */
+            use.dapl = a.dapl;
+    }
     dataset_attempt attempt = {kind, &a, &use};
     char why[512];
     int injected = use.dcpl != a.dcpl || use.dapl != a.dapl;
@@ -218,6 +318,8 @@ static hid_t dataset_call_with_settings(dataset_call kind, dataset_args a)
     hid_t copies[2] = {use.dcpl != a.dcpl ? use.dcpl : H5I_INVALID_HID,
                        use.dapl != a.dapl ? use.dapl : H5I_INVALID_HID};
     close_copies(real, id, copies, 2);
+    if (merged >= 0)
+        close_copies(real, id, &merged, 1);
     if (id < 0)
         return id;
     if (by_object && real->H5Iget_type(id) != H5I_DATASET)
@@ -246,7 +348,112 @@ static hid_t dataset_call_with_settings(dataset_call kind, dataset_args a)
                        creating ? a.type : H5I_INVALID_HID, a.dcpl, t, dt, outer);
     if ((mode >= 0 || rec >= 0) && iot_idmap_put(&dsets, (uint64_t)id, rec, mode) < 0)
         iot_warn_once("dsets-oom", "out of memory: a dataset and later ones are not followed");
+    if (kind == CREATE_ANON && iot_idmap_put(&anon, (uint64_t)id, rec, 0) < 0)
+        iot_warn_once("anon-oom", "out of memory: an anonymous dataset's name is not learnt");
     return id;
+}
+
+/* The dataset rules of path that its anonymous creation could not reach (the creation and
+ * access lists were fixed before the name was known): said and noted, never dropped silently. */
+static void note_named_late(const iot_file_info *f, const char *file, const char *path,
+                            iot_h5_outcome *out)
+{
+    char named[1024], nameless[1024], missed[1024] = "", line[2400];
+    iot_describe_settings(f->rules, path, -1, named, sizeof named);
+    iot_describe_settings(f->rules, "", -1, nameless, sizeof nameless);
+    /* the items ("name=value", separated by ", "; a value may hold a comma, never ", ") of
+     * the name's that the nameless lack */
+    size_t used = 0;
+    for (const char *item = named; *item;) {
+        const char *end = strstr(item, ", ");
+        size_t len = end ? (size_t)(end - item) : strlen(item);
+        int found = 0;
+        for (const char *at = nameless; *at && !found;) {
+            const char *stop = strstr(at, ", ");
+            size_t alen = stop ? (size_t)(stop - at) : strlen(at);
+            found = alen == len && strncmp(at, item, len) == 0;
+            at += alen + (stop ? 2 : 0);
+        }
+        if (!found && used + len + 3 < sizeof missed)
+            used += (size_t)snprintf(missed + used, sizeof missed - used, "%s%.*s",
+                                     used ? ", " : "", (int)len, item);
+        item += len + (end ? 2 : 0);
+    }
+    if (!missed[0])
+        return;
+    snprintf(line, sizeof line,
+             "%s: created without a name, linked after (H5Dcreate_anon + H5Olink, h5py's "
+             "f[name] = data): %s NOT applied (a dataset rule cannot reach a creation list "
+             "fixed before the name; the file-wide settings were)",
+             path, missed);
+    iot_outcome_add(out->notes, sizeof out->notes, line);
+    if (f->leader)
+        iot_warn_once(line, "%s:%s", file, line);
+}
+
+/* An anonymous dataset gets its name: the transfer mode resolved for the name, the link's
+ * time counted, the trace's description (its creation traced now, under the name), and the
+ * dataset rules its creation missed said. */
+static void dataset_named(const iot_h5_api *real, hid_t id, int rec, hid_t loc, const char *name,
+                          double t, double dt, int outer)
+{
+    char file[1024], path[1024];
+    dataset_names(real, loc, name, file, sizeof file, path, sizeof path);
+    const iot_settings *s = iot_active();
+    if (!s && iot_adapt_on)
+        s = &iot_g.settings;
+    iot_file_info f = iot_files_lookup(file);
+    if (s && f.tuned) {
+        int mode = iot_transfer_mode(&f, file, path, id);
+        int *v = iot_idmap_get(&dsets, (uint64_t)id);
+        if (v)
+            v[1] = mode;
+        else if (mode >= 0)
+            iot_idmap_put(&dsets, (uint64_t)id, -1, mode);
+        iot_h5_outcome out = {"", ""};
+        note_named_late(&f, file, path, &out);
+        keep_outcome(rec, &out);
+    }
+    uint64_t dims[32], maxdims[32], chunks[32];
+    iot_trace_dset_desc d = {0, dims, NULL, NULL, 0, -1, -1, -1};
+    if (rec >= 0 && iot_trace_on)
+        describe_dataset(real, id, H5I_INVALID_HID, H5I_INVALID_HID, H5I_INVALID_HID, &d, dims,
+                         maxdims, chunks);
+    if (rec < 0 || !iot_lock())
+        return;
+    iot_count_meta(rec, IOT_L_HDF5, dt, outer);
+    if (iot_trace_on) {
+        int ds = iot_trace_dataset(rec, path, &d);
+        if (ds >= 0)
+            iot_idmap_put(&traced, (uint64_t)id, ds, (int)d.type_size);
+        else
+            iot_idmap_del(&traced, (uint64_t)id);
+        iot_trace_h5("H5Dcreate", rec, ds, 0, -1, 0, d.ndims, dims, t, dt);
+    }
+    iot_unlock();
+}
+
+IOT_EXPORT herr_t H5Olink(hid_t obj, hid_t new_loc, const char *new_name, hid_t lcpl, hid_t lapl)
+{
+    const iot_h5_api *real = iot_h5_real();
+    if (!real->H5Olink)
+        return -1;
+    if (!anon.used) /* no anonymous dataset was ever followed */
+        return real->H5Olink(obj, new_loc, new_name, lcpl, lapl);
+    IOT_TIMED(real->H5Olink(obj, new_loc, new_name, lcpl, lapl));
+    int *v = rc >= 0 && new_name ? iot_idmap_get(&anon, (uint64_t)obj) : NULL;
+    if (!v)
+        return rc;
+    int rec = v[0];
+    iot_idmap_del(&anon, (uint64_t)obj); /* its first name is the one it is known by */
+    iot_h5_quiet quiet;
+    iot_h5_failure kept;
+    iot_h5_failure_keep(&kept);
+    iot_h5_quiet_begin(&quiet);
+    dataset_named(real, obj, rec, new_loc, new_name, t, dt, outer);
+    iot_h5_quiet_end(&quiet);
+    iot_h5_failure_give_back(&kept);
+    return rc;
 }
 
 IOT_EXPORT hid_t H5Dcreate2(hid_t loc, const char *name, hid_t type, hid_t space, hid_t lcpl,
@@ -260,6 +467,15 @@ IOT_EXPORT hid_t H5Dcreate1(hid_t loc, const char *name, hid_t type, hid_t space
 {
     return dataset_call_with_settings(CREATE1, (dataset_args){loc, type, space, H5P_DEFAULT, dcpl,
                                                               H5P_DEFAULT, name, 0, 0, 0, NULL});
+}
+
+/* h5py's f["a"] = data: the dataset is created without a name, written, then linked
+ * (H5Olink). It gets the file-wide settings (a dataset rule cannot reach a creation list fixed
+ * before the name is known: H5Olink says so) and is followed from here. */
+IOT_EXPORT hid_t H5Dcreate_anon(hid_t loc, hid_t type, hid_t space, hid_t dcpl, hid_t dapl)
+{
+    return dataset_call_with_settings(
+        CREATE_ANON, (dataset_args){loc, type, space, H5P_DEFAULT, dcpl, dapl, "", 0, 0, 0, NULL});
 }
 
 IOT_EXPORT hid_t H5Dopen2(hid_t loc, const char *name, hid_t dapl)

@@ -16,9 +16,29 @@
 
 static iot_idmap handles; /* MPI_File -> {capture record, access mode}; under the capture lock */
 
-/* Capture bookkeeping after an open: the record, and on the communicator's rank 0 the file
- * system type and the hints in effect. */
-static void opened(MPI_Comm comm, const char *filename, MPI_File fh, double t, double dt, int outer)
+/* The hints an open applied (not withdrawn) as "name=value\n" lines, cut at a line: what the
+ * file's record says it got, also in adaptive mode, where the set changes from phase to phase. */
+static void applied_lines(const iot_mpiio_hints *h, char *out, size_t size)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (int i = 0; i < h->n; i++) {
+        const iot_entry *e = h->hint[i];
+        if (h->withdrawn && (!h->withdrawn_one || strcmp(e->name, h->withdrawn_one) == 0))
+            continue;
+        int n = snprintf(out + used, size - used, "%s=%s\n", e->name, e->value.text);
+        if (n < 0 || (size_t)n >= size - used) {
+            out[used] = '\0';
+            return;
+        }
+        used += (size_t)n;
+    }
+}
+
+/* Capture bookkeeping after an open: the record, the hints it applied, and on the
+ * communicator's rank 0 the file system type and the hints in effect. */
+static void opened(MPI_Comm comm, const char *filename, MPI_File fh, const iot_mpiio_hints *h,
+                   double t, double dt, int outer)
 {
     int rec = iot_rec_for(filename, IOT_L_MPIIO);
     int rank = 0, amode = 0;
@@ -29,9 +49,13 @@ static void opened(MPI_Comm comm, const char *filename, MPI_File fh, double t, d
         iot_fstype(filename, fs, sizeof fs);
         iot_mpiio_read_hints(fh, hints, sizeof hints);
     }
+    char applied[sizeof iot_rec(0)->mpapplied];
+    applied_lines(h, applied, sizeof applied);
     if (rec < 0 || !iot_lock())
         return;
     iot_file_rec *r = iot_rec(rec);
+    if (applied[0] && !r->mpapplied[0])
+        memcpy(r->mpapplied, applied, sizeof applied);
     if (fs[0])
         memcpy(r->fs, fs, sizeof fs);
     if (hints[0])
@@ -56,7 +80,7 @@ IOT_MPI_WRAPPER(int, MPI_File_open,
     MPI_Info use = iot_mpiio_merge(s, filename, info, &hints);
     IOT_TIMED(iot_mpiio_open(comm, filename, amode, info, use, fh, &hints));
     if (rc == MPI_SUCCESS && iot_capture_on)
-        opened(comm, filename, *fh, t, dt, outer);
+        opened(comm, filename, *fh, &hints, t, dt, outer);
     if (filename && iot_adapt_on)
         iot_adapt_opened(comm, filename, iot_rec_for(filename, IOT_L_MPIIO), *fh, !rc, t);
     int rank = 0, size = 0;

@@ -56,6 +56,9 @@ def format_phases(data: Mapping[str, Any]) -> str:
                 if m else kb.get("error") or "no entry of this motif"))  # fmt: skip
         if p.get("fired"):
             lines.append("    rules fired: " + ", ".join(p["fired"]))
+        if p.get("offline"):
+            lines.append("    held, not applied (offline advice: iotune advise, iotune tune): "
+                         + ", ".join(_offline(code) for code in p["offline"]))  # fmt: skip
         if p.get("applied"):
             lines.append("    applied: " + ", ".join(f"{s['name']}={s['value']} ({s['rule']})"
                                                     for s in p["applied"]))  # fmt: skip
@@ -64,6 +67,7 @@ def format_phases(data: Mapping[str, Any]) -> str:
         o = p.get("overhead_s") or {}
         extract += o.get("extraction", 0.0)
         optimise += o.get("optimisation", 0.0)
+    lines.append("  " + applied_per_file(phases))
     pred = a.get("prediction") or {}
     done = [x for x in pred.get("phases") or [] if x.get("accuracy") is not None]
     if done:
@@ -76,6 +80,38 @@ def format_phases(data: Mapping[str, Any]) -> str:
     lines.append(f"  overhead: prediction {pred.get('seconds', 0.0) * 1e3:.3f} ms, extraction "
                  f"{extract * 1e3:.3f} ms, optimisation {optimise * 1e3:.3f} ms")  # fmt: skip
     return "\n".join(lines)
+
+
+def _offline(code: str) -> str:
+    """A rule the mode may not apply by itself, with its settings."""
+    from iotune import rules
+
+    rule = next((r for r in rules.all_rules() if r.code == code), None)
+    if rule is None or not rule.settings:
+        return code
+    return f"{code} " + ", ".join(f"{n}={v}" for n, v in rule.settings)
+
+
+def applied_per_file(phases: list[Mapping[str, Any]]) -> str:
+    """What the mode applied, file by file, or why it applied nothing."""
+    changed = [p for p in phases if p.get("applied")]
+    if changed:
+        return "applied per file: " + "; ".join(
+            f"{p['file']}: " + ", ".join(f"{s['name']}={s['value']}" for s in p["applied"])
+            for p in changed
+        )
+    with_data: dict[str, int] = {}
+    for p in phases:
+        if p.get("role") != "no data":
+            with_data[p.get("class", "?")] = with_data.get(p.get("class", "?"), 0) + 1
+    if not any(n > 1 for n in with_data.values()):
+        return "nothing applied: no phase recurred (each class of file had one phase with data)"
+    if not any(p.get("fired") for p in phases):
+        return "nothing applied: no rule fired on a learning phase"
+    return (
+        "nothing applied: the rules that fired set only what the control file sets, or "
+        "the ranks of a file did not agree on them"
+    )
 
 
 def register(sub: argparse._SubParsersAction, summary_options) -> None:

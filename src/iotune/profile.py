@@ -360,6 +360,8 @@ def summary(p: Profile, *, files: bool = False, top: int = TOP_FILES) -> str:
     if cfg.get("path"):
         lines.append(f"config    {cfg['path']} ({cfg.get('digest')}, "
                      f"{len(cfg.get('settings') or [])} settings)")  # fmt: skip
+    elif d.get("adaptive"):
+        lines.append("config    none (adaptive mode: what it applied, per file below)")
     else:
         lines.append("config    none (library defaults)")
     data, others = _by_io_time(p.data_files), _by_io_time(p.system_files)

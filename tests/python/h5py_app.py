@@ -14,6 +14,10 @@ Scenarios:
   cache      a chunked dataset, closed, reopened as f["name"]: its chunk cache and the one of a
              dataset just created
   many N     N small datasets written one after another, each released by reference count
+  idioms     f["a"] = data (an anonymous dataset, linked after: H5Dcreate_anon + H5Olink), in
+             the root and in a step group; reopened as h5py 3.7 opens f["name"] (H5Oopen with a
+             link access list); prints each one's chunk cache and sums
+  exclusive  files created with modes "w-" and "x", written and read back
 """
 
 from __future__ import annotations
@@ -167,6 +171,32 @@ def many(n: int) -> None:
     say(f"many: {n} datasets of {value.nbytes} bytes")
 
 
+def idioms() -> None:
+    grid = np.arange(64 * 64, dtype="f8").reshape(64, 64)
+    with open_file("idioms.h5", "w") as f:
+        f["a"] = grid  # every rank writes the whole array (same values), independently
+        step = f.create_group("step_000")
+        step["b"] = grid * 2
+        f["a"].attrs["units"] = "m"
+    barrier()
+    with open_file("idioms.h5", "r") as f:
+        lapl = h5py.h5p.create(h5py.h5p.LINK_ACCESS)  # what Debian's h5py 3.7 passes
+        for name in ("a", "step_000/b"):
+            d = h5py.Dataset(h5py.h5o.open(f.id, name.encode(), lapl=lapl))
+            say(f"{name}: cache {d.id.get_access_plist().get_chunk_cache()} "
+                f"sum {float(d[()].sum())}")  # fmt: skip
+
+
+def exclusive() -> None:
+    for mode in ("w-", "x"):
+        name = f"exclusive_{mode.strip('-') or 'x'}.h5"
+        with open_file(name, mode) as f:
+            f["x"] = np.arange(10, dtype="i4")
+        barrier()
+        with open_file(name, "r") as f:
+            say(f"mode {mode}: {f['x'][()].tolist()}")
+
+
 def main() -> int:
     args = [a for a in sys.argv[1:] if a != "--mpio"]
     scenario = args[0] if args else ""
@@ -178,6 +208,10 @@ def main() -> int:
         data()
     elif scenario == "cache":
         cache()
+    elif scenario == "idioms":
+        idioms()
+    elif scenario == "exclusive":
+        exclusive()
     elif scenario == "many":
         many(int(args[1]))
     else:

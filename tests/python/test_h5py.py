@@ -403,3 +403,97 @@ def test_the_runtime_marks_the_files_the_application_did_not_ask_for(tmp_path, l
     for f in raw["files"]:
         rule = prof.classify(f["name"], prof.was_written(f), script=script)
         assert f.get("system") == (rule.cls if rule else None), f["name"]
+
+
+# ----------------------------------------------------------------------------- h5py idioms
+
+IDIOMS = """<?xml version="1.0"?>
+<Parameters>
+  <High_Level_IO_Library>
+    <fill_time>never</fill_time>
+    <chunk_size>8KiB</chunk_size>
+    <chunk VariableName="/step_000/b">8,8</chunk>
+    <chunk_cache_bytes>4MiB</chunk_cache_bytes>
+    <chunk_cache_slots>1009</chunk_cache_slots>
+    <chunk_cache_w0>0.5</chunk_cache_w0>
+  </High_Level_IO_Library>
+</Parameters>
+"""
+
+
+def _dataset_dump(path: Path, name: str) -> str:
+    dump = subprocess.run(["h5dump", "-p", "-H", "-d", name, str(path)], capture_output=True,
+                          text=True, timeout=60)  # fmt: skip
+    assert dump.returncode == 0, dump.stderr
+    return dump.stdout
+
+
+@pytest.fixture(scope="module")
+def idioms_run(tmp_path_factory, libiotune):
+    where = tmp_path_factory.mktemp("idioms")
+    config = where / "idioms.xml"
+    config.write_text(IDIOMS)
+    run = run_app(where / "run", ["idioms"], mpio=True, lib=libiotune, config=config,
+                  env={"IOTUNE_PROFILE": str(where / "p.json")})  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    base = run_app(where / "base", ["idioms"], mpio=True)
+    assert base.returncode == 0, base.stderr
+    return where, run, base
+
+
+def test_f_name_equals_data_gets_the_creation_settings(idioms_run):
+    # h5py's f["a"] = data is H5Dcreate_anon, H5Dwrite, then H5Olink: the file-wide creation
+    # settings reach the dataset, read back from the file by h5dump
+    where, run, base = idioms_run
+    for name in ("/a", "/step_000/b"):
+        tuned = _dataset_dump(where / "run" / "idioms.h5", name)
+        assert "H5D_FILL_TIME_NEVER" in tuned and "CHUNKED ( 16, 64 )" in tuned, tuned
+        plain = _dataset_dump(where / "base" / "idioms.h5", name)
+        assert "H5D_FILL_TIME_NEVER" not in plain and "CONTIGUOUS" in plain, plain
+    diff = subprocess.run(["h5diff", where / "base" / "idioms.h5", where / "run" / "idioms.h5"],
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert diff.returncode == 0, diff.stdout
+
+
+def test_f_name_equals_data_writes_are_counted_and_a_late_name_rule_is_said(idioms_run):
+    where, run, base = idioms_run
+    f = next(x for x in prof.load(where / "p.json").data_files if x["name"] == "idioms.h5")
+    h = f["hdf5"]
+    # two datasets of 64 x 64 float64, each written whole by each of the 2 ranks
+    assert h["bytes_written"] == 2 * 2 * 64 * 64 * 8, h
+    assert h["dataset_creates"] == 2 * 2 and h["chunked_datasets"] >= 2 * 2, h
+    # the rule naming /step_000/b cannot reach a creation list fixed before the name: said
+    notes = " ".join(f.get("hdf5_notes") or [])
+    assert "/step_000/b: created without a name" in notes and "chunk=8,8" in notes, notes
+    assert "/step_000/b: created without a name" in run.stderr
+
+
+def test_an_open_with_a_link_access_list_gets_the_chunk_cache(idioms_run):
+    # h5py 3.7 (Debian 12) opens f["name"] with H5Oopen and a link access list: the settings
+    # are merged into a dataset access list that keeps the application's properties
+    where, run, base = idioms_run
+    lines = _cache_lines(run)
+    assert lines["a"].startswith("cache (1009, 4194304, 0.5) sum "), lines
+    assert lines["step_000/b"].startswith("cache (1009, 4194304, 0.5) sum "), lines
+    plain = _cache_lines(base)
+    assert plain["a"].startswith("cache (521, 1048576, 0.75) sum "), plain
+    assert [ln.split(" sum ")[1] for ln in run.stdout.splitlines() if " sum " in ln] == [
+        ln.split(" sum ")[1] for ln in base.stdout.splitlines() if " sum " in ln
+    ]
+
+
+@pytest.mark.parametrize("mpio", [True, False], ids=["mpio", "serial"])
+def test_a_refused_exclusive_create_leaves_no_file_and_the_retry_succeeds(tmp_path, libiotune,
+                                                                         mpio):  # fmt: skip
+    # IOTUNE_TEST_REFUSE=H5Fcreate (tests only): the create with the control file's settings
+    # fails after the driver made the file, as a refusal by HDF5 does; the fail-safe removes
+    # that file (it did not exist before the call) so that the application's own exclusive
+    # create ("w-", "x") succeeds
+    config = DATA / "serial_opt_in.xml" if not mpio else PROBE_ALL
+    base = run_app(tmp_path / "base", ["exclusive"], mpio=mpio)
+    assert base.returncode == 0, base.stderr
+    run = run_app(tmp_path / "run", ["exclusive"], mpio=mpio, lib=libiotune, config=config,
+                  env={"IOTUNE_TEST_REFUSE": "H5Fcreate"})  # fmt: skip
+    assert (run.returncode, run.stdout) == (0, base.stdout), run.stderr
+    assert "mode w-: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]" in run.stdout
+    assert "File exists" not in run.stderr and "FileExistsError" not in run.stdout
