@@ -59,11 +59,7 @@ int iot_bounds_exceeds(int param, const char *name, const char *value, double co
     snprintf(why, len,
              "%s=%s would cost %s of %s per %s%s (%s), more than 1/%.0f of %s (%s): withdrawn",
              name, value, iot_format_bytes(cost, what, sizeof what), mem ? "memory" : "disk space",
-             c->per,
-             c->per[0] == 'o' ? ""
-             : mem            ? " open"
-                              : "",
-             c->why, c->share, iot_format_bytes(budget, whole, sizeof whole),
-             mem ? b->memory_what : b->disk_what);
+             mem ? "open " : "", c->per, c->why, c->share,
+             iot_format_bytes(budget, whole, sizeof whole), mem ? b->memory_what : b->disk_what);
     return 1;
 }
