@@ -82,26 +82,33 @@ static int detect_mpio(hid_t fapl, iot_file_info *info, MPI_Comm *file_comm)
 /* A setting that costs more than the machine allows (bounds.h): withdrawn before the call,
  * said once per run (by the file's leader) and kept in the file's profile record. */
 static void withdraw_costly(const iot_entry *e, const char *file, const char *why, int leader,
-                            report *r)
+                            report *r, iot_h5_outcome *out)
 {
-    char where[96], key[400];
+    char where[96], key[400], brief[400];
     snprintf(key, sizeof key, "bounds:%s=%s", e->name, e->value.text);
     if (leader)
         iot_warn_once(key, "%s: %s [%s]", file, why, iot_origin(e, where, sizeof where));
-    iot_rec_withdraw(file, IOT_L_HDF5, e->name, e->value.text, why);
+    iot_rec_withdraw(file, IOT_L_HDF5, e->name, e->value.text,
+                     iot_bounds_brief(why, brief, sizeof brief));
+    if (out) { /* not read back as "NOT in effect": it was never asked for */
+        char line[IOT_NAME_MAX + 1];
+        snprintf(line, sizeof line, "%s", e->name);
+        iot_outcome_add(out->withdrawn, sizeof out->withdrawn, line);
+    }
     add(r, "%s=%s WITHDRAWN: too costly for this machine [%s]", e->name, e->value.text,
         iot_origin(e, where, sizeof where));
 }
 
 /* A dataset setting's cost judged against this process's memory (agreed over the job's ranks
  * at MPI_Init, so that a collective H5Dcreate's ranks judge alike): 1 when withdrawn. */
-static int too_costly(const iot_entry *e, double cost, const char *file, int leader, report *r)
+static int too_costly(const iot_entry *e, double cost, const char *file, int leader, report *r,
+                      iot_h5_outcome *out)
 {
     char why[700];
     iot_budget b = iot_limits_budget();
     if (!iot_bounds_exceeds(e->param, e->name, e->value.text, cost, &b, why, sizeof why))
         return 0;
-    withdraw_costly(e, file, why, leader, r);
+    withdraw_costly(e, file, why, leader, r, out);
     return 1;
 }
 
@@ -109,7 +116,7 @@ static int too_costly(const iot_entry *e, double cost, const char *file, int lea
  * alike on every rank of the file (comm; MPI_COMM_NULL for a serial file): the file access
  * list must be the same on all of them. */
 static void judge_fapl(const iot_file_settings *rules, const char *name, MPI_Comm comm, int leader,
-                       int *gone, report *r)
+                       int *gone, report *r, iot_h5_outcome *out)
 {
     iot_budget b = iot_limits_budget();
     int mine[IOT_P_COUNT] = {0}, any = 0;
@@ -136,7 +143,7 @@ static void judge_fapl(const iot_file_settings *rules, const char *name, MPI_Com
             snprintf(why, sizeof why,
                      "%s=%s costs more than another rank of the file can afford: withdrawn",
                      e->name, e->value.text);
-        withdraw_costly(e, name, why, leader, r);
+        withdraw_costly(e, name, why, leader, r, out);
     }
 }
 
@@ -291,7 +298,7 @@ hid_t iot_apply_fapl(const iot_settings *s, const char *how, const char *name, h
     hid_t copy = H5I_INVALID_HID;
     report r = {.len = 0};
     int gone[IOT_P_COUNT];
-    judge_fapl(rules, name, comm, info->leader, gone, &r);
+    judge_fapl(rules, name, comm, info->leader, gone, &r, out);
     if (comm != MPI_COMM_NULL)
         MPI_Comm_free(&comm);
     for (int p = 0, mdc_done = 0; p < IOT_P_COUNT; p++) {
@@ -341,7 +348,7 @@ static void chunk_for_size(int ndims, const hsize_t *maxdims, size_t elem, long 
 }
 
 static void set_chunk(const iot_file_info *f, const char *file, const char *dset, hid_t type,
-                      hid_t space, hid_t dcpl, hid_t *copy, report *r)
+                      hid_t space, hid_t dcpl, hid_t *copy, report *r, iot_h5_outcome *out)
 {
     const iot_file_settings *rules = f->rules;
     const iot_h5_api *h = iot_h5();
@@ -395,7 +402,7 @@ static void set_chunk(const iot_file_info *f, const char *file, const char *dset
         add(r, "%s NOT applied: a chunk must be smaller than 4 GiB", e->name);
         return;
     }
-    if (too_costly(e, bytes, file, f->leader, r))
+    if (too_costly(e, bytes, file, f->leader, r, out))
         return;
     herr_t rc = h->H5Pset_chunk(writable(copy, dcpl, h->cls_dcpl), ndims, chunk);
     char where[96], text[256];
@@ -418,7 +425,7 @@ hid_t iot_apply_dcpl(const iot_file_info *f, const char *file, const char *dset,
     iot_h5_quiet_begin(&quiet);
     hid_t copy = H5I_INVALID_HID;
     report r = {.len = 0};
-    set_chunk(f, file, dset, type, space, dcpl, &copy, &r);
+    set_chunk(f, file, dset, type, space, dcpl, &copy, &r, out);
     static const H5D_fill_time_t fill_times[] = {H5D_FILL_TIME_IFSET, H5D_FILL_TIME_ALLOC,
                                                  H5D_FILL_TIME_NEVER};
     static const H5D_alloc_time_t alloc_times[] = {H5D_ALLOC_TIME_DEFAULT, H5D_ALLOC_TIME_EARLY,
@@ -461,9 +468,11 @@ hid_t iot_apply_dapl(const iot_file_info *f, const char *file, const char *dset,
     const iot_entry *slots = iot_resolved_for(f->rules, IOT_P_CHUNK_CACHE_SLOTS, dset);
     const iot_entry *w0 = iot_resolved_for(f->rules, IOT_P_CHUNK_CACHE_W0, dset);
     report r = {.len = 0};
-    if (bytes && too_costly(bytes, iot_cost(bytes->param, &bytes->value, 1), file, f->leader, &r))
+    if (bytes &&
+        too_costly(bytes, iot_cost(bytes->param, &bytes->value, 1), file, f->leader, &r, out))
         bytes = NULL;
-    if (slots && too_costly(slots, iot_cost(slots->param, &slots->value, 1), file, f->leader, &r))
+    if (slots &&
+        too_costly(slots, iot_cost(slots->param, &slots->value, 1), file, f->leader, &r, out))
         slots = NULL;
     if (!bytes && !slots && !w0) {
         if (iot_g.verbose && f->leader && r.items) {

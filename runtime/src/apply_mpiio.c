@@ -39,7 +39,9 @@ static void collect(void *ctx, const iot_entry *e)
         snprintf(key, sizeof key, "bounds:%s=%s", e->name, e->value.text);
         if (iot_world_rank() == 0)
             iot_warn_once(key, "%s: %s [%s]", l->file, why, iot_origin(e, where, sizeof where));
-        iot_rec_withdraw(l->file, IOT_L_MPIIO, e->name, e->value.text, why);
+        char brief[400];
+        iot_rec_withdraw(l->file, IOT_L_MPIIO, e->name, e->value.text,
+                         iot_bounds_brief(why, brief, sizeof brief));
         return;
     }
     l->hint[l->n++] = e;

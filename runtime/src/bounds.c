@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "costs_gen.h"
 
@@ -62,4 +63,18 @@ int iot_bounds_exceeds(int param, const char *name, const char *value, double co
              mem ? "open " : "", c->per, c->why, c->share,
              iot_format_bytes(budget, whole, sizeof whole), mem ? b->memory_what : b->disk_what);
     return 1;
+}
+
+const char *iot_bounds_brief(const char *why, char *buf, size_t len)
+{
+    const char *start = strstr(why, " would cost "), *open = start ? strstr(start, " (") : NULL;
+    const char *close = open ? strstr(open, "), more than ") : NULL;
+    size_t end = strlen(why), tail = strlen(": withdrawn");
+    if (!close || end < tail || strcmp(why + end - tail, ": withdrawn") != 0) {
+        snprintf(buf, len, "%s", why);
+        return buf;
+    }
+    snprintf(buf, len, "%.*s%.*s", (int)(open - start - 1), start + 1,
+             (int)(why + end - tail - close - 1), close + 1);
+    return buf;
 }

@@ -41,6 +41,11 @@ double iot_cost(int param, const iot_value *v, double elem);
 int iot_bounds_exceeds(int param, const char *name, const char *value, double cost,
                        const iot_budget *b, char *why, size_t len);
 
+/* The message of iot_bounds_exceeds without the setting, the words on what is paid and the
+ * verdict, for the profile's records: "would cost 8 GiB of memory per open dataset, more than
+ * 1/16 of 4 GiB (RLIMIT_DATA 4 GiB)". */
+const char *iot_bounds_brief(const char *why, char *buf, size_t len);
+
 /* A byte count for people: "8 GiB", "1.5 GiB", "512 bytes". */
 const char *iot_format_bytes(double n, char *buf, size_t len);
 

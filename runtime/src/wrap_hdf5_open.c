@@ -205,7 +205,7 @@ static hid_t dataset_call_with_settings(dataset_call kind, dataset_args a)
     iot_file_info f = iot_files_lookup(file);
     dataset_args use = a;
     int creating = kind == CREATE1 || kind == CREATE2;
-    iot_h5_outcome out = {"", ""}, *keep = iot_capture_on ? &out : NULL;
+    iot_h5_outcome out = {"", "", ""}, *keep = iot_capture_on ? &out : NULL;
     if (s && f.tuned && creating) /* MPI-IO files, and sec2 ones with serial_files */
         use.dcpl = iot_apply_dcpl(&f, file, path, a.type, a.space, a.dcpl, keep);
     if (s && f.tuned && rel[0] && takes_dapl(real, kind, a.dapl))
