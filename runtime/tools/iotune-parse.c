@@ -10,7 +10,7 @@
  *   iotune-parse --costs               reads "name TAB value TAB elem TAB memory TAB disk"
  *                                      lines (a budget, -1 unknown) and prints "cost TAB 0|1"
  *                                      per line: the bytes the setting costs, and whether the
- *                                      runtime withdraws it (tests/vectors/costs.json) */
+ *                                      runtime withdraws it (tests/vectors/costs/cases.json) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

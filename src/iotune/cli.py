@@ -200,8 +200,11 @@ def _runtime_for(command, config, mpi, verbose):
         launch.say(choice.describe())
     if config is None or _is_pipe(config):  # a pipe is read once: by the runtime
         return choice.lib, config, {}, None
+    from iotune import costs
+
     parsed = controlfile.parse_file(config)
-    env, problems = launch.mca_settings(parsed.settings)
+    budget = costs.machine_budget(launch.ranks_of(command))
+    env, problems = launch.mca_settings(parsed.settings, budget)
     for problem in problems:
         launch.say(f"{config}: {problem}")
     names = {s.name for s in parsed.settings if s.param is not None and s.param.is_mca}

@@ -7,7 +7,7 @@ and small-data blocks). It may take at most 1/share of the budget: the process's
 least of physical memory and the cgroup's limit, each divided by the ranks on the host, and of
 RLIMIT_AS and RLIMIT_DATA) or the free space of the file system. The runtime withdraws a
 setting that costs more before it applies it; `iotune check` warns about it and `iotune tune`
-leaves such values out of its search spaces. The shared vectors tests/vectors/costs.json hold
+leaves such values out of its search spaces. The shared vectors tests/vectors/costs/cases.json hold
 both sides to one reading.
 """
 

@@ -1,7 +1,7 @@
 """Resource bounds: every setting judged by what it costs (src/iotune/data/costs.tsv) against
 the machine's memory and free disk space, by one definition on both sides.
 
-- the shared vectors tests/vectors/costs.json through iotune.costs and the runtime's bounds.c;
+- the shared vectors tests/vectors/costs/cases.json through iotune.costs and the runtime's bounds.c;
 - the machine's budget from RLIMIT_DATA (and physical memory, the cgroup's limit);
 - `iotune check` warns, `iotune tune`'s search spaces leave such values out;
 - the runtime withdraws a setting that costs too much before the call: one message per setting
@@ -19,7 +19,7 @@ from conftest import REPO, VECTORS, run_mpi
 
 from iotune import costs, params, space
 
-CASES = json.loads((VECTORS / "costs.json").read_text())["cases"]
+CASES = json.loads((VECTORS / "costs" / "cases.json").read_text())["cases"]
 SRC = REPO / "src"
 
 
@@ -193,3 +193,26 @@ def test_the_runtime_withdraws_a_setting_too_costly_before_the_call(tmp_path, ke
                            tmp_path / "tuned" / "gcrmio.h5"],
                           capture_output=True, text=True, timeout=60)  # fmt: skip
     assert diff.returncode == 0, diff.stdout
+
+
+def test_open_mpi_parameters_set_by_iotune_run_are_bounded_too():
+    from iotune import controlfile, launch
+
+    parsed = controlfile.parse_text(
+        b"<Parameters><Middleware_Layer>\n"
+        b"<io_ompio_bytes_per_agg>1GiB</io_ompio_bytes_per_agg>\n"
+        b"<io_ompio_cycle_buffer_size>1MiB</io_ompio_cycle_buffer_size>\n"
+        b"</Middleware_Layer></Parameters>\n",
+        "run.xml",
+    )
+    budget = costs.Budget(1 << 30, "RLIMIT_DATA 1 GiB", -1, "")
+    env, problems = launch.mca_settings(parsed.settings, budget)
+    assert env == {"OMPI_MCA_io_ompio_cycle_buffer_size": "1048576"}
+    assert problems == [
+        "line 2: io_ompio_bytes_per_agg=1073741824 would cost 1 GiB of memory per open file "
+        "(each OMPIO aggregator allocates its collective buffer), more than 1/16 of 1 GiB "
+        "(RLIMIT_DATA 1 GiB): withdrawn"
+    ]
+    assert launch.mca_settings(parsed.settings)[0]["OMPI_MCA_io_ompio_bytes_per_agg"]
+    assert launch.ranks_of(["mpiexec.mpich", "-n", "4", "./app"]) == 4
+    assert launch.ranks_of(["./app", "-x"]) == 1
