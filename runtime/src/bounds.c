@@ -42,7 +42,8 @@ const char *iot_format_bytes(double n, char *buf, size_t len)
         n /= 1024;
         u++;
     }
-    snprintf(buf, len, n == floor(n) ? "%.0f %s" : "%.1f %s", n, units[u]);
+    /* beyond a million EiB (chunk dimensions multiplied out): three digits are enough */
+    snprintf(buf, len, n >= 1e6 ? "%.3g %s" : n == floor(n) ? "%.0f %s" : "%.1f %s", n, units[u]);
     return buf;
 }
 
@@ -56,7 +57,7 @@ int iot_bounds_exceeds(int param, const char *name, const char *value, double co
     double budget = mem ? b->memory : b->disk;
     if (budget < 0 || cost <= budget / c->share)
         return 0;
-    char what[32], whole[32];
+    char what[48], whole[48];
     snprintf(why, len,
              "%s=%s would cost %s of %s per %s%s (%s), more than 1/%.0f of %s (%s): withdrawn",
              name, value, iot_format_bytes(cost, what, sizeof what), mem ? "memory" : "disk space",

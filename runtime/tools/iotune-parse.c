@@ -153,8 +153,9 @@ static int costs(void)
         snprintf(b.memory_what, sizeof b.memory_what, "vectors");
         snprintf(b.disk_what, sizeof b.disk_what, "vectors");
         double cost = iot_cost(param, &v, atof(f[2]));
-        printf("%.17g\t%d\n", cost,
-               iot_bounds_exceeds(param, f[0], v.text, cost, &b, why, sizeof why));
+        why[0] = '\0';
+        int out = iot_bounds_exceeds(param, f[0], v.text, cost, &b, why, sizeof why);
+        printf("%.17g\t%d\t%s\n", cost, out, why);
     }
     return 0;
 }

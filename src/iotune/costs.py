@@ -117,6 +117,8 @@ def format_bytes(n: float) -> str:
     while n >= 1024 and u < 5:
         n /= 1024
         u += 1
+    if n >= 1e6:  # beyond a million EiB (chunk dimensions multiplied out): three digits
+        return f"{n:.3g} {units[u]}"
     return f"{n:.0f} {units[u]}" if n == math.floor(n) else f"{n:.1f} {units[u]}"
 
 

@@ -48,8 +48,11 @@ def test_runtime_costs_match_the_vectors(build_dir):
                          capture_output=True, text=True, timeout=30, check=True)  # fmt: skip
     got = [ln.split("\t") for ln in out.stdout.splitlines()]
     assert len(got) == len(CASES)
-    for case, (cost, withdrawn) in zip(CASES, got, strict=True):
+    for case, (cost, withdrawn, message) in zip(CASES, got, strict=True):
         assert (float(cost), withdrawn == "1") == (case["cost"], case["withdrawn"]), case
+        value = params.normalise(case["name"], case["value"])
+        # the same words on both sides
+        assert message == (costs.exceeds(case["name"], value, float(cost), _budget(case)) or "")
 
 
 def test_the_vectors_cover_every_row_of_the_table():
