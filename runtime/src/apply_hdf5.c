@@ -114,8 +114,9 @@ static int too_costly(const iot_entry *e, double cost, const char *file, int lea
 
 /* Marks in gone[] the file access settings that cost more than the machine allows, judged
  * alike on every rank of the file (comm; MPI_COMM_NULL for a serial file): the file access
- * list must be the same on all of them. */
-static void judge_fapl(const iot_file_settings *rules, const char *name, MPI_Comm comm, int leader,
+ * list must be the same on all of them. They are taken out of the file's resolved settings:
+ * nothing later (notes on the application's own values, read-back) takes them for asked. */
+static void judge_fapl(iot_file_settings *rules, const char *name, MPI_Comm comm, int leader,
                        int *gone, report *r, iot_h5_outcome *out)
 {
     iot_budget b = iot_limits_budget();
@@ -144,6 +145,7 @@ static void judge_fapl(const iot_file_settings *rules, const char *name, MPI_Com
                      "%s=%s costs more than another rank of the file can afford: withdrawn",
                      e->name, e->value.text);
         withdraw_costly(e, name, why, leader, r, out);
+        rules->file[p] = NULL;
     }
 }
 
@@ -292,15 +294,15 @@ hid_t iot_apply_fapl(const iot_settings *s, const char *how, const char *name, h
     }
     info->rules = rules;
     info->tuned = 1;
-    if (serial)
-        note_meaningless(rules, name, info->leader, out);
-    note_overrides(rules, name, fapl, info->leader, out);
-    hid_t copy = H5I_INVALID_HID;
     report r = {.len = 0};
     int gone[IOT_P_COUNT];
     judge_fapl(rules, name, comm, info->leader, gone, &r, out);
     if (comm != MPI_COMM_NULL)
         MPI_Comm_free(&comm);
+    if (serial)
+        note_meaningless(rules, name, info->leader, out);
+    note_overrides(rules, name, fapl, info->leader, out);
+    hid_t copy = H5I_INVALID_HID;
     for (int p = 0, mdc_done = 0; p < IOT_P_COUNT; p++) {
         const iot_entry *e = iot_resolved_file(rules, p);
         if (iot_params[p].target != IOT_TARGET_FAPL || (!e && !is_mdc(p)) ||
