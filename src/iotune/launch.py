@@ -200,9 +200,9 @@ def split_mca(settings: Mapping[str, str]) -> tuple[dict[str, str], dict[str, st
 
 
 def ranks_of(command: Sequence[str]) -> int:
-    """The rank count a launch command asks for (-n N, -np N, --np N), 1 when it says none."""
+    """The rank count a launch command asks for (-n N, -np N, --ntasks N), 1 when it says none."""
     for flag, value in zip(command, command[1:], strict=False):
-        if flag in ("-n", "-np", "--np", "-c") and value.isdigit():
+        if flag in ("-n", "-np", "--np", "--ntasks") and value.isdigit():
             return max(1, int(value))
     return 1
 
