@@ -219,3 +219,17 @@ def test_open_mpi_parameters_set_by_iotune_run_are_bounded_too():
     assert launch.mca_settings(parsed.settings)[0]["OMPI_MCA_io_ompio_bytes_per_agg"]
     assert launch.ranks_of(["mpiexec.mpich", "-n", "4", "./app"]) == 4
     assert launch.ranks_of(["./app", "-x"]) == 1
+
+
+def test_the_verbose_report_says_withdrawn_where_the_setting_would_go(tmp_path, kernel, libiotune):
+    xml = tmp_path / "run.xml"
+    xml.write_text(CONFIG)
+    limit = ["prlimit", f"--data={4 << 30}"]
+    argv = [*limit, kernel("gcrmio"), "--cells", "256", "--levels", "2", "--chunk-cells", "64"]
+    proc = run_mpi(2, argv, cwd=tmp_path, preload=libiotune, config=xml, verbose=True)
+    lines = proc.stderr.splitlines()
+    slots = "chunk_cache_slots=1073741824 WITHDRAWN: too costly for this machine [run.xml:3]"
+    assert sum(ln.strip().endswith(slots) for ln in lines) == 5  # each dataset's access list
+    assert sum(": chunk_cache_slots=1073741824 would cost" in ln for ln in lines) == 1
+    sieve = "sieve_buf_size=1073741824 WITHDRAWN: too costly for this machine [run.xml:5]"
+    assert sum(ln.strip().endswith(sieve) for ln in lines) == 1  # the file access list
