@@ -233,3 +233,25 @@ def test_the_verbose_report_says_withdrawn_where_the_setting_would_go(tmp_path, 
     assert sum(": chunk_cache_slots=1073741824 would cost" in ln for ln in lines) == 1
     sieve = "sieve_buf_size=1073741824 WITHDRAWN: too costly for this machine [run.xml:5]"
     assert sum(ln.strip().endswith(sieve) for ln in lines) == 1  # the file access list
+
+
+def test_iotune_tune_searches_the_bounded_space(tmp_path, monkeypatch, capsys):
+    from iotune import tune_cli
+
+    small = costs.Budget(768 << 20, "RLIMIT_DATA 768 MiB", 1 << 40, "free")
+    seen = {}
+    monkeypatch.setattr(costs, "machine_budget", lambda ranks, path=".": small)
+    monkeypatch.setattr(tune_cli, "_run", lambda cfg, progress: seen.setdefault("cfg", cfg) and 0)
+    monkeypatch.chdir(tmp_path)
+    argv = ["--space", "local", "--launcher", "none", "--no-preload", "--trials", "1"]
+    rc = tune_cli.main([*argv, "--out", str(tmp_path / "out"), "--", sys.executable, "-c", "0"])
+    assert rc == 0
+    sp = seen["cfg"].space
+    assert "67108864" not in sp.dim("chunk_cache_bytes").values
+    assert "33554432" in sp.dim("chunk_cache_bytes").values
+    err = capsys.readouterr().err
+    assert (
+        "iotune tune: chunk_cache_bytes=67108864 would cost 64 MiB of memory per open dataset "
+        "(the chunk cache of each open dataset fills up to this size), more than 1/16 of "
+        "768 MiB (RLIMIT_DATA 768 MiB): left out of the search space"
+    ) in err
