@@ -6,6 +6,9 @@
 #include <string.h>
 
 #include "abi.h"
+#include "bounds.h"
+#include "budget.h"
+#include "capture.h"
 #include "core.h"
 #include "effect_hdf5.h"
 
@@ -48,9 +51,10 @@ static hid_t writable(hid_t *copy, hid_t orig, hid_t cls)
     return *copy;
 }
 
-static int detect_mpio(hid_t fapl, iot_file_info *info)
+static int detect_mpio(hid_t fapl, iot_file_info *info, MPI_Comm *file_comm)
 {
     const iot_h5_api *h = iot_h5();
+    *file_comm = MPI_COMM_NULL;
     info->mpio = 0;
     info->leader = iot_world_rank() == 0;
     if (fapl == H5P_DEFAULT || !h->parallel)
@@ -69,10 +73,80 @@ static int detect_mpio(hid_t fapl, iot_file_info *info)
     PMPI_Comm_rank(comm, &rank);
     info->mpio = 1;
     info->leader = rank == 0;
-    MPI_Comm_free(&comm);
+    *file_comm = comm; /* the caller frees it */
     if (info_obj != MPI_INFO_NULL)
         MPI_Info_free(&info_obj);
     return 1;
+}
+
+/* A setting that costs more than the machine allows (bounds.h): withdrawn before the call,
+ * said once per run (by the file's leader) and kept in the file's profile record. */
+static void withdraw_costly(const iot_entry *e, const char *file, const char *why, int leader,
+                            report *r, iot_h5_outcome *out)
+{
+    char where[96], key[400], brief[400];
+    snprintf(key, sizeof key, "bounds:%s=%s", e->name, e->value.text);
+    if (leader)
+        iot_warn_once(key, "%s: %s [%s]", file, why, iot_origin(e, where, sizeof where));
+    iot_rec_withdraw(file, IOT_L_HDF5, e->name, e->value.text,
+                     iot_bounds_brief(why, brief, sizeof brief));
+    if (out) { /* not read back as "NOT in effect": it was never asked for */
+        char line[IOT_NAME_MAX + 1];
+        snprintf(line, sizeof line, "%s", e->name);
+        iot_outcome_add(out->withdrawn, sizeof out->withdrawn, line);
+    }
+    add(r, "%s=%s WITHDRAWN: too costly for this machine [%s]", e->name, e->value.text,
+        iot_origin(e, where, sizeof where));
+}
+
+/* A dataset setting's cost judged against this process's memory (agreed over the job's ranks
+ * at MPI_Init, so that a collective H5Dcreate's ranks judge alike): 1 when withdrawn. */
+static int too_costly(const iot_entry *e, double cost, const char *file, int leader, report *r,
+                      iot_h5_outcome *out)
+{
+    char why[700];
+    iot_budget b = iot_limits_budget();
+    if (!iot_bounds_exceeds(e->param, e->name, e->value.text, cost, &b, why, sizeof why))
+        return 0;
+    withdraw_costly(e, file, why, leader, r, out);
+    return 1;
+}
+
+/* Marks in gone[] the file access settings that cost more than the machine allows, judged
+ * alike on every rank of the file (comm; MPI_COMM_NULL for a serial file): the file access
+ * list must be the same on all of them. They are taken out of the file's resolved settings:
+ * nothing later (notes on the application's own values, read-back) takes them for asked. */
+static void judge_fapl(iot_file_settings *rules, const char *name, MPI_Comm comm, int leader,
+                       int *gone, report *r, iot_h5_outcome *out)
+{
+    iot_budget b = iot_limits_budget();
+    int mine[IOT_P_COUNT] = {0}, any = 0;
+    for (int p = 0; p < IOT_P_COUNT; p++) {
+        const iot_entry *e = iot_resolved_file(rules, p);
+        if (!e || iot_params[p].target != IOT_TARGET_FAPL || !iot_cost_of(p))
+            continue;
+        if (!any++)
+            iot_limits_disk(name, &b);
+        mine[p] =
+            iot_bounds_exceeds(p, e->name, e->value.text, iot_cost(p, &e->value, 1), &b, NULL, 0);
+    }
+    memcpy(gone, mine, sizeof mine);
+    /* every rank has the same settings for the file: all of them reduce, or none */
+    if (any && comm != MPI_COMM_NULL)
+        PMPI_Allreduce(mine, gone, IOT_P_COUNT, MPI_INT, MPI_MAX, comm);
+    for (int p = 0; p < IOT_P_COUNT; p++) {
+        const iot_entry *e = iot_resolved_file(rules, p);
+        char why[700];
+        if (!gone[p] || !e)
+            continue;
+        if (!iot_bounds_exceeds(p, e->name, e->value.text, iot_cost(p, &e->value, 1), &b, why,
+                                sizeof why))
+            snprintf(why, sizeof why,
+                     "%s=%s costs more than another rank of the file can afford: withdrawn",
+                     e->name, e->value.text);
+        withdraw_costly(e, name, why, leader, r, out);
+        rules->file[p] = NULL;
+    }
 }
 
 static int is_mdc(int p)
@@ -81,11 +155,16 @@ static int is_mdc(int p)
 }
 
 /* The three metadata cache sizes go into one configuration. */
-static herr_t set_mdc(const iot_file_settings *rules, hid_t fapl, report *r)
+static herr_t set_mdc(const iot_file_settings *rules, const int *gone, hid_t fapl, report *r)
 {
-    const iot_entry *init = iot_resolved_file(rules, IOT_P_MDC_INITIAL_SIZE);
-    const iot_entry *min = iot_resolved_file(rules, IOT_P_MDC_MIN_SIZE);
-    const iot_entry *max = iot_resolved_file(rules, IOT_P_MDC_MAX_SIZE);
+    const iot_entry *init =
+        gone[IOT_P_MDC_INITIAL_SIZE] ? NULL : iot_resolved_file(rules, IOT_P_MDC_INITIAL_SIZE);
+    const iot_entry *min =
+        gone[IOT_P_MDC_MIN_SIZE] ? NULL : iot_resolved_file(rules, IOT_P_MDC_MIN_SIZE);
+    const iot_entry *max =
+        gone[IOT_P_MDC_MAX_SIZE] ? NULL : iot_resolved_file(rules, IOT_P_MDC_MAX_SIZE);
+    if (!init && !min && !max)
+        return 0;
     H5AC_cache_config_t c;
     memset(&c, 0, sizeof c);
     c.version = H5AC__CURR_CACHE_CONFIG_VERSION;
@@ -184,7 +263,8 @@ hid_t iot_apply_fapl(const iot_settings *s, const char *how, const char *name, h
     info->rules = NULL;
     iot_h5_quiet quiet;
     iot_h5_quiet_begin(&quiet);
-    int mpio = detect_mpio(fapl, info);
+    MPI_Comm comm;
+    int mpio = detect_mpio(fapl, info, &comm);
     const char *driver = mpio ? "MPI-IO" : driver_name(fapl);
     /* the one match of the file's name: its datasets are served from the same set */
     iot_file_settings *rules = iot_resolve(s, name);
@@ -195,6 +275,8 @@ hid_t iot_apply_fapl(const iot_settings *s, const char *how, const char *name, h
          * control file opts their files in */
         iot_h5_quiet_end(&quiet);
         iot_resolved_free(rules);
+        if (comm != MPI_COMM_NULL)
+            MPI_Comm_free(&comm);
         if (out) {
             char line[256];
             snprintf(line, sizeof line,
@@ -212,22 +294,27 @@ hid_t iot_apply_fapl(const iot_settings *s, const char *how, const char *name, h
     }
     info->rules = rules;
     info->tuned = 1;
+    report r = {.len = 0};
+    int gone[IOT_P_COUNT];
+    judge_fapl(rules, name, comm, info->leader, gone, &r, out);
+    if (comm != MPI_COMM_NULL)
+        MPI_Comm_free(&comm);
     if (serial)
         note_meaningless(rules, name, info->leader, out);
     note_overrides(rules, name, fapl, info->leader, out);
     hid_t copy = H5I_INVALID_HID;
-    report r = {.len = 0};
     for (int p = 0, mdc_done = 0; p < IOT_P_COUNT; p++) {
         const iot_entry *e = iot_resolved_file(rules, p);
         if (iot_params[p].target != IOT_TARGET_FAPL || (!e && !is_mdc(p)) ||
-            (serial && parallel_only(p)))
+            (serial && parallel_only(p)) || gone[p])
             continue;
         if (is_mdc(p)) {
-            int any = iot_resolved_file(rules, IOT_P_MDC_INITIAL_SIZE) ||
-                      iot_resolved_file(rules, IOT_P_MDC_MIN_SIZE) ||
-                      iot_resolved_file(rules, IOT_P_MDC_MAX_SIZE);
+            int any = (iot_resolved_file(rules, IOT_P_MDC_INITIAL_SIZE) &&
+                       !gone[IOT_P_MDC_INITIAL_SIZE]) ||
+                      (iot_resolved_file(rules, IOT_P_MDC_MIN_SIZE) && !gone[IOT_P_MDC_MIN_SIZE]) ||
+                      (iot_resolved_file(rules, IOT_P_MDC_MAX_SIZE) && !gone[IOT_P_MDC_MAX_SIZE]);
             if (any && !mdc_done++)
-                set_mdc(rules, writable(&copy, fapl, h->cls_fapl), &r);
+                set_mdc(rules, gone, writable(&copy, fapl, h->cls_fapl), &r);
             continue;
         }
         add_entry(&r, e, set_fapl(p, writable(&copy, fapl, h->cls_fapl), e));
@@ -262,9 +349,10 @@ static void chunk_for_size(int ndims, const hsize_t *maxdims, size_t elem, long 
     }
 }
 
-static void set_chunk(const iot_file_settings *rules, const char *dset, hid_t type, hid_t space,
-                      hid_t dcpl, hid_t *copy, report *r)
+static void set_chunk(const iot_file_info *f, const char *file, const char *dset, hid_t type,
+                      hid_t space, hid_t dcpl, hid_t *copy, report *r, iot_h5_outcome *out)
 {
+    const iot_file_settings *rules = f->rules;
     const iot_h5_api *h = iot_h5();
     const iot_entry *dims_e = iot_resolved_for(rules, IOT_P_CHUNK, dset);
     const iot_entry *size_e = iot_resolved_for(rules, IOT_P_CHUNK_SIZE, dset);
@@ -316,6 +404,8 @@ static void set_chunk(const iot_file_settings *rules, const char *dset, hid_t ty
         add(r, "%s NOT applied: a chunk must be smaller than 4 GiB", e->name);
         return;
     }
+    if (too_costly(e, bytes, file, f->leader, r, out))
+        return;
     herr_t rc = h->H5Pset_chunk(writable(copy, dcpl, h->cls_dcpl), ndims, chunk);
     char where[96], text[256];
     int n = 0;
@@ -337,7 +427,7 @@ hid_t iot_apply_dcpl(const iot_file_info *f, const char *file, const char *dset,
     iot_h5_quiet_begin(&quiet);
     hid_t copy = H5I_INVALID_HID;
     report r = {.len = 0};
-    set_chunk(f->rules, dset, type, space, dcpl, &copy, &r);
+    set_chunk(f, file, dset, type, space, dcpl, &copy, &r, out);
     static const H5D_fill_time_t fill_times[] = {H5D_FILL_TIME_IFSET, H5D_FILL_TIME_ALLOC,
                                                  H5D_FILL_TIME_NEVER};
     static const H5D_alloc_time_t alloc_times[] = {H5D_ALLOC_TIME_DEFAULT, H5D_ALLOC_TIME_EARLY,
@@ -379,8 +469,21 @@ hid_t iot_apply_dapl(const iot_file_info *f, const char *file, const char *dset,
     const iot_entry *bytes = iot_resolved_for(f->rules, IOT_P_CHUNK_CACHE_BYTES, dset);
     const iot_entry *slots = iot_resolved_for(f->rules, IOT_P_CHUNK_CACHE_SLOTS, dset);
     const iot_entry *w0 = iot_resolved_for(f->rules, IOT_P_CHUNK_CACHE_W0, dset);
-    if (!bytes && !slots && !w0)
+    report r = {.len = 0};
+    if (bytes &&
+        too_costly(bytes, iot_cost(bytes->param, &bytes->value, 1), file, f->leader, &r, out))
+        bytes = NULL;
+    if (slots &&
+        too_costly(slots, iot_cost(slots->param, &slots->value, 1), file, f->leader, &r, out))
+        slots = NULL;
+    if (!bytes && !slots && !w0) {
+        if (iot_g.verbose && f->leader && r.items) {
+            char header[2200];
+            snprintf(header, sizeof header, "dataset %s:%s: hdf5 dataset access:", file, dset);
+            iot_log_block(header, r.text);
+        }
         return dapl;
+    }
     iot_h5_quiet quiet;
     iot_h5_quiet_begin(&quiet);
     hid_t copy = H5I_INVALID_HID;
@@ -390,7 +493,6 @@ hid_t iot_apply_dapl(const iot_file_info *f, const char *file, const char *dset,
                             bytes ? (size_t)bytes->value.v[0] : H5D_CHUNK_CACHE_NBYTES_DEFAULT,
                             w0 ? w0->value.d : H5D_CHUNK_CACHE_W0_DEFAULT);
     iot_h5_quiet_end(&quiet);
-    report r = {.len = 0};
     const iot_entry *list[] = {bytes, slots, w0};
     for (int i = 0; i < 3; i++)
         if (list[i])

@@ -11,6 +11,7 @@
 typedef struct {
     char applied[512];
     char notes[1024];
+    char withdrawn[256]; /* "name\n" lines: settings withdrawn before the call (too costly) */
 } iot_h5_outcome;
 
 /* Returns the file access list to use for opening name (a new list the caller closes, or

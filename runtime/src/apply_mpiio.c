@@ -7,6 +7,8 @@
 #include <sys/stat.h>
 
 #include "abi.h"
+#include "bounds.h"
+#include "budget.h"
 #include "capture.h"
 #include "core.h"
 #include "fstype.h"
@@ -25,6 +27,21 @@ static void collect(void *ctx, const iot_entry *e)
                           "values (%d) may be; later ones like it are dropped without a word",
                           e->name, iot_origin(e, where, sizeof where), MPI_MAX_INFO_KEY,
                           MPI_MAX_INFO_VAL);
+        return;
+    }
+    /* a buffer larger than the machine allows is withdrawn before the open (the budget is the
+     * same on every rank: budget.c agrees on it at MPI_Init) */
+    char why[700];
+    iot_budget b = iot_limits_budget();
+    if (iot_bounds_exceeds(e->param, e->name, e->value.text, iot_cost(e->param, &e->value, 1), &b,
+                           why, sizeof why)) {
+        char where[96], key[400];
+        snprintf(key, sizeof key, "bounds:%s=%s", e->name, e->value.text);
+        if (iot_world_rank() == 0)
+            iot_warn_once(key, "%s: %s [%s]", l->file, why, iot_origin(e, where, sizeof where));
+        char brief[400];
+        iot_rec_withdraw(l->file, IOT_L_MPIIO, e->name, e->value.text,
+                         iot_bounds_brief(why, brief, sizeof brief));
         return;
     }
     l->hint[l->n++] = e;
@@ -56,6 +73,7 @@ MPI_Info iot_mpiio_merge(const iot_settings *s, const char *filename, MPI_Info a
 {
     h->hint = NULL;
     h->n = 0;
+    h->file = filename;
     h->notes[0] = '\0';
     if (s && (h->hint = malloc((size_t)s->count * sizeof *h->hint)))
         iot_settings_each_hint(s, filename, collect, h);

@@ -16,6 +16,7 @@ typedef struct {
     const char *withdrawn;     /* NULL, or why hints were withdrawn (points into why) */
     const char *withdrawn_one; /* the one withdrawn, or NULL: every hint was */
     char why[MPI_MAX_ERROR_STRING + 1];
+    const char *file; /* the file opened */
 } iot_mpiio_hints;
 
 /* The info to open filename with: the application's (app) with the control file's hints on

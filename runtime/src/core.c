@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -164,60 +165,113 @@ void iot_load(MPI_Comm comm)
 
 /* ---- once per run: the first process of the run to claim a key speaks ---- */
 
-/* Removes a run's marker directory (its markers are empty directories). */
+/* The markers live in a directory of this user only, <tmp>/iotune-<uid>, and are reached
+ * through descriptors: each directory is opened without following a symbolic link and checked
+ * (a directory, this user's, writable by no one else) before anything is made or removed in
+ * it. The calls go to the kernel directly, never through the runtime's own wrappers. */
+static int dir_open(int parent, const char *name)
+{
+    return (int)syscall(SYS_openat, parent, name,
+                        O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0);
+}
+
+static void dir_close(int fd)
+{
+    if (fd >= 0)
+        syscall(SYS_close, fd);
+}
+
+/* A directory that is this user's own and that no one else may write into. */
+static int private_dir(int fd)
+{
+    struct stat st;
+    return fd >= 0 && syscall(SYS_fstat, fd, &st) == 0 && S_ISDIR(st.st_mode) &&
+           st.st_uid == geteuid() && !(st.st_mode & (S_IWGRP | S_IWOTH));
+}
+
+/* <tmp>/iotune-<uid> as an open descriptor (made, mode 0700, when create and missing), or -1.
+ * One that is a symbolic link, another user's, or writable by others is refused, with one
+ * message per process: the run goes on without markers. */
+static int user_dir(int create)
+{
+    const char *tmp = getenv("TMPDIR"); /* not an IOTUNE_ variable: where temporary files go */
+    char path[512];
+    snprintf(path, sizeof path, "%s/iotune-%u", tmp && *tmp ? tmp : "/tmp", (unsigned)getuid());
+    if (create)
+        syscall(SYS_mkdirat, AT_FDCWD, path, 0700);
+    int fd = dir_open(AT_FDCWD, path);
+    if (private_dir(fd))
+        return fd;
+    int missing = fd < 0 && errno == ENOENT;
+    dir_close(fd);
+    static int said;
+    if (create && !missing && !said++)
+        iot_log("%s is not a private directory of this user (a symbolic link, another user's, "
+                "or writable by others): refused; the run goes on without it, and a message "
+                "meant once per run may come once per process",
+                path);
+    return -1;
+}
+
+/* Removes a run's marker directory (its markers are empty directories) below parent, never
+ * following a symbolic link: one in place of the run's directory or of a marker is left. */
 static void remove_run_dir(int parent, const char *name)
 {
-    int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    int fd = dir_open(parent, name);
+    DIR *d = private_dir(fd) ? fdopendir(fd) : NULL;
     if (d) {
         struct dirent *e;
         while ((e = readdir(d)))
-            if (e->d_name[0] != '.')
-                unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
+            if (e->d_name[0] != '.') /* rmdir: never through a link */
+                syscall(SYS_unlinkat, dirfd(d), e->d_name, AT_REMOVEDIR);
         closedir(d);
-    } else if (fd >= 0) {
-        close(fd);
+    } else {
+        dir_close(fd);
     }
-    unlinkat(parent, name, AT_REMOVEDIR);
+    if (fd >= 0) /* a real directory (rmdir of a symbolic link fails anyway) */
+        syscall(SYS_unlinkat, parent, name, AT_REMOVEDIR);
 }
 
 /* Runs whose first process did not stay to the end (a shell that exec'd its last program)
  * leave their markers: a new run removes those older than a day. */
-static void prune_old_runs(const char *base)
+static void prune_old_runs(int base)
 {
-    DIR *d = opendir(base);
-    if (!d)
+    int fd = dir_open(base, ".");
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        dir_close(fd);
         return;
+    }
     time_t now = time(NULL);
     struct dirent *e;
     struct stat st;
     while ((e = readdir(d)))
-        if (e->d_name[0] != '.' && fstatat(dirfd(d), e->d_name, &st, 0) == 0 &&
+        if (e->d_name[0] != '.' &&
+            syscall(SYS_newfstatat, dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
             S_ISDIR(st.st_mode) && st.st_mtime < now - 86400)
             remove_run_dir(dirfd(d), e->d_name);
     closedir(d);
 }
 
-/* The directory of this run's markers: <tmp>/iotune-<uid>/<session>, made on first use. */
-static int run_dir(char *dir, size_t len)
+/* The directory of this run's markers, <tmp>/iotune-<uid>/<session>, made on first use: an
+ * open descriptor, or -1. */
+static int run_dir(void)
 {
     const char *session = iot_session();
-    if (!session[0])
-        return 0;
-    const char *tmp = getenv("TMPDIR"); /* not an IOTUNE_ variable: where temporary files go */
-    if (!tmp || !*tmp)
-        tmp = "/tmp";
-    snprintf(dir, len, "%s/iotune-%u", tmp, (unsigned)getuid());
-    mkdir(dir, 0700);
-    size_t n = strlen(dir);
-    snprintf(dir + n, len - n, "/%s", session);
-    if (mkdir(dir, 0700) == 0) {
-        dir[n] = '\0';
-        prune_old_runs(dir);
-        dir[n] = '/';
-        return 1;
-    }
-    return errno == EEXIST;
+    if (!session[0] || session[0] == '.')
+        return -1;
+    int base = user_dir(1);
+    if (base < 0)
+        return -1;
+    int made = syscall(SYS_mkdirat, base, session, 0700) == 0;
+    if (made)
+        prune_old_runs(base);
+    int fd = made || errno == EEXIST ? dir_open(base, session) : -1;
+    dir_close(base);
+    if (private_dir(fd))
+        return fd;
+    dir_close(fd);
+    return -1;
 }
 
 static int run_first(const char *key);
@@ -244,22 +298,25 @@ static int run_first(const char *key)
      * launcher's rank variables say which rank this is) */
     if (iot_launcher_rank() > 0 || (iot_mpi_state != IOT_MPI_FOREIGN && iot_world_rank() > 0))
         return 0;
-    char dir[512], path[700];
-    if (!run_dir(dir, sizeof dir))
+    int dir = run_dir();
+    if (dir < 0)
         return 1; /* no marker possible: better twice than never */
-    snprintf(path, sizeof path, "%s/%016llx", dir, (unsigned long long)iot_fnv1a(key));
-    return mkdir(path, 0700) == 0 || errno != EEXIST; /* atomic: one process makes it */
+    char name[32];
+    snprintf(name, sizeof name, "%016llx", (unsigned long long)iot_fnv1a(key));
+    /* atomic: one process makes it */
+    int first = syscall(SYS_mkdirat, dir, name, 0700) == 0 || errno != EEXIST;
+    dir_close(dir);
+    return first;
 }
 
 void iot_run_markers_remove(void)
 {
-    char dir[512];
-    struct stat st;
-    if (!iot_session_created() || !iot_session()[0])
+    if (!iot_session_created() || !iot_session()[0] || iot_session()[0] == '.')
         return;
-    const char *tmp = getenv("TMPDIR");
-    snprintf(dir, sizeof dir, "%s/iotune-%u/%s", tmp && *tmp ? tmp : "/tmp", (unsigned)getuid(),
-             iot_session());
-    if (stat(dir, &st) == 0) /* made only when something was said */
-        remove_run_dir(AT_FDCWD, dir);
+    int saved = errno;
+    int base = user_dir(0); /* made only when something was said */
+    if (base >= 0)
+        remove_run_dir(base, iot_session());
+    dir_close(base);
+    errno = saved;
 }

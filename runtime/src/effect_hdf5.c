@@ -158,6 +158,17 @@ void note_meaningless(const iot_file_settings *rules, const char *name, int lead
         iot_warn_once("serial-meaningless", "%s: %s", name, line);
 }
 
+/* Whether a setting was withdrawn before the call (too costly: apply_hdf5.c): it was never
+ * asked for, so its read-back says nothing. */
+static int was_withdrawn(const iot_h5_outcome *out, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *l = out->withdrawn; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != 0))
+        if (strncmp(l, name, n) == 0 && (l[n] == '\n' || l[n] == '\0'))
+            return 1;
+    return 0;
+}
+
 void iot_readback_file(const iot_file_settings *rules, hid_t fid, iot_h5_outcome *out)
 {
     const iot_h5_api *h = iot_h5();
@@ -167,7 +178,7 @@ void iot_readback_file(const iot_file_settings *rules, hid_t fid, iot_h5_outcome
     for (int p = 0; fapl >= 0 && p < IOT_P_COUNT; p++) {
         const iot_entry *e = iot_resolved_file(rules, p);
         long long v[2];
-        if (!e || iot_params[p].target != IOT_TARGET_FAPL)
+        if (!e || iot_params[p].target != IOT_TARGET_FAPL || was_withdrawn(out, e->name))
             continue;
         int n = get_fapl(p, fapl, v);
         char line[512], got[64], where[96];
@@ -209,6 +220,8 @@ static void judge(const char *dset, const iot_entry *e, int in_effect, const cha
                   iot_h5_outcome *out)
 {
     char line[512], where[96];
+    if (was_withdrawn(out, e->name))
+        return;
     if (in_effect) {
         snprintf(line, sizeof line, "%s=%s", e->name, e->value.text);
         iot_outcome_add(out->applied, sizeof out->applied, line);

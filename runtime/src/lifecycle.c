@@ -6,6 +6,7 @@
 
 #include "abi.h"
 #include "adapt.h"
+#include "budget.h"
 #include "capture.h"
 #include "core.h"
 #include "env.h"
@@ -113,6 +114,10 @@ static void started(void)
 {
     iot_abi_describe();
     iot_load(MPI_COMM_WORLD);
+    /* the memory budget the bounds judge settings by, the same on every rank (the settings
+     * were broadcast and the adaptive mode is the job's: all ranks take part, or none) */
+    if (!iot_g.disabled && (iot_g.settings.count > 0 || iot_adapt_on))
+        iot_limits_agree(MPI_COMM_WORLD);
     if (iot_capture_on) {
         /* at exit, before the destructors: the launcher may kill this rank as soon as
          * another one has exited without MPI_Finalize */

@@ -115,7 +115,7 @@ static hid_t open_file(int create, const char *name, unsigned flags, hid_t fcpl,
     s = agreed_settings(real, name, fapl, s);
     const char *how = create ? "H5Fcreate" : "H5Fopen";
     iot_file_info info = {0, 1, NULL, 0};
-    iot_h5_outcome out = {"", ""};
+    iot_h5_outcome out = {"", "", ""};
     int existed = file_exists(name), refused = 0;
     hid_t use = s && iot_h5() && !decided_by_existence(create, existed, flags)
                     ? iot_apply_fapl(s, how, name, fapl, &info, iot_capture_on ? &out : NULL)

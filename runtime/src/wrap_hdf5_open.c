@@ -293,7 +293,7 @@ static hid_t dataset_call_with_settings(dataset_call kind, dataset_args a)
     iot_file_info f = iot_files_lookup(file);
     dataset_args use = a;
     int creating = kind == CREATE1 || kind == CREATE2 || kind == CREATE_ANON;
-    iot_h5_outcome out = {"", ""}, *keep = iot_capture_on ? &out : NULL;
+    iot_h5_outcome out = {"", "", ""}, *keep = iot_capture_on ? &out : NULL;
     if (s && f.tuned && creating) /* MPI-IO files, and sec2 ones with serial_files */
         use.dcpl = iot_apply_dcpl(&f, file, path, a.type, a.space, a.dcpl, keep);
     hid_t merged = H5I_INVALID_HID; /* the application's link access list as a dapl */
@@ -410,7 +410,7 @@ static void dataset_named(const iot_h5_api *real, hid_t id, int rec, hid_t loc, 
             v[1] = mode;
         else if (mode >= 0)
             iot_idmap_put(&dsets, (uint64_t)id, -1, mode);
-        iot_h5_outcome out = {"", ""};
+        iot_h5_outcome out = {"", "", ""};
         note_named_late(&f, file, path, &out);
         keep_outcome(rec, &out);
     }

@@ -6,11 +6,16 @@
  *                                      missing path is none)
  *   iotune-parse --effective FILE NAME [DATASET]
  *                                      the settings in force for file NAME (and a dataset in
- *                                      it) as {"name": "value"} */
+ *                                      it) as {"name": "value"}
+ *   iotune-parse --costs               reads "name TAB value TAB elem TAB memory TAB disk"
+ *                                      lines (a budget, -1 unknown) and prints "cost TAB 0|1"
+ *                                      per line: the bytes the setting costs, and whether the
+ *                                      runtime withdraws it (tests/vectors/costs/cases.json) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bounds.h"
 #include "json.h"
 #include "settings.h"
 
@@ -122,8 +127,43 @@ static int effective(const char *path, const char *file, const char *dataset)
     return 0;
 }
 
+static int costs(void)
+{
+    char line[4096];
+    while (fgets(line, sizeof line, stdin)) {
+        line[strcspn(line, "\n")] = '\0';
+        char *f[5];
+        int n = 0;
+        for (char *c = line; n < 5 && c; n++) {
+            f[n] = c;
+            if ((c = strchr(c, '\t')))
+                *c++ = '\0';
+        }
+        if (n != 5)
+            return fprintf(stderr, "iotune-parse: bad line\n"), 2;
+        int param = -1;
+        for (int p = 0; p < IOT_P_COUNT; p++)
+            if (strcmp(iot_params[p].name, f[0]) == 0)
+                param = p;
+        iot_value v;
+        char err[400], why[800];
+        if (param < 0 || iot_value_parse(&iot_params[param], f[1], &v, err, sizeof err))
+            return fprintf(stderr, "iotune-parse: %s=%s: not a value\n", f[0], f[1]), 2;
+        iot_budget b = {.memory = atof(f[3]), .disk = atof(f[4])};
+        snprintf(b.memory_what, sizeof b.memory_what, "vectors");
+        snprintf(b.disk_what, sizeof b.disk_what, "vectors");
+        double cost = iot_cost(param, &v, atof(f[2]));
+        why[0] = '\0';
+        int out = iot_bounds_exceeds(param, f[0], v.text, cost, &b, why, sizeof why);
+        printf("%.17g\t%d\t%s\n", cost, out, why);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 2 && strcmp(argv[1], "--costs") == 0)
+        return costs();
     if (argc == 2 && strcmp(argv[1], "--match") == 0)
         return match();
     if ((argc == 4 || argc == 5) && strcmp(argv[1], "--effective") == 0)
@@ -132,6 +172,7 @@ int main(int argc, char **argv)
         return parse(argv[1]);
     fprintf(stderr, "usage: iotune-parse CONTROL_FILE.xml\n"
                     "       iotune-parse --match < CASES\n"
-                    "       iotune-parse --effective CONTROL_FILE.xml FILE [DATASET]\n");
+                    "       iotune-parse --effective CONTROL_FILE.xml FILE [DATASET]\n"
+                    "       iotune-parse --costs < CASES\n");
     return 2;
 }

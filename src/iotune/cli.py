@@ -63,6 +63,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             print(message, file=sys.stderr)
         for line in _hints(args.file, data):
             print(line, file=sys.stderr)
+        for line in _costly(args.file, result.settings, args.ranks_per_host):
+            print(line, file=sys.stderr)
         if result.settings:
             rows = [
                 [s.layer, s.name, s.file or "-", s.variable or "-", s.value]
@@ -75,6 +77,21 @@ def cmd_check(args: argparse.Namespace) -> int:
             what = "nothing applies" if result.fatal else f"{len(result.settings)} settings apply"
             print(f"{len(result.errors)} error(s); {what}", file=sys.stderr)
     return 0 if result.ok else 1
+
+
+def _costly(path: str, settings, ranks_per_host: int) -> list[str]:
+    """Settings that cost more than this machine allows (iotune.costs): the runtime would
+    withdraw them. Disk space is judged on the current directory's file system."""
+    from iotune import costs
+
+    budget = costs.machine_budget(ranks_per_host, ".")
+    out = []
+    for s in settings:
+        message = costs.judge(s.name, s.value, budget)
+        if message:
+            where = f"{path}:{s.line}" if s.line else path
+            out.append(f"{where}: <{s.name}>: warning: {message} by the runtime on this machine")
+    return out
 
 
 def _hints(path: str, data: bytes | None) -> list[str]:
@@ -183,8 +200,11 @@ def _runtime_for(command, config, mpi, verbose):
         launch.say(choice.describe())
     if config is None or _is_pipe(config):  # a pipe is read once: by the runtime
         return choice.lib, config, {}, None
+    from iotune import costs
+
     parsed = controlfile.parse_file(config)
-    env, problems = launch.mca_settings(parsed.settings)
+    budget = costs.machine_budget(launch.ranks_of(command))
+    env, problems = launch.mca_settings(parsed.settings, budget)
     for problem in problems:
         launch.say(f"{config}: {problem}")
     names = {s.name for s in parsed.settings if s.param is not None and s.param.is_mca}
@@ -418,6 +438,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", nargs="?", metavar="FILE", help="control file (XML)")
     p.add_argument("--json", action="store_true", help="print the normalised JSON form")
     p.add_argument("--list", action="store_true", help="list every parameter of the registry")
+    p.add_argument(
+        "--ranks-per-host",
+        type=int,
+        default=1,
+        metavar="N",
+        help="judge the memory settings cost for N ranks sharing this host (default 1)",
+    )
     p.set_defaults(func=cmd_check)
 
     from iotune import tune_cli  # argparse only: importing it is cheap

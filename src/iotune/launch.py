@@ -199,13 +199,30 @@ def split_mca(settings: Mapping[str, str]) -> tuple[dict[str, str], dict[str, st
     return runtime, env
 
 
-def mca_settings(settings: Iterable) -> tuple[dict[str, str], list[str]]:
+def ranks_of(command: Sequence[str]) -> int:
+    """The rank count a launch command asks for (-n N, -np N, --ntasks N), 1 when it says none."""
+    for flag, value in zip(command, command[1:], strict=False):
+        if flag in ("-n", "-np", "--np", "--ntasks") and value.isdigit():
+            return max(1, int(value))
+    return 1
+
+
+def mca_settings(settings: Iterable, budget=None) -> tuple[dict[str, str], list[str]]:
     """({OMPI_MCA_name: value}, problems) of a parsed control file's settings (Setting objects):
-    the last one of each name wins; FileName= cannot narrow them (one environment per process)."""
+    the last one of each name wins; FileName= cannot narrow them (one environment per process).
+    One that costs more than budget (an iotune.costs.Budget) allows is withdrawn, as the
+    runtime withdraws the settings it applies itself."""
+    from iotune import costs
+
     env, problems = {}, []
     for s in settings:
         p = s.param
         if p is None or not p.is_mca:
+            continue
+        costly = costs.judge(s.name, s.value, budget) if budget is not None else None
+        if costly:
+            problems.append(f"line {s.line}: {costly}" if s.line else costly)
+            env.pop(mca_variable(s.name), None)
             continue
         if s.file:
             where = f"line {s.line}: " if s.line else ""

@@ -299,6 +299,15 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if choice is not None:
         print(f"iotune tune: {choice.describe()}")
         sp = mpifamily.space_for(sp, choice.family)
+    # values that cost more than this machine allows are never proposed (iotune.costs; the
+    # runtime would withdraw them): all ranks are counted on this host, disk in the workdir
+    from iotune import costs
+
+    sp, dropped = costs.bounded_space(
+        sp, costs.machine_budget(args.nprocs, args.workdir or args.out or ".")
+    )
+    for line in dropped:
+        print(f"iotune tune: {line}", file=sys.stderr)
     args.verify_pairs = (
         study.sequential.MAX_PAIRS if args.verify_pairs is None else args.verify_pairs
     )
