@@ -147,7 +147,7 @@ def test_expressions_follow_c():
     t = expr.parse("(0 - 7) / 2 + max(rank, 3) % 2")
     assert expr.evaluate(t, {"rank": 0}) == -3 + 1
     assert expr.to_c(expr.parse("rank == 0")) == "(rank == 0LL)"
-    assert expr.to_c(expr.parse("n * size")) == "(P_n * size)"
+    assert expr.to_c(expr.parse("n * size")) == "skel_imul(P_n, size)"
 
 
 # ----------------------------------------------------------------------------- profile -> skeleton

@@ -92,8 +92,9 @@ void skel_close(skel_file_t *f)
     if (s->sizing) { /* the packing methods write all pieces from the buffer's start */
         long long mine = 0;
         for (int i = 0; i < f->npieces; i++)
-            mine += f->pieces[i];
+            mine = skel_iadd(mine, f->pieces[i]);
         skel_need(s, (size_t)mine);
+        skel_close_types(f);
         free(f->pieces);
         free(f);
         return;
@@ -113,6 +114,7 @@ void skel_close(skel_file_t *f)
         close(f->fd);
     }
     skel_add(s, T_CLOSE, t0);
+    skel_close_types(f);
     free(f->pieces);
     free(f);
 }

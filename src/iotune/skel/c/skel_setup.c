@@ -3,6 +3,9 @@
 #define _GNU_SOURCE
 #include "skel_internal.h"
 
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +18,30 @@ void skel_die(skel_t *s, const char *what)
 {
     fprintf(stderr, "skeleton %s: rank %d: %s\n", s ? s->name : "?", s ? s->rank : -1, what);
     MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+void skel_overflow(const char *op, long long a, long long b)
+{
+    int rank = -1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    fprintf(stderr,
+            "skeleton: rank %d: %lld %s %lld %s: a size, offset or count of the descriptor is "
+            "out of range for these parameters\n",
+            rank, a, op, b,
+            *op == '/' || *op == '%' ? "divides by zero or overflows" : "overflows");
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    abort();
+}
+
+/* A whole number option value: digits only, within [lo, hi]; else *bad is set. */
+static long long number_arg(const char *v, long long lo, long long hi, int *bad)
+{
+    char *end = NULL;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (errno || end == v || *end || x < lo || x > hi)
+        *bad = 1;
+    return x;
 }
 
 double skel_now(void)
@@ -114,11 +141,11 @@ skel_t *skel_init(int *argc, char ***argv, const char *name, const char *default
             s->transfer = strcmp(v, "collective") == 0 ? 1 : strcmp(v, "independent") == 0 ? 0 : -2;
             bad = s->transfer == -2;
         } else if (strcmp(a, "--stripe") == 0)
-            bad = (s->stripe = atoll(v)) < 1;
+            s->stripe = number_arg(v, 1, LLONG_MAX, &bad);
         else if (strcmp(a, "--aggregators") == 0)
-            bad = (s->aggregators = atoi(v)) < 1;
+            s->aggregators = (int)number_arg(v, 1, INT_MAX, &bad);
         else if (strcmp(a, "--steps") == 0)
-            bad = (*steps = atoll(v)) < 1;
+            *steps = number_arg(v, 1, LLONG_MAX, &bad);
         else if (strcmp(a, "--timing") == 0)
             s->timing = v;
         else if (strcmp(a, "--dir") == 0)
@@ -129,8 +156,8 @@ skel_t *skel_init(int *argc, char ***argv, const char *name, const char *default
             for (int p = 0; eq && p < nparams; p++)
                 if (strlen(params[p].name) == (size_t)(eq - v) &&
                     !strncmp(params[p].name, v, eq - v)) {
-                    *params[p].value = atoll(eq + 1);
                     bad = 0;
+                    *params[p].value = number_arg(eq + 1, LLONG_MIN, LLONG_MAX, &bad);
                 }
         } else
             bad = 1;
@@ -148,10 +175,21 @@ skel_t *skel_init(int *argc, char ***argv, const char *name, const char *default
         *steps = default_steps(); /* after --set: it may use the parameters */
     if (*steps < 1)
         skel_die(s, "the number of steps is below 1");
+    /* the per-step times are gathered to rank 0 (an int count of doubles per rank): bound
+     * the steps by that, and the memory rank 0 needs, before any I/O */
+    if (*steps > INT_MAX / T_N ||
+        (uint64_t)*steps * T_N * sizeof(double) * (uint64_t)s->size > ((uint64_t)1 << 34)) {
+        char msg[200];
+        snprintf(msg, sizeof msg,
+                 "%lld steps at %d ranks: too many to time (at most %d steps, and 16 GiB of "
+                 "timings at rank 0)",
+                 *steps, s->size, INT_MAX / T_N);
+        skel_die(s, msg);
+    }
     s->steps = *steps;
     s->times = calloc((size_t)s->steps * T_N, sizeof(double));
     if (!s->times)
-        skel_die(s, "out of memory");
+        skel_die(s, "out of memory for the per-step timings");
     if (s->aggregators > s->size)
         s->aggregators = s->size;
     s->group = (int)((long long)s->rank * s->aggregators / s->size);
