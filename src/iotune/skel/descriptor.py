@@ -41,8 +41,8 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 # error when the descriptor is read, not a crash or an overflow in the job.
 MAX_RANKS = 2**31 - 1  # an MPI int
 MAX_DIMS = 32  # H5S_MAX_RANK
-MAX_NAME = 1000  # bytes of a dataset or group path (the runtime's buffers: 1024)
-MAX_FILE_NAME = 4000  # bytes of a file name (4096)
+MAX_NAME = 880  # bytes of a dataset or group path (the runtime's buffers: 1024 - 128 spare)
+MAX_FILE_NAME = 3960  # bytes of a file name (4096 - 128)
 MAX_MEMBERS = 1024  # members of a compound type
 MAX_TYPE_SIZE = 2**31 - 1
 MAX_COMPUTE_S = 86400.0  # seconds between two steps
@@ -51,6 +51,28 @@ CHECKED_RANKS = 4096  # selections are checked at every rank up to this, beyond 
 MAX_NODES = 1_000_000  # YAML nodes of one descriptor
 MAX_BYTES = 64 * 1024 * 1024
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+# {rank} {step}, or zero-padded to a width: {step:04} (step 3 -> 0003), as names were written
+_KNOWN_PLACEHOLDER = re.compile(r"(rank|step)(:0([1-9][0-9]?))?\Z")
+
+
+def has_placeholder(name: str, which: str) -> bool:
+    return any(
+        (m2 := _KNOWN_PLACEHOLDER.match(m.group(1))) and m2.group(1) == which
+        for m in _PLACEHOLDER.finditer(name)
+    )
+
+
+def format_name(name: str, rank: int = 0, step: int = 0) -> str:
+    """A name pattern with its placeholders replaced (as the skeleton's runtime does)."""
+
+    def one(m: re.Match) -> str:
+        m2 = _KNOWN_PLACEHOLDER.match(m.group(1))
+        if not m2:
+            return m.group(0)
+        value = rank if m2.group(1) == "rank" else step
+        return f"{value:0{int(m2.group(3))}d}" if m2.group(3) else str(value)
+
+    return _PLACEHOLDER.sub(one, name)
 
 
 class DescriptorError(ValueError):
@@ -131,14 +153,15 @@ class File:
     groups: list[str]
     writes: list[Write]
     line: int = 0
+    sync: bool = False  # flushed to storage after each step's writes (fsync, H5Fflush)
 
     @property
     def per_rank(self) -> bool:
-        return "{rank}" in self.name
+        return has_placeholder(self.name, "rank")
 
     @property
     def per_step(self) -> bool:
-        return "{step}" in self.name
+        return has_placeholder(self.name, "step")
 
 
 @dataclass
@@ -259,11 +282,23 @@ class _Checker:
             for i, (v, ln) in enumerate(zip(value, lines, strict=True))
         ]
 
-    def names_in(self, text: str, line: int, where: str) -> None:
+    def names_in(self, text: str, line: int, where: str, limit: int = 0) -> None:
+        """Checks the placeholders of a name, and that it fits the runtime's buffer (limit
+        bytes) with every placeholder at its widest (20 characters or its padding)."""
+        widest = len(text.encode("utf-8", "surrogatepass"))
         for m in _PLACEHOLDER.finditer(text):
-            if m.group(1) not in ("rank", "step"):
+            m2 = _KNOWN_PLACEHOLDER.match(m.group(1))
+            if m2:
+                widest += max(int(m2.group(3) or 0), 20) - len(m.group(0))
+        if limit and widest > limit:
+            self.fail(line, where, f"longer than {limit} bytes with its placeholders filled in")
+        for m in _PLACEHOLDER.finditer(text):
+            if not _KNOWN_PLACEHOLDER.match(m.group(1)):
                 self.fail(
-                    line, where, f"unknown placeholder {{{m.group(1)}}} (use {{rank}}, {{step}})"
+                    line,
+                    where,
+                    f"unknown placeholder {{{m.group(1)[:40]}}} (use {{rank}}, {{step}}, or "
+                    "zero-padded {step:04})",
                 )
 
 
@@ -298,6 +333,9 @@ def _bounded_tree(text: str, c: _Checker) -> yaml.Node | None:
             depth = max(depth - 1, 0)
         elif ch == "\n":
             line += 1
+    for i, row in enumerate(text.split("\n"), 1):  # block nesting: indentation and "- - -"
+        if len(row) - len(row.lstrip(" -?:\t")) > 4 * inputs.MAX_DEPTH:
+            c.fail(i, "", f"nested more than {inputs.MAX_DEPTH} levels deep (indentation)")
     loader = _Loader(text)
     try:
         node = loader.get_single_node()
@@ -333,8 +371,11 @@ def parse_text(text: str, source: str = "<descriptor>") -> Descriptor:
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         c.fail(mark.line + 1 if mark else None, "", f"not valid YAML: {e.problem}")
+    except yaml.reader.ReaderError as e:  # a character YAML does not allow
+        line = text.count("\n", 0, e.position) + 1
+        c.fail(line, "", f"not valid YAML: character {e.character!r} is not allowed")
     except yaml.YAMLError as e:
-        c.fail(None, "", f"not valid YAML: {str(e)[:200]}")
+        c.fail(None, "", "not valid YAML: " + " ".join(str(e).split())[:200])
     except (RecursionError, MemoryError):
         c.fail(None, "", "not usable YAML: nested too deeply")
     root = c.mapping(root, 1, "", _top_fields())
@@ -421,12 +462,15 @@ def _method(c: _Checker, m: Any, line: int) -> dict[str, Any]:
 
 
 def _file(c: _Checker, f: Any, line: int, where: str, known: set[str]) -> File:
-    f = c.mapping(f, line, where, {"name", "api", "datasets", "groups", "writes"})
+    f = c.mapping(f, line, where, {"name", "api", "datasets", "groups", "writes", "sync"})
+    sync = f.get("sync", False)
+    if type(sync) is not bool:
+        c.fail(c.line_of(f, "sync"), f"{where}.sync", "expected true or false")
     name = c.require(f, "name", where)
     if not isinstance(name, str) or not name or "\0" in name or len(name) > MAX_FILE_NAME:
         c.fail(c.line_of(f, "name"), f"{where}.name",
                f"expected a file name (no NUL, at most {MAX_FILE_NAME} characters)")  # fmt: skip
-    c.names_in(name, c.line_of(f, "name"), f"{where}.name")
+    c.names_in(name, c.line_of(f, "name"), f"{where}.name", MAX_FILE_NAME)
     api = f.get("api", "hdf5")
     if api not in APIS:
         c.fail(c.line_of(f, "api"), f"{where}.api", "expected one of " + ", ".join(APIS))
@@ -445,7 +489,7 @@ def _file(c: _Checker, f: Any, line: int, where: str, known: set[str]) -> File:
         msg = f"expected a list of paths (/a/b; no NUL, at most {MAX_NAME} characters)"
         c.fail(c.line_of(f, "groups"), f"{where}.groups", msg)
     for g in groups:
-        c.names_in(g, c.line_of(f, "groups"), f"{where}.groups")
+        c.names_in(g, c.line_of(f, "groups"), f"{where}.groups", MAX_NAME)
     writes_raw = f.get("writes") or []
     if not isinstance(writes_raw, list):
         c.fail(c.line_of(f, "writes"), f"{where}.writes", "expected a list of writes")
@@ -454,7 +498,7 @@ def _file(c: _Checker, f: Any, line: int, where: str, known: set[str]) -> File:
     for i, (w, ln) in enumerate(zip(writes_raw, getattr(writes_raw, "lines", []), strict=False)):
         writes.append(_write(c, w, ln, f"{where}.writes[{i}]", known, api, by_name))
     del names
-    return File(name, api, datasets, list(groups), writes, line)
+    return File(name, api, datasets, list(groups), writes, line, sync)
 
 
 def _dataset(c: _Checker, d: Any, line: int, where: str, known: set[str]) -> Dataset:
@@ -469,7 +513,7 @@ def _dataset(c: _Checker, d: Any, line: int, where: str, known: set[str]) -> Dat
     ):
         msg = f"expected an absolute path (/group/name; at most {MAX_NAME} characters)"
         c.fail(c.line_of(d, "name"), f"{where}.name", msg)
-    c.names_in(name, c.line_of(d, "name"), f"{where}.name")
+    c.names_in(name, c.line_of(d, "name"), f"{where}.name", MAX_NAME)
     typ, size, members = _type(c, c.require(d, "type", where), c.line_of(d, "type"), where)
     no_rank = known - {"rank"}  # every rank must create the same dataset
     dims = c.expressions(

@@ -217,6 +217,8 @@ def _file_body(f: File, index: int) -> list[str]:
             created.add(w.dataset)
         nd = len(by_name[w.dataset].dims) if w.dataset else 0
         out.extend(_write_code(w, nd, "  "))
+    if f.sync:
+        out.append("  skel_sync(f); /* the application flushed the file to storage */")
     out.append("}")
     return out
 

@@ -22,6 +22,7 @@ OPENS = {
     "fopen",
     "fopen64",
 }
+SYNCS = {"fsync", "fdatasync", "MPI_File_sync", "H5Fflush"}
 CLOSES = {"H5Fclose", "MPI_File_close", "close", "fclose"}
 WRITES = {
     "H5Dwrite",

@@ -58,6 +58,7 @@ void skel_memory(skel_file_t *f, int n, const long long *pieces);
 void skel_write_view(skel_file_t *f, long long offset, long long size, long long lb,
                      long long extent, int nblocks, const long long *view, int collective,
                      int active);
+void skel_sync(skel_file_t *f); /* to storage: H5Fflush + fsync, MPI_File_sync, fsync */
 void skel_close(skel_file_t *f);
 int skel_finish(skel_t *s);
 

@@ -54,18 +54,35 @@ void skel_add(skel_t *s, int part, double t0)
     s->times[s->cur_step * T_N + part] += skel_now() - t0;
 }
 
+/* {step} and {rank}, or zero-padded to a width: {step:04} (the application's names' padding) */
+static int placeholder(const char *p, const char *which, int *width)
+{
+    size_t n = strlen(which);
+    if (p[0] != '{' || strncmp(p + 1, which, n) != 0)
+        return 0;
+    const char *q = p + 1 + n;
+    *width = 0;
+    if (q[0] == ':' && q[1] == '0' && q[2] >= '1' && q[2] <= '9') {
+        q += 2;
+        while (*q >= '0' && *q <= '9' && *width < 100)
+            *width = *width * 10 + (*q++ - '0');
+    }
+    return *q == '}' ? (int)(q + 1 - p) : 0;
+}
+
 void skel_format_name(char *out, size_t n, const char *pattern, long long step, int rank)
 {
     size_t o = 0;
-    for (const char *p = pattern; *p && o + 32 < n; p++) {
-        if (strncmp(p, "{step}", 6) == 0) {
-            o += (size_t)snprintf(out + o, n - o, "%lld", step);
-            p += 5;
-        } else if (strncmp(p, "{rank}", 6) == 0) {
-            o += (size_t)snprintf(out + o, n - o, "%d", rank);
-            p += 5;
+    for (const char *p = pattern; *p && o + 128 < n;) {
+        int width, len;
+        if ((len = placeholder(p, "step", &width)) > 0) {
+            o += (size_t)snprintf(out + o, n - o, "%0*lld", width, step);
+            p += len;
+        } else if ((len = placeholder(p, "rank", &width)) > 0) {
+            o += (size_t)snprintf(out + o, n - o, "%0*d", width, rank);
+            p += len;
         } else {
-            out[o++] = *p;
+            out[o++] = *p++;
         }
     }
     out[o] = '\0';
