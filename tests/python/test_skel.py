@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import BUILD, REPO, mpi_info, run_mpi
+from conftest import BUILD, REPO, launcher, mpi_info, run_mpi
 
 from iotune import trace as iotrace
 from iotune.skel import descriptor as dmod
@@ -184,7 +184,10 @@ def _files(directory: Path) -> dict[str, int]:
     return {
         str(p.relative_to(directory)): p.stat().st_size
         for p in directory.rglob("*")
-        if p.is_file() and not p.name.startswith("profile") and ".trace" not in str(p)
+        if p.is_file()
+        and not p.name.startswith("profile")
+        and ".trace" not in str(p)
+        and p.name != ".iotune-skel-files"  # the skeleton's list of the files it wrote
     }
 
 
@@ -500,3 +503,114 @@ def test_cli_run_plot_and_job_script(tmp_path, capsys):
     assert proc.returncode == 0, proc.stderr
     assert h5layout.read(str(data / "m.h5"))["datasets"]["/s0/ids"]["dims"] == [100]
     assert "srun ./skeleton" in (out / "run-slurm.sbatch").read_text()
+
+
+# ----------------------------------------------------------------------------- issue 22
+
+
+@pytest.fixture(scope="module")
+def structure_program(tmp_path_factory) -> Path:
+    """tests/data/skel_structure.c: compound type, unwritten dataset, padded names, deflate."""
+    out = tmp_path_factory.mktemp("structure") / "skel_structure"
+    flags = subprocess.run(
+        ["pkg-config", "--cflags", "--libs", HDF5_PC], capture_output=True, text=True, check=True
+    ).stdout.split()
+    subprocess.run(
+        [MPICC, "-O1", "-o", str(out), str(REPO / "tests/data/skel_structure.c"), *flags],
+        check=True,
+        timeout=120,
+    )
+    return out
+
+
+def _h5dump_h(path: Path) -> list[str]:
+    """h5dump -H without its first line (the file's name)."""
+    proc = subprocess.run(["h5dump", "-H", str(path)], capture_output=True, text=True, check=True)
+    return proc.stdout.splitlines()[1:]
+
+
+@needs_cc
+def test_skeleton_keeps_compound_types_unwritten_datasets_padding_and_filters(
+    structure_program, libiotune, tmp_path
+):
+    n = 16
+    orig, prof = _profiled(tmp_path, [structure_program, str(n), "2"], libiotune)
+    desc = fp.from_profile(str(prof), str(orig))
+    f = desc["files"][0]
+    assert f["name"] == "chk_{step:04}.h5" and desc["steps"] == 2
+    assert f["sync"] is True  # H5Fflush after each step's writes
+    out, timing = _run_skeleton(desc, tmp_path)
+    assert sorted(_files(out)) == sorted(_files(orig)) == ["chk_0000.h5", "chk_0001.h5"]
+    for name in ("chk_0000.h5", "chk_0001.h5"):
+        assert _h5dump_h(out / name) == _h5dump_h(orig / name), name  # types, groups, datasets
+        want, got = h5layout.read(str(orig / name)), h5layout.read(str(out / name))
+        assert got == want, name  # chunks and filters too (h5dump -p)
+        step = name[4:8].lstrip("0") or "0"
+        ds = want["datasets"]
+        assert f"/step_{int(step):03d}/unwritten" in ds
+        assert ds[f"/step_{int(step):03d}/particles"]["members"] == [
+            ["H5T_STD_I32LE", "id"], ["H5T_IEEE_F64LE", "x"], ["H5T_IEEE_F64LE", "y"],
+            ["H5T_STD_I64LE", "flag"]]  # fmt: skip
+        assert ds[f"/step_{int(step):03d}/rho"]["filters"] == ["shuffle", "deflate=6"]
+    t = runmod.load_timing(str(timing))
+    per_rank = 2 * n * (32 + 8)  # 2 steps of n 32-byte particles and n doubles
+    assert [r["bytes"] for r in t["per_rank"]] == [per_rank, per_rank]
+
+
+@needs_cc
+def test_a_compound_type_without_the_applications_file_is_opaque_of_its_size(
+    structure_program, libiotune, tmp_path, monkeypatch
+):
+    orig, prof = _profiled(tmp_path, [structure_program, "8", "1"], libiotune)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    desc = fp.from_profile(str(prof), str(elsewhere))
+    types = {d["name"]: d["type"] for d in desc["files"][0]["datasets"]}
+    assert types["/step_000/particles"] == {"opaque": 32}
+    assert any("compound" in n and "opaque" in n for n in desc["notes"])
+    assert any("filters" in n and "not reproduced" in n for n in desc["notes"])
+
+
+@needs_cc
+def test_skel_run_never_replaces_a_file_it_did_not_create(
+    structure_program, libiotune, tmp_path, monkeypatch
+):
+    from iotune import cli
+
+    orig, prof = _profiled(tmp_path, [structure_program, "8", "1"], libiotune)
+    desc = tmp_path / "s.yaml"
+    desc.write_text(fp.to_yaml(fp.from_profile(str(prof), str(orig)), "profile.json"))
+    before = (orig / "chk_0000.h5").read_bytes()
+    gen_dir = tmp_path / "gen"
+    common = ["-o", str(gen_dir), "--cc", MPICC, "--mpiexec", " ".join(launcher()[:-1])]
+    # into the application's directory: refused, the application's file untouched
+    rc = cli.main(["skel", "run", str(desc), *common, "--dir", str(orig)])
+    assert rc == 1 and (orig / "chk_0000.h5").read_bytes() == before
+    # by default: a new directory of its own, every time
+    monkeypatch.chdir(orig)
+    assert cli.main(["skel", "run", str(desc), *common]) == 0
+    assert cli.main(["skel", "run", str(desc), *common]) == 0
+    runs = sorted(gen_dir.glob("run-data-*"))
+    assert len(runs) == 2 and all((r / "chk_0000.h5").exists() for r in runs)
+    assert (orig / "chk_0000.h5").read_bytes() == before
+    # a second run in the same directory replaces only what the first one wrote
+    assert cli.main(["skel", "run", str(desc), *common, "--dir", str(runs[0])]) == 0
+
+
+@needs_cc
+def test_skel_compare_reports_skeleton_vs_original(structure_program, libiotune, tmp_path, capsys):
+    from iotune import cli
+
+    orig, prof = _profiled(tmp_path, [structure_program, "8", "1"], libiotune)
+    desc = tmp_path / "s.yaml"
+    desc.write_text(fp.to_yaml(fp.from_profile(str(prof), str(orig)), "profile.json"))
+    argv = ["skel", "compare", str(desc), "-o", str(tmp_path / "gen"), "--cc", MPICC,
+            "--mpiexec", " ".join(launcher()[:-1]), "--methods", "native", "--repeats", "1",
+            "--original", f"{structure_program} 8 1"]  # fmt: skip
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out
+    assert out.count("skel compare: run ") == 3  # progress: native, original, skeleton
+    line = next(ln for ln in out.splitlines() if ln.startswith("skeleton vs original"))
+    assert "ratio" in line and any(w in line for w in ("agree", "faster", "slower"))
+    assert (orig / "chk_0000.h5").exists()

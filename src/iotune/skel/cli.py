@@ -83,14 +83,14 @@ def _steps_of(extra: list[str]) -> int | None:
 
 def _run_dir(args: argparse.Namespace, what: str) -> str:
     """Where the skeleton writes: --dir (made if missing), else a new directory under the
-    source's (OUT/run-XXXX): never the working directory, where the application's own
+    source's (OUT/run-data-XXXX): never the working directory, where the application's own
     files may be (the runtime also refuses to replace a file no skeleton wrote)."""
     import tempfile
 
     if args.dir:
         os.makedirs(args.dir, exist_ok=True)
         return os.path.abspath(args.dir)
-    return tempfile.mkdtemp(prefix=f"{what}-", dir=os.path.abspath(args.out))
+    return tempfile.mkdtemp(prefix=f"{what}-data-", dir=os.path.abspath(args.out))
 
 
 def _preflight(d, ranks: int, extra: list[str], work: str) -> None:

@@ -78,6 +78,10 @@ class Builder:
             for op in ops:
                 if where == "file":
                     op.file, op.step = stepmod.first_number_to_step(op.file)
+                    if op.dataset is not None:  # a group per step inside a file per step
+                        pat, value = stepmod.first_number_to_step(op.dataset)
+                        if value is not None and value == op.step:
+                            op.dataset = pat
                 elif where == "dataset" and op.dataset is not None:
                     op.dataset, op.step = stepmod.first_number_to_step(op.dataset)
         # keep step 0 only (the body), checking that the other steps look the same
@@ -215,7 +219,7 @@ class Builder:
             if layout:
                 groups = sorted(
                     {
-                        g if self.step_where != "dataset" else stepmod.to_step_pattern(g)
+                        g if self.step_where is None else stepmod.to_step_pattern(g)
                         for g in layout["groups"]
                         if g != "/"
                     }
@@ -228,8 +232,8 @@ class Builder:
             entry["sync"] = True
             funcs = sorted({op.func for ops in ops_by_rank for op in ops if op.kind == "sync"})
             self.note(
-                f"{name}: {'/'.join(funcs)} called {max(syncs)} times per step on a rank: the "
-                "skeleton flushes the file to storage once, after each step's writes"
+                f"{name}: {'/'.join(funcs)} called {max(syncs)} time(s) per step on a rank: "
+                "the skeleton flushes the file to storage once, after each step's writes"
             )
         entry["writes"] = self._writes(name, api, ops_by_rank, entry.get("datasets", []))
         return entry
