@@ -177,3 +177,51 @@ def test_cli_prints_one_line_for_a_binary_descriptor(capsys):
     assert cli.main(["skel", "params", str(CORPUS / "binary.yaml"), "-o", "-"]) == 2
     err = capsys.readouterr().err.strip()
     assert "binary.yaml:1: the descriptor is not UTF-8 text" in err and "\n" not in err
+
+
+def test_bad_parameter_and_timing_files_give_one_message(tmp_path):
+    from iotune.skel import run as runmod
+
+    d = dmod.parse_text(SMALL)
+    deep = tmp_path / "p.yaml"
+    deep.write_text("parameters: " + "[" * 200)
+    with pytest.raises(dmod.DescriptorError, match="p.yaml:1: nested more than"):
+        runmod.apply_params(d, str(deep))
+    big = tmp_path / "q.yaml"
+    big.write_text("parameters: {n: 99999999999999999999999}\n")
+    with pytest.raises(dmod.DescriptorError, match="n: expected a 64-bit integer"):
+        runmod.apply_params(d, str(big))
+    timing = tmp_path / "t.json"
+    timing.write_text('{"schema": "iotune-skel-timing", "per_rank": [{"steps": [[1, 2]]}]}')
+    with pytest.raises(runmod.RunError, match="not a skeleton timing file"):
+        runmod.load_timing(str(timing))
+    timing.write_text("[" * 100000)
+    with pytest.raises(runmod.RunError, match="t.json"):
+        runmod.load_timing(str(timing))
+
+
+def test_a_profile_that_is_not_one_gives_one_message(tmp_path):
+    from iotune.skel import from_profile as fp
+
+    prof = tmp_path / "profile.json"
+    for text in ("[1, 2]", '{"ranks": 1e999}', '{"ranks": 10000000000}', "\x00\x01"):
+        prof.write_text(text)
+        with pytest.raises(fp.FromProfileError, match="profile.json"):
+            fp.from_profile(str(prof))
+
+
+def test_datasets_are_created_in_the_order_listed():
+    text = """\
+skel: 1
+files:
+  - name: a.h5
+    datasets:
+      - {name: /first, type: int8, dims: [4]}
+      - {name: /written, type: int8, dims: [4]}
+      - {name: /last, type: int8, dims: [4]}
+    writes:
+      - {dataset: /written, start: [0], count: [4], when: rank == 0}
+"""
+    c_text = gen.skeleton_c(dmod.parse_text(text), "a.yaml")
+    at = [c_text.index(f'skel_dataset(f, "/{n}"') for n in ("first", "written", "last")]
+    assert at == sorted(at) and c_text.index("skel_write(f,") < at[2]

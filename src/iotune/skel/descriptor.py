@@ -323,7 +323,23 @@ def _bounded_tree(text: str, c: _Checker) -> yaml.Node | None:
     nothing here or in the checks grows faster than the text."""
     from iotune import inputs
 
-    depth, line = 0, 1  # PyYAML's scanner is quadratic in flow nesting: count it first
+    check_nesting(text, c)
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+    finally:
+        loader.dispose()
+    if node is None:
+        return None
+    return _count_nodes(node, c, inputs.MAX_DEPTH)
+
+
+def check_nesting(text: str, c: _Checker) -> None:
+    """Refuses YAML nested deeper than inputs.MAX_DEPTH before PyYAML reads it (its scanner is
+    quadratic in nesting): flow brackets, and indentation or `- - -` for block nesting."""
+    from iotune import inputs
+
+    depth, line = 0, 1
     for ch in text:
         if ch in "[{":
             depth += 1
@@ -336,13 +352,9 @@ def _bounded_tree(text: str, c: _Checker) -> yaml.Node | None:
     for i, row in enumerate(text.split("\n"), 1):  # block nesting: indentation and "- - -"
         if len(row) - len(row.lstrip(" -?:\t")) > 4 * inputs.MAX_DEPTH:
             c.fail(i, "", f"nested more than {inputs.MAX_DEPTH} levels deep (indentation)")
-    loader = _Loader(text)
-    try:
-        node = loader.get_single_node()
-    finally:
-        loader.dispose()
-    if node is None:
-        return None
+
+
+def _count_nodes(node: yaml.Node, c: _Checker, max_depth: int) -> yaml.Node:
     count, stack, seen = 0, [(node, 1)], set()
     while stack:
         n, depth = stack.pop()
@@ -350,8 +362,8 @@ def _bounded_tree(text: str, c: _Checker) -> yaml.Node | None:
             continue
         seen.add(id(n))
         count += 1
-        if depth > inputs.MAX_DEPTH:
-            c.fail(n.start_mark.line + 1, "", f"nested more than {inputs.MAX_DEPTH} levels deep")
+        if depth > max_depth:
+            c.fail(n.start_mark.line + 1, "", f"nested more than {max_depth} levels deep")
         if count > MAX_NODES:
             c.fail(n.start_mark.line + 1, "", f"more than {MAX_NODES} values")
         if isinstance(n, yaml.MappingNode):

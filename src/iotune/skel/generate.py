@@ -205,18 +205,20 @@ def _file_body(f: File, index: int) -> list[str]:
     for g in f.groups:
         out.append(f"  skel_group(f, {_cstr(g)}, step);")
     by_name = {d.name: d for d in f.datasets}
-    written = [w.dataset for w in f.writes if w.dataset]
+    order = [d.name for d in f.datasets]  # the order the application created them in
     created: set[str] = set()
-    for d in f.datasets:  # datasets never written are created first
-        if d.name not in written:
-            out.extend(_dataset_code(d, "  "))
-            created.add(d.name)
     for w in f.writes:
-        if w.dataset and w.dataset not in created:
-            out.extend(_dataset_code(by_name[w.dataset], "  "))
-            created.add(w.dataset)
+        if w.dataset and w.dataset not in created:  # it, and those listed before it
+            for name in order[: order.index(w.dataset) + 1]:
+                if name not in created:
+                    out.extend(_dataset_code(by_name[name], "  "))
+                    created.add(name)
         nd = len(by_name[w.dataset].dims) if w.dataset else 0
         out.extend(_write_code(w, nd, "  "))
+    for name in order:  # datasets created after the last write, never written
+        if name not in created:
+            out.extend(_dataset_code(by_name[name], "  "))
+            created.add(name)
     if f.sync:
         out.append("  skel_sync(f); /* the application flushed the file to storage */")
     out.append("}")

@@ -42,19 +42,28 @@ def write_params(d: dmod.Descriptor) -> str:
 def apply_params(d: dmod.Descriptor, path: str | None) -> dmod.Descriptor:
     if not path:
         return d
+    from iotune import inputs
+
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = yaml.safe_load(fh) or {}
-    except (OSError, yaml.YAMLError) as e:
-        raise dmod.DescriptorError(path, None, "", f"cannot read the parameters: {e}") from None
+        text = inputs.read_text(path, "parameter file", 1 << 20)
+    except inputs.InputError as e:
+        err = dmod.DescriptorError(path, None, "", str(e))
+        err.args = (str(e),)
+        raise err from None
+    dmod.check_nesting(text, dmod._Checker(path))
+    try:
+        data = yaml.safe_load(text) or {}
+    except (yaml.YAMLError, RecursionError) as e:
+        msg = " ".join(str(e).split())[:200]
+        raise dmod.DescriptorError(path, None, "", f"cannot read the parameters: {msg}") from None
     if not isinstance(data, dict) or set(data) - {"ranks", "steps", "parameters"}:
         raise dmod.DescriptorError(path, None, "", "expected ranks, steps and parameters")
     values = dict(data.get("parameters") or {})
     if "steps" in data:
         values["steps"] = data["steps"]
     for k, v in values.items():
-        if type(v) is not int:
-            raise dmod.DescriptorError(path, None, k, "expected an integer")
+        if type(v) is not int or not -(2**63) <= v < 2**63:
+            raise dmod.DescriptorError(path, None, str(k), "expected a 64-bit integer")
     ranks = data.get("ranks")
     if ranks is not None and (type(ranks) is not int or ranks < 1):
         raise dmod.DescriptorError(path, None, "ranks", "expected a positive integer")
@@ -93,9 +102,29 @@ def launch(
 
 
 def load_timing(path: str) -> dict[str, Any]:
-    with open(path, encoding="utf-8") as fh:
-        t = json.load(fh)
-    if t.get("schema") != "iotune-skel-timing":
+    from iotune import inputs
+
+    try:
+        t = inputs.load_json(path, "skeleton timing file")
+    except inputs.InputError as e:
+        raise RunError(str(e)) from None
+    ok = (
+        isinstance(t, dict)
+        and t.get("schema") == "iotune-skel-timing"
+        and isinstance(t.get("per_rank"), list)
+        and all(
+            isinstance(r, dict)
+            and isinstance(r.get("steps"), list)
+            and all(
+                isinstance(s, list)
+                and len(s) == len(PARTS)
+                and all(isinstance(x, int | float) for x in s)
+                for s in r["steps"]
+            )
+            for r in t["per_rank"]
+        )
+    )
+    if not ok:
         raise RunError(f"{path}: not a skeleton timing file")
     return t
 
