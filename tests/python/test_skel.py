@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -533,12 +534,22 @@ def _h5dump_h(path: Path) -> list[str]:
     return proc.stdout.splitlines()[1:]
 
 
+def _structure_argv(program: str, structure_program: Path) -> list:
+    if program == "c":
+        return [structure_program]
+    pytest.importorskip("h5py", reason="h5py is not installed (scripts/install.sh builds it)")
+    pytest.importorskip("mpi4py", reason="mpi4py is not installed")
+    return [sys.executable, REPO / "tests/data/skel_h5py_structure.py"]
+
+
 @needs_cc
+@pytest.mark.parametrize("program", ["c", "h5py"])
 def test_skeleton_keeps_compound_types_unwritten_datasets_padding_and_filters(
-    structure_program, libiotune, tmp_path
+    program, structure_program, libiotune, tmp_path
 ):
     n = 16
-    orig, prof = _profiled(tmp_path, [structure_program, str(n), "2"], libiotune)
+    argv = [*_structure_argv(program, structure_program), str(n), "2"]
+    orig, prof = _profiled(tmp_path, argv, libiotune)
     desc = fp.from_profile(str(prof), str(orig))
     f = desc["files"][0]
     assert f["name"] == "chk_{step:04}.h5" and desc["steps"] == 2
