@@ -225,3 +225,19 @@ files:
     c_text = gen.skeleton_c(dmod.parse_text(text), "a.yaml")
     at = [c_text.index(f'skel_dataset(f, "/{n}"') for n in ("first", "written", "last")]
     assert at == sorted(at) and c_text.index("skel_write(f,") < at[2]
+
+
+@pytest.mark.parametrize(
+    "text, said",
+    [
+        ("ranks: 4294967296\n", "ranks: expected an integer from 1 to 2147483647"),
+        ("steps: 9223372036854775807\n", "steps: expected 1 to 536870911"),
+    ],
+)
+def test_a_parameter_file_is_bounded_like_the_descriptor(tmp_path, text, said):
+    from iotune.skel import run as runmod
+
+    params = tmp_path / "p.yaml"
+    params.write_text(text)
+    with pytest.raises(dmod.DescriptorError, match=said):
+        runmod.apply_params(dmod.parse_text(SMALL), str(params))

@@ -65,10 +65,14 @@ def apply_params(d: dmod.Descriptor, path: str | None) -> dmod.Descriptor:
         if type(v) is not int or not -(2**63) <= v < 2**63:
             raise dmod.DescriptorError(path, None, str(k), "expected a 64-bit integer")
     ranks = data.get("ranks")
-    if ranks is not None and (type(ranks) is not int or ranks < 1):
-        raise dmod.DescriptorError(path, None, "ranks", "expected a positive integer")
+    if ranks is not None and (type(ranks) is not int or not 1 <= ranks <= dmod.MAX_RANKS):
+        raise dmod.DescriptorError(
+            path, None, "ranks", f"expected an integer from 1 to {dmod.MAX_RANKS}"
+        )
     out = dmod.with_parameters(d, {k: v for k, v in values.items() if k != "steps"}, ranks)
     if "steps" in values:
+        if not 1 <= values["steps"] <= dmod.MAX_STEPS:
+            raise dmod.DescriptorError(path, None, "steps", f"expected 1 to {dmod.MAX_STEPS}")
         from iotune.skel import expr
 
         out.steps = expr.parse(values["steps"])
