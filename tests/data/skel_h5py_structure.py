@@ -33,6 +33,6 @@ for step in range(steps):
         r = g.create_dataset("rho", (n * size,), dtype="<f8", chunks=(n,), shuffle=True,
                              compression="gzip", compression_opts=6)  # fmt: skip
         with r.collective:
-            r[mine] = np.arange(n) % 7
+            r[mine] = (np.arange(n) % 7).astype("<f8")  # no conversion: collective with filters
         g.create_dataset("unwritten", (10,), dtype="<f4")
         f.flush()

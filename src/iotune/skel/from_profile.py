@@ -69,7 +69,12 @@ class Builder:
                     for r, name in enumerate(group):
                         rank_names[r][name] = pat
         ops_by_rank = [ops_of(tr, self.ranks, rank_names[tr.rank]) for tr in self.traces]
-        reads = sum(1 for ops in ops_by_rank for op in ops if op.kind == "read")
+        data_files = {
+            op.file for ops in ops_by_rank for op in ops if op.kind in ("write", "create")
+        }
+        reads = sum(  # of the application's data files, not an interpreter's own (pyvenv.cfg)
+            1 for ops in ops_by_rank for op in ops if op.kind == "read" and op.file in data_files
+        )
         if reads:
             self.note(f"{reads} read calls are not reproduced: skeletons write only")
         steps, where = stepmod.find_steps(ops_by_rank)

@@ -21,9 +21,14 @@ def find_steps(ops_by_rank: list[list[Op]]) -> tuple[int, str | None]:
         ok, steps = True, None
         for ops in ops_by_rank:
             values = []
+            # only files the application wrote or made datasets in: an interpreter's own
+            # files (h5py's script, pyvenv.cfg), opened and read, do not count steps
+            data_files = {op.file for op in ops if op.kind in ("write", "create")}
             for op in ops:
                 name = op.file if where == "file" else op.dataset
                 if name is None or op.kind not in ("write", "open", "close"):
+                    continue
+                if where == "file" and name not in data_files:
                     continue
                 m = re.search(r"\d+", _RANK.sub("", name))
                 if not m:
