@@ -108,6 +108,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     ranks = args.ranks or d.ranks
     _preflight(d, ranks, list(args.args), args.dir or args.out)
     d = _generate(args)
+    print(f"skel: building the skeleton in {args.out}", flush=True)
     exe = runmod.build(args.out)
     work = _run_dir(args, "run")
     timing = os.path.abspath(args.timing or os.path.join(args.out, "timing.json"))
@@ -130,6 +131,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     ranks = args.ranks or d.ranks
     _preflight(d, ranks, list(args.args), args.dir or args.out)
     d = _generate(args)
+    print(f"skel: building the skeleton in {args.out}", flush=True)
     exe = runmod.build(args.out)
     work = _run_dir(args, "compare")
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
