@@ -629,3 +629,30 @@ def test_skel_compare_reports_skeleton_vs_original(structure_program, libiotune,
     line = next(ln for ln in out.splitlines() if ln.startswith("skeleton vs original"))
     assert "ratio" in line and any(w in line for w in ("agree", "faster", "slower"))
     assert (orig / "chk_0000.h5").exists()
+
+
+def _bytes_per_layer(profile: Path) -> dict[str, int]:
+    """Bytes written per layer over the run's data files (not the skeleton's own files)."""
+    out = {"hdf5": 0, "mpiio": 0, "posix": 0}
+    for f in json.loads(profile.read_text())["files"]:
+        if f["name"].endswith((".json", ".iotune-skel-files")):
+            continue
+        for layer in out:
+            out[layer] += int(f.get(layer, {}).get("bytes_written", 0))
+    return out
+
+
+@needs_cc
+def test_compound_skeleton_writes_the_originals_bytes_at_every_layer(
+    structure_program, libiotune, tmp_path
+):
+    orig, prof = _profiled(tmp_path, [structure_program, "4096", "2"], libiotune)
+    want = _bytes_per_layer(prof)
+    skeleton = _skeleton(fp.from_profile(str(prof), str(orig)), tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    got_prof = _profile(out, [skeleton, "--timing", tmp_path / "t.json"], libiotune)
+    got = _bytes_per_layer(got_prof)
+    assert got["hdf5"] == want["hdf5"] == 2 * 2 * 4096 * (32 + 8)
+    for layer in ("mpiio", "posix"):  # HDF5's metadata and the compressed chunks: within 1 %
+        assert abs(got[layer] - want[layer]) <= 0.01 * want[layer], (layer, got, want)
