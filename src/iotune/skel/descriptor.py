@@ -75,11 +75,17 @@ def format_name(name: str, rank: int = 0, step: int = 0) -> str:
     return _PLACEHOLDER.sub(one, name)
 
 
+def _one_line(text: str) -> str:
+    """text with every unprintable character escaped (a message stays one line)."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
+
+
 class DescriptorError(ValueError):
     """One problem of a descriptor: where it is (file, line, field) and what is wrong."""
 
     def __init__(self, source: str, line: int | None, where: str, message: str):
         self.source, self.line, self.where = source, line, where
+        where, message = _one_line(where), _one_line(message)  # they may quote the file's text
         loc = f"{source}:{line}" if line else source
         super().__init__(f"{loc}: {where}: {message}" if where else f"{loc}: {message}")
 
