@@ -9,6 +9,7 @@ from hostile names and numbers. Every example is bounded in time; a few generate
 compiled with the MPI C compiler (syntax only).
 """
 
+import os
 import re
 import shutil
 import subprocess
@@ -124,7 +125,9 @@ def test_seed_skeletons_compile(seed, tmp_path):
 
 INSERTS = [b"*/", b"\n#define X 1\n", b"??=", b"\\", b'"', b"[", b"{", b"&a ", b"*a",
            b"99999999999999999999", b"-1", b"\x00", b"\xff", b"QZX", b": ", b"- "]  # fmt: skip
-FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+# IOTUNE_FUZZ_EXAMPLES=5000 for a longer local run; CI runs the default
+EXAMPLES = int(os.environ.get("IOTUNE_FUZZ_EXAMPLES", "150"))
+FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 
 
 @FUZZ
