@@ -73,16 +73,47 @@ def cmd_generate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _steps_of(extra: list[str]) -> int | None:
+    """--steps N among the skeleton's own options, when given."""
+    for i, a in enumerate(extra[:-1]):
+        if a == "--steps" and extra[i + 1].isdigit():
+            return int(extra[i + 1])
+    return None
+
+
+def _run_dir(args: argparse.Namespace, what: str) -> str:
+    """Where the skeleton writes: --dir (made if missing), else a new directory under the
+    source's (OUT/run-data-XXXX): never the working directory, where the application's own
+    files may be (the runtime also refuses to replace a file no skeleton wrote)."""
+    import tempfile
+
+    if args.dir:
+        os.makedirs(args.dir, exist_ok=True)
+        return os.path.abspath(args.dir)
+    return tempfile.mkdtemp(prefix=f"{what}-data-", dir=os.path.abspath(args.out))
+
+
+def _preflight(d, ranks: int, extra: list[str], work: str) -> None:
+    from iotune.skel import cost
+
+    c = cost.estimate(d, ranks, _steps_of(extra))
+    cost.check_local(c, work)
+    print(f"skel: {c.line()}, in {work}", flush=True)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from iotune.skel import run as runmod
 
-    d = _generate(args)
-    exe = runmod.build(args.out)
+    d = _load(args)
     ranks = args.ranks or d.ranks
+    _preflight(d, ranks, list(args.args), args.dir or args.out)
+    d = _generate(args)
+    print(f"skel: building the skeleton in {args.out}", flush=True)
+    exe = runmod.build(args.out)
+    work = _run_dir(args, "run")
     timing = os.path.abspath(args.timing or os.path.join(args.out, "timing.json"))
-    extra = ["--timing", timing, "--method", args.method or d.method["name"]]
-    if args.dir:
-        extra += ["--dir", args.dir]
+    extra = ["--timing", timing, "--method", args.method or d.method["name"], "--dir", work]
+    print(f"skel: the skeleton writes into {work}", flush=True)
     if args.cleanup:
         extra.append("--cleanup")
     print(runmod.launch(exe, ranks, extra + list(args.args), args.mpiexec), end="")
@@ -96,14 +127,29 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     from iotune.skel import run as runmod
 
+    d = _load(args)
+    ranks = args.ranks or d.ranks
+    _preflight(d, ranks, list(args.args), args.dir or args.out)
     d = _generate(args)
+    print(f"skel: building the skeleton in {args.out}", flush=True)
     exe = runmod.build(args.out)
-    work = os.path.abspath(args.dir or args.out)
+    work = _run_dir(args, "compare")
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    original = shlex.split(args.original) if args.original else None
     results = runmod.compare(
-        exe, args.ranks or d.ranks, methods, args.repeats, work, list(args.args), args.mpiexec
+        exe,
+        ranks,
+        methods,
+        args.repeats,
+        work,
+        list(args.args),
+        args.mpiexec,
+        original=original,
+        progress=lambda line: print(line, flush=True),
     )
     print(runmod.summarise(results))
+    if original:
+        print(runmod.verdict(results))
     if args.json:
         import json
 
@@ -196,6 +242,12 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
             q.add_argument("--methods", default="native,mpiio,posix,aggregate")
             q.add_argument("--repeats", type=int, default=5)
             q.add_argument("--json", metavar="FILE", help="raw times per method")
+            q.add_argument(
+                "--original",
+                metavar="'CMD ARGS'",
+                help="the application, run as `MPIEXEC -n RANKS CMD ARGS` in a directory of "
+                "its own, interleaved with the skeleton: skeleton vs original, ratio, verdict",
+            )
         q.add_argument(
             "--args",
             dest="args",
@@ -216,6 +268,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def _dispatch(args: argparse.Namespace) -> int:
+    from iotune.skel import cost
     from iotune.skel import descriptor as dmod
     from iotune.skel import run as runmod
 
@@ -226,3 +279,5 @@ def _dispatch(args: argparse.Namespace) -> int:
         return 2
     except runmod.RunError as e:
         return _err(str(e))
+    except cost.CostError as e:
+        return _err(f"not run: {e}")

@@ -18,58 +18,102 @@ def dataset_entry(
     trace_version: int,
     note: Callable[[str], None],
 ) -> dict[str, Any]:
-    """The entry of the dataset op writes (file: its file's pattern, for notes)."""
+    """The entry of the dataset op creates or writes (file: its file's pattern, for notes)."""
     info = op.dset_info
     real = info["name"]
+    found = layout["datasets"].get(real) if layout else None
     d: dict[str, Any] = {"name": op.dataset, "type": None, "dims": list(info["dims"])}
     if "type_class" in info:  # trace schema 4: the dataset as the application made it
-        d["type"] = type_of(real, info, note)
+        d["type"] = type_of(real, info, found, note)
         if info.get("chunks"):
             d["chunks"] = list(info["chunks"])
         maxdims = info.get("maxdims")
         if maxdims and maxdims != info["dims"]:
             d["maxdims"] = ["unlimited" if v is None else v for v in maxdims]
-        return d
-    found = layout["datasets"].get(real) if layout else None
-    if found and found["type"]:
-        typ = {v[2]: k for k, v in dmod.TYPES.items()}.get(found["type"])
-        if typ is None:
-            note(
-                f"{real}: type {found['type']} is not supported here: "
-                "the type is chosen by its size"
-            )
-        d["type"] = typ
-        if found["chunks"]:
-            d["chunks"] = found["chunks"]
-        if found["maxdims"] and found["maxdims"] != found["dims"]:
-            d["maxdims"] = ["unlimited" if v is None else v for v in found["maxdims"]]
-    if d["type"] is None:
-        size = int(info["type_size"])
-        d["type"] = {4: "float32", 8: "float64", 1: "uint8", 2: "uint16"}.get(size, "uint8")
-        if found is None:
-            note(
-                f"{file}: the application's file was not found (give --data-dir) and the "
-                f"trace (schema {trace_version}) has no types or chunks: "
-                f"{real}: element size {size}, class assumed {d['type']}, contiguous"
-            )
+    else:
+        if found and found["type"]:
+            cls = {"H5T_COMPOUND": "compound", "H5T_OPAQUE": "opaque"}.get(found["type"])
+            typ = {v[2]: k for k, v in dmod.TYPES.items()}.get(found["type"])
+            if typ is None and cls:
+                info2 = dict(info, type_class=cls)
+                typ = type_of(real, info2, found, note)
+            elif typ is None:
+                note(
+                    f"{real}: type {found['type']} is not supported here: "
+                    "the type is chosen by its size"
+                )
+            d["type"] = typ
+            if found["chunks"]:
+                d["chunks"] = found["chunks"]
+            if found["maxdims"] and found["maxdims"] != found["dims"]:
+                d["maxdims"] = ["unlimited" if v is None else v for v in found["maxdims"]]
+        if d["type"] is None:
+            size = int(info["type_size"])
+            d["type"] = {4: "float32", 8: "float64", 1: "uint8", 2: "uint16"}.get(size)
+            if d["type"] is None:
+                d["type"] = {"opaque": size}
+            if found is None:
+                note(
+                    f"{file}: the application's file was not found (give --data-dir) and the "
+                    f"trace (schema {trace_version}) has no types or chunks: "
+                    f"{real}: element size {size}, class assumed {d['type']}, contiguous"
+                )
+    if found and found.get("filters"):
+        known = [f for f in found["filters"] if not f.startswith("other")]
+        for f in found["filters"]:
+            if f.startswith("other"):
+                note(f"{real}: filter {f[7:]} is not reproduced (shuffle, deflate, fletcher32 are)")
+        if known and d.get("chunks"):
+            d["filters"] = known
     return d
 
 
-def type_of(real: str, info: dict[str, Any], note: Callable[[str], None]) -> str:
-    """The descriptor's type of a traced dataset type (class, size, sign); a type skeletons
-    cannot write becomes an unsigned integer of its size, said in a note."""
+def type_of(
+    real: str, info: dict[str, Any], found: dict[str, Any] | None, note: Callable[[str], None]
+) -> str | dict[str, Any]:
+    """The descriptor's type of a traced dataset type (class, size, sign): a number type, a
+    compound of the same members when the application's file shows them (found: its h5dump
+    entry), else opaque bytes of the same size (said in a note): bytes per element match."""
     cls, size = info.get("type_class"), int(info["type_size"])
     if cls == "float" and size in (4, 8):
         typ = f"float{8 * size}"
     elif cls == "integer" and size in (1, 2, 4, 8):
         typ = f"{'int' if info.get('type_signed') else 'uint'}{8 * size}"
     else:
-        typ = {1: "uint8", 2: "uint16", 4: "uint32", 8: "uint64"}.get(size, "uint8")
+        if cls == "compound":
+            compound = _compound(real, size, found, note)
+            if compound is not None:
+                return compound
         note(
-            f"{real}: a {cls or 'unknown'} type of {size} bytes: skeletons write numbers, "
-            f"written as {typ}" + ("" if size in (1, 2, 4, 8) else " (another size)")
-        )
-        return typ
+            f"{real}: a {cls or 'unknown'} type of {size} bytes: written as opaque elements of "
+            "the same size" + (" (members unknown: the application's file was not found)"
+                               if cls == "compound" and found is None else "")
+        )  # fmt: skip
+        return {"opaque": size}
     if info.get("type_order") == "BE":
         note(f"{real}: big-endian {typ} in the application: written little-endian")
     return typ
+
+
+def _compound(
+    real: str, size: int, found: dict[str, Any] | None, note: Callable[[str], None]
+) -> dict[str, Any] | None:
+    """{compound: size, members: [[name, type, offset], ...]} from h5dump's members, when
+    every member is a number type and they fit; offsets packed in order (h5dump -H does not
+    show them; padding, if any, is at the end)."""
+    members = (found or {}).get("members")
+    if not members:
+        return None
+    by_h5 = {v[2]: k for k, v in dmod.TYPES.items()}
+    out, offset = [], 0
+    for h5type, name in members:
+        typ = by_h5.get(h5type)
+        if typ is None:
+            return None
+        out.append([name, typ, offset])
+        offset += dmod.TYPES[typ][0]
+    if offset > size:
+        return None
+    if offset < size:
+        note(f"{real}: compound of {size} bytes, members {offset}: offsets assumed packed")
+    return {"compound": size, "members": out}

@@ -34,8 +34,50 @@ TYPES = {
     "uint32": (4, "H5T_NATIVE_UINT32", "H5T_STD_U32LE"),
     "uint64": (8, "H5T_NATIVE_UINT64", "H5T_STD_U64LE"),
 }
+FILTERS = ("shuffle", "fletcher32")  # and deflate=LEVEL (0-9)
+_DEFLATE = re.compile(r"deflate=([0-9])\Z")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+# Bounds of what a descriptor may say (each a limit of the C runtime or of MPI): more is an
+# error when the descriptor is read, not a crash or an overflow in the job.
+MAX_RANKS = 2**31 - 1  # an MPI int
+MAX_DIMS = 32  # H5S_MAX_RANK
+MAX_NAME = 880  # bytes of a dataset or group path (the runtime's buffers: 1024 - 128 spare)
+MAX_FILE_NAME = 3960  # bytes of a file name (4096 - 128)
+MAX_MEMBERS = 1024  # members of a compound type
+MAX_TYPE_SIZE = 2**31 - 1
+MAX_COMPUTE_S = 86400.0  # seconds between two steps
+MAX_STEPS = (2**31 - 1) // 4  # the runtime gathers 4 times per step per rank (an int count)
+CHECKED_RANKS = 4096  # selections are checked at every rank up to this, beyond at a sample
+MAX_NODES = 1_000_000  # YAML nodes of one descriptor
+MAX_BYTES = 64 * 1024 * 1024
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+# {rank} {step}, or zero-padded to a width: {step:04} (step 3 -> 0003), as names were written
+_KNOWN_PLACEHOLDER = re.compile(r"(rank|step)(:0([1-9][0-9]?))?\Z")
+
+
+def has_placeholder(name: str, which: str) -> bool:
+    return any(
+        (m2 := _KNOWN_PLACEHOLDER.match(m.group(1))) and m2.group(1) == which
+        for m in _PLACEHOLDER.finditer(name)
+    )
+
+
+def format_name(name: str, rank: int = 0, step: int = 0) -> str:
+    """A name pattern with its placeholders replaced (as the skeleton's runtime does)."""
+
+    def one(m: re.Match) -> str:
+        m2 = _KNOWN_PLACEHOLDER.match(m.group(1))
+        if not m2:
+            return m.group(0)
+        value = rank if m2.group(1) == "rank" else step
+        return f"{value:0{int(m2.group(3))}d}" if m2.group(3) else str(value)
+
+    return _PLACEHOLDER.sub(one, name)
+
+
+def _one_line(text: str) -> str:
+    """text with every unprintable character escaped (a message stays one line)."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
 
 
 class DescriptorError(ValueError):
@@ -43,6 +85,7 @@ class DescriptorError(ValueError):
 
     def __init__(self, source: str, line: int | None, where: str, message: str):
         self.source, self.line, self.where = source, line, where
+        where, message = _one_line(where), _one_line(message)  # they may quote the file's text
         loc = f"{source}:{line}" if line else source
         super().__init__(f"{loc}: {where}: {message}" if where else f"{loc}: {message}")
 
@@ -51,13 +94,29 @@ class DescriptorError(ValueError):
 
 
 @dataclass
-class Dataset:
+class Member:
+    """A member of a compound element type: its name, a type of TYPES, its byte offset."""
+
     name: str
     type: str
+    offset: int
+
+
+@dataclass
+class Dataset:
+    name: str
+    type: str  # a TYPES name, "opaque" or "compound" (then size, and members for compound)
     dims: list[ast.expr]
     maxdims: list[ast.expr | None] | None = None  # None entry: unlimited
     chunks: list[ast.expr] | None = None
     line: int = 0
+    type_size: int = 0  # opaque and compound: bytes of one element
+    members: list[Member] | None = None
+    filters: list[str] = field(default_factory=list)  # shuffle, fletcher32, deflate=N
+
+    @property
+    def element_size(self) -> int:
+        return self.type_size if self.type in ("opaque", "compound") else TYPES[self.type][0]
 
 
 @dataclass
@@ -100,14 +159,15 @@ class File:
     groups: list[str]
     writes: list[Write]
     line: int = 0
+    sync: bool = False  # flushed to storage after each step's writes (fsync, H5Fflush)
 
     @property
     def per_rank(self) -> bool:
-        return "{rank}" in self.name
+        return has_placeholder(self.name, "rank")
 
     @property
     def per_step(self) -> bool:
-        return "{step}" in self.name
+        return has_placeholder(self.name, "step")
 
 
 @dataclass
@@ -152,6 +212,10 @@ def _construct_map(loader: yaml.SafeLoader, node: yaml.MappingNode) -> _Map:
     out.lines = {}
     for k, v in node.value:
         key = loader.construct_object(k, deep=True)
+        if not isinstance(key, str | int | float | bool | None):
+            raise yaml.constructor.ConstructorError(
+                None, None, "a key must be a name or a number", k.start_mark
+            )
         out[key] = loader.construct_object(v, deep=True)
         out.lines[key] = k.start_mark.line + 1
     return out
@@ -224,11 +288,23 @@ class _Checker:
             for i, (v, ln) in enumerate(zip(value, lines, strict=True))
         ]
 
-    def names_in(self, text: str, line: int, where: str) -> None:
+    def names_in(self, text: str, line: int, where: str, limit: int = 0) -> None:
+        """Checks the placeholders of a name, and that it fits the runtime's buffer (limit
+        bytes) with every placeholder at its widest (20 characters or its padding)."""
+        widest = len(text.encode("utf-8", "surrogatepass"))
         for m in _PLACEHOLDER.finditer(text):
-            if m.group(1) not in ("rank", "step"):
+            m2 = _KNOWN_PLACEHOLDER.match(m.group(1))
+            if m2:
+                widest += max(int(m2.group(3) or 0), 20) - len(m.group(0))
+        if limit and widest > limit:
+            self.fail(line, where, f"longer than {limit} bytes with its placeholders filled in")
+        for m in _PLACEHOLDER.finditer(text):
+            if not _KNOWN_PLACEHOLDER.match(m.group(1)):
                 self.fail(
-                    line, where, f"unknown placeholder {{{m.group(1)}}} (use {{rank}}, {{step}})"
+                    line,
+                    where,
+                    f"unknown placeholder {{{m.group(1)[:40]}}} (use {{rank}}, {{step}}, or "
+                    "zero-padded {step:04})",
                 )
 
 
@@ -247,15 +323,79 @@ def _top_fields() -> set[str]:
     }
 
 
+def _bounded_tree(text: str, c: _Checker) -> yaml.Node | None:
+    """The YAML node graph of text, refused when nested deeper than inputs.MAX_DEPTH or larger
+    than MAX_NODES. An alias is the anchor's node again (the loaded values share it), so
+    nothing here or in the checks grows faster than the text."""
+    from iotune import inputs
+
+    check_nesting(text, c)
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+    finally:
+        loader.dispose()
+    if node is None:
+        return None
+    return _count_nodes(node, c, inputs.MAX_DEPTH)
+
+
+def check_nesting(text: str, c: _Checker) -> None:
+    """Refuses YAML nested deeper than inputs.MAX_DEPTH before PyYAML reads it (its scanner is
+    quadratic in nesting): flow brackets, and indentation or `- - -` for block nesting."""
+    from iotune import inputs
+
+    depth, line = 0, 1
+    for ch in text:
+        if ch in "[{":
+            depth += 1
+            if depth > inputs.MAX_DEPTH:
+                c.fail(line, "", f"nested more than {inputs.MAX_DEPTH} levels deep")
+        elif ch in "]}":
+            depth = max(depth - 1, 0)
+        elif ch == "\n":
+            line += 1
+    for i, row in enumerate(text.split("\n"), 1):  # block nesting: indentation and "- - -"
+        if len(row) - len(row.lstrip(" -?:\t")) > 4 * inputs.MAX_DEPTH:
+            c.fail(i, "", f"nested more than {inputs.MAX_DEPTH} levels deep (indentation)")
+
+
+def _count_nodes(node: yaml.Node, c: _Checker, max_depth: int) -> yaml.Node:
+    count, stack, seen = 0, [(node, 1)], set()
+    while stack:
+        n, depth = stack.pop()
+        if id(n) in seen:  # an alias: its node was counted where the anchor is
+            continue
+        seen.add(id(n))
+        count += 1
+        if depth > max_depth:
+            c.fail(n.start_mark.line + 1, "", f"nested more than {max_depth} levels deep")
+        if count > MAX_NODES:
+            c.fail(n.start_mark.line + 1, "", f"more than {MAX_NODES} values")
+        if isinstance(n, yaml.MappingNode):
+            stack.extend((x, depth + 1) for kv in n.value for x in kv)
+        elif isinstance(n, yaml.SequenceNode):
+            stack.extend((x, depth + 1) for x in n.value)
+    return node
+
+
 def parse_text(text: str, source: str = "<descriptor>") -> Descriptor:
     c = _Checker(source)
+    if "\0" in text:
+        c.fail(text.count("\n", 0, text.index("\0")) + 1, "", "not text (a NUL byte): binary?")
     try:
-        root = yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+        node = _bounded_tree(text, c)
+        root = None if node is None else _Loader(text).construct_document(node)
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         c.fail(mark.line + 1 if mark else None, "", f"not valid YAML: {e.problem}")
+    except yaml.reader.ReaderError as e:  # a character YAML does not allow
+        line = text.count("\n", 0, e.position) + 1
+        c.fail(line, "", f"not valid YAML: character {e.character!r} is not allowed")
     except yaml.YAMLError as e:
-        c.fail(None, "", f"not valid YAML: {e}")
+        c.fail(None, "", "not valid YAML: " + " ".join(str(e).split())[:200])
+    except (RecursionError, MemoryError):
+        c.fail(None, "", "not usable YAML: nested too deeply")
     root = c.mapping(root, 1, "", _top_fields())
     version = c.require(root, "skel", "")
     if version != FORMAT:
@@ -266,22 +406,30 @@ def parse_text(text: str, source: str = "<descriptor>") -> Descriptor:
     if not _IDENT.match(name.replace("-", "_")):
         c.fail(c.line_of(root, "name"), "name", "use letters, digits, _ and -")
     ranks = root.get("ranks", 1)
-    if type(ranks) is not int or ranks < 1:
-        c.fail(c.line_of(root, "ranks"), "ranks", "expected a positive integer")
+    if type(ranks) is not int or not 1 <= ranks <= MAX_RANKS:
+        c.fail(c.line_of(root, "ranks"), "ranks", f"expected an integer from 1 to {MAX_RANKS}")
     params = root.get("parameters") or _Map()
     params = c.mapping(params, c.line_of(root, "parameters"), "parameters", set(params))
     for key, value in params.items():
         if not isinstance(key, str) or not _IDENT.match(key) or key in expr.BUILTIN_NAMES:
             c.fail(params.lines[key], f"parameters.{key}", "not a valid parameter name")
-        if type(value) is not int:
-            c.fail(params.lines[key], f"parameters.{key}", "expected an integer")
+        if type(value) is not int or not expr.INT_MIN <= value <= expr.INT_MAX:
+            c.fail(params.lines[key], f"parameters.{key}", "expected a 64-bit integer")
     known = set(params) | set(expr.BUILTIN_NAMES)
     steps = c.expression(
         root.get("steps", 1), c.line_of(root, "steps"), "steps", known - {"rank", "step"}
     )
     compute = root.get("compute_s", 0.0)
-    if not isinstance(compute, int | float) or isinstance(compute, bool) or compute < 0:
-        c.fail(c.line_of(root, "compute_s"), "compute_s", "expected seconds (a number >= 0)")
+    if (
+        not isinstance(compute, int | float)
+        or isinstance(compute, bool)
+        or not 0 <= compute <= MAX_COMPUTE_S  # NaN fails this too
+    ):
+        c.fail(
+            c.line_of(root, "compute_s"),
+            "compute_s",
+            f"expected seconds (a number from 0 to {MAX_COMPUTE_S:g})",
+        )
     method = _method(c, root.get("method") or _Map(), c.line_of(root, "method"))
     files_raw = c.require(root, "files", "")
     if not isinstance(files_raw, list) or not files_raw:
@@ -294,6 +442,8 @@ def parse_text(text: str, source: str = "<descriptor>") -> Descriptor:
     if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
         c.fail(c.line_of(root, "notes"), "notes", "expected a list of strings")
     source = root.get("source") or {}
+    if not isinstance(source, dict):
+        c.fail(c.line_of(root, "source"), "source", "expected a mapping (key: value)")
     d = Descriptor(
         name,
         ranks,
@@ -323,18 +473,22 @@ def _method(c: _Checker, m: Any, line: int) -> dict[str, Any]:
         c.fail(c.line_of(m, "name"), "method.name", "expected one of " + ", ".join(METHODS))
     if out["transfer"] is not None and out["transfer"] not in TRANSFERS:
         c.fail(c.line_of(m, "transfer"), "method.transfer", "expected collective or independent")
-    for key in ("stripe", "aggregators"):
-        if type(out[key]) is not int or out[key] < 1:
-            c.fail(c.line_of(m, key), f"method.{key}", "expected a positive integer")
+    for key, top in (("stripe", expr.INT_MAX), ("aggregators", MAX_RANKS)):
+        if type(out[key]) is not int or not 1 <= out[key] <= top:
+            c.fail(c.line_of(m, key), f"method.{key}", f"expected an integer from 1 to {top}")
     return out
 
 
 def _file(c: _Checker, f: Any, line: int, where: str, known: set[str]) -> File:
-    f = c.mapping(f, line, where, {"name", "api", "datasets", "groups", "writes"})
+    f = c.mapping(f, line, where, {"name", "api", "datasets", "groups", "writes", "sync"})
+    sync = f.get("sync", False)
+    if type(sync) is not bool:
+        c.fail(c.line_of(f, "sync"), f"{where}.sync", "expected true or false")
     name = c.require(f, "name", where)
-    if not isinstance(name, str) or not name:
-        c.fail(c.line_of(f, "name"), f"{where}.name", "expected a file name")
-    c.names_in(name, c.line_of(f, "name"), f"{where}.name")
+    if not isinstance(name, str) or not name or "\0" in name or len(name) > MAX_FILE_NAME:
+        c.fail(c.line_of(f, "name"), f"{where}.name",
+               f"expected a file name (no NUL, at most {MAX_FILE_NAME} characters)")  # fmt: skip
+    c.names_in(name, c.line_of(f, "name"), f"{where}.name", MAX_FILE_NAME)
     api = f.get("api", "hdf5")
     if api not in APIS:
         c.fail(c.line_of(f, "api"), f"{where}.api", "expected one of " + ", ".join(APIS))
@@ -347,9 +501,13 @@ def _file(c: _Checker, f: Any, line: int, where: str, known: set[str]) -> File:
     names = [d.name for d in datasets]
     groups = f.get("groups") or []
     if not isinstance(groups, list) or not all(
-        isinstance(g, str) and g.startswith("/") for g in groups
+        isinstance(g, str) and g.startswith("/") and "\0" not in g and len(g) <= MAX_NAME
+        for g in groups
     ):
-        c.fail(c.line_of(f, "groups"), f"{where}.groups", "expected a list of paths (/a/b)")
+        msg = f"expected a list of paths (/a/b; no NUL, at most {MAX_NAME} characters)"
+        c.fail(c.line_of(f, "groups"), f"{where}.groups", msg)
+    for g in groups:
+        c.names_in(g, c.line_of(f, "groups"), f"{where}.groups", MAX_NAME)
     writes_raw = f.get("writes") or []
     if not isinstance(writes_raw, list):
         c.fail(c.line_of(f, "writes"), f"{where}.writes", "expected a list of writes")
@@ -358,22 +516,29 @@ def _file(c: _Checker, f: Any, line: int, where: str, known: set[str]) -> File:
     for i, (w, ln) in enumerate(zip(writes_raw, getattr(writes_raw, "lines", []), strict=False)):
         writes.append(_write(c, w, ln, f"{where}.writes[{i}]", known, api, by_name))
     del names
-    return File(name, api, datasets, list(groups), writes, line)
+    return File(name, api, datasets, list(groups), writes, line, sync)
 
 
 def _dataset(c: _Checker, d: Any, line: int, where: str, known: set[str]) -> Dataset:
-    d = c.mapping(d, line, where, {"name", "type", "dims", "maxdims", "chunks"})
+    d = c.mapping(d, line, where, {"name", "type", "dims", "maxdims", "chunks", "filters"})
     name = c.require(d, "name", where)
-    if not isinstance(name, str) or not name.startswith("/") or name.endswith("/"):
-        c.fail(c.line_of(d, "name"), f"{where}.name", "expected an absolute path (/group/name)")
-    c.names_in(name, c.line_of(d, "name"), f"{where}.name")
-    typ = c.require(d, "type", where)
-    if typ not in TYPES:
-        c.fail(c.line_of(d, "type"), f"{where}.type", "expected one of " + ", ".join(TYPES))
+    if (
+        not isinstance(name, str)
+        or not name.startswith("/")
+        or name.endswith("/")
+        or "\0" in name
+        or len(name) > MAX_NAME
+    ):
+        msg = f"expected an absolute path (/group/name; at most {MAX_NAME} characters)"
+        c.fail(c.line_of(d, "name"), f"{where}.name", msg)
+    c.names_in(name, c.line_of(d, "name"), f"{where}.name", MAX_NAME)
+    typ, size, members = _type(c, c.require(d, "type", where), c.line_of(d, "type"), where)
     no_rank = known - {"rank"}  # every rank must create the same dataset
     dims = c.expressions(
         c.require(d, "dims", where), c.line_of(d, "dims"), f"{where}.dims", no_rank
     )
+    if len(dims) > MAX_DIMS:
+        c.fail(c.line_of(d, "dims"), f"{where}.dims", f"more than {MAX_DIMS} dimensions")
     maxdims = None
     if d.get("maxdims") is not None:
         raw = d["maxdims"]
@@ -396,7 +561,60 @@ def _dataset(c: _Checker, d: Any, line: int, where: str, known: set[str]) -> Dat
         )
     elif maxdims and None in maxdims:
         c.fail(c.line_of(d, "maxdims"), f"{where}.chunks", "an unlimited dataset needs chunks")
-    return Dataset(name, typ, dims, maxdims, chunks, line)
+    filters = d.get("filters") or []
+    if not isinstance(filters, list) or not all(
+        isinstance(x, str) and (x in FILTERS or _DEFLATE.match(x)) for x in filters
+    ):
+        c.fail(c.line_of(d, "filters"), f"{where}.filters",
+               "expected a list of shuffle, fletcher32, deflate=LEVEL (0-9)")  # fmt: skip
+    if filters and chunks is None:
+        c.fail(c.line_of(d, "filters"), f"{where}.filters", "filters need chunks")
+    return Dataset(name, typ, dims, maxdims, chunks, line, size, members, list(filters))
+
+
+def _type(c: _Checker, t: Any, line: int, where: str) -> tuple[str, int, list[Member] | None]:
+    """(type, bytes, members): a TYPES name, {opaque: BYTES}, or {compound: BYTES, members:
+    [[name, type, offset], ...]} (members of TYPES, inside the size, not overlapping)."""
+    at = f"{where}.type"
+    if isinstance(t, str) and t in TYPES:
+        return t, TYPES[t][0], None
+    if not isinstance(t, _Map):
+        c.fail(line, at, "expected one of " + ", ".join(TYPES) + ", {opaque: BYTES} or "
+               "{compound: BYTES, members: [[name, type, offset], ...]}")  # fmt: skip
+    kind = "compound" if "compound" in t else "opaque"
+    t = c.mapping(t, line, at, {"compound", "members"} if kind == "compound" else {"opaque"})
+    size = t.get(kind)
+    if type(size) is not int or not 1 <= size <= MAX_TYPE_SIZE:
+        c.fail(line, f"{at}.{kind}", f"expected the element's bytes (1 to {MAX_TYPE_SIZE})")
+    if kind == "opaque":
+        return kind, size, None
+    raw = c.require(t, "members", at)
+    if not isinstance(raw, list) or not 1 <= len(raw) <= MAX_MEMBERS:
+        c.fail(c.line_of(t, "members"), f"{at}.members",
+               f"expected 1 to {MAX_MEMBERS} [name, type, offset] entries")  # fmt: skip
+    members, end, names = [], 0, set()
+    for i, m in enumerate(raw):
+        ok = (
+            isinstance(m, list)
+            and len(m) == 3
+            and isinstance(m[0], str)
+            and 0 < len(m[0]) <= MAX_NAME
+            and "\0" not in m[0]
+            and m[0] not in names
+            and isinstance(m[1], str)
+            and m[1] in TYPES
+            and type(m[2]) is int
+            and m[2] >= end
+            and m[2] + TYPES[m[1]][0] <= size
+        )
+        if not ok:
+            c.fail(c.line_of(t, "members"), f"{at}.members[{i}]",
+                   "expected [name, type, offset]: a new name, a type of " + ", ".join(TYPES)
+                   + ", offsets increasing, inside the size")  # fmt: skip
+        names.add(m[0])
+        members.append(Member(m[0], m[1], m[2]))
+        end = m[2] + TYPES[m[1]][0]
+    return kind, size, members
 
 
 def _write(
@@ -422,7 +640,7 @@ def _write(
         if key in w and not view_ok:
             c.fail(c.line_of(w, key), f"{where}.{key}", f"{key} is an mpiio file's")
     transfer = w.get("transfer", "collective")
-    if transfer not in TRANSFERS:
+    if not isinstance(transfer, str) or transfer not in TRANSFERS:
         c.fail(c.line_of(w, "transfer"), f"{where}.transfer", "expected collective or independent")
     out = Write(dataset=None, collective=transfer == "collective", line=line)
     out.repeat = c.expression(w.get("repeat", 1), c.line_of(w, "repeat"), f"{where}.repeat", known)
@@ -430,7 +648,7 @@ def _write(
         out.when = c.expression(w["when"], c.line_of(w, "when"), f"{where}.when", known)
     if api == "hdf5":
         name = c.require(w, "dataset", where)
-        if name not in datasets:
+        if not isinstance(name, str) or name not in datasets:
             c.fail(
                 c.line_of(w, "dataset"),
                 f"{where}.dataset",
@@ -461,7 +679,7 @@ def _write(
         out.by_rank = {}
         for r, entry in table.items():
             at = f"{where}.by_rank.{r}"
-            if type(r) is not int or r < 0:
+            if type(r) is not int or not 0 <= r < MAX_RANKS:
                 c.fail(table.lines[r], at, "keys are rank numbers")
             allowed = set(keys) | ({"view", "memory"} if view_ok else set())
             entry = c.mapping(entry, table.lines[r], at, allowed)
@@ -514,7 +732,12 @@ def _view(c: _Checker, v: Any, line: int, where: str, known: set[str]) -> View:
 
 
 def _pieces(c: _Checker, v: Any, line: int, where: str) -> list[int]:
-    if not isinstance(v, list) or not v or any(type(x) is not int or x < 1 for x in v):
+    if (
+        not isinstance(v, list)
+        or not v
+        or len(v) > 1_000_000
+        or any(type(x) is not int or not 1 <= x <= 2**31 - 1 for x in v)
+    ):
         c.fail(line, where, "expected the lengths of the memory pieces: [32, 400, ...]")
     return list(v)
 
@@ -527,8 +750,8 @@ def _check_values(c: _Checker, d: Descriptor) -> None:
         steps = expr.evaluate(d.steps, env0)
     except expr.ExprError as e:
         c.fail(d.steps_line, "steps", str(e))
-    if steps < 1:
-        c.fail(d.steps_line, "steps", f"is {steps}; expected at least 1")
+    if not 1 <= steps <= MAX_STEPS:
+        c.fail(d.steps_line, "steps", f"is {steps}; expected 1 to {MAX_STEPS}")
     for fi, f in enumerate(d.files):
         dsets = {ds.name: ds for ds in f.datasets}
         for di, ds in enumerate(f.datasets):
@@ -554,11 +777,21 @@ def _check_values(c: _Checker, d: Descriptor) -> None:
                 c.fail(ds.line, where, str(e))
         for wi, w in enumerate(f.writes):
             where = f"files[{fi}].writes[{wi}]"
-            for r in range(d.ranks):
+            for r in checked_ranks(d.ranks):
                 try:
                     _check_write(d, w, dsets, d.env(rank=r))
                 except expr.ExprError as e:
                     c.fail(w.line, where, f"at rank {r} of {d.ranks}: {e}")
+
+
+def checked_ranks(ranks: int) -> list[int]:
+    """The ranks whose selections are checked: all up to CHECKED_RANKS, beyond the first and
+    last 1024 and 2048 spread between (the check stays fast at any job size)."""
+    if ranks <= CHECKED_RANKS:
+        return list(range(ranks))
+    edge = CHECKED_RANKS // 4
+    spread = range(edge, ranks - edge, max((ranks - 2 * edge) // (CHECKED_RANKS // 2), 1))
+    return sorted(set(range(edge)) | set(spread) | set(range(ranks - edge, ranks)))
 
 
 def _check_write(d: Descriptor, w: Write, dsets: dict[str, Dataset], env: dict[str, int]) -> None:
@@ -599,11 +832,16 @@ def _check_write(d: Descriptor, w: Write, dsets: dict[str, Dataset], env: dict[s
 
 
 def load(path: str) -> Descriptor:
+    """The descriptor in a file, read without blocking (a FIFO, a device, a directory or a
+    file over MAX_BYTES is refused at once) and checked; every problem one DescriptorError."""
+    from iotune import inputs
+
     try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except OSError as e:
-        raise DescriptorError(path, None, "", f"cannot read: {e.strerror}") from None
+        text = inputs.read_text(path, "descriptor", MAX_BYTES)
+    except inputs.InputError as e:
+        err = DescriptorError(path, None, "", str(e))
+        err.args = (str(e),)  # the reader's message names the file (and line) already
+        raise err from None
     d = parse_text(text, path)
     d.path = path
     return d

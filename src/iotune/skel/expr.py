@@ -11,6 +11,11 @@ from __future__ import annotations
 import ast
 
 BUILTIN_NAMES = ("rank", "size", "step")
+# C's long long: every value, constant and intermediate result must fit (the generated C
+# checks the same at run time, skel_rt.h)
+INT_MIN, INT_MAX = -(2**63), 2**63 - 1
+MAX_LENGTH = 4096  # characters of one expression
+MAX_NODES = 256  # operators and operands of one expression
 
 
 class ExprError(ValueError):
@@ -29,12 +34,26 @@ def parse(text: str | int | bool) -> ast.expr:
         text = str(text)
     if not isinstance(text, str) or not text.strip():
         raise ExprError("expected an integer expression")
+    if len(text) > MAX_LENGTH:
+        raise ExprError(f"expression longer than {MAX_LENGTH} characters")
+    if "\0" in text:
+        raise ExprError("expression holds a NUL character")
     try:
         tree = ast.parse(text.strip(), mode="eval").body
-    except SyntaxError as e:
-        raise ExprError(f"not an expression: {text!r} ({e.msg})") from None
+    except (SyntaxError, ValueError) as e:
+        raise ExprError(f"not an expression: {text[:80]!r} ({getattr(e, 'msg', e)})") from None
+    except (RecursionError, MemoryError):
+        raise ExprError("expression nested too deeply") from None
+    if sum(1 for _ in ast.walk(tree)) > MAX_NODES:
+        raise ExprError(f"expression of more than {MAX_NODES} terms")
     _check(tree, text)
     return tree
+
+
+def _fits(value: int, tree: ast.expr) -> int:
+    if not INT_MIN <= value <= INT_MAX:
+        raise ExprError(f"{ast.unparse(tree)[:80]!r} overflows 64-bit integers ({value})")
+    return value
 
 
 def _check(node: ast.AST, text: str) -> None:
@@ -54,7 +73,9 @@ def _check(node: ast.AST, text: str) -> None:
         )
     )
     if not ok:
-        raise ExprError(f"{ast.unparse(node)!r} is not allowed in an expression")
+        raise ExprError(f"{ast.unparse(node)[:80]!r} is not allowed in an expression")
+    if isinstance(node, ast.Constant) and not 0 <= node.value <= INT_MAX:
+        raise ExprError(f"constant {node.value} does not fit in 64 bits")
     for child in ast.iter_child_nodes(node):
         if isinstance(child, ast.expr):
             _check(child, text)
@@ -68,7 +89,12 @@ def names(tree: ast.expr) -> set[str]:
 
 
 def evaluate(tree: ast.expr, env: dict[str, int]) -> int:
-    """Value with C's integer semantics (truncating division)."""
+    """Value with C's integer semantics (truncating division); a value outside 64 bits,
+    anywhere in the expression, is an ExprError (C would overflow)."""
+    return _fits(_evaluate(tree, env), tree)
+
+
+def _evaluate(tree: ast.expr, env: dict[str, int]) -> int:
     if isinstance(tree, ast.Constant):
         return int(tree.value)
     if isinstance(tree, ast.Name):
@@ -108,17 +134,31 @@ def evaluate(tree: ast.expr, env: dict[str, int]) -> int:
     raise ExprError(f"cannot evaluate {ast.unparse(tree)!r}")
 
 
+_C_CHECKED = {
+    "+": "skel_iadd",
+    "-": "skel_isub",
+    "*": "skel_imul",
+    "/": "skel_idiv",
+    "%": "skel_imod",
+}
+
+
 def to_c(tree: ast.expr, prefix: str = "P_") -> str:
-    """C text of the expression; parameters become `P_<name>`, builtins stay as they are."""
+    """C text of the expression; parameters become `P_<name>`, builtins stay as they are.
+    Arithmetic goes through skel_rt.h's checked helpers (skel_iadd, skel_imul, ...): an overflow
+    or a division by zero at run time (other sizes, --set) stops the skeleton with a message
+    instead of writing at a wrapped offset."""
     if isinstance(tree, ast.Constant):
         return f"{int(tree.value)}LL"
     if isinstance(tree, ast.Name):
         return tree.id if tree.id in BUILTIN_NAMES else prefix + tree.id
     if isinstance(tree, ast.UnaryOp):
-        return ("-" if isinstance(tree.op, ast.USub) else "!") + f"({to_c(tree.operand, prefix)})"
+        if isinstance(tree.op, ast.USub):
+            return f"skel_ineg({to_c(tree.operand, prefix)})"
+        return f"!({to_c(tree.operand, prefix)})"
     if isinstance(tree, ast.BinOp):
-        op = _BINOPS[type(tree.op)]
-        return f"({to_c(tree.left, prefix)} {op} {to_c(tree.right, prefix)})"
+        op = _C_CHECKED[_BINOPS[type(tree.op)]]
+        return f"{op}({to_c(tree.left, prefix)}, {to_c(tree.right, prefix)})"
     if isinstance(tree, ast.Compare):
         op = _CMPOPS[type(tree.ops[0])]
         return f"({to_c(tree.left, prefix)} {op} {to_c(tree.comparators[0], prefix)})"
@@ -131,4 +171,4 @@ def to_c(tree: ast.expr, prefix: str = "P_") -> str:
     if isinstance(tree, ast.Call):
         a, b = (to_c(x, prefix) for x in tree.args)
         return f"skel_{tree.func.id}({a}, {b})"
-    raise ExprError(f"cannot translate {ast.unparse(tree)!r}")
+    raise ExprError(f"cannot translate {ast.unparse(tree)[:80]!r}")

@@ -69,7 +69,12 @@ class Builder:
                     for r, name in enumerate(group):
                         rank_names[r][name] = pat
         ops_by_rank = [ops_of(tr, self.ranks, rank_names[tr.rank]) for tr in self.traces]
-        reads = sum(1 for ops in ops_by_rank for op in ops if op.kind == "read")
+        data_files = {
+            op.file for ops in ops_by_rank for op in ops if op.kind in ("write", "create")
+        }
+        reads = sum(  # of the application's data files, not an interpreter's own (pyvenv.cfg)
+            1 for ops in ops_by_rank for op in ops if op.kind == "read" and op.file in data_files
+        )
         if reads:
             self.note(f"{reads} read calls are not reproduced: skeletons write only")
         steps, where = stepmod.find_steps(ops_by_rank)
@@ -78,6 +83,10 @@ class Builder:
             for op in ops:
                 if where == "file":
                     op.file, op.step = stepmod.first_number_to_step(op.file)
+                    if op.dataset is not None:  # a group per step inside a file per step
+                        pat, value = stepmod.first_number_to_step(op.dataset)
+                        if value is not None and value == op.step:
+                            op.dataset = pat
                 elif where == "dataset" and op.dataset is not None:
                     op.dataset, op.step = stepmod.first_number_to_step(op.dataset)
         # keep step 0 only (the body), checking that the other steps look the same
@@ -104,12 +113,12 @@ class Builder:
             if op.kind == "open":
                 open_idx[op.file] = len(out)
                 out.append((op.file, op.api, []))
-            elif op.kind == "write":
+            elif op.kind in ("write", "create", "sync"):
                 if op.file not in open_idx:  # file opened before the step body
                     open_idx[op.file] = len(out)
                     out.append((op.file, op.api, []))
                 session = out[open_idx[op.file]]
-                if session[1] == "hdf5" and op.api != "hdf5":
+                if session[1] == "hdf5" and op.api != "hdf5" and op.kind == "write":
                     # HDF5's own metadata, written inside an HDF5 call the runtime does not
                     # follow (H5Fflush): the skeleton's HDF5 library writes its own
                     self.note(f"{op.file}: {op.func} below HDF5 (its metadata) left out")
@@ -150,7 +159,7 @@ class Builder:
                 raise FromProfileError(f"ranks' file #{i} differ in name: {sorted(names)}")
             name, api, _ = per_rank[0]
             if not any(p[2] for p in per_rank):
-                self.note(f"{name}: opened but not written: left out")
+                self.note(f"{name}: opened but neither written nor given a dataset: left out")
                 continue
             files.append(self._file(name, api, [p[2] for p in per_rank]))
         method = {"name": "native"}
@@ -179,7 +188,7 @@ class Builder:
 
     def _layout(self, file_name: str) -> dict[str, Any] | None:
         """The original file's structure from h5dump, when the file can be found."""
-        name = file_name.replace("{rank}", "0").replace("{step}", "0")
+        name = dmod.format_name(file_name)
         for base in [self.data_dir, os.getcwd()]:
             if base is None:
                 continue
@@ -197,17 +206,25 @@ class Builder:
         if api == "hdf5":
             layout = self._layout(name)  # groups; types and chunks of an older trace
             datasets: dict[str, dict[str, Any]] = {}
-            for ops in ops_by_rank:
+            for ops in ops_by_rank:  # written or only created: the file's structure is kept
                 for op in ops:
-                    if op.kind == "write" and op.dataset and op.dataset not in datasets:
+                    if op.kind in ("write", "create") and op.dataset and op.dataset not in datasets:
                         datasets[op.dataset] = dataset_entry(
                             name, op, layout, self.traces[0].version, self.note
                         )
             entry["datasets"] = list(datasets.values())
+            if layout is None and any(
+                d.get("chunks") or isinstance(d["type"], dict) for d in datasets.values()
+            ):
+                self.note(
+                    f"{name}: the application's file was not found (give --data-dir): filters "
+                    "(deflate, shuffle, ...) and compound members are not in the trace and are "
+                    "not reproduced"
+                )
             if layout:
                 groups = sorted(
                     {
-                        g if self.step_where != "dataset" else stepmod.to_step_pattern(g)
+                        g if self.step_where is None else stepmod.to_step_pattern(g)
                         for g in layout["groups"]
                         if g != "/"
                     }
@@ -215,6 +232,14 @@ class Builder:
                 )
                 if groups:
                     entry["groups"] = groups
+        syncs = [sum(1 for op in ops if op.kind == "sync") for ops in ops_by_rank]
+        if any(syncs):
+            entry["sync"] = True
+            funcs = sorted({op.func for ops in ops_by_rank for op in ops if op.kind == "sync"})
+            self.note(
+                f"{name}: {'/'.join(funcs)} called {max(syncs)} time(s) per step on a rank: "
+                "the skeleton flushes the file to storage once, after each step's writes"
+            )
         entry["writes"] = self._writes(name, api, ops_by_rank, entry.get("datasets", []))
         return entry
 

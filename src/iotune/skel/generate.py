@@ -26,7 +26,19 @@ def _c(tree: ast.expr) -> str:
 
 
 def _cstr(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    """A C string literal of text: printable ASCII as it is except \\ " and ? (escaped, so no
+    trigraph can form), every other byte of its UTF-8 as a three-digit octal escape. Data from
+    a descriptor reaches the C source only this way (never in a comment, never as a name)."""
+    out = []
+    for b in text.encode("utf-8", "surrogatepass"):
+        ch = chr(b)
+        if ch in '\\"?':
+            out.append("\\" + ch)
+        elif 0x20 <= b < 0x7F:
+            out.append(ch)
+        else:
+            out.append(f"\\{b:03o}")
+    return '"' + "".join(out) + '"'
 
 
 def _array(name: str, values: list[str]) -> str:
@@ -36,7 +48,7 @@ def _array(name: str, values: list[str]) -> str:
 def _dataset_code(ds: Dataset, ind: str) -> list[str]:
     nd = len(ds.dims)
     lines = [
-        f"{ind}{{ /* dataset {ds.name} */",
+        f"{ind}{{ /* create a dataset */",
         f"{ind}  {_array('dims', [_c(x) for x in ds.dims])}",
     ]
     maxdims = chunks = "NULL"
@@ -48,12 +60,35 @@ def _dataset_code(ds: Dataset, ind: str) -> list[str]:
     if ds.chunks is not None:
         lines.append(f"{ind}  " + _array("chunks", [_c(x) for x in ds.chunks]))
         chunks = "chunks"
+    lines.extend(f"{ind}  {x}" for x in _type_code(ds))
+    filters = _cstr(",".join(ds.filters)) if ds.filters else "NULL"
     lines.append(
-        f"{ind}  skel_dataset(f, {_cstr(ds.name)}, step, {_cstr(ds.type)}, {nd}, dims, "
-        f"{maxdims}, {chunks});"
+        f"{ind}  skel_dataset(f, {_cstr(ds.name)}, step, type, {nd}, dims, "
+        f"{maxdims}, {chunks}, {filters});"
     )
     lines.append(f"{ind}}}")
     return lines
+
+
+def _type_code(ds: Dataset) -> list[str]:
+    """Declares `type`, the dataset's element type (skel_rt.h's skel_type_*)."""
+    if ds.type == "opaque":
+        return [f"hid_t type = skel_type_opaque({ds.type_size});"]
+    if ds.type == "compound":
+        ms = ds.members or []
+        return [
+            f"static const char *const names[{len(ms)}] = {{"
+            + ", ".join(_cstr(m.name) for m in ms)
+            + "};",
+            f"static const char *const types[{len(ms)}] = {{"
+            + ", ".join(_cstr(m.type) for m in ms)
+            + "};",
+            f"static const long long offsets[{len(ms)}] = {{"
+            + ", ".join(f"{m.offset}LL" for m in ms)
+            + "};",
+            f"hid_t type = skel_type_compound({ds.type_size}, {len(ms)}, names, types, offsets);",
+        ]
+    return [f"hid_t type = skel_type_named({_cstr(ds.type)});"]
 
 
 def _write_code(w: Write, nd: int, ind: str) -> list[str]:
@@ -65,8 +100,7 @@ def _write_code(w: Write, nd: int, ind: str) -> list[str]:
     if w.memory is not None or w.memory_by_rank is not None:  # MPI-IO files only
         lines.extend(_memory_code(w, inner))
     if w.dataset is not None:
-        what = f"dataset {w.dataset}"
-        lines[0] = f"{ind}/* write {what} */\n" + lines[0]
+        lines[0] = f"{ind}/* write a dataset's selection */\n" + lines[0]
         lines.append(f"{inner}long long start[{nd}], count[{nd}];")
         lines.append(f"{inner}int active = {when};")
         stride = [_c(x) for x in w.stride] if w.stride else ["0LL"] * nd
@@ -163,7 +197,7 @@ def _view_code(w: Write, ind: str, stride: str) -> list[str]:
 
 def _file_body(f: File, index: int) -> list[str]:
     out = [
-        f"/* {f.name} ({f.api}): the calls of one step */",
+        f"/* files[{index}] ({f.api}): the calls of one step */",
         f"static void file_{index}(skel_file_t *f, long long step, long long rank, "
         "long long size) {",
         "  (void)rank; (void)size; (void)step;",
@@ -171,18 +205,22 @@ def _file_body(f: File, index: int) -> list[str]:
     for g in f.groups:
         out.append(f"  skel_group(f, {_cstr(g)}, step);")
     by_name = {d.name: d for d in f.datasets}
-    written = [w.dataset for w in f.writes if w.dataset]
+    order = [d.name for d in f.datasets]  # the order the application created them in
     created: set[str] = set()
-    for d in f.datasets:  # datasets never written are created first
-        if d.name not in written:
-            out.extend(_dataset_code(d, "  "))
-            created.add(d.name)
     for w in f.writes:
-        if w.dataset and w.dataset not in created:
-            out.extend(_dataset_code(by_name[w.dataset], "  "))
-            created.add(w.dataset)
+        if w.dataset and w.dataset not in created:  # it, and those listed before it
+            for name in order[: order.index(w.dataset) + 1]:
+                if name not in created:
+                    out.extend(_dataset_code(by_name[name], "  "))
+                    created.add(name)
         nd = len(by_name[w.dataset].dims) if w.dataset else 0
         out.extend(_write_code(w, nd, "  "))
+    for name in order:  # datasets created after the last write, never written
+        if name not in created:
+            out.extend(_dataset_code(by_name[name], "  "))
+            created.add(name)
+    if f.sync:
+        out.append("  skel_sync(f); /* the application flushed the file to storage */")
     out.append("}")
     return out
 
@@ -217,12 +255,15 @@ def _steps_code(d: Descriptor, timed: bool) -> list[str]:
 
 def skeleton_c(d: Descriptor, origin: str) -> str:
     lines = [
-        f"/* Skeleton {d.name!r}: generated by `iotune skel generate` from {origin}.",
+        "/* A skeleton generated by `iotune skel generate` from the descriptor named below.",
         " * It repeats the application's writes (docs/skel.md); the I/O method is chosen at",
-        " * run time (--method). Regenerate rather than edit. */",
+        " * run time (--method). Regenerate rather than edit. Names from the descriptor appear",
+        " * only in string literals. */",
         "#include <stdio.h>",
         "",
         '#include "skel_rt.h"',
+        "",
+        f"static const char skel_descriptor[] = {_cstr(origin)};",
         "",
         "/* parameters: --set NAME=VALUE at run time */",
     ]
@@ -238,9 +279,10 @@ def skeleton_c(d: Descriptor, origin: str) -> str:
     for i, f in enumerate(d.files):
         lines.extend(_file_body(f, i))
         lines.append("")
-    params = ", ".join(f'{{"{n}", &P_{n}}}' for n in d.parameters) or '{"", NULL}'
+    params = ", ".join(f"{{{_cstr(n)}, &P_{n}}}" for n in d.parameters) or '{"", NULL}'
     lines += [
         "int main(int argc, char **argv) {",
+        "  (void)skel_descriptor;",
         f"  skel_param params[] = {{{params}}};",
         "  long long steps = 0;",
         f"  skel_t *s = skel_init(&argc, &argv, {_cstr(d.name)}, {_cstr(d.method['name'])}, "

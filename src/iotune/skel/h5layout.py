@@ -39,7 +39,25 @@ def _dims(text: str) -> tuple[list[int], list[int | None]]:
     return cur, mx
 
 
+_MEMBER = re.compile(r'(\S+) "(.*)";\Z')  # h5dump does not escape quotes in member names
+
+
+def _filter(line: str) -> str:
+    """A filter line of h5dump's FILTERS block as a descriptor filter name."""
+    if line == "PREPROCESSING SHUFFLE":
+        return "shuffle"
+    if line == "CHECKSUM FLETCHER32":
+        return "fletcher32"
+    m = re.match(r"COMPRESSION DEFLATE \{ LEVEL (\d) \}", line)
+    if m:
+        return f"deflate={m.group(1)}"
+    return "other: " + line
+
+
 def parse(text: str) -> dict[str, Any]:
+    """Groups and datasets of `h5dump -H -p` output. A dataset: type (h5dump's name; compound
+    types also their members, [[type, name], ...], None when a member is itself compound or
+    an array), dims, maxdims, chunks, filters (shuffle, deflate=N, fletcher32, other: ...)."""
     groups: list[str] = []
     datasets: dict[str, dict[str, Any]] = {}
     stack: list[tuple[str, str]] = []  # (kind, path) of open blocks; other blocks ("", "")
@@ -54,22 +72,37 @@ def parse(text: str) -> dict[str, Any]:
             if kind == "GROUP":
                 groups.append(path)
             else:
-                datasets[path] = {"type": None, "dims": [], "maxdims": [], "chunks": None}
+                datasets[path] = {"type": None, "dims": [], "maxdims": [], "chunks": None,
+                                  "members": None, "filters": []}  # fmt: skip
             continue
-        if s.endswith("{"):
-            stack.append(("", ""))
-        current = stack[-1] if stack else ("", "")
+        top = stack[-1][0] if stack else ""
         ds = next((p for k, p in reversed(stack) if k == "DATASET"), None)
-        if ds is not None:
+        if ds is not None and top == "DATASET":
             if s.startswith("DATATYPE"):
                 datasets[ds]["type"] = s.split()[1]
+                if datasets[ds]["type"] == "H5T_COMPOUND":
+                    datasets[ds]["members"] = []
             elif s.startswith("DATASPACE"):
                 datasets[ds]["dims"], datasets[ds]["maxdims"] = _dims(s)
-            elif s.startswith("CHUNKED"):
-                m2 = re.search(r"CHUNKED \(([^)]*)\)", s)
-                datasets[ds]["chunks"] = [int(x) for x in m2.group(1).split(",")]
-        if s == "}" or s.startswith("}"):
+        elif ds is not None and top == "COMPOUND":
+            m2 = _MEMBER.match(s)
+            if m2 and datasets[ds]["members"] is not None:
+                datasets[ds]["members"].append([m2.group(1), m2.group(2)])
+            elif s.endswith("{"):  # a member that is itself compound, an array, ...
+                datasets[ds]["members"] = None
+        elif ds is not None and top == "FILTERS" and s not in ("NONE", "}"):
+            datasets[ds]["filters"].append(_filter(s))
+        if ds is not None and s.startswith("CHUNKED"):
+            m2 = re.search(r"CHUNKED \(([^)]*)\)", s)
+            datasets[ds]["chunks"] = [int(x) for x in m2.group(1).split(",")]
+        if s.endswith("{"):
+            if top == "DATASET" and s.startswith("DATATYPE") and "H5T_COMPOUND" in s:
+                stack.append(("COMPOUND", ""))
+            elif top == "DATASET" and s.startswith("FILTERS"):
+                stack.append(("FILTERS", ""))
+            else:
+                stack.append(("", ""))
+        elif s == "}" or s.startswith("}"):
             if stack:
                 stack.pop()
-        del current
     return {"groups": groups, "datasets": datasets}

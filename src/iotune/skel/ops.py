@@ -13,10 +13,19 @@ from iotune.skel.trace_calls import (
     CLOSES,
     OPENS,
     READS_PREFIX,
+    SYNCS,
     VIEW_WRITES,
     WRITES,
     Trace,
 )
+
+
+def placeholder(which: str, digits: str) -> str:
+    """{rank} / {step}, or zero-padded to the written width when the number was padded
+    (`0000` -> {step:04}): the skeleton's names keep the application's padding."""
+    if len(digits) > 1 and digits.startswith("0"):
+        return f"{{{which}:0{len(digits)}}}"
+    return f"{{{which}}}"
 
 
 def rank_pattern(names_by_rank: list[str], ranks: int) -> str | None:
@@ -28,7 +37,7 @@ def rank_pattern(names_by_rank: list[str], ranks: int) -> str | None:
         pats = set()
         for m in re.finditer(r"\d+", name):
             if int(m.group()) == r:
-                pats.add(name[: m.start()] + "{rank}" + name[m.end() :])
+                pats.add(name[: m.start()] + placeholder("rank", m.group()) + name[m.end() :])
         candidates = pats if candidates is None else candidates & pats
     return sorted(candidates)[0] if candidates else None
 
@@ -68,6 +77,10 @@ def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
             kind = "close"
         elif c.func in WRITES:
             kind = "write"
+        elif c.func == "H5Dcreate":
+            kind = "create"  # kept for datasets created and never written
+        elif c.func in SYNCS:
+            kind = "sync"
         elif c.func.startswith(READS_PREFIX):
             kind = "read"
         else:

@@ -8,7 +8,9 @@ import json
 import re
 import statistics
 
-from iotune.skel.ops import Op
+from iotune.skel.ops import Op, placeholder
+
+_RANK = re.compile(r"(\{rank(?::0\d+)?\})")
 
 
 def find_steps(ops_by_rank: list[list[Op]]) -> tuple[int, str | None]:
@@ -19,11 +21,16 @@ def find_steps(ops_by_rank: list[list[Op]]) -> tuple[int, str | None]:
         ok, steps = True, None
         for ops in ops_by_rank:
             values = []
+            # only files the application wrote or made datasets in: an interpreter's own
+            # files (h5py's script, pyvenv.cfg), opened and read, do not count steps
+            data_files = {op.file for op in ops if op.kind in ("write", "create")}
             for op in ops:
                 name = op.file if where == "file" else op.dataset
                 if name is None or op.kind not in ("write", "open", "close"):
                     continue
-                m = re.search(r"\d+", name.replace("{rank}", ""))
+                if where == "file" and name not in data_files:
+                    continue
+                m = re.search(r"\d+", _RANK.sub("", name))
                 if not m:
                     continue
                 values.append(int(m.group()))
@@ -44,13 +51,13 @@ def find_steps(ops_by_rank: list[list[Op]]) -> tuple[int, str | None]:
 
 
 def first_number_to_step(name: str) -> tuple[str, int | None]:
-    parts = re.split(r"(\{rank\})", name)
+    parts = _RANK.split(name)
     for i, part in enumerate(parts):
-        if part == "{rank}":
+        if _RANK.fullmatch(part):
             continue
         m = re.search(r"\d+", part)
         if m:
-            parts[i] = part[: m.start()] + "{step}" + part[m.end() :]
+            parts[i] = part[: m.start()] + placeholder("step", m.group()) + part[m.end() :]
             return "".join(parts), int(m.group())
     return name, None
 

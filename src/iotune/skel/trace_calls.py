@@ -4,7 +4,6 @@ schema; this expands its signatures and counts into one Call per call)."""
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +21,7 @@ OPENS = {
     "fopen",
     "fopen64",
 }
+SYNCS = {"fsync", "fdatasync", "MPI_File_sync", "H5Fflush"}
 CLOSES = {"H5Fclose", "MPI_File_close", "close", "fclose"}
 WRITES = {
     "H5Dwrite",
@@ -83,12 +83,15 @@ class Trace:
 
 
 def load_traces(profile_path: str) -> tuple[dict[str, Any], list[Trace]]:
+    from iotune import inputs
+
     try:
-        with open(profile_path, encoding="utf-8") as fh:
-            prof = json.load(fh)
-    except (OSError, ValueError) as e:
-        raise FromProfileError(f"{profile_path}: cannot read the profile: {e}") from None
-    ranks = int(prof.get("ranks", 1))
+        prof = inputs.load_json(profile_path, "profile")
+    except inputs.InputError as e:
+        raise FromProfileError(str(e)) from None
+    ranks = prof.get("ranks", 1) if isinstance(prof, dict) else None
+    if type(ranks) is not int or not 1 <= ranks <= 1 << 24:
+        raise FromProfileError(f"{profile_path}: not an iotune profile (ranks)")
     traces = []
     for r in range(ranks):
         path = iotrace.rank_path(profile_path, r)  # schema 3, or an older runtime's schema 2

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "skel_internal.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -14,6 +15,8 @@ void skel_write_bytes(skel_file_t *f, long long offset, long long size, int coll
     enum skel_method m = s->method;
     if (!active)
         size = 0;
+    if (size < 0 || (active && offset < -1))
+        skel_die(s, "a negative offset or size for these parameters");
     if (m == SKEL_M_HDF5 && s->sizing) {
         skel_data_for(s, (size_t)size);
         return;
@@ -27,8 +30,8 @@ void skel_write_bytes(skel_file_t *f, long long offset, long long size, int coll
         long long total = 0, mine = 0;
         for (int r = 0; r < n; r++) {
             if (r < (f->comm == MPI_COMM_WORLD ? s->rank : 0))
-                mine += sizes[r];
-            total += sizes[r];
+                mine = skel_iadd(mine, sizes[r]);
+            total = skel_iadd(total, sizes[r]);
         }
         free(sizes);
         char name[32];
@@ -59,6 +62,8 @@ void skel_write_bytes(skel_file_t *f, long long offset, long long size, int coll
     if (m == SKEL_M_POSIX || offset < 0)
         offset = f->pos;
     MPI_Datatype mtype = MPI_BYTE;
+    if (size > INT_MAX && f->api == SKEL_MPIIO && m == SKEL_NATIVE)
+        skel_die(s, "one MPI-IO write of more than 2 GiB - 1 bytes (an int count)");
     int mcount = (int)size;
     int native_mpiio = f->api == SKEL_MPIIO && m == SKEL_NATIVE;
     const char *data =
@@ -86,6 +91,6 @@ void skel_write_bytes(skel_file_t *f, long long offset, long long size, int coll
         }
     }
     skel_add(s, T_WRITE, t0);
-    f->pos = offset + size;
-    s->bytes += size;
+    f->pos = skel_iadd(offset, size);
+    s->bytes = skel_iadd(s->bytes, size);
 }

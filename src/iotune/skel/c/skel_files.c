@@ -17,6 +17,54 @@ static void make_dir_of(skel_t *s, const char *dir)
         skel_die(s, "cannot create the method's directory");
 }
 
+/* The files skeletons wrote in this directory, NUL-separated (names may hold newlines). A
+ * skeleton replaces only a file listed there: never one it did not create, such as the
+ * application's own output when the skeleton runs where the application ran. */
+#define SKEL_MANIFEST ".iotune-skel-files"
+
+static int listed(const char *path)
+{
+    int fd = open(SKEL_MANIFEST, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    char buf[65536], name[4200];
+    size_t have = 0;
+    int found = 0;
+    ssize_t n;
+    while (!found && (n = read(fd, buf, sizeof buf)) > 0)
+        for (ssize_t i = 0; i < n && !found; i++) {
+            if (buf[i] == '\0') {
+                name[have] = '\0';
+                found = strcmp(name, path) == 0;
+                have = 0;
+            } else if (have + 1 < sizeof name) {
+                name[have++] = buf[i];
+            }
+        }
+    close(fd);
+    return found;
+}
+
+/* Before a file is replaced: refuse one that exists and is not the skeleton's, then list it. */
+static void claim(skel_t *s, const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) == 0 && !listed(path)) {
+        char msg[4400];
+        snprintf(msg, sizeof msg,
+                 "%s exists and was not written by a skeleton: not replacing it (run the "
+                 "skeleton in a new directory: --dir)",
+                 path);
+        skel_die(s, msg);
+    }
+    if (listed(path))
+        return;
+    int fd = open(SKEL_MANIFEST, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0 || write(fd, path, strlen(path) + 1) != (ssize_t)(strlen(path) + 1))
+        skel_die(s, "cannot record the file in " SKEL_MANIFEST);
+    close(fd);
+}
+
 skel_file_t *skel_open(skel_t *s, const char *pattern, enum skel_api api, long long step)
 {
     skel_file_t *f = calloc(1, sizeof *f);
@@ -26,7 +74,7 @@ skel_file_t *skel_open(skel_t *s, const char *pattern, enum skel_api api, long l
     f->api = api;
     f->fd = -1;
     skel_format_name(f->name, sizeof f->name, pattern, step, s->rank);
-    int per_rank = strstr(pattern, "{rank}") != NULL;
+    int per_rank = strstr(pattern, "{rank}") != NULL || strstr(pattern, "{rank:0") != NULL;
     f->comm = per_rank ? MPI_COMM_SELF : MPI_COMM_WORLD;
     enum skel_method m = s->method;
     if (m == SKEL_NATIVE && api == SKEL_HDF5)
@@ -52,6 +100,7 @@ skel_file_t *skel_open(skel_t *s, const char *pattern, enum skel_api api, long l
         is_owner = grank == 0;
     }
     if (is_owner) {
+        claim(s, path);
         unlink(path);
         skel_remember(s, path);
     }
@@ -86,14 +135,32 @@ skel_file_t *skel_open(skel_t *s, const char *pattern, enum skel_api api, long l
     return f;
 }
 
+void skel_sync(skel_file_t *f)
+{
+    skel_t *s = f->s;
+    if (s->sizing)
+        return;
+    double t0 = skel_now();
+    if (skel_is_hdf5(f)) { /* the mpio driver's flush syncs the MPI file */
+        if (H5Fflush(f->h5, H5F_SCOPE_GLOBAL) < 0)
+            skel_die(s, "H5Fflush failed");
+    } else if (s->method == SKEL_M_MPIIO || (s->method == SKEL_NATIVE && f->api == SKEL_MPIIO)) {
+        MPI_File_sync(f->mf);
+    } else if (f->fd >= 0) {
+        fsync(f->fd);
+    }
+    skel_add(s, T_WRITE, t0);
+}
+
 void skel_close(skel_file_t *f)
 {
     skel_t *s = f->s;
     if (s->sizing) { /* the packing methods write all pieces from the buffer's start */
         long long mine = 0;
         for (int i = 0; i < f->npieces; i++)
-            mine += f->pieces[i];
+            mine = skel_iadd(mine, f->pieces[i]);
         skel_need(s, (size_t)mine);
+        skel_close_types(f);
         free(f->pieces);
         free(f);
         return;
@@ -113,6 +180,7 @@ void skel_close(skel_file_t *f)
         close(f->fd);
     }
     skel_add(s, T_CLOSE, t0);
+    skel_close_types(f);
     free(f->pieces);
     free(f);
 }

@@ -25,6 +25,63 @@ static hid_t type_of(const char *t, size_t *size)
     return H5T_NATIVE_UINT8;
 }
 
+hid_t skel_type_named(const char *name)
+{
+    size_t size;
+    return type_of(name, &size);
+}
+
+hid_t skel_type_opaque(long long size)
+{
+    hid_t t = H5Tcreate(H5T_OPAQUE, (size_t)size);
+    if (t < 0)
+        skel_die(NULL, "H5Tcreate(H5T_OPAQUE) failed");
+    H5Tset_tag(t, "iotune skeleton");
+    return t;
+}
+
+hid_t skel_type_compound(long long size, int n, const char *const *names, const char *const *types,
+                         const long long *offsets)
+{
+    hid_t t = H5Tcreate(H5T_COMPOUND, (size_t)size);
+    if (t < 0)
+        skel_die(NULL, "H5Tcreate(H5T_COMPOUND) failed");
+    for (int i = 0; i < n; i++)
+        if (H5Tinsert(t, names[i], (size_t)offsets[i], skel_type_named(types[i])) < 0)
+            skel_die(NULL, "H5Tinsert failed");
+    return t;
+}
+
+/* Types the skeleton made (opaque, compound) are its to close; native ones are not. */
+static int owned_type(hid_t t)
+{
+    H5T_class_t c = H5Tget_class(t);
+    return c == H5T_OPAQUE || c == H5T_COMPOUND;
+}
+
+void skel_close_types(skel_file_t *f)
+{
+    for (int i = 0; i < f->ndsets; i++)
+        if (owned_type(f->dsets[i].type))
+            H5Tclose(f->dsets[i].type);
+}
+
+static void set_filters(skel_t *s, hid_t dcpl, const char *filters)
+{
+    for (const char *p = filters; p && *p;) {
+        size_t n = strcspn(p, ",");
+        if (n == 7 && strncmp(p, "shuffle", n) == 0)
+            H5Pset_shuffle(dcpl);
+        else if (n == 10 && strncmp(p, "fletcher32", n) == 0)
+            H5Pset_fletcher32(dcpl);
+        else if (n == 9 && strncmp(p, "deflate=", 8) == 0 && p[8] >= '0' && p[8] <= '9')
+            H5Pset_deflate(dcpl, (unsigned)(p[8] - '0'));
+        else
+            skel_die(s, "unknown filter");
+        p += n + (p[n] == ',');
+    }
+}
+
 int skel_is_hdf5(skel_file_t *f)
 {
     return f->s->method == SKEL_M_HDF5 || (f->s->method == SKEL_NATIVE && f->api == SKEL_HDF5);
@@ -49,25 +106,31 @@ void skel_group(skel_file_t *f, const char *pattern, long long step)
     skel_add(f->s, T_WRITE, t0);
 }
 
-void skel_dataset(skel_file_t *f, const char *pattern, long long step, const char *type, int nd,
-                  const long long *dims, const long long *maxdims, const long long *chunks)
+void skel_dataset(skel_file_t *f, const char *pattern, long long step, hid_t t, int nd,
+                  const long long *dims, const long long *maxdims, const long long *chunks,
+                  const char *filters)
 {
-    if (f->api != SKEL_HDF5)
+    if (f->api != SKEL_HDF5) {
+        if (owned_type(t))
+            H5Tclose(t);
         return;
+    }
     if (f->ndsets == MAX_OPEN_DATASETS)
         skel_die(f->s, "too many datasets open in one file");
     char name[1024];
     skel_format_name(name, sizeof name, pattern, step, f->s->rank);
-    size_t size;
-    hid_t t = type_of(type, &size);
     if (!skel_is_hdf5(f) || f->s->sizing) { /* element sizes only */
         snprintf(f->dsets[f->ndsets].name, sizeof f->dsets[0].name, "%s", name);
         f->dsets[f->ndsets].id = -1;
         f->dsets[f->ndsets++].type = t;
         return;
     }
+    if (nd < 1 || nd > 32)
+        skel_die(f->s, "a dataset of more than 32 dimensions");
     hsize_t d[32], mx[32], ch[32];
     for (int i = 0; i < nd; i++) {
+        if (dims[i] < 0 || (chunks && chunks[i] < 1))
+            skel_die(f->s, "a negative dimension or a chunk below 1 for these parameters");
         d[i] = (hsize_t)dims[i];
         mx[i] = maxdims ? (maxdims[i] < 0 ? H5S_UNLIMITED : (hsize_t)maxdims[i]) : d[i];
         if (chunks)
@@ -79,6 +142,7 @@ void skel_dataset(skel_file_t *f, const char *pattern, long long step, const cha
     H5Pset_create_intermediate_group(lcpl, 1);
     if (chunks)
         H5Pset_chunk(dcpl, nd, ch);
+    set_filters(f->s, dcpl, filters);
     hid_t id = H5Dcreate2(f->h5, name, t, space, lcpl, dcpl, H5P_DEFAULT);
     H5Pclose(lcpl);
     H5Pclose(dcpl);
@@ -99,11 +163,12 @@ void skel_h5_write(skel_file_t *f, hid_t id, hid_t type, size_t esize, int nd, c
     int coll = skel_transfer_of(s, collective) && f->comm == MPI_COMM_WORLD;
     if (!active && !coll)
         return;
-    hsize_t n = 1;
+    long long n = 1;
     for (int i = 0; i < nd; i++)
-        n *= count[i];
+        n = skel_imul(n, (long long)count[i]);
     if (!active)
         n = 0;
+    n = skel_imul(n, (long long)esize) / (long long)esize; /* the bytes fit too */
     const char *data = skel_data_for(s, (size_t)n * esize);
     if (s->sizing)
         return;
@@ -129,7 +194,7 @@ void skel_h5_write(skel_file_t *f, hid_t id, hid_t type, size_t esize, int nd, c
     if (rc < 0)
         skel_die(s, "H5Dwrite failed");
     skel_add(s, T_WRITE, t0);
-    s->bytes += (long long)(n * esize);
+    s->bytes = skel_iadd(s->bytes, n * (long long)esize);
 }
 
 void skel_write(skel_file_t *f, const char *pattern, long long step, int nd, const long long *start,
@@ -138,9 +203,14 @@ void skel_write(skel_file_t *f, const char *pattern, long long step, int nd, con
     skel_t *s = f->s;
     char name[1024];
     skel_format_name(name, sizeof name, pattern, step, s->rank);
+    if (nd < 1 || nd > 32)
+        skel_die(s, "a dataset of more than 32 dimensions");
     long long n = 1;
-    for (int i = 0; i < nd; i++)
-        n *= count[i];
+    for (int i = 0; i < nd; i++) {
+        if (start[i] < 0 || count[i] < 0)
+            skel_die(s, "a negative selection start or count for these parameters");
+        n = skel_imul(n, count[i]);
+    }
     if (skel_is_hdf5(f)) {
         int k = f->ndsets - 1;
         while (k >= 0 && strcmp(f->dsets[k].name, name) != 0)
@@ -161,5 +231,5 @@ void skel_write(skel_file_t *f, const char *pattern, long long step, int nd, con
     for (int k = f->ndsets - 1; k >= 0; k--)
         if (strcmp(f->dsets[k].name, name) == 0)
             esize = H5Tget_size(f->dsets[k].type);
-    skel_write_bytes(f, -1, active ? n * (long long)esize : 0, collective, active);
+    skel_write_bytes(f, -1, active ? skel_imul(n, (long long)esize) : 0, collective, active);
 }

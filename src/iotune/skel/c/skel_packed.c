@@ -3,6 +3,8 @@
 #define _GNU_SOURCE
 #include "skel_internal.h"
 
+#include <limits.h>
+
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -11,7 +13,7 @@ void skel_flush_packed(skel_file_t *f)
     skel_t *s = f->s;
     long long mine = 0;
     for (int i = 0; i < f->npieces; i++)
-        mine += f->pieces[i];
+        mine = skel_iadd(mine, f->pieces[i]);
     skel_ensure_buffer(s, (size_t)mine + 1);
     if (s->method == SKEL_M_MPIIO) {
         long long *all = malloc(sizeof(long long) * (size_t)s->size), base = 0;
@@ -19,7 +21,8 @@ void skel_flush_packed(skel_file_t *f)
         MPI_Allgather(&mine, 1, MPI_LONG_LONG, all, 1, MPI_LONG_LONG, MPI_COMM_WORLD);
         skel_add(s, T_COMM, t0);
         for (int r = 0; r < s->rank; r++)
-            base += (all[r] + s->stripe - 1) / s->stripe * s->stripe;
+            base =
+                skel_iadd(base, skel_imul(skel_iadd(all[r], s->stripe - 1) / s->stripe, s->stripe));
         free(all);
         t0 = skel_now();
         long long from = 0; /* each piece from its own memory, as in data_for */
@@ -41,6 +44,8 @@ void skel_flush_packed(skel_file_t *f)
     MPI_Comm_rank(s->group_comm, &grank);
     int *counts = malloc(sizeof(int) * (size_t)gsize),
         *displs = malloc(sizeof(int) * (size_t)gsize);
+    if (mine > INT_MAX)
+        skel_die(s, "aggregate: more than 2 GiB - 1 bytes of one rank in one file (an int count)");
     int mine_i = (int)mine;
     double t0 = skel_now();
     MPI_Gather(&mine_i, 1, MPI_INT, counts, 1, MPI_INT, 0, s->group_comm);
@@ -49,6 +54,9 @@ void skel_flush_packed(skel_file_t *f)
         for (int r = 0; r < gsize; r++) {
             displs[r] = (int)total;
             total += counts[r];
+            if (total > INT_MAX)
+                skel_die(s, "aggregate: more than 2 GiB - 1 bytes for one aggregator (int "
+                            "displacements): use more --aggregators");
         }
     char *recv = NULL;
     if (grank == 0 && !(recv = malloc((size_t)total + 1)))

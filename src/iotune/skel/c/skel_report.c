@@ -16,9 +16,11 @@ const char *skel_method_name(enum skel_method m)
 
 int skel_finish(skel_t *s)
 {
-    int n = (int)s->steps * T_N;
+    int n = (int)(s->steps * T_N); /* bounded in skel_init */
     double *all = s->rank == 0 ? malloc(sizeof(double) * (size_t)n * (size_t)s->size) : NULL;
     long long *bytes = s->rank == 0 ? malloc(sizeof(long long) * 3 * (size_t)s->size) : NULL;
+    if (s->rank == 0 && (!all || !bytes))
+        skel_die(s, "out of memory for the ranks' timings");
     /* per rank: bytes written, the write memory made before the first step, and how often it
      * had to grow during the steps (a write that waited for its memory) */
     long long mine[3] = {s->bytes, (long long)s->buf_size, s->late_growths};
@@ -31,7 +33,7 @@ int skel_finish(skel_t *s)
         for (int r = 0; r < s->size; r++) {
             double sum[T_N] = {0};
             for (int k = 0; k < n; k++)
-                sum[k % T_N] += all[r * n + k];
+                sum[k % T_N] += all[(size_t)r * (size_t)n + (size_t)k];
             for (int k = 0; k < T_N; k++)
                 if (sum[k] > worst[k])
                     worst[k] = sum[k];
@@ -54,7 +56,7 @@ int skel_finish(skel_t *s)
                         "\"late_growths\": %lld, \"steps\": [",
                         r ? "," : "", r, bytes[3 * r], bytes[3 * r + 1], bytes[3 * r + 2]);
                 for (long long st = 0; st < s->steps; st++) {
-                    const double *t = all + r * n + st * T_N;
+                    const double *t = all + (size_t)r * (size_t)n + (size_t)st * T_N;
                     fprintf(out, "%s[%.9f, %.9f, %.9f, %.9f]", st ? ", " : "", t[0], t[1], t[2],
                             t[3]);
                 }

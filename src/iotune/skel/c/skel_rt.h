@@ -4,6 +4,7 @@
 #ifndef SKEL_RT_H
 #define SKEL_RT_H
 
+#include <hdf5.h>
 #include <mpi.h>
 
 enum skel_api { SKEL_HDF5, SKEL_MPIIO, SKEL_POSIX };
@@ -34,8 +35,16 @@ void skel_step(skel_t *s, long long step); /* the step whose time the next calls
 void skel_compute(skel_t *s, double seconds);
 skel_file_t *skel_open(skel_t *s, const char *pattern, enum skel_api api, long long step);
 void skel_group(skel_file_t *f, const char *pattern, long long step);
-void skel_dataset(skel_file_t *f, const char *pattern, long long step, const char *type, int nd,
-                  const long long *dims, const long long *maxdims, const long long *chunks);
+/* Element types: a descriptor type name (float32 ... uint64), n opaque bytes, or a compound of
+ * n members (names, descriptor type names, byte offsets) in size bytes. */
+hid_t skel_type_named(const char *name);
+hid_t skel_type_opaque(long long size);
+hid_t skel_type_compound(long long size, int n, const char *const *names, const char *const *types,
+                         const long long *offsets);
+/* filters: NULL or a comma-separated list of shuffle, fletcher32, deflate=LEVEL (in order) */
+void skel_dataset(skel_file_t *f, const char *pattern, long long step, hid_t type, int nd,
+                  const long long *dims, const long long *maxdims, const long long *chunks,
+                  const char *filters);
 void skel_write(skel_file_t *f, const char *pattern, long long step, int nd, const long long *start,
                 const long long *count, int collective, int active);
 void skel_write_bytes(skel_file_t *f, long long offset, long long size, int collective, int active);
@@ -49,8 +58,51 @@ void skel_memory(skel_file_t *f, int n, const long long *pieces);
 void skel_write_view(skel_file_t *f, long long offset, long long size, long long lb,
                      long long extent, int nblocks, const long long *view, int collective,
                      int active);
+void skel_sync(skel_file_t *f); /* to storage: H5Fflush + fsync, MPI_File_sync, fsync */
 void skel_close(skel_file_t *f);
 int skel_finish(skel_t *s);
+
+/* The descriptor's arithmetic, checked: an overflow of long long or a division by zero (sizes
+ * changed with --set, a larger job) stops the job with one message naming the operation. */
+void skel_overflow(const char *op, long long a, long long b); /* prints and aborts */
+
+static inline long long skel_iadd(long long a, long long b)
+{
+    long long r;
+    if (__builtin_add_overflow(a, b, &r))
+        skel_overflow("+", a, b);
+    return r;
+}
+static inline long long skel_isub(long long a, long long b)
+{
+    long long r;
+    if (__builtin_sub_overflow(a, b, &r))
+        skel_overflow("-", a, b);
+    return r;
+}
+static inline long long skel_imul(long long a, long long b)
+{
+    long long r;
+    if (__builtin_mul_overflow(a, b, &r))
+        skel_overflow("*", a, b);
+    return r;
+}
+static inline long long skel_idiv(long long a, long long b)
+{
+    if (b == 0 || (b == -1 && a == (-9223372036854775807LL - 1)))
+        skel_overflow("/", a, b);
+    return a / b;
+}
+static inline long long skel_imod(long long a, long long b)
+{
+    if (b == 0 || (b == -1 && a == (-9223372036854775807LL - 1)))
+        skel_overflow("%", a, b);
+    return a % b;
+}
+static inline long long skel_ineg(long long a)
+{
+    return skel_isub(0, a);
+}
 
 static inline long long skel_min(long long a, long long b)
 {

@@ -3,6 +3,9 @@
 #define _GNU_SOURCE
 #include "skel_internal.h"
 
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +20,30 @@ void skel_die(skel_t *s, const char *what)
     MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
+void skel_overflow(const char *op, long long a, long long b)
+{
+    int rank = -1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    fprintf(stderr,
+            "skeleton: rank %d: %lld %s %lld %s: a size, offset or count of the descriptor is "
+            "out of range for these parameters\n",
+            rank, a, op, b,
+            *op == '/' || *op == '%' ? "divides by zero or overflows" : "overflows");
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    abort();
+}
+
+/* A whole number option value: digits only, within [lo, hi]; else *bad is set. */
+static long long number_arg(const char *v, long long lo, long long hi, int *bad)
+{
+    char *end = NULL;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (errno || end == v || *end || x < lo || x > hi)
+        *bad = 1;
+    return x;
+}
+
 double skel_now(void)
 {
     return MPI_Wtime();
@@ -27,18 +54,35 @@ void skel_add(skel_t *s, int part, double t0)
     s->times[s->cur_step * T_N + part] += skel_now() - t0;
 }
 
+/* {step} and {rank}, or zero-padded to a width: {step:04} (the application's names' padding) */
+static int placeholder(const char *p, const char *which, int *width)
+{
+    size_t n = strlen(which);
+    if (p[0] != '{' || strncmp(p + 1, which, n) != 0)
+        return 0;
+    const char *q = p + 1 + n;
+    *width = 0;
+    if (q[0] == ':' && q[1] == '0' && q[2] >= '1' && q[2] <= '9') {
+        q += 2;
+        while (*q >= '0' && *q <= '9' && *width < 100)
+            *width = *width * 10 + (*q++ - '0');
+    }
+    return *q == '}' ? (int)(q + 1 - p) : 0;
+}
+
 void skel_format_name(char *out, size_t n, const char *pattern, long long step, int rank)
 {
     size_t o = 0;
-    for (const char *p = pattern; *p && o + 32 < n; p++) {
-        if (strncmp(p, "{step}", 6) == 0) {
-            o += (size_t)snprintf(out + o, n - o, "%lld", step);
-            p += 5;
-        } else if (strncmp(p, "{rank}", 6) == 0) {
-            o += (size_t)snprintf(out + o, n - o, "%d", rank);
-            p += 5;
+    for (const char *p = pattern; *p && o + 128 < n;) {
+        int width, len;
+        if ((len = placeholder(p, "step", &width)) > 0) {
+            o += (size_t)snprintf(out + o, n - o, "%0*lld", width, step);
+            p += len;
+        } else if ((len = placeholder(p, "rank", &width)) > 0) {
+            o += (size_t)snprintf(out + o, n - o, "%0*d", width, rank);
+            p += len;
         } else {
-            out[o++] = *p;
+            out[o++] = *p++;
         }
     }
     out[o] = '\0';
@@ -114,11 +158,11 @@ skel_t *skel_init(int *argc, char ***argv, const char *name, const char *default
             s->transfer = strcmp(v, "collective") == 0 ? 1 : strcmp(v, "independent") == 0 ? 0 : -2;
             bad = s->transfer == -2;
         } else if (strcmp(a, "--stripe") == 0)
-            bad = (s->stripe = atoll(v)) < 1;
+            s->stripe = number_arg(v, 1, LLONG_MAX, &bad);
         else if (strcmp(a, "--aggregators") == 0)
-            bad = (s->aggregators = atoi(v)) < 1;
+            s->aggregators = (int)number_arg(v, 1, INT_MAX, &bad);
         else if (strcmp(a, "--steps") == 0)
-            bad = (*steps = atoll(v)) < 1;
+            *steps = number_arg(v, 1, LLONG_MAX, &bad);
         else if (strcmp(a, "--timing") == 0)
             s->timing = v;
         else if (strcmp(a, "--dir") == 0)
@@ -129,8 +173,8 @@ skel_t *skel_init(int *argc, char ***argv, const char *name, const char *default
             for (int p = 0; eq && p < nparams; p++)
                 if (strlen(params[p].name) == (size_t)(eq - v) &&
                     !strncmp(params[p].name, v, eq - v)) {
-                    *params[p].value = atoll(eq + 1);
                     bad = 0;
+                    *params[p].value = number_arg(eq + 1, LLONG_MIN, LLONG_MAX, &bad);
                 }
         } else
             bad = 1;
@@ -148,10 +192,21 @@ skel_t *skel_init(int *argc, char ***argv, const char *name, const char *default
         *steps = default_steps(); /* after --set: it may use the parameters */
     if (*steps < 1)
         skel_die(s, "the number of steps is below 1");
+    /* the per-step times are gathered to rank 0 (an int count of doubles per rank): bound
+     * the steps by that, and the memory rank 0 needs, before any I/O */
+    if (*steps > INT_MAX / T_N ||
+        (uint64_t)*steps * T_N * sizeof(double) * (uint64_t)s->size > ((uint64_t)1 << 34)) {
+        char msg[200];
+        snprintf(msg, sizeof msg,
+                 "%lld steps at %d ranks: too many to time (at most %d steps, and 16 GiB of "
+                 "timings at rank 0)",
+                 *steps, s->size, INT_MAX / T_N);
+        skel_die(s, msg);
+    }
     s->steps = *steps;
     s->times = calloc((size_t)s->steps * T_N, sizeof(double));
     if (!s->times)
-        skel_die(s, "out of memory");
+        skel_die(s, "out of memory for the per-step timings");
     if (s->aggregators > s->size)
         s->aggregators = s->size;
     s->group = (int)((long long)s->rank * s->aggregators / s->size);

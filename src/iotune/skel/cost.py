@@ -1,0 +1,151 @@
+"""What running a skeleton here costs, judged before it runs: processes per core, memory per
+rank, bytes on the file system, calls per rank. `skel run` and `skel compare` refuse, with one
+message, a run that would exceed this machine (a descriptor with `ranks: 10^9` once ran
+silently for 70 minutes); the estimate is printed before a run that fits."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+
+from iotune.skel import descriptor as dmod
+from iotune.skel import expr
+
+RANKS_PER_CORE = 4  # more processes than this per core: busy-polling MPI, not I/O, is measured
+MAX_CALLS_PER_RANK = 100_000_000  # at >= 1 us a call, over a minute and a half of calls alone
+DATA_CAP = 1 << 30  # the runtime's write memory wraps at 1 GiB per rank (skel_buffer.c)
+SCRUB = 64 << 20  # and it keeps a 64 MiB area to push data out of the CPU caches
+SAMPLE = 64  # ranks evaluated; the rest are extrapolated
+
+
+class CostError(ValueError):
+    """A run that would exceed what the machine has; str() is the one message."""
+
+
+@dataclass
+class Cost:
+    ranks: int
+    steps: int
+    bytes_per_step: int  # all ranks
+    max_rank_bytes_per_step: int
+    calls_per_rank_step: int
+
+    @property
+    def total_bytes(self) -> int:
+        return self.bytes_per_step * self.steps
+
+    @property
+    def memory_per_rank(self) -> int:
+        return min(self.max_rank_bytes_per_step, DATA_CAP) + SCRUB + 32 * self.steps
+
+    def line(self) -> str:
+        return (
+            f"{self.ranks} ranks x {self.steps} steps: about {_size(self.total_bytes)} to write, "
+            f"{_size(self.memory_per_rank)} of memory per rank, "
+            f"{self.calls_per_rank_step * self.steps} write calls per rank"
+        )
+
+
+def _size(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if abs(n) < 1024 or unit == "PiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"
+
+
+def _sample(ranks: int) -> list[int]:
+    if ranks <= SAMPLE:
+        return list(range(ranks))
+    step = max(ranks // SAMPLE, 1)
+    return sorted({0, ranks - 1, *range(0, ranks, step)})
+
+
+def _rank_step(d: dmod.Descriptor, env: dict[str, int]) -> tuple[int, int]:
+    """(bytes, calls) one rank writes in one step."""
+    total = calls = 0
+    for f in d.files:
+        dsets = {ds.name: ds for ds in f.datasets}
+        for w in f.writes:
+            if w.when is not None and not expr.evaluate(w.when, env):
+                continue
+            repeat = max(expr.evaluate(w.repeat, env), 0)
+            if w.by_rank is not None:
+                if env["rank"] not in w.by_rank:
+                    continue
+                second = w.by_rank[env["rank"]][1]
+            else:
+                second = w.count if w.dataset else w.size
+            if w.dataset:
+                n = 1
+                for x in second:
+                    n *= max(expr.evaluate(x, env), 0)
+                size = n * dsets[w.dataset].element_size
+            else:
+                size = max(expr.evaluate(second, env), 0)
+            total += size * repeat
+            calls += repeat
+    return total, calls
+
+
+def estimate(d: dmod.Descriptor, ranks: int, steps: int | None = None) -> Cost:
+    """The run's cost at this many ranks (steps: the descriptor's unless given), from the
+    writes of step 0 at a sample of ranks, extrapolated to all."""
+    try:
+        if steps is None:
+            steps = expr.evaluate(d.steps, d.env(size=ranks))
+        per = [_rank_step(d, d.env(rank=r, size=ranks)) for r in _sample(ranks)]
+    except expr.ExprError as e:
+        raise CostError(f"at {ranks} ranks: {e}") from None
+    mean = sum(b for b, _ in per) / len(per)
+    return Cost(
+        ranks,
+        steps,
+        int(mean * ranks),
+        max(b for b, _ in per),
+        max(c for _, c in per),
+    )
+
+
+def _available_memory() -> int | None:
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def check_local(cost: Cost, work_dir: str, cores: int | None = None) -> None:
+    """Raises CostError when a run of this cost on this machine, writing into work_dir, would
+    oversubscribe its cores, exhaust its memory or its file system, or make absurdly many
+    calls."""
+    cores = cores or os.cpu_count() or 1
+    if cost.ranks > RANKS_PER_CORE * cores:
+        raise CostError(
+            f"{cost.ranks} ranks on {cores} cores (at most {RANKS_PER_CORE} per core here): "
+            "run fewer (--ranks N) or submit the job script (run-slurm.sbatch)"
+        )
+    mem = _available_memory()
+    need = cost.memory_per_rank * cost.ranks
+    if mem is not None and need > mem:
+        raise CostError(
+            f"{cost.line()}: {_size(need)} of memory needed, {_size(mem)} available: "
+            "fewer ranks or smaller parameters (iotune skel params)"
+        )
+    probe = work_dir
+    while probe and not os.path.exists(probe):
+        probe = os.path.dirname(probe)
+    free = shutil.disk_usage(probe or ".").free
+    if cost.total_bytes > free:
+        raise CostError(
+            f"{cost.line()}: {_size(free)} free in {probe or '.'}: fewer steps (--args "
+            "'--steps N') or smaller parameters"
+        )
+    if cost.calls_per_rank_step * cost.steps > MAX_CALLS_PER_RANK:
+        raise CostError(
+            f"{cost.line()}: more than {MAX_CALLS_PER_RANK} calls per rank: fewer steps or repeats"
+        )
