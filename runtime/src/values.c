@@ -236,9 +236,11 @@ int iot_value_parse(const iot_param_def *def, const char *text, iot_value *out, 
     }
     if (check_bounds(def, text, out, err, errlen))
         return -1;
-    char *p = out->text;
-    for (int i = 0; i < out->n; i++)
-        p += snprintf(p, (size_t)(out->text + sizeof out->text - p), i ? ",%lld" : "%lld",
-                      out->v[i]);
+    /* never past the end, even if a longer list were ever allowed (snprintf returns what it
+     * would have written) */
+    size_t used = 0;
+    for (int i = 0; i < out->n && used < sizeof out->text; i++)
+        used += (size_t)snprintf(out->text + used, sizeof out->text - used, i ? ",%lld" : "%lld",
+                                 out->v[i]);
     return 0;
 }

@@ -7,13 +7,15 @@
 #include "registry.h"
 
 #define IOT_MAX_DIMS 32
-#define IOT_TEXT_MAX 256
+#define IOT_TEXT_MAX 256 /* a string value: at most IOT_TEXT_MAX - 1 bytes */
+/* The longest normalised text: IOT_MAX_DIMS numbers of up to 20 characters, and commas. */
+#define IOT_VALUE_TEXT_MAX (IOT_MAX_DIMS * 21)
 
 typedef struct {
-    int n;                     /* how many numbers in v (1 for scalars, 2 for pairs) */
-    long long v[IOT_MAX_DIMS]; /* the numbers (bool: 0/1; enum: index of the choice) */
-    double d;                  /* for doubles */
-    char text[IOT_TEXT_MAX];   /* normalised text, also the MPI-IO hint value */
+    int n;                         /* how many numbers in v (1 for scalars, 2 for pairs) */
+    long long v[IOT_MAX_DIMS];     /* the numbers (bool: 0/1; enum: index of the choice) */
+    double d;                      /* for doubles */
+    char text[IOT_VALUE_TEXT_MAX]; /* normalised text, also the MPI-IO hint value */
 } iot_value;
 
 /* Parses text (already trimmed) as a value of def. Returns 0, or -1 with a message in err. */
