@@ -18,6 +18,12 @@ typedef struct {
     char text[IOT_VALUE_TEXT_MAX]; /* normalised text, also the MPI-IO hint value */
 } iot_value;
 
+/* How a message quotes a value (or a name): whole up to IOT_SHOWN_CHARS characters, else its
+ * first 40 characters and "..." (params.shown on the Python side). Returns text or buf. */
+#define IOT_SHOWN_CHARS 80
+#define IOT_SHOWN_MAX (4 * IOT_SHOWN_CHARS + 4)
+const char *iot_value_shown(const char *text, char buf[IOT_SHOWN_MAX]);
+
 /* Parses text (already trimmed) as a value of def. Returns 0, or -1 with a message in err. */
 int iot_value_parse(const iot_param_def *def, const char *text, iot_value *out, char *err,
                     size_t errlen);
