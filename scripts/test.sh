@@ -16,5 +16,14 @@ for dir in build build-*; do
   (cd "$dir" && OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
     ctest --output-on-failure --timeout 300)
 done
+# The control-file fuzzers, for a bounded time (tests/fuzz/run.sh; 77: no clang/libFuzzer here,
+# the corpus is still replayed by CTest above).
+echo "== fuzz"
+for run in "30 controlfile" "15 value match"; do
+  rc=0
+  # shellcheck disable=SC2086
+  bash tests/fuzz/run.sh $run || rc=$?
+  [ "$rc" = 0 ] || [ "$rc" = 77 ] || exit "$rc"
+done
 echo "== pytest"
 .venv/bin/python -m pytest -q -p no:cacheprovider tests/python
