@@ -49,7 +49,7 @@ for h in "${harnesses[@]}"; do
   if ! (cd "$work/found_$h" && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     "$work/fuzz_$h" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=16384 \
-    -print_final_stats=1 ${IOTUNE_FUZZ_ARGS:-} "$work/new_$h" "$here/corpus/$h" "$here/regressions/$h" \
+    -print_final_stats=1 $([ -f "$here/$h.dict" ] && echo "-dict=$here/$h.dict") ${IOTUNE_FUZZ_ARGS:-} "$work/new_$h" "$here/corpus/$h" "$here/regressions/$h" \
     >"$work/$h.log" 2>&1); then
     status=1
     tail -n 40 "$work/$h.log"

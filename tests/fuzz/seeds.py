@@ -152,6 +152,21 @@ def controlfile():
             "long_bad_value.xml": doc("    <cb_nodes>" + "x" * 5000 + "</cb_nodes>").encode(),
             "long_utf8_bad_value.xml": doc("    <cb_nodes>" + "é" * 400 + "</cb_nodes>").encode(),
             "long_name.xml": doc("    <" + "n" * 5000 + ">1</" + "n" * 5000 + ">").encode(),
+            "long_bad_hint_key.xml": doc('    <hint key="' + "k/" * 300 + '" value="1"/>').encode(),
+            "long_bad_attribute.xml": doc(
+                "    <cb_nodes " + "é" * 300 + '="1">2</cb_nodes>'
+            ).encode(),
+            "long_section_attribute.xml": (
+                "<Parameters " + "a" * 600 + '="1"><Middleware_Layer/></Parameters>'
+            ).encode(),
+            "long_root_name.xml": ("<" + "r" * 700 + "/>").encode(),
+            "value_81_chars.xml": doc(
+                "    <cb_nodes>"
+                + "x" * 81
+                + "</cb_nodes>\n    <cb_nodes>"
+                + "y" * 80
+                + "</cb_nodes>"
+            ).encode(),
             "long_hint_key.xml": doc('    <hint key="' + "k" * 70 + '" value="1"/>').encode(),
             "long_pattern.xml": doc(
                 f'    <cb_nodes FileName="{"p" * 255}">1</cb_nodes>\n    <cb_nodes FileName="{"p" * 256}">1</cb_nodes>'
@@ -248,7 +263,43 @@ def match():
     return out
 
 
+def dictionary():
+    """libFuzzer's dictionary for the control file: XML's tokens and the registry's words."""
+    words = [
+        "<Parameters>",
+        "</Parameters>",
+        "<hint",
+        "key=",
+        "value=",
+        "FileName=",
+        "VariableName=",
+    ]
+    words += [
+        "<?xml",
+        "?>",
+        "encoding=",
+        "<!--",
+        "-->",
+        "<![CDATA[",
+        "]]>",
+        "<!DOCTYPE",
+        "<!ENTITY",
+    ]
+    words += ["&amp;", "&lt;", "&#", "/>", "</", "UTF-8", "US-ASCII", "K", "MiB", "e-400", ","]
+    words += [
+        f"<{s}>" for s in ("High_Level_IO_Library", "Middleware_Layer", "Parallel_File_System")
+    ]
+    for p in params():
+        words += [p["name"], f"<{p['name']}>", f"</{p['name']}>"]
+        words += [c for c in p["choices"].split("|") if p["choices"] != "-"]
+        words += [x for x in (p["min"], p["max"]) if x != "-"]
+    lines = ["# libFuzzer dictionary for fuzz_controlfile (written by seeds.py)"]
+    lines += [json.dumps(w) for w in dict.fromkeys(words)]
+    return "\n".join(lines) + "\n"
+
+
 def main():
+    (OUT.parent / "controlfile.dict").write_text(dictionary(), encoding="utf-8")
     for name, files in (("controlfile", controlfile()), ("value", value()), ("match", match())):
         d = OUT / name
         shutil.rmtree(d, ignore_errors=True)

@@ -5,6 +5,7 @@ and the same messages word for word through `iotune-parse` and `controlfile.pars
 The fuzzers themselves (libFuzzer, tests/fuzz/run.sh) look for crashes; this looks for drift."""
 
 import json
+import re
 import subprocess
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 
 from iotune import controlfile, params
 
+XML_CHARS = re.compile("[\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]*")
 FUZZ = Path(__file__).resolve().parents[1] / "fuzz"
 CONTROL_FILES = sorted(
     p
@@ -50,8 +52,12 @@ def value_seeds():
     """The value fuzzer's seeds ("NAME LF TEXT"), grouped by parameter."""
     groups: dict[str, list[str]] = {}
     for p in sorted((FUZZ / "corpus" / "value").iterdir()):
-        name, _, text = p.read_bytes().decode("utf-8").partition("\n")
-        groups.setdefault(name, []).append(text)
+        try:
+            name, _, text = p.read_bytes().decode("utf-8").partition("\n")
+        except UnicodeDecodeError:
+            continue  # not text an XML file can hold
+        if XML_CHARS.fullmatch(name + text):
+            groups.setdefault(name, []).append(text)
     return groups
 
 
