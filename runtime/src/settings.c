@@ -26,7 +26,7 @@ typedef struct {
 __attribute__((format(printf, 5, 6))) static void report(parser *p, int line, const char *element,
                                                          const char *value, const char *fmt, ...)
 {
-    char msg[512];
+    char msg[1024];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
@@ -109,7 +109,7 @@ static int parse_setting(parser *p, const iot_xml_node *x)
     if (!value)
         FAIL("empty value");
     iot_value v;
-    char err[512];
+    char err[1024]; /* a quoted value (IOT_SHOWN_MAX) and an enum's choices fit */
     if (def ? iot_value_parse(def, value, &v, err, sizeof err)
             : iot_value_parse_string(value, &v, err, sizeof err))
         FAIL("%s", err);
