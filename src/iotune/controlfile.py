@@ -161,7 +161,8 @@ def _check_start(data: bytes) -> None:
         raise _Refused(line, "not an XML control file: it does not start with a tag")
     m = _ENCODING_RE.match(text)
     if m and m.group(1).decode("ascii", "replace").lower() not in _ENCODINGS:
-        name = m.group(1).decode("ascii", "replace")[:40]
+        # its first 40 bytes, each one not printable ASCII as U+FFFD (as the runtime's C)
+        name = "".join(chr(b) if 0x20 <= b < 0x7F else "\ufffd" for b in m.group(1)[:40])
         raise _Refused(1, f'encoding "{name}" is not supported: a control file is UTF-8')
 
 
