@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Writes the fuzzers' seed corpus (tests/fuzz/corpus/<harness>/): the project's own control
-files and vectors, plus hostile inputs made from the parameter registry. Run it again after a
+files and vectors, plus hostile inputs made from the parameter registry. Files named fuzz-*
+(inputs a fuzzer found that reach code the seeds do not, added with libFuzzer's -merge=1) are
+kept. Run it again after a
 change of the registry or the vectors; the files are checked in, so CI needs no Python here.
   tests/fuzz/seeds.py"""
 # ruff: noqa: E501 (the inputs are long literals, easier to read on one line)
 
 import json
-import shutil
 import sys
 from pathlib import Path
 
@@ -302,8 +303,10 @@ def main():
     (OUT.parent / "controlfile.dict").write_text(dictionary(), encoding="utf-8")
     for name, files in (("controlfile", controlfile()), ("value", value()), ("match", match())):
         d = OUT / name
-        shutil.rmtree(d, ignore_errors=True)
-        d.mkdir(parents=True)
+        d.mkdir(parents=True, exist_ok=True)
+        for old in d.iterdir():  # inputs the fuzzers found ("fuzz-*") stay
+            if not old.name.startswith("fuzz-"):
+                old.unlink()
         for fname, data in files.items():
             (d / fname).write_bytes(data)
         print(f"{d.relative_to(ROOT)}: {len(files)} inputs")
