@@ -4,7 +4,8 @@
 # (tests/fuzz/corpus/<harness>, regressions/<harness>). New inputs go to a scratch folder,
 # never into the checkout. Exits 0 when nothing was found, 1 on a finding (the input is kept
 # in the scratch folder and named on the last lines), 77 when clang or libFuzzer is missing.
-#   tests/fuzz/run.sh [SECONDS_PER_HARNESS (default 20)] [HARNESS...]
+#   tests/fuzz/run.sh [SECONDS_PER_HARNESS (default 20)] [HARNESS[:SECONDS]...]
+#   (harnesses: controlfile value match; all three by default)
 #   IOTUNE_FUZZ_WORK=DIR   scratch folder (default: a fresh temporary one, removed on success)
 #   IOTUNE_FUZZ_ARGS=...   more libFuzzer options
 set -euo pipefail
@@ -12,8 +13,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 seconds=${1:-20}
 shift || true
-harnesses=("$@")
-[ ${#harnesses[@]} -gt 0 ] || harnesses=(controlfile value match)
+harnesses=() budget=()
+for arg in "${@:-controlfile value match}"; do
+  for h in $arg; do # HARNESS or HARNESS:SECONDS
+    harnesses+=("${h%%:*}")
+    budget+=("$([[ $h == *:* ]] && echo "${h#*:}" || echo "$seconds")")
+  done
+done
 CC=${IOTUNE_FUZZ_CC:-clang}
 say() { printf 'iotune-fuzz: %s\n' "$*"; }
 
@@ -36,13 +42,21 @@ mkdir -p "$work/generated"
 python3 "$root/tools/gen_params.py" "$root/src/iotune/data/params.tsv" "$work/generated/params_gen.h"
 flags=(-g -O1 -std=c11 -D_GNU_SOURCE -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined
   -fno-sanitize-recover=all -I"$root/runtime/src" -I"$work/generated" -I"$here")
+# the parser once (-fsanitize=fuzzer-no-link: instrumented, no main), then each harness
+mkdir -p "$work/obj"
+objects=()
+for src in $sources; do
+  obj="$work/obj/$(basename "$src" .c).o"
+  "$CC" "${flags[@]/-fsanitize=fuzzer,/-fsanitize=fuzzer-no-link,}" -c "$src" -o "$obj"
+  objects+=("$obj")
+done
 for h in "${harnesses[@]}"; do
-  # shellcheck disable=SC2086
-  "$CC" "${flags[@]}" "$here/fuzz_$h.c" $sources -lexpat -lm -o "$work/fuzz_$h"
+  "$CC" "${flags[@]}" "$here/fuzz_$h.c" "${objects[@]}" -lexpat -lm -o "$work/fuzz_$h"
 done
 
 status=0
-for h in "${harnesses[@]}"; do
+for i in "${!harnesses[@]}"; do
+  h=${harnesses[$i]} seconds=${budget[$i]}
   mkdir -p "$work/new_$h" "$work/found_$h"
   say "$h: ${seconds} s from $(ls "$here/corpus/$h" | wc -l) seed inputs and $(ls "$here/regressions/$h" | wc -l) regressions"
   # shellcheck disable=SC2086
