@@ -134,9 +134,10 @@ fi
 
 # ---- begin: packages of the cluster and browser tests (tests/python/test_postgres.py,
 # test_slurm.py, test_browser.py): a throw-away PostgreSQL server, a one-node SLURM cluster
-# (munge + slurmctld + slurmd), headless Chromium and its driver; in Python psycopg, selenium
-# and optuna-dashboard (the dev extras). IOTUNE_TEST_PACKAGES=0 skips the Debian packages (the
-# tests that need them are then skipped, saying why).
+# (munge + slurmctld + slurmd), headless Chromium and its driver, clang with libFuzzer for the
+# fuzzers (tests/fuzz); in Python psycopg, selenium and optuna-dashboard (the dev extras).
+# IOTUNE_TEST_PACKAGES=0 skips the Debian packages (the tests that need them are then skipped,
+# saying why).
 if [ "${IOTUNE_TEST_PACKAGES:-1}" != 0 ]; then
   test_missing=()
   { have pg_ctl || ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; } || test_missing+=(postgresql)
@@ -146,6 +147,9 @@ if [ "${IOTUNE_TEST_PACKAGES:-1}" != 0 ]; then
   { have munged || [ -x /usr/sbin/munged ]; } || test_missing+=(munge)
   have chromium || test_missing+=(chromium)
   have chromedriver || test_missing+=(chromium-driver)
+  # libFuzzer and the sanitizers for the control-file fuzzers (tests/fuzz/run.sh)
+  { have clang && [ -f "$(clang -print-file-name="libclang_rt.fuzzer-$(uname -m).a")" ]; } ||
+    test_missing+=(clang libclang-rt-dev)
   if [ ${#test_missing[@]} -gt 0 ]; then
     apt=()
     if [ "$(id -u)" = 0 ]; then apt=(apt-get); elif sudo -n true 2>/dev/null; then apt=(sudo apt-get); fi

@@ -16,5 +16,11 @@ for dir in build build-*; do
   (cd "$dir" && OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
     ctest --output-on-failure --timeout 300)
 done
+# The control-file fuzzers, for a bounded time (tests/fuzz/run.sh; 77: no clang/libFuzzer here,
+# the corpus is still replayed by CTest above).
+echo "== fuzz"
+rc=0
+bash tests/fuzz/run.sh 15 controlfile:30 value match || rc=$?
+[ "$rc" = 0 ] || [ "$rc" = 77 ] || exit "$rc"
 echo "== pytest"
 .venv/bin/python -m pytest -q -p no:cacheprovider tests/python

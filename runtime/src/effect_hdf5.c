@@ -111,7 +111,7 @@ void note_overrides(const iot_file_settings *rules, const char *name, hid_t fapl
         if (n < 0 || get_fapl(p, def, dflt) != n || !memcmp(app, dflt, sizeof(long long) * n) ||
             same_values(e, app, n))
             continue;
-        char own[64], where[96], line[512];
+        char own[64], where[96], line[1024];
         format_values(app, n, own, sizeof own);
         snprintf(line, sizeof line, "%s=%s [%s] overrides the application's own %s=%s", e->name,
                  e->value.text, iot_origin(e, where, sizeof where), e->name, own);
@@ -181,7 +181,7 @@ void iot_readback_file(const iot_file_settings *rules, hid_t fid, iot_h5_outcome
         if (!e || iot_params[p].target != IOT_TARGET_FAPL || was_withdrawn(out, e->name))
             continue;
         int n = get_fapl(p, fapl, v);
-        char line[512], got[64], where[96];
+        char line[1024], got[64], where[96];
         if (same_values(e, v, n)) {
             snprintf(line, sizeof line, "%s=%s", e->name, e->value.text);
             iot_outcome_add(out->applied, sizeof out->applied, line);
@@ -219,7 +219,7 @@ void iot_describe_settings(const iot_file_settings *rules, const char *dset, int
 static void judge(const char *dset, const iot_entry *e, int in_effect, const char *got,
                   iot_h5_outcome *out)
 {
-    char line[512], where[96];
+    char line[1024], where[96];
     if (was_withdrawn(out, e->name))
         return;
     if (in_effect) {

@@ -26,7 +26,7 @@ typedef struct {
 __attribute__((format(printf, 5, 6))) static void report(parser *p, int line, const char *element,
                                                          const char *value, const char *fmt, ...)
 {
-    char msg[512];
+    char msg[1024];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
@@ -82,8 +82,9 @@ static int parse_setting(parser *p, const iot_xml_node *x)
     const char *key = is_hint ? iot_xml_attr(x, "key") : x->name;
     if (!key || !*key)
         FAIL("<hint> needs a key=\"...\" attribute");
+    char shown[IOT_SHOWN_MAX];
     if (is_hint && !valid_hint_key(key))
-        FAIL("\"%s\" is not a valid MPI-IO hint key", key);
+        FAIL("\"%s\" is not a valid MPI-IO hint key", iot_value_shown(key, shown));
     if (value_attr && x->text)
         FAIL("give the value once: in value= or as text");
     int param = param_index(key);
@@ -96,7 +97,7 @@ static int parse_setting(parser *p, const iot_xml_node *x)
     for (char **a = x->attrs; *a; a += 2)
         if (strcmp(a[0], "FileName") && strcmp(a[0], "VariableName") &&
             !(is_hint && (!strcmp(a[0], "key") || !strcmp(a[0], "value"))))
-            FAIL("unknown attribute %s= (expected FileName=%s)", a[0],
+            FAIL("unknown attribute %s= (expected FileName=%s)", iot_value_shown(a[0], shown),
                  per_dataset ? " or VariableName=" : "");
     const char *file_pat = iot_xml_attr(x, "FileName"), *var_pat = iot_xml_attr(x, "VariableName");
     file_pat = file_pat ? file_pat : "";
@@ -108,7 +109,7 @@ static int parse_setting(parser *p, const iot_xml_node *x)
     if (!value)
         FAIL("empty value");
     iot_value v;
-    char err[400];
+    char err[1024]; /* a quoted value (IOT_SHOWN_MAX) and an enum's choices fit */
     if (def ? iot_value_parse(def, value, &v, err, sizeof err)
             : iot_value_parse_string(value, &v, err, sizeof err))
         FAIL("%s", err);
@@ -136,8 +137,10 @@ static int parse_setting(parser *p, const iot_xml_node *x)
 /* The root or a section: no attributes, no text of its own. */
 static void check_container(parser *p, const iot_xml_node *x)
 {
+    char shown[IOT_SHOWN_MAX];
     if (x->attrs[0])
-        report(p, x->line, x->name, x->text, "unknown attribute %s=", x->attrs[0]);
+        report(p, x->line, x->name, x->text,
+               "unknown attribute %s=", iot_value_shown(x->attrs[0], shown));
     else if (x->text)
         report(p, x->line, x->name, x->text, "text outside a parameter element");
 }
@@ -152,8 +155,10 @@ static void walk(parser *p, const iot_xml_doc *t)
 {
     const iot_xml_node *root = &t->nodes[0];
     if (strcmp(root->name, "Parameters") != 0) {
+        char shown[IOT_SHOWN_MAX];
         report(p, root->line, root->name, root->text,
-               "the root element must be <Parameters>, not <%s>", root->name);
+               "the root element must be <Parameters>, not <%s>",
+               iot_value_shown(root->name, shown));
         return;
     }
     p->out->fatal = 0;

@@ -116,6 +116,17 @@ static int utf8_prefix(const char *text, int n)
     return i;
 }
 
+const char *iot_value_shown(const char *text, char buf[IOT_SHOWN_MAX])
+{
+    int chars = 0;
+    for (const char *c = text; *c && chars <= IOT_SHOWN_CHARS; c++)
+        chars += ((unsigned char)*c & 0xC0) != 0x80;
+    if (chars <= IOT_SHOWN_CHARS)
+        return text;
+    snprintf(buf, IOT_SHOWN_MAX, "%.*s...", utf8_prefix(text, 40), text);
+    return buf;
+}
+
 static int check_bounds(const iot_param_def *def, const char *text, const iot_value *out, char *err,
                         size_t errlen)
 {
@@ -164,8 +175,9 @@ static int parse_bool(const char *text, iot_value *out)
 int iot_value_parse_string(const char *text, iot_value *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
+    char q[IOT_SHOWN_MAX];
     if (strpbrk(text, "\r\n"))
-        return fail(err, errlen, "\"%s\" has a line break", text);
+        return fail(err, errlen, "\"%s\" has a line break", iot_value_shown(text, q));
     if (strlen(text) >= IOT_TEXT_MAX)
         return fail(err, errlen, "\"%.*s...\" is longer than %d bytes", utf8_prefix(text, 40), text,
                     IOT_TEXT_MAX - 1);
@@ -179,20 +191,22 @@ int iot_value_parse(const iot_param_def *def, const char *text, iot_value *out, 
     memset(out, 0, sizeof *out);
     if (*text == '\0')
         return fail(err, errlen, "empty value");
+    char shown[IOT_SHOWN_MAX];
+    const char *q = iot_value_shown(text, shown); /* the text as messages quote it */
     switch (def->type) {
     case IOT_T_SIZE:
         if (parse_size(text, &out->v[0]))
-            return fail(err, errlen, "\"%s\" is not a size in bytes (e.g. 65536, 64K, 4MiB)", text);
+            return fail(err, errlen, "\"%s\" is not a size in bytes (e.g. 65536, 64K, 4MiB)", q);
         out->n = 1;
         break;
     case IOT_T_INT:
         if (parse_int(text, &out->v[0]))
-            return fail(err, errlen, "\"%s\" is not a whole number", text);
+            return fail(err, errlen, "\"%s\" is not a whole number", q);
         out->n = 1;
         break;
     case IOT_T_BOOL:
         if (parse_bool(text, out))
-            return fail(err, errlen, "\"%s\" is not true or false (or yes/no, on/off, 1/0)", text);
+            return fail(err, errlen, "\"%s\" is not true or false (or yes/no, on/off, 1/0)", q);
         return 0;
     case IOT_T_ENUM:
         if (parse_enum(def, text, out)) {
@@ -200,45 +214,47 @@ int iot_value_parse(const iot_param_def *def, const char *text, iot_value *out, 
             size_t n = 0;
             for (const char *c = def->choices; *c && n + 3 < sizeof list; c++)
                 n += (size_t)snprintf(list + n, sizeof list - n, *c == '|' ? ", " : "%c", *c);
-            return fail(err, errlen, "\"%s\" is not one of %s", text, list);
+            return fail(err, errlen, "\"%s\" is not one of %s", q, list);
         }
         return 0;
     case IOT_T_PAIR:
         if (parse_list(text, 2, parse_size, out) || out->n != 2)
-            return fail(err, errlen, "\"%s\" is not two sizes \"threshold, boundary\"", text);
+            return fail(err, errlen, "\"%s\" is not two sizes \"threshold, boundary\"", q);
         if (out->v[1] < 1)
-            return fail(err, errlen, "\"%s\": the boundary must be at least 1", text);
+            return fail(err, errlen, "\"%s\": the boundary must be at least 1", q);
         break;
     case IOT_T_DIMS:
         if (count_items(text) > IOT_MAX_DIMS)
-            return fail(err, errlen, "\"%s\" has %d dimensions, at most %d", text,
-                        count_items(text), IOT_MAX_DIMS);
+            return fail(err, errlen, "\"%s\" has %d dimensions, at most %d", q, count_items(text),
+                        IOT_MAX_DIMS);
         if (parse_list(text, IOT_MAX_DIMS, parse_whole, out))
-            return fail(err, errlen, "\"%s\" is not whole numbers separated by commas", text);
+            return fail(err, errlen, "\"%s\" is not whole numbers separated by commas", q);
         break;
     case IOT_T_DOUBLE: {
         char *end;
         out->d = strtod(text, &end);
         if (*end != '\0' || strspn(text, "0123456789.eE+-") != strlen(text))
-            return fail(err, errlen, "\"%s\" is not a number", text);
+            return fail(err, errlen, "\"%s\" is not a number", q);
         /* overflow, and underflow to zero or a subnormal, as the Python side refuses them */
         size_t mantissa = strcspn(text, "eE");
         int nonzero = strcspn(text, "123456789") < mantissa;
         if (!isfinite(out->d) || (fabs(out->d) < DBL_MIN && nonzero))
-            return fail(err, errlen, "\"%s\" is out of the range of a double", text);
+            return fail(err, errlen, "\"%s\" is out of the range of a double", q);
         out->n = 1;
-        if (check_bounds(def, text, out, err, errlen))
+        if (check_bounds(def, q, out, err, errlen))
             return -1;
         snprintf(out->text, sizeof out->text, "%.6g", out->d);
         return 0;
     }
     case IOT_T_STRING: return iot_value_parse_string(text, out, err, errlen);
     }
-    if (check_bounds(def, text, out, err, errlen))
+    if (check_bounds(def, q, out, err, errlen))
         return -1;
-    char *p = out->text;
-    for (int i = 0; i < out->n; i++)
-        p += snprintf(p, (size_t)(out->text + sizeof out->text - p), i ? ",%lld" : "%lld",
-                      out->v[i]);
+    /* never past the end, even if a longer list were ever allowed (snprintf returns what it
+     * would have written) */
+    size_t used = 0;
+    for (int i = 0; i < out->n && used < sizeof out->text; i++)
+        used += (size_t)snprintf(out->text + used, sizeof out->text - used, i ? ",%lld" : "%lld",
+                                 out->v[i]);
     return 0;
 }

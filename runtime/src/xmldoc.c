@@ -197,9 +197,17 @@ static int check_start(iot_xml_doc *d, const char *s, size_t len)
     size_t n;
     const char *enc = declared_encoding(s, len, &n);
     if (enc && !(n == 5 && strncasecmp(enc, "UTF-8", 5) == 0) &&
-        !(n == 8 && strncasecmp(enc, "US-ASCII", 8) == 0))
-        return refuse(d, 1, "encoding \"%.*s\" is not supported: a control file is UTF-8",
-                      (int)(n < 40 ? n : 40), enc);
+        !(n == 8 && strncasecmp(enc, "US-ASCII", 8) == 0)) {
+        /* its first 40 bytes, each one not printable ASCII as U+FFFD (as the Python side) */
+        char name[40 * 3 + 1], *at = name;
+        for (size_t i = 0; i < n && i < 40; i++)
+            if (enc[i] >= ' ' && enc[i] < 0x7F)
+                *at++ = enc[i];
+            else
+                at += sprintf(at, "\xEF\xBF\xBD");
+        *at = '\0';
+        return refuse(d, 1, "encoding \"%s\" is not supported: a control file is UTF-8", name);
+    }
     return 0;
 }
 

@@ -1,6 +1,7 @@
 /* The runtime's control-file parser and matcher, without the runtime, for the shared test
  * vectors (tests/vectors) that hold C and Python to the same reading:
- *   iotune-parse FILE                  the normalised JSON of `iotune check --json FILE`
+ *   iotune-parse FILE...               the normalised JSON of `iotune check --json FILE`, one
+ *                                      line per file
  *   iotune-parse --match               reads "file|dataset TAB pattern TAB path" lines and
  *                                      prints 1 or 0 per line (an empty pattern is none, a
  *                                      missing path is none)
@@ -52,6 +53,7 @@ static void on_error_quiet(void *ctx, int line, const char *element, const char 
 static int parse(const char *path)
 {
     iot_settings s;
+    n_errors = 0;
     fputs("{\"errors\": [", stdout);
     iot_settings_load(path, &s, on_error, (void *)path);
     fputs("], \"settings\": ", stdout);
@@ -168,9 +170,12 @@ int main(int argc, char **argv)
         return match();
     if ((argc == 4 || argc == 5) && strcmp(argv[1], "--effective") == 0)
         return effective(argv[2], argv[3], argc == 5 ? argv[4] : NULL);
-    if (argc == 2 && argv[1][0] != '-')
-        return parse(argv[1]);
-    fprintf(stderr, "usage: iotune-parse CONTROL_FILE.xml\n"
+    if (argc >= 2 && argv[1][0] != '-') {
+        for (int i = 1; i < argc; i++)
+            parse(argv[i]);
+        return 0;
+    }
+    fprintf(stderr, "usage: iotune-parse CONTROL_FILE.xml...\n"
                     "       iotune-parse --match < CASES\n"
                     "       iotune-parse --effective CONTROL_FILE.xml FILE [DATASET]\n"
                     "       iotune-parse --costs < CASES\n");

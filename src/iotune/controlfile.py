@@ -161,7 +161,8 @@ def _check_start(data: bytes) -> None:
         raise _Refused(line, "not an XML control file: it does not start with a tag")
     m = _ENCODING_RE.match(text)
     if m and m.group(1).decode("ascii", "replace").lower() not in _ENCODINGS:
-        name = m.group(1).decode("ascii", "replace")[:40]
+        # its first 40 bytes, each one not printable ASCII as U+FFFD (as the runtime's C)
+        name = "".join(chr(b) if 0x20 <= b < 0x7F else "\ufffd" for b in m.group(1)[:40])
         raise _Refused(1, f'encoding "{name}" is not supported: a control file is UTF-8')
 
 
@@ -236,7 +237,7 @@ def _parse_setting(result: ControlFile, node: _Node) -> None:
             fail('<hint> needs a key="..." attribute')
             return
         if not _HINT_KEY_RE.fullmatch(key):
-            fail(f'"{key}" is not a valid MPI-IO hint key')
+            fail(f'"{params.shown(key)}" is not a valid MPI-IO hint key')
             return
         if "value" in node.attrs and node.trimmed_text() is not None:
             fail("give the value once: in value= or as text")
@@ -254,7 +255,7 @@ def _parse_setting(result: ControlFile, node: _Node) -> None:
     for attr in node.attrs:
         if attr not in allowed:
             more = " or VariableName=" if p is not None and p.scope == "dataset" else ""
-            fail(f"unknown attribute {attr}= (expected FileName={more})")
+            fail(f"unknown attribute {params.shown(attr)}= (expected FileName={more})")
             return
     file_pat = node.attrs.get("FileName") or None
     var_pat = node.attrs.get("VariableName") or None
@@ -285,7 +286,8 @@ def _parse_setting(result: ControlFile, node: _Node) -> None:
 def _check_container(result: ControlFile, node: _Node) -> None:
     """The root or a section: no attributes, no text of its own."""
     if node.attrs:
-        _error(result, node, f"unknown attribute {next(iter(node.attrs))}=", node.trimmed_text())
+        attr = params.shown(next(iter(node.attrs)))
+        _error(result, node, f"unknown attribute {attr}=", node.trimmed_text())
     elif node.trimmed_text() is not None:
         _error(result, node, "text outside a parameter element", node.trimmed_text())
 
@@ -329,7 +331,7 @@ def parse_text(data: str | bytes, path: str | None = None) -> ControlFile:
         return result
     if root.name != ROOT:
         result.fatal = True
-        message = f"the root element must be <{ROOT}>, not <{root.name}>"
+        message = f"the root element must be <{ROOT}>, not <{params.shown(root.name)}>"
         result.errors.append(Problem(root.line, root.name, root.trimmed_text(), message))
         return result
     _walk(result, root)

@@ -37,7 +37,9 @@ def read_bytes(path: str | os.PathLike[str], what: str, max_bytes: int = MAX_BYT
             kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
             raise InputError(f"{name}: cannot read the {what}: {kind}")
         if st.st_size > max_bytes:
-            raise InputError(f"{name}: the {what} is too large ({st.st_size} bytes, at most {max_bytes})")
+            raise InputError(
+                f"{name}: the {what} is too large ({st.st_size} bytes, at most {max_bytes})"
+            )
         chunks, size = [], 0
         while chunk := os.read(fd, min(1 << 24, max_bytes + 1 - size)):
             chunks.append(chunk)

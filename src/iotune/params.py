@@ -215,17 +215,23 @@ def format_size(n: int | float) -> str:
     return str(n)
 
 
+def shown(text: str) -> str:
+    """How a message quotes a value (or a name): whole up to 80 characters, else its first 40
+    and "..." (the runtime's iot_value_shown)."""
+    return text if len(text) <= 80 else f"{text[:40]}..."
+
+
 def parse_size(text: str) -> int:
     """A whole number of bytes with an optional binary suffix: 65536, 64K, 4MiB, 1gb."""
     m = _SIZE_RE.fullmatch(text)
     if not m:
-        raise ValueProblem(f'"{text}" is not a size in bytes (e.g. 65536, 64K, 4MiB)')
+        raise ValueProblem(f'"{shown(text)}" is not a size in bytes (e.g. 65536, 64K, 4MiB)')
     return int(m.group(1)) << _SHIFT.get((m.group(2) or "").lower(), 0)
 
 
 def _parse_int(text: str) -> int:
     if not _INT_RE.fullmatch(text):
-        raise ValueProblem(f'"{text}" is not a whole number')
+        raise ValueProblem(f'"{shown(text)}" is not a whole number')
     return int(text)
 
 
@@ -236,9 +242,9 @@ def _parse_list(text: str) -> list[str]:
 def _check_bounds(p: Param, text: str, numbers: Sequence[int | float]) -> None:
     for x in numbers:
         if p.min is not None and x < p.min:
-            raise ValueProblem(f'"{text}" is below the minimum {_plain_number(p.min)}')
+            raise ValueProblem(f'"{shown(text)}" is below the minimum {_plain_number(p.min)}')
         if p.max is not None and x > p.max:
-            raise ValueProblem(f'"{text}" is above the maximum {_plain_number(p.max)}')
+            raise ValueProblem(f'"{shown(text)}" is above the maximum {_plain_number(p.max)}')
 
 
 def check_string(text: str) -> str:
@@ -247,7 +253,7 @@ def check_string(text: str) -> str:
     if text == "":
         raise ValueProblem("empty value")
     if "\n" in text or "\r" in text:
-        raise ValueProblem(f'"{text}" has a line break')
+        raise ValueProblem(f'"{shown(text)}" has a line break')
     if len(text.encode("utf-8", "surrogatepass")) > MAX_STRING:
         raise ValueProblem(f'"{text[:40]}..." is longer than {MAX_STRING} bytes')
     return text
@@ -270,12 +276,12 @@ def _numbers(p: Param, text: str) -> list[int] | float | bool | str:
             return True
         if word in _FALSE:
             return False
-        raise ValueProblem(f'"{text}" is not true or false (or yes/no, on/off, 1/0)')
+        raise ValueProblem(f'"{shown(text)}" is not true or false (or yes/no, on/off, 1/0)')
     elif t == "enum":
         for choice in p.choices:
             if text.lower() == choice.lower():
                 return choice
-        raise ValueProblem(f'"{text}" is not one of {", ".join(p.choices)}')
+        raise ValueProblem(f'"{shown(text)}" is not one of {", ".join(p.choices)}')
     elif t == "pair":
         parts = _parse_list(text)
         try:
@@ -283,24 +289,24 @@ def _numbers(p: Param, text: str) -> list[int] | float | bool | str:
         except ValueProblem:
             numbers = []
         if len(numbers) != 2:
-            raise ValueProblem(f'"{text}" is not two sizes "threshold, boundary"')
+            raise ValueProblem(f'"{shown(text)}" is not two sizes "threshold, boundary"')
         if numbers[1] < 1:
-            raise ValueProblem(f'"{text}": the boundary must be at least 1')
+            raise ValueProblem(f'"{shown(text)}": the boundary must be at least 1')
     elif t == "dims":
         parts = _parse_list(text)
         if len(parts) > MAX_DIMS:
-            raise ValueProblem(f'"{text}" has {len(parts)} dimensions, at most {MAX_DIMS}')
+            raise ValueProblem(f'"{shown(text)}" has {len(parts)} dimensions, at most {MAX_DIMS}')
         if not all(_WHOLE_RE.fullmatch(x) for x in parts):
-            raise ValueProblem(f'"{text}" is not whole numbers separated by commas')
+            raise ValueProblem(f'"{shown(text)}" is not whole numbers separated by commas')
         numbers = [int(x) for x in parts]
     elif t == "double":
         if not _DOUBLE_RE.fullmatch(text):
-            raise ValueProblem(f'"{text}" is not a number')
+            raise ValueProblem(f'"{shown(text)}" is not a number')
         x = float(text)
         mantissa = re.split("[eE]", text)[0]
         underflow = abs(x) < sys.float_info.min and mantissa.strip("+-.0") != ""
         if not math.isfinite(x) or underflow:
-            raise ValueProblem(f'"{text}" is out of the range of a double')
+            raise ValueProblem(f'"{shown(text)}" is out of the range of a double')
         _check_bounds(p, text, [x])
         return x
     else:  # string
