@@ -84,7 +84,7 @@ static int detect_mpio(hid_t fapl, iot_file_info *info, MPI_Comm *file_comm)
 static void withdraw_costly(const iot_entry *e, const char *file, const char *why, int leader,
                             report *r, iot_h5_outcome *out)
 {
-    char where[96], key[400], brief[400];
+    char where[96], key[IOT_NAME_MAX + IOT_VALUE_TEXT_MAX + 16], brief[400];
     snprintf(key, sizeof key, "bounds:%s=%s", e->name, e->value.text);
     if (leader)
         iot_warn_once(key, "%s: %s [%s]", file, why, iot_origin(e, where, sizeof where));
