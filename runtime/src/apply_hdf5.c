@@ -104,7 +104,7 @@ static void withdraw_costly(const iot_entry *e, const char *file, const char *wh
 static int too_costly(const iot_entry *e, double cost, const char *file, int leader, report *r,
                       iot_h5_outcome *out)
 {
-    char why[700];
+    char why[1536];
     iot_budget b = iot_limits_budget();
     if (!iot_bounds_exceeds(e->param, e->name, e->value.text, cost, &b, why, sizeof why))
         return 0;
@@ -136,7 +136,7 @@ static void judge_fapl(iot_file_settings *rules, const char *name, MPI_Comm comm
         PMPI_Allreduce(mine, gone, IOT_P_COUNT, MPI_INT, MPI_MAX, comm);
     for (int p = 0; p < IOT_P_COUNT; p++) {
         const iot_entry *e = iot_resolved_file(rules, p);
-        char why[700];
+        char why[1536];
         if (!gone[p] || !e)
             continue;
         if (!iot_bounds_exceeds(p, e->name, e->value.text, iot_cost(p, &e->value, 1), &b, why,

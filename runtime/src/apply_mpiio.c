@@ -31,11 +31,11 @@ static void collect(void *ctx, const iot_entry *e)
     }
     /* a buffer larger than the machine allows is withdrawn before the open (the budget is the
      * same on every rank: budget.c agrees on it at MPI_Init) */
-    char why[700];
+    char why[1536];
     iot_budget b = iot_limits_budget();
     if (iot_bounds_exceeds(e->param, e->name, e->value.text, iot_cost(e->param, &e->value, 1), &b,
                            why, sizeof why)) {
-        char where[96], key[400];
+        char where[96], key[IOT_NAME_MAX + IOT_VALUE_TEXT_MAX + 16];
         snprintf(key, sizeof key, "bounds:%s=%s", e->name, e->value.text);
         if (iot_world_rank() == 0)
             iot_warn_once(key, "%s: %s [%s]", l->file, why, iot_origin(e, where, sizeof where));
