@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from iotune.inputs import InputError
-from iotune.kb.signature import MOTIF_FIELDS, Signature
+from iotune.kb.signature import Signature
 from iotune.kb.store import Entry
 
 UID_RE = re.compile(r"[0-9a-f]{20}")
@@ -85,9 +85,10 @@ def settings(x: Any, where: str) -> dict[str, str]:
 def _signature(x: Any, where: str) -> Signature:
     data = _object(x, where)
     motif = _object(data.get("motif"), f"{where}.motif")
-    for k in MOTIF_FIELDS:
-        if k not in motif:
-            raise _Bad(f"{where}.motif has no {k!r}")
+    if not motif:
+        raise _Bad(f"{where}.motif is empty")
+    # a field missing compares as unknown (entries of an older signature version lack the newer
+    # fields; they are kept, and never suggested for another version)
     motif = {str(k): _text(v, f"{where}.motif.{k}", optional=False) for k, v in motif.items()}
     scale = dict(_object(data.get("scale"), f"{where}.scale", optional=True))
     for k, v in scale.items():
