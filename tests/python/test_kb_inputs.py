@@ -6,6 +6,7 @@ only read create nothing."""
 import json
 import os
 import sqlite3
+from pathlib import Path
 
 import pytest
 
@@ -180,3 +181,18 @@ def test_a_fifo_as_the_knowledge_base_is_refused(tmp_path, capsys):
     os.mkfifo(fifo)
     assert main(["kb", "--kb", str(fifo), "list"]) == 1
     assert "not a regular file" in capsys.readouterr().err
+
+
+def test_kb_add_of_a_damaged_summary_is_one_message(tmp_path, capsys):
+    study = tmp_path / "study"
+    study.mkdir()
+    profile = Path(__file__).parents[1] / "data" / "fuzz" / "profile" / "ok_real_gcrmio.json"
+    (study / "kb-profile.json").write_text(profile.read_text())
+    for text in ('{"final": {"pair_ratios": ["x"]}}', '{"final": [], "recommended": 3}',
+                 '{"final": {"speedup": NaN}}', "[1]"):  # fmt: skip
+        (study / "summary.json").write_text(text)
+        status = _kb(tmp_path, "add", str(study), "--profile", str(study / "kb-profile.json"))
+        err = capsys.readouterr().err
+        assert status == 1 and err.count("\n") == 1 and "summary" in err, err
+        assert "no signature" not in err  # the profile was fine: the summary was refused
+    assert not (tmp_path / "kb.sqlite").exists() or _stored(tmp_path) == []

@@ -111,8 +111,11 @@ def _add(base, args) -> int:
             )
     except (ValueError, capture.CaptureFailed, KeyError) as e:
         return _error(f"no signature for {args.study_dir}: {e}")
-    entry = kb.entry_from_summary(summary, sig, source=str(args.study_dir.resolve()))
-    rid, new = base.add(entry)
+    try:  # a summary from outside: its numbers and objects may be anything
+        entry = kb.entry_from_summary(summary, sig, source=str(args.study_dir.resolve()))
+    except (ValueError, TypeError, AttributeError) as e:
+        return _error(f"{summary_path}: not a finished study's summary ({e})")
+    rid, new = base.add(entry)  # checked in full (kb.validate) before it is stored
     print(f"{'stored' if new else 'already stored'} as entry {rid} ({entry.uid}): {sig.words()}")
     return 0
 
