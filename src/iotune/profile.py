@@ -485,7 +485,7 @@ def _file_lines(f: dict[str, Any]) -> list[str]:
         lines.append("  hints in effect     " + ", ".join(f"{k}={v}" for k, v in hints.items()))
     applied_by_layer = f.get("applied") or {}
     applied = {
-        k: v for layer in ("hdf5", "mpiio") for k, v in applied_by_layer.get(layer, {}).items()
+        k: v for layer in ("hdf5", "mpiio") for k, v in (applied_by_layer.get(layer) or {}).items()
     }
     if applied:
         lines.append("  applied by iotune   " + ", ".join(f"{k}={v}" for k, v in applied.items()))
