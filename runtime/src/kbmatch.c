@@ -9,7 +9,8 @@
 
 const char *const iot_kb_motif_names[IOT_KB_MOTIF] = {
     "interface", "transfer_mode", "access_pattern", "size_class", "file_mode",
-    "io_mix",    "layout",        "filters",        "fs_kind"};
+    "io_mix",    "layout",        "filters",        "fs_kind",    "element_type"};
+#define ELEMENT_TYPE 9 /* iotune.kb.signature.LENIENT_FIELDS: not compared when unknown */
 
 /* iotune.kb.signature: SMALL_TRANSFER, SCALE_WEIGHT, CAP_DOUBLINGS */
 #define SMALL_TRANSFER (64 * 1024)
@@ -52,7 +53,8 @@ void iot_kb_signature_of(const iot_insights *in, iot_kb_signature *out)
                                    hdf5 ? word_or(in, IOT_I_FILTERS, "no") : "no",
                                    !fs                            ? "unknown"
                                    : strcmp(parallel, "yes") == 0 ? "parallel"
-                                                                  : "local"};
+                                                                  : "local",
+                                   hdf5 ? word_or(in, IOT_I_ELEMENT_TYPE, "unknown") : "none"};
     memcpy(out->motif, m, sizeof m);
     out->ranks = number_or(in, IOT_I_RANKS, 1);
     out->transfer_median = median;
@@ -193,7 +195,8 @@ int iot_kb_nearest(const iot_kb *kb, const iot_kb_signature *sig, double *distan
             continue;
         int same = 1;
         for (int k = 0; k < IOT_KB_MOTIF && same; k++)
-            same = strcmp(e->motif[k] ? e->motif[k] : "unknown", sig->motif[k]) == 0;
+            same = (k == ELEMENT_TYPE && strcmp(sig->motif[k], "unknown") == 0) ||
+                   strcmp(e->motif[k] ? e->motif[k] : "unknown", sig->motif[k]) == 0;
         if (!same)
             continue;
         double d = SCALE_WEIGHT * (doublings(e->ranks, sig->ranks) +

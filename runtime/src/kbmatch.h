@@ -1,5 +1,5 @@
 /* The knowledge base as the adaptive mode reads it: the motif signature of a phase from its
- * insights, with the definition of iotune.kb.signature (motif_of, version 1; shared test vectors
+ * insights, with the definition of iotune.kb.signature (motif_of, version 2; shared test vectors
  * tests/vectors/kb/signature.json hold both to it), an exported knowledge base (`iotune kb
  * export`) parsed, and the stored entry of the same motif nearest in scale, as
  * iotune.kb.match.nearest orders them. No MPI, no HDF5, no file I/O. */
@@ -10,10 +10,10 @@
 
 #include "phase.h"
 
-#define IOT_KB_SIGNATURE_VERSION 1 /* iotune.kb.signature.VERSION */
+#define IOT_KB_SIGNATURE_VERSION 2 /* iotune.kb.signature.VERSION */
 #define IOT_KB_EXPORT_SCHEMA "iotune-kb-export"
 #define IOT_KB_EXPORT_VERSION 1 /* iotune.kb.store.SCHEMA_VERSION: newer files are refused */
-#define IOT_KB_MOTIF 9
+#define IOT_KB_MOTIF 10
 
 /* The motif fields, in the order of iotune.kb.signature.MOTIF_FIELDS. */
 extern const char *const iot_kb_motif_names[IOT_KB_MOTIF];
@@ -44,7 +44,9 @@ typedef struct {
 int iot_kb_parse(const char *text, size_t len, iot_kb *kb, char *err, size_t errlen);
 void iot_kb_free(iot_kb *kb);
 
-/* The entry to apply to a phase of signature sig: of the same signature version and motif,
+/* The entry to apply to a phase of signature sig: of the same signature version and motif (a
+ * motif field of iotune.kb.signature.LENIENT_FIELDS, the element type, is not compared when the
+ * phase does not know it: the adaptive mode's insights never do),
  * an improvement with settings, nearest in scale (then the highest speedup, then the first);
  * -1 when none. *distance: its distance (iotune.kb.signature.distance without the platform,
  * which the runtime does not know). */

@@ -323,18 +323,30 @@ def cmd_show(args: argparse.Namespace) -> int:
 
     try:
         p = prof.load(args.profile)
+        if args.json:
+            text = json.dumps(p.data, indent=2)
+        else:
+            text = prof.summary(p, files=args.files, top=args.top)
+            if p.data.get("adaptive"):
+                text += "\n\n" + _adaptive_section(p)
     except prof.ProfileError as e:
         _error(str(e))
         return 1
-    if args.json:
-        print(json.dumps(p.data, indent=2))
-    else:
-        print(prof.summary(p, files=args.files, top=args.top))
-        if p.data.get("adaptive"):
-            from iotune import adapt
-
-            print("\n" + adapt.format_phases(p.data))
+    print(text)
     return 0
+
+
+def _adaptive_section(p) -> str:
+    """The adaptive section of a profile, as adapt.format_phases says it; a section that is not
+    as the runtime writes it (a profile from outside) is one message naming the file."""
+    from iotune import adapt
+    from iotune import profile as prof
+
+    try:
+        return adapt.format_phases(p.data)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
+        raise prof.ProfileError(f"{p.path}: the profile's adaptive section is not as the runtime "
+                         f"writes it ({type(e).__name__}: {e})") from None  # fmt: skip
 
 
 def cmd_lib(args: argparse.Namespace) -> int:

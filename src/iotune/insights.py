@@ -637,6 +637,7 @@ def from_profile(
             _sizes_from_histogram(g, fs)
         if outer == "hdf5":
             _add_layouts(g, names, mine, trace_layouts, layouts, search_dirs)
+            g.values["element_type"] = element_type(names, transfers, traces)
         for i in INSIGHTS:
             g.values.setdefault(i.name, None)
         groups.append(g)
@@ -689,6 +690,28 @@ def _add_layouts(g, names, calls, trace_layouts, layouts, search_dirs) -> None:
         g.notes["layout"] = f"from {source}"
     else:
         g.notes["layout"] = "unknown: the HDF5 file is gone and the trace does not record layouts"
+
+
+def element_type(
+    names: Sequence[str], transfers: Sequence[_Call], traces: Sequence[Mapping[str, Any]]
+) -> str | None:
+    """The element type of the datasets a group's transfers moved, from the trace's datasets
+    (schema 4: type_class and type_size): "float4", "compound32", ...; "mixed" when they differ;
+    None (unknown) without a trace that records them."""
+    moved = {(c.file, c.dataset) for c in transfers if c.dataset}
+    kinds = set()
+    for t in traces:
+        for d in t.get("datasets") or []:
+            if d.get("file") not in names or (
+                moved and (d.get("file"), d.get("name")) not in moved
+            ):
+                continue
+            cls, size = d.get("type_class"), d.get("type_size")
+            if isinstance(cls, str) and isinstance(size, int) and size > 0:
+                kinds.add(f"{cls}{size}")
+    if not kinds:
+        return None
+    return kinds.pop() if len(kinds) == 1 else "mixed"
 
 
 def _find_and_read(name: str, search_dirs: Sequence[str | Path]) -> dict[str, Layout] | None:

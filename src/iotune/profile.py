@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import fnmatch
 import functools
-import json
 import os
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
+
+from iotune import profile_schema
+from iotune.inputs import InputError, load_json
 
 SCHEMA = "iotune-profile"
 VERSION = 1
@@ -58,8 +60,9 @@ INTERESTING_HINTS = ("cb_buffer_size", "cb_nodes", "cb_config_list", "romio_cb_w
                      "ind_rd_buffer_size", "striping_factor", "striping_unit")  # fmt: skip
 
 
-class ProfileError(ValueError):
-    """A file that is not a profile this version can read."""
+class ProfileError(InputError):
+    """A file that is not a profile this version can read (an InputError: one message naming
+    the file, printed by the CLI without a traceback)."""
 
 
 # ----------------------------------------------------------------------------- classification
@@ -236,31 +239,32 @@ class Profile:
 
 
 def parse(data: Any, path: Path | None = None) -> Profile:
+    """A profile from its parsed JSON, its shape checked (profile_schema) before anything reads
+    it; ProfileError naming the file and the key otherwise."""
     where = f"{path}: " if path else ""
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         raise ProfileError(f'{where}not an iotune profile (no "schema": "{SCHEMA}")')
     version = data.get("version")
-    if not isinstance(version, int) or version > VERSION:
+    if not isinstance(version, int) or isinstance(version, bool) or version > VERSION:
         raise ProfileError(f"{where}profile version {version!r}: this iotune reads up to {VERSION}")
     for key in ("ranks", "wall_s", "io", "layers", "files", "config"):
         if key not in data:
             raise ProfileError(f'{where}profile without "{key}"')
-    if not isinstance(data["files"], list):
-        raise ProfileError(f'{where}"files" is not a list')
+    wrong = profile_schema.problem(data)
+    if wrong:
+        raise ProfileError(f"{where}not a usable profile: {wrong}")
     script = script_of(data.get("argv"))
     return Profile({**data, "files": [_marked(f, script) for f in data["files"]]}, path)
 
 
 def load(path: str | os.PathLike[str]) -> Profile:
+    """A profile file, read as every file from outside is (iotune.inputs: never blocks, bounded,
+    NaN, infinities and deep nesting refused) and checked by parse()."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise ProfileError(f"{path}: cannot read: {e.strerror}") from e
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ProfileError(f"{path}: not JSON: {e}") from e
+        data = load_json(path, "profile")
+    except InputError as e:
+        raise ProfileError(str(e)) from None
     return parse(data, path)
 
 
@@ -455,7 +459,7 @@ def _file_row(f: dict[str, Any]) -> list[str]:
 
 def _file_lines(f: dict[str, Any]) -> list[str]:
     """A file's part of the summary; every key but the name is optional."""
-    ranks = f.get("ranks", 1)
+    ranks = f.get("ranks") or 1
     where = [f.get("fs", "unknown"), f"{ranks} ranks"]
     phase = f.get("phase") or {}
     if "start_s" in phase and "end_s" in phase:
@@ -483,7 +487,7 @@ def _file_lines(f: dict[str, Any]) -> list[str]:
         lines.append("  hints in effect     " + ", ".join(f"{k}={v}" for k, v in hints.items()))
     applied_by_layer = f.get("applied") or {}
     applied = {
-        k: v for layer in ("hdf5", "mpiio") for k, v in applied_by_layer.get(layer, {}).items()
+        k: v for layer in ("hdf5", "mpiio") for k, v in (applied_by_layer.get(layer) or {}).items()
     }
     if applied:
         lines.append("  applied by iotune   " + ", ".join(f"{k}={v}" for k, v in applied.items()))

@@ -473,7 +473,8 @@ def _checked_reduction(
     if reduced["settings"] == effective:
         return reduced
     check = verify(cfg, reduced["settings"], evaluate, maximize, rng)
-    summary = {k: check.get(k) for k in ("improved", "speedup", "pairs", "wins", "verdict")}
+    summary = {k: check.get(k) for k in ("improved", "speedup", "pairs", "wins", "verdict",
+                                         "p_nominal", "pair_ratios")}  # fmt: skip
     runs = reduced.get("runs", 0) + check.get("runs", 0)
     if check["improved"]:
         return {**reduced, "runs": runs, "verified": summary}

@@ -29,19 +29,25 @@ content for all:
 
 from __future__ import annotations
 
-import gzip
 import heapq
-import json
 import os
+import zlib
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
+from iotune import trace_schema
+from iotune.inputs import MAX_BYTES, InputError, parse_json, read_bytes
+
 SCHEMA = "iotune-trace"
 VERSIONS = (2, 3, 4)
+# consecutive-call blocks rebuilt from a trace's runs: beyond this the trace is refused rather
+# than expanded without end (a run interleaved call by call with another costs one per call)
+MAX_BLOCKS = 20_000_000
 
 
-class TraceError(ValueError):
-    """A file that is not a trace this reader knows."""
+class TraceError(InputError):
+    """A file that is not a trace this reader knows (an InputError: one message naming the
+    file, printed by the CLI without a traceback)."""
 
 
 class Run(NamedTuple):
@@ -75,25 +81,51 @@ def load(profile_path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     return out
 
 
+def _gunzip(raw: bytes, path: str, limit: int = MAX_BYTES) -> bytes:
+    """gzip members decompressed, at most limit bytes (a small file may expand to anything)."""
+    out, size = [], 0
+    while raw:
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            chunk = d.decompress(raw, limit + 1 - size)
+        except zlib.error as e:
+            raise TraceError(f"{path}: not a readable trace: damaged gzip data ({e})") from None
+        size += len(chunk)
+        out.append(chunk)
+        if size > limit or d.unconsumed_tail:
+            raise TraceError(f"{path}: the trace expands to more than {limit} bytes")
+        if not d.eof:
+            raise TraceError(f"{path}: not a readable trace: the gzip data is truncated")
+        raw = d.unused_data
+    return b"".join(out)
+
+
 def read(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """One rank's trace (schema 2 or 3), in the logical form the module docstring describes."""
+    """One rank's trace (schema 2, 3 or 4), in the logical form the module docstring describes.
+    Read as every file from outside is (iotune.inputs: never blocks, bounded) and its shape
+    checked (trace_schema) before it is rebuilt; TraceError naming the file otherwise."""
     path = os.fspath(path)
     try:
-        with open(path, "rb") as f:
-            raw = f.read()
+        raw = read_bytes(path, "trace")
         if raw[:2] == b"\x1f\x8b":
-            raw = gzip.decompress(raw)
-        doc = json.loads(raw)
-    except (OSError, EOFError, ValueError) as e:
-        raise TraceError(f"{path}: not a readable trace: {e}") from e
+            raw = _gunzip(raw, path)
+        doc = parse_json(raw, path, "trace")
+    except InputError as e:
+        raise TraceError(str(e)) from None
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         raise TraceError(f"{path}: not a trace of schema {SCHEMA}")
-    if doc.get("version") not in VERSIONS:
-        raise TraceError(f"{path}: trace version {doc.get('version')} (this reader: 2, 3 or 4)")
-    doc.setdefault("views", [])
-    doc.setdefault("memory", [])
+    version = doc.get("version")
+    if isinstance(version, bool) or version not in VERSIONS:
+        raise TraceError(f"{path}: trace version {version!r} (this reader: 2, 3 or 4)")
+    wrong = trace_schema.problem(doc)
+    if wrong:
+        raise TraceError(f"{path}: not a usable trace: {wrong}")
+    doc["views"] = doc.get("views") or []
+    doc["memory"] = doc.get("memory") or []
     if doc["version"] == 2:
-        for s in doc.get("signatures", []):
+        doc["signatures"] = doc.get("signatures") or []
+        doc["events"] = doc.get("events") or []
+        for s in doc["signatures"]:
             s.setdefault("view", None)
             s.setdefault("memory", None)
         doc["runs"] = [
@@ -107,18 +139,21 @@ def read(path: str | os.PathLike[str]) -> dict[str, Any]:
                 e[3],
                 e[4],
             )  # fmt: skip
-            for e in doc.get("events", [])
+            for e in doc["events"]
         ]
         return doc
     doc["signatures"] = _signatures(doc)
     doc["runs"] = _runs(doc)
-    doc["events"] = [list(e) for e in events(doc["runs"])]
+    try:
+        doc["events"] = [list(e) for e in events(doc["runs"], MAX_BLOCKS)]
+    except ValueError as e:
+        raise TraceError(f"{path}: {e}") from None
     return doc
 
 
 def _signatures(doc: dict[str, Any]) -> list[dict[str, Any]]:
     cols = doc["signatures"]
-    files, views, memory = doc.get("files", []), doc.get("views", []), doc.get("memory", [])
+    files, views, memory = doc.get("files") or [], doc["views"], doc["memory"]
     keys = ("layer", "func", "file", "dataset", "dims", "size", "step", "mode")
     out = []
     for row in zip(*(cols[k] for k in keys), strict=True):
@@ -151,12 +186,18 @@ def _runs(doc: dict[str, Any]) -> list[Run]:
     return out
 
 
-def calls(runs: list[Run]) -> Iterator[tuple[Run, int, int]]:
+def calls(runs: list[Run], max_blocks: int | None = None) -> Iterator[tuple[Run, int, int]]:
     """The runs' calls in the rank's call order, as blocks (run, first k, last k) of calls that
-    follow one another: a run whose calls nothing else interleaves is one block."""
+    follow one another: a run whose calls nothing else interleaves is one block. ValueError
+    after max_blocks blocks (None: no bound)."""
     heap = [(r.seq, i, 0) for i, r in enumerate(runs)]
     heapq.heapify(heap)
+    blocks = 0
     while heap:
+        blocks += 1
+        if max_blocks is not None and blocks > max_blocks:
+            raise ValueError(f"the trace's runs interleave into more than {max_blocks} blocks "
+                             "of calls: too many to rebuild")  # fmt: skip
         seq, i, k = heapq.heappop(heap)
         r = runs[i]
         if r.stride == 1 or k == r.count - 1:
@@ -171,11 +212,13 @@ def calls(runs: list[Run]) -> Iterator[tuple[Run, int, int]]:
             heapq.heappush(heap, (seq + (last - k + 1) * r.stride, i, last + 1))
 
 
-def events(runs: list[Run]) -> Iterator[tuple[int, int, float, float, float]]:
+def events(
+    runs: list[Run], max_blocks: int | None = None
+) -> Iterator[tuple[int, int, float, float, float]]:
     """Schema 2's events from runs: consecutive calls of one signature in call order, as
     (signature, count, start_s, busy_s, span_s)."""
     cur: list[Any] | None = None  # [sig, count, start, busy, end]
-    for r, k0, k1 in calls(runs):
+    for r, k0, k1 in calls(runs, max_blocks):
         n = k1 - k0 + 1
         start = r.start + k0 * r.period
         busy = r.busy if n == r.count else r.busy * n / r.count

@@ -116,8 +116,9 @@ def _entries(names):
     out = []
     for name in names:
         e = VECTORS["entries"][name]
+        version = e.get("version", signature.VERSION)
         sig = signature.Signature(motif=dict(VECTORS["motifs"][e["motif"]]["motif"]),
-                                  scale=dict(e["scale"]), version=e.get("version", 1))  # fmt: skip
+                                  scale=dict(e["scale"]), version=version)  # fmt: skip
         out.append(store.Entry(signature=sig, settings=dict(e["settings"]), speedup=e["speedup"],
                                improved=e["improved"], study=name))  # fmt: skip
     return out

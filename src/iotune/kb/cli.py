@@ -72,8 +72,8 @@ def cmd_kb(args: argparse.Namespace) -> int:
 
     if args.kb_cmd is None:
         return _error("give an action: add, list, show, suggest, export, import")
-    try:
-        base = kb.KnowledgeBase(kb.resolve_url(args.kb))
+    try:  # the commands that only read create nothing (no directory, file or table)
+        base = kb.KnowledgeBase(kb.resolve_url(args.kb), create=args.kb_cmd in WRITERS)
     except kb.KBError as e:
         return _error(str(e))
     try:
@@ -86,13 +86,16 @@ def cmd_kb(args: argparse.Namespace) -> int:
 
 def _add(base, args) -> int:
     from iotune import kb
+    from iotune.inputs import InputError, load_json
     from iotune.kb import capture, signature
 
     summary_path = args.study_dir / "summary.json"
     try:
-        summary = json.loads(summary_path.read_text())
-    except (OSError, ValueError) as e:
-        return _error(f"{summary_path}: not a finished study's summary ({e})")
+        summary = load_json(summary_path, "study summary")
+    except InputError as e:
+        return _error(f"{e}: not a finished study's summary")
+    if not isinstance(summary, dict):
+        return _error(f"{summary_path}: not a finished study's summary (not an object)")
     profile = args.profile or args.study_dir / "kb-profile.json"
     try:
         if Path(profile).is_file():
@@ -108,8 +111,11 @@ def _add(base, args) -> int:
             )
     except (ValueError, capture.CaptureFailed, KeyError) as e:
         return _error(f"no signature for {args.study_dir}: {e}")
-    entry = kb.entry_from_summary(summary, sig, source=str(args.study_dir.resolve()))
-    rid, new = base.add(entry)
+    try:  # a summary from outside: its numbers and objects may be anything
+        entry = kb.entry_from_summary(summary, sig, source=str(args.study_dir.resolve()))
+    except (ValueError, TypeError, AttributeError) as e:
+        return _error(f"{summary_path}: not a finished study's summary ({e})")
+    rid, new = base.add(entry)  # checked in full (kb.validate) before it is stored
     print(f"{'stored' if new else 'already stored'} as entry {rid} ({entry.uid}): {sig.words()}")
     return 0
 
@@ -243,23 +249,25 @@ def _export(base, args) -> int:
 
 
 def _import(base, args) -> int:
+    """Each file read as every file from outside is (iotune.inputs) and every one of its
+    entries checked (kb.validate) before any is stored; a bad file is one message naming it
+    and its entry, and the other files are still imported."""
+    from iotune.inputs import InputError, load_json
     from iotune.kb import store
 
     status = 0
     for f in args.files:
         try:
-            entries = store.import_json(json.loads(Path(f).read_text()), f)
-        except OSError as e:
-            status = _error(f"{f}: {e.strerror}")
-            continue
-        except ValueError as e:  # JSON syntax or not an export
-            status = _error(str(e) if str(e).startswith(f) else f"{f}: not JSON ({e})")
+            entries = store.import_json(load_json(f, "knowledge-base export"), f)
+        except InputError as e:
+            status = _error(f"{e}; nothing imported from it")
             continue
         added, same = base.add_all(entries)
         print(f"{f}: {added} entries added, {same} already there")
     return status
 
 
+WRITERS = ("add", "import")  # the actions that may create the knowledge base
 ACTIONS = {
     "add": _add,
     "list": _list,

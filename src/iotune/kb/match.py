@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from iotune.kb.signature import Signature, distance, platform_differences
+from iotune.kb.signature import Signature, distance, platform_differences, same_motif
 from iotune.kb.store import Entry
 from iotune.search import switches
 
@@ -20,7 +20,7 @@ class Match:
     entry: Entry
     distance: float
     other_platform: list[str] = field(default_factory=list)  # platform fields that differ
-    same_motif: bool = False  # the same motif key (any scale, any platform)
+    same_motif: bool = False  # signature.same_motif: the query's motif (any scale, platform)
 
 
 def nearest(
@@ -35,7 +35,9 @@ def nearest(
         d = distance(sig, e.signature)
         if d == float("inf"):
             continue
-        out.append(Match(e, d, platform_differences(sig, e.signature), e.signature.key == sig.key))
+        out.append(
+            Match(e, d, platform_differences(sig, e.signature), same_motif(sig, e.signature))
+        )
     out.sort(key=lambda m: (m.distance, -(m.entry.speedup or 0.0)))
     return out[:k]
 
@@ -123,10 +125,26 @@ def runners_up(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def entry_from_summary(summary: Mapping[str, Any], sig: Signature, source: str = "") -> Entry:
-    """The knowledge-base entry of a finished study (its summary.json)."""
+def verified_recommendation(summary: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The verification that belongs to what best.xml holds (the study's recommendation): the
+    reduced settings' own verification when the winner was reduced to them (`minimal.verified`),
+    else the verification of the winner itself (`final`). The winner's speedup is not the reduced
+    set's: a study whose 7-setting winner measured 2x may recommend one setting that measured
+    1.03x on its own."""
     final = summary.get("final") or {}
-    ratios = [float(r) for r in final.get("pair_ratios") or []]
+    verified = (summary.get("minimal") or {}).get("verified")
+    if summary.get("recommended") and isinstance(verified, Mapping) and verified.get("improved"):
+        return verified
+    return final
+
+
+def entry_from_summary(summary: Mapping[str, Any], sig: Signature, source: str = "") -> Entry:
+    """The knowledge-base entry of a finished study (its summary.json): best.xml's settings
+    (the recommendation, with the switches it needs) and their own verified speedup, p-value
+    and spread (verified_recommendation)."""
+    final = summary.get("final") or {}
+    used = verified_recommendation(summary)
+    ratios = [float(r) for r in used.get("pair_ratios") or []]
     spread = (
         {
             "min": min(ratios),
@@ -148,10 +166,10 @@ def entry_from_summary(summary: Mapping[str, Any], sig: Signature, source: str =
         settings=with_switches(summary.get("recommended") or {}),
         leaders=[{**x, "settings": with_switches(x["settings"])} for x in runners_up(summary)],
         space=str(summary.get("space") or ""),
-        speedup=final.get("speedup"),
-        p_value=final.get("p_nominal"),
+        speedup=used.get("speedup"),
+        p_value=used.get("p_nominal"),
         spread=spread,
-        improved=bool(final.get("improved")),
+        improved=bool(final.get("improved") and used.get("improved")),
         study=str(summary.get("study") or ""),
         command=str(summary.get("command") or ""),
         source=source,

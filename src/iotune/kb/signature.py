@@ -30,7 +30,9 @@ from typing import Any
 
 from iotune import insights
 
-VERSION = 1  # bump when a field or its meaning changes (entries of other versions stay apart)
+# bump when a field or its meaning changes (entries of other versions stay apart); 2: the
+# datasets' element type is part of the motif
+VERSION = 2
 SMALL_TRANSFER = 64 * 1024
 MOTIF_FIELDS = (
     "interface",
@@ -42,7 +44,12 @@ MOTIF_FIELDS = (
     "layout",
     "filters",
     "fs_kind",
+    "element_type",
 )
+# motif fields a query may not know although the stored study did: the runtime's adaptive mode
+# sees no element types. When the query's value is "unknown" the field is not compared (in
+# same_motif, here and in the runtime's kbmatch.c); the distance still counts half a mismatch.
+LENIENT_FIELDS = ("element_type",)
 # how much a difference in each part costs in distance(); motif fields dominate (one mismatch
 # outweighs any difference of scale or platform), so "nearest" means "the same kind of I/O"
 WEIGHTS = {
@@ -55,6 +62,7 @@ WEIGHTS = {
     "size_class": 2.0,
     "filters": 1.0,
     "fs_kind": 2.0,
+    "element_type": 2.0,
 }
 SCALE_WEIGHT = 0.25  # per doubling of ranks, nodes, transfer size or bytes (up to CAP_DOUBLINGS)
 SCALE_FIELDS = ("ranks", "nodes", "transfer_size_median", "bytes")  # weighed in the distance
@@ -149,6 +157,7 @@ def motif_of(g: insights.Group) -> dict[str, str]:
         "fs_kind": "unknown"
         if not fs
         else ("parallel" if g.get("parallel_fs") == "yes" else "local"),  # fmt: skip
+        "element_type": (g.get("element_type") or "unknown") if interface == "hdf5" else "none",
     }
 
 
@@ -289,6 +298,19 @@ def _doublings(a: Any, b: Any) -> float:
 def platform_differences(a: Signature, b: Signature) -> list[str]:
     """The platform fields known on both sides whose values differ (e.g. ['hdf5', 'host'])."""
     return sorted(k for k in set(a.platform) & set(b.platform) if a.platform[k] != b.platform[k])
+
+
+def same_motif(query: Signature, other: Signature) -> bool:
+    """Is other of the query's motif? Equal in every motif field (and of one signature
+    version), except that a field of LENIENT_FIELDS the query does not know is not compared.
+    The runtime's kbmatch.c applies the same rule (shared vectors tests/vectors/kb)."""
+    if query.version != other.version:
+        return False
+    for k in MOTIF_FIELDS:
+        mine, theirs = query.motif.get(k, "unknown"), other.motif.get(k, "unknown")
+        if mine != theirs and not (k in LENIENT_FIELDS and mine == "unknown"):
+            return False
+    return True
 
 
 def distance(a: Signature, b: Signature) -> float:

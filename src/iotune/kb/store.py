@@ -176,19 +176,22 @@ class KnowledgeBase:
     """A knowledge base at a URL (resolve_url). Opening it creates its tables when the
     database is new; a database that belongs to something else is refused."""
 
-    def __init__(self, url: str):
+    def __init__(self, url: str, create: bool = True):
+        """create=False (the commands that only read): a knowledge base that does not exist is
+        an error, and nothing (directory, file, table) is created."""
         import sqlalchemy as sa
 
         self.url = url
+        self.create = create
         self._md, self._meta, self._entries = _tables()
         kwargs: dict[str, Any] = {}
         if url.startswith("sqlite:"):
             path = url.split("///", 1)[-1]
             self.where = path
             if path and path != ":memory:":
-                if Path(path).is_dir():
-                    raise KBError(f"knowledge base {path}: is a directory, not a database file")
-                Path(path).parent.mkdir(parents=True, exist_ok=True)
+                _check_sqlite_path(Path(path), create)
+                if create:
+                    Path(path).parent.mkdir(parents=True, exist_ok=True)
             kwargs["connect_args"] = {"timeout": SQLITE_TIMEOUT_S}
         else:
             from iotune import storage
@@ -220,9 +223,12 @@ class KnowledgeBase:
                     f"another file with --kb or ${ENV}"
                 )
             if not ours <= names:
+                if not self.create:
+                    raise KBError(f"knowledge base {self.where}: does not exist (nothing has been "
+                                  "stored there yet)")  # fmt: skip
                 self._create()
             rows = self._read_meta()
-            if not rows:
+            if not rows and self.create:
                 # another process created the tables and has not stamped them yet (or died
                 # between the two): stamping is idempotent
                 self._stamp()
@@ -279,8 +285,15 @@ class KnowledgeBase:
         same entry was stored before."""
         import sqlalchemy as sa
 
+        from iotune.inputs import InputError
+        from iotune.kb import validate
+
         if not entry.created:
             entry.created = now()
+        try:
+            validate.check(entry, f"knowledge base {self.where}: entry not stored")
+        except InputError as e:
+            raise KBError(str(e)) from None
         uid = entry.uid
         row = {
             "uid": uid,
@@ -328,10 +341,14 @@ class KnowledgeBase:
             raise KBError(
                 f"knowledge base {self.where}: cannot be read ({_first_line(e)})"
             ) from None
+        from iotune.inputs import InputError, parse_json
+        from iotune.kb import validate
+
         for rid, data in rows:
-            try:
-                e = Entry.from_json(json.loads(data))
-            except (ValueError, TypeError):
+            where = f"knowledge base {self.where}: entry {rid}"
+            try:  # a row another program wrote is checked as an import would be
+                e = validate.entry(parse_json(data, where, "entry"), where)
+            except InputError:
                 self.unreadable += 1
                 continue
             e.id = int(rid)
@@ -367,27 +384,47 @@ def export_json(entries: Iterable[Entry]) -> dict[str, Any]:
 
 
 def import_json(data: Any, where: str) -> list[Entry]:
-    """The entries of an exported knowledge base; ValueError naming the file and the entry
-    when it is not one."""
+    """The entries of an exported knowledge base, every one checked in full (kb.validate:
+    types, finite numbers in range, valid settings, its uid against its content) before any is
+    returned; one InputError naming the file and the entry when one is not."""
+    from iotune.inputs import InputError
+    from iotune.kb import validate
+
     if not isinstance(data, Mapping) or data.get("schema") != EXPORT_SCHEMA:
         got = data.get("schema") if isinstance(data, Mapping) else type(data).__name__
-        raise ValueError(f"{where}: not an iotune knowledge-base export (schema {got!r}, "
+        raise InputError(f"{where}: not an iotune knowledge-base export (schema {got!r}, "
                          f"expected {EXPORT_SCHEMA!r})")  # fmt: skip
-    if int(data.get("version", 0)) > SCHEMA_VERSION:
-        raise ValueError(f"{where}: made by a newer iotune (version {data['version']})")
+    version = data.get("version", SCHEMA_VERSION)
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise InputError(f"{where}: its version {version!r} is not one iotune writes")
+    if version > SCHEMA_VERSION:
+        raise InputError(f"{where}: made by a newer iotune (version {version})")
     raw = data.get("entries")
     if not isinstance(raw, list):
-        raise ValueError(f"{where}: 'entries' must be a list")
+        raise InputError(f"{where}: 'entries' must be a list")
     out = []
     for i, item in enumerate(raw):
-        try:
-            e = Entry.from_json(item)
-        except (ValueError, TypeError) as err:
-            raise ValueError(f"{where}: entry {i}: {err}") from None
-        uid = item.get("uid")
-        if uid and uid != e.uid:
-            raise ValueError(f"{where}: entry {i}: its uid does not match its content "
-                             "(edited or damaged)")  # fmt: skip
+        e = validate.entry(item, f"{where}: entry {i}")
         e.source = e.source or where
         out.append(e)
     return out
+
+
+def _check_sqlite_path(path: Path, create: bool) -> None:
+    """An SQLite knowledge base's path: a regular file (SQLite would block on a FIFO), or
+    absent when it may be created."""
+    import stat
+
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        if not create:
+            raise KBError(f"knowledge base {path}: does not exist (nothing has been stored "
+                          "there yet)") from None  # fmt: skip
+        return
+    except OSError as e:
+        raise KBError(f"knowledge base {path}: {e.strerror}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise KBError(f"knowledge base {path}: is a directory, not a database file")
+    if not stat.S_ISREG(st.st_mode):
+        raise KBError(f"knowledge base {path}: not a regular file")

@@ -1,0 +1,127 @@
+"""The shape of a profile (docs/profile.md), checked before anything reads it: every key the
+readers use has the type they expect, every number is finite and in range. `problem(data)` says
+what is wrong first ("files[3].time_s.max is not a number"), or None for a usable profile.
+
+Keys a reader does not use are not checked (a newer runtime may add some); optional keys may be
+absent or null. A profile from outside is hostile until this passes: the summary, advise and the
+knowledge base then never meet a value of the wrong type.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+LAYERS = ("hdf5", "mpiio", "posix", "stdio")
+MAX_NUMBER = 2**64  # counters are 64-bit in the runtime; anything larger is not a count
+MAX_RANKS = 2**31 - 1
+HISTOGRAMS = ("sizes",)
+
+
+class _Bad(Exception):
+    """Internal: where and what (turned into problem()'s text)."""
+
+
+def _number(x: Any, where: str, *, minimum: float | None = None, integer: bool = False) -> None:
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        raise _Bad(f"{where} is not a number ({type(x).__name__})")
+    if isinstance(x, float) and not math.isfinite(x):
+        raise _Bad(f"{where} is not a finite number")
+    if integer and not isinstance(x, int):
+        raise _Bad(f"{where} is not a whole number ({x!r})")
+    if abs(x) > MAX_NUMBER:
+        raise _Bad(f"{where} is out of range ({x:.3g})")
+    if minimum is not None and x < minimum:
+        raise _Bad(f"{where} is below {minimum:g} ({x!r})")
+
+
+def _type(x: Any, kind: type | tuple[type, ...], where: str, optional: bool = True) -> bool:
+    """True when x is present (not None) and of kind; _Bad when of another type."""
+    if x is None and optional:
+        return False
+    if not isinstance(x, kind) or isinstance(x, bool) and kind is not bool:
+        names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        raise _Bad(f"{where} is not {'an' if names[0] in 'aeiou' else 'a'} {names} "
+                   f"({type(x).__name__})")  # fmt: skip
+    return True
+
+
+def _counters(c: Any, where: str) -> None:
+    """A layer's counters: numbers, and the access-size histogram (an object of numbers)."""
+    if not _type(c, dict, where):
+        return
+    for k, v in c.items():
+        if k in HISTOGRAMS:
+            _type(v, dict, f"{where}.{k}", optional=False)
+            for b, n in v.items():
+                _number(n, f"{where}.{k}.{b}")
+        else:
+            _number(v, f"{where}.{k}")
+
+
+def _file(f: Any, where: str) -> None:
+    _type(f, dict, where, optional=False)
+    _type(f.get("name"), str, f"{where}.name", optional=False)
+    for key in ("fs", "system"):
+        _type(f.get(key), str, f"{where}.{key}")
+    if f.get("ranks") is not None:
+        _number(f["ranks"], f"{where}.ranks", minimum=0, integer=True)
+    if _type(f.get("phase"), dict, f"{where}.phase"):
+        for k in ("start_s", "end_s"):
+            if k in f["phase"]:
+                _number(f["phase"][k], f"{where}.phase.{k}")
+    if _type(f.get("time_s"), dict, f"{where}.time_s"):
+        for k, v in f["time_s"].items():
+            _number(v, f"{where}.time_s.{k}")
+    for layer in LAYERS:
+        _counters(f.get(layer), f"{where}.{layer}")
+    _type(f.get("hints"), dict, f"{where}.hints")
+    if _type(f.get("applied"), dict, f"{where}.applied"):
+        for layer, settings in f["applied"].items():
+            _type(settings, dict, f"{where}.applied.{layer}")
+
+
+def _top(data: dict[str, Any]) -> None:
+    version = data.get("version")
+    _number(ranks := data.get("ranks"), "ranks", minimum=1, integer=True)
+    if ranks > MAX_RANKS:
+        raise _Bad(f"ranks is out of range ({ranks})")
+    _number(version, "version", minimum=1, integer=True)
+    _number(data.get("wall_s"), "wall_s", minimum=0)
+    _type(io := data.get("io"), dict, "io", optional=False)
+    _number(io.get("time_s"), "io.time_s", minimum=0)
+    for k in ("bytes_written", "bytes_read"):
+        _number(io.get(k), f"io.{k}", minimum=0)
+    _type(layers := data.get("layers"), dict, "layers", optional=False)
+    for layer in LAYERS:
+        _counters(layers.get(layer), f"layers.{layer}")
+    _type(config := data.get("config"), dict, "config", optional=False)
+    for k in ("path", "digest"):
+        _type(config.get(k), str, f"config.{k}")
+    _type(config.get("settings"), list, "config.settings")
+    for key in ("program", "hostname"):
+        _type(data.get(key), str, key)
+    if _type(data.get("argv"), list, "argv"):
+        for i, word in enumerate(data["argv"]):
+            _type(word, str, f"argv[{i}]", optional=False)
+    if _type(hosts := data.get("hosts"), dict, "hosts"):
+        if hosts.get("count") is not None:
+            _number(hosts["count"], "hosts.count", minimum=0, integer=True)
+        if _type(hosts.get("names"), list, "hosts.names"):
+            for i, name in enumerate(hosts["names"]):
+                _type(name, str, f"hosts.names[{i}]", optional=False)
+    _type(data.get("reduced"), bool, "reduced")
+    _type(data.get("adaptive"), dict, "adaptive")
+    _type(files := data.get("files"), list, "files", optional=False)
+    for i, f in enumerate(files):
+        _file(f, f"files[{i}]")
+
+
+def problem(data: dict[str, Any]) -> str | None:
+    """What is wrong with a profile's shape (the first thing found), or None. data: a dict
+    whose schema and version the caller has checked."""
+    try:
+        _top(data)
+    except _Bad as e:
+        return str(e)
+    return None

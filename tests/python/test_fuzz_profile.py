@@ -1,0 +1,80 @@
+"""Fuzzing the profile reader (`iotune show`, iotune.profile.load and summary): the checked-in
+corpus tests/data/fuzz/profile/ replayed (ok_*: shown; bad_*: one message, exit 1), then
+Hypothesis mutations of the ok_ seeds (tests/python/fuzzing.py). The only outcomes allowed: a
+summary, or one line `iotune: ...` naming the file; never another exception."""
+
+import argparse
+import contextlib
+import io
+import tempfile
+from pathlib import Path
+
+import pytest
+from fuzzing import EXAMPLES, encoded, load_seed, mutated, seeds
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from iotune import cli
+from iotune.cli import main
+from iotune.inputs import InputError
+
+SEEDS = seeds("profile")
+GOOD = [load_seed(p) for p in seeds("profile", "ok_")]
+
+
+def _show(path: Path, *options: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main(["show", *options, str(path)])
+    return status, out.getvalue(), err.getvalue()
+
+
+def _cmd_show(path: Path, files: bool) -> tuple[int, str, str]:
+    """`iotune show` without building the argument parser each time (the fuzz loop's cost):
+    the command itself, and main()'s one-line message for an InputError."""
+    args = argparse.Namespace(profile=str(path), json=False, files=files, top=10)
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = cli.cmd_show(args)
+        except InputError as e:
+            print(f"iotune: {e}", file=err)
+            status = 2
+    return status, out.getvalue(), err.getvalue()
+
+
+def test_the_corpus_is_there():
+    assert len(SEEDS) >= 10 and len(GOOD) >= 3
+
+
+@pytest.mark.parametrize("path", SEEDS, ids=lambda p: p.name)
+def test_corpus_replay(path):
+    for options in ((), ("--files",)):
+        status, out, err = _show(path, *options)
+        if path.name.startswith("ok_"):
+            assert status == 0 and out and not err, err
+        else:
+            assert status == 1 and not out and err.count("\n") == 1 and str(path) in err, err
+    if path.name.startswith("ok_"):
+        assert _show(path, "--json")[0] == 0
+
+
+@st.composite
+def profiles(draw):
+    doc = draw(st.sampled_from(GOOD))
+    return draw(encoded(draw(mutated(doc))))
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=profiles(), files=st.booleans())
+def test_mutated_profiles_are_shown_or_refused_in_one_line(data, files):
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "profile.json"
+        path.write_bytes(data)
+        status, out, err = _cmd_show(path, files)
+    assert status in (0, 1), (status, err)
+    event("shown" if status == 0 else "refused")
+    if status == 0:
+        assert out and not err
+    else:
+        assert not out and err.count("\n") == 1 and err.startswith("iotune: ") and str(path) in err
