@@ -707,10 +707,11 @@ def _layout_from_counters(g: Group, files: list[Mapping[str, Any]]) -> None:
                           else "mixed")  # fmt: skip
     if chunked == 0:
         g.values["filters"] = "no"  # filters need chunks
+    why = g.notes.get("layout", "").removeprefix("unknown: ")
     g.notes["layout"] = (
         f"from the profile's HDF5 counters ({chunked} of {datasets} dataset creates and opens "
-        f"chunked; contiguous stands for not chunked); {g.notes.get('layout', '')}"
-    ).rstrip("; ")
+        f"chunked; contiguous stands for not chunked)" + (f", not the file: {why}" if why else "")
+    )
 
 
 def _sizes_from_histogram(g: Group, files: list[Mapping[str, Any]]) -> None:
