@@ -221,3 +221,12 @@ def test_advise_cli_from_a_subprocess_prints_no_traceback(tmp_path):
                        env=env, timeout=120)  # fmt: skip
     assert r.returncode == 0 and "Traceback" not in r.stderr
     assert "IOT-3" in r.stdout and "cb_buffer_size=1048576" in r.stdout
+
+
+def test_darshan_log_of_a_python_program_analyses_its_data_files_only(tmp_path, capsys):
+    # tests/data/real/python_writer.py under Darshan (non-MPI mode): before, pyvenv.cfg, 19
+    # .pyc modules, .pth files and the script were file groups, and two .pth files got IOT-10
+    # "random access" at MEDIUM
+    advice = _advice(capsys, tmp_path, _log("python-writer.darshan"))
+    assert sorted(g["pattern"] for g in advice["groups"]) == ["results.bin", "results.json"]
+    assert advice["findings"] == []
