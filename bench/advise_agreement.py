@@ -58,12 +58,15 @@ CASES = {
     "haccio": ("kernel", "haccio", ["--particles", "262144"]),
     "iorio-hdf5": ("kernel", "iorio", ["--api", "hdf5", "--block", "4M", "--transfer", "1M",
                                        "--segments", "2"]),
-    "checkpoint-chunked": ("c", "checkpoint", ["--rows", "512", "--cols", "1024"]),
-    "checkpoint-deflate": ("c", "checkpoint", ["--rows", "512", "--cols", "1024",
+    # 64 MiB per dataset, 2 fields, 2 files (oversize: 1 file of 8 x 64 MiB per field)
+    "checkpoint-chunked": ("c", "checkpoint", ["--rows", "2048", "--cols", "4096"]),
+    "checkpoint-deflate": ("c", "checkpoint", ["--rows", "2048", "--cols", "4096",
                                                "--deflate", "4"]),
-    "checkpoint-oversize": ("c", "checkpoint", ["--rows", "512", "--cols", "1024", "--layout",
-                                                "contiguous", "--fill", "0", "--oversize", "8"]),
-    "h5py-steps": ("python", "h5py_steps.py", ["--chunks", "--rows", "512", "--cols", "1024"]),
+    "checkpoint-oversize": ("c", "checkpoint", ["--rows", "1024", "--cols", "4096", "--layout",
+                                                "contiguous", "--fill", "0", "--oversize", "8",
+                                                "--steps", "1"]),
+    "h5py-steps": ("python", "h5py_steps.py", ["--chunks", "--rows", "2048", "--cols", "4096",
+                                               "--steps", "2"]),
     "ph5example": ("ph5", "ph5example", ["-c"]),
 }  # fmt: skip
 

@@ -16,6 +16,7 @@ import pytest
 from kernel_profiles import profile_kernel
 
 from iotune import cli, controlfile
+from iotune.kb import signature
 
 REAL = Path(__file__).resolve().parents[1] / "data" / "real"
 LOGS = Path(__file__).resolve().parents[1] / "data" / "darshan"
@@ -77,6 +78,8 @@ def test_group_attributes_do_not_make_the_file_gone(tmp_path, capsys, checkpoint
     # the fill doubles the bytes below HDF5; every element is written: fill time never
     assert g["insights"]["write_amplification"] == pytest.approx(2.0, abs=0.05)
     assert _settings(tmp_path) == {"fill_time": "never"}
+    # the knowledge base's motif of the same run (it said layout=unknown)
+    assert signature.from_profile(profile).motif["layout"] == "chunked"
 
 
 def test_fill_time_never_is_not_advised_for_deflate(tmp_path, capsys, checkpoint, libiotune):
