@@ -174,12 +174,22 @@ def verdict_by_tune(case: str, cmd: list[str], work: Path, trials: int) -> tuple
     )
 
 
-def agrees(verdict: list[str], side: dict) -> bool | None:
-    if "proposed" not in side:
+def agrees(verdict: list[str], side: dict, key: str = "proposed") -> bool | None:
+    """key: "proposed" (any finding's settings, low ones too) or "control_file"."""
+    if key not in side:
         return None
     if not verdict:
         return not side["control_file"]
-    return bool(set(verdict) & set(side["proposed"]))
+    return bool(set(verdict) & set(side[key]))
+
+
+def add_agreement(row: dict) -> None:
+    if "verdict" not in row:
+        return
+    for what in ("run", "log"):
+        side = row.get(what, {})
+        row[f"names_best_{what}"] = agrees(row["verdict"], side)
+        row[f"control_best_{what}"] = agrees(row["verdict"], side, "control_file")
 
 
 def main() -> int:
@@ -190,7 +200,14 @@ def main() -> int:
     ap.add_argument("--darshan-lib", help="libdarshan.so of a Darshan runtime")
     ap.add_argument("--verdicts", help="a previous output: reuse its verdicts")
     ap.add_argument("--out", default=str(HERE / "results" / "advise_agreement.json"))
+    ap.add_argument("--table", metavar="JSON", help="print the table of a previous output")
     args = ap.parse_args()
+    if args.table:
+        rows = json.loads(Path(args.table).read_text())["cases"]
+        for row in rows:
+            add_agreement(row)
+        print_table(rows)
+        return 0
     old = {}
     if args.verdicts:
         old = {c["case"]: c for c in json.loads(Path(args.verdicts).read_text())["cases"]}
@@ -215,9 +232,7 @@ def main() -> int:
             elif args.tune:
                 row["verdict"], row["verdict_source"] = verdict_by_tune(case, cmd, work,
                                                                         args.trials)  # fmt: skip
-            if "verdict" in row:
-                row["names_best_run"] = agrees(row["verdict"], row["run"])
-                row["names_best_log"] = agrees(row["verdict"], row.get("log", {}))
+            add_agreement(row)
             row["seconds"] = round(time.time() - t0, 1)
             rows.append(row)
             print(json.dumps({k: row.get(k) for k in ("case", "verdict", "names_best_run",
@@ -232,8 +247,9 @@ def main() -> int:
 
 
 def print_table(rows: list[dict]) -> None:
-    print("| case | tune's best.xml | advise (run) | advise (Darshan log) | names it: run / log |")
-    print("|---|---|---|---|---|")
+    print("| case | tune's best.xml | advise (run) | advise (Darshan log) | names it: run / log "
+          "| in its control file: run / log |")  # fmt: skip
+    print("|---|---|---|---|---|---|")
     for r in rows:
         if "skipped" in r:
             print(f"| {r['case']} | skipped: {r['skipped']} | | | |")
@@ -252,13 +268,20 @@ def print_table(rows: list[dict]) -> None:
         v = "not measured" if v is None else ", ".join(v) or "defaults"
         yes = {True: "yes", False: "**no**", None: "-"}
         print(f"| {r['case']} | {v} | {side(r['run'])} | {side(r.get('log'))} | "
-              f"{yes[r.get('names_best_run')]} / {yes[r.get('names_best_log')]} |")  # fmt: skip
+              f"{yes[r.get('names_best_run')]} / {yes[r.get('names_best_log')]} | "
+              f"{yes[r.get('control_best_run')]} / {yes[r.get('control_best_log')]} |")  # fmt: skip
     for what in ("run", "log"):
-        named = [r[f"names_best_{what}"] for r in rows if r.get("verdict")
+        for key, how in (("names_best", "names"), ("control_best", "puts in its control file")):
+            named = [r[f"{key}_{what}"] for r in rows if r.get("verdict")
+                     and r.get(f"{key}_{what}") is not None]  # fmt: skip
+            if named:
+                print(f"from a {what}: advise {how} a setting of best.xml in {sum(named)} of "
+                      f"{len(named)} cases where tune recommends something")  # fmt: skip
+        quiet = [r[f"names_best_{what}"] for r in rows if r.get("verdict") == []
                  and r.get(f"names_best_{what}") is not None]  # fmt: skip
-        if named:
-            print(f"{what}: advise names best.xml in {sum(named)} of {len(named)} cases where "
-                  "tune recommends something")  # fmt: skip
+        if quiet:
+            print(f"from a {what}: no control file in {sum(quiet)} of {len(quiet)} cases where "
+                  "the defaults won")  # fmt: skip
 
 
 if __name__ == "__main__":
