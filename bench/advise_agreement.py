@@ -45,6 +45,7 @@ REPO = HERE.parent
 REAL = REPO / "tests" / "data" / "real"
 PH5 = Path("/usr/share/doc/libhdf5-doc/examples/ph5example.c.gz")
 TIMEOUT = 600
+HDF5_LIB = Path("/usr/lib/x86_64-linux-gnu/hdf5/mpich/libhdf5.so")
 
 # case: (program kind, program, arguments)
 CASES = {
@@ -147,10 +148,15 @@ def advise_log(cmd: list[str], work: Path, lib: str) -> dict:
     env = dict(os.environ)
     for k in ("IOTUNE_CONFIG", "IOTUNE_PROFILE", "LD_PRELOAD"):
         env.pop(k, None)
-    subprocess.run(["mpiexec.mpich", "-n", "2", "-env", "LD_PRELOAD", lib, "-env",
-                    "DARSHAN_LOGDIR", str(run), *cmd], cwd=run, env=env, capture_output=True,
-                   timeout=TIMEOUT, check=True)  # fmt: skip
-    (log,) = run.glob("*.darshan")
+    # Darshan's HDF5 module needs libhdf5 loaded first (a Python interpreter loads it late)
+    preload = f"{HDF5_LIB} {lib}" if HDF5_LIB.exists() else lib
+    r = subprocess.run(["mpiexec.mpich", "-n", "2", "-env", "LD_PRELOAD", preload, "-env",
+                        "DARSHAN_LOGDIR", str(run), *cmd], cwd=run, env=env,
+                       capture_output=True, text=True, timeout=TIMEOUT)  # fmt: skip
+    logs = list(run.glob("*.darshan"))
+    if r.returncode or len(logs) != 1:
+        return {"error": f"exit {r.returncode}, {len(logs)} logs: {r.stderr[-500:]}"}
+    log = logs[0]
     r = iotune("advise", "--json", "-o", "-", str(log), cwd=run)
     if r.returncode:
         return {"error": r.stderr[-800:]}
@@ -235,15 +241,23 @@ def main() -> int:
             add_agreement(row)
             row["seconds"] = round(time.time() - t0, 1)
             rows.append(row)
+            write(args.out, rows)
             print(json.dumps({k: row.get(k) for k in ("case", "verdict", "names_best_run",
                                                       "names_best_log")}), flush=True)  # fmt: skip
+        except (OSError, ValueError, subprocess.SubprocessError) as e:
+            rows.append({"case": case, "error": str(e)[-800:]})
+            write(args.out, rows)
         finally:
             shutil.rmtree(work, ignore_errors=True)
-    meta = {"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "host": os.uname().nodename,
-            "load": os.getloadavg(), "darshan_lib": args.darshan_lib}  # fmt: skip
-    Path(args.out).write_text(json.dumps({"meta": meta, "cases": rows}, indent=1) + "\n")
     print_table(rows)
     return 0
+
+
+def write(out: str, rows: list[dict]) -> None:
+    """The results so far (written after each case: a long run keeps what it measured)."""
+    meta = {"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "host": os.uname().nodename,
+            "load": os.getloadavg()}  # fmt: skip
+    Path(out).write_text(json.dumps({"meta": meta, "cases": rows}, indent=1) + "\n")
 
 
 def print_table(rows: list[dict]) -> None:
@@ -251,8 +265,8 @@ def print_table(rows: list[dict]) -> None:
           "| in its control file: run / log |")  # fmt: skip
     print("|---|---|---|---|---|---|")
     for r in rows:
-        if "skipped" in r:
-            print(f"| {r['case']} | skipped: {r['skipped']} | | | |")
+        if "skipped" in r or "error" in r:
+            print(f"| {r['case']} | {r.get('skipped') or 'error'} | | | | |")
             continue
 
         def side(s):

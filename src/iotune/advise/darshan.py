@@ -166,17 +166,29 @@ def _pattern_from_counters(v, notes, posix: list[dict[str, Any]]) -> None:
 
 AGGREGATED = 0.5  # spread of the ranks' POSIX bytes (sd / mean) when ROMIO aggregated
 NOT_AGGREGATED = 0.25  # ... when each rank wrote its own piece
+EXCESS_SHARE = 1.25  # POSIX bytes per HDF5 data byte above which the spread is not the data's
 AGG_MIN_BYTES = 1 << 20  # below this the metadata rank 0 writes alone decides the spread
 
 
-def _pattern_from_aggregation(v, notes, posix: list[dict[str, Any]], ranks: int) -> None:
+def _pattern_from_aggregation(v, notes, posix: list[dict[str, Any]], ranks: int,
+                              data: float) -> None:  # fmt: skip
     """The pattern of collective HDF5 transfers, as ROMIO judged it. With its default hints
     (romio_cb_write/read automatic) ROMIO aggregates a collective call only when the ranks'
     pieces interleave in the file (noncontiguous selections); when they do not, each rank moves
     its own contiguous piece. Darshan keeps the variance of the ranks' POSIX bytes on a shared
     file: with aggregation a few ranks move everything (sd / mean near sqrt(ranks /
     aggregators - 1), 1 at 2 ranks on a node), without it each rank moves its share (near 0).
-    In between, or with little data, the pattern stays unknown."""
+    In between, with little data, or when the POSIX bytes go beyond the data by more than a
+    quarter (fill values or metadata, which one rank may write alone, would decide the spread),
+    the pattern stays unknown."""
+    below = sum(float((r.get("POSIX_BYTES_WRITTEN") or 0) + (r.get("POSIX_BYTES_READ") or 0))
+                for r in posix)  # fmt: skip
+    if below > EXCESS_SHARE * data:
+        notes["access_pattern"] = (
+            f"unknown: {below / max(data, 1):.2f} bytes below HDF5 per data byte, so fill values "
+            "or metadata, not ROMIO's aggregation, would decide the ranks' spread"
+        )
+        return
     moved = weighted = 0.0
     for r in posix:
         b = float((r.get("POSIX_BYTES_WRITTEN") or 0) + (r.get("POSIX_BYTES_READ") or 0))
@@ -366,7 +378,8 @@ def from_log(path: str | Path) -> tuple[list[insights.Group], list[str]]:
                 "unknown: Darshan's POSIX and MPI-IO counters mix HDF5 metadata with the data"
             )
             if v["transfer_mode"] == "collective" and not _sum(mpi, "MPIIO_HINTS"):
-                _pattern_from_aggregation(v, notes, posix, ranks)
+                data = _sum(h5d, "H5D_BYTES_WRITTEN") + _sum(h5d, "H5D_BYTES_READ")
+                _pattern_from_aggregation(v, notes, posix, ranks, data)
         else:
             _pattern_from_counters(v, notes, posix)
         if layer == "hdf5":
