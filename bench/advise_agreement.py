@@ -148,8 +148,9 @@ def advise_log(cmd: list[str], work: Path, lib: str) -> dict:
     env = dict(os.environ)
     for k in ("IOTUNE_CONFIG", "IOTUNE_PROFILE", "LD_PRELOAD"):
         env.pop(k, None)
-    # Darshan's HDF5 module needs libhdf5 loaded first (a Python interpreter loads it late)
-    preload = f"{HDF5_LIB} {lib}" if HDF5_LIB.exists() else lib
+    # Darshan's HDF5 module needs libhdf5 loaded at start (a Python interpreter loads it late);
+    # Darshan first, so that its wrappers come before HDF5's own symbols
+    preload = f"{lib} {HDF5_LIB}" if HDF5_LIB.exists() else lib
     r = subprocess.run(["mpiexec.mpich", "-n", "2", "-env", "LD_PRELOAD", preload, "-env",
                         "DARSHAN_LOGDIR", str(run), *cmd], cwd=run, env=env,
                        capture_output=True, text=True, timeout=TIMEOUT)  # fmt: skip
