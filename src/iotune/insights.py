@@ -377,50 +377,66 @@ class Layout:
         return math.prod(self.chunk) * size if self.chunk and size else None
 
 
+_OPEN = re.compile(r'(\w+)(?: "((?:[^"\\]|\\.)*)")?.*\{$')
+
+
 def parse_h5dump(text: str) -> dict[str, Layout]:
-    """Dataset path -> Layout, from the output of `h5dump -p -H FILE`."""
+    """Dataset path -> Layout, from the output of `h5dump -p -H FILE`.
+
+    Every line that ends in `{` opens a block and every `}` closes one, so attributes (of
+    groups or datasets), compound types and committed datatypes nest without being mistaken for
+    the end of a group; only a dataset's own DATATYPE, STORAGE_LAYOUT, FILTERS and FILLVALUE
+    are read. A hard link (`HARDLINK "/a"` in a dataset block) takes its target's layout."""
     out: dict[str, Layout] = {}
-    path: list[str] = []
+    stack: list[tuple[str, str | None]] = []  # (block kind, name) of each open block
     current: dict[str, Any] | None = None
-    section = None
     for raw in text.splitlines():
         line = raw.strip()
-        m = re.match(r'(GROUP|DATASET) "(.*)" \{$', line)
-        if m:
-            if m.group(2) != "/":
-                path.append(m.group(2))
-            if m.group(1) == "DATASET":
-                current = {"kind": "contiguous", "chunk": (), "filters": False}
+        if line.endswith("{") and not line.startswith("}"):
+            m = _OPEN.match(line)
+            kind = m.group(1) if m else "?"
+            name = m.group(2) if m else None
+            if kind == "DATATYPE" and current is not None and stack[-1][0] == "DATASET":
+                current["type_size"] = None  # a compound or array type: size unknown here
+            stack.append((kind, name))
+            if kind == "DATASET" and name is not None:
+                current = {"kind": "contiguous", "chunk": (), "filters": False, "_seen": False}
             continue
-        if line == "}" and section is None:
-            if current is not None:
-                name = "/" + "/".join(path)
-                out[name] = Layout(**current)
+        if line == "}" or line.startswith("} "):
+            if not stack:
+                continue
+            kind, name = stack.pop()
+            if kind == "DATASET" and current is not None:
+                groups = [n for k, n in stack if k == "GROUP" and n not in (None, "/")]
+                path = "/" + "/".join([*groups, name or ""])
+                target = current.pop("_link", None)
+                seen = current.pop("_seen")
+                if not seen and target in out:
+                    out[path] = out[target]
+                elif seen or target is None:
+                    out[path] = Layout(**current)
                 current = None
-            if path:
-                path.pop()
             continue
-        if current is None:
+        if current is None or not stack:
             continue
-        if line.endswith("{"):
-            section = line.split()[0]
-            continue
-        if line == "}":
-            section = None
-            continue
-        if line.startswith("DATATYPE"):
-            t = _TYPE_BITS.search(line)
-            current["type_size"] = int(t.group(1)) // 8 if t else None
-        elif section == "STORAGE_LAYOUT":
+        parent = stack[-1][0]
+        if parent == "DATASET":
+            if line.startswith("DATATYPE"):
+                t = _TYPE_BITS.search(line)
+                current["type_size"] = int(t.group(1)) // 8 if t else None
+            elif line.startswith("HARDLINK"):
+                current["_link"] = line.split('"')[1] if '"' in line else None
+        elif parent == "STORAGE_LAYOUT" and stack[-2][0] == "DATASET":
+            current["_seen"] = True
             m = re.match(r"CHUNKED \( ([\d, ]+) \)", line)
             if m:
                 current["kind"] = "chunked"
                 current["chunk"] = tuple(int(x) for x in m.group(1).split(","))
             elif line in ("CONTIGUOUS", "COMPACT"):
                 current["kind"] = line.lower()
-        elif section == "FILTERS" and line != "NONE":
+        elif parent == "FILTERS" and stack[-2][0] == "DATASET" and line != "NONE":
             current["filters"] = True
-        elif section == "FILLVALUE" and line.startswith("FILL_TIME"):
+        elif parent == "FILLVALUE" and stack[-2][0] == "DATASET" and line.startswith("FILL_TIME"):
             current["fill_time"] = line.split("H5D_FILL_TIME_")[-1].lower()
     return out
 
@@ -428,15 +444,26 @@ def parse_h5dump(text: str) -> dict[str, Layout]:
 def read_layouts(path: str | Path) -> dict[str, Layout] | None:
     """The layouts of an HDF5 file's datasets (through h5dump), or None when the file or h5dump
     is not there or the file is not HDF5."""
+    lays, _why = read_layouts_why(path)
+    return lays
+
+
+def read_layouts_why(path: str | Path) -> tuple[dict[str, Layout] | None, str]:
+    """read_layouts() and, when it gives None, why (for the report)."""
     h5dump = shutil.which("h5dump")
-    if h5dump is None or not Path(path).is_file():
-        return None
+    if h5dump is None:
+        return None, "h5dump is not installed"
+    if not Path(path).is_file():
+        return None, f"{path} is not there"
     try:
         r = subprocess.run([h5dump, "-p", "-H", str(path)], capture_output=True, text=True,
                            timeout=60, check=False)  # fmt: skip
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return parse_h5dump(r.stdout) if r.returncode == 0 else None
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return None, f"h5dump of {path} failed ({e})"
+    lays = parse_h5dump(r.stdout)
+    if r.returncode != 0 and not lays:  # h5dump prints what it could read before an error
+        return None, f"h5dump cannot read {path} (exit status {r.returncode})"
+    return lays, ""
 
 
 def _trace_layouts(traces: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], Layout]:
@@ -574,6 +601,7 @@ def _counter_insights(files: list[Mapping[str, Any]], ranks: int) -> dict[str, A
     below = c["mpiio"] if layer == "hdf5" and c["mpiio"]["bytes_written"] else c["posix"]
     if layer == "hdf5" and lc["bytes_written"] and below["bytes_written"]:
         v["write_amplification"] = below["bytes_written"] / lc["bytes_written"]
+        v["write_excess_bytes"] = max(int(below["bytes_written"] - lc["bytes_written"]), 0)
     busy = lc["write_time_s"] + lc["read_time_s"] + lc["meta_time_s"]
     v["meta_fraction"] = lc["meta_time_s"] / busy if busy else 0.0
     v["meta_time_rank_s"] = lc["meta_time_s"] / max(ranks, 1)
@@ -581,6 +609,10 @@ def _counter_insights(files: list[Mapping[str, Any]], ranks: int) -> dict[str, A
     v["file_bytes"] = max((int((f.get("posix") or {}).get("last_offset") or 0) for f in files),
                           default=0)  # fmt: skip
     times = [f.get("time_s") or {} for f in files]
+    if any("mean" in t for t in times):  # the mean rank's I/O time on the group's files
+        rank_s = sum(float(t.get("mean", 0.0)) * int(f.get("ranks", 1) or 1)
+                     for t, f in zip(times, files, strict=True))  # fmt: skip
+        v["io_time_s"] = rank_s / max(ranks, 1)
     v["imbalance"] = max((float(t.get("imbalance", 1.0)) for t in times), default=1.0)
     v["imbalance_wait_s"] = max(
         (float(t.get("max", 0.0)) - float(t.get("mean", 0.0)) for t in times if "mean" in t),
@@ -609,6 +641,7 @@ def from_profile(
     data = profile.data if hasattr(profile, "data") else profile
     ranks = int(data.get("ranks", 1))
     files = [f for f in data.get("files") or [] if f.get("name")]
+    files = [f for f in files if not _system_file(f, data)]
     calls = [c for t in traces for c in _calls(t)]
     trace_layouts = _trace_layouts(traces)
     groups = []
@@ -638,10 +671,48 @@ def from_profile(
         if outer == "hdf5":
             _add_layouts(g, names, mine, trace_layouts, layouts, search_dirs)
             g.values["element_type"] = element_type(names, transfers, traces)
+            if g.values.get("layout") is None:
+                _layout_from_counters(g, fs)
         for i in INSIGHTS:
             g.values.setdefault(i.name, None)
         groups.append(g)
     return groups
+
+
+def _system_file(f: Mapping[str, Any], data: Mapping[str, Any]) -> bool:
+    """Is a file one the application did not open for its data (the interpreter's, a library,
+    the launcher's, /proc)? The mark iotune.profile gives on loading (data/system_files.tsv),
+    or the same table applied here to a profile passed as a plain dict."""
+    from iotune import profile as prof
+
+    if f.get("system"):
+        return True
+    if "system" in f:
+        return False
+    return prof._marked(dict(f), prof.script_of(data.get("argv"))).get("system") is not None
+
+
+def _layout_from_counters(g: Group, files: list[Mapping[str, Any]]) -> None:
+    """Without the file or a trace that records layouts, the profile's HDF5 counters still say
+    whether the datasets were chunked (hdf5.chunked_datasets counts the creates and opens of
+    chunked datasets): none of them, all of them, or some."""
+    h5 = [f.get("hdf5") or {} for f in files]
+    if any("chunked_datasets" not in c for c in h5):
+        return  # a runtime that did not count them
+    chunked = sum(int(c.get("chunked_datasets") or 0) for c in h5)
+    datasets = sum(int(c.get("dataset_creates") or 0) + int(c.get("dataset_opens") or 0)
+                   for c in h5)  # fmt: skip
+    if not datasets:
+        return
+    g.values["layout"] = ("contiguous" if chunked == 0 else "chunked" if chunked >= datasets
+                          else "mixed")  # fmt: skip
+    if chunked == 0:
+        g.values["filters"] = "no"  # filters need chunks
+    why = g.notes.get("layout", "").removeprefix("unknown: ")
+    g.notes["layout"] = (
+        f"from the profile's HDF5 counters ({chunked} of {datasets} dataset creates and opens "
+        f"chunked; contiguous stands for not chunked)" + (f", not the file: {why}" if why else "")
+    )
 
 
 def _sizes_from_histogram(g: Group, files: list[Mapping[str, Any]]) -> None:
@@ -669,15 +740,21 @@ def _add_layouts(g, names, calls, trace_layouts, layouts, search_dirs) -> None:
     type_sizes = {(c.file, c.dataset): c.type_size for c in calls if c.dataset}
     found: list[Layout] = []
     source = None
+    why: list[str] = []
     for name in names:
         if any(k[0] == name for k in trace_layouts):
             found += [lay for k, lay in trace_layouts.items() if k[0] == name]
             source = "the trace"
             continue
-        lays = layouts.get(name) if layouts is not None else _find_and_read(name, search_dirs)
+        if layouts is not None:
+            lays, reason = layouts.get(name), f"{name}: no layouts given"
+        else:
+            lays, reason = _find_and_read(name, search_dirs)
         if lays is None:
+            why.append(reason)
             continue
         source = source or "the HDF5 file (h5dump)"
+        n_found = len(found)
         for ds, lay in lays.items():
             if used and (name, ds) not in used:
                 continue
@@ -685,11 +762,13 @@ def _add_layouts(g, names, calls, trace_layouts, layouts, search_dirs) -> None:
             found.append(
                 Layout(lay.kind, lay.chunk, lay.filters, lay.fill_time, ts or lay.type_size)
             )
+        if len(found) == n_found:
+            why.append(f"{name}: none of the datasets it holds is one the trace wrote or read")
     if found:
         g.values.update(_layout_insights(found))
         g.notes["layout"] = f"from {source}"
     else:
-        g.notes["layout"] = "unknown: the HDF5 file is gone and the trace does not record layouts"
+        g.notes["layout"] = "unknown: " + "; ".join(why[:3] or ["no HDF5 file found"])
 
 
 def element_type(
@@ -714,14 +793,17 @@ def element_type(
     return kinds.pop() if len(kinds) == 1 else "mixed"
 
 
-def _find_and_read(name: str, search_dirs: Sequence[str | Path]) -> dict[str, Layout] | None:
+def _find_and_read(
+    name: str, search_dirs: Sequence[str | Path]
+) -> tuple[dict[str, Layout] | None, str]:
     # a relative name is relative to the application's directory, which the profile does not
     # record: only the directories given are searched (not whatever the cwd holds)
     candidates = [Path(name)] if Path(name).is_absolute() else [Path(d) / name for d in search_dirs]
     for p in candidates:
         if p.is_file():
-            return read_layouts(p)
-    return None
+            return read_layouts_why(p)
+    where = ", ".join(str(d) for d in search_dirs) if not Path(name).is_absolute() else ""
+    return None, f"{name} is gone" + (f" (looked in {where}; --data-dir DIR)" if where else "")
 
 
 def describe(name: str) -> str:

@@ -98,8 +98,10 @@ def test_without_trace_the_pattern_is_unknown_and_said(tmp_path, kernel, libiotu
 def test_without_the_file_the_layout_is_unknown_and_said(tmp_path, kernel, libiotune):
     args = ["--cells", "256", "--levels", "4", "--cleanup"]
     (g,) = _insights(tmp_path, kernel, libiotune, "gcrmio", args)
-    assert g.get("layout") is None and g.get("fill_time") is None
-    assert "unknown" in g.notes["layout"]
+    # the profile's hdf5.chunked_datasets still says chunked; the fill time needs the file
+    assert g.get("layout") == "chunked" and g.get("fill_time") is None
+    assert g.get("filters") is None
+    assert "HDF5 counters" in g.notes["layout"] and "gcrmio.h5 is gone" in g.notes["layout"]
     assert g.get("write_amplification") > 1.5  # fill values: visible in the counters
 
 
@@ -249,3 +251,84 @@ def test_union_volume():
     assert insights._union_volume([((0, 0), (2, 2)), ((1, 1), (2, 2))]) == 7
     assert insights._union_volume([((0,), (4,)), ((2,), (4,)), ((10,), (1,))]) == 7
     assert insights._union_volume([((0, 0, 0), (2, 2, 2)), ((0, 0, 0), (1, 1, 1))]) == 8
+
+
+# h5dump -p -H of a checkpoint file as tests/data/real/checkpoint.c writes it (attributes on the
+# group and on the dataset, a string type, a compound dataset, a hard link)
+H5DUMP_ATTRS = """HDF5 "chk_0000.h5" {
+GROUP "/" {
+   GROUP "fields" {
+      ATTRIBUTE "code" {
+         DATATYPE  H5T_STRING {
+            STRSIZE 16;
+            STRPAD H5T_STR_NULLTERM;
+            CSET H5T_CSET_ASCII;
+            CTYPE H5T_C_S1;
+         }
+         DATASPACE  SCALAR
+      }
+      ATTRIBUTE "time" {
+         DATATYPE  H5T_IEEE_F64LE
+         DATASPACE  SCALAR
+      }
+      DATASET "field0" {
+         DATATYPE  H5T_IEEE_F64LE
+         DATASPACE  SIMPLE { ( 512, 512 ) / ( 512, 512 ) }
+         STORAGE_LAYOUT {
+            CHUNKED ( 64, 512 )
+            SIZE 2097152
+         }
+         FILTERS {
+            NONE
+         }
+         FILLVALUE {
+            FILL_TIME H5D_FILL_TIME_IFSET
+            VALUE  H5D_FILL_VALUE_DEFAULT
+         }
+         ALLOCATION_TIME {
+            H5D_ALLOC_TIME_EARLY
+         }
+         ATTRIBUTE "units" {
+            DATATYPE  H5T_STD_I8LE
+            DATASPACE  SCALAR
+         }
+      }
+      DATASET "same" {
+         HARDLINK "/fields/field0"
+      }
+   }
+   DATASET "particles" {
+      DATATYPE  H5T_COMPOUND {
+         H5T_IEEE_F32LE "x";
+         H5T_STD_I64LE "id";
+      }
+      DATASPACE  SIMPLE { ( 8 ) / ( 8 ) }
+      STORAGE_LAYOUT {
+         CONTIGUOUS
+         SIZE 96
+         OFFSET 4096
+      }
+      FILTERS {
+         NONE
+      }
+      FILLVALUE {
+         FILL_TIME H5D_FILL_TIME_IFSET
+         VALUE  H5D_FILL_VALUE_DEFAULT
+      }
+      ALLOCATION_TIME {
+         H5D_ALLOC_TIME_EARLY
+      }
+   }
+}
+}
+"""
+
+
+def test_parse_h5dump_with_attributes_compounds_and_links():
+    # before: the group's ATTRIBUTE block closed /fields, so field0 became /field0 (and the
+    # dataset's own attribute gave it a 1-byte type)
+    lays = insights.parse_h5dump(H5DUMP_ATTRS)
+    assert set(lays) == {"/fields/field0", "/fields/same", "/particles"}
+    assert lays["/fields/field0"] == insights.Layout("chunked", (64, 512), False, "ifset", 8)
+    assert lays["/fields/same"] == lays["/fields/field0"]
+    assert lays["/particles"] == insights.Layout("contiguous", (), False, "ifset", None)

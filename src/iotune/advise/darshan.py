@@ -9,16 +9,21 @@ the layout without the HDF5 module, and the access pattern of HDF5 selections.
 
 from __future__ import annotations
 
+import math
 import re
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 from iotune import insights
+from iotune import profile as prof
 
 LIMITS = (
-    "fill time and filters of HDF5 datasets: Darshan's H5D module does not record them",
-    "MPI-IO hints in effect: Darshan counts hints set (MPIIO_HINTS), not their values",
+    "fill time and filters of HDF5 datasets: Darshan's H5D module does not record them (a "
+    "fill is inferred when the bytes written below HDF5 hold one more copy of the chunked "
+    "datasets)",
+    "MPI-IO hints in effect: Darshan counts hints set (MPIIO_HINTS), not their values (when "
+    "the application set none, ROMIO's defaults are assumed)",
     "the HDF5 chunk cache the application set: the HDF5 default (1 MiB) is assumed",
 )
 BINS = ("0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M", "1M_4M", "4M_10M", "10M_100M",
@@ -26,6 +31,15 @@ BINS = ("0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M", "1M_4M", "4M_10M", "
 BIN_TOP = (100, 1 << 10, 10 << 10, 100 << 10, 1 << 20, 4 << 20, 10 << 20, 100 << 20, 1 << 30,
            None)  # fmt: skip
 _SMALL_BINS = 5  # the bins below 1 MiB
+
+
+# the hints ROMIO (MPICH, its derivatives, Open MPI's romio component) uses when an application
+# sets none: what is in effect when a log's MPIIO_HINTS counters are all 0
+ROMIO_DEFAULTS = {
+    "hint_cb_buffer_size": 16 << 20, "hint_romio_cb_write": "automatic",
+    "hint_romio_cb_read": "automatic", "hint_romio_ds_write": "automatic",
+    "hint_romio_ds_read": "automatic", "hint_cb_config_list": "*:1",
+}  # fmt: skip
 
 
 class DarshanUnavailable(RuntimeError):
@@ -100,6 +114,17 @@ def _fs_of(path: str, mounts: list[tuple[str, str]]) -> str | None:
     return best[1] if best else None
 
 
+_WRITTEN = ("POSIX_BYTES_WRITTEN", "POSIX_WRITES", "MPIIO_BYTES_WRITTEN", "STDIO_BYTES_WRITTEN",
+            "STDIO_WRITES", "H5D_BYTES_WRITTEN", "H5D_WRITES")  # fmt: skip
+
+
+def _system_file(name: str, mods: dict[str, list[dict[str, Any]]], script: Any) -> bool:
+    """A file the application did not open for its data (data/system_files.tsv, as for a
+    profile): the interpreter's, a library, the script an interpreter runs, MPI's helpers."""
+    written = any(r.get(k, 0) for rs in mods.values() for r in rs for k in _WRITTEN)
+    return prof.classify(name, written, script=script) is not None
+
+
 def _sum(recs: list[dict[str, Any]], key: str) -> float:
     return float(sum(r.get(key, 0) or 0 for r in recs))
 
@@ -139,6 +164,94 @@ def _pattern_from_counters(v, notes, posix: list[dict[str, Any]]) -> None:
     notes["access_pattern"] = "from Darshan's POSIX sequential/consecutive counters"
 
 
+AGGREGATED = 0.5  # spread of the ranks' POSIX bytes (sd / mean) when ROMIO aggregated
+NOT_AGGREGATED = 0.25  # ... when each rank wrote its own piece
+EXCESS_SHARE = 1.25  # POSIX bytes per HDF5 data byte above which the spread is not the data's
+AGG_MIN_BYTES = 1 << 20  # below this the metadata rank 0 writes alone decides the spread
+
+
+def _pattern_from_aggregation(v, notes, posix: list[dict[str, Any]], ranks: int,
+                              data: float) -> None:  # fmt: skip
+    """The pattern of collective HDF5 transfers, as ROMIO judged it. With its default hints
+    (romio_cb_write/read automatic) ROMIO aggregates a collective call only when the ranks'
+    pieces interleave in the file (noncontiguous selections); when they do not, each rank moves
+    its own contiguous piece. Darshan keeps the variance of the ranks' POSIX bytes on a shared
+    file: with aggregation a few ranks move everything (sd / mean near sqrt(ranks /
+    aggregators - 1), 1 at 2 ranks on a node), without it each rank moves its share (near 0).
+    In between, with little data, or when the POSIX bytes go beyond the data by more than a
+    quarter (fill values or metadata, which one rank may write alone, would decide the spread),
+    the pattern stays unknown."""
+    below = sum(float((r.get("POSIX_BYTES_WRITTEN") or 0) + (r.get("POSIX_BYTES_READ") or 0))
+                for r in posix)  # fmt: skip
+    if below > EXCESS_SHARE * data:
+        notes["access_pattern"] = (
+            f"unknown: {below / max(data, 1):.2f} bytes below HDF5 per data byte, so fill values "
+            "or metadata, not ROMIO's aggregation, would decide the ranks' spread"
+        )
+        return
+    moved = weighted = 0.0
+    for r in posix:
+        b = float((r.get("POSIX_BYTES_WRITTEN") or 0) + (r.get("POSIX_BYTES_READ") or 0))
+        if r.get("rank") != -1 or b < AGG_MIN_BYTES or ranks < 2:
+            continue  # only a file every rank shared has the variance
+        sd = math.sqrt(max(float(r.get("POSIX_F_VARIANCE_RANK_BYTES") or 0), 0.0))
+        moved += b
+        weighted += b * sd / (b / ranks)  # each file's spread, weighed by its bytes
+    if not moved:
+        return
+    spread = weighted / moved
+    if spread >= AGGREGATED:
+        v["access_pattern"] = "strided"
+    elif spread <= NOT_AGGREGATED:
+        v["access_pattern"] = "sequential"
+    else:
+        return
+    how = "aggregated: pieces interleave" if spread >= AGGREGATED else "each rank its own piece"
+    notes["access_pattern"] = (
+        f"from ROMIO's choice: the ranks' POSIX bytes spread {spread:.2f} (sd / mean) under "
+        f"collective transfers with default hints ({how})"
+    )
+
+
+def _h5d_transfer_mode(h5d: list[dict[str, Any]], mpi: bool) -> str:
+    """The transfer mode of H5Dwrite/H5Dread: Darshan flags a dataset whose transfers used
+    MPI-IO collectives (H5D_USE_MPIIO_COLLECTIVE); each dataset's transfers are weighed. Below
+    HDF5 the MPI-IO counters mix in HDF5's own metadata writes, which are independent."""
+    if not mpi:
+        return "independent"  # not through MPI-IO (sec2 or another driver)
+    coll = total = 0.0
+    for r in h5d:
+        n = float((r.get("H5D_WRITES") or 0) + (r.get("H5D_READS") or 0))
+        total += n
+        coll += n if (r.get("H5D_USE_MPIIO_COLLECTIVE") or 0) > 0 else 0.0
+    return insights.transfer_mode(coll, total)
+
+
+FILL_SHARE = 0.9  # bytes beyond the data that show a fill of the chunked datasets
+FILL_MIN = 1 << 20  # ... when those datasets hold at least this much (metadata is smaller)
+
+
+def _fill_from_excess(v, notes, h5d: list[dict[str, Any]]) -> None:
+    """Darshan does not record fill times or filters, but their trace shows below HDF5: a
+    parallel HDF5 file whose chunked datasets were filled before being written carries, beyond
+    the data, about one more copy of those datasets. When the excess is at least 90 % of the
+    chunked datasets' size (1 MiB or more), the fill was written (fill_time "filled": ifset or
+    alloc) and unfiltered (a filtered fill compresses to a fraction of it); otherwise both stay
+    unknown."""
+    sizes: dict[str, float] = {}
+    for r in h5d:
+        if int(r.get("H5D_CHUNK_SIZE_D1", 0) or 0) > 0:
+            points = float(r.get("H5D_DATASPACE_NPOINTS", 0) or 0)
+            sizes[r["name"]] = points * float(r.get("H5D_DATATYPE_SIZE", 0) or 0)
+    chunked = sum(sizes.values())
+    excess = v.get("write_excess_bytes") or 0
+    if chunked >= FILL_MIN and excess >= FILL_SHARE * chunked:
+        v["fill_time"], v["filters"] = "filled", "no"
+        why = (f"inferred: {excess:.0f} bytes written below HDF5 beyond the data, "
+               f"{excess / chunked:.2f}x the chunked datasets' {chunked:.0f} bytes")  # fmt: skip
+        notes["fill_time"] = notes["filters"] = why
+
+
 def _h5d_insights(v, notes, h5d: list[dict[str, Any]]) -> None:
     by_ds: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for rec in h5d:
@@ -156,11 +269,14 @@ def _h5d_insights(v, notes, h5d: list[dict[str, Any]]) -> None:
         if nbytes and size and points:
             written.append(nbytes / size >= points)
     lay = insights._layout_insights(layouts)
-    lay.pop("filters", None)  # Darshan does not record filters
+    if any(lay.kind == "chunked" for lay in layouts):
+        lay.pop("filters", None)  # Darshan does not record filters
+        notes["filters"] = "unknown: Darshan does not record filters"
+    else:
+        notes["filters"] = "no chunked dataset: no filters (HDF5 filters need chunks)"
     v.update(lay)
     notes["layout"] = "from Darshan's H5D module (chunk dimensions)"
     notes["fill_time"] = "unknown: Darshan does not record the fill time"
-    notes["filters"] = "unknown: Darshan does not record filters"
     if written:
         v["fully_written"] = "yes" if all(written) else "no"
         notes["fully_written"] = "bytes written over the dataspace size (H5D counters)"
@@ -183,6 +299,9 @@ def from_log(path: str | Path) -> tuple[list[insights.Group], list[str]]:
             if name.startswith("<") or name.startswith(("/proc/", "/sys/", "/dev/")):
                 continue
             per_file[name][mod].append(rec)
+    script = prof.script_of(str(report.metadata.get("exe") or "").split())
+    for name in [n for n in per_file if _system_file(n, per_file[n], script)]:
+        del per_file[name]
     limits = list(LIMITS)
     if not mods["H5D"] and (mods["H5F"] or any(n.endswith(".h5") for n in per_file)):
         limits.append("HDF5 dataset layout: the log has no H5D records (Darshan's HDF5 module)")
@@ -231,6 +350,9 @@ def from_log(path: str | Path) -> tuple[list[insights.Group], list[str]]:
             v["file_views"] = int(_sum(mpi, "MPIIO_VIEWS"))
         else:
             v["transfer_mode"] = "independent"
+        if layer == "hdf5":  # HDF5's own metadata writes are independent MPI-IO calls
+            v["transfer_mode"] = _h5d_transfer_mode(h5d, bool(mpi))
+            notes["transfer_mode"] = "from Darshan's H5D_USE_MPIIO_COLLECTIVE per dataset"
         if layer == "mpiio":
             extra_w = _sum(mpi, "MPIIO_SPLIT_WRITES") + _sum(mpi, "MPIIO_NB_WRITES")
             extra_r = _sum(mpi, "MPIIO_SPLIT_READS") + _sum(mpi, "MPIIO_NB_READS")
@@ -255,6 +377,9 @@ def from_log(path: str | Path) -> tuple[list[insights.Group], list[str]]:
             notes["access_pattern"] = (
                 "unknown: Darshan's POSIX and MPI-IO counters mix HDF5 metadata with the data"
             )
+            if v["transfer_mode"] == "collective" and not _sum(mpi, "MPIIO_HINTS"):
+                data = _sum(h5d, "H5D_BYTES_WRITTEN") + _sum(h5d, "H5D_BYTES_READ")
+                _pattern_from_aggregation(v, notes, posix, ranks, data)
         else:
             _pattern_from_counters(v, notes, posix)
         if layer == "hdf5":
@@ -263,11 +388,14 @@ def from_log(path: str | Path) -> tuple[list[insights.Group], list[str]]:
             key = "MPIIO_BYTES_WRITTEN" if mpi else "POSIX_BYTES_WRITTEN"
             if bw and below:
                 v["write_amplification"] = _sum(below, key) / bw
+                v["write_excess_bytes"] = max(int(_sum(below, key) - bw), 0)
+                _fill_from_excess(v, notes, h5d)
             v["chunk_cache_bytes"] = insights.HDF5_CHUNK_CACHE_DEFAULT
         meta = _sum(outer, f"{pre}F_META_TIME")
         busy = meta + _sum(outer, f"{pre}F_READ_TIME") + _sum(outer, f"{pre}F_WRITE_TIME")
         v["meta_fraction"] = meta / busy if busy else 0.0
         v["meta_time_rank_s"] = meta / max(ranks, 1)
+        v["io_time_s"] = busy / max(ranks, 1)  # Darshan sums the ranks' times
         if posix:  # the highest byte any rank touched, +1
             top = max(max(r.get("POSIX_MAX_BYTE_WRITTEN", -1), r.get("POSIX_MAX_BYTE_READ", -1))
                       for r in posix)  # fmt: skip
@@ -279,6 +407,11 @@ def from_log(path: str | Path) -> tuple[list[insights.Group], list[str]]:
         if len(fs) == 1:
             v["fs"] = fs.pop()
             v["parallel_fs"] = "yes" if v["fs"] in insights.PARALLEL_FS else "no"
+        if mpi and not _sum(mpi, "MPIIO_HINTS"):
+            for k, value in ROMIO_DEFAULTS.items():
+                v[k] = value
+                notes[k] = ("assumed: ROMIO's default (the application set no MPI-IO hints, "
+                            "MPIIO_HINTS 0)")  # fmt: skip
         notes.setdefault("hint_cb_buffer_size", "unknown: Darshan does not record hint values")
         for i in insights.INSIGHTS:
             v.setdefault(i.name, None)
