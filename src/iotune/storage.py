@@ -100,13 +100,16 @@ def open_storage(url: str, heartbeat_s: int | None = HEARTBEAT_S) -> Any:
     if heartbeat_s:
         kwargs["heartbeat_interval"] = int(heartbeat_s)
         kwargs["grace_period"] = GRACE_BEATS * int(heartbeat_s)
-    if url.startswith("sqlite:"):
-        kwargs["engine_kwargs"] = {"connect_args": {"timeout": 120}}
+    if url.startswith("sqlite:"):  # the driver's own transactions off: see _immediate()
+        kwargs["engine_kwargs"] = {"connect_args": {"timeout": 120, "isolation_level": None}}
     elif os.environ.get(PASSWORD_ENV) and password_of(url) is None:
         # to the driver directly: the URL (which Optuna and SQLAlchemy may show) stays clean
         kwargs["engine_kwargs"] = {"connect_args": {"password": os.environ[PASSWORD_ENV]}}
     try:
-        return _rdb_storage(url, kwargs)
+        store = _rdb_storage(url, kwargs)
+        if url.startswith("sqlite:"):
+            _immediate(store.engine)
+        return store
     except ImportError as e:
         hint = ' (for PostgreSQL: pip install "psycopg[binary]")' if "postgres" in url else ""
         raise StorageError(
@@ -120,6 +123,20 @@ def open_storage(url: str, heartbeat_s: int | None = HEARTBEAT_S) -> Any:
 
 
 CREATE_TRIES = 6
+
+
+def _immediate(engine: Any) -> None:
+    """Every transaction on a SQLite study starts with BEGIN IMMEDIATE (it waits for the write
+    lock, up to the connection's timeout, before it reads). With SQLite's default deferred
+    transactions concurrent workers raced: two read the same queued (WAITING) trial and both
+    claimed it (SQLite has no SELECT ... FOR UPDATE, which Optuna relies on), so one of them
+    later failed to finish it; and a transaction that read first and then wanted to write met
+    another's write lock and failed at once with "database is locked", whatever the timeout."""
+    from sqlalchemy import event
+
+    @event.listens_for(engine, "begin")
+    def _begin(conn: Any) -> None:
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
 
 
 # a server at its limit, or (SQLite: an OperationalError) another process creating the tables

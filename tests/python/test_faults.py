@@ -1,0 +1,281 @@
+"""Faults around the commands (issue 23): FIFOs and other hostile file arguments never hang a
+command nor leave a copy behind; SIGTERM, SIGINT and SIGHUP stop what a command started (the
+launched application's whole process group) and clean up, exit status 128 + signal."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from iotune import cli, interrupt, launch
+
+HERE = Path(__file__).resolve().parent
+SRC = HERE.parent.parent / "src"
+XML = (
+    "<Parameters>\n  <Middleware_Layer>\n    <cb_buffer_size>1048576</cb_buffer_size>\n"
+    "  </Middleware_Layer>\n</Parameters>\n"
+)
+
+
+@pytest.fixture(scope="module")
+def dummy_lib(tmp_path_factory) -> Path:
+    """A shared library with nothing in it: preloading it is harmless, and `iotune run` needs
+    no built runtime to be tested for what it does around the command."""
+    d = tmp_path_factory.mktemp("dummy")
+    (d / "d.c").write_text("int iotune_test_dummy;\n")
+    try:
+        subprocess.run(["cc", "-shared", "-fPIC", "-o", d / "libdummy.so", d / "d.c"], check=True)
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("no C compiler for the dummy preload")
+    return d / "libdummy.so"
+
+
+def _env(lib: Path, **more) -> dict[str, str]:
+    path = os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])
+    return {**os.environ, "PYTHONPATH": path, "IOTUNE_LIB": str(lib), **more}
+
+
+def _copies(d: Path) -> list[str]:
+    return sorted(p.name for p in d.iterdir() if "iotune-config-" in p.name)
+
+
+def _alive(pid: int) -> bool:
+    """A process that exists and is not a zombie waiting to be reaped."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return False
+
+
+def _gone(pid: int, within: float = 10.0) -> bool:
+    end = time.monotonic() + within
+    while _alive(pid):
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+# ----------------------------------------------------------------------------- FIFOs
+
+
+def test_a_fifo_without_a_writer_does_not_hang_run_and_leaves_no_copy(
+    tmp_path, monkeypatch, dummy_lib, capsys
+):
+    fifo = tmp_path / "c.xml"
+    os.mkfifo(fifo)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("IOTUNE_LIB", str(dummy_lib))
+    monkeypatch.setattr(cli, "PIPE_WAIT_S", 0.5)
+    ran = tmp_path / "ran"
+    start = time.monotonic()
+    status = cli.main(["run", "--config", str(fifo), "--", "touch", str(ran)])
+    assert time.monotonic() - start < 5
+    assert status == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(fifo) in err[0] and "within 0.5 s" in err[0], err
+    assert not ran.exists()  # refused before the command
+    assert _copies(tmp_path) == []
+
+
+def test_a_fifo_without_a_writer_does_not_hang_check(tmp_path, monkeypatch, capsys):
+    fifo = tmp_path / "c.xml"
+    os.mkfifo(fifo)
+    monkeypatch.setattr(cli, "PIPE_WAIT_S", 0.5)
+    assert cli.main(["check", str(fifo)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(fifo) in err[0], err
+
+
+def test_a_fifo_whose_writer_comes_late_is_read(tmp_path, monkeypatch, capsys):
+    fifo = tmp_path / "c.xml"
+    os.mkfifo(fifo)
+
+    def writer():
+        time.sleep(0.5)
+        with open(fifo, "w") as f:
+            f.write(XML[:20])
+            f.flush()
+            time.sleep(0.3)  # a pause in the middle: waited for, not taken for the end
+            f.write(XML[20:])
+
+    t = threading.Thread(target=writer)
+    t.start()
+    try:
+        assert cli.main(["check", str(fifo)]) == 0
+    finally:
+        t.join()
+    assert "1048576" in capsys.readouterr().out
+
+
+def test_process_substitution_still_works(tmp_path, dummy_lib):
+    """`iotune run --config <(...)`: the ranks get a private copy; it is removed afterwards."""
+    (tmp_path / "c.xml").write_text(XML)
+    script = (
+        f"{sys.executable} -m iotune run --config <(cat c.xml) -- "
+        'sh -c \'echo "config=$IOTUNE_CONFIG"; cat "$IOTUNE_CONFIG"\''
+    )
+    r = subprocess.run(
+        ["bash", "-c", script], cwd=tmp_path, env=_env(dummy_lib), capture_output=True,
+        text=True, timeout=60,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "<cb_buffer_size>1048576</cb_buffer_size>" in r.stdout
+    assert ".iotune-config-" in r.stdout
+    assert _copies(tmp_path) == []
+
+
+@pytest.mark.parametrize("kind", ["directory", "device"])
+def test_run_refuses_a_directory_or_device_as_control_file_at_once(
+    kind, tmp_path, monkeypatch, dummy_lib, capsys
+):
+    config = str(tmp_path) if kind == "directory" else "/dev/zero"
+    monkeypatch.setenv("IOTUNE_LIB", str(dummy_lib))
+    ran = tmp_path / "ran"
+    assert cli.main(["run", "--config", config, "--", "touch", str(ran)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and config in err[0], err
+    assert not ran.exists()
+
+
+def test_check_hints_never_read_a_device(capsys):
+    """`iotune check /dev/zero` says it is not a regular file, at once (no 1 MiB read for
+    did-you-mean hints, no hang on a terminal)."""
+    assert cli.main(["check", "/dev/zero"]) == 1
+    assert "not a regular file" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------- signals
+
+# a command whose grandchild would outlive a plain kill of the child: the whole group must go
+TREE = 'sleep 300 & echo $! > "$1"; sleep 300'
+
+
+def _start(args, cwd, env, stdin=subprocess.DEVNULL):
+    return subprocess.Popen(
+        [sys.executable, "-m", "iotune", *args], cwd=cwd, env=env, stdin=stdin,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+def _wait_for(path: Path, proc, within: float = 60.0) -> int:
+    end = time.monotonic() + within
+    while not (path.is_file() and path.read_text().strip()):
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < end, "the command did not start"
+        time.sleep(0.05)
+    return int(path.read_text())
+
+
+@pytest.mark.parametrize(
+    "sig,status", [(signal.SIGTERM, 143), (signal.SIGINT, 130), (signal.SIGHUP, 129)]
+)
+def test_a_signal_to_run_stops_the_whole_application_and_removes_the_copy(
+    sig, status, tmp_path, dummy_lib
+):
+    fifo = tmp_path / "c.fifo"
+    os.mkfifo(fifo)
+    pidfile = tmp_path / "grandchild"
+    proc = _start(
+        ["run", "--config", str(fifo), "--", "sh", "-c", TREE, "sh", str(pidfile)],
+        tmp_path, _env(dummy_lib),
+    )  # fmt: skip
+    with open(fifo, "w") as f:  # a pipe with a writer: copied for the ranks
+        f.write(XML)
+    grandchild = _wait_for(pidfile, proc)
+    assert len(_copies(tmp_path)) == 1
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == status, err
+    assert "Traceback" not in err and err.strip().splitlines() == [
+        f"iotune: stopped by {signal.Signals(sig).name}"
+    ]
+    assert _gone(grandchild), "the application's grandchild outlived iotune"
+    assert _copies(tmp_path) == []
+
+
+def test_sigterm_to_profile_stops_the_application(tmp_path, dummy_lib):
+    pidfile = tmp_path / "grandchild"
+    proc = _start(
+        ["profile", "--out", str(tmp_path / "p.json"), "--", "sh", "-c", TREE, "sh",
+         str(pidfile)],
+        tmp_path, _env(dummy_lib),
+    )  # fmt: skip
+    grandchild = _wait_for(pidfile, proc)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert "Traceback" not in err
+    assert _gone(grandchild)
+
+
+def test_an_application_that_ignores_sigterm_is_killed_after_the_grace(tmp_path, dummy_lib):
+    pidfile = tmp_path / "grandchild"
+    tree = "trap '' TERM; " + TREE.replace("sleep 300 &", "(trap '' TERM; sleep 300) &")
+    env = _env(dummy_lib)
+    code = (
+        "import sys; from iotune import launch, cli; launch.GRACE_S = 1.0; "
+        "sys.exit(cli.main(sys.argv[1:]))"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, "run", "--", "sh", "-c", tree, "sh", str(pidfile)],
+        cwd=tmp_path, env=env, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    grandchild = _wait_for(pidfile, proc)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert _gone(grandchild)
+
+
+def test_run_captured_stops_its_group_when_interrupted(tmp_path):
+    """The one runner of captured commands (kb capture for tune --warm-start kb and defaults,
+    skel run's build and launch): SIGTERM stops the command's whole group."""
+    pidfile = tmp_path / "grandchild"
+    code = textwrap.dedent(
+        f"""
+        import sys
+        from iotune import interrupt, launch
+        with interrupt.handlers():
+            try:
+                launch.run_captured(["sh", "-c", {TREE!r}, "sh", {str(pidfile)!r}], timeout=300)
+            except KeyboardInterrupt as e:
+                sys.exit(interrupt.exit_status(e))
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], env=env, stderr=subprocess.PIPE, text=True
+    )
+    grandchild = _wait_for(pidfile, proc)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert _gone(grandchild)
+
+
+def test_run_captured_kills_its_group_on_timeout(tmp_path):
+    pidfile = tmp_path / "grandchild"
+    with pytest.raises(subprocess.TimeoutExpired):
+        launch.run_captured(["sh", "-c", TREE, "sh", str(pidfile)], timeout=1.0)
+    assert _gone(int(pidfile.read_text()))
+
+
+def test_interrupt_handlers_raise_once_and_are_restored():
+    before = signal.getsignal(signal.SIGTERM)
+    with interrupt.handlers():
+        with pytest.raises(interrupt.Interrupted) as e:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(1)
+        assert e.value.signum == signal.SIGTERM and interrupt.exit_status(e.value) == 143
+        os.kill(os.getpid(), signal.SIGTERM)  # a second one: the clean-up goes on
+        time.sleep(0.1)
+        assert interrupt.pending() == signal.SIGTERM
+    assert signal.getsignal(signal.SIGTERM) == before
