@@ -28,6 +28,7 @@ agree to well within the grace (NTP).
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import threading
@@ -168,17 +169,56 @@ def _rdb_storage(url: str, kwargs: dict[str, Any]) -> Any:
     raise AssertionError("unreachable")
 
 
+# SQLite's words for a store it cannot write (its error codes, as sqlite3 says them)
+_SQLITE_FAULTS = (
+    "database or disk is full",
+    "readonly database",
+    "unable to open database file",
+    "disk i/o error",
+    "database is locked",
+    "database disk image is malformed",
+    "file is not a database",
+)
+_OS_FAULTS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO}
+
+
+def fault(exc: BaseException, url: str) -> str | None:
+    """One line saying why the study (or an output file) cannot be written, when exc is such
+    a fault: a full file system, a read-only or unwritable store, a locked or damaged
+    database, anywhere in its chain of causes; None for anything else."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, OSError) and exc.errno in _OS_FAULTS:
+            where = f" {exc.filename}" if exc.filename else ""
+            return f"cannot write{where}: {exc.strerror or exc}"
+        text = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+        first = text[0] if text else ""
+        if type(exc).__module__.startswith(("sqlite3", "sqlalchemy")) and any(
+            f in first.lower() for f in _SQLITE_FAULTS
+        ):
+            return scrub(f"cannot write the study storage {url}: {first}", url)
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
 def fresh(study: Any, trial: Any) -> Any:
     """The trial as the storage holds it now (another worker may have changed it)."""
     return study._storage.get_trial(trial._trial_id)
 
 
-def fail(study: Any, trial: Any, status: str) -> None:
-    """Records a trial that no worker will finish (its worker died) as failed, with a status."""
+def fail(study: Any, trial: Any, status: str) -> bool:
+    """Records a trial that no worker will finish (its worker died) as failed, with a status.
+    False when it has finished meanwhile (another worker or its own was quicker)."""
+    from optuna.exceptions import UpdateFinishedTrialError
     from optuna.trial import TrialState
 
-    study._storage.set_trial_user_attr(trial._trial_id, "status", status)
-    study._storage.set_trial_state_values(trial._trial_id, TrialState.FAIL)
+    try:
+        study._storage.set_trial_user_attr(trial._trial_id, "status", status)
+        study._storage.set_trial_state_values(trial._trial_id, TrialState.FAIL)
+    except UpdateFinishedTrialError:
+        return False
+    return True
 
 
 def _journal_storage(backend: Any, heartbeat_s: int | None) -> Any:

@@ -179,7 +179,11 @@ def open_study(cfg: TuneConfig, adopt: bool = False) -> tuple[Any, bool]:
     return study, created
 
 
-SETUP_GRACE_S = 5.0  # a worker sets a new trial's "worker" attribute within milliseconds
+# A worker sets a new trial's "worker" attribute within milliseconds, or seconds on a loaded
+# host (6 workers on 2 cores took more than 5 s): a worker-less trial younger than this is
+# someone's being set up. Should it be failed all the same, its worker asks for another
+# (search/loop.py): nothing is lost.
+SETUP_GRACE_S = 30.0
 
 
 def recover_stale(study: Any) -> int:
@@ -200,23 +204,27 @@ def recover_stale(study: Any) -> int:
         if worker is None and t.datetime_start is not None:
             now = datetime.datetime.now(t.datetime_start.tzinfo)  # naive local or aware
             age = (now - t.datetime_start).total_seconds()
-            time.sleep(min(max(SETUP_GRACE_S - age, 0.0), SETUP_GRACE_S))
-            t = storage.fresh(study, t)
-            worker = t.user_attrs.get("worker")
+            until = time.monotonic() + min(max(SETUP_GRACE_S - age, 0.0), SETUP_GRACE_S)
+            while True:  # until it is claimed, finished, or the grace is over
+                t = storage.fresh(study, t)
+                worker = t.user_attrs.get("worker")
+                if worker is not None or t.state != TrialState.RUNNING:
+                    break
+                if time.monotonic() >= until:
+                    break
+                time.sleep(min(0.5, max(until - time.monotonic(), 0.0)))
             if worker is None and t.state == TrialState.RUNNING:
-                _mark_interrupted(study, t)
-                n += 1
+                n += _mark_interrupted(study, t)
             continue
         whost, _, pid = (worker or "").rpartition(":")
         if whost != host or not pid.isdigit() or trial._pid_alive(int(pid)):
             continue
-        _mark_interrupted(study, t)
-        n += 1
+        n += _mark_interrupted(study, t)
     return n
 
 
-def _mark_interrupted(study: Any, t: Any) -> None:
-    storage.fail(study, t, "interrupted")
+def _mark_interrupted(study: Any, t: Any) -> bool:
+    return storage.fail(study, t, "interrupted")
 
 
 # ----------------------------------------------------------------------------- running

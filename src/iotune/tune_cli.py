@@ -349,6 +349,16 @@ def cmd_tune(args: argparse.Namespace) -> int:
     except study.StudyError as e:
         print(f"iotune tune: {e}", file=sys.stderr)
         return 1
+    except Exception as e:  # a full disk, a read-only store: one message, the study kept
+        why = storage.fault(e, study.storage_url(cfg))
+        if why is None:
+            raise
+        print(
+            f"iotune tune: {why}\niotune tune: what was saved before stays; make room (or make "
+            f"it writable) and run the same command again to continue the study {cfg.name!r}",
+            file=sys.stderr,
+        )
+        return 1
     except KeyboardInterrupt as e:
         status = interrupt.exit_status(e)
         print(
