@@ -190,8 +190,8 @@ def fault(exc: BaseException, url: str) -> str | None:
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
         if isinstance(exc, OSError) and exc.errno in _OS_FAULTS:
-            where = f" {exc.filename}" if exc.filename else ""
-            return f"cannot write{where}: {exc.strerror or exc}"
+            where = exc.filename or "an output file"
+            return f"cannot write {where}: {exc.strerror or exc}"
         text = str(getattr(exc, "orig", None) or exc).strip().splitlines()
         first = text[0] if text else ""
         if type(exc).__module__.startswith(("sqlite3", "sqlalchemy")) and any(

@@ -354,8 +354,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
         if why is None:
             raise
         print(
-            f"iotune tune: {why}\niotune tune: what was saved before stays; make room (or make "
-            f"it writable) and run the same command again to continue the study {cfg.name!r}",
+            f"iotune tune: {why}\niotune tune: what was saved before stays ({cfg.out}); make "
+            f"room (or make it writable) and run the same command again to continue the study "
+            f"{cfg.name!r}",
             file=sys.stderr,
         )
         return 1

@@ -279,3 +279,89 @@ def test_interrupt_handlers_raise_once_and_are_restored():
         time.sleep(0.1)
         assert interrupt.pending() == signal.SIGTERM
     assert signal.getsignal(signal.SIGTERM) == before
+
+
+# ----------------------------------------------------------------------------- full, read-only
+
+FAKE = [sys.executable, str(HERE / "fake_app.py")]
+TUNE = ["--space", str(HERE / "fake_space.toml"), "--launcher", "none", "--no-preload",
+        "--objective", "kernel", "--no-progress", "--verify-pairs", "6", "--no-kb",
+        "--study", "s"]  # fmt: skip
+
+
+def _tune(out: Path, *more, cwd: Path):
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    args = [*TUNE, "--out", str(out), *map(str, more), "--", *FAKE]
+    return subprocess.run(
+        [sys.executable, "-m", "iotune", "tune", *args],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def tmpfs(tmp_path):
+    """A tiny tmpfs of our own (root only), unmounted afterwards."""
+    where = tmp_path / "fs"
+    where.mkdir()
+    if (
+        os.geteuid() != 0
+        or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=160k", "tmpfs", str(where)], capture_output=True
+        ).returncode
+    ):
+        pytest.skip("needs root to mount a tmpfs")
+    yield where
+    subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+def _study_rows(db: Path) -> list:
+    import sqlite3
+
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        assert con.execute("pragma integrity_check").fetchall() == [("ok",)]
+        return con.execute("select number, state from trials order by number").fetchall()
+    finally:
+        con.close()
+
+
+def test_a_full_file_system_gives_one_message_and_loses_nothing(tmpfs, tmp_path):
+    out = tmpfs / "out"
+    r = _tune(out, "--trials", 10, cwd=tmp_path)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr
+    assert "No space left on device" in r.stderr or "disk is full" in r.stderr, r.stderr
+    assert "run the same command again" in r.stderr
+    before = _study_rows(out / "study.db") if (out / "study.db").exists() else []
+    # room again: the same command continues the study where it stopped
+    subprocess.run(["mount", "-o", "remount,size=4m", str(tmpfs)], check=True)
+    r = _tune(out, "--trials", 10, cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    after = _study_rows(out / "study.db")
+    assert after[: len(before)] == before  # every trial saved before is still there, unchanged
+    assert (out / "best.xml").is_file()
+
+
+@pytest.mark.parametrize("how", ["read-only file", "read-only file system"])
+def test_a_read_only_study_gives_one_message(how, tmpfs, tmp_path):
+    out = tmpfs / "out"
+    subprocess.run(["mount", "-o", "remount,size=4m", str(tmpfs)], check=True)
+    r = _tune(out, "--trials", 3, "--search-only", cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    before = _study_rows(out / "study.db")
+    db = str(out / "study.db")
+    if how == "read-only file":  # root ignores permissions: a read-only bind mount of the file
+        subprocess.run(["mount", "--bind", "-o", "ro", db, db], check=True)
+    else:
+        subprocess.run(["mount", "-o", "remount,ro", str(tmpfs)], check=True)
+    try:
+        r = _tune(out, "--trials", 6, "--search-only", cwd=tmp_path)
+    finally:
+        if how == "read-only file":
+            subprocess.run(["umount", db], check=False)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 2 and "run the same command again" in lines[1], lines
+    assert "readonly database" in lines[0] or "Read-only file system" in lines[0], lines
+    assert _study_rows(out / "study.db") == before
