@@ -91,11 +91,15 @@ def open_storage(url: str, heartbeat_s: int | None = HEARTBEAT_S) -> Any:
 
     if heartbeat_s:  # iotune beats from its own ask-and-tell loop (search/loop.py), not optimize()
         warnings.filterwarnings("ignore", message="Heartbeat of storage is supposed to be used")
+    _check_file(url)
     if url.startswith("journal:"):
         from optuna.storages.journal import JournalFileBackend
 
         path = Path(url[len("journal:") :]).expanduser()
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise StorageError(f"storage {url}: cannot make {path.parent}: {e.strerror}") from None
         return _journal_storage(JournalFileBackend(str(path)), heartbeat_s)
     kwargs: dict[str, Any] = {}
     if heartbeat_s:
@@ -121,6 +125,28 @@ def open_storage(url: str, heartbeat_s: int | None = HEARTBEAT_S) -> Any:
             raise
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise StorageError(scrub(f"storage {url}: cannot open it: {first}", url)) from None
+
+
+def _check_file(url: str) -> None:
+    """A journal or SQLite file that exists must be a regular file: a FIFO would block every
+    worker, a device or directory fail later with a misleading message (StorageError)."""
+    import stat
+
+    if url.startswith("journal:"):
+        name = url[len("journal:") :]
+    elif url.startswith("sqlite:///"):
+        name = url[len("sqlite:///") :].split("?", 1)[0]
+        if not name or name == ":memory:":
+            return
+    else:
+        return
+    try:
+        mode = os.stat(Path(name).expanduser()).st_mode
+    except OSError:
+        return  # not there yet: made by the storage (its own error otherwise)
+    if not stat.S_ISREG(mode):
+        kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file (a FIFO or device?)"
+        raise StorageError(f"storage {url}: {name} is {kind}")
 
 
 CREATE_TRIES = 6

@@ -341,7 +341,14 @@ def cmd_tune(args: argparse.Namespace) -> int:
         heartbeat=args.heartbeat,
     )
     cfg.out = args.out or Path("iotune-results") / cfg.name
-    cfg.out.mkdir(parents=True, exist_ok=True)
+    for what, where in (("--out", cfg.out), ("--workdir", cfg.workdir)):
+        if where is not None and where.exists() and not where.is_dir():
+            return _error(f"{what} {where} is not a directory")
+        try:
+            if where is not None:
+                where.mkdir(parents=True, exist_ok=True)
+        except OSError as e:  # no permission, a full or read-only disk
+            return _error(f"{what} {where}: cannot make the directory: {e.strerror}")
     # SIGTERM (e.g. a SLURM job reaching its end) ends the study like Ctrl-C: the running trial
     # is stopped and cleaned up (iotune.interrupt's handlers, installed by iotune.cli.main)
     try:

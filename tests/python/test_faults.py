@@ -365,3 +365,43 @@ def test_a_read_only_study_gives_one_message(how, tmpfs, tmp_path):
     assert len(lines) == 2 and "run the same command again" in lines[1], lines
     assert "readonly database" in lines[0] or "Read-only file system" in lines[0], lines
     assert _study_rows(out / "study.db") == before
+
+
+# ----------------------------------------------------------------------------- tune's arguments
+
+
+@pytest.mark.parametrize(
+    "kind,args,said",
+    [
+        ("file", ["--out", "{file}"], "is not a directory"),
+        ("file", ["--workdir", "{file}"], "is not a directory"),
+        ("fifo", ["--storage", "journal:{fifo}"], "not a regular file"),
+        ("fifo", ["--storage", "sqlite:///{fifo}"], "not a regular file"),
+        ("dir", ["--storage", "sqlite:///{dir}"], "is a directory"),
+        ("fifo", ["--space", "{fifo}"], "nor a file"),
+        ("binary", ["--space", "{binary}"], "not UTF-8"),
+        ("deep", ["--space", "{deep}"], "nested too deeply"),
+    ],
+)
+def test_tune_refuses_hostile_file_arguments_at_once(kind, args, said, tmp_path):
+    paths = {k: tmp_path / k for k in ("file", "fifo", "dir", "binary", "deep")}
+    paths["file"].write_text("x")
+    os.mkfifo(paths["fifo"])
+    paths["dir"].mkdir()
+    paths["binary"].write_bytes(b"\xff\xfe\x00 = 1\n")
+    paths["deep"].write_text("a = " + "[" * 5000 + "]" * 5000 + "\n")
+    args = [a.format(**paths) for a in args]
+    if "--out" not in args:
+        args += ["--out", str(tmp_path / "out")]
+    start = time.monotonic()
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    space = [] if "--space" in args else ["--space", str(HERE / "fake_space.toml")]
+    r = subprocess.run(
+        [sys.executable, "-m", "iotune", "tune", *space, "--launcher", "none", "--no-preload",
+         "--no-progress", "--no-kb", "--study", "s", *args, "--", *FAKE],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert time.monotonic() - start < 60
+    assert r.returncode in (1, 2), r.stdout + r.stderr
+    assert "Traceback" not in r.stderr
+    assert said in r.stderr, r.stderr
