@@ -405,3 +405,36 @@ def test_tune_refuses_hostile_file_arguments_at_once(kind, args, said, tmp_path)
     assert r.returncode in (1, 2), r.stdout + r.stderr
     assert "Traceback" not in r.stderr
     assert said in r.stderr, r.stderr
+
+
+def test_ctrl_c_on_a_terminal_reaches_the_command_and_stops_the_rest(tmp_path, dummy_lib):
+    """`iotune run` in a terminal's foreground: the command shares the terminal (it could read
+    it), Ctrl-C reaches it directly, and what ignores SIGINT (a background job of sh) goes too."""
+    import pty
+
+    pidfile = tmp_path / "grandchild"
+    pid, master = pty.fork()
+    if pid == 0:  # the child: a session of its own with the pty as its terminal
+        try:
+            os.chdir(tmp_path)
+            os.environ.update(_env(dummy_lib))
+            os.execv(sys.executable, [sys.executable, "-m", "iotune", "run", "--", "sh", "-c",
+                                      TREE, "sh", str(pidfile)])  # fmt: skip
+        finally:
+            os._exit(127)
+    try:
+        end = time.monotonic() + 60
+        while not (pidfile.is_file() and pidfile.read_text().strip()):
+            assert time.monotonic() < end, "the command did not start"
+            time.sleep(0.05)
+        grandchild = int(pidfile.read_text())
+        time.sleep(0.3)
+        os.write(master, b"\x03")  # Ctrl-C
+        end = time.monotonic() + 60
+        while (done := os.waitpid(pid, os.WNOHANG))[0] == 0:
+            assert time.monotonic() < end, "iotune did not end after Ctrl-C"
+            time.sleep(0.05)
+        assert os.waitstatus_to_exitcode(done[1]) == 130
+        assert _gone(grandchild)
+    finally:
+        os.close(master)
