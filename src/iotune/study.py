@@ -145,10 +145,10 @@ def open_study(cfg: TuneConfig, adopt: bool = False) -> tuple[Any, bool]:
             return None, True
         created = False
     if created:
-        for k, v in _meta(cfg).items():
-            study.set_user_attr(k, v)
-        warmstart.enqueue(study, cfg.space, strategy.warm_start)
+        _set_up(study, cfg, strategy.warm_start)
     else:
+        if not adopt and not _wait_set_up(study):
+            _set_up(study, cfg, strategy.warm_start)  # its creator died before it was set up
         old = study.user_attrs
         if adopt:
             cfg.strategy = old.get("strategy", cfg.strategy)
@@ -184,6 +184,29 @@ def open_study(cfg: TuneConfig, adopt: bool = False) -> tuple[Any, bool]:
 # someone's being set up. Should it be failed all the same, its worker asks for another
 # (search/loop.py): nothing is lost.
 SETUP_GRACE_S = 30.0
+
+
+def _set_up(study: Any, cfg: TuneConfig, guesses: bool) -> None:
+    """A new study's metadata and its queued baseline (and guesses)."""
+    for k, v in _meta(cfg).items():
+        if k not in study.user_attrs:
+            study.set_user_attr(k, v)
+    warmstart.enqueue(study, cfg.space, guesses)
+
+
+def _wait_set_up(study: Any) -> bool:
+    """Waits (up to SETUP_GRACE_S) until the worker that has just created the study has queued
+    its baseline, so that no other worker starts searching a study without metadata and
+    defaults. False when that never happens (its creator died in between)."""
+    import time
+
+    until = time.monotonic() + SETUP_GRACE_S
+    while True:
+        if any(t.user_attrs.get("origin") == warmstart.BASELINE for t in study.get_trials()):
+            return True
+        if time.monotonic() >= until:
+            return False
+        time.sleep(0.2)
 
 
 def recover_stale(study: Any) -> int:

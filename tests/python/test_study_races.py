@@ -81,3 +81,30 @@ def test_a_trial_failed_by_another_worker_while_being_set_up_is_dropped():
     assert states[0] == ("FAIL", "interrupted")
     assert len(states) == 4 and all(s in ("COMPLETE", "PRUNED") for s, _ in states[1:])
     assert storage.fail(study, study.trials[1], "interrupted") is False  # finished: left alone
+
+
+def test_a_study_whose_creator_died_before_setting_it_up_is_set_up_by_the_next(
+    tmp_path, monkeypatch
+):
+    """A worker that created the study and died before writing its metadata and queueing the
+    baseline: the next worker waits out the set-up grace, then does it; a worker that finds it
+    set up (the usual case: it was created a moment ago by another) goes on at once."""
+    from iotune import study as study_mod
+
+    url = f"sqlite:///{tmp_path / 'study.db'}"
+    optuna.create_study(study_name="s", storage=storage.open_storage(url, None))  # and died
+    cfg = study_mod.TuneConfig(
+        app=["./app"], out=tmp_path, space=space_mod.load(str(HERE / "fake_space.toml")),
+        launcher="none", study_name="s", storage=url, preload=False,
+    )  # fmt: skip
+    monkeypatch.setattr(study_mod, "SETUP_GRACE_S", 0.5)
+    s, created = study_mod.open_study(cfg)
+    assert not created
+    assert s.user_attrs["strategy"] == "default" and s.user_attrs["command_text"]
+    origins = [t.user_attrs.get("origin") for t in s.trials]
+    assert origins == ["defaults"]
+    monkeypatch.setattr(study_mod, "SETUP_GRACE_S", 60)
+    start = time.monotonic()
+    s, _ = study_mod.open_study(cfg)  # set up now: no wait, nothing queued twice
+    assert time.monotonic() - start < 30
+    assert [t.user_attrs.get("origin") for t in s.trials] == ["defaults"]
