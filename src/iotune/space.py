@@ -350,7 +350,14 @@ def load(name_or_path: str | Path) -> Space:
         except RecursionError:
             raise SpaceError(f"{path}: the space is nested too deeply") from None
         where = str(path)
-    space = parse(data, where)
+    try:
+        space = parse(data, where)
+    except SpaceError:
+        raise
+    except (AttributeError, TypeError, KeyError, ValueError) as e:  # a value of the wrong kind
+        detail = str(e) if not isinstance(e, (AttributeError, TypeError)) else ""
+        why = detail or "a value is not of the kind the format has there (a table, list or text)"
+        raise SpaceError(f"{where}: not a usable space: {why}") from None
     space.source = where
     return space
 
