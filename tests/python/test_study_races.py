@@ -108,3 +108,28 @@ def test_a_study_whose_creator_died_before_setting_it_up_is_set_up_by_the_next(
     s, _ = study_mod.open_study(cfg)  # set up now: no wait, nothing queued twice
     assert time.monotonic() - start < 30
     assert [t.user_attrs.get("origin") for t in s.trials] == ["defaults"]
+
+
+def test_storage_faults_are_told_apart_from_bugs():
+    """storage.fault: the one reading of a write that failed (tune and defaults print it);
+    anything else is not taken for one."""
+    import errno
+    import sqlite3
+
+    url = "postgresql://me:secret@host/db"
+    try:
+        try:
+            raise sqlite3.OperationalError("database or disk is full")
+        except sqlite3.OperationalError as inner:
+            raise optuna.exceptions.StorageInternalError("commit failed") from inner
+    except Exception as e:
+        said = storage.fault(e, url)
+    assert (
+        said
+        == "cannot write the study storage postgresql://me:***@host/db: database or disk is full"
+    )
+    full = OSError(errno.ENOSPC, "No space left on device", "/x/report.html")
+    assert storage.fault(full, url) == "cannot write /x/report.html: No space left on device"
+    assert "Read-only" in storage.fault(OSError(errno.EROFS, "Read-only file system"), url)
+    assert storage.fault(ValueError("a bug"), url) is None
+    assert storage.fault(OSError(errno.ENOENT, "No such file"), url) is None
