@@ -125,6 +125,11 @@ def _read_pipe(path: str, wait_s: float | None = None) -> bytes:
         while size < limit:
             # Linux reports no POLLHUP on a FIFO that never had a writer: this waits for one
             if not poller.poll(wait_s * 1000):
+                if size:
+                    raise InputError(
+                        f"{path}: the pipe sent {size} bytes, then nothing more for {wait_s:g} s "
+                        "without closing"
+                    )
                 raise InputError(
                     f"{path}: no control file came through this pipe within {wait_s:g} s "
                     "(a FIFO with nobody writing to it?)"

@@ -438,3 +438,26 @@ def test_ctrl_c_on_a_terminal_reaches_the_command_and_stops_the_rest(tmp_path, d
         assert _gone(grandchild)
     finally:
         os.close(master)
+
+
+def test_a_pipe_that_goes_silent_without_closing_is_given_up(tmp_path, monkeypatch, capsys):
+    fifo = tmp_path / "c.xml"
+    os.mkfifo(fifo)
+    monkeypatch.setattr(cli, "PIPE_WAIT_S", 0.5)
+    release = threading.Event()
+
+    def writer():
+        with open(fifo, "w") as f:
+            f.write(XML[:20])
+            f.flush()
+            release.wait(30)  # open, silent
+
+    t = threading.Thread(target=writer)
+    t.start()
+    try:
+        assert cli.main(["check", str(fifo)]) == 2
+    finally:
+        release.set()
+        t.join()
+    err = capsys.readouterr().err
+    assert "sent 20 bytes, then nothing more" in err, err
