@@ -9,6 +9,7 @@ import argparse
 import json
 import os
 import re
+import select
 import stat
 import sys
 import tempfile
@@ -99,47 +100,118 @@ def _hints(path: str, data: bytes | None) -> list[str]:
     from iotune import suggest
 
     if data is None:
-        try:
-            with open(path, "rb") as f:
-                data = f.read(1024 * 1024)
-        except OSError:
+        from iotune.inputs import InputError, read_bytes
+
+        try:  # a regular file only, never blocking (parse_file has said what else is wrong)
+            data = read_bytes(path, "control file", 1024 * 1024)
+        except InputError:
             return []
     return suggest.hints(data, path)
 
 
 def _is_pipe(path: str) -> bool:
-    """A FIFO or character device, such as the /dev/fd/63 of `--config <(...)`."""
+    """A FIFO, such as the /dev/fd/63 of `--config <(...)`."""
     try:
-        mode = os.stat(path).st_mode
+        return stat.S_ISFIFO(os.stat(path).st_mode)
     except OSError:
         return False
-    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)
 
 
-def _read_pipe(path: str) -> bytes:
+PIPE_WAIT_S = 10.0  # the longest a pipe may keep iotune waiting for (more) data
+
+
+def _read_pipe(path: str, wait_s: float | None = None) -> bytes:
+    """The contents of a pipe (one byte more than a control file may hold: the runtime then
+    says it is too large). Opened without blocking: a FIFO nobody writes to, or a writer that
+    goes silent, is given up after PIPE_WAIT_S seconds with one InputError."""
     from iotune import controlfile
+    from iotune.inputs import InputError
 
-    with open(path, "rb") as f:
-        return f.read(controlfile.MAX_BYTES + 1)  # one byte more: the runtime says too large
+    wait_s = PIPE_WAIT_S if wait_s is None else wait_s
+    limit = controlfile.MAX_BYTES + 1
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as e:
+        raise InputError(f"{path}: cannot read the control file: {e.strerror or e}") from None
+    try:
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            raise InputError(f"{path}: cannot read the control file: not a file or a pipe")
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        chunks, size = [], 0
+        while size < limit:
+            # Linux reports no POLLHUP on a FIFO that never had a writer: this waits for one
+            if not poller.poll(wait_s * 1000):
+                if size:
+                    raise InputError(
+                        f"{path}: the pipe sent {size} bytes, then nothing more for {wait_s:g} s "
+                        "without closing"
+                    )
+                raise InputError(
+                    f"{path}: no control file came through this pipe within {wait_s:g} s "
+                    "(a FIFO with nobody writing to it?)"
+                )
+            try:
+                chunk = os.read(fd, limit - size)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    except OSError as e:
+        raise InputError(f"{path}: cannot read the control file: {e.strerror or e}") from None
+    finally:
+        os.close(fd)
 
 
-def _private_copy(pipe: str) -> str | None:
+def _private_copy(pipe: str, copies: list[str]) -> str:
     """Copies a pipe to a new file only this user can read, in the working directory (rank 0
-    may run on another node, and /tmp is per node) or else in the temporary directory."""
-    try:
-        fd, copy = tempfile.mkstemp(prefix=".iotune-config-", suffix=".xml", dir=os.getcwd())
-    except OSError:
-        fd, copy = tempfile.mkstemp(prefix="iotune-config-", suffix=".xml")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(_read_pipe(pipe))
-    except BaseException as e:
-        os.unlink(copy)
-        if not isinstance(e, OSError):
-            raise
-        _error(f"run: cannot read {pipe}: {e.strerror}")
-        return None
+    may run on another node, and /tmp is per node) or else in the temporary directory; the
+    copy's name is added to copies (for the caller to remove) before anything is written. The
+    pipe is read first: nothing is left behind when it gives nothing (InputError)."""
+    from iotune import interrupt
+
+    data = _read_pipe(pipe)
+    with interrupt.deferred():  # a signal now would leave a copy nobody knows of
+        try:
+            fd, copy = tempfile.mkstemp(prefix=".iotune-config-", suffix=".xml", dir=os.getcwd())
+        except OSError:
+            fd, copy = tempfile.mkstemp(prefix="iotune-config-", suffix=".xml")
+        copies.append(copy)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
     return copy
+
+
+def _control_file_for_runtime(config: str | None, copies: list[str]) -> str | None:
+    """The control file to give the runtime (which reads only regular files): config itself,
+    or a private copy of a pipe (`--config <(...)`, which the ranks could not open anyway). A
+    directory or device is refused at once (InputError); a missing file is left to the
+    runtime, which says so and runs the command without settings."""
+    from iotune.inputs import InputError
+
+    if config is None:
+        return None
+    try:
+        mode = os.stat(config).st_mode
+    except OSError:
+        return config
+    if stat.S_ISFIFO(mode):
+        return _private_copy(config, copies)
+    if not stat.S_ISREG(mode):
+        kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
+        raise InputError(f"{config}: cannot read the control file: {kind}")
+    return config
+
+
+def _remove(copies: list[str]) -> None:
+    for copy in copies:
+        try:
+            os.unlink(copy)
+        except FileNotFoundError:
+            pass
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -155,21 +227,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         _error("run: --config needs the name of a control file")
         return 2
     # The runtime reads only regular files and is the one that reports the control file's
-    # problems (once, also for job scripts without this command). A pipe, which the ranks
-    # could not open anyway, goes through a private copy removed afterwards.
-    config, copies = args.config, []  # no control file: the preload alone (capture, defaults)
-    if config is not None and _is_pipe(config):
-        copy = _private_copy(config)
-        if copy is None:
-            return 1
-        config = copy
-        copies.append(copy)
+    # problems (once, also for job scripts without this command). A pipe goes through a
+    # private copy, removed afterwards whatever happens (an error, Ctrl-C, SIGTERM).
+    copies: list[str] = []
     try:
-        setup = _runtime_for(command, config, args.mpi, args.verbose)
+        config = _control_file_for_runtime(args.config, copies)
+        setup = _runtime_for(command, config, args.mpi, args.verbose, copies)
         if setup is None:
             return 1
-        lib, config, extra, copy = setup
-        copies += [copy] if copy else []
+        lib, config, extra = setup
         return launch.run(command, config, lib=lib, verbose=args.verbose, extra_env=extra)
     except FileNotFoundError as e:
         _error(f"cannot run {command[0]}: {e.strerror}")
@@ -177,19 +243,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     except PermissionError as e:
         _error(f"cannot run {command[0]}: {e.strerror}")
         return 126
-    except KeyboardInterrupt:
-        return 130
+    except OSError as e:  # e.g. no room for the copy of a pipe
+        _error(f"run: {e.strerror or e}")
+        return 1
     finally:
-        for copy in copies:
-            os.unlink(copy)
+        _remove(copies)
 
 
-def _runtime_for(command, config, mpi, verbose):
-    """(libiotune.so, control file for the runtime, environment, copy to remove) of a run:
+def _runtime_for(command, config, mpi, verbose, copies):
+    """(libiotune.so, control file for the runtime, environment) of a run:
     the runtime of the command's MPI (said on standard error when there was a choice), and
     the control file's Open MPI parameters as OMPI_MCA_* (the runtime gets a copy without
-    them). None after an error message."""
-    from iotune import controlfile, launch, mpifamily, paths
+    them, its name added to copies for the caller to remove). None after an error message."""
+    from iotune import controlfile, interrupt, launch, mpifamily, paths
 
     try:
         choice = mpifamily.choose(command, mpi)
@@ -198,8 +264,8 @@ def _runtime_for(command, config, mpi, verbose):
         return None
     if verbose or (choice.build is not None and len(paths.builds()) > 1):
         launch.say(choice.describe())
-    if config is None or _is_pipe(config):  # a pipe is read once: by the runtime
-        return choice.lib, config, {}, None
+    if config is None:
+        return choice.lib, config, {}
     from iotune import costs
 
     parsed = controlfile.parse_file(config)
@@ -209,7 +275,7 @@ def _runtime_for(command, config, mpi, verbose):
         launch.say(f"{config}: {problem}")
     names = {s.name for s in parsed.settings if s.param is not None and s.param.is_mca}
     if not names:
-        return choice.lib, config, {}, None
+        return choice.lib, config, {}
     if choice.family != "openmpi":
         launch.say(
             f"{config}: Open MPI parameters ({', '.join(sorted(names))}) not applied: the "
@@ -218,8 +284,10 @@ def _runtime_for(command, config, mpi, verbose):
         env = {}
     elif verbose:
         launch.say("Open MPI parameters: " + " ".join(f"{k}={v}" for k, v in env.items()))
-    copy = launch.runtime_copy(config, names)
-    return choice.lib, copy, env, copy
+    with interrupt.deferred():  # a signal now would leave a copy nobody knows of
+        copy = launch.runtime_copy(config, names)
+        copies.append(copy)
+    return choice.lib, copy, env
 
 
 def _command_after_dashes(args: argparse.Namespace, name: str) -> list[str] | None:
@@ -294,20 +362,19 @@ def cmd_profile(args: argparse.Namespace) -> int:
     extra = {"IOTUNE_PROFILE": out, "IOTUNE_SESSION": f"cli-{os.getpid()}-{time.time_ns():x}"}
     if args.trace:
         extra["IOTUNE_TRACE"] = "1"
-    setup = _runtime_for(command, args.config, args.mpi, False)
-    if setup is None:
-        return 1
-    lib, config, mca, copy = setup
+    copies: list[str] = []
     try:
+        config = _control_file_for_runtime(args.config, copies)
+        setup = _runtime_for(command, config, args.mpi, False, copies)
+        if setup is None:
+            return 1
+        lib, config, mca = setup
         status = launch.run(command, config, lib=lib, extra_env={**mca, **extra})
     except OSError as e:
         _error(f"cannot run {command[0]}: {e.strerror}")
         return 127
-    except KeyboardInterrupt:
-        return 130
     finally:
-        if copy:
-            os.unlink(copy)
+        _remove(copies)
     try:
         p = prof.load(out)
     except prof.ProfileError as e:
@@ -562,16 +629,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.cmd is None:
         parser.print_help()
         return 2
+    from iotune import interrupt
     from iotune.inputs import InputError
 
-    try:
-        return args.func(args)
-    except BrokenPipeError:  # e.g. `iotune check --list | head`
-        sys.stderr.close()
-        return 1
-    except InputError as e:  # a file from outside that cannot be used: one line, no traceback
-        print(f"iotune: {e}", file=sys.stderr)
-        return 2
+    # SIGTERM, SIGINT, SIGHUP: what the command started is stopped and its temporary files
+    # removed (iotune.launch, iotune.trial, the commands' finally blocks); exit 128 + signal
+    with interrupt.handlers():
+        try:
+            return args.func(args)
+        except BrokenPipeError:  # e.g. `iotune check --list | head`
+            sys.stderr.close()
+            return 1
+        except InputError as e:  # a file from outside that cannot be used: one line
+            print(f"iotune: {e}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt as e:
+            status = interrupt.exit_status(e)
+            print(f"{PROG}: stopped by {interrupt.name(status - 128)}", file=sys.stderr)
+            return status
 
 
 if __name__ == "__main__":

@@ -332,6 +332,19 @@ def exit_status(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
+GRACE_S = 10.0  # seconds a stopped command has to end after the signal, before SIGKILL
+
+
+def _foreground_terminal() -> bool:
+    """True when standard input is the terminal and this process is in its foreground group:
+    the command then stays in this process group, so that it can read the terminal and the
+    keyboard's signals (Ctrl-C, Ctrl-Z) reach it directly, as they would without iotune."""
+    try:
+        return os.isatty(0) and os.tcgetpgrp(0) == os.getpgrp()
+    except OSError:
+        return False
+
+
 def run(
     command: Sequence[str],
     config: str | os.PathLike[str] | None = None,
@@ -345,39 +358,143 @@ def run(
 ) -> int:
     """Runs command with the runtime preloaded; its standard streams are the caller's.
 
-    Returns its exit status (128 + N when killed by signal N). On timeout the command's whole
-    process group is killed and subprocess.TimeoutExpired is raised. Ctrl-C reaches the command
-    (same terminal) and this waits for it to end.
+    Returns its exit status (128 + N when killed by signal N). The command runs in a process
+    group of its own (unless it shares the terminal in the foreground, see
+    _foreground_terminal). On timeout that group is killed and subprocess.TimeoutExpired is
+    raised. When this process is interrupted (KeyboardInterrupt, or iotune.interrupt's
+    Interrupted for SIGTERM and SIGHUP) or fails while the command runs, the signal is passed on
+    to the command's group (Ctrl-C from the terminal has reached it already), the group gets
+    GRACE_S seconds to end, then SIGKILL; then the exception goes on.
     """
     if not command:
         raise ValueError("no command to run")
     full_env = runtime_env(
         config, lib=lib, verbose=verbose, base=env, extra=extra_env, command=command
     )
-    own_group = timeout is not None
-    proc = subprocess.Popen(list(command), env=full_env, cwd=cwd, start_new_session=own_group)
+    shared = timeout is None and _foreground_terminal()
+    proc = subprocess.Popen(
+        list(command),
+        env=full_env,
+        cwd=cwd,
+        start_new_session=timeout is not None,
+        process_group=None if shared or timeout is not None else 0,
+    )
+    done = False
     try:
-        return exit_status(proc.wait(timeout=timeout))
+        status = exit_status(proc.wait(timeout=timeout))
+        done = True
+        return status
     except subprocess.TimeoutExpired:
-        _kill_group(proc)
+        stop(proc, signal.SIGKILL, group=True)
+        done = True
         raise
-    except KeyboardInterrupt:
-        if own_group:  # not in the terminal's process group: pass the interrupt on
-            _signal_group(proc, signal.SIGINT)
+    except KeyboardInterrupt as e:
+        sig = getattr(e, "signum", signal.SIGINT)
+        # Ctrl-C in a shared foreground group has reached the command already
+        stop(proc, None if shared and sig == signal.SIGINT else sig, group=not shared)
+        done = True
+        raise
+    finally:
+        if not done:  # any other exception: the command must not outlive this process
+            stop(proc, signal.SIGTERM, group=not shared)
+
+
+def stop(
+    proc: subprocess.Popen,
+    sig: int | None = signal.SIGTERM,
+    *,
+    group: bool = True,
+    grace: float = GRACE_S,
+) -> None:
+    """Stops a command this process started: sig (None: none, it was sent already) to its
+    process group (group=True: proc leads a group of its own) or else to proc and each of its
+    descendants; waits up to grace seconds for proc to exit, then SIGKILL to whatever is left
+    (the whole group: ranks that ignored the signal, or still writing)."""
+    known = [] if group else descendants(proc.pid)  # orphans lose their parent: note them now
+    if sig is not None:
+        _send(proc, sig, group, known)
+    if sig != signal.SIGKILL:
         try:
-            proc.wait(timeout=10)
+            proc.wait(timeout=grace)
         except subprocess.TimeoutExpired:
-            _kill_group(proc)
-        raise
-
-
-def _signal_group(proc: subprocess.Popen, sig: int) -> None:
-    try:
-        os.killpg(proc.pid, sig)
-    except (ProcessLookupError, PermissionError):
-        proc.send_signal(sig)
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    _signal_group(proc, signal.SIGKILL)
+            pass
+    _send(proc, signal.SIGKILL, group, known)
     proc.wait()
+
+
+def _send(proc: subprocess.Popen, sig: int, group: bool, known: Sequence[int] = ()) -> None:
+    if group:
+        try:
+            os.killpg(proc.pid, sig)
+            return
+        except ProcessLookupError:  # the group is gone: nothing left to signal
+            return
+        except PermissionError:
+            pass
+    pids = [] if proc.returncode is not None else [proc.pid]
+    for pid in dict.fromkeys([*pids, *known, *descendants(proc.pid)]):
+        try:
+            os.kill(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def descendants(pid: int) -> list[int]:
+    """The processes below pid (children, their children, ...), from /proc; [] elsewhere."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()  # after "pid (comm) "
+        if len(fields) > 1 and fields[1].isdigit():
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def run_captured(
+    command: Sequence[str],
+    *,
+    timeout: float | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    text: bool = True,
+) -> subprocess.CompletedProcess:
+    """subprocess.run(command, capture_output=True, stdin=DEVNULL) in a session of its own:
+    on timeout (subprocess.TimeoutExpired is raised) its whole process group is killed, and when
+    this process is interrupted or fails meanwhile, the group gets the signal (SIGTERM for an
+    error), GRACE_S seconds, then SIGKILL; then the exception goes on."""
+    proc = subprocess.Popen(
+        list(command),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=None if env is None else dict(env),
+        cwd=cwd,
+        text=text,
+        start_new_session=True,
+    )
+    with proc:
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            stop(proc, signal.SIGKILL)
+            raise
+        except BaseException as e:
+            stop(proc, getattr(e, "signum", signal.SIGINT if isinstance(e, KeyboardInterrupt)
+                               else signal.SIGTERM))  # fmt: skip
+            raise
+    return subprocess.CompletedProcess(list(command), proc.returncode, out, err)

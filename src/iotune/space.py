@@ -324,6 +324,9 @@ def preset_names() -> list[str]:
     return sorted(p.name[:-5] for p in files.iterdir() if p.name.endswith(".toml"))
 
 
+MAX_SPACE_BYTES = 1024 * 1024  # a space file is a few kilobytes
+
+
 def load(name_or_path: str | Path) -> Space:
     """A preset by name (local, sc13-lustre, gpfs, ...) or a TOML file by path."""
     text_path = str(name_or_path)
@@ -336,12 +339,25 @@ def load(name_or_path: str | Path) -> Space:
         if not path.is_file():
             known = ", ".join(preset_names())
             raise SpaceError(f"no space {text_path!r}: neither a preset ({known}) nor a file")
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        from iotune.inputs import InputError, read_text
+
+        try:  # never blocks, bounded, binary refused
+            data = tomllib.loads(read_text(path, "space", MAX_SPACE_BYTES))
+        except InputError as e:
+            raise SpaceError(str(e)) from None
         except tomllib.TOMLDecodeError as e:
             raise SpaceError(f"{path}: {e}") from None
+        except RecursionError:
+            raise SpaceError(f"{path}: the space is nested too deeply") from None
         where = str(path)
-    space = parse(data, where)
+    try:
+        space = parse(data, where)
+    except SpaceError:
+        raise
+    except (AttributeError, TypeError, KeyError, ValueError) as e:  # a value of the wrong kind
+        detail = str(e) if not isinstance(e, (AttributeError, TypeError)) else ""
+        why = detail or "a value is not of the kind the format has there (a table, list or text)"
+        raise SpaceError(f"{where}: not a usable space: {why}") from None
     space.source = where
     return space
 

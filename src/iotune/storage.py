@@ -28,6 +28,7 @@ agree to well within the grace (NTP).
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import threading
@@ -90,23 +91,30 @@ def open_storage(url: str, heartbeat_s: int | None = HEARTBEAT_S) -> Any:
 
     if heartbeat_s:  # iotune beats from its own ask-and-tell loop (search/loop.py), not optimize()
         warnings.filterwarnings("ignore", message="Heartbeat of storage is supposed to be used")
+    _check_file(url)
     if url.startswith("journal:"):
         from optuna.storages.journal import JournalFileBackend
 
         path = Path(url[len("journal:") :]).expanduser()
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise StorageError(f"storage {url}: cannot make {path.parent}: {e.strerror}") from None
         return _journal_storage(JournalFileBackend(str(path)), heartbeat_s)
     kwargs: dict[str, Any] = {}
     if heartbeat_s:
         kwargs["heartbeat_interval"] = int(heartbeat_s)
         kwargs["grace_period"] = GRACE_BEATS * int(heartbeat_s)
-    if url.startswith("sqlite:"):
-        kwargs["engine_kwargs"] = {"connect_args": {"timeout": 120}}
+    if url.startswith("sqlite:"):  # the driver's own transactions off: see _immediate()
+        kwargs["engine_kwargs"] = {"connect_args": {"timeout": 120, "isolation_level": None}}
     elif os.environ.get(PASSWORD_ENV) and password_of(url) is None:
         # to the driver directly: the URL (which Optuna and SQLAlchemy may show) stays clean
         kwargs["engine_kwargs"] = {"connect_args": {"password": os.environ[PASSWORD_ENV]}}
     try:
-        return _rdb_storage(url, kwargs)
+        store = _rdb_storage(url, kwargs)
+        if url.startswith("sqlite:"):
+            _immediate(store.engine)
+        return store
     except ImportError as e:
         hint = ' (for PostgreSQL: pip install "psycopg[binary]")' if "postgres" in url else ""
         raise StorageError(
@@ -119,7 +127,43 @@ def open_storage(url: str, heartbeat_s: int | None = HEARTBEAT_S) -> Any:
         raise StorageError(scrub(f"storage {url}: cannot open it: {first}", url)) from None
 
 
+def _check_file(url: str) -> None:
+    """A journal or SQLite file that exists must be a regular file: a FIFO would block every
+    worker, a device or directory fail later with a misleading message (StorageError)."""
+    import stat
+
+    if url.startswith("journal:"):
+        name = url[len("journal:") :]
+    elif url.startswith("sqlite:///"):
+        name = url[len("sqlite:///") :].split("?", 1)[0]
+        if not name or name == ":memory:":
+            return
+    else:
+        return
+    try:
+        mode = os.stat(Path(name).expanduser()).st_mode
+    except OSError:
+        return  # not there yet: made by the storage (its own error otherwise)
+    if not stat.S_ISREG(mode):
+        kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file (a FIFO or device?)"
+        raise StorageError(f"storage {url}: {name} is {kind}")
+
+
 CREATE_TRIES = 6
+
+
+def _immediate(engine: Any) -> None:
+    """Every transaction on a SQLite study starts with BEGIN IMMEDIATE (it waits for the write
+    lock, up to the connection's timeout, before it reads). With SQLite's default deferred
+    transactions concurrent workers raced: two read the same queued (WAITING) trial and both
+    claimed it (SQLite has no SELECT ... FOR UPDATE, which Optuna relies on), so one of them
+    later failed to finish it; and a transaction that read first and then wanted to write met
+    another's write lock and failed at once with "database is locked", whatever the timeout."""
+    from sqlalchemy import event
+
+    @event.listens_for(engine, "begin")
+    def _begin(conn: Any) -> None:
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
 
 
 # a server at its limit, or (SQLite: an OperationalError) another process creating the tables
@@ -151,17 +195,56 @@ def _rdb_storage(url: str, kwargs: dict[str, Any]) -> Any:
     raise AssertionError("unreachable")
 
 
+# SQLite's words for a store it cannot write (its error codes, as sqlite3 says them)
+_SQLITE_FAULTS = (
+    "database or disk is full",
+    "readonly database",
+    "unable to open database file",
+    "disk i/o error",
+    "database is locked",
+    "database disk image is malformed",
+    "file is not a database",
+)
+_OS_FAULTS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO}
+
+
+def fault(exc: BaseException, url: str) -> str | None:
+    """One line saying why the study (or an output file) cannot be written, when exc is such
+    a fault: a full file system, a read-only or unwritable store, a locked or damaged
+    database, anywhere in its chain of causes; None for anything else."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, OSError) and exc.errno in _OS_FAULTS:
+            where = exc.filename or "an output file"
+            return f"cannot write {where}: {exc.strerror or exc}"
+        text = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+        first = text[0] if text else ""
+        if type(exc).__module__.startswith(("sqlite3", "sqlalchemy")) and any(
+            f in first.lower() for f in _SQLITE_FAULTS
+        ):
+            return scrub(f"cannot write the study storage {url}: {first}", url)
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
 def fresh(study: Any, trial: Any) -> Any:
     """The trial as the storage holds it now (another worker may have changed it)."""
     return study._storage.get_trial(trial._trial_id)
 
 
-def fail(study: Any, trial: Any, status: str) -> None:
-    """Records a trial that no worker will finish (its worker died) as failed, with a status."""
+def fail(study: Any, trial: Any, status: str) -> bool:
+    """Records a trial that no worker will finish (its worker died) as failed, with a status.
+    False when it has finished meanwhile (another worker or its own was quicker)."""
+    from optuna.exceptions import UpdateFinishedTrialError
     from optuna.trial import TrialState
 
-    study._storage.set_trial_user_attr(trial._trial_id, "status", status)
-    study._storage.set_trial_state_values(trial._trial_id, TrialState.FAIL)
+    try:
+        study._storage.set_trial_user_attr(trial._trial_id, "status", status)
+        study._storage.set_trial_state_values(trial._trial_id, TrialState.FAIL)
+    except UpdateFinishedTrialError:
+        return False
+    return True
 
 
 def _journal_storage(backend: Any, heartbeat_s: int | None) -> Any:

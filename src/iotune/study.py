@@ -145,10 +145,10 @@ def open_study(cfg: TuneConfig, adopt: bool = False) -> tuple[Any, bool]:
             return None, True
         created = False
     if created:
-        for k, v in _meta(cfg).items():
-            study.set_user_attr(k, v)
-        warmstart.enqueue(study, cfg.space, strategy.warm_start)
+        _set_up(study, cfg, strategy.warm_start)
     else:
+        if not adopt and not _wait_set_up(study):
+            _set_up(study, cfg, strategy.warm_start)  # its creator died before it was set up
         old = study.user_attrs
         if adopt:
             cfg.strategy = old.get("strategy", cfg.strategy)
@@ -179,7 +179,34 @@ def open_study(cfg: TuneConfig, adopt: bool = False) -> tuple[Any, bool]:
     return study, created
 
 
-SETUP_GRACE_S = 5.0  # a worker sets a new trial's "worker" attribute within milliseconds
+# A worker sets a new trial's "worker" attribute within milliseconds, or seconds on a loaded
+# host (6 workers on 2 cores took more than 5 s): a worker-less trial younger than this is
+# someone's being set up. Should it be failed all the same, its worker asks for another
+# (search/loop.py): nothing is lost.
+SETUP_GRACE_S = 30.0
+
+
+def _set_up(study: Any, cfg: TuneConfig, guesses: bool) -> None:
+    """A new study's metadata and its queued baseline (and guesses)."""
+    for k, v in _meta(cfg).items():
+        if k not in study.user_attrs:
+            study.set_user_attr(k, v)
+    warmstart.enqueue(study, cfg.space, guesses)
+
+
+def _wait_set_up(study: Any) -> bool:
+    """Waits (up to SETUP_GRACE_S) until the worker that has just created the study has queued
+    its baseline, so that no other worker starts searching a study without metadata and
+    defaults. False when that never happens (its creator died in between)."""
+    import time
+
+    until = time.monotonic() + SETUP_GRACE_S
+    while True:
+        if any(t.user_attrs.get("origin") == warmstart.BASELINE for t in study.get_trials()):
+            return True
+        if time.monotonic() >= until:
+            return False
+        time.sleep(0.2)
 
 
 def recover_stale(study: Any) -> int:
@@ -200,23 +227,27 @@ def recover_stale(study: Any) -> int:
         if worker is None and t.datetime_start is not None:
             now = datetime.datetime.now(t.datetime_start.tzinfo)  # naive local or aware
             age = (now - t.datetime_start).total_seconds()
-            time.sleep(min(max(SETUP_GRACE_S - age, 0.0), SETUP_GRACE_S))
-            t = storage.fresh(study, t)
-            worker = t.user_attrs.get("worker")
+            until = time.monotonic() + min(max(SETUP_GRACE_S - age, 0.0), SETUP_GRACE_S)
+            while True:  # until it is claimed, finished, or the grace is over
+                t = storage.fresh(study, t)
+                worker = t.user_attrs.get("worker")
+                if worker is not None or t.state != TrialState.RUNNING:
+                    break
+                if time.monotonic() >= until:
+                    break
+                time.sleep(min(0.5, max(until - time.monotonic(), 0.0)))
             if worker is None and t.state == TrialState.RUNNING:
-                _mark_interrupted(study, t)
-                n += 1
+                n += _mark_interrupted(study, t)
             continue
         whost, _, pid = (worker or "").rpartition(":")
         if whost != host or not pid.isdigit() or trial._pid_alive(int(pid)):
             continue
-        _mark_interrupted(study, t)
-        n += 1
+        n += _mark_interrupted(study, t)
     return n
 
 
-def _mark_interrupted(study: Any, t: Any) -> None:
-    storage.fail(study, t, "interrupted")
+def _mark_interrupted(study: Any, t: Any) -> bool:
+    return storage.fail(study, t, "interrupted")
 
 
 # ----------------------------------------------------------------------------- running

@@ -141,21 +141,7 @@ def _read_tail(f: Any) -> str:
 
 def _stop(proc: subprocess.Popen) -> None:
     """SIGTERM to the process group, SIGKILL after 3 s (mpiexec forwards TERM to the ranks)."""
-    for sig, grace in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 10.0)):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            pass
-        try:
-            proc.wait(timeout=grace)
-            break
-        except subprocess.TimeoutExpired:
-            continue
-    # whatever is left of the group (ranks that ignored TERM) goes too
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+    launch.stop(proc, signal.SIGTERM, group=True, grace=3.0)
 
 
 def _wait_exit(proc: subprocess.Popen, deadline: float) -> float | None:
@@ -194,7 +180,8 @@ def run_trial(
     cap_s: stop the run once its wall time passes this (adaptive capping): status "capped".
     A non-zero exit is "failed", death by a signal "crashed", the time-out "timeout"; a run that
     exits 0 but yields no objective is "failed" too. Never raises for the application's sake;
-    KeyboardInterrupt stops the run, cleans up and is re-raised.
+    KeyboardInterrupt (and iotune.interrupt's Interrupted: SIGTERM) stops the run's process
+    group, cleans up and is re-raised.
     """
     opts.workdir.mkdir(parents=True, exist_ok=True)
     # absolute: the application runs inside it, and the profile path must not be relative
@@ -250,9 +237,9 @@ def _run_in(
                 stopped = "capped" if cap_s is not None and cap_s < opts.timeout else "timeout"
                 _stop(proc)
                 end = time.monotonic()
-        except KeyboardInterrupt:
-            _stop(proc)
-            raise
+        finally:
+            if proc.returncode is None:  # interrupted (Ctrl-C, SIGTERM) or failed: stop it too
+                _stop(proc)
         wall = end - start
         stdout = _read_tail(out)
         stderr = _read_tail(err)

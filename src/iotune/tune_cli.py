@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 import time
 from pathlib import Path
@@ -265,7 +264,7 @@ def _launcher(chosen: str | None, app: list[str] | None, build=None) -> str:
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
-    from iotune import mpifamily, paths, space, storage, study
+    from iotune import interrupt, mpifamily, paths, space, storage, study
 
     if args.demo:
         args.kernel = args.kernel or DEMO["kernel"]
@@ -351,27 +350,41 @@ def cmd_tune(args: argparse.Namespace) -> int:
         heartbeat=args.heartbeat,
     )
     cfg.out = args.out or Path("iotune-results") / cfg.name
-    cfg.out.mkdir(parents=True, exist_ok=True)
-    previous = signal.signal(signal.SIGTERM, _terminate)  # e.g. a SLURM job reaching its end
+    for what, where in (("--out", cfg.out), ("--workdir", cfg.workdir)):
+        if where is not None and where.exists() and not where.is_dir():
+            return _error(f"{what} {where} is not a directory")
+        try:
+            if where is not None:
+                where.mkdir(parents=True, exist_ok=True)
+        except OSError as e:  # no permission, a full or read-only disk
+            return _error(f"{what} {where}: cannot make the directory: {e.strerror}")
+    # SIGTERM (e.g. a SLURM job reaching its end) ends the study like Ctrl-C: the running trial
+    # is stopped and cleaned up (iotune.interrupt's handlers, installed by iotune.cli.main)
     try:
         return _run(cfg, not args.no_progress)
     except study.StudyError as e:
         print(f"iotune tune: {e}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
+    except Exception as e:  # a full disk, a read-only store: one message, the study kept
+        why = storage.fault(e, study.storage_url(cfg))
+        if why is None:
+            raise
         print(
-            f"\niotune tune: interrupted; run the same command again to continue the study "
-            f"{cfg.name!r} ({storage.redact(study.storage_url(cfg))})",
+            f"iotune tune: {why}\niotune tune: what was saved before stays ({cfg.out}); make "
+            f"room (or make it writable) and run the same command again to continue the study "
+            f"{cfg.name!r}",
             file=sys.stderr,
         )
-        return 130
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-def _terminate(signum, frame):
-    """SIGTERM ends the study like Ctrl-C: the running trial is stopped and cleaned up."""
-    raise KeyboardInterrupt
+        return 1
+    except KeyboardInterrupt as e:
+        status = interrupt.exit_status(e)
+        print(
+            f"\niotune tune: stopped by {interrupt.name(status - 128)}; run the same command "
+            f"again to continue the study {cfg.name!r} "
+            f"({storage.redact(study.storage_url(cfg))})",
+            file=sys.stderr,
+        )
+        return status
 
 
 def _run(cfg, progress: bool) -> int:
@@ -427,7 +440,10 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="cmd")
     register(sub)
     args = parser.parse_args(["tune", *(sys.argv[1:] if argv is None else argv)])
-    return args.func(args)
+    from iotune import interrupt
+
+    with interrupt.handlers():
+        return args.func(args)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import optuna
+import pytest
 
 from iotune import controlfile
 
@@ -319,7 +320,10 @@ def test_real_kernel_study_under_mpiexec(tmp_path, libiotune, kernel):
     assert not list(out.rglob("*.h5"))
 
 
-def test_ctrl_c_stops_the_running_trial_and_cleans_up(tmp_path):
+@pytest.mark.parametrize("sig,status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_ctrl_c_stops_the_running_trial_and_cleans_up(tmp_path, sig, status):
+    """Ctrl-C, or SIGTERM (a job's time limit): the trial's application is stopped, the trial
+    recorded as interrupted, its scratch directory removed; exit status 128 + the signal."""
     space = tmp_path / "slow.toml"
     space.write_text(
         '[params.romio_cb_write]\nvalues = ["automatic", "disable"]\ndefault = "automatic"\n'
@@ -335,9 +339,9 @@ def test_ctrl_c_stops_the_running_trial_and_cleans_up(tmp_path):
         time.sleep(0.1)  # the defaults ran; the slow guess is running
     assert len(_lines(pids)) == 2, proc.stdout.read() if proc.poll() is not None else ""
     time.sleep(0.5)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     text = proc.communicate(timeout=30)[0]
-    assert proc.returncode == 130, text
+    assert proc.returncode == status, text
     assert "run the same command again" in text
     slow = load(out, "c").trials[1]
     assert slow.state.name == "FAIL" and slow.user_attrs["status"] == "interrupted"

@@ -41,16 +41,7 @@ def profile_signature(
     try:
         env = launch.runtime_env(None, lib=lib, extra=extra, command=command)
         try:
-            proc = subprocess.run(
-                list(command),
-                env=env,
-                cwd=cwd,
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-                check=False,
-            )
+            proc = launch.run_captured(command, env=env, cwd=cwd, timeout=timeout)
         except subprocess.TimeoutExpired:
             raise CaptureFailed(f"no exit within {timeout:g} s") from None
         except OSError as e:

@@ -359,6 +359,13 @@ def cmd_defaults(args: argparse.Namespace) -> int:
             result = study.run(cfg, lambda m, n=name: print(f"  [{n}] {m}", flush=True))
         except study.StudyError as e:
             return _error_as("defaults", f"{name}: {e}")
+        except Exception as e:  # a full disk, a read-only store: one message (storage.fault)
+            from iotune import storage
+
+            why = storage.fault(e, study.storage_url(cfg))
+            if why is None:
+                raise
+            return _error_as("defaults", f"{name}: {why}")
         s = result.summary or {}
         final = s.get("final") or {}
         proxies.append(

@@ -144,6 +144,7 @@ def run(
     matter (search/inert.py); facts: what is known of the application before it runs
     (e.g. {"static_hdf5": True}).
     """
+    from optuna.exceptions import UpdateFinishedTrialError
     from optuna.trial import TrialState
 
     maximize = study.direction.name == "MAXIMIZE"
@@ -153,13 +154,19 @@ def run(
     while used(study) < budget:
         storage.fail_lost(study)  # a dead worker's trial counts as failed, on any host
         inc = incumbent(study, maximize)
-        trial = study.ask(fixed_distributions=distributions)
-        with storage.heartbeat(study, trial):
+        try:
+            trial = study.ask(fixed_distributions=distributions)
             config = space.config_from_trial_params(trial.params)
             settings = space.settings_of(config)
             trial.set_user_attr("settings", settings)
             trial.set_user_attr("key", config_key(settings))
             trial.set_user_attr("worker", worker)
+        except UpdateFinishedTrialError:
+            # Another worker took this trial, still being set up here, for one a killed worker
+            # left unclaimed (study.recover_stale: the set-up was slow, e.g. on a loaded host)
+            # and failed it. It never ran: nothing is lost; ask for another.
+            continue
+        with storage.heartbeat(study, trial):
             if space.forbidden(config) is not None or _value_left_out(study, config):
                 trial.set_user_attr("status", "forbidden")
                 trial.set_user_attr("wall_s", 0.0)
@@ -171,8 +178,9 @@ def run(
                 try:
                     outcome = evaluate(settings, cap)
                 except KeyboardInterrupt:
-                    trial.set_user_attr("status", "interrupted")
-                    study.tell(trial, state=TrialState.FAIL)
+                    if storage.still_running(study, trial):  # not failed as lost meanwhile
+                        trial.set_user_attr("status", "interrupted")
+                        study.tell(trial, state=TrialState.FAIL)
                     raise
                 record(study, trial, outcome, inc, maximize)
                 if trial.user_attrs.get("origin") == warmstart.BASELINE:

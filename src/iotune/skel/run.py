@@ -7,7 +7,6 @@ import os
 import random
 import shlex
 import statistics
-import subprocess
 from typing import Any
 
 import yaml
@@ -80,9 +79,7 @@ def apply_params(d: dmod.Descriptor, path: str | None) -> dmod.Descriptor:
 
 
 def build(out_dir: str, make: str = "make", timeout: float = 300) -> str:
-    proc = subprocess.run(
-        [make, "-s", "-C", out_dir], capture_output=True, text=True, timeout=timeout
-    )
+    proc = launching.run_captured([make, "-s", "-C", out_dir], timeout=timeout)
     if proc.returncode != 0:
         raise RunError(f"building the skeleton in {out_dir} failed:\n{proc.stderr.strip()}")
     return os.path.join(out_dir, "skeleton")
@@ -99,7 +96,7 @@ def launch(
     cmd = [*shlex.split(mpiexec), "-n", str(ranks), exe, *args]
     full_env = dict(os.environ, **(env or {}))
     full_env.update(launching.root_permission(cmd, full_env))
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=full_env)
+    proc = launching.run_captured(cmd, timeout=timeout, env=full_env)
     if proc.returncode != 0:
         raise RunError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr.strip()}")
     return proc.stdout
