@@ -183,7 +183,7 @@ def _io_seconds(cmd: list[str], cwd: str, lib: str | None, timeout: float = 3600
         env.pop("IOTUNE_TRACE", None)
     env.update(launching.root_permission(cmd, env))
     t0 = time.monotonic()
-    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    proc = launching.run_captured(cmd, cwd=cwd, env=env, timeout=timeout)
     wall = time.monotonic() - t0
     if proc.returncode != 0:
         raise RunError(
