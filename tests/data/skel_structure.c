@@ -71,8 +71,7 @@ int main(int argc, char **argv)
         hsize_t ten = 10;
         hid_t small = H5Screate_simple(1, &ten, NULL);
         snprintf(path, sizeof path, "%s/unwritten", group);
-        d = H5Dcreate2(file, path, H5T_NATIVE_FLOAT, small, H5P_DEFAULT, H5P_DEFAULT,
-                       H5P_DEFAULT);
+        d = H5Dcreate2(file, path, H5T_NATIVE_FLOAT, small, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
         H5Dclose(d);
         H5Sclose(small);
 

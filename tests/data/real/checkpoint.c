@@ -14,7 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     MPI_Init(&argc, &argv);
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -24,16 +25,30 @@ int main(int argc, char **argv) {
     double fill = 0.0;
     const char *prefix = "chk_";
     for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--rows")) rows = atol(argv[i + 1]);
-        else if (!strcmp(argv[i], "--cols")) cols = atol(argv[i + 1]);
-        else if (!strcmp(argv[i], "--fields")) fields = atol(argv[i + 1]);
-        else if (!strcmp(argv[i], "--steps")) steps = atol(argv[i + 1]);
-        else if (!strcmp(argv[i], "--oversize")) oversize = atol(argv[i + 1]);
-        else if (!strcmp(argv[i], "--deflate")) deflate = atol(argv[i + 1]);
-        else if (!strcmp(argv[i], "--fill")) { fill = atof(argv[i + 1]); fill_set = 1; }
-        else if (!strcmp(argv[i], "--layout")) chunked = !strcmp(argv[i + 1], "chunked");
-        else if (!strcmp(argv[i], "--prefix")) prefix = argv[i + 1];
-        else { if (!rank) fprintf(stderr, "unknown option %s\n", argv[i]); MPI_Abort(MPI_COMM_WORLD, 2); }
+        if (!strcmp(argv[i], "--rows"))
+            rows = atol(argv[i + 1]);
+        else if (!strcmp(argv[i], "--cols"))
+            cols = atol(argv[i + 1]);
+        else if (!strcmp(argv[i], "--fields"))
+            fields = atol(argv[i + 1]);
+        else if (!strcmp(argv[i], "--steps"))
+            steps = atol(argv[i + 1]);
+        else if (!strcmp(argv[i], "--oversize"))
+            oversize = atol(argv[i + 1]);
+        else if (!strcmp(argv[i], "--deflate"))
+            deflate = atol(argv[i + 1]);
+        else if (!strcmp(argv[i], "--fill")) {
+            fill = atof(argv[i + 1]);
+            fill_set = 1;
+        } else if (!strcmp(argv[i], "--layout"))
+            chunked = !strcmp(argv[i + 1], "chunked");
+        else if (!strcmp(argv[i], "--prefix"))
+            prefix = argv[i + 1];
+        else {
+            if (!rank)
+                fprintf(stderr, "unknown option %s\n", argv[i]);
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
     }
     long mine = rows / size;
     double *buf = malloc(sizeof(double) * mine * cols);
@@ -65,8 +80,10 @@ int main(int argc, char **argv) {
             hsize_t chunk[2] = {(hsize_t)(mine < 64 ? mine : 64), (hsize_t)cols};
             H5Pset_chunk(dcpl, 2, chunk);
         }
-        if (deflate >= 0) H5Pset_deflate(dcpl, (unsigned)deflate);
-        if (fill_set) H5Pset_fill_value(dcpl, H5T_NATIVE_DOUBLE, &fill);
+        if (deflate >= 0)
+            H5Pset_deflate(dcpl, (unsigned)deflate);
+        if (fill_set)
+            H5Pset_fill_value(dcpl, H5T_NATIVE_DOUBLE, &fill);
         hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
         H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
         hsize_t start[2] = {(hsize_t)(rank * mine), 0}, count[2] = {(hsize_t)mine, (hsize_t)cols};
@@ -74,7 +91,8 @@ int main(int argc, char **argv) {
         for (long k = 0; k < fields; k++) {
             char dname[32];
             snprintf(dname, sizeof dname, "field%ld", k);
-            hid_t d = H5Dcreate2(g, dname, H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+            hid_t d =
+                H5Dcreate2(g, dname, H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
             a = H5Acreate2(d, "units", H5T_NATIVE_DOUBLE, scalar, H5P_DEFAULT, H5P_DEFAULT);
             H5Awrite(a, H5T_NATIVE_DOUBLE, &t);
             H5Aclose(a);
@@ -82,7 +100,8 @@ int main(int argc, char **argv) {
                 buf[i] = (double)(rank * mine * cols + i) + (double)k + 0.5 * (double)(i % 7);
             hid_t fs = H5Dget_space(d);
             H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL);
-            if (H5Dwrite(d, H5T_NATIVE_DOUBLE, mem, fs, dxpl, buf) < 0) MPI_Abort(MPI_COMM_WORLD, 1);
+            if (H5Dwrite(d, H5T_NATIVE_DOUBLE, mem, fs, dxpl, buf) < 0)
+                MPI_Abort(MPI_COMM_WORLD, 1);
             H5Sclose(fs);
             H5Dclose(d);
         }
