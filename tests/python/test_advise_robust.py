@@ -2,6 +2,7 @@
 a KeyError traceback, and the log unlinked by the native reader), profiles with damaged values,
 datasets created with 0 elements, outputs onto a full disk, and 10^5 files (once quadratic)."""
 
+import json
 import os
 import shutil
 import sys
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from iotune import cli
+from iotune import cli, insights
 from iotune.advise import darshan_safe
 
 CORPUS = Path(__file__).resolve().parent.parent / "data" / "fuzz" / "darshan"
@@ -125,3 +126,85 @@ def test_a_good_log_still_reads(tmp_path, capsys):
     status, out, err = _advise(capsys, LOG, "-o", "-")
     assert status == 0, err
     assert "(darshan log)" in out
+
+
+# ----------------------------------------------------------------------------- empty datasets
+
+
+def _write_trace(extent, writes, maxdims=None, type_size=8, version=2):
+    """A rank's trace (schema 2) of H5Dwrite calls (step, box, size) on one dataset described
+    with extent (and, as schema 4 adds, maxdims: None in it is unlimited)."""
+    ds = {"file": "z.h5", "name": "/x", "dims": list(extent), "type_size": type_size}
+    if maxdims is not None:
+        ds["maxdims"] = list(maxdims)
+    sigs = [{"layer": "hdf5", "func": "H5Dwrite", "file": "z.h5", "dataset": 0, "dims": list(box),
+             "size": size, "step": step, "mode": 1} for step, box, size in writes]  # fmt: skip
+    return {"schema": "iotune-trace", "version": version, "rank": 0, "ranks": 1,
+            "datasets": [ds], "signatures": sigs,
+            "events": [[i, 1, 0.0, 0.0, 0.0] for i in range(len(sigs))]}  # fmt: skip
+
+
+def _fully(trace):
+    return insights._fully_written([c for c in insights._calls(trace)])
+
+
+def test_a_dataset_described_with_0_elements_is_not_judged():
+    """Created with 0 elements, extended, then written: the trace's extent is (0,), once a
+    ZeroDivisionError (each box's start is an index modulo the extent)."""
+    assert _fully(_write_trace((0,), [(0, (512,), 4096), (0, (512,), 4096)])) is None
+    assert _fully(_write_trace((0, 8), [(0, (16, 8), 1024)])) is None
+
+
+def test_an_extendible_dataset_is_never_said_fully_written():
+    """Its extent may have grown past what was written (fill values left): never 'yes'."""
+    writes = [(0, (4,), 32)]
+    assert _fully(_write_trace((4,), writes)) == "yes"  # a fixed extent: written whole
+    assert _fully(_write_trace((4,), writes, maxdims=[None])) is None
+    assert _fully(_write_trace((4,), writes, maxdims=[4])) == "yes"
+
+
+def test_a_selection_of_other_rank_than_its_dataset_is_not_a_box():
+    assert _fully(_write_trace((4, 4), [(0, (2,), 16)])) is None  # once a ValueError (zip)
+
+
+def test_long_runs_and_many_boxes_take_bounded_time():
+    # 10^7 adjacent 1-D writes in one run: one interval, not 10^7 boxes
+    trace = _write_trace((10**7,), [(0, (1,), 8)])
+    trace["events"] = [[0, 10**7, 0.0, 0.0, 0.0]]
+    sig = trace["signatures"][0]
+    sig["step"] = 8
+    t = time.monotonic()
+    calls = insights._calls(trace)
+    calls[0].offset = 0  # the run starts at the dataset's start
+    assert insights._fully_written(calls) == "yes"
+    # 4096 scattered 2-D boxes: the sweep keeps only the boxes of the current slab
+    scattered = [(((i * 7919) % 4096 * 3, (i * 104729) % 4096 * 3), (2, 2)) for i in range(4096)]
+    assert insights._union_volume(scattered) == 4096 * 4
+    # a staircase of 4096 tall boxes: ~10^7 box visits, past the budget: unknown, quickly
+    stairs = [((i, i), (4096, 1)) for i in range(4096)]
+    with pytest.raises(insights._TooMuch):
+        insights._union_volume(stairs)
+    assert time.monotonic() - t < 60  # seconds, on a loaded machine (the old sweep: minutes)
+
+
+def _profile_with_trace(tmp_path, trace, hdf5=None):
+    hdf5 = hdf5 or {"writes": 2, "bytes_written": 8192, "collective_writes": 0,
+                    "independent_writes": 2, "dataset_creates": 1}  # fmt: skip
+    prof_path = tmp_path / "p.json"
+    profile = {"schema": "iotune-profile", "version": 1, "ranks": 1, "wall_s": 1.0,
+               "io": {"time_s": 0.1, "bytes_written": 8192, "bytes_read": 0}, "layers": {},
+               "config": {"settings": []},
+               "files": [{"name": "z.h5", "ranks": 1, "hdf5": hdf5,
+                          "posix": {"writes": 3, "bytes_written": 20000}}]}  # fmt: skip
+    prof_path.write_text(json.dumps(profile))
+    (tmp_path / "p.json.trace").mkdir()
+    (tmp_path / "p.json.trace" / "rank-0.json").write_text(json.dumps(trace))
+    return prof_path
+
+
+def test_advise_on_a_run_that_extended_an_empty_dataset(tmp_path, capsys):
+    trace = _write_trace((0,), [(0, (512,), 4096), (0, (512,), 4096)], maxdims=[None])
+    status, out, err = _advise(capsys, _profile_with_trace(tmp_path, trace), "--json", "-o", "-")
+    assert status == 0, err
+    (g,) = [g for g in json.loads(out)["groups"] if g["insights"]["interface"]]
+    assert g["insights"]["fully_written"] is None
