@@ -5,6 +5,7 @@ datasets created with 0 elements, outputs onto a full disk, and 10^5 files (once
 import json
 import os
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -208,3 +209,125 @@ def test_advise_on_a_run_that_extended_an_empty_dataset(tmp_path, capsys):
     assert status == 0, err
     (g,) = [g for g in json.loads(out)["groups"] if g["insights"]["interface"]]
     assert g["insights"]["fully_written"] is None
+
+
+# ----------------------------------------------------------------------------- outputs
+
+FPP = {
+    "schema": "iotune-profile",
+    "version": 1,
+    "ranks": 2,
+    "wall_s": 1.0,
+    "io": {"time_s": 0.1, "bytes_written": 8192, "bytes_read": 0},
+    "layers": {},
+    "config": {"settings": []},
+    "files": [
+        {
+            "name": f"/lus/a.r{r}.dat",
+            "ranks": 1,
+            "fs": "lustre",
+            "posix": {"writes": 4, "bytes_written": 4096, "write_time_s": 0.01},
+        }
+        for r in range(2)
+    ],
+}  # fmt: skip  (file per process on Lustre: SIO-9)
+
+
+@pytest.fixture
+def full_fs(tmp_path):
+    """A 64 KiB tmpfs, filled up (root only; skipped elsewhere)."""
+    mnt = tmp_path / "full"
+    mnt.mkdir()
+    if (
+        os.geteuid() != 0
+        or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)], capture_output=True
+        ).returncode
+    ):
+        pytest.skip("mounting a tmpfs needs root")
+    try:
+        with open(mnt / "filler", "wb") as f:
+            try:
+                f.write(b"x" * (1 << 20))
+            except OSError:
+                pass
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+def _fpp(tmp_path):
+    p = tmp_path / "fpp.json"
+    p.write_text(json.dumps(FPP))
+    return p
+
+
+def test_a_control_file_onto_a_full_disk_is_one_message(tmp_path, capsys, full_fs):
+    control = full_fs / "advice.xml"
+    status, _, err = _advise(capsys, _fpp(tmp_path), "-o", control)
+    assert status == 1
+    assert "cannot write the control file" in _one_message(err, str(control))
+    assert not control.exists() and os.listdir(full_fs) == ["filler"]
+
+
+def test_an_html_page_onto_a_full_disk_is_one_message(tmp_path, capsys, full_fs):
+    page = full_fs / "advice.html"
+    status, _, err = _advise(capsys, _fpp(tmp_path), "-o", "-", "--html", page)
+    assert status == 1
+    assert "cannot write the HTML page" in _one_message(err, str(page))
+    assert os.listdir(full_fs) == ["filler"]  # no half page left behind
+
+
+def test_an_html_page_onto_dev_full_is_one_message(tmp_path, capsys):
+    status, _, err = _advise(capsys, _fpp(tmp_path), "-o", "-", "--html", "/dev/full")
+    assert status == 1 and "No space left" in _one_message(err, "/dev/full")
+
+
+def test_an_html_page_in_a_missing_directory_is_one_message(tmp_path, capsys):
+    page = tmp_path / "no" / "such" / "dir" / "a.html"
+    status, _, err = _advise(capsys, _fpp(tmp_path), "-o", "-", "--html", page)
+    assert status == 1 and "cannot write the HTML page" in _one_message(err, str(page))
+
+
+def test_advice_onto_a_full_standard_output_is_one_message(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(Path(insights.__file__).parents[1])}
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run(
+            [sys.executable, "-m", "iotune", "advise", str(_fpp(tmp_path)), "-o", "-"],
+            stdout=full, stderr=subprocess.PIPE, text=True, env=env, timeout=120,
+        )  # fmt: skip
+    assert proc.returncode == 1
+    line = _one_message(proc.stderr, "standard output")
+    assert "No space left" in line
+
+
+# ----------------------------------------------------------------------------- damaged profiles
+
+
+@pytest.mark.parametrize(
+    "path, value, key",
+    [(("ranks",), "two", "ranks"), (("ranks",), None, "ranks"),
+     (("files", 0), 7, "files[0]"), (("files", 0, "name"), 12, "files[0].name"),
+     (("files", 0, "ranks"), -1, "files[0].ranks"), (("files", 0, "fs"), [], "files[0].fs"),
+     (("files", 0, "posix"), [1, 2], "files[0].posix"),
+     (("files", 0, "posix", "bytes_written"), 10**30, "files[0].posix.bytes_written"),
+     (("files", 0, "posix", "last_offset"), "x", "files[0].posix.last_offset"),
+     (("files", 0, "posix", "sizes"), {"0-100": "many"}, "files[0].posix.sizes.0-100"),
+     (("files", 1, "time_s"), {"imbalance": None}, "files[1].time_s.imbalance"),
+     (("files", 1, "hints"), {"cb_buffer_size": [1]}, "files[1].hints.cb_buffer_size"),
+     (("files", 1, "applied"), {"hdf5": {"chunk_cache_bytes": "big"}},
+      "files[1].applied.hdf5.chunk_cache_bytes"),
+     (("config",), {"settings": [{"name": "chunk_cache_bytes", "value": "x"}]},
+      "config.settings[0].value")],
+)  # fmt: skip
+def test_a_damaged_profile_value_is_one_message_naming_the_key(tmp_path, capsys, path, value, key):
+    data = json.loads(json.dumps(FPP))
+    target = data
+    for k in path[:-1]:
+        target = target[k]
+    target[path[-1]] = value
+    p = tmp_path / "bad.json"
+    p.write_text(json.dumps(data))
+    status, out, err = _advise(capsys, p, "-o", "-")
+    assert status == 1 and out == ""
+    assert f": {key}: " in _one_message(err, str(p))
