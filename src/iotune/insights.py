@@ -133,17 +133,83 @@ def _group_files(names: Iterable[str]) -> dict[str, list[str]]:
 # ----------------------------------------------------------------------------- traces
 
 
-def load_traces(profile_path: str | Path) -> list[dict[str, Any]]:
+def load_traces(
+    profile_path: str | Path, left_out: list[str] | None = None
+) -> list[dict[str, Any]]:
     """The traces of a profile (<profile>.trace/rank-N.json.gz, or an older runtime's
-    rank-N.json), one per rank, read by iotune.trace (schema 2 or 3), or []."""
+    rank-N.json), one per rank, read by iotune.trace (schema 2 or 3), or []. A trace that
+    cannot be read, or holds values the analyses cannot use, is left out (and said in
+    left_out, when given: one line naming the file)."""
     directory = Path(str(profile_path) + ".trace")
     traces = []
     for p in sorted(directory.glob("rank-*.json*")):
         try:
-            traces.append(iotrace.read(p))
-        except iotrace.TraceError:
-            continue
+            if not p.is_file():
+                raise iotrace.TraceError(f"{p}: not a regular file")
+            doc = iotrace.read(p)
+        except iotrace.TraceError as e:
+            problem = str(e)
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
+            problem = f"{p}: a damaged trace ({type(e).__name__}: {str(e)[:80]})"
+        else:
+            problem = _trace_problem(doc)
+            if problem is None:
+                traces.append(doc)
+                continue
+            problem = f"{p}: {problem}"
+        if left_out is not None:
+            left_out.append(problem.splitlines()[0] if problem else str(p))
     return traces
+
+
+def _is_int(v: Any, low: int = -(2**63)) -> bool:
+    return type(v) is int and low <= v < 2**63
+
+
+def _ints(v: Any) -> bool:
+    return isinstance(v, list) and all(_is_int(x, 0) for x in v)
+
+
+def _trace_problem(doc: Any) -> str | None:
+    """What makes a read trace unusable for the analyses here (a value of the wrong type, a
+    negative count or size), or None. Linear in its signatures, datasets and events."""
+    if not isinstance(doc, dict) or not _is_int(doc.get("rank", 0), 0):
+        return "rank: a rank number expected"
+    for key in ("datasets", "signatures", "events"):
+        if not isinstance(doc.get(key) or [], list):
+            return f"{key}: a list expected"
+    for i, d in enumerate(doc.get("datasets") or []):
+        if not isinstance(d, dict):
+            return f"datasets[{i}]: an object expected"
+        if d.get("dims") is not None and not _ints(d["dims"]):
+            return f"datasets[{i}].dims: a list of sizes expected"
+        if d.get("type_size") is not None and not _is_int(d["type_size"], 0):
+            return f"datasets[{i}].type_size: a size expected"
+        for k in ("name", "file"):
+            if d.get(k) is not None and not isinstance(d[k], str):
+                return f"datasets[{i}].{k}: a name expected"
+        lay = d.get("layout")
+        if lay is not None and not (
+            isinstance(lay, dict) and isinstance(lay.get("kind", ""), str)
+            and (lay.get("chunk") is None or _ints(lay["chunk"]))
+            and (lay.get("fill_time") is None or isinstance(lay["fill_time"], str))
+        ):  # fmt: skip
+            return f"datasets[{i}].layout: kind, chunk sizes and fill time expected"
+    for i, sig in enumerate(doc.get("signatures") or []):
+        if not isinstance(sig, dict):
+            return f"signatures[{i}]: an object expected"
+        for k in ("layer", "func", "file"):
+            if sig.get(k) is not None and not isinstance(sig[k], str):
+                return f"signatures[{i}].{k}: a name expected"
+        if sig.get("dims") is not None and not _ints(sig["dims"]):
+            return f"signatures[{i}].dims: a list of sizes expected"
+        for k, low in (("size", 0), ("step", -(2**63)), ("dataset", -(2**63))):
+            if sig.get(k) is not None and not _is_int(sig[k], low):
+                return f"signatures[{i}].{k}: an integer expected"
+    for i, ev in enumerate(doc.get("events") or []):
+        if not isinstance(ev, (list, tuple)) or len(ev) < 2 or not _is_int(ev[1], 0):
+            return f"events[{i}]: [signature, count, ...] expected"
+    return None
 
 
 _TRANSFER = {

@@ -144,11 +144,15 @@ def cmd_advise(args: argparse.Namespace) -> int:
         except (prof.ProfileError, inputs.InputError) as e:
             _error(str(e))
             return 1
-        traces = insights.load_traces(source)
+        left_out: list[str] = []
+        traces = insights.load_traces(source, left_out)
         groups = insights.from_profile(p, traces, search_dirs=data_dirs)
         limits = [] if traces else ["access pattern, transfer-size distribution and whether "
                                     "datasets were fully written: the profile has no trace "
                                     "(iotune profile --trace)"]  # fmt: skip
+        limits += [f"a trace left out: {why}" for why in left_out[:10]]
+        if len(left_out) > 10:
+            limits.append(f"... and {len(left_out) - 10} more traces left out")
         advice = advise(groups, source, "iotune profile", args.severity, limits=limits)
     control = None
     if advice.settings and args.control != "-":
