@@ -211,6 +211,45 @@ def test_advise_on_a_run_that_extended_an_empty_dataset(tmp_path, capsys):
     assert g["insights"]["fully_written"] is None
 
 
+@pytest.fixture
+def zero_extend(tmp_path):
+    """tests/data/zero_extend.c built against the system's parallel HDF5 (MPICH)."""
+    mpicc, pkgconf = shutil.which("mpicc.mpich"), shutil.which("pkg-config")
+    if not (mpicc and pkgconf):
+        pytest.skip("needs mpicc.mpich and pkg-config")
+    flags = subprocess.run([pkgconf, "--cflags", "--libs", "hdf5-mpich"], capture_output=True,
+                           text=True)  # fmt: skip
+    if flags.returncode:
+        pytest.skip("needs hdf5-mpich")
+    exe = tmp_path / "zero_extend"
+    src = Path(__file__).resolve().parent.parent / "data" / "zero_extend.c"
+    subprocess.run([mpicc, "-Wall", "-Werror", "-o", str(exe), str(src), *flags.stdout.split()],
+                   check=True, timeout=120)  # fmt: skip
+    return exe
+
+
+def test_a_real_run_that_extends_empty_datasets(tmp_path, capsys, libiotune, zero_extend):
+    """A real MPI program: chunked datasets created with 0 elements, extended and written
+    step by step, one left empty. advise once died of ZeroDivisionError on its profile, and
+    the knowledge base's signature of it (the end of `iotune tune`) too."""
+    from conftest import BUILD, launcher, run_mpi
+
+    from iotune.kb import capture
+
+    profile = tmp_path / "p.json"
+    env = {"IOTUNE_PROFILE": str(profile), "IOTUNE_TRACE": "1", "IOTUNE_SESSION": "zero-extend"}
+    run_mpi(2, [zero_extend], env=env, cwd=tmp_path, preload=libiotune, timeout=120)
+    status, out, err = _advise(capsys, profile, "--json", "-o", "-")
+    assert status == 0, err
+    advice = json.loads(out)
+    (g,) = [g for g in advice["groups"] if g["insights"]["interface"]]
+    assert g["insights"]["layout"] == "chunked" and g["insights"]["fully_written"] is None
+    assert "IOT-1" in {u["code"] for u in advice["undecided"]}  # not guessed either way
+    sig = capture.profile_signature([*launcher(BUILD), "2", str(zero_extend)], lib=libiotune,
+                                    cwd=tmp_path, timeout=120)  # fmt: skip
+    assert sig.motif
+
+
 # ----------------------------------------------------------------------------- outputs
 
 FPP = {
