@@ -116,10 +116,14 @@ def _nesting_exceeds(data: bytes, limit: int) -> bool:
     return bool(skeleton)
 
 
+# a number that overflows a float has an exponent of 3 digits or 300 digits or more
+_HUGE_NUMBER = re.compile(rb"[eE][+]?\d{3}|\d{300}")
+
+
 def _finite_float(token: str) -> float:
     value = float(token)
     if not math.isfinite(value):  # 1e999 parses to inf
-        raise ValueError(f"the number {token} is not finite")
+        raise ValueError(f"the number {token[:40]} is not finite")
     return value
 
 
@@ -134,14 +138,17 @@ def parse_json(text: str | bytes, name: str, what: str, max_depth: int = MAX_DEP
             raise InputError(f"{name}: the {what} is not UTF-8 text (binary?)") from None
     if _nesting_exceeds(raw, max_depth):
         raise InputError(f"{name}: the {what} is nested more than {max_depth} levels deep")
-    del raw
     try:
-        value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+        # float() stays in C unless the text has a number that may overflow (1e999 is inf)
+        huge = _HUGE_NUMBER.search(raw) is not None
+        value = json.loads(text, parse_constant=_refuse_constant,
+                           parse_float=_finite_float if huge else float)  # fmt: skip
     except json.JSONDecodeError as e:
         raise InputError(f"{name}:{e.lineno}: the {what} is not valid JSON: {e.msg}") from None
     except (ValueError, RecursionError) as e:
         why = "nested too deeply" if isinstance(e, RecursionError) else str(e)
         raise InputError(f"{name}: the {what} is not usable JSON: {why}") from None
+    del raw
     return value  # no NaN or infinity can be in it (parse_constant, parse_float)
 
 

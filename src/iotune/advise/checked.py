@@ -46,8 +46,9 @@ class _Checker:
     def numbers(self, obj: Mapping[str, Any], where: str, keys: tuple[str, ...] = ()) -> None:
         """Each of keys (all when empty) that is present is a number."""
         for k in keys or tuple(obj):
-            if k in obj and not _number(obj[k]):
-                self.fail(f"{where}.{k}", "a number", obj[k])
+            v = obj.get(k, 0.0)
+            if type(v) is not float and not _number(v):  # a parsed float is finite
+                self.fail(f"{where}.{k}", "a number", v)
 
 
 def _counters(c: _Checker, counters: Any, where: str) -> None:
