@@ -370,3 +370,19 @@ def test_a_damaged_profile_value_is_one_message_naming_the_key(tmp_path, capsys,
     status, out, err = _advise(capsys, p, "-o", "-")
     assert status == 1 and out == ""
     assert f": {key}: " in _one_message(err, str(p))
+
+
+def test_a_verification_pair_that_measured_0_has_no_ratio():
+    """A run with no I/O in the measured phase measures 0 s: the end of `iotune tune` divided
+    by it (ZeroDivisionError) and, with every pair so, took min() of nothing."""
+    from types import SimpleNamespace
+
+    from iotune import study
+
+    assert study.pair_ratio(2.0, 1.0, maximize=False) == 2.0
+    assert study.pair_ratio(0.0, 1.0, maximize=False) is None
+    assert study.pair_ratio(1.0, 0.0, maximize=False) is None
+    assert study.pair_ratio(0.0, 5.0, maximize=True) is None
+    v = SimpleNamespace(pairs=3, improved=True, speedup=1.5, wins=3, futile=False)
+    text = study._verdict_text(v, [], SimpleNamespace(alpha=0.05))
+    assert "1.50x faster" in text
