@@ -386,3 +386,19 @@ def test_a_verification_pair_that_measured_0_has_no_ratio():
     v = SimpleNamespace(pairs=3, improved=True, speedup=1.5, wins=3, futile=False)
     text = study._verdict_text(v, [], SimpleNamespace(alpha=0.05))
     assert "1.50x faster" in text
+
+
+def test_an_analysis_error_while_filing_a_study_is_said_not_raised(
+    tmp_path, libiotune, monkeypatch
+):
+    """The end of `iotune tune` files the study under the run's signature: an arithmetic error
+    in the analysis made the finished tune exit 1; now there is no signature, and it is said."""
+    from iotune.kb import capture, signature
+
+    def broken(*a, **k):
+        raise ZeroDivisionError("integer modulo by zero")
+
+    monkeypatch.setattr(signature, "from_profile", broken)
+    app = [sys.executable, "-c", "open('out.dat', 'w').write('x' * 4096)"]
+    with pytest.raises(capture.CaptureFailed, match="could not be analysed.*ZeroDivisionError"):
+        capture.profile_signature(app, lib=libiotune, cwd=tmp_path, timeout=120)
