@@ -402,3 +402,10 @@ def test_an_analysis_error_while_filing_a_study_is_said_not_raised(
     app = [sys.executable, "-c", "open('out.dat', 'w').write('x' * 4096)"]
     with pytest.raises(capture.CaptureFailed, match="could not be analysed.*ZeroDivisionError"):
         capture.profile_signature(app, lib=libiotune, cwd=tmp_path, timeout=120)
+
+
+def test_an_html_page_onto_a_fifo_nobody_reads_does_not_block(tmp_path, capsys):
+    fifo = tmp_path / "page.html"
+    os.mkfifo(fifo)
+    status, _, err = _advise(capsys, _fpp(tmp_path), "-o", "-", "--html", fifo)
+    assert status == 1 and "cannot write the HTML page" in _one_message(err, str(fifo))

@@ -178,8 +178,11 @@ def _write_text(path: str, text: str, what: str) -> bool:
     target = Path(path)
     tmp = None
     try:
-        if target.exists() and not target.is_file():  # /dev/stdout, a FIFO: write it directly
-            with open(target, "w", encoding="utf-8") as f:
+        if target.exists() and not target.is_file():  # /dev/stdout, a pipe: write it directly
+            # (a FIFO nobody reads is refused at once, ENXIO, instead of blocking)
+            fd = os.open(target, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            os.set_blocking(fd, True)
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(text)
             return True
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
