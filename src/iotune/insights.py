@@ -198,8 +198,10 @@ def _trace_problem(doc: Any) -> str | None:
     for i, sig in enumerate(doc.get("signatures") or []):
         if not isinstance(sig, dict):
             return f"signatures[{i}]: an object expected"
-        for k in ("layer", "func", "file"):
-            if sig.get(k) is not None and not isinstance(sig[k], str):
+        for k in ("layer", "func", "file"):  # only a file may be null (a call without one)
+            if (sig.get(k) is not None or (k in sig and k != "file")) and not isinstance(
+                sig[k], str
+            ):
                 return f"signatures[{i}].{k}: a name expected"
         if sig.get("dims") is not None and not _ints(sig["dims"]):
             return f"signatures[{i}].dims: a list of sizes expected"
