@@ -40,6 +40,7 @@ def run(profile: Path) -> dict:
     wall = time.perf_counter() - t
     return {"command": " ".join(cmd[1:]), "exit": os.waitstatus_to_exitcode(status),
             "wall_s": round(wall, 3), "user_s": round(usage.ru_utime, 3),
+            "sys_s": round(usage.ru_stime, 3),
             "max_rss_mib": round(usage.ru_maxrss / 1024, 1), "load_before": load,
             "stderr": err[-300:]}  # fmt: skip
 
@@ -65,7 +66,8 @@ def main() -> int:
                 size = profile.stat().st_size
                 r = {"naming": naming, "files": n, "profile_bytes": size, **run(profile)}
                 print(json.dumps({k: r[k] for k in ("naming", "files", "exit", "wall_s",
-                                                    "max_rss_mib", "load_before")}),
+                                                    "user_s", "sys_s", "max_rss_mib",
+                                                    "load_before")}),
                       flush=True)  # fmt: skip
                 runs.append(r)
                 profile.unlink()
