@@ -409,3 +409,16 @@ def test_an_html_page_onto_a_fifo_nobody_reads_does_not_block(tmp_path, capsys):
     os.mkfifo(fifo)
     status, _, err = _advise(capsys, _fpp(tmp_path), "-o", "-", "--html", fifo)
     assert status == 1 and "cannot write the HTML page" in _one_message(err, str(fifo))
+
+
+def test_an_unforeseen_analysis_error_is_one_line(tmp_path, capsys, monkeypatch):
+    """The last resort: a bug in an analysis gives one line naming the file (and asks for a
+    report), never a traceback; the fuzz tests fail on it, so it is never the answer to a
+    known bad input."""
+
+    def bug(*a, **k):
+        raise KeyError("x")
+
+    monkeypatch.setattr(insights, "from_profile", bug)
+    status, _, err = _advise(capsys, _fpp(tmp_path), "-o", "-")
+    assert status == 1 and "internal error (KeyError" in _one_message(err, "fpp.json")

@@ -146,7 +146,12 @@ def cmd_advise(args: argparse.Namespace) -> int:
             return 1
         left_out: list[str] = []
         traces = insights.load_traces(source, left_out)
-        groups = insights.from_profile(p, traces, search_dirs=data_dirs)
+        try:
+            groups = insights.from_profile(p, traces, search_dirs=data_dirs)
+        except Exception as e:  # noqa: BLE001 (a last resort: one line, not a traceback)
+            _error(f"{source}: cannot be analysed: an internal error ({type(e).__name__}: "
+                   f"{str(e)[:120]}); please report it with this file")  # fmt: skip
+            return 1
         limits = [] if traces else ["access pattern, transfer-size distribution and whether "
                                     "datasets were fully written: the profile has no trace "
                                     "(iotune profile --trace)"]  # fmt: skip
@@ -185,6 +190,7 @@ def _write_text(path: str, text: str, what: str) -> bool:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(text)
             return True
+        target = Path(os.path.realpath(target))  # through a symbolic link, as open() would
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
