@@ -52,29 +52,35 @@ def _file(i: int, naming: str, series: int) -> dict[str, Any]:
     return f
 
 
+def _head(ranks: int, written: int) -> dict[str, Any]:
+    return {"schema": "iotune-profile", "version": 1, "session": "many-files", "mpi": True,
+            "reduced": True, "ranks": ranks, "io": {"time_s": 1.0, "bytes_written": written,
+                                                    "bytes_read": 0},
+            "program": "/usr/bin/app", "argv": ["/usr/bin/app"], "hostname": "node0",
+            "start": 0.0, "wall_s": 10.0, "layers": {},
+            "config": {"path": None, "digest": None, "settings": []}}  # fmt: skip
+
+
 def many_files(n: int, naming: str = "per_process", series: int = 4, ranks: int = 64) -> dict:
     """The profile of a run that wrote n files (see the module's text for the namings)."""
     if naming not in NAMINGS:
         raise ValueError(f"naming is one of {', '.join(NAMINGS)}")
     files = [_file(i, naming, series) for i in range(n)]
     written = sum(f["posix"]["bytes_written"] for f in files)
-    return {"schema": "iotune-profile", "version": 1, "session": "many-files", "mpi": True,
-            "reduced": True, "ranks": ranks, "io": {"time_s": 1.0, "bytes_written": written,
-                                                    "bytes_read": 0},
-            "program": "/usr/bin/app", "argv": ["/usr/bin/app"], "hostname": "node0",
-            "start": 0.0, "wall_s": 10.0, "layers": {}, "files": files,
-            "config": {"path": None, "digest": None, "settings": []}}  # fmt: skip
+    return {**_head(ranks, written), "files": files}
 
 
-def write(path: str | Path, n: int, naming: str = "per_process") -> Path:
-    """Writes many_files(n, naming) to path (one file object per line, as compact as JSON)."""
+def write(path: str | Path, n: int, naming: str = "per_process", series: int = 4) -> Path:
+    """Writes many_files(n, naming) to path, one file object at a time (one per line)."""
+    if naming not in NAMINGS:
+        raise ValueError(f"naming is one of {', '.join(NAMINGS)}")
     path = Path(path)
-    data = many_files(n, naming)
-    files = data.pop("files")
-    head = json.dumps(data, separators=(",", ":"))[:-1]
+    written = sum(4096 * (1 + i % 7) for i in range(n))
+    head = json.dumps(_head(64, written), separators=(",", ":"))[:-1]
     with open(path, "w", encoding="utf-8") as out:
         out.write(head + ',"files":[\n')
-        for i, f in enumerate(files):
+        for i in range(n):
+            f = _file(i, naming, series)
             out.write(("," if i else "") + json.dumps(f, separators=(",", ":")) + "\n")
         out.write("]}\n")
     return path

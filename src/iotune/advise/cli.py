@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 import tempfile
@@ -141,6 +142,7 @@ def cmd_advise(args: argparse.Namespace) -> int:
         try:
             p = prof.parse(inputs.load_json(source, "profile"), Path(source))
             p = checked.profile(p, source)
+            gc.freeze()  # the profile lives to the end: later collections need not walk it
         except (prof.ProfileError, inputs.InputError) as e:
             _error(str(e))
             return 1
