@@ -422,3 +422,25 @@ def test_an_unforeseen_analysis_error_is_one_line(tmp_path, capsys, monkeypatch)
     monkeypatch.setattr(insights, "from_profile", bug)
     status, _, err = _advise(capsys, _fpp(tmp_path), "-o", "-")
     assert status == 1 and "internal error (KeyError" in _one_message(err, "fpp.json")
+
+
+# ----------------------------------------------------------------------------- time
+
+
+@pytest.mark.parametrize("naming, small", [("per_process", 5000), ("distinct", 2000)])
+def test_advise_time_grows_linearly_with_the_files(tmp_path, capsys, naming, small):
+    """advise was quadratic in the files (60,000 files 20 s, 10^6 never ended). Ten times the
+    files must cost about ten times the CPU time (quadratic: a hundred), loosely bounded for a
+    loaded machine; bench/advise_scale.py measures 10^6 files."""
+    import many_files
+
+    cpu = {}
+    for n in (small, 10 * small):
+        profile = many_files.write(tmp_path / f"{naming}-{n}.json", n, naming)
+        t = time.process_time()
+        status, out, err = _advise(capsys, profile, "--json", "-o", "-")
+        cpu[n] = time.process_time() - t
+        assert status == 0, err
+        assert sum(len(g["files"]) for g in json.loads(out)["groups"]) == n
+    assert cpu[10 * small] < 30 * max(cpu[small], 0.05), cpu
+    assert cpu[10 * small] < 60, cpu
