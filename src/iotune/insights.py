@@ -19,6 +19,7 @@ recurring phase or a file per process is one thing to tune.
 from __future__ import annotations
 
 import math
+import os
 import re
 import shutil
 import subprocess
@@ -833,9 +834,13 @@ def _add_layouts(g, names, calls, trace_layouts, layouts, search_dirs) -> None:
 def _find_and_read(name: str, search_dirs: Sequence[str | Path]) -> dict[str, Layout] | None:
     # a relative name is relative to the application's directory, which the profile does not
     # record: only the directories given are searched (not whatever the cwd holds)
-    candidates = [Path(name)] if Path(name).is_absolute() else [Path(d) / name for d in search_dirs]
+    # (os.path, not pathlib: this runs once per HDF5 file of a profile, 10^6 of them)
+    if os.path.isabs(name):
+        candidates = [name]
+    else:
+        candidates = [os.path.join(d, name) for d in search_dirs]
     for p in candidates:
-        if p.is_file():
+        if os.path.isfile(p):
             return read_layouts(p)
     return None
 
