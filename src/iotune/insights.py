@@ -19,6 +19,7 @@ recurring phase or a file per process is one thing to tune.
 from __future__ import annotations
 
 import math
+import os
 import re
 import shutil
 import subprocess
@@ -133,17 +134,85 @@ def _group_files(names: Iterable[str]) -> dict[str, list[str]]:
 # ----------------------------------------------------------------------------- traces
 
 
-def load_traces(profile_path: str | Path) -> list[dict[str, Any]]:
+def load_traces(
+    profile_path: str | Path, left_out: list[str] | None = None
+) -> list[dict[str, Any]]:
     """The traces of a profile (<profile>.trace/rank-N.json.gz, or an older runtime's
-    rank-N.json), one per rank, read by iotune.trace (schema 2 or 3), or []."""
+    rank-N.json), one per rank, read by iotune.trace (schema 2 or 3), or []. A trace that
+    cannot be read, or holds values the analyses cannot use, is left out (and said in
+    left_out, when given: one line naming the file)."""
     directory = Path(str(profile_path) + ".trace")
     traces = []
     for p in sorted(directory.glob("rank-*.json*")):
         try:
-            traces.append(iotrace.read(p))
-        except iotrace.TraceError:
-            continue
+            if not p.is_file():
+                raise iotrace.TraceError(f"{p}: not a regular file")
+            doc = iotrace.read(p)
+        except iotrace.TraceError as e:
+            problem = str(e)
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
+            problem = f"{p}: a damaged trace ({type(e).__name__}: {str(e)[:80]})"
+        else:
+            problem = _trace_problem(doc)
+            if problem is None:
+                traces.append(doc)
+                continue
+            problem = f"{p}: {problem}"
+        if left_out is not None:
+            left_out.append(problem.splitlines()[0] if problem else str(p))
     return traces
+
+
+def _is_int(v: Any, low: int = -(2**63)) -> bool:
+    return type(v) is int and low <= v < 2**63
+
+
+def _ints(v: Any) -> bool:
+    return isinstance(v, list) and all(_is_int(x, 0) for x in v)
+
+
+def _trace_problem(doc: Any) -> str | None:
+    """What makes a read trace unusable for the analyses here (a value of the wrong type, a
+    negative count or size), or None. Linear in its signatures, datasets and events."""
+    if not isinstance(doc, dict) or not _is_int(doc.get("rank", 0), 0):
+        return "rank: a rank number expected"
+    for key in ("datasets", "signatures", "events"):
+        if not isinstance(doc.get(key) or [], list):
+            return f"{key}: a list expected"
+    for i, d in enumerate(doc.get("datasets") or []):
+        if not isinstance(d, dict):
+            return f"datasets[{i}]: an object expected"
+        if d.get("dims") is not None and not _ints(d["dims"]):
+            return f"datasets[{i}].dims: a list of sizes expected"
+        if d.get("type_size") is not None and not _is_int(d["type_size"], 0):
+            return f"datasets[{i}].type_size: a size expected"
+        for k in ("name", "file"):
+            if d.get(k) is not None and not isinstance(d[k], str):
+                return f"datasets[{i}].{k}: a name expected"
+        lay = d.get("layout")
+        if lay is not None and not (
+            isinstance(lay, dict) and isinstance(lay.get("kind", ""), str)
+            and (lay.get("chunk") is None or _ints(lay["chunk"]))
+            and (lay.get("fill_time") is None or isinstance(lay["fill_time"], str))
+        ):  # fmt: skip
+            return f"datasets[{i}].layout: kind, chunk sizes and fill time expected"
+    for i, sig in enumerate(doc.get("signatures") or []):
+        if not isinstance(sig, dict):
+            return f"signatures[{i}]: an object expected"
+        for k in ("layer", "func", "file"):  # only a file may be null (a call without one)
+            if (sig.get(k) is not None or (k in sig and k != "file")) and not isinstance(
+                sig[k], str
+            ):
+                return f"signatures[{i}].{k}: a name expected"
+        if sig.get("dims") is not None and not _ints(sig["dims"]):
+            return f"signatures[{i}].dims: a list of sizes expected"
+        for k, low in (("size", 0), ("step", -(2**63)), ("dataset", -(2**63))):
+            if sig.get(k) is not None and not _is_int(sig[k], low):
+                return f"signatures[{i}].{k}: an integer expected"
+    for i, ev in enumerate(doc.get("events") or []):
+        if not isinstance(ev, (list, tuple)) or len(ev) < 2 or not _is_int(ev[1], 0):
+            return f"events[{i}]: [signature, count, ...] expected"
+    return None
 
 
 _TRANSFER = {
@@ -179,6 +248,7 @@ class _Call:
     offset: int | None  # of the run's first call
     step: int  # between the run's calls
     count: int
+    extendible: bool = False  # the dataset's maximum extent is not its extent when described
 
     @property
     def last_offset(self) -> int | None:
@@ -217,8 +287,16 @@ def _calls(trace: Mapping[str, Any]) -> list[_Call]:
             box=tuple(s["dims"]) if s.get("dims") else None,
             type_size=d.get("type_size") if d else None,
             size=int(s.get("size") or 0), offset=offset, step=step or 0, count=count,
+            extendible=_extendible(d),
         ))  # fmt: skip
     return out
+
+
+def _extendible(d: Mapping[str, Any] | None) -> bool:
+    """A dataset whose maximum extent (trace schema 4) differs from the extent it was described
+    with: it may have been extended since (created with 0 elements, then grown)."""
+    maxdims = d.get("maxdims") if d else None
+    return isinstance(maxdims, list) and maxdims != list(d.get("dims") or [])
 
 
 def contiguous_box(box: Sequence[int], extent: Sequence[int]) -> bool:
@@ -294,14 +372,26 @@ def _sizes(calls: list[_Call]) -> dict[str, Any]:
 
 
 MAX_BOXES = 4096  # boxes of one dataset whose union is computed exactly (n-D); beyond: unknown
+MAX_PLACED = 1 << 20  # write selections placed one by one (runs of adjacent 1-D ones: one)
+UNION_WORK = 1 << 21  # box visits the n-D union may take; beyond: unknown (time stays bounded)
 
 
-def _union_volume(boxes: list[tuple[tuple[int, ...], tuple[int, ...]]]) -> int:
-    """Elements covered by the union of boxes (start, count): a sweep over the first dimension,
-    each slab's cross-section computed the same way one dimension down."""
+class _TooMuch(Exception):
+    """The exact union would take more than UNION_WORK steps."""
+
+
+def _union_volume(boxes: list[tuple[tuple[int, ...], tuple[int, ...]]], budget=None) -> int:
+    """Elements covered by the union of boxes (start, count): a sweep over the first dimension
+    keeping the boxes that span the current slab, each slab's cross-section computed the same
+    way one dimension down. Raises _TooMuch past UNION_WORK box visits."""
+    if budget is None:
+        budget = [UNION_WORK]
     if not boxes:
         return 0
     if len(boxes[0][0]) == 1:  # intervals: sort and merge
+        budget[0] -= len(boxes)
+        if budget[0] < 0:
+            raise _TooMuch
         total, end = 0, None
         for lo, hi in sorted((b[0][0], b[0][0] + b[1][0]) for b in boxes):
             if end is None or lo > end:
@@ -310,15 +400,26 @@ def _union_volume(boxes: list[tuple[tuple[int, ...], tuple[int, ...]]]) -> int:
                 total, end = total + hi - end, hi
         return total
     cuts = sorted({b[0][0] for b in boxes} | {b[0][0] + b[1][0] for b in boxes})
-    total = 0
+    pending = sorted(boxes, key=lambda b: b[0][0])
+    active: list[tuple[tuple[int, ...], tuple[int, ...]]] = []
+    total, nxt = 0, 0
     for lo, hi in zip(cuts, cuts[1:], strict=False):
-        inside = [(b[0][1:], b[1][1:]) for b in boxes if b[0][0] <= lo and b[0][0] + b[1][0] >= hi]
-        total += (hi - lo) * _union_volume(inside)
+        while nxt < len(pending) and pending[nxt][0][0] <= lo:
+            active.append(pending[nxt])
+            nxt += 1
+        active = [b for b in active if b[0][0] + b[1][0] >= hi]
+        budget[0] -= len(active) + 1
+        if budget[0] < 0:
+            raise _TooMuch
+        if active:
+            inside = [(b[0][1:], b[1][1:]) for b in active]
+            total += (hi - lo) * _union_volume(inside, budget)
     return total
 
 
 def _start(offset: int, type_size: int, extent: tuple[int, ...]) -> tuple[int, ...]:
-    """The coordinates of the element at a byte offset (row-major in the extent)."""
+    """The coordinates of the element at a byte offset (row-major in the extent, which has no
+    dimension of 0 elements: callers see to it)."""
     index, coords = offset // type_size, []
     for n in reversed(extent):
         coords.append(index % n)
@@ -333,26 +434,43 @@ def _fully_written(calls: list[_Call]) -> str | None:
     says yes on a guess: overlapping writes count once."""
     boxes: dict[tuple[str, str], set] = defaultdict(set)
     extent: dict[tuple[str, str], tuple[int, ...]] = {}
+    placed = 0
     for c in calls:
         if not (c.layer == "hdf5" and c.func == "H5Dwrite" and c.dataset and c.extent):
             continue
         key = (c.file, c.dataset)
         extent[key] = c.extent
+        if c.extendible or 0 in c.extent:
+            return None  # its extent now is not the one described (created empty, extended)
         points = math.prod(c.box) if c.box else 0
-        if not c.box or not c.type_size or c.offset is None or c.size < points * c.type_size:
+        if not c.box or len(c.box) != len(c.extent) or not c.type_size or c.offset is None \
+                or c.size < points * c.type_size:  # fmt: skip
             return None  # a point or irregular selection, or a size that is not the box's
-        for k in range(c.count):
-            start = _start(c.offset + k * c.step, c.type_size, c.extent)
-            if any(s + n > e for s, n, e in zip(start, c.box, c.extent, strict=True)):
-                return None  # the box is not where its first element says: not a plain box
-            boxes[key].add((start, c.box))
+        runs = [(c.offset, c.count)]
+        if len(c.extent) == 1 and c.step == points * c.type_size:
+            runs = [(c.offset, 1)]  # adjacent boxes: one box of count times the length
+            box = (points * c.count,)
+        else:
+            box = c.box
+        for offset, count in runs:
+            placed += count
+            if placed > MAX_PLACED:
+                return None
+            for k in range(count):
+                start = _start(offset + k * c.step, c.type_size, c.extent)
+                if any(s + n > e for s, n, e in zip(start, box, c.extent, strict=True)):
+                    return None  # the box is not where its first element says: not a plain box
+                boxes[key].add((start, box))
     if not extent:
         return None
     for key, n in extent.items():
         if len(n) > 1 and len(boxes[key]) > MAX_BOXES:
             return None
-        if _union_volume(list(boxes[key])) < math.prod(n):
-            return "no"
+        try:
+            if _union_volume(list(boxes[key])) < math.prod(n):
+                return "no"
+        except _TooMuch:
+            return None
     return "yes"
 
 
@@ -481,6 +599,16 @@ def _trace_layouts(traces: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str],
     return out
 
 
+class _ByFile(dict):
+    """The trace's layouts, (file, dataset) -> Layout, with .files: file -> its layouts."""
+
+    def __init__(self, layouts: Mapping[tuple[str, str], Layout]):
+        super().__init__(layouts)
+        self.files: dict[str, list[Layout]] = defaultdict(list)
+        for (file, _ds), lay in layouts.items():
+            self.files[file].append(lay)
+
+
 def _layout_insights(layouts: list[Layout]) -> dict[str, Any]:
     kinds = {lay.kind for lay in layouts}
     out: dict[str, Any] = {"layout": kinds.pop() if len(kinds) == 1 else "mixed"}
@@ -505,11 +633,15 @@ def _layout_insights(layouts: list[Layout]) -> dict[str, Any]:
 
 def _sum_layers(files: list[Mapping[str, Any]]) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = {layer: defaultdict(float) for layer in LAYERS}
-    for f in files:
-        for layer in LAYERS:
-            for k, v in (f.get(layer) or {}).items():
-                if isinstance(v, (int, float)):
-                    out[layer][k] += v
+    number = (int, float)
+    for layer in LAYERS:  # the inner loop runs once per counter of 10^6 files: kept lean
+        acc = out[layer]
+        for f in files:
+            c = f.get(layer)
+            if c:
+                for k, v in c.items():
+                    if isinstance(v, number):
+                        acc[k] += v
     return out
 
 
@@ -643,15 +775,23 @@ def from_profile(
     files = [f for f in data.get("files") or [] if f.get("name")]
     files = [f for f in files if not _system_file(f, data)]
     calls = [c for t in traces for c in _calls(t)]
-    trace_layouts = _trace_layouts(traces)
+    trace_layouts = _ByFile(_trace_layouts(traces))
     groups = []
+    # each file and call looked up by name once: linear in files and calls, whatever the groups
+    files_of: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for f in files:
+        files_of[f["name"]].append(f)
+    calls_of: dict[str, list[_Call]] = defaultdict(list)
+    for c in calls:
+        calls_of[c.file].append(c)
     for pattern, names in _group_files(f["name"] for f in files).items():
-        fs = [f for f in files if f["name"] in names]
+        unique = dict.fromkeys(names)
+        fs = [f for n in unique for f in files_of[n]]
         g = Group(pattern, names)
         g.values.update(_counter_insights(fs, ranks))
         g.values.update(_hint_values(fs))
         g.values["chunk_cache_bytes"] = _chunk_cache(fs, data.get("config") or {})
-        mine = [c for c in calls if c.file in names]
+        mine = [c for n in unique for c in calls_of.get(n, ())]
         transfers = [c for c in mine if _is_transfer(c.layer, c.func)]
         outer = g.values.get("interface")
         transfers = [c for c in transfers if c.layer == outer]
@@ -742,8 +882,8 @@ def _add_layouts(g, names, calls, trace_layouts, layouts, search_dirs) -> None:
     source = None
     why: list[str] = []
     for name in names:
-        if any(k[0] == name for k in trace_layouts):
-            found += [lay for k, lay in trace_layouts.items() if k[0] == name]
+        if name in trace_layouts.files:
+            found += trace_layouts.files[name]
             source = "the trace"
             continue
         if layouts is not None:
@@ -798,11 +938,15 @@ def _find_and_read(
 ) -> tuple[dict[str, Layout] | None, str]:
     # a relative name is relative to the application's directory, which the profile does not
     # record: only the directories given are searched (not whatever the cwd holds)
-    candidates = [Path(name)] if Path(name).is_absolute() else [Path(d) / name for d in search_dirs]
+    # (os.path, not pathlib: this runs once per HDF5 file of a profile, 10^6 of them)
+    if os.path.isabs(name):
+        candidates = [name]
+    else:
+        candidates = [os.path.join(d, name) for d in search_dirs]
     for p in candidates:
-        if p.is_file():
+        if os.path.isfile(p):
             return read_layouts_why(p)
-    where = ", ".join(str(d) for d in search_dirs) if not Path(name).is_absolute() else ""
+    where = ", ".join(str(d) for d in search_dirs) if not os.path.isabs(name) else ""
     return None, f"{name} is gone" + (f" (looked in {where}; --data-dir DIR)" if where else "")
 
 

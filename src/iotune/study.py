@@ -382,13 +382,21 @@ class Pairs:
         return res
 
 
+def pair_ratio(default: float, tuned: float, maximize: bool) -> float | None:
+    """How many times better tuned was than default in one pair; None when a side measured 0
+    (a run that did no I/O in the measured phase: once a ZeroDivisionError at the end of tune)."""
+    num, den = (tuned, default) if maximize else (default, tuned)
+    return num / den if den > 0 and num > 0 else None
+
+
 def _verdict_text(v: sequential.Verdict | None, ratios: list[float], design: Any) -> str:
     if v is None or v.pairs == 0:
         return "no better setting found: too few successful verification runs"
     if v.improved:
+        spread = f"pairs {min(ratios):.2f}x..{max(ratios):.2f}x; " if ratios else ""
         return (
             f"tuned settings are {v.speedup:.2f}x faster than the defaults "
-            f"(pairs {min(ratios):.2f}x..{max(ratios):.2f}x; tuned faster in {v.wins} of "
+            f"({spread}tuned faster in {v.wins} of "
             f"{v.pairs} pairs, significant by a sequential signed-rank test at {design.alpha:g})"
         )
     why = "stopped: it cannot become significant" if v.futile else "not significant"
@@ -423,7 +431,8 @@ def verify(
     res = pairs.run(best, {"default": {}}, maximize)["default"]
     v = res["verdict"]
     base, tuned = res["a"], res["b"]
-    ratios = [(t / d) if maximize else (d / t) for d, t in zip(base, tuned, strict=True)]
+    # the pairs' ratios (a pair with a side that measured 0 has none)
+    ratios = [r for d, t in zip(base, tuned, strict=True) if (r := pair_ratio(d, t, maximize))]
     return {
         "improved": bool(v and v.improved),
         "speedup": v.speedup if v else None,

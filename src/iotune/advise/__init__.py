@@ -100,10 +100,11 @@ def advise(
     threshold = SEVERITY_ORDER[control_severity]
     many = len([g for g in groups if g.get("interface")]) > 1
     chosen: dict[tuple[str | None, str], tuple[str, Finding]] = {}
+    evaluate = _memoized(table)
     for g in groups:
         if not g.get("interface"):
             continue  # a file nothing was moved in (e.g. only opened)
-        for out in rules.evaluate_all(g.values, table):
+        for out in evaluate(g.values):
             rule = out.rule
             if out.missing:
                 notes = [g.notes[n] for n in out.missing if n in g.notes]
@@ -136,3 +137,29 @@ def advise(
         advice.settings.append(controlfile.Setting(name, layer, value, file=pattern))
     advice.findings.sort(key=lambda f: SEVERITY_ORDER[f.severity])
     return advice
+
+
+def _memoized(table: tuple[rules.Rule, ...] | None):
+    """rules.evaluate_all, once per distinct set of the values the table reads: a profile of
+    10^6 files may hold as many groups, most of them alike (the evaluation cost more than the
+    rest of advise)."""
+    read = set()
+    for rule in table if table is not None else rules.all_rules():
+        for term in rule.when:
+            read.add(term.name)
+            read.update(v[1] for v in term.values if isinstance(v, tuple))
+        read.update(value[1:] for _name, value in rule.settings if value.startswith("@"))
+    names = sorted(read)
+    seen: dict[tuple[Any, ...], list[rules.Outcome]] = {}
+
+    def evaluate(values: dict[str, Any]) -> list[rules.Outcome]:
+        key = tuple(values.get(n) for n in names)
+        try:
+            return seen[key]
+        except KeyError:
+            seen[key] = out = rules.evaluate_all(values, table)
+            return out
+        except TypeError:  # a value that cannot be a key (none of advise's own)
+            return rules.evaluate_all(values, table)
+
+    return evaluate

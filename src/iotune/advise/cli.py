@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -108,9 +110,9 @@ def _profile_first(command: list[str], out: str) -> int:
 
 
 def cmd_advise(args: argparse.Namespace) -> int:
-    from iotune import insights
+    from iotune import inputs, insights
     from iotune import profile as prof
-    from iotune.advise import advise, render
+    from iotune.advise import advise, checked, darshan_safe, render
     from iotune.advise import darshan as dlog
 
     command = _split_command(args)
@@ -130,37 +132,96 @@ def cmd_advise(args: argparse.Namespace) -> int:
         _error(f"{source}: no such file" + (" (the command wrote no profile)" if command else ""))
         return status or 1
     if dlog.is_darshan_log(source):
-        try:
-            groups, limits = dlog.from_log(source)
-        except dlog.DarshanUnavailable as e:
+        try:  # validated, then read by a child process (a bad log cannot crash us)
+            groups, limits = darshan_safe.read(source)
+        except (dlog.DarshanUnavailable, darshan_safe.DarshanLogError) as e:
             _error(str(e))
-            return 1
-        except (RuntimeError, ValueError, OSError) as e:
-            _error(f"{source}: not a Darshan log PyDarshan can read ({e})")
             return 1
         advice = advise(groups, source, "darshan log", args.severity, limits=limits)
     else:
         try:
-            p = prof.load(source)
-        except prof.ProfileError as e:
+            p = prof.parse(inputs.load_json(source, "profile"), Path(source))
+            p = checked.profile(p, source)
+            gc.freeze()  # the profile lives to the end: later collections need not walk it
+        except (prof.ProfileError, inputs.InputError) as e:
             _error(str(e))
             return 1
-        traces = insights.load_traces(source)
-        groups = insights.from_profile(p, traces, search_dirs=data_dirs)
+        left_out: list[str] = []
+        traces = insights.load_traces(source, left_out)
+        try:
+            groups = insights.from_profile(p, traces, search_dirs=data_dirs)
+        except Exception as e:  # noqa: BLE001 (a last resort: one line, not a traceback)
+            _error(f"{source}: cannot be analysed: an internal error ({type(e).__name__}: "
+                   f"{str(e)[:120]}); please report it with this file")  # fmt: skip
+            return 1
         limits = [] if traces else ["access pattern, transfer-size distribution and whether "
                                     "datasets were fully written: the profile has no trace "
                                     "(iotune profile --trace)"]  # fmt: skip
+        limits += [f"a trace left out: {why}" for why in left_out[:10]]
+        if len(left_out) > 10:
+            limits.append(f"... and {len(left_out) - 10} more traces left out")
         advice = advise(groups, source, "iotune profile", args.severity, limits=limits)
     control = None
     if advice.settings and args.control != "-":
         from iotune import controlfile
 
         control = args.control
-        controlfile.write(control, advice.settings)
-    if args.json:
-        print(render.as_json(advice))
-    else:
-        print(render.text(advice, control))
-    if args.html:
-        Path(args.html).write_text(render.as_html(advice), encoding="utf-8")
+        try:
+            controlfile.write(control, advice.settings)
+        except OSError as e:
+            _error(f"{control}: cannot write the control file: {e.strerror or e}")
+            return 1
+    if args.html and not _write_text(args.html, render.as_html(advice), "HTML page"):
+        return 1
+    text = render.as_json(advice) if args.json else render.text(advice, control)
+    if not _print(text):
+        return 1
     return status
+
+
+def _write_text(path: str, text: str, what: str) -> bool:
+    """Writes text to path through a temporary file renamed into place (a full disk leaves the
+    previous file, not half a page); False, said in one message, when it cannot."""
+    target = Path(path)
+    tmp = None
+    try:
+        if target.exists() and not target.is_file():  # /dev/stdout, a pipe: write it directly
+            # (a FIFO nobody reads is refused at once, ENXIO, instead of blocking)
+            fd = os.open(target, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            os.set_blocking(fd, True)
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+            return True
+        target = Path(os.path.realpath(target))  # through a symbolic link, as open() would
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, target)
+        return True
+    except OSError as e:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        _error(f"{path}: cannot write the {what}: {e.strerror or e}")
+        return False
+
+
+def _print(text: str) -> bool:
+    """Prints the advice; a standard output that cannot take it (a full disk, a closed pipe)
+    gives one message, not a traceback at exit."""
+    try:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+        return True
+    except OSError as e:
+        try:  # what is still buffered goes nowhere: the flush at exit must not fail again
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        except (OSError, ValueError):
+            pass
+        if not isinstance(e, BrokenPipeError):
+            _error(f"cannot write the advice to standard output: {e.strerror or e}")
+        return False

@@ -10,7 +10,9 @@ the layout without the HDF5 module, and the access pattern of HDF5 selections.
 from __future__ import annotations
 
 import math
+import os
 import re
+import stat
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -58,11 +60,16 @@ def is_darshan_log(path: str | Path) -> bool:
 
 def looks_like_darshan(path: str | Path) -> bool:
     """Does the file start as Darshan logs do (their format version, NUL-padded)?"""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(8)
+    try:  # never blocks: a FIFO or device is not a log (the reader refuses it in one message)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return False
+    try:
+        head = os.read(fd, 8) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
     return bool(_VERSION.match(head))
 
 

@@ -65,7 +65,9 @@ def text(a: Advice, control_path: str | None = None) -> str:
 
 
 def as_json(a: Advice) -> str:
-    return json.dumps(a.to_json(), indent=2)
+    # indented for people up to 1,000 groups; beyond, compact (json's C encoder: indenting
+    # 10^6 groups' insights in Python took longer than the analysis)
+    return json.dumps(a.to_json(), indent=2 if len(a.groups) <= 1000 else None)
 
 
 def as_html(a: Advice) -> str:

@@ -63,6 +63,11 @@ def profile_signature(
         return sig
     except ValueError as e:  # a profile that cannot be read, a run that moved no data
         raise CaptureFailed(str(e)) from None
+    except ArithmeticError as e:  # an analysis that met a value it did not expect: the study
+        # it would be filed for is done and must not fail for it (was a ZeroDivisionError)
+        raise CaptureFailed(
+            f"its profile could not be analysed ({type(e).__name__}: {e})"
+        ) from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -1,0 +1,446 @@
+"""`iotune advise` on hostile inputs: damaged Darshan logs (once a segfault, an abort in free(),
+a KeyError traceback, and the log unlinked by the native reader), profiles with damaged values,
+datasets created with 0 elements, outputs onto a full disk, and 10^5 files (once quadratic)."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from iotune import cli, insights
+from iotune.advise import darshan_safe
+
+CORPUS = Path(__file__).resolve().parent.parent / "data" / "fuzz" / "darshan"
+LOG = CORPUS / "ior_hdf5_example.darshan"  # IOR through HDF5, 4 ranks (shipped in PyDarshan)
+
+
+def _advise(capsys, *argv):
+    status = cli.main(["advise", *map(str, argv)])
+    out = capsys.readouterr()
+    return status, out.out, out.err
+
+
+def _one_message(err: str, name: str) -> str:
+    """The standard error of a refused input: one line, naming the file, no traceback."""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert "Traceback" not in err and name in lines[0], err
+    return lines[0]
+
+
+# ----------------------------------------------------------------------------- Darshan logs
+
+
+@pytest.mark.parametrize("size", [0, 8, 100, 500, 1000, 2000, 3000, 3900, 3966])
+def test_truncated_log_is_refused_before_the_native_reader(tmp_path, capsys, size):
+    log = tmp_path / "t.darshan"
+    log.write_bytes(LOG.read_bytes()[:size])
+    status, out, err = _advise(capsys, log, "-o", "-")
+    assert status == 1 and out == ""
+    line = _one_message(err, str(log))
+    assert "truncated" in line or "does not start with a Darshan log format version" in line
+    assert log.exists()
+
+
+@pytest.mark.parametrize(
+    "offset, bit, said",
+    [(9, 1, "bad magic number"), (16, 3, "unknown compression type"),
+     (30, 4, "truncated"), (500, 2, "is corrupt"), (1500, 0, "is corrupt"),
+     (3960, 5, "is corrupt")],
+)  # fmt: skip
+def test_bit_flipped_log_is_refused_with_one_message(tmp_path, capsys, offset, bit, said):
+    data = bytearray(LOG.read_bytes())
+    data[offset] ^= 1 << bit
+    log = tmp_path / "f.darshan"
+    log.write_bytes(bytes(data))
+    status, _, err = _advise(capsys, log, "-o", "-")
+    assert status == 1 and said in _one_message(err, str(log))
+
+
+def test_check_accepts_real_logs():
+    for log in (LOG, CORPUS / "macsio.darshan"):
+        assert darshan_safe.check(log) > 0
+
+
+def test_a_native_crash_is_one_message_and_the_log_survives(tmp_path, capsys, monkeypatch):
+    """Without the header check, this truncated log made PyDarshan's C reader crash (SIGSEGV or
+    an abort in free()) and once unlink the log: now it crashes a child, reading a copy."""
+    pytest.importorskip("darshan")
+    log = tmp_path / "crash.darshan"
+    shutil.copy(CORPUS / "truncated-500-crashed-reader.darshan", log)
+    monkeypatch.setattr(darshan_safe, "check", lambda *a, **k: 0)
+    status, _, err = _advise(capsys, log, "-o", "-")
+    assert status == 1
+    line = _one_message(err, str(log))
+    assert "the Darshan reader crashed" in line or "PyDarshan cannot read it" in line
+    assert log.read_bytes() == (CORPUS / "truncated-500-crashed-reader.darshan").read_bytes()
+
+
+def test_a_crash_by_signal_is_named(tmp_path, monkeypatch):
+    pytest.importorskip("darshan")
+    crash = "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"
+    monkeypatch.setattr(darshan_safe, "_child_command", lambda *a: [sys.executable, "-c", crash])
+    with pytest.raises(darshan_safe.DarshanLogError, match=r"crashed \(SIGSEGV\)"):
+        darshan_safe.read(LOG)
+
+
+def test_a_hung_reader_is_stopped(tmp_path, monkeypatch):
+    pytest.importorskip("darshan")
+    hang = "import time; time.sleep(60)"
+    monkeypatch.setattr(darshan_safe, "_child_command", lambda *a: [sys.executable, "-c", hang])
+    t = time.monotonic()
+    with pytest.raises(darshan_safe.DarshanLogError, match="did not finish within 1 s"):
+        darshan_safe.read(LOG, timeout=1)
+    assert time.monotonic() - t < 30
+
+
+def test_the_reader_runs_under_a_memory_bound(monkeypatch):
+    pytest.importorskip("darshan")
+    grab = "x = bytearray(64 * 1024**3)"  # beyond the bound: MemoryError in the child
+    monkeypatch.setattr(darshan_safe, "_child_command", lambda *a: [sys.executable, "-c", grab])
+    with pytest.raises(darshan_safe.DarshanLogError, match="out of memory"):
+        darshan_safe.read(LOG)
+
+
+def test_a_python_error_of_the_reader_is_one_message(tmp_path, capsys):
+    """A flipped bit in the POSIX module's version: PyDarshan raised KeyError('counters')."""
+    pytest.importorskip("darshan")
+    status, _, err = _advise(capsys, CORPUS / "flip-posix-version.darshan", "-o", "-")
+    assert status == 1
+    assert "PyDarshan cannot read it" in _one_message(err, "flip-posix-version.darshan")
+
+
+def test_a_fifo_named_like_a_log_does_not_block(tmp_path, capsys):
+    fifo = tmp_path / "x.darshan"
+    os.mkfifo(fifo)
+    status, _, err = _advise(capsys, fifo, "-o", "-")
+    assert status == 1 and "not a regular file" in _one_message(err, str(fifo))
+
+
+def test_a_good_log_still_reads(tmp_path, capsys):
+    pytest.importorskip("darshan")
+    status, out, err = _advise(capsys, LOG, "-o", "-")
+    assert status == 0, err
+    assert "(darshan log)" in out
+
+
+# ----------------------------------------------------------------------------- empty datasets
+
+
+def _write_trace(extent, writes, maxdims=None, type_size=8, version=2):
+    """A rank's trace (schema 2) of H5Dwrite calls (step, box, size) on one dataset described
+    with extent (and, as schema 4 adds, maxdims: None in it is unlimited)."""
+    ds = {"file": "z.h5", "name": "/x", "dims": list(extent), "type_size": type_size}
+    if maxdims is not None:
+        ds["maxdims"] = list(maxdims)
+    sigs = [{"layer": "hdf5", "func": "H5Dwrite", "file": "z.h5", "dataset": 0, "dims": list(box),
+             "size": size, "step": step, "mode": 1} for step, box, size in writes]  # fmt: skip
+    return {"schema": "iotune-trace", "version": version, "rank": 0, "ranks": 1,
+            "datasets": [ds], "signatures": sigs,
+            "events": [[i, 1, 0.0, 0.0, 0.0] for i in range(len(sigs))]}  # fmt: skip
+
+
+def _fully(trace):
+    return insights._fully_written([c for c in insights._calls(trace)])
+
+
+def test_a_dataset_described_with_0_elements_is_not_judged():
+    """Created with 0 elements, extended, then written: the trace's extent is (0,), once a
+    ZeroDivisionError (each box's start is an index modulo the extent)."""
+    assert _fully(_write_trace((0,), [(0, (512,), 4096), (0, (512,), 4096)])) is None
+    assert _fully(_write_trace((0, 8), [(0, (16, 8), 1024)])) is None
+
+
+def test_an_extendible_dataset_is_never_said_fully_written():
+    """Its extent may have grown past what was written (fill values left): never 'yes'."""
+    writes = [(0, (4,), 32)]
+    assert _fully(_write_trace((4,), writes)) == "yes"  # a fixed extent: written whole
+    assert _fully(_write_trace((4,), writes, maxdims=[None])) is None
+    assert _fully(_write_trace((4,), writes, maxdims=[4])) == "yes"
+
+
+def test_a_selection_of_other_rank_than_its_dataset_is_not_a_box():
+    assert _fully(_write_trace((4, 4), [(0, (2,), 16)])) is None  # once a ValueError (zip)
+
+
+def test_long_runs_and_many_boxes_take_bounded_time():
+    # 10^7 adjacent 1-D writes in one run: one interval, not 10^7 boxes
+    trace = _write_trace((10**7,), [(0, (1,), 8)])
+    trace["events"] = [[0, 10**7, 0.0, 0.0, 0.0]]
+    sig = trace["signatures"][0]
+    sig["step"] = 8
+    t = time.monotonic()
+    calls = insights._calls(trace)
+    calls[0].offset = 0  # the run starts at the dataset's start
+    assert insights._fully_written(calls) == "yes"
+    # 4096 scattered 2-D boxes: the sweep keeps only the boxes of the current slab
+    scattered = [(((i * 7919) % 4096 * 3, (i * 104729) % 4096 * 3), (2, 2)) for i in range(4096)]
+    assert insights._union_volume(scattered) == 4096 * 4
+    # a staircase of 4096 tall boxes: ~10^7 box visits, past the budget: unknown, quickly
+    stairs = [((i, i), (4096, 1)) for i in range(4096)]
+    with pytest.raises(insights._TooMuch):
+        insights._union_volume(stairs)
+    assert time.monotonic() - t < 60  # seconds, on a loaded machine (the old sweep: minutes)
+
+
+def _profile_with_trace(tmp_path, trace, hdf5=None):
+    hdf5 = hdf5 or {"writes": 2, "bytes_written": 8192, "collective_writes": 0,
+                    "independent_writes": 2, "dataset_creates": 1}  # fmt: skip
+    prof_path = tmp_path / "p.json"
+    profile = {"schema": "iotune-profile", "version": 1, "ranks": 1, "wall_s": 1.0,
+               "io": {"time_s": 0.1, "bytes_written": 8192, "bytes_read": 0}, "layers": {},
+               "config": {"settings": []},
+               "files": [{"name": "z.h5", "ranks": 1, "hdf5": hdf5,
+                          "posix": {"writes": 3, "bytes_written": 20000}}]}  # fmt: skip
+    prof_path.write_text(json.dumps(profile))
+    (tmp_path / "p.json.trace").mkdir()
+    (tmp_path / "p.json.trace" / "rank-0.json").write_text(json.dumps(trace))
+    return prof_path
+
+
+def test_advise_on_a_run_that_extended_an_empty_dataset(tmp_path, capsys):
+    trace = _write_trace((0,), [(0, (512,), 4096), (0, (512,), 4096)], maxdims=[None])
+    status, out, err = _advise(capsys, _profile_with_trace(tmp_path, trace), "--json", "-o", "-")
+    assert status == 0, err
+    (g,) = [g for g in json.loads(out)["groups"] if g["insights"]["interface"]]
+    assert g["insights"]["fully_written"] is None
+
+
+@pytest.fixture
+def zero_extend(tmp_path):
+    """tests/data/zero_extend.c built against the system's parallel HDF5 (MPICH)."""
+    mpicc, pkgconf = shutil.which("mpicc.mpich"), shutil.which("pkg-config")
+    if not (mpicc and pkgconf):
+        pytest.skip("needs mpicc.mpich and pkg-config")
+    flags = subprocess.run([pkgconf, "--cflags", "--libs", "hdf5-mpich"], capture_output=True,
+                           text=True)  # fmt: skip
+    if flags.returncode:
+        pytest.skip("needs hdf5-mpich")
+    exe = tmp_path / "zero_extend"
+    src = Path(__file__).resolve().parent.parent / "data" / "zero_extend.c"
+    subprocess.run([mpicc, "-Wall", "-Werror", "-o", str(exe), str(src), *flags.stdout.split()],
+                   check=True, timeout=120)  # fmt: skip
+    return exe
+
+
+def test_a_real_run_that_extends_empty_datasets(tmp_path, capsys, libiotune, zero_extend):
+    """A real MPI program: chunked datasets created with 0 elements, extended and written
+    step by step, one left empty. advise once died of ZeroDivisionError on its profile, and
+    the knowledge base's signature of it (the end of `iotune tune`) too."""
+    from conftest import BUILD, launcher, run_mpi
+
+    from iotune.kb import capture
+
+    profile = tmp_path / "p.json"
+    env = {"IOTUNE_PROFILE": str(profile), "IOTUNE_TRACE": "1", "IOTUNE_SESSION": "zero-extend"}
+    run_mpi(2, [zero_extend], env=env, cwd=tmp_path, preload=libiotune, timeout=120)
+    status, out, err = _advise(capsys, profile, "--json", "-o", "-")
+    assert status == 0, err
+    advice = json.loads(out)
+    (g,) = [g for g in advice["groups"] if g["insights"]["interface"]]
+    assert g["insights"]["layout"] == "chunked" and g["insights"]["fully_written"] is None
+    assert "IOT-1" in {u["code"] for u in advice["undecided"]}  # not guessed either way
+    sig = capture.profile_signature([*launcher(BUILD), "2", str(zero_extend)], lib=libiotune,
+                                    cwd=tmp_path, timeout=120)  # fmt: skip
+    assert sig.motif
+
+
+# ----------------------------------------------------------------------------- outputs
+
+FPP = {
+    "schema": "iotune-profile",
+    "version": 1,
+    "ranks": 2,
+    "wall_s": 1.0,
+    "io": {"time_s": 0.1, "bytes_written": 8192, "bytes_read": 0},
+    "layers": {},
+    "config": {"settings": []},
+    "files": [
+        {
+            "name": f"/lus/a.r{r}.dat",
+            "ranks": 1,
+            "fs": "lustre",
+            "posix": {"writes": 4, "bytes_written": 4096, "write_time_s": 0.01},
+        }
+        for r in range(2)
+    ],
+}  # fmt: skip  (file per process on Lustre: SIO-9)
+
+
+@pytest.fixture
+def full_fs(tmp_path):
+    """A 64 KiB tmpfs, filled up (root only; skipped elsewhere)."""
+    mnt = tmp_path / "full"
+    mnt.mkdir()
+    if (
+        os.geteuid() != 0
+        or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)], capture_output=True
+        ).returncode
+    ):
+        pytest.skip("mounting a tmpfs needs root")
+    try:
+        with open(mnt / "filler", "wb") as f:
+            try:
+                f.write(b"x" * (1 << 20))
+            except OSError:
+                pass
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+def _fpp(tmp_path):
+    p = tmp_path / "fpp.json"
+    p.write_text(json.dumps(FPP))
+    return p
+
+
+def test_a_control_file_onto_a_full_disk_is_one_message(tmp_path, capsys, full_fs):
+    control = full_fs / "advice.xml"
+    status, _, err = _advise(capsys, _fpp(tmp_path), "-o", control)
+    assert status == 1
+    assert "cannot write the control file" in _one_message(err, str(control))
+    assert not control.exists() and os.listdir(full_fs) == ["filler"]
+
+
+def test_an_html_page_onto_a_full_disk_is_one_message(tmp_path, capsys, full_fs):
+    page = full_fs / "advice.html"
+    status, _, err = _advise(capsys, _fpp(tmp_path), "-o", "-", "--html", page)
+    assert status == 1
+    assert "cannot write the HTML page" in _one_message(err, str(page))
+    assert os.listdir(full_fs) == ["filler"]  # no half page left behind
+
+
+def test_an_html_page_onto_dev_full_is_one_message(tmp_path, capsys):
+    status, _, err = _advise(capsys, _fpp(tmp_path), "-o", "-", "--html", "/dev/full")
+    assert status == 1 and "No space left" in _one_message(err, "/dev/full")
+
+
+def test_an_html_page_in_a_missing_directory_is_one_message(tmp_path, capsys):
+    page = tmp_path / "no" / "such" / "dir" / "a.html"
+    status, _, err = _advise(capsys, _fpp(tmp_path), "-o", "-", "--html", page)
+    assert status == 1 and "cannot write the HTML page" in _one_message(err, str(page))
+
+
+def test_advice_onto_a_full_standard_output_is_one_message(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(Path(insights.__file__).parents[1])}
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run(
+            [sys.executable, "-m", "iotune", "advise", str(_fpp(tmp_path)), "-o", "-"],
+            stdout=full, stderr=subprocess.PIPE, text=True, env=env, timeout=120,
+        )  # fmt: skip
+    assert proc.returncode == 1
+    line = _one_message(proc.stderr, "standard output")
+    assert "No space left" in line
+
+
+# ----------------------------------------------------------------------------- damaged profiles
+
+
+@pytest.mark.parametrize(
+    "path, value, key",
+    [(("ranks",), "two", "ranks"), (("ranks",), None, "ranks"),
+     (("files", 0), 7, "files[0]"), (("files", 0, "name"), 12, "files[0].name"),
+     (("files", 0, "ranks"), -1, "files[0].ranks"), (("files", 0, "fs"), [], "files[0].fs"),
+     (("files", 0, "posix"), [1, 2], "files[0].posix"),
+     (("files", 0, "posix", "bytes_written"), 10**30, "files[0].posix.bytes_written"),
+     (("files", 0, "posix", "last_offset"), "x", "files[0].posix.last_offset"),
+     (("files", 0, "posix", "sizes"), {"0-100": "many"}, "files[0].posix.sizes.0-100"),
+     (("files", 1, "time_s"), {"imbalance": None}, "files[1].time_s.imbalance"),
+     (("files", 1, "hints"), {"cb_buffer_size": [1]}, "files[1].hints.cb_buffer_size"),
+     (("files", 1, "applied"), {"hdf5": {"chunk_cache_bytes": "big"}},
+      "files[1].applied.hdf5.chunk_cache_bytes"),
+     (("config",), {"settings": [{"name": "chunk_cache_bytes", "value": "x"}]},
+      "config.settings[0].value")],
+)  # fmt: skip
+def test_a_damaged_profile_value_is_one_message_naming_the_key(tmp_path, capsys, path, value, key):
+    data = json.loads(json.dumps(FPP))
+    target = data
+    for k in path[:-1]:
+        target = target[k]
+    target[path[-1]] = value
+    p = tmp_path / "bad.json"
+    p.write_text(json.dumps(data))
+    status, out, err = _advise(capsys, p, "-o", "-")
+    assert status == 1 and out == ""
+    assert f": {key}: " in _one_message(err, str(p))
+
+
+def test_a_verification_pair_that_measured_0_has_no_ratio():
+    """A run with no I/O in the measured phase measures 0 s: the end of `iotune tune` divided
+    by it (ZeroDivisionError) and, with every pair so, took min() of nothing."""
+    from types import SimpleNamespace
+
+    from iotune import study
+
+    assert study.pair_ratio(2.0, 1.0, maximize=False) == 2.0
+    assert study.pair_ratio(0.0, 1.0, maximize=False) is None
+    assert study.pair_ratio(1.0, 0.0, maximize=False) is None
+    assert study.pair_ratio(0.0, 5.0, maximize=True) is None
+    v = SimpleNamespace(pairs=3, improved=True, speedup=1.5, wins=3, futile=False)
+    text = study._verdict_text(v, [], SimpleNamespace(alpha=0.05))
+    assert "1.50x faster" in text
+
+
+def test_an_analysis_error_while_filing_a_study_is_said_not_raised(
+    tmp_path, libiotune, monkeypatch
+):
+    """The end of `iotune tune` files the study under the run's signature: an arithmetic error
+    in the analysis made the finished tune exit 1; now there is no signature, and it is said."""
+    from iotune.kb import capture, signature
+
+    def broken(*a, **k):
+        raise ZeroDivisionError("integer modulo by zero")
+
+    monkeypatch.setattr(signature, "from_profile", broken)
+    app = [sys.executable, "-c", "open('out.dat', 'w').write('x' * 4096)"]
+    with pytest.raises(capture.CaptureFailed, match="could not be analysed.*ZeroDivisionError"):
+        capture.profile_signature(app, lib=libiotune, cwd=tmp_path, timeout=120)
+
+
+def test_an_html_page_onto_a_fifo_nobody_reads_does_not_block(tmp_path, capsys):
+    fifo = tmp_path / "page.html"
+    os.mkfifo(fifo)
+    status, _, err = _advise(capsys, _fpp(tmp_path), "-o", "-", "--html", fifo)
+    assert status == 1 and "cannot write the HTML page" in _one_message(err, str(fifo))
+
+
+def test_an_unforeseen_analysis_error_is_one_line(tmp_path, capsys, monkeypatch):
+    """The last resort: a bug in an analysis gives one line naming the file (and asks for a
+    report), never a traceback; the fuzz tests fail on it, so it is never the answer to a
+    known bad input."""
+
+    def bug(*a, **k):
+        raise KeyError("x")
+
+    monkeypatch.setattr(insights, "from_profile", bug)
+    status, _, err = _advise(capsys, _fpp(tmp_path), "-o", "-")
+    assert status == 1 and "internal error (KeyError" in _one_message(err, "fpp.json")
+
+
+# ----------------------------------------------------------------------------- time
+
+
+@pytest.mark.parametrize("naming, small", [("per_process", 5000), ("distinct", 2000)])
+def test_advise_time_grows_linearly_with_the_files(tmp_path, capsys, naming, small):
+    """advise was quadratic in the files (60,000 files 20 s, 10^6 never ended). Ten times the
+    files must cost about ten times the CPU time (quadratic: a hundred), loosely bounded for a
+    loaded machine; bench/advise_scale.py measures 10^6 files."""
+    import many_files
+
+    cpu = {}
+    for n in (small, 10 * small):
+        profile = many_files.write(tmp_path / f"{naming}-{n}.json", n, naming)
+        t = time.process_time()
+        status, out, err = _advise(capsys, profile, "--json", "-o", "-")
+        cpu[n] = time.process_time() - t
+        assert status == 0, err
+        assert sum(len(g["files"]) for g in json.loads(out)["groups"]) == n
+    assert cpu[10 * small] < 30 * max(cpu[small], 0.05), cpu
+    assert cpu[10 * small] < 60, cpu
