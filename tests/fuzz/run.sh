@@ -40,6 +40,8 @@ sources=$(awk '/^add_library\(iotune_settings /{on=1} on{for(i=1;i<=NF;i++) if($
 [ -n "$sources" ] || { say "cannot find the sources of iotune_settings in runtime/CMakeLists.txt"; exit 2; }
 mkdir -p "$work/generated"
 python3 "$root/tools/gen_params.py" "$root/src/iotune/data/params.tsv" "$work/generated/params_gen.h"
+python3 "$root/tools/gen_costs.py" "$root/src/iotune/data/params.tsv" "$root/src/iotune/data/costs.tsv" \
+  "$work/generated/costs_gen.h"
 flags=(-g -O1 -std=c11 -D_GNU_SOURCE -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined
   -fno-sanitize-recover=all -I"$root/runtime/src" -I"$work/generated" -I"$here")
 # the parser once (-fsanitize=fuzzer-no-link: instrumented, no main), then each harness
