@@ -5,6 +5,7 @@ runs under that build's own launcher (mpiexec.mpich, mpiexec.openmpi, ...: never
 `mpiexec` is on PATH). builds() gives the build of each family (build-<family>/ beside it).
 """
 
+import atexit
 import importlib.util
 import json
 import os
@@ -23,9 +24,10 @@ BENCH = REPO / "bench"
 os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
 os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
 # Finished studies are filed in a knowledge base (docs/kb.md): never the user's, in tests.
-os.environ.setdefault(
-    "IOTUNE_KB", os.path.join(tempfile.mkdtemp(prefix="iotune-test-kb-"), "kb.sqlite")
-)
+if "IOTUNE_KB" not in os.environ:
+    _kb_dir = tempfile.mkdtemp(prefix="iotune-test-kb-")
+    os.environ["IOTUNE_KB"] = os.path.join(_kb_dir, "kb.sqlite")
+    atexit.register(shutil.rmtree, _kb_dir, ignore_errors=True)  # no folder left per test run
 
 
 def mpi_info(build: Path) -> dict:
