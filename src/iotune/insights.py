@@ -634,15 +634,31 @@ def _layout_insights(layouts: list[Layout]) -> dict[str, Any]:
 def _sum_layers(files: list[Mapping[str, Any]]) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = {layer: defaultdict(float) for layer in LAYERS}
     number = (int, float)
-    for layer in LAYERS:  # the inner loop runs once per counter of 10^6 files: kept lean
+    for layer in LAYERS:  # once per counter of 10^6 files: summed by columns, in C
         acc = out[layer]
+        # the files whose counters have the same keys in the same order (the runtime writes
+        # them so): their values summed column by column, in file order as one loop would
+        rows: dict[tuple[str, ...], list[Any]] = {}
         for f in files:
             c = f.get(layer)
             if c:
-                for k, v in c.items():
-                    if isinstance(v, number):
-                        acc[k] += v
+                keys = tuple(c)
+                row = rows.get(keys)
+                if row is None:
+                    rows[keys] = row = []
+                row.append(c.values())
+        for keys, values in rows.items():
+            for k, col in zip(keys, zip(*values, strict=True), strict=True):
+                if _NUMBER_TYPES.issuperset(map(type, col)):
+                    acc[k] = sum(col, acc[k])
+                else:  # the histogram, or a value of another type: numbers only
+                    for v in col:
+                        if isinstance(v, number):
+                            acc[k] += v
     return out
+
+
+_NUMBER_TYPES = frozenset((int, float))
 
 
 def _transfers(layer: str, c: Mapping[str, float]) -> tuple[float, float, float, float]:
@@ -773,7 +789,13 @@ def from_profile(
     data = profile.data if hasattr(profile, "data") else profile
     ranks = int(data.get("ranks", 1))
     files = [f for f in data.get("files") or [] if f.get("name")]
-    files = [f for f in files if not _system_file(f, data)]
+    from iotune import profile as prof
+
+    if getattr(profile, "files_marked", False) is True:  # classified on loading, once
+        files = [f for f in files if not f.get("system")]
+    else:
+        script = prof.script_of(data.get("argv"))  # once, not once per file
+        files = [f for f in files if not _system_file(f, script)]
     calls = [c for t in traces for c in _calls(t)]
     trace_layouts = _ByFile(_trace_layouts(traces))
     groups = []
@@ -819,17 +841,18 @@ def from_profile(
     return groups
 
 
-def _system_file(f: Mapping[str, Any], data: Mapping[str, Any]) -> bool:
+def _system_file(f: Mapping[str, Any], script: Any) -> bool:
     """Is a file one the application did not open for its data (the interpreter's, a library,
     the launcher's, /proc)? The mark iotune.profile gives on loading (data/system_files.tsv),
-    or the same table applied here to a profile passed as a plain dict."""
+    or the same table applied here to a profile passed as a plain dict. script: the profile's
+    iotune.profile.script_of(argv). (No copy of the file's object: this runs once per file.)"""
     from iotune import profile as prof
 
     if f.get("system"):
         return True
-    if "system" in f:
+    if "system" in f or not isinstance(f.get("name"), str):
         return False
-    return prof._marked(dict(f), prof.script_of(data.get("argv"))).get("system") is not None
+    return prof.classify(f["name"], prof.was_written(f), script=script) is not None
 
 
 def _layout_from_counters(g: Group, files: list[Mapping[str, Any]]) -> None:

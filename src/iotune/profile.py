@@ -195,6 +195,10 @@ def _marked(f: Any, script: tuple[str, FileRule] | None) -> Any:
 class Profile:
     data: dict[str, Any]
     path: Path | None = None
+    # made by parse(): its shape passed profile_schema (readers need not check it again)
+    shape_checked: bool = False
+    # made by parse(): every file classified on loading ("system" set on the system files)
+    files_marked: bool = False
 
     @property
     def ranks(self) -> int:
@@ -272,7 +276,8 @@ def parse(data: Any, path: Path | None = None) -> Profile:
     if wrong:
         raise ProfileError(f"{where}not a usable profile: {wrong}")
     script = script_of(data.get("argv"))
-    return Profile({**data, "files": [_marked(f, script) for f in data["files"]]}, path)
+    files = [_marked(f, script) for f in data["files"]]
+    return Profile({**data, "files": files}, path, shape_checked=True, files_marked=True)
 
 
 def load(path: str | os.PathLike[str]) -> Profile:

@@ -699,6 +699,12 @@ def _tail_lines(text: str, n: int = STDERR_LINES) -> str:
 
 def check_verify_pairs(max_pairs: int, min_pairs: int = sequential.MIN_PAIRS) -> str | None:
     """Why a --verify-pairs value can never give a verdict, or None when it can."""
+    if max_pairs < 1:  # no pair at all: there is no test to run (design() needs one)
+        return (
+            f"--verify-pairs {max_pairs}: the final verification needs at least one pair and "
+            f"can show a gain only from {_fewest_pairs()} pairs: use {sequential.MIN_PAIRS} or "
+            f"more (default {sequential.MAX_PAIRS})"
+        )
     d = sequential.design(min(min_pairs, max_pairs), max_pairs)
     if d.first_possible() is None:
         return (

@@ -40,6 +40,8 @@ from iotune.inputs import MAX_BYTES, InputError, parse_json, read_bytes
 
 SCHEMA = "iotune-trace"
 VERSIONS = (2, 3, 4)
+# the most bytes a trace's gzip data may expand to (read at each call: tests lower it)
+MAX_EXPANDED = MAX_BYTES
 # consecutive-call blocks rebuilt from a trace's runs: beyond this the trace is refused rather
 # than expanded without end (a run interleaved call by call with another costs one per call)
 MAX_BLOCKS = 20_000_000
@@ -81,8 +83,10 @@ def load(profile_path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     return out
 
 
-def _gunzip(raw: bytes, path: str, limit: int = MAX_BYTES) -> bytes:
-    """gzip members decompressed, at most limit bytes (a small file may expand to anything)."""
+def _gunzip(raw: bytes, path: str, limit: int | None = None) -> bytes:
+    """gzip members decompressed, at most limit bytes (default MAX_EXPANDED; a small file may
+    expand to anything)."""
+    limit = MAX_EXPANDED if limit is None else limit
     out, size = [], 0
     while raw:
         d = zlib.decompressobj(16 + zlib.MAX_WBITS)
@@ -200,6 +204,8 @@ def calls(runs: list[Run], max_blocks: int | None = None) -> Iterator[tuple[Run,
                              "of calls: too many to rebuild")  # fmt: skip
         seq, i, k = heapq.heappop(heap)
         r = runs[i]
+        if r.stride < 1 and k < r.count - 1:  # read() refuses these (trace_schema) first
+            raise ValueError(f"run of signature {r.sig}: stride {r.stride} for {r.count} calls")
         if r.stride == 1 or k == r.count - 1:
             yield r, k, r.count - 1
             continue

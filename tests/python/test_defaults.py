@@ -112,3 +112,18 @@ def test_warmup_runs_are_discarded():
     values = defaults.measure(ps, {"fill_time": "never"}, run, 2, random.Random(0), warmup=1)
     assert len(calls) == 12 and sum(len(v) for v in values["a"].values()) == 6
     assert all(x % 2 == 0 for v in values["a"].values() for x in v), "only the second of each"
+
+
+def test_defaults_refuses_verify_pairs_below_one(tmp_path):
+    """`iotune defaults --verify-pairs 0` would reach sequential.design's ValueError."""
+    import subprocess
+    import sys
+
+    r = subprocess.run(
+        [sys.executable, "-m", "iotune", "defaults", "--verify-pairs", "0", "--out",
+         str(tmp_path / "d"), "--no-kb"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert r.returncode != 0 and "Traceback" not in r.stderr
+    assert "--verify-pairs 0" in r.stderr and r.stderr.strip().count("\n") == 0
+    assert not (tmp_path / "d").exists()

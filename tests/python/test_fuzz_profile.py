@@ -78,3 +78,40 @@ def test_mutated_profiles_are_shown_or_refused_in_one_line(data, files):
         assert out and not err
     else:
         assert not out and err.count("\n") == 1 and err.startswith("iotune: ") and str(path) in err
+
+
+_VALUES = st.one_of(
+    st.integers(min_value=-(2**65), max_value=2**65),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.booleans(),
+    st.none(),
+    st.sampled_from(["", "ext4"]),
+    st.lists(st.integers(), max_size=1),
+)
+_OBJECTS = st.dictionaries(st.sampled_from(["writes", "sizes", "start_s", "end_s", "mean"]),
+                           st.one_of(_VALUES, st.dictionaries(st.sampled_from(["1K-10K", "0-100"]),
+                                                              _VALUES, max_size=2)),
+                           max_size=4)  # fmt: skip
+_FILES = st.fixed_dictionaries(
+    {"name": st.sampled_from(["/a.h5", 3, None])},
+    optional={k: st.one_of(_VALUES, _OBJECTS) for k in ("fs", "system", "ranks", "phase",
+                                                         "time_s", "hints", "applied", "hdf5",
+                                                         "mpiio", "posix", "stdio")},
+)  # fmt: skip
+
+
+@settings(max_examples=4 * EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@given(f=_FILES)
+def test_the_fast_shape_check_accepts_only_what_the_full_check_accepts(f):
+    """profile_schema._file_ok (once per file of 10^6, without naming each key) may pass a
+    file only when _file, which names what is wrong, passes it too."""
+    from iotune import profile_schema
+
+    fast = profile_schema._file_ok(f)
+    try:
+        profile_schema._file(f, "files[0]")
+        full = True
+    except profile_schema._Bad:
+        full = False
+    event("accepted" if fast else "given to the full check")
+    assert full or not fast, f

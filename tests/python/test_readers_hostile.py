@@ -164,12 +164,29 @@ def test_a_damaged_trace_is_one_trace_error(tmp_path, over, why):
 def test_a_gzip_bomb_is_refused_without_expanding_it(tmp_path, monkeypatch):
     path = tmp_path / "rank-0.json.gz"
     path.write_bytes(gzip.compress(b" " * 10_000_000))
-    monkeypatch.setattr(iotrace, "MAX_BYTES", 1_000_000)
-    with pytest.raises(iotrace.TraceError, match="expands to more than"):
-        iotrace._gunzip(path.read_bytes(), str(path), 1_000_000)
+    monkeypatch.setattr(iotrace, "MAX_EXPANDED", 1_000_000)
+    with pytest.raises(iotrace.TraceError, match="expands to more than") as e:
+        iotrace.read(path)  # through read(): the bound is the module's, read at each call
+    assert str(path) in str(e.value)
     path.write_bytes(gzip.compress(b"{}")[:-6])
     with pytest.raises(iotrace.TraceError, match="truncated"):
         iotrace.read(path)
+
+
+def test_runs_of_stride_zero_are_a_value_error_not_a_division_by_zero():
+    """calls() on runs not checked by read() (trace_schema refuses them there): a run of
+    several calls with stride 0 divided by zero once another run came next in order."""
+    runs = [
+        iotrace.Run(0, 3, 0, 0, 0.0, 1.0, 3.0, 3.0),
+        iotrace.Run(1, 2, 1, 1, 0.5, 1.0, 2.0, 2.0),
+    ]
+    with pytest.raises(ValueError, match="stride 0 for 3 calls"):
+        list(iotrace.calls(runs))
+    single = [
+        iotrace.Run(0, 1, 0, 0, 0.0, 0.0, 1.0, 1.0),
+        iotrace.Run(1, 2, 1, 1, 1.0, 1.0, 2.0, 2.0),
+    ]
+    assert [(r.sig, k0, k1) for r, k0, k1 in iotrace.calls(single)] == [(0, 0, 0), (1, 0, 1)]
 
 
 def test_interleaved_runs_that_expand_without_end_are_refused(tmp_path, monkeypatch):

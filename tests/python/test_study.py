@@ -463,6 +463,15 @@ def test_verify_pairs_that_can_never_show_a_gain_are_refused(tmp_path):
     assert not (tmp_path / "study.db").exists()
 
 
+@pytest.mark.parametrize("pairs", [0, -3])
+def test_verify_pairs_below_one_are_refused_in_one_line(tmp_path, pairs):
+    """--verify-pairs 0 was a ValueError traceback from search/sequential.py."""
+    r = tune("--space", SPACE, *FAKE_OPTS, "--verify-pairs", pairs, "--out", tmp_path, "--", *FAKE)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.strip().count("\n") == 0 and f"--verify-pairs {pairs}" in r.stderr
+    assert not (tmp_path / "study.db").exists()
+
+
 def test_mpiio_only_application_is_not_tuned_for_hdf5(tmp_path, libiotune, test_prog):
     """A plain MPI-IO program: no HDF5 parameter in the searched space or in best.xml."""
     from iotune import params

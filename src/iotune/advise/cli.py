@@ -140,9 +140,13 @@ def cmd_advise(args: argparse.Namespace) -> int:
         advice = advise(groups, source, "darshan log", args.severity, limits=limits)
     else:
         try:
-            p = prof.parse(inputs.load_json(source, "profile"), Path(source))
-            p = checked.profile(p, source)
-            gc.freeze()  # the profile lives to the end: later collections need not walk it
+            data = inputs.load_json(source, "profile")
+            # the parsed profile lives to the end: no collection need walk its 10^7 objects
+            # (parsed with the collector off, they would all be young: the first collections
+            # after it, during the checks, walked them all)
+            gc.freeze()
+            p = checked.profile(prof.parse(data, Path(source)), source)
+            del data
         except (prof.ProfileError, inputs.InputError) as e:
             _error(str(e))
             return 1

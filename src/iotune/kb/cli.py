@@ -324,6 +324,9 @@ def cmd_defaults(args: argparse.Namespace) -> int:
     unknown = [n for n in names if n not in defaults.PROXIES]
     if unknown:
         return _error_as("defaults", f"unknown proxies {unknown} (one of {list(defaults.PROXIES)})")
+    problem = study.check_verify_pairs(args.verify_pairs)
+    if problem:
+        return _error_as("defaults", problem)
     try:
         sp = space.load(args.space)
     except space.SpaceError as e:
