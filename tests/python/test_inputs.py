@@ -59,3 +59,14 @@ def test_the_cli_prints_an_input_error_as_one_line(tmp_path, capsys, monkeypatch
     assert main(["kernels"]) == 2
     err = capsys.readouterr().err
     assert err == "iotune: f.json:3: the profile is not valid JSON\n"
+
+
+@pytest.mark.parametrize("number", ["1e999", "-1E+400", "9" * 400 + ".0", "1" + "0" * 309 + ".5"])
+def test_numbers_that_overflow_are_refused_whatever_their_spelling(number):
+    with pytest.raises(inputs.InputError, match="not finite|Exceeds|digits|not usable"):
+        inputs.parse_json('{"a": [1.5, ' + number + "]}", "x.json", "profile")
+
+
+def test_tiny_and_ordinary_numbers_are_taken_on_the_fast_path_and_the_hooked_one():
+    assert inputs.parse_json('{"a": 1e-400, "b": 2.5}', "x", "p") == {"a": 0.0, "b": 2.5}
+    assert inputs.parse_json('{"a": 0.001, "b": 25}', "x", "p") == {"a": 0.001, "b": 25}
