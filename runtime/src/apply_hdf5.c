@@ -172,8 +172,11 @@ static void judge_total(iot_file_settings *rules, const char *name, int leader, 
     iot_settings_each_hint(&iot_g.settings, name, gather_hint, &l);
     for (int i = nfapl; i < l.n; i++) /* one over its own limit goes by itself at the open */
         if (iot_bounds_exceeds(l.e[i]->param, l.e[i]->name, l.e[i]->value.text,
-                               iot_cost(l.e[i]->param, &l.e[i]->value, 1), &b, NULL, 0))
-            l.e[i--] = l.e[--l.n];
+                               iot_cost(l.e[i]->param, &l.e[i]->value, 1), &b, NULL, 0)) {
+            memmove(&l.e[i], &l.e[i + 1], (size_t)(l.n - i - 1) * sizeof l.e[0]);
+            l.n--;
+            i--;
+        }
     int at;
     double total;
     char why[1536];
@@ -186,8 +189,7 @@ static void judge_total(iot_file_settings *rules, const char *name, int leader, 
             withdraw_costly(e, name, why, leader, r, out);
             gone[e->param] = 1;
             rules->file[e->param] = NULL;
-            l.e[at] = l.e[--nfapl];
-            l.e[nfapl] = l.e[--l.n];
+            nfapl--;
         } else {
             char where[96], key[IOT_NAME_MAX + IOT_VALUE_TEXT_MAX + 16];
             snprintf(key, sizeof key, "total:%s=%s", e->name, e->value.text);
@@ -195,8 +197,10 @@ static void judge_total(iot_file_settings *rules, const char *name, int leader, 
                 iot_warn_once(key, "%s: %s [%s]", name, why, iot_origin(e, where, sizeof where));
             iot_rec_withdraw(name, IOT_L_MPIIO, e->name, e->value.text, why);
             iot_mpiio_withdraw_total(name, e->param);
-            l.e[at] = l.e[--l.n];
         }
+        /* in order: the first of equal costs goes first, as iotune.costs.file_total */
+        memmove(&l.e[at], &l.e[at + 1], (size_t)(l.n - at - 1) * sizeof l.e[0]);
+        l.n--;
     }
 }
 

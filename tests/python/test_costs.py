@@ -290,3 +290,17 @@ def test_the_runtime_withdraws_the_costliest_buffer_when_a_files_total_is_too_mu
     assert [w["setting"] for w in f["withdrawn"]] == ["ind_wr_buffer_size"], f
     assert f["applied"]["mpiio"]["cb_buffer_size"] == str(240 << 20), f
     assert f["applied"]["hdf5"]["sieve_buf_size"] == str(245 << 20), f
+
+
+def test_check_warns_about_a_files_buffers_too_costly_together(tmp_path):
+    """The same total as the runtime's (the test above): the costliest, with the same words."""
+    xml = tmp_path / "run.xml"
+    xml.write_text(TOTAL)
+    out = _python("", 4 << 30, "-m", "iotune", "check", str(xml))
+    assert out.returncode == 0, out.stderr
+    warned = [ln for ln in out.stderr.splitlines() if "warning:" in ln]
+    assert warned == [
+        f"{xml}:7: <ind_wr_buffer_size>: warning: ind_wr_buffer_size=262144000 (250 MiB) "
+        "withdrawn: the file's buffers would cost 1.0 GiB of memory together per open file, "
+        "more than 1/4 of 4 GiB (RLIMIT_DATA 4 GiB) by the runtime on this machine"
+    ]
