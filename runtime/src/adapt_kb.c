@@ -12,7 +12,7 @@
 #include "core.h"
 #include "env.h"
 #include "json.h"
-#include "real.h"
+#include "settings.h"
 #include "values.h"
 
 #define MAX_KB_BYTES (64 << 20)
@@ -23,19 +23,10 @@ static int kb_state; /* 0 not read yet, 1 read, -1 unusable (said once) */
 static void load(void)
 {
     kb_state = -1;
-    FILE *f = iot_real_fopen(iot_env.adapt_kb, "rb");
     char err[300] = "";
-    char *text = f ? malloc(MAX_KB_BYTES + 1) : NULL;
-    size_t n = text ? iot_real_fread(text, 1, MAX_KB_BYTES + 1, f) : 0;
-    if (f)
-        iot_real_fclose(f);
-    if (!f)
-        snprintf(err, sizeof err, "cannot be read");
-    else if (!text)
-        snprintf(err, sizeof err, "out of memory");
-    else if (n > MAX_KB_BYTES)
-        snprintf(err, sizeof err, "larger than %d MiB", MAX_KB_BYTES >> 20);
-    else if (iot_kb_parse(text, n, &kb, err, sizeof err) == 0)
+    size_t n = 0;
+    char *text = iot_read_regular(iot_env.adapt_kb, MAX_KB_BYTES, &n, err, sizeof err);
+    if (text && iot_kb_parse(text, n, &kb, err, sizeof err) == 0)
         kb_state = 1;
     free(text);
     if (kb_state < 0)

@@ -13,12 +13,35 @@
 #include "core.h"
 #include "fstype.h"
 
+static struct {
+    char file[1024];
+    int param;
+} total_gone[32];
+static int ntotal_gone;
+
+void iot_mpiio_withdraw_total(const char *filename, int param)
+{
+    int at = ntotal_gone++ % 32;
+    snprintf(total_gone[at].file, sizeof total_gone[at].file, "%s", filename);
+    total_gone[at].param = param;
+}
+
+static int withdrawn_by_total(const char *filename, int param)
+{
+    for (int i = 0; i < (ntotal_gone < 32 ? ntotal_gone : 32); i++)
+        if (total_gone[i].param == param && strcmp(total_gone[i].file, filename) == 0)
+            return 1;
+    return 0;
+}
+
 /* Keeps a hint unless this MPI's info objects cannot hold its key or value (the registry's
  * limits fit MPICH's; another MPI may have smaller ones): then it is dropped, with one
  * warning per process. */
 static void collect(void *ctx, const iot_entry *e)
 {
     iot_mpiio_hints *l = ctx;
+    if (withdrawn_by_total(l->file, e->param))
+        return; /* said and recorded where it was judged */
     if (strlen(e->name) > MPI_MAX_INFO_KEY || strlen(e->value.text) > MPI_MAX_INFO_VAL) {
         char where[96];
         if (iot_world_rank() == 0)

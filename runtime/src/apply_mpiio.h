@@ -19,6 +19,10 @@ typedef struct {
     const char *file; /* the file opened */
 } iot_mpiio_hints;
 
+/* A hint withdrawn for filename by the total of the file's buffers (judged at its HDF5 open,
+ * apply_hdf5.c): left out at the MPI_File_open of that name. */
+void iot_mpiio_withdraw_total(const char *filename, int param);
+
 /* The info to open filename with: the application's (app) with the control file's hints on
  * top, a new object the caller frees with iot_mpiio_done; MPI_INFO_NULL when no hint
  * applies (open with app then). */

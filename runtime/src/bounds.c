@@ -66,6 +66,22 @@ int iot_bounds_exceeds(int param, const char *name, const char *value, double co
     return 1;
 }
 
+int iot_bounds_total_exceeds(const char *name, const char *value, double cost, double total,
+                             const iot_budget *b, char *why, size_t len)
+{
+    if (b->memory < 0 || total <= b->memory / IOT_FILE_TOTAL_SHARE)
+        return 0;
+    char one[48], sum[48], whole[48];
+    if (why)
+        snprintf(why, len,
+                 "%s=%s (%s) withdrawn: the file's buffers would cost %s of memory together per "
+                 "open file, more than 1/%d of %s (%s)",
+                 name, value, iot_format_bytes(cost, one, sizeof one),
+                 iot_format_bytes(total, sum, sizeof sum), IOT_FILE_TOTAL_SHARE,
+                 iot_format_bytes(b->memory, whole, sizeof whole), b->memory_what);
+    return 1;
+}
+
 const char *iot_bounds_brief(const char *why, char *buf, size_t len)
 {
     const char *start = strstr(why, " would cost "), *open = start ? strstr(start, " (") : NULL;

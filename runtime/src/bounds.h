@@ -49,4 +49,13 @@ const char *iot_bounds_brief(const char *why, char *buf, size_t len);
 /* A byte count for people: "8 GiB", "1.5 GiB", "512 bytes". */
 const char *iot_format_bytes(double n, char *buf, size_t len);
 
+/* The buffers of one open file (HDF5 file access settings and MPI-IO hints, each under its own
+ * limit) may cost together at most 1/IOT_FILE_TOTAL_SHARE of the memory budget. */
+#define IOT_FILE_TOTAL_SHARE 4
+
+/* Whether a file's buffers costing total bytes together exceed that; why then says that the
+ * setting name=value (costing cost) is withdrawn. */
+int iot_bounds_total_exceeds(const char *name, const char *value, double cost, double total,
+                             const iot_budget *b, char *why, size_t len);
+
 #endif

@@ -198,24 +198,25 @@ int iot_settings_parse(const char *text, size_t len, iot_settings *out, iot_diag
 
 /* ------------------------------------------------------------------ reading the file */
 
-/* Reads a regular file of at most IOT_CONFIG_MAX_BYTES with plain system calls: never
- * through the runtime's own wrappers (which would capture it), and the same in the
- * iotune-parse tool, which has none. Never blocks on a FIFO or device (O_NONBLOCK, and fstat
- * before any read). Returns the text, or NULL with the message in err. */
-static char *read_config(const char *path, size_t *len, char *err, size_t errlen)
+/* Reads a regular file of at most max bytes with plain system calls: never through the
+ * runtime's own wrappers (which would capture it), and the same in the iotune-parse tool,
+ * which has none. Never blocks on a FIFO or device (O_NONBLOCK, and fstat before any read):
+ * anything but a regular file is refused. Returns the text (NUL-terminated), or NULL with the
+ * reason in err ("not a regular file", "larger than N bytes", the system's message). */
+char *iot_read_regular(const char *path, size_t max, size_t *len, char *err, size_t errlen)
 {
     int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     struct stat st;
     char *text = NULL;
     size_t n = 0;
     if (fd < 0 || syscall(SYS_fstat, fd, &st) != 0) {
-        snprintf(err, errlen, "cannot read the control file: %s", strerror(errno));
+        snprintf(err, errlen, "%s", strerror(errno));
     } else if (!S_ISREG(st.st_mode)) {
-        snprintf(err, errlen, "cannot read the control file: not a regular file");
-    } else if (st.st_size > IOT_CONFIG_MAX_BYTES) {
-        snprintf(err, errlen, "the control file is larger than %d bytes", IOT_CONFIG_MAX_BYTES);
+        snprintf(err, errlen, "not a regular file");
+    } else if ((unsigned long long)st.st_size > max) {
+        snprintf(err, errlen, "larger than %zu bytes", max);
     } else if (!(text = malloc((size_t)st.st_size + 1))) {
-        snprintf(err, errlen, "cannot read the control file: out of memory");
+        snprintf(err, errlen, "out of memory");
     } else {
         /* the size may change under us: read what fits, then stop */
         long got;
@@ -228,6 +229,17 @@ static char *read_config(const char *path, size_t *len, char *err, size_t errlen
     if (fd >= 0)
         syscall(SYS_close, fd);
     *len = n;
+    return text;
+}
+
+static char *read_config(const char *path, size_t *len, char *err, size_t errlen)
+{
+    char why[200];
+    char *text = iot_read_regular(path, IOT_CONFIG_MAX_BYTES, len, why, sizeof why);
+    if (!text && strncmp(why, "larger", 6) == 0)
+        snprintf(err, errlen, "the control file is %s", why);
+    else if (!text)
+        snprintf(err, errlen, "cannot read the control file: %s", why);
     return text;
 }
 

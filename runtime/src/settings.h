@@ -43,6 +43,10 @@ int iot_settings_parse(const char *text, size_t len, iot_settings *out, iot_diag
                        void *ctx);
 
 /* Reads and parses a file (size capped at IOT_CONFIG_MAX_BYTES). */
+/* A regular file of at most max bytes, read without blocking (see settings.c); NULL with the
+ * reason in err. */
+char *iot_read_regular(const char *path, size_t max, size_t *len, char *err, size_t errlen);
+
 int iot_settings_load(const char *path, iot_settings *out, iot_diag_fn diag, void *ctx);
 
 void iot_settings_free(iot_settings *s);

@@ -92,6 +92,9 @@ def _costly(path: str, settings, ranks_per_host: int) -> list[str]:
         if message:
             where = f"{path}:{s.line}" if s.line else path
             out.append(f"{where}: <{s.name}>: warning: {message} by the runtime on this machine")
+    for s, message in costs.file_total(settings, budget):
+        where = f"{path}:{s.line}" if s.line else path
+        out.append(f"{where}: <{s.name}>: warning: {message} by the runtime on this machine")
     return out
 
 

@@ -146,6 +146,54 @@ def judge(name: str, value: str, budget: Budget) -> str | None:
     return exceeds(name, value, cost(name, value), budget)
 
 
+FILE_TOTAL_SHARE = 4  # bounds.h IOT_FILE_TOTAL_SHARE
+_MDC = ("mdc_initial_size", "mdc_min_size", "mdc_max_size")
+
+
+def file_total(settings, budget: Budget) -> list[tuple[object, str]]:
+    """The runtime's total per HDF5 file (apply_hdf5.c judge_total): the file access settings
+    and MPI-IO hints that cost memory, each under its own limit, may cost together at most
+    1/FILE_TOTAL_SHARE of the budget (the three mdc_* sizes count once, as the largest); the
+    costliest is withdrawn first until they fit. settings: controlfile.Setting-like objects
+    (name, value, file, param); returns (setting, message) per withdrawal. Settings of one
+    FileName pattern are judged with those for every file."""
+    from iotune import params
+
+    if budget.memory < 0:
+        return []
+    out: list[tuple[object, str]] = []
+    patterns = {s.file for s in settings if s.file}
+    for pattern in sorted(patterns) or [None]:
+        chosen: dict[str, object] = {}
+        for s in settings:
+            p, c = params.find(s.name), cost_of(s.name)
+            if s.file not in (None, pattern) or not p or p.target not in ("fapl", "hint"):
+                continue
+            if c and c.resource == "memory" and judge(s.name, s.value, budget) is None:
+                chosen[s.name] = s  # the last of a name wins; over its own limit: judged alone
+        order = [p.name for p in params.all_params() if p.target == "fapl"]
+        fapl = sorted(
+            (s for s in chosen.values() if s.name in order), key=lambda s: order.index(s.name)
+        )
+        items = fapl + [s for s in chosen.values() if s.name not in order]  # as the runtime
+        while items:
+            each = [cost(s.name, s.value) for s in items]
+            mdc = max([c for s, c in zip(items, each, strict=True) if s.name in _MDC], default=0)
+            total = sum(c for s, c in zip(items, each, strict=True) if s.name not in _MDC) + mdc
+            if total <= budget.memory / FILE_TOTAL_SHARE:
+                break
+            at = each.index(max(each))
+            s = items.pop(at)
+            if any(s is o for o, _ in out):
+                continue
+            out.append((s, (
+                f"{s.name}={s.value} ({format_bytes(each[at])}) withdrawn: the file's buffers "
+                f"would cost {format_bytes(total)} of memory together per open file, more than "
+                f"1/{FILE_TOTAL_SHARE} of {format_bytes(budget.memory)} ({budget.memory_what})"
+            )))  # fmt: skip
+    return out
+
+
 # ----------------------------------------------------------------------------- the machine
 
 

@@ -5,6 +5,7 @@ its learning phase's motif against it, applies the stored settings to the later 
 back), the guard reverts them when slower, and bad input leaves the application alone."""
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -131,6 +132,21 @@ def test_a_bad_knowledge_base_is_said_once_and_the_run_goes_on(
     assert learn["kb"]["match"] is None and "error" in learn["kb"]
     assert "IOT-1" in learn["fired"]  # the rules go on without it
     _same(baseline, tmp_path / "adapt")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory", "device"])
+def test_a_knowledge_base_that_is_not_a_regular_file_is_refused_without_blocking(
+    tmp_path, test_prog, libiotune, kind
+):
+    """A FIFO is opened without blocking (no writer ever comes); a directory or a device is
+    said as what it is, not as a parse error or a size."""
+    kb = {"fifo": tmp_path / "kb.fifo", "directory": tmp_path, "device": "/dev/zero"}[kind]
+    if kind == "fifo":
+        os.mkfifo(kb)
+    p, r = _run(tmp_path / "adapt", test_prog("fill_probe"), libiotune, kb)
+    lines = [x for x in r.stderr.splitlines() if "IOTUNE_ADAPT_KB" in x]
+    assert len(lines) == 1 and "not a regular file" in lines[0], r.stderr
+    assert "error" in p["adaptive"]["phases"][0]["kb"]
 
 
 def test_cli_adapt_kb(tmp_path, test_prog, libiotune, build_dir):

@@ -255,3 +255,52 @@ def test_iotune_tune_searches_the_bounded_space(tmp_path, monkeypatch, capsys):
         "(the chunk cache of each open dataset fills up to this size), more than 1/16 of "
         "768 MiB (RLIMIT_DATA 768 MiB): left out of the search space"
     ) in err
+
+
+TOTAL = """<?xml version="1.0"?>
+<Parameters><High_Level_IO_Library>
+<sieve_buf_size>245MiB</sieve_buf_size>
+<mdc_max_size>64MiB</mdc_max_size>
+</High_Level_IO_Library><Middleware_Layer>
+<cb_buffer_size>240MiB</cb_buffer_size>
+<ind_wr_buffer_size>250MiB</ind_wr_buffer_size>
+<ind_rd_buffer_size>230MiB</ind_rd_buffer_size>
+</Middleware_Layer></Parameters>
+"""
+
+
+def test_the_runtime_withdraws_the_costliest_buffer_when_a_files_total_is_too_much(
+    tmp_path, kernel, libiotune
+):
+    """RLIMIT_DATA of 4 GiB per rank: each buffer fits its own 1/16 (256 MiB), together
+    (1029 MiB, HDF5's and MPI-IO's) they exceed 1/4 (1 GiB): the costliest goes, once."""
+    xml = tmp_path / "run.xml"
+    xml.write_text(TOTAL)
+    limit = ["prlimit", f"--data={4 << 30}"]
+    proc = run_mpi(2, [*limit, kernel("gcrmio"), *GCRM, "--read"], cwd=tmp_path,
+                   preload=libiotune, config=xml,
+                   env={"IOTUNE_PROFILE": str(tmp_path / "p.json")})  # fmt: skip
+    said = [ln for ln in proc.stderr.splitlines() if ln.startswith("iotune: ")]
+    assert len(said) == 1, proc.stderr
+    assert ": ind_wr_buffer_size=" in said[0] and "together per open file" in said[0], said
+    assert "more than 1/4 of" in said[0] and said[0].endswith("[run.xml:7]"), said
+    assert "gcrmio read" in proc.stdout and "verified" in proc.stdout
+    (f,) = [f for f in json.loads((tmp_path / "p.json").read_text())["files"]
+            if f["name"].endswith("gcrmio.h5")]  # fmt: skip
+    assert [w["setting"] for w in f["withdrawn"]] == ["ind_wr_buffer_size"], f
+    assert f["applied"]["mpiio"]["cb_buffer_size"] == str(240 << 20), f
+    assert f["applied"]["hdf5"]["sieve_buf_size"] == str(245 << 20), f
+
+
+def test_check_warns_about_a_files_buffers_too_costly_together(tmp_path):
+    """The same total as the runtime's (the test above): the costliest, with the same words."""
+    xml = tmp_path / "run.xml"
+    xml.write_text(TOTAL)
+    out = _python("", 4 << 30, "-m", "iotune", "check", str(xml))
+    assert out.returncode == 0, out.stderr
+    warned = [ln for ln in out.stderr.splitlines() if "warning:" in ln]
+    assert warned == [
+        f"{xml}:7: <ind_wr_buffer_size>: warning: ind_wr_buffer_size=262144000 (250 MiB) "
+        "withdrawn: the file's buffers would cost 1.0 GiB of memory together per open file, "
+        "more than 1/4 of 4 GiB (RLIMIT_DATA 4 GiB) by the runtime on this machine"
+    ]
