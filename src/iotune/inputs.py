@@ -126,6 +126,15 @@ def _finite_float(token: str) -> float:
     return value
 
 
+MAX_INT_DIGITS = 4000  # below Python's int conversion limit (4300); 2**64 has 20 digits
+
+
+def _bounded_int(token: str) -> int:
+    if len(token) > MAX_INT_DIGITS:  # "-" counts too: the check is cheap and conservative
+        raise ValueError(f"an integer has {len(token)} digits (at most {MAX_INT_DIGITS})")
+    return int(token)
+
+
 def parse_json(text: str | bytes, name: str, what: str, max_depth: int = MAX_DEPTH) -> Any:
     """JSON text to a value: NaN, Infinity and overflowing numbers refused, nesting bounded,
     every problem one InputError naming the file and line."""
@@ -142,7 +151,7 @@ def parse_json(text: str | bytes, name: str, what: str, max_depth: int = MAX_DEP
         gc.disable()  # millions of new objects cost ~40 % of the parse (10^6-file profiles)
         try:
             value = json.loads(text, parse_constant=_refuse_constant,
-                               parse_float=_finite_float)  # fmt: skip
+                               parse_float=_finite_float, parse_int=_bounded_int)  # fmt: skip
         finally:
             if collecting:
                 gc.enable()

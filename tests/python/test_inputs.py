@@ -59,3 +59,14 @@ def test_the_cli_prints_an_input_error_as_one_line(tmp_path, capsys, monkeypatch
     assert main(["kernels"]) == 2
     err = capsys.readouterr().err
     assert err == "iotune: f.json:3: the profile is not valid JSON\n"
+
+
+def test_json_integer_of_too_many_digits_is_one_message():
+    # Python's int() refuses more than 4300 digits with advice about sys.set_int_max_str_digits
+    with pytest.raises(inputs.InputError) as e:
+        inputs.parse_json('{"a": ' + "9" * 5000 + "}", "p.json", "profile")
+    assert (
+        str(e.value)
+        == "p.json: the profile is not usable JSON: an integer has 5000 digits (at most 4000)"
+    )
+    assert inputs.parse_json('{"a": -' + "9" * 3999 + "}", "p.json", "profile")["a"] < 0
