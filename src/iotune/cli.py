@@ -117,13 +117,14 @@ def _is_pipe(path: str) -> bool:
         return False
 
 
-PIPE_WAIT_S = 10.0  # the longest a pipe may keep iotune waiting for (more) data
+PIPE_WAIT_S = 10.0  # the longest a pipe may keep iotune waiting, in all (not per byte)
 
 
 def _read_pipe(path: str, wait_s: float | None = None) -> bytes:
     """The contents of a pipe (one byte more than a control file may hold: the runtime then
-    says it is too large). Opened without blocking: a FIFO nobody writes to, or a writer that
-    goes silent, is given up after PIPE_WAIT_S seconds with one InputError."""
+    says it is too large). Opened without blocking: a FIFO nobody writes to, a writer that goes
+    silent or one that trickles forever is given up PIPE_WAIT_S seconds after opening (a total
+    deadline: a byte now and then does not restart it) with one InputError."""
     from iotune import controlfile
     from iotune.inputs import InputError
 
@@ -139,13 +140,14 @@ def _read_pipe(path: str, wait_s: float | None = None) -> bytes:
         poller = select.poll()
         poller.register(fd, select.POLLIN)
         chunks, size = [], 0
+        deadline = time.monotonic() + wait_s
         while size < limit:
             # Linux reports no POLLHUP on a FIFO that never had a writer: this waits for one
-            if not poller.poll(wait_s * 1000):
+            left_ms = max(0.0, deadline - time.monotonic()) * 1000
+            if not poller.poll(left_ms) or (size and time.monotonic() > deadline):
                 if size:
                     raise InputError(
-                        f"{path}: the pipe sent {size} bytes, then nothing more for {wait_s:g} s "
-                        "without closing"
+                        f"{path}: the pipe sent {size} bytes but did not close within {wait_s:g} s"
                     )
                 raise InputError(
                     f"{path}: no control file came through this pipe within {wait_s:g} s "
