@@ -51,7 +51,14 @@ def cmd_check(args: argparse.Namespace) -> int:
         return 2
     data = None
     if _is_pipe(args.file):  # `iotune check <(...)`: read it here, the runtime would not
-        data = _read_pipe(args.file)
+        from iotune.inputs import InputError
+
+        try:
+            data = _read_pipe(args.file)
+        except InputError as e:  # like a file that cannot be read: an error, status 1
+            print(e, file=sys.stderr)
+            print("1 error(s); nothing applies", file=sys.stderr)
+            return 1
         result = controlfile.parse_text(data, args.file)
     else:
         result = controlfile.parse_file(args.file)
