@@ -521,7 +521,8 @@ def build_parser() -> argparse.ArgumentParser:
         "check",
         help="validate a control file and show what it sets",
         description="Validate a control file: print the settings it means, or every error as "
-        "FILE:LINE: <element>: message. Exit status 0 when valid, 1 when there are errors.",
+        "FILE:LINE: <element>: message. Exit status 0 when valid, 1 when there are errors "
+        "(also when the file or pipe cannot be read).",
     )
     p.add_argument("file", nargs="?", metavar="FILE", help="control file (XML)")
     p.add_argument("--json", action="store_true", help="print the normalised JSON form")
