@@ -148,7 +148,10 @@ def cmd_adapt(args: argparse.Namespace) -> int:
     os.environ["IOTUNE_MODE"] = "adaptive"  # the launched command inherits it
     if args.kb:
         if not os.path.isfile(args.kb):
-            print(f"{PROG} adapt: --kb {args.kb}: no such file", file=sys.stderr)
+            what = "not a regular file" if os.path.lexists(args.kb) else "no such file"
+            if os.path.isdir(args.kb):
+                what = "a directory"
+            print(f"{PROG} adapt: --kb {args.kb}: {what}", file=sys.stderr)
             return 2
         os.environ["IOTUNE_ADAPT_KB"] = os.path.abspath(args.kb)
     status = cli.cmd_profile(args)

@@ -51,7 +51,14 @@ def cmd_check(args: argparse.Namespace) -> int:
         return 2
     data = None
     if _is_pipe(args.file):  # `iotune check <(...)`: read it here, the runtime would not
-        data = _read_pipe(args.file)
+        from iotune.inputs import InputError
+
+        try:
+            data = _read_pipe(args.file)
+        except InputError as e:  # like a file that cannot be read: an error, status 1
+            print(e, file=sys.stderr)
+            print("1 error(s); nothing applies", file=sys.stderr)
+            return 1
         result = controlfile.parse_text(data, args.file)
     else:
         result = controlfile.parse_file(args.file)
@@ -120,13 +127,14 @@ def _is_pipe(path: str) -> bool:
         return False
 
 
-PIPE_WAIT_S = 10.0  # the longest a pipe may keep iotune waiting for (more) data
+PIPE_WAIT_S = 10.0  # the longest a pipe may keep iotune waiting, in all (not per byte)
 
 
 def _read_pipe(path: str, wait_s: float | None = None) -> bytes:
     """The contents of a pipe (one byte more than a control file may hold: the runtime then
-    says it is too large). Opened without blocking: a FIFO nobody writes to, or a writer that
-    goes silent, is given up after PIPE_WAIT_S seconds with one InputError."""
+    says it is too large). Opened without blocking: a FIFO nobody writes to, a writer that goes
+    silent or one that trickles forever is given up PIPE_WAIT_S seconds after opening (a total
+    deadline: a byte now and then does not restart it) with one InputError."""
     from iotune import controlfile
     from iotune.inputs import InputError
 
@@ -142,13 +150,14 @@ def _read_pipe(path: str, wait_s: float | None = None) -> bytes:
         poller = select.poll()
         poller.register(fd, select.POLLIN)
         chunks, size = [], 0
+        deadline = time.monotonic() + wait_s
         while size < limit:
             # Linux reports no POLLHUP on a FIFO that never had a writer: this waits for one
-            if not poller.poll(wait_s * 1000):
+            left_ms = max(0.0, deadline - time.monotonic()) * 1000
+            if not poller.poll(left_ms) or (size and time.monotonic() > deadline):
                 if size:
                     raise InputError(
-                        f"{path}: the pipe sent {size} bytes, then nothing more for {wait_s:g} s "
-                        "without closing"
+                        f"{path}: the pipe sent {size} bytes but did not close within {wait_s:g} s"
                     )
                 raise InputError(
                     f"{path}: no control file came through this pipe within {wait_s:g} s "
@@ -515,7 +524,8 @@ def build_parser() -> argparse.ArgumentParser:
         "check",
         help="validate a control file and show what it sets",
         description="Validate a control file: print the settings it means, or every error as "
-        "FILE:LINE: <element>: message. Exit status 0 when valid, 1 when there are errors.",
+        "FILE:LINE: <element>: message. Exit status 0 when valid, 1 when there are errors "
+        "(also when the file or pipe cannot be read).",
     )
     p.add_argument("file", nargs="?", metavar="FILE", help="control file (XML)")
     p.add_argument("--json", action="store_true", help="print the normalised JSON form")

@@ -119,7 +119,8 @@ def _nesting_exceeds(data: bytes, limit: int) -> bool:
     return bool(skeleton)
 
 
-# A JSON number parses to an infinity only with a 3-digit exponent or 300 digits in a row: text
+# A JSON number parses to an infinity, or an integer passes int()'s digit limit, only with a
+# 3-digit exponent or 300 digits in a row: text
 # without either is parsed by the C parser alone (a Python hook per float cost ~20 % of a
 # 10^6-file profile's parse). Found at the speed of bytes.translate and a substring search:
 # digits become "0", exponent letters "e", signs "+", everything else a space.
@@ -142,6 +143,15 @@ def _finite_float(token: str) -> float:
     return value
 
 
+MAX_INT_DIGITS = 4000  # below Python's int conversion limit (4300); 2**64 has 20 digits
+
+
+def _bounded_int(token: str) -> int:
+    if len(token) > MAX_INT_DIGITS:  # "-" counts too: the check is cheap and conservative
+        raise ValueError(f"an integer has {len(token)} digits (at most {MAX_INT_DIGITS})")
+    return int(token)
+
+
 def parse_json(text: str | bytes, name: str, what: str, max_depth: int = MAX_DEPTH) -> Any:
     """JSON text to a value: NaN, Infinity and overflowing numbers refused, nesting bounded,
     every problem one InputError naming the file and line."""
@@ -157,8 +167,11 @@ def parse_json(text: str | bytes, name: str, what: str, max_depth: int = MAX_DEP
         collecting = gc.isenabled()  # parsed JSON has no cycles: the collector's passes over
         gc.disable()  # millions of new objects cost ~40 % of the parse (10^6-file profiles)
         try:
-            hook = _finite_float if _maybe_huge(raw) else None
-            value = json.loads(text, parse_constant=_refuse_constant, parse_float=hook)
+            # hooks only where a number could overflow or exceed int()'s digits (_maybe_huge)
+            hooks = {"parse_float": _finite_float, "parse_int": _bounded_int}
+            value = json.loads(
+                text, parse_constant=_refuse_constant, **(hooks if _maybe_huge(raw) else {})
+            )
         finally:
             if collecting:
                 gc.enable()

@@ -221,18 +221,29 @@ def shown(text: str) -> str:
     return text if len(text) <= 80 else f"{text[:40]}..."
 
 
+def _whole(text: str) -> int:
+    """int() of decimal digits (with an optional sign) of any length. Python refuses to convert
+    more than 4300 digits; so long a number is only ever compared with a bound, and 10**digits
+    (computed, not converted) lies on the same side of every bound."""
+    sign = -1 if text.startswith("-") else 1
+    digits = text.lstrip("+-").lstrip("0")
+    if len(digits) > 4000:
+        return sign * 10 ** len(digits)
+    return sign * int(digits or "0")
+
+
 def parse_size(text: str) -> int:
     """A whole number of bytes with an optional binary suffix: 65536, 64K, 4MiB, 1gb."""
     m = _SIZE_RE.fullmatch(text)
     if not m:
         raise ValueProblem(f'"{shown(text)}" is not a size in bytes (e.g. 65536, 64K, 4MiB)')
-    return int(m.group(1)) << _SHIFT.get((m.group(2) or "").lower(), 0)
+    return _whole(m.group(1)) << _SHIFT.get((m.group(2) or "").lower(), 0)
 
 
 def _parse_int(text: str) -> int:
     if not _INT_RE.fullmatch(text):
         raise ValueProblem(f'"{shown(text)}" is not a whole number')
-    return int(text)
+    return _whole(text)
 
 
 def _parse_list(text: str) -> list[str]:
@@ -298,7 +309,7 @@ def _numbers(p: Param, text: str) -> list[int] | float | bool | str:
             raise ValueProblem(f'"{shown(text)}" has {len(parts)} dimensions, at most {MAX_DIMS}')
         if not all(_WHOLE_RE.fullmatch(x) for x in parts):
             raise ValueProblem(f'"{shown(text)}" is not whole numbers separated by commas')
-        numbers = [int(x) for x in parts]
+        numbers = [_whole(x) for x in parts]
     elif t == "double":
         if not _DOUBLE_RE.fullmatch(text):
             raise ValueProblem(f'"{shown(text)}" is not a number')

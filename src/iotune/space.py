@@ -31,6 +31,7 @@ control file holds only the settings that differ from the stack's default.
 from __future__ import annotations
 
 import math
+import os
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -336,7 +337,7 @@ def load(name_or_path: str | Path) -> Space:
         where = f"preset {text_path}"
     else:
         path = Path(text_path)
-        if not path.is_file():
+        if not os.path.lexists(path):  # a FIFO, device or folder: read_text says what it is
             known = ", ".join(preset_names())
             raise SpaceError(f"no space {text_path!r}: neither a preset ({known}) nor a file")
         from iotune.inputs import InputError, read_text
@@ -347,6 +348,10 @@ def load(name_or_path: str | Path) -> Space:
             raise SpaceError(str(e)) from None
         except tomllib.TOMLDecodeError as e:
             raise SpaceError(f"{path}: {e}") from None
+        except ValueError:  # tomllib's int() of more than 4300 digits (not a TOMLDecodeError)
+            raise SpaceError(
+                f"{path}: the space holds a whole number of more than 4300 digits"
+            ) from None
         except RecursionError:
             raise SpaceError(f"{path}: the space is nested too deeply") from None
         where = str(path)

@@ -166,3 +166,12 @@ def test_cli_adapt_kb(tmp_path, test_prog, libiotune, build_dir):
 
 def test_h5diff_present():
     assert shutil.which("h5diff")
+
+
+def test_cli_adapt_kb_not_a_regular_file_says_so(tmp_path):
+    fifo = tmp_path / "kb.fifo"
+    os.mkfifo(fifo)
+    for kb, what in ((fifo, "not a regular file"), (tmp_path, "a directory")):
+        r = subprocess.run([sys.executable, "-m", "iotune", "adapt", "--kb", str(kb), "--", "true"],
+                           capture_output=True, text=True, timeout=60)  # fmt: skip
+        assert r.returncode == 2 and r.stderr.strip() == f"iotune adapt: --kb {kb}: {what}"

@@ -208,6 +208,7 @@ BAD_VALUES = [
     ("alignment", "4096,0", "boundary must be at least 1"),
     ("alignment", "8G,1", "above the maximum 4294967296"),
     ("chunk", "4,0", "below the minimum 1"),
+    ("chunk", "0" * 5000 + "1,0", "below the minimum 1"),
     ("chunk", "4,,4", "not whole numbers"),
     ("chunk", "4K", "not whole numbers"),
     ("chunk", "-4", "not whole numbers"),
@@ -224,6 +225,13 @@ BAD_VALUES = [
     ("cb_config_list", "a\nb", "line break"),
     ("cb_config_list", "a\rb", "line break"),
     ("access_style", "x" * 256, "longer than 255"),
+    # more digits than Python converts (4300): the number is still compared with the bounds
+    ("sieve_buf_size", "9" * 5000, "above the maximum 4294967296"),
+    ("sieve_buf_size", "9" * 5000 + "K", "above the maximum 4294967296"),
+    ("chunk", "4," + "9" * 5000, "above the maximum 4294967295"),
+    ("alignment", "1," + "9" * 5000, "above the maximum 4294967296"),
+    ("chunk_cache_slots", "-" + "9" * 5000, "below the minimum 1"),
+    ("chunk_cache_slots", "9" * 5000, "above the maximum"),
 ]
 
 

@@ -89,9 +89,10 @@ def test_a_fifo_without_a_writer_does_not_hang_check(tmp_path, monkeypatch, caps
     fifo = tmp_path / "c.xml"
     os.mkfifo(fifo)
     monkeypatch.setattr(cli, "PIPE_WAIT_S", 0.5)
-    assert cli.main(["check", str(fifo)]) == 2
+    assert cli.main(["check", str(fifo)]) == 1  # as its help says: 1 when there are errors
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and str(fifo) in err[0], err
+    assert len(err) == 2 and str(fifo) in err[0], err
+    assert err[1] == "1 error(s); nothing applies"
 
 
 def test_a_fifo_whose_writer_comes_late_is_read(tmp_path, monkeypatch, capsys):
@@ -378,7 +379,7 @@ def test_a_read_only_study_gives_one_message(how, tmpfs, tmp_path):
         ("fifo", ["--storage", "journal:{fifo}"], "not a regular file"),
         ("fifo", ["--storage", "sqlite:///{fifo}"], "not a regular file"),
         ("dir", ["--storage", "sqlite:///{dir}"], "is a directory"),
-        ("fifo", ["--space", "{fifo}"], "nor a file"),
+        ("fifo", ["--space", "{fifo}"], "cannot read the space: not a regular file"),
         ("binary", ["--space", "{binary}"], "not UTF-8"),
         ("deep", ["--space", "{deep}"], "nested too deeply"),
     ],
@@ -455,9 +456,37 @@ def test_a_pipe_that_goes_silent_without_closing_is_given_up(tmp_path, monkeypat
     t = threading.Thread(target=writer)
     t.start()
     try:
-        assert cli.main(["check", str(fifo)]) == 2
+        assert cli.main(["check", str(fifo)]) == 1
     finally:
         release.set()
         t.join()
     err = capsys.readouterr().err
-    assert "sent 20 bytes, then nothing more" in err, err
+    assert "sent 20 bytes but did not close within 0.5 s" in err, err
+
+
+def test_a_pipe_that_trickles_forever_is_given_up_at_a_total_deadline(
+    tmp_path, monkeypatch, capsys
+):
+    fifo = tmp_path / "c.xml"
+    os.mkfifo(fifo)
+    monkeypatch.setattr(cli, "PIPE_WAIT_S", 1.0)
+    stop = threading.Event()
+
+    def writer():  # a comment every 0.2 s: never silent for the limit, never done
+        with open(fifo, "w") as f:
+            while not stop.is_set():
+                f.write("<!-- -->\n")
+                f.flush()
+                time.sleep(0.2)
+
+    t = threading.Thread(target=writer)
+    t.start()
+    start = time.monotonic()
+    try:
+        assert cli.main(["check", str(fifo)]) == 1
+    finally:
+        stop.set()
+        t.join(10)
+    assert time.monotonic() - start < 5
+    err = capsys.readouterr().err.strip().splitlines()
+    assert str(fifo) in err[0] and "did not close within 1 s" in err[0], err

@@ -70,3 +70,14 @@ def test_numbers_that_overflow_are_refused_whatever_their_spelling(number):
 def test_tiny_and_ordinary_numbers_are_taken_on_the_fast_path_and_the_hooked_one():
     assert inputs.parse_json('{"a": 1e-400, "b": 2.5}', "x", "p") == {"a": 0.0, "b": 2.5}
     assert inputs.parse_json('{"a": 0.001, "b": 25}', "x", "p") == {"a": 0.001, "b": 25}
+
+
+def test_json_integer_of_too_many_digits_is_one_message():
+    # Python's int() refuses more than 4300 digits with advice about sys.set_int_max_str_digits
+    with pytest.raises(inputs.InputError) as e:
+        inputs.parse_json('{"a": ' + "9" * 5000 + "}", "p.json", "profile")
+    assert (
+        str(e.value)
+        == "p.json: the profile is not usable JSON: an integer has 5000 digits (at most 4000)"
+    )
+    assert inputs.parse_json('{"a": -' + "9" * 3999 + "}", "p.json", "profile")["a"] < 0

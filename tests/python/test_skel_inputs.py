@@ -79,6 +79,16 @@ def test_enormous_steps_are_refused_when_read():
         dmod.load(str(CORPUS / "steps_overflow.yaml"))
 
 
+def test_an_integer_of_thousands_of_digits_is_one_message(tmp_path):
+    # Python's int() refuses more than 4300 digits; the descriptor reader says so itself
+    with pytest.raises(dmod.DescriptorError) as e:
+        dmod.load(str(CORPUS / "steps_of_5000_digits.yaml"))
+    assert "steps_of_5000_digits.yaml:2: not valid YAML: a whole number of 5000 characters" in str(
+        e.value
+    )
+    assert "set_int_max_str_digits" not in str(e.value)
+
+
 def test_expressions_overflowing_64_bits_are_errors():
     with pytest.raises(expr.ExprError, match="overflows"):
         expr.evaluate(expr.parse("n * n"), {"n": 2**40})

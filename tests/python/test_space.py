@@ -1,5 +1,7 @@
 """Search spaces: presets, TOML parsing, ladders, ties, constraints, Optuna distributions."""
 
+import os
+
 import pytest
 
 from iotune import params, space
@@ -123,3 +125,16 @@ def test_bad_spaces_are_refused(data, message):
 def test_missing_space_file(tmp_path):
     with pytest.raises(space.SpaceError, match="neither a preset"):
         space.load(tmp_path / "none.toml")
+
+
+def test_space_of_a_huge_integer_fifo_or_folder_says_what_is_wrong(tmp_path):
+    big = tmp_path / "big.toml"
+    big.write_text("[params.cb_buffer_size]\nvalues = [" + "9" * 5000 + "]\n")
+    with pytest.raises(space.SpaceError, match="more than 4300 digits"):
+        space.load(big)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(space.SpaceError, match="fifo: cannot read the space: not a regular file"):
+        space.load(fifo)
+    with pytest.raises(space.SpaceError, match="cannot read the space: a directory"):
+        space.load(tmp_path)

@@ -49,8 +49,9 @@ def _number(x: Any, where: str, lo: float | None = None, hi: float | None = None
     if integer and not isinstance(x, int):
         raise _Bad(f"{where} is not a whole number ({x!r})")
     if abs(x) > MAX_NUMBER or (lo is not None and x < lo) or (hi is not None and x > hi):
-        lo_s = "-inf" if lo is None else f"{lo:g}"
-        hi_s = "inf" if hi is None else f"{hi:g}"
+        # the bounds as checked: none wider than MAX_NUMBER (1e+308 is not "inside [0, inf]")
+        lo_s = f"{-MAX_NUMBER if lo is None else max(lo, -MAX_NUMBER):g}"
+        hi_s = f"{MAX_NUMBER if hi is None else min(hi, MAX_NUMBER):g}"
         raise _Bad(f"{where} is {x!r}, outside [{lo_s}, {hi_s}]")
     return x
 
@@ -92,7 +93,9 @@ def _signature(x: Any, where: str) -> Signature:
     motif = {str(k): _text(v, f"{where}.motif.{k}", optional=False) for k, v in motif.items()}
     scale = dict(_object(data.get("scale"), f"{where}.scale", optional=True))
     for k, v in scale.items():
-        if not isinstance(v, str):
+        if k == "ranks":  # a run has at least one process
+            _number(v, f"{where}.scale.{k}", lo=1, integer=True)
+        elif not isinstance(v, str):
             _number(v, f"{where}.scale.{k}", lo=0)
     platform = _object(data.get("platform"), f"{where}.platform", optional=True)
     platform = {str(k): _text(v, f"{where}.platform.{k}", optional=False)

@@ -228,6 +228,20 @@ def _construct_seq(loader: yaml.SafeLoader, node: yaml.SequenceNode) -> _Seq:
     return out
 
 
+def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
+    # Python's int() refuses more than 4300 digits (with advice meant for programmers)
+    if len(node.value) > MAX_INT_CHARS:
+        raise yaml.constructor.ConstructorError(
+            None,
+            None,
+            f"a whole number of {len(node.value)} characters (at most {MAX_INT_CHARS})",
+            node.start_mark,
+        )
+    return loader.construct_yaml_int(node)
+
+
+MAX_INT_CHARS = 4000  # 2**63 has 19 digits; Python converts at most 4300
+_Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_map)
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_seq)
 
