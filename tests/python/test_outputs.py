@@ -91,3 +91,36 @@ def test_kb_export_to_device_refused(tmp_path):
     assert "Traceback" not in r.stderr
     assert r.returncode == 1, r.stderr
     assert "/dev/null: cannot write the knowledge-base export: not a regular file" in r.stderr
+
+
+SKEL = """\
+skel: 1
+name: small
+ranks: 1
+parameters: {n: 4}
+files:
+  - name: out.dat
+    api: posix
+    writes:
+      - {offset: 0, size: n}
+"""
+
+
+def test_skel_generate_onto_a_file_one_line(tmp_path):
+    desc = tmp_path / "d.yaml"
+    desc.write_text(SKEL)
+    existing = tmp_path / "taken"
+    existing.write_text("keep")
+    r = _cli("skel", "generate", str(desc), "-o", str(existing), stdout=subprocess.PIPE)
+    assert r.returncode == 1, r.stderr
+    assert "Traceback" not in r.stderr and len(r.stderr.splitlines()) == 1
+    assert f"{existing}: cannot write the skeleton" in r.stderr
+    assert existing.read_text() == "keep"
+
+
+def test_skel_params_onto_a_device_refused(tmp_path):
+    desc = tmp_path / "d.yaml"
+    desc.write_text(SKEL)
+    r = _cli("skel", "params", str(desc), "-o", "/dev/null", stdout=subprocess.PIPE)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert "/dev/null: cannot write the parameters: not a regular file" in r.stderr

@@ -55,17 +55,21 @@ def cmd_params(args: argparse.Namespace) -> int:
 
 
 def _generate(args: argparse.Namespace):
+    from iotune.outputs import OutputError
     from iotune.skel import generate as gen
 
     d = _load(args)
-    gen.generate(
-        d,
-        args.out,
-        os.path.basename(args.descriptor),
-        cc=args.cc,
-        pkg=args.pkg,
-        mpiexec=args.mpiexec,
-    )
+    try:
+        gen.generate(
+            d,
+            args.out,
+            os.path.basename(args.descriptor),
+            cc=args.cc,
+            pkg=args.pkg,
+            mpiexec=args.mpiexec,
+        )
+    except OSError as e:  # e.g. OUT is an existing file, or the disk is full: one line
+        raise OutputError(f"{args.out}: cannot write the skeleton: {e.strerror or e}") from None
     return d
 
 
