@@ -124,3 +124,18 @@ def test_skel_params_onto_a_device_refused(tmp_path):
     r = _cli("skel", "params", str(desc), "-o", "/dev/null", stdout=subprocess.PIPE)
     assert r.returncode == 1 and "Traceback" not in r.stderr
     assert "/dev/null: cannot write the parameters: not a regular file" in r.stderr
+
+
+def test_show_files_prints_file_names_escaped(tmp_path):
+    import json
+
+    seed = sorted((Path(__file__).parent.parent / "data/fuzz/profile").glob("ok_*.json"))[0]
+    data = json.loads(seed.read_text())
+    assert data["files"], seed
+    data["files"][0]["name"] = "/x/\x1b[31mred\x07\nforged line.h5"
+    prof = tmp_path / "p.json"
+    prof.write_text(json.dumps(data))
+    r = _cli("show", "--files", str(prof), stdout=subprocess.PIPE)
+    assert r.returncode == 0, r.stderr
+    assert "\x1b" not in r.stdout and "\x07" not in r.stdout
+    assert "\\x1b[31mred\\x07\\nforged line.h5" in r.stdout
