@@ -637,6 +637,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.cmd is None:
         parser.print_help()
         return 2
+    return run_command(args.func, args)
+
+
+def run_command(func, args: argparse.Namespace) -> int:
+    """Runs one command: a file from outside that cannot be used, an output that cannot be
+    written and a signal each give one line and an exit status, not a traceback."""
     from iotune import interrupt
     from iotune.inputs import InputError
     from iotune.outputs import GuardedStdout, OutputError, silence_stdout
@@ -647,7 +653,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     guard = sys.stdout = GuardedStdout(stdout)
     with interrupt.handlers():
         try:
-            status = args.func(args)
+            status = func(args)
             sys.stdout.flush()  # a full disk behind standard output is said here, not at exit
             return status
         except BrokenPipeError:  # e.g. `iotune check --list | head`

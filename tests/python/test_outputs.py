@@ -139,3 +139,13 @@ def test_show_files_prints_file_names_escaped(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "\x1b" not in r.stdout and "\x07" not in r.stdout
     assert "\\x1b[31mred\\x07\\nforged line.h5" in r.stdout
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_tune_cli_entry_full_stdout_one_line():
+    env = dict(os.environ, PYTHONPATH=SRC)
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([sys.executable, "-m", "iotune.tune_cli", "--show-space"], stdout=full,
+                           stderr=subprocess.PIPE, text=True, env=env, timeout=60)  # fmt: skip
+    assert r.returncode == 1
+    assert r.stderr == "iotune: cannot write the output: No space left on device\n"
