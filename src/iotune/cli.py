@@ -392,7 +392,9 @@ def cmd_profile(args: argparse.Namespace) -> int:
     except prof.ProfileError as e:
         _error(f"no profile from this run ({e}); did the command finish normally?")
         return status or 1
-    print(prof.summary(p, files=args.files, top=args.top))
+    from iotune.outputs import printable_lines
+
+    print(printable_lines(prof.summary(p, files=args.files, top=args.top)))
     print(f"\nprofile saved to {out}" + (f", traces in {out}.trace/" if args.trace else ""))
     return status
 
@@ -408,6 +410,9 @@ def cmd_show(args: argparse.Namespace) -> int:
             text = prof.summary(p, files=args.files, top=args.top)
             if p.data.get("adaptive"):
                 text += "\n\n" + _adaptive_section(p)
+            from iotune.outputs import printable_lines
+
+            text = printable_lines(text)
     except prof.ProfileError as e:
         _error(str(e))
         return 1
@@ -642,24 +647,47 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.cmd is None:
         parser.print_help()
         return 2
+    return run_command(args.func, args)
+
+
+def run_command(func, args: argparse.Namespace) -> int:
+    """Runs one command: a file from outside that cannot be used, an output that cannot be
+    written and a signal each give one line and an exit status, not a traceback."""
     from iotune import interrupt
     from iotune.inputs import InputError
+    from iotune.outputs import GuardedStdout, OutputError, silence_stdout
 
     # SIGTERM, SIGINT, SIGHUP: what the command started is stopped and its temporary files
     # removed (iotune.launch, iotune.trial, the commands' finally blocks); exit 128 + signal
+    stdout = sys.stdout
+    guard = sys.stdout = GuardedStdout(stdout)
     with interrupt.handlers():
         try:
-            return args.func(args)
+            status = func(args)
+            sys.stdout.flush()  # a full disk behind standard output is said here, not at exit
+            return status
         except BrokenPipeError:  # e.g. `iotune check --list | head`
             sys.stderr.close()
             return 1
         except InputError as e:  # a file from outside that cannot be used: one line
             print(f"iotune: {e}", file=sys.stderr)
             return 2
+        except OutputError as e:  # an output file that cannot be written: one line
+            print(f"iotune: {e}", file=sys.stderr)
+            return 1
+        except OSError as e:
+            if not guard.failed:
+                raise
+            silence_stdout(stdout)
+            print(f"iotune: cannot write the output: {e.strerror or e}", file=sys.stderr)
+            return 1
         except KeyboardInterrupt as e:
             status = interrupt.exit_status(e)
             print(f"{PROG}: stopped by {interrupt.name(status - 128)}", file=sys.stderr)
             return status
+        finally:
+            if sys.stdout is guard:
+                sys.stdout = stdout
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from typing import Any
 
 from iotune import profile_schema
 from iotune.inputs import InputError, load_json
+from iotune.outputs import printable
 
 SCHEMA = "iotune-profile"
 VERSION = 1
@@ -470,7 +471,7 @@ def _file_row(f: dict[str, Any]) -> list[str]:
     layers = [name for name in LAYERS if isinstance(f.get(name), dict)]
     applied = sum(len(v) for v in (f.get("applied") or {}).values() if isinstance(v, dict))
     return [
-        str(f.get("name", "?")),
+        printable(f.get("name", "?")),
         f"{_io_time(f):.4f}",
         _bytes(c["bytes_written"]),
         _bytes(c["bytes_read"]),
@@ -483,12 +484,12 @@ def _file_row(f: dict[str, Any]) -> list[str]:
 def _file_lines(f: dict[str, Any]) -> list[str]:
     """A file's part of the summary; every key but the name is optional."""
     ranks = f.get("ranks") or 1
-    where = [f.get("fs", "unknown"), f"{ranks} ranks"]
+    where = [printable(f.get("fs") or "unknown"), f"{ranks} ranks"]
     phase = f.get("phase") or {}
     if "start_s" in phase and "end_s" in phase:
         where.append(f"open {phase['start_s']:.3f}-{phase['end_s']:.3f} s")
     mark = f"  [not asked for: {f['system']}]" if f.get("system") else ""
-    lines = [f"file {f.get('name', '?')}  ({', '.join(where)}){mark}"]
+    lines = [f"file {printable(f.get('name', '?'))}  ({', '.join(where)}){mark}"]
     outer = _outer(f)
     moved = outer["bytes_written"] + outer["bytes_read"]
     t = f.get("time_s") or {}

@@ -440,10 +440,9 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="cmd")
     register(sub)
     args = parser.parse_args(["tune", *(sys.argv[1:] if argv is None else argv)])
-    from iotune import interrupt
+    from iotune.cli import run_command
 
-    with interrupt.handlers():
-        return args.func(args)
+    return run_command(args.func, args)
 
 
 if __name__ == "__main__":

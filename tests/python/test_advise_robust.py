@@ -319,7 +319,9 @@ def test_an_html_page_onto_a_full_disk_is_one_message(tmp_path, capsys, full_fs)
 
 def test_an_html_page_onto_dev_full_is_one_message(tmp_path, capsys):
     status, _, err = _advise(capsys, _fpp(tmp_path), "-o", "-", "--html", "/dev/full")
-    assert status == 1 and "No space left" in _one_message(err, "/dev/full")
+    # a device is refused (iotune.outputs.write_output), never replaced by a regular file
+    assert status == 1 and "not a regular file" in _one_message(err, "/dev/full")
+    assert Path("/dev/full").is_char_device()
 
 
 def test_an_html_page_in_a_missing_directory_is_one_message(tmp_path, capsys):
@@ -497,3 +499,15 @@ def test_a_damaged_file_among_well_formed_ones_is_still_named(tmp_path, capsys):
     path.write_text(json.dumps(data))
     status, out, err = _advise(capsys, path, "-o", "-")
     assert status == 1 and "files[41].hints.cb_buffer_size" in _one_message(err, str(path))
+
+
+def test_advise_text_escapes_names_from_the_profile(tmp_path, capsys):
+    hostile = json.loads(json.dumps(FPP))
+    for f in hostile["files"]:
+        f["name"] = f["name"].replace("/lus/", "/lus/\x1b]0;t\x07")
+    p = tmp_path / "fpp.json"
+    p.write_text(json.dumps(hostile))
+    status, out, _ = _advise(capsys, p, "-o", "-")
+    assert "\x1b" not in out and "\x07" not in out, out
+    status, out, _ = _advise(capsys, p, "-o", "-", "--json")
+    assert "\\u001b" in out  # JSON stays exact

@@ -198,3 +198,15 @@ def test_kb_add_of_a_damaged_summary_is_one_message(tmp_path, capsys):
         assert status == 1 and err.count("\n") == 1 and "summary" in err, err
         assert "no signature" not in err  # the profile was fine: the summary was refused
     assert not (tmp_path / "kb.sqlite").exists() or _stored(tmp_path) == []
+
+
+def test_kb_list_prints_an_imported_study_name_escaped(tmp_path, capsys):
+    hostile = "x\x1b]0;pwned\x07\nforged 99 line"
+    assert _kb(tmp_path, "import", str(_export(tmp_path, [_entry(study=hostile).to_json()]))) == 0
+    capsys.readouterr()
+    assert _kb(tmp_path, "list") == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out and "\nforged" not in out
+    assert "x\\x1b]0;pwned\\x07\\nforged 99 line" in out
+    assert _kb(tmp_path, "list", "--json") == 0  # JSON stays exact
+    assert json.loads(capsys.readouterr().out)[0]["study"] == hostile

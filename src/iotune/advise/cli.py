@@ -6,7 +6,6 @@ import argparse
 import gc
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -170,45 +169,31 @@ def cmd_advise(args: argparse.Namespace) -> int:
         from iotune import controlfile
 
         control = args.control
-        try:
-            controlfile.write(control, advice.settings)
-        except OSError as e:
-            _error(f"{control}: cannot write the control file: {e.strerror or e}")
+        if not _write_text(control, controlfile.render(advice.settings), "control file"):
             return 1
     if args.html and not _write_text(args.html, render.as_html(advice), "HTML page"):
         return 1
-    text = render.as_json(advice) if args.json else render.text(advice, control)
+    if args.json:
+        text = render.as_json(advice)
+    else:
+        from iotune.outputs import printable_lines
+
+        text = printable_lines(render.text(advice, control))
     if not _print(text):
         return 1
     return status
 
 
 def _write_text(path: str, text: str, what: str) -> bool:
-    """Writes text to path through a temporary file renamed into place (a full disk leaves the
-    previous file, not half a page); False, said in one message, when it cannot."""
-    target = Path(path)
-    tmp = None
+    """Writes text to path (iotune.outputs.write_output: atomic, a device or FIFO refused);
+    False, said in one message, when it cannot."""
+    from iotune.outputs import OutputError, write_output
+
     try:
-        if target.exists() and not target.is_file():  # /dev/stdout, a pipe: write it directly
-            # (a FIFO nobody reads is refused at once, ENXIO, instead of blocking)
-            fd = os.open(target, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-            os.set_blocking(fd, True)
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
-            return True
-        target = Path(os.path.realpath(target))  # through a symbolic link, as open() would
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, target)
+        write_output(path, text, what)
         return True
-    except OSError as e:
-        if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)
-        _error(f"{path}: cannot write the {what}: {e.strerror or e}")
+    except OutputError as e:
+        _error(str(e))
         return False
 
 

@@ -142,16 +142,20 @@ def _list(base, args) -> int:
         print(json.dumps([e.to_json() | {"id": e.id} for e in entries], indent=1))
         return 0
     from iotune.cli import _table
+    from iotune.outputs import printable
 
     rows = [
         [
-            str(e.id),
-            e.created[:10],
-            e.study or "-",
-            e.signature.key,
-            _fmt(e.speedup, ".2f") + "x",
-            _fmt(e.p_value, ".3g"),
-            " ".join(f"{k}={v}" for k, v in sorted(e.settings.items())) or "(defaults)",
+            printable(cell)
+            for cell in (
+                str(e.id),
+                e.created[:10],
+                e.study or "-",
+                e.signature.key,
+                _fmt(e.speedup, ".2f") + "x",
+                _fmt(e.p_value, ".3g"),
+                " ".join(f"{k}={v}" for k, v in sorted(e.settings.items())) or "(defaults)",
+            )
         ]  # fmt: skip
         for e in entries
     ]
@@ -228,12 +232,12 @@ def evidence_lines(s) -> list[str]:
 def write_with_evidence(path: str, s) -> None:
     """The control file, with the evidence as an XML comment after the declaration."""
     from iotune import controlfile
+    from iotune.outputs import write_output
 
-    controlfile.write(path, s.settings)
-    text = Path(path).read_text()
+    text = controlfile.render(s.settings)
     comment = "\n".join(evidence_lines(s)).replace("--", "- -")
     head, _, rest = text.partition("\n")
-    Path(path).write_text(f"{head}\n<!-- iotune kb suggest\n{comment}\n-->\n{rest}")
+    write_output(path, f"{head}\n<!-- iotune kb suggest\n{comment}\n-->\n{rest}", "control file")
 
 
 def _export(base, args) -> int:
@@ -243,7 +247,9 @@ def _export(base, args) -> int:
     if args.out == "-":
         sys.stdout.write(text)
     else:
-        Path(args.out).write_text(text)
+        from iotune.outputs import write_output
+
+        write_output(args.out, text, "knowledge-base export")
         print(f"{len(base.entries())} entries written to {args.out}", file=sys.stderr)
     return 0
 

@@ -31,8 +31,9 @@ def cmd_from_profile(args: argparse.Namespace) -> int:
         return _err(str(e))
     text = fp.to_yaml(desc, os.path.basename(args.profile))
     dmod.parse_text(text, args.out)  # what we write must read back
-    with open(args.out, "w", encoding="utf-8") as fh:
-        fh.write(text)
+    from iotune.outputs import write_output
+
+    write_output(args.out, text, "descriptor")
     print(f"descriptor written to {args.out}")
     for note in desc["notes"]:
         print(f"note: {note}")
@@ -46,24 +47,29 @@ def cmd_params(args: argparse.Namespace) -> int:
     if args.out == "-":
         sys.stdout.write(text)
     else:
-        with open(args.out, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        from iotune.outputs import write_output
+
+        write_output(args.out, text, "parameters")
         print(f"parameters written to {args.out}")
     return 0
 
 
 def _generate(args: argparse.Namespace):
+    from iotune.outputs import OutputError
     from iotune.skel import generate as gen
 
     d = _load(args)
-    gen.generate(
-        d,
-        args.out,
-        os.path.basename(args.descriptor),
-        cc=args.cc,
-        pkg=args.pkg,
-        mpiexec=args.mpiexec,
-    )
+    try:
+        gen.generate(
+            d,
+            args.out,
+            os.path.basename(args.descriptor),
+            cc=args.cc,
+            pkg=args.pkg,
+            mpiexec=args.mpiexec,
+        )
+    except OSError as e:  # e.g. OUT is an existing file, or the disk is full: one line
+        raise OutputError(f"{args.out}: cannot write the skeleton: {e.strerror or e}") from None
     return d
 
 
