@@ -60,8 +60,10 @@ def test_regular_calls_make_one_run(test_prog, libiotune, tmp_path):
     assert tr["version"] == 4 and tr["truncated"] is False
     assert calls_of(tr) == [opened("d.0"), ("posix", "pwrite", "d.0", 256, 0, 1),
                             ("posix", "pwrite", "d.0", 256, 256, n - 1), closed("d.0")]  # fmt: skip
-    # one run unless a pause longer than the tolerance (preemption) broke it: O(1), not O(n)
-    assert len(tr["runs"]) < 50, tr["runs"]
+    # one run unless a pause longer than the tolerance (preemption, the VM's page faults) broke
+    # it: O(1), not O(n). 60-78 runs were seen here with the runtime of before and after this
+    # bound was raised from 50; an O(n) trace would hold thousands (n / 100 = 200)
+    assert len(tr["runs"]) < n // 100, tr["runs"]
     runs = [r for r in tr["runs"] if tr["signatures"][r.sig]["step"] == 256]
     assert sum(r.count for r in runs) == n - 1 and all(r.stride == 1 for r in runs)
     first, last = runs[0], runs[-1]
