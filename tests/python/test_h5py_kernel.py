@@ -153,7 +153,7 @@ def test_its_profile_shows_the_data_file_alone(h5py_kernel, libiotune, tmp_path)
     env = {k: v for k, v in os.environ.items() if not k.startswith("IOTUNE_")}
     env.update(IOTUNE_LIB=str(libiotune), PYTHONPATH=str(REPO / "src"))
     cmd = [sys.executable, "-m", "iotune", "profile", "--out", str(tmp_path / "p.json"), "--",
-           "mpiexec", "-n", "2", str(h5py_kernel), *SMALL, "--read"]  # fmt: skip
+           *launcher(), "2", str(h5py_kernel), *SMALL, "--read"]  # fmt: skip
     run = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     p = prof.load(tmp_path / "p.json")

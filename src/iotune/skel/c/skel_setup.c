@@ -20,6 +20,17 @@ void skel_die(skel_t *s, const char *what)
     MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
+/* A refusal every rank reaches with the same values (options, sizes): rank 0 says it and all
+ * leave cleanly. MPI_Abort could kill the ranks before their message left the node. */
+static void skel_refuse_all(skel_t *s, const char *what)
+{
+    if (s->rank == 0)
+        fprintf(stderr, "skeleton %s: %s\n", s->name, what);
+    fflush(stderr);
+    MPI_Finalize();
+    exit(2);
+}
+
 void skel_overflow(const char *op, long long a, long long b)
 {
     int rank = -1;
@@ -201,7 +212,7 @@ skel_t *skel_init(int *argc, char ***argv, const char *name, const char *default
                  "%lld steps at %d ranks: too many to time (at most %d steps, and 16 GiB of "
                  "timings at rank 0)",
                  *steps, s->size, INT_MAX / T_N);
-        skel_die(s, msg);
+        skel_refuse_all(s, msg);
     }
     s->steps = *steps;
     s->times = calloc((size_t)s->steps * T_N, sizeof(double));
