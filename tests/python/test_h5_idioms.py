@@ -7,22 +7,13 @@ create refused with the settings leaves no file behind, so an exclusive create's
 
 import json
 import subprocess
+from pathlib import Path
 
 import pytest
 from conftest import run_mpi
 
-CONFIG = """<?xml version="1.0"?>
-<Parameters>
-  <High_Level_IO_Library>
-    <fill_time>never</fill_time>
-    <chunk_size>8KiB</chunk_size>
-    <chunk VariableName="/step_000/b">8,8</chunk>
-    <chunk_cache_bytes>4MiB</chunk_cache_bytes>
-    <chunk_cache_slots>1009</chunk_cache_slots>
-    <chunk_cache_w0>0.5</chunk_cache_w0>
-  </High_Level_IO_Library>
-</Parameters>
-"""
+# the control file both the C and the h5py idiom tests apply
+CONFIG = (Path(__file__).parents[1] / "data" / "h5py_idioms.xml").read_text()
 
 
 def _dump(path, name):

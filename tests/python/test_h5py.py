@@ -407,18 +407,7 @@ def test_the_runtime_marks_the_files_the_application_did_not_ask_for(tmp_path, l
 
 # ----------------------------------------------------------------------------- h5py idioms
 
-IDIOMS = """<?xml version="1.0"?>
-<Parameters>
-  <High_Level_IO_Library>
-    <fill_time>never</fill_time>
-    <chunk_size>8KiB</chunk_size>
-    <chunk VariableName="/step_000/b">8,8</chunk>
-    <chunk_cache_bytes>4MiB</chunk_cache_bytes>
-    <chunk_cache_slots>1009</chunk_cache_slots>
-    <chunk_cache_w0>0.5</chunk_cache_w0>
-  </High_Level_IO_Library>
-</Parameters>
-"""
+IDIOMS = (REPO / "tests" / "data" / "h5py_idioms.xml").read_text()  # as test_h5_idioms.py
 
 
 def _dataset_dump(path: Path, name: str) -> str:
