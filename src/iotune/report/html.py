@@ -42,11 +42,17 @@ def _why_not_searched(inert: dict[str, str]) -> list[str]:
     return [f"{', '.join(sorted(names))}: {why}" for why, names in by_reason.items()]
 
 
-CSS = """body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}
-table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:3px 8px;
-font-size:13px;text-align:left}th{background:#f0f0f0}.verdict{font-size:1.2em;padding:.6em;
-background:#eef6ee;border-left:5px solid #4a4}.no{background:#f6f0e6;border-left-color:#c84}
-img{max-width:100%}code{background:#f4f4f4;padding:1px 4px}"""
+# Tables never push a value off the page: long values (settings strings, commands, paths)
+# wrap anywhere, and a table is never wider than the page; checked at 420 and 1280 px wide in
+# Chromium (tests/python/test_layout.py)
+CSS = """body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222;
+overflow-wrap:anywhere}table{border-collapse:collapse;margin:.5em 0;max-width:100%}
+td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px;text-align:left;vertical-align:top;
+overflow-wrap:anywhere}th{background:#f0f0f0}td.num{text-align:right}
+.better{background:#eef6ee;text-align:right}.worse{background:#f6eee6;text-align:right}
+.verdict{font-size:1.2em;padding:.6em;background:#eef6ee;border-left:5px solid #4a4}
+.no{background:#f6f0e6;border-left-color:#c84}img{max-width:100%;height:auto}
+code{background:#f4f4f4;padding:1px 4px}"""
 
 
 def write_html(
