@@ -20,7 +20,7 @@ BASELINE = "kb-profile.json"  # the study's run at the defaults with capture on 
 # or data too long for a row: the trials, rounds and reasons)
 NOT_OPTIONS = frozenset({
     "final", "leaders", "minimal", "recommended", "best_settings", "not_searched",
-    "values_not_searched", "not_in_effect", "switched_on", "storage", "ran_in", "verdict",
+    "values_not_searched", "not_in_effect", "switched_on", "storage", "ran_in", "verdict", "study",
 })  # fmt: skip
 MAX_TEXT = 2000  # a value longer than this is cut (a row of a table, not a document)
 
