@@ -123,8 +123,10 @@ def test_the_compare_page_fits_at_420_and_1280_px(tmp_path):
 def test_the_check_sees_an_overflowing_table(tmp_path):
     """The measure itself: a table with a long unbroken value, styled as the report was before
     its layout was fixed, overflows at 420 px (so the tests above can fail)."""
-    old_css = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto}"
-               "table{border-collapse:collapse}td{border:1px solid #ccc;padding:3px 8px}")  # fmt: skip
+    old_css = (
+        "body{font-family:sans-serif;max-width:1100px;margin:2em auto}"
+        "table{border-collapse:collapse}td{border:1px solid #ccc;padding:3px 8px}"
+    )
     path = tmp_path / "old.html"
     path.write_text(
         f"<!doctype html><html><head><style>{old_css}</style></head><body><table><tr>"
