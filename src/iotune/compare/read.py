@@ -13,6 +13,7 @@ from typing import Any
 
 from iotune import profile as prof
 from iotune.inputs import InputError, load_json
+from iotune.outputs import printable
 
 SUMMARY = "summary.json"
 BASELINE = "kb-profile.json"  # the study's run at the defaults with capture on (docs/tune.md)
@@ -121,7 +122,9 @@ def _settings(value: Any, name: str, key: str) -> dict[str, str]:
     out = {}
     for k, v in value.items():
         if not _scalar(v):
-            raise InputError(f"{name}: the study summary's {key}.{k[:80]} is not a value")
+            raise InputError(
+                f"{name}: the study summary's {key}.{printable(k[:80])} is not a value"
+            )
         out[k[:MAX_TEXT]] = str(v)[:MAX_TEXT]
     return out
 
