@@ -175,6 +175,15 @@ def test_two_studies():
     speedup = rows(out, "speedup")[0].split()
     assert speedup[1:3] == [f"{sa['final']['speedup']:.4g}", f"{sb['final']['speedup']:.4g}"]
     assert speedup[3] == f"{sb['final']['speedup'] / sa['final']['speedup']:.2f}x"
+    # best.xml of A holds fill_time=never, B's none: the one setting that differs
+    c = diff.compare(read.load(str(SA)), read.load(str(SB)))
+    rec = section(c, "settings that differ: recommended")
+    assert (
+        [(it.name, it.rows[0].a, it.rows[0].b) for it in rec.items]
+        == [(k, v, sb["recommended"].get(k, "default")) for k, v in sa["recommended"].items()]
+        and sa["recommended"] == {"fill_time": "never"}
+        and sb["recommended"] == {}
+    )
     doc = json.loads(run("--json", str(SA), str(SB))[1])
     options = next(s for s in doc["sections"] if s["title"] == "options that differ")
     differ = {it["name"] for it in options["items"]}
