@@ -5,6 +5,7 @@ values and fit a narrow window)."""
 from __future__ import annotations
 
 import html
+import re
 from typing import Any
 
 from iotune.compare.diff import Comparison, Section
@@ -15,6 +16,19 @@ from iotune.report.html import CSS
 
 def _e(x: Any) -> str:
     return html.escape(printable(x))
+
+
+_BREAKS = re.compile(r"([/_.@:=,;-])")
+_LONG = re.compile(r"[^/_.@:=,;\s-]{25}")
+
+
+def _name(x: Any) -> tuple[str, str]:
+    """(class, escaped HTML) of an item's name: a line may break after a path's or setting's
+    separators; a name with a run of 25 characters and no separator may break anywhere."""
+    text = printable(x)
+    parts = _BREAKS.split(text)
+    marked = "".join(html.escape(p) + ("<wbr>" if _BREAKS.fullmatch(p) else "") for p in parts)
+    return ("item long" if _LONG.search(text) else "item"), marked
 
 
 def _section(s: Section, top: int) -> list[str]:
@@ -29,14 +43,16 @@ def _section(s: Section, top: int) -> list[str]:
         for it in items:
             span = len(it.rows)
             note = f"<br><small>{_e(it.note)}</small>" if it.note else ""
+            cls, name = _name(it.name)
             for k, r in enumerate(it.rows):
-                first = f"<th rowspan='{span}' class='item'>{_e(it.name)}{note}</th>" if k == 0 \
+                first = f"<th rowspan='{span}' class='{cls}'>{name}{note}</th>" if k == 0 \
                     else ""  # fmt: skip
                 rows.append(f"<tr>{first}<td>{_e(r.metric)}</td>{_cells(r)}</tr>")
     else:
         head = "<tr><th></th><th>A</th><th>B</th><th>B/A</th></tr>"
         for it in items:
-            rows.append(f"<tr><th class='item'>{_e(it.name)}</th>{_cells(it.rows[0])}</tr>")
+            cls, name = _name(it.name)
+            rows.append(f"<tr><th class='{cls}'>{name}</th>{_cells(it.rows[0])}</tr>")
     out.append(f"<table class='compare'>{head}{''.join(rows)}</table>")
     out += [f"<p><small>{_e(n)}</small></p>" for n in s.notes]
     return out
