@@ -118,6 +118,18 @@ def test_files_matched_by_name_pattern(tmp_path):
     assert (c.only_a, c.only_b) == (["data.h5"], ["data.h4"])
 
 
+def test_top_limits_the_files_shown(tmp_path):
+    names = ["a.h5", "b.h5", "c.h5"]
+    _profiles(tmp_path, names, names)
+    a, b = str(tmp_path / "a.json"), str(tmp_path / "b.json")
+    out = run("--top", "2", a, b)[1]
+    assert "per data file, biggest differences first (2 of 3; --top 0 for all)" in out
+    assert sum(ln.split()[:1] in (["a.h5"], ["b.h5"], ["c.h5"]) for ln in out.splitlines()) == 2
+    out = run("--top", "0", a, b)[1]
+    assert sum(ln.split()[:1] in (["a.h5"], ["b.h5"], ["c.h5"]) for ln in out.splitlines()) == 3
+    assert len(json.loads(run("--json", "--top", "1", a, b)[1])["sections"][-1]["items"]) == 3
+
+
 def test_names_from_outside_are_escaped(tmp_path):
     evil = "x\x1b[31m<script>alert(1)</script>.h5"
     _profiles(tmp_path, [evil], [evil])
@@ -198,11 +210,12 @@ def test_study_options_and_headline_of_newer_summaries(tmp_path):
         d = tmp_path / name
         shutil.copytree(SA, d)
         doc = json.loads((d / "summary.json").read_text())
-        doc["measurement"] = {"warmup": warmup, "drop_caches": False}
+        doc["measurement"] = {"warmup": warmup, "drop_caches": False, "runtime": {"lib": "x"}}
         doc["headline"] = {"speedup": 1.3, "interval": [lo, 1.5]}
         (d / "summary.json").write_text(json.dumps(doc))
     c = diff.compare(read.load(str(tmp_path / "a")), read.load(str(tmp_path / "b")))
     assert [it.name for it in section(c, "options that differ").items] == ["measurement.warmup"]
+    assert read.load(str(tmp_path / "a")).study.options["measurement.runtime.lib"] == "x"
     head = {it.name: it.rows[0] for it in section(c, "headline").items}
     assert (head["headline.interval"].a, head["headline.interval"].b) == ("1.1 1.5", "1.2 1.5")
 

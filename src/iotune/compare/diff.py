@@ -72,6 +72,7 @@ class Section:
     grouped: bool = False  # rows grouped under an item (layer, file); else one row per item
     empty: str = ""  # what to say when there are no items
     notes: list[str] = field(default_factory=list)
+    limited: bool = False  # a long list (files): the text and HTML show the first --top
 
 
 @dataclass
@@ -309,7 +310,7 @@ def _io(
     files.sort(key=Item.key)
     hidden = len(pa.files) - len(pa.data_files), len(pb.files) - len(pb.data_files)
     per_file = Section(f"{prefix}per data file, biggest differences first", files, grouped=True,
-                       empty="no file matched")  # fmt: skip
+                       empty="no file matched", limited=True)  # fmt: skip
     if any(hidden):
         per_file.notes.append(f"files the applications did not ask for (interpreter, libraries, "
                               f"/proc) left out: {hidden[0]} in A, {hidden[1]} in B")  # fmt: skip

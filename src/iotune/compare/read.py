@@ -138,21 +138,26 @@ def _number(d: dict[str, Any], key: str, name: str, where: str) -> float | None:
     return float(v) if isinstance(v, float) else int(v)
 
 
+MAX_OPTIONS = 500  # values of a summary compared as options, at most
+FLAT_DEPTH = 3  # objects within objects: "measurement.runtime.lib"
+
+
 def _flatten(data: dict[str, Any]) -> dict[str, Any]:
-    """Top-level scalars (and lists of scalars) as they are; an object's own ones as
-    "key.sub": the options a study was run with, whatever version of iotune wrote it."""
+    """Top-level scalars (and lists of scalars) as they are, those of objects within as
+    "key.sub" (FLAT_DEPTH levels, MAX_OPTIONS values): the options a study was run with,
+    whatever version of iotune wrote it."""
     out: dict[str, Any] = {}
-    for k, v in data.items():
-        if k in NOT_OPTIONS:
-            continue
-        v = _text(v)
-        if _scalar(v):
-            out[k] = v
-        elif isinstance(v, dict):
-            for sub, x in v.items():
-                x = _text(x)
-                if _scalar(x):
-                    out[f"{k}.{sub}"] = x
+    stack = [("", {k: v for k, v in data.items() if k not in NOT_OPTIONS}, 1)]
+    while stack and len(out) < MAX_OPTIONS:
+        prefix, obj, depth = stack.pop(0)
+        for k, v in obj.items():
+            v = _text(v)
+            if _scalar(v):
+                out[f"{prefix}{k}"[:MAX_TEXT]] = v
+            elif isinstance(v, dict) and depth < FLAT_DEPTH:
+                stack.append((f"{prefix}{k}.", v, depth + 1))
+            if len(out) >= MAX_OPTIONS:
+                break
     return out
 
 

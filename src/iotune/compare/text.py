@@ -44,7 +44,7 @@ def ratio(r: Row) -> str:
 
 def shown(section: Section, top: int) -> list[Item]:
     """The items a page shows: the first `top` of a per-file section (0: all)."""
-    if section.grouped and top and len(section.items) > top and "file" in section.title:
+    if section.limited and top and len(section.items) > top:
         return section.items[:top]
     return section.items
 
