@@ -158,3 +158,11 @@ def test_figure_titles_are_not_cut(tmp_path, monkeypatch):
             fig.bbox,
         )
     assert " ".join(figures[0].axes[0].title.get_text().split()) == " ".join(verdict.split())
+    # params.png's title names the objective, which a space file may make long
+    figures.clear()
+    rows = report.trial_rows(test_report.make_study(), test_report.SPACE)
+    long_objective = dict(summary, objective="the time of the checkpoint phase " * 4)
+    assert plots.plot_params(tmp_path / "params.png", rows, test_report.SPACE, long_objective)
+    (fig,) = figures
+    box = fig._suptitle.get_window_extent(fig.canvas.get_renderer())
+    assert box.x0 >= 0 and box.x1 <= fig.bbox.width and box.y1 <= fig.bbox.height, box
