@@ -277,5 +277,5 @@ def test_help_states_the_defaults():
         main(["compare", "--help"])
     text = " ".join(out.getvalue().split())
     assert "default 20" in text and "default: text" in text and "default: none" in text
-    status, _, err = run("--top", "-1", str(PA), str(PB))
-    assert status == 2
+    status, out, err = run("--top", "-1", str(PA), str(PB))
+    assert status == 2 and not out and "--top must be 0 or more" in err

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from iotune.compare.text import TOP
 
@@ -50,7 +51,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from iotune.outputs import write_output
 
     if args.top < 0:
-        print(f"{PROG}: compare: --top must be 0 or more, not {args.top}")
+        print(f"{PROG}: compare: --top must be 0 or more, not {args.top}", file=sys.stderr)
         return 2
     c = diff.compare(read.load(args.a), read.load(args.b))
     if args.html:
