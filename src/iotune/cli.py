@@ -565,6 +565,10 @@ def build_parser() -> argparse.ArgumentParser:
     kb_cli.register(sub)
     kb_cli.register_defaults(sub)
 
+    from iotune.compare import cli as compare_cli  # argparse only: importing it is cheap
+
+    compare_cli.register(sub)
+
     p = sub.add_parser(
         "profile",
         help="run a command once with capture on and summarise its I/O",

@@ -12,10 +12,23 @@ from iotune.space import Space
 
 
 def _table(header: list[str], rows: list[list[Any]]) -> str:
+    """A table; with an empty header, a table of facts whose first cells are row headers.
+    Numbers get class num (right-aligned, never broken inside)."""
+
+    def cell(c: Any) -> str:
+        num = isinstance(c, (int, float)) and not isinstance(c, bool)
+        return f"<td{' class=num' if num else ''}>{html.escape(_fmt(c))}</td>"
+
+    if not any(header):
+        body = "".join(
+            f"<tr><th scope=row>{html.escape(_fmt(row[0]))}</th>"
+            + "".join(cell(c) for c in row[1:])
+            + "</tr>"
+            for row in rows
+        )
+        return f"<table class=facts>{body}</table>"
     head = "".join(f"<th>{html.escape(str(h))}</th>" for h in header)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(_fmt(c))}</td>" for c in row) + "</tr>" for row in rows
-    )
+    body = "".join("<tr>" + "".join(cell(c) for c in row) + "</tr>" for row in rows)
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
@@ -42,11 +55,19 @@ def _why_not_searched(inert: dict[str, str]) -> list[str]:
     return [f"{', '.join(sorted(names))}: {why}" for why, names in by_reason.items()]
 
 
-CSS = """body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}
-table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:3px 8px;
-font-size:13px;text-align:left}th{background:#f0f0f0}.verdict{font-size:1.2em;padding:.6em;
-background:#eef6ee;border-left:5px solid #4a4}.no{background:#f6f0e6;border-left-color:#c84}
-img{max-width:100%}code{background:#f4f4f4;padding:1px 4px}"""
+# Tables never push a value off the page: long values (settings strings, commands, paths)
+# wrap anywhere, and a table is never wider than the page; checked at 420 and 1280 px wide in
+# Chromium (tests/python/test_layout.py)
+CSS = """body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222;
+overflow-wrap:anywhere}table{border-collapse:collapse;margin:.5em 0;max-width:100%}
+td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px;text-align:left;vertical-align:top;
+overflow-wrap:anywhere}th{background:#f0f0f0;overflow-wrap:normal}th.long{overflow-wrap:anywhere}
+td.num{text-align:right;white-space:nowrap}.better,.worse{text-align:right;white-space:nowrap}
+.better{background:#eef6ee}.worse{background:#f6eee6}
+.verdict{font-size:1.2em;padding:.6em;background:#eef6ee;border-left:5px solid #4a4}
+.no{background:#f6f0e6;border-left-color:#c84}img{max-width:100%;height:auto}
+code{background:#f4f4f4;padding:1px 4px}@media (max-width:600px){body{margin:1em auto;
+padding:0 .5em}td,th{padding:2px 4px;font-size:12px}}"""
 
 
 def write_html(

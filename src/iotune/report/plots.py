@@ -9,6 +9,7 @@ params.png   the effect of each parameter: the objective of the successful trial
 from __future__ import annotations
 
 import math
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,13 @@ def _short(name: str, value: str) -> str:
     return value
 
 
+def _wrapped(text: str, width_in: float, fontsize: float) -> str:
+    """text broken into lines that fit a figure width_in inches wide at fontsize points (a
+    character is about 0.6 of the font size wide): a title is never cut at the figure's edge."""
+    per_line = max(20, int(width_in * 72 / (fontsize * 0.6)))
+    return "\n".join(textwrap.wrap(text, per_line, break_on_hyphens=False)) or text
+
+
 def plot_trials(path: Path, rows: list[dict[str, Any]], summary: dict[str, Any]) -> Path:
     maximize = summary.get("direction") == "maximize"
     fig, ax = plt.subplots(figsize=(9, 4.2))
@@ -83,7 +91,8 @@ def plot_trials(path: Path, rows: list[dict[str, Any]], summary: dict[str, Any])
         ax.axhline(base[0], color="tab:gray", ls="--", lw=1, label="default (first run)")
     ax.set_xlabel("trial")
     ax.set_ylabel(_label(summary))
-    ax.set_title(f"{summary.get('study', '')}: every trial in order ({summary.get('strategy')})")
+    title = f"{summary.get('study', '')}: every trial in order ({summary.get('strategy')})"
+    ax.set_title(_wrapped(title, 9, 12), fontsize=12)
     ax.legend(fontsize=8, loc="best")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -97,7 +106,8 @@ def plot_verify(path: Path, summary: dict[str, Any]) -> Path | None:
     names = list((final.get("variants") or {}).keys())
     if not rounds or not names:
         return None
-    fig, ax = plt.subplots(figsize=(max(5, 1.6 * len(names) + 2), 4))
+    width = max(5, 1.6 * len(names) + 2)
+    fig, ax = plt.subplots(figsize=(width, 4))
     for i, name in enumerate(names):
         vals = [r[name] for r in rounds if r.get(name) is not None]
         if not vals:
@@ -114,7 +124,7 @@ def plot_verify(path: Path, summary: dict[str, Any]) -> Path | None:
         ax.errorbar(i, med, yerr=[[med - vals[0]], [vals[-1] - med]], color="k", capsize=4)
     ax.set_xticks(range(len(names)), names)
     ax.set_ylabel(_label(summary) + ", median and range")
-    ax.set_title(final.get("verdict", "")[:90], fontsize=9)
+    ax.set_title(_wrapped(str(final.get("verdict", "")), width, 9), fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -152,7 +162,11 @@ def plot_params(
     for ax in list(axes.flat)[n:]:
         ax.axis("off")
     fig.suptitle(
-        f"effect of each parameter: {_label(summary)} of successful trials (bar: median)",
+        _wrapped(
+            f"effect of each parameter: {_label(summary)} of successful trials (bar: median)",
+            3.2 * cols,
+            10,
+        ),
         fontsize=10,
     )
     fig.tight_layout()
