@@ -38,8 +38,8 @@ COMPARED = {
 NOT_COMPARED = {
     "timeout": "a trial running longer is failed: it decides which runs are given up, not what "
     "a finished run measured",
-    "cap": "a trial slower than this factor times the incumbent is stopped early (capped): "
-    "likewise (0: off)",
+    "cap": "a trial slower than this many times the incumbent is stopped early (capped): like "
+    "the timeout, it decides which runs are given up (off: 0)",
     "runtime_lib": "the runtime's file: a rebuilt or moved runtime of the same MPI measures alike",
 }
 # The final phases' options: those phases are measured afresh at every finish (their runs are
@@ -161,8 +161,8 @@ def show(key: str, value: Any) -> str:
         return value or "none (the command is run as it is)"
     if key == "timeout":
         return f"{value:g} s" if isinstance(value, (int, float)) else str(value)
-    if key == "cap" and value == 0:
-        return "off"
+    if key == "cap":
+        return f"{value:g}x" if isinstance(value, (int, float)) and value > 0 else "off"
     return str(value)
 
 
@@ -230,7 +230,7 @@ def rows(block: Mapping[str, Any] | None) -> list[list[str]]:
                 f"{show(k, c.get('new'))} from trial {c.get('from_trial')}"
             )
     for k in (*COMPARED, *NOT_COMPARED):
-        if k not in opts:
+        if k not in opts or (k == "runtime_lib" and opts.get("runtime") == "none"):
             continue
         value = show(k, opts[k])
         if k in unknown:
