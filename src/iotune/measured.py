@@ -161,8 +161,8 @@ def show(key: str, value: Any) -> str:
         return value or "none (the command is run as it is)"
     if key == "timeout":
         return f"{value:g} s" if isinstance(value, (int, float)) else str(value)
-    if key == "cap":
-        return f"{value:g}x" if isinstance(value, (int, float)) and value > 0 else "off"
+    if key == "cap" and isinstance(value, (int, float)):
+        return f"{value:g}x" if value > 0 else "off"
     return str(value)
 
 
@@ -216,14 +216,18 @@ def rows(block: Mapping[str, Any] | None) -> list[list[str]]:
     (an older summary without it: one row saying so)."""
     if not isinstance(block, Mapping):
         return [["(all)", "unknown", "this summary was written before iotune recorded them"]]
+
+    def mapping(x: Any) -> Mapping[str, Any]:  # a summary.json from elsewhere may hold anything
+        return x if isinstance(x, Mapping) else {}
+
     out = []
-    opts = block.get("options") or {}
+    opts = mapping(block.get("options"))
     if not block.get("recorded"):
         out.append(["search trials", "unknown", "the study was made by an older iotune that did "
                     "not record how its trials were measured"])  # fmt: skip
-    unknown = block.get("unknown_before") or {}
+    unknown = mapping(block.get("unknown_before"))
     changed: dict[str, list[str]] = {}
-    for c in block.get("changed") or []:
+    for c in block.get("changed") if isinstance(block.get("changed"), list) else []:
         if isinstance(c, Mapping) and c.get("option") in WHY:
             k = c["option"]
             changed.setdefault(k, []).append(
@@ -238,7 +242,7 @@ def rows(block: Mapping[str, Any] | None) -> list[list[str]]:
         if k in changed:
             value += "; " + "; ".join(changed[k])
         out.append([LABELS[k], value, WHY[k] + ("" if k in COMPARED else " (not compared)")])
-    final = block.get("final") or {}
+    final = mapping(block.get("final"))
     for k in FINAL:
         if k in final:
             out.append([LABELS[k], show(k, final[k]), WHY[k] + " (this finish)"])

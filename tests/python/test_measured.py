@@ -130,6 +130,10 @@ def test_a_study_made_before_the_record_is_continued_saying_what_is_unknown(tmp_
     # a summary without any record (an older study's summary.json): said, no crash
     assert measured.rows(None)[0][1] == "unknown"
     assert measured.rows(measured.summary(None, {"warmup": 0}))[0][1] == "unknown"
+    # a summary.json from elsewhere (iotune compare reads two): whatever it holds, no crash
+    odd = {"recorded": True, "options": [1], "changed": "x", "final": 3, "unknown_before": None}
+    assert measured.rows(odd) == []
+    assert measured.rows({"recorded": True, "options": {"cap": "y"}})[0][1] == "y"
 
 
 def test_an_older_study_with_another_objective_is_refused(tmp_path):
