@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from iotune import controlfile, identity, linkage, objective, storage, trial
+from iotune import controlfile, identity, linkage, measured, objective, storage, trial
 from iotune.search import get_strategy, loop, noise, sequential, switches, warmstart
 from iotune.search.capping import Capping
 from iotune.space import Space, config_key
@@ -68,6 +68,7 @@ class TuneConfig:
     lib: Path | None = None  # the runtime to preload (None: paths.find_library())
     isolate: bool = False  # each trial in a scratch directory of its own (command resolved)
     allow_other_command: bool = False  # continue a study or directory of another command
+    restart: bool = False  # discard an existing study's trials and start it again (--restart)
     search_only: bool = False
     finish_only: bool = False
     kb: str | None = None  # knowledge base (path or URL); None: iotune.kb.resolve_url's default
@@ -120,17 +121,32 @@ def _meta(cfg: TuneConfig) -> dict[str, Any]:
     }
 
 
-def open_study(cfg: TuneConfig, adopt: bool = False) -> tuple[Any, bool]:
-    """(study, created). A new study gets its metadata and the warm-start trials; an existing
-    one must have been made with the same space, strategy and objective, unless adopt is True:
-    then cfg takes them (and the application command) from the study."""
+STUDY_UID = "study_uid"  # the study's identity: its knowledge-base entry is keyed by it
+
+
+def open_study(
+    cfg: TuneConfig, adopt: bool = False, log: Callable[[str], None] | None = None
+) -> tuple[Any, bool]:
+    """(study, created). A new study gets its metadata, the options its trials are measured
+    with (iotune.measured) and the warm-start trials; an existing one must have been made with
+    the same space, strategy and measurement options (else one StudyError naming each
+    difference), unless adopt is True: then cfg takes them (and the application command) from
+    the study. cfg.restart discards an existing study first (its uid is kept: it is the same
+    study, started again)."""
     import optuna
 
+    say = log or (lambda message: None)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     strategy = get_strategy(cfg.strategy)
     store = open_storage(storage_url(cfg), cfg.heartbeat)
     sampler = strategy.sampler(cfg.seed, len(cfg.space.guesses))
     direction = objective.direction(cfg.objective)
+    uid = None
+    if cfg.restart and not adopt:
+        uid, discarded = _discard(cfg.name, store)
+        if discarded is not None:
+            say(f"study {cfg.name!r} started again (--restart): its {discarded} trial(s) "
+                "discarded")  # fmt: skip
     try:
         if adopt:  # only an existing study is adopted: never leave an empty one behind
             raise optuna.exceptions.DuplicatedStudyError
@@ -145,7 +161,7 @@ def open_study(cfg: TuneConfig, adopt: bool = False) -> tuple[Any, bool]:
             return None, True
         created = False
     if created:
-        _set_up(study, cfg, strategy.warm_start)
+        _set_up(study, cfg, strategy.warm_start, uid)
     else:
         if not adopt and not _wait_set_up(study):
             _set_up(study, cfg, strategy.warm_start)  # its creator died before it was set up
@@ -156,6 +172,7 @@ def open_study(cfg: TuneConfig, adopt: bool = False) -> tuple[Any, bool]:
             cfg.app = list(old.get("app", cfg.app))
             cfg.launcher = old.get("launcher", cfg.launcher)
             cfg.nprocs = old.get("nprocs", cfg.nprocs)
+            measured.adopt(cfg, old.get(measured.ATTR))
             if old.get("space_params") != cfg.space.names() and old.get("space_source"):
                 from iotune import space as space_mod
 
@@ -169,14 +186,26 @@ def open_study(cfg: TuneConfig, adopt: bool = False) -> tuple[Any, bool]:
             )
         except identity.OtherCommand as e:
             raise StudyError(str(e)) from None
-        meta = _meta(cfg)
-        for k in ("space", "space_params", "strategy", "objective"):
-            if k in old and old[k] != meta[k]:
-                raise StudyError(
-                    f"study {cfg.name!r} was made with {k}={old[k]!r}, not {meta[k]!r}: "
-                    "continue it with the same options or choose another --study name"
-                )
+        try:
+            measured.check(study, cfg, _meta(cfg), say)
+        except measured.Mismatch as e:
+            raise StudyError(str(e)) from None
     return study, created
+
+
+def _discard(name: str, store: Any) -> tuple[str | None, int | None]:
+    """Deletes the study `name` if it exists: (its uid, how many trials it had), else
+    (None, None)."""
+    import optuna
+
+    try:
+        old = optuna.load_study(study_name=name, storage=store)
+    except KeyError:
+        return None, None
+    n = sum(t.state.name != "WAITING" for t in old.get_trials(deepcopy=False))
+    uid = old.user_attrs.get(STUDY_UID)
+    optuna.delete_study(study_name=name, storage=store)
+    return uid, n
 
 
 # A worker sets a new trial's "worker" attribute within milliseconds, or seconds on a loaded
@@ -186,9 +215,17 @@ def open_study(cfg: TuneConfig, adopt: bool = False) -> tuple[Any, bool]:
 SETUP_GRACE_S = 30.0
 
 
-def _set_up(study: Any, cfg: TuneConfig, guesses: bool) -> None:
-    """A new study's metadata and its queued baseline (and guesses)."""
-    for k, v in _meta(cfg).items():
+def _set_up(study: Any, cfg: TuneConfig, guesses: bool, uid: str | None = None) -> None:
+    """A new study's metadata (with the options its trials are measured with, and its uid) and
+    its queued baseline (and guesses)."""
+    import uuid
+
+    attrs = {
+        **_meta(cfg),
+        measured.ATTR: measured.record(measured.options(cfg)),
+        STUDY_UID: uid or uuid.uuid4().hex,
+    }
+    for k, v in attrs.items():
         if k not in study.user_attrs:
             study.set_user_attr(k, v)
     warmstart.enqueue(study, cfg.space, guesses)
@@ -609,6 +646,8 @@ def finish(
         "minimal": reduced,
         "recommended": recommended,
         "verdict": final["verdict"],
+        STUDY_UID: _uid(study),
+        measured.ATTR: measured.summary(study.user_attrs.get(measured.ATTR), measured.final(cfg)),
     }
     study.set_user_attr("final", json.loads(json.dumps(summary)))
     (cfg.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
@@ -619,6 +658,18 @@ def finish(
 
 
 # ----------------------------------------------------------------------------- knowledge base
+
+
+def _uid(study: Any) -> str:
+    """The study's uid (a study made before uids were kept gets one now): its knowledge-base
+    entry is keyed by it, so finishing the study again updates that entry."""
+    import uuid
+
+    uid = study.user_attrs.get(STUDY_UID)
+    if not isinstance(uid, str) or not uid:
+        uid = uuid.uuid4().hex
+        study.set_user_attr(STUDY_UID, uid)
+    return uid
 
 
 def kb_url(cfg: TuneConfig) -> str:
@@ -749,7 +800,7 @@ def run(
             raise StudyError(str(e)) from None
     if cfg.warm_start_kb and not cfg.finish_only:
         _warm_start_from_kb(cfg, log)
-    s, created = open_study(cfg, adopt=cfg.finish_only)
+    s, created = open_study(cfg, adopt=cfg.finish_only, log=log)
     if cfg.finish_only and created:
         raise StudyError(f"no study {cfg.name!r} in {storage.redact(storage_url(cfg))}")
     stale = recover_stale(s)
@@ -762,6 +813,7 @@ def run(
     )
     if stale:
         log(f"{stale} trial(s) of a stopped or lost worker marked as failed")
+    log(f"measured with: {measured.one_line(measured.options(cfg), measured.final(cfg))}")
     where = f"in scratch directories under {opts.workdir}" if cfg.isolate else f"in {cfg.cwd}"
     log(f"each trial runs {where}: {shlex.join(opts.command)}")
     if opts.preload:

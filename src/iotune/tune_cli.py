@@ -194,6 +194,12 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "otherwise: it would mix two applications' timings)",
     )
     store.add_argument(
+        "--restart",
+        action="store_true",
+        help="discard the study's trials and start it again with this run's options (a study "
+        'is never continued with other measurement options: docs/tune.md, "Resuming")',
+    )
+    store.add_argument(
         "--storage",
         help="sqlite:///PATH (default OUT/study.db), journal:PATH "
         "(shared file system), or postgresql://...",
@@ -289,6 +295,12 @@ def cmd_tune(args: argparse.Namespace) -> int:
         return _error("give the application after -- (or --kernel NAME, or --demo)")
     if app is None and not args.study:
         return _error("--finish-only needs --study (or the command)")
+    if args.restart and (args.finish_only or args.search_only):
+        return _error(
+            f"--restart with {'--finish-only' if args.finish_only else '--search-only'}: "
+            "restart the study once, in a run of its own (workers would discard each other's "
+            "trials)"
+        )
     try:  # the runtime of the application's MPI, and the parameters that MPI has
         choice = mpifamily.choose(app, args.mpi)
     except paths.NotFound as e:
@@ -341,6 +353,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         preload=not args.no_preload,
         isolate=args.isolate or args.search_only or args.workdir is not None,
         allow_other_command=args.allow_other_command,
+        restart=args.restart,
         search_only=args.search_only,
         finish_only=args.finish_only,
         lib=choice.lib if choice else None,

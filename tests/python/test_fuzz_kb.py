@@ -52,7 +52,14 @@ def test_corpus_replay_through_the_cli(path, tmp_path):
     stored = base.entries()
     base.close()
     if path.name.startswith("ok_"):
-        assert status == 0 and listed == 0 and len(stored) == len(_import(path))
+        assert status == 0 and listed == 0
+        # one entry per study (an entry without a study uid is one of its own): the newest
+        newest: dict[str, store.Entry] = {}
+        for e in _import(path):
+            key = e.study_uid or e.uid
+            if key not in newest or e.created >= newest[key].created:
+                newest[key] = e
+        assert sorted(e.uid for e in stored) == sorted(e.uid for e in newest.values())
     else:
         lines = err.getvalue().splitlines()
         assert status == 1 and str(path) in lines[0] and "nothing imported" in lines[0]

@@ -115,8 +115,14 @@ def _add(base, args) -> int:
         entry = kb.entry_from_summary(summary, sig, source=str(args.study_dir.resolve()))
     except (ValueError, TypeError, AttributeError) as e:
         return _error(f"{summary_path}: not a finished study's summary ({e})")
-    rid, new = base.add(entry)  # checked in full (kb.validate) before it is stored
-    print(f"{'stored' if new else 'already stored'} as entry {rid} ({entry.uid}): {sig.words()}")
+    rid, status = base.put(entry)  # checked in full (kb.validate) before it is stored
+    said = {
+        "stored": "stored",
+        "updated": "updated (the study's entry replaced)",
+        "already": "already stored",
+        "kept": "not stored (a newer entry of this study is)",
+    }
+    print(f"{said[status]} as entry {rid} ({entry.uid}): {sig.words()}")
     return 0
 
 

@@ -173,4 +173,5 @@ def entry_from_summary(summary: Mapping[str, Any], sig: Signature, source: str =
         study=str(summary.get("study") or ""),
         command=str(summary.get("command") or ""),
         source=source,
+        study_uid=str(summary.get("study_uid") or ""),
     )

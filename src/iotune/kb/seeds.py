@@ -74,19 +74,25 @@ def in_order(seeds: Sequence[Guess], rules: Sequence[Guess]) -> list[Guess]:
 def remember(
     url: str, summary: dict[str, Any], sig: Signature, source: str, log: Callable[[str], None]
 ) -> None:
-    """Files a finished study; a knowledge base that cannot be written is reported, never
-    fatal (the study's results are already on disk)."""
+    """Files a finished study: one entry per study (a study finished again updates its entry,
+    KnowledgeBase.put); a knowledge base that cannot be written is reported, never fatal (the
+    study's results are already on disk)."""
+    from iotune.kb import store
     from iotune.kb.match import entry_from_summary
-    from iotune.kb.store import KBError, KnowledgeBase
 
     try:
-        base = KnowledgeBase(url)
+        base = store.KnowledgeBase(url)
         try:
-            rid, new = base.add(entry_from_summary(summary, sig, source))
+            rid, status = base.put(entry_from_summary(summary, sig, source))
         finally:
             base.close()
-    except KBError as e:
+    except store.KBError as e:
         log(f"not stored in the knowledge base: {e}")
         return
-    log(f"{'stored' if new else 'already'} in the knowledge base {base.where} as entry {rid} "
-        f"(motif {sig.key})")  # fmt: skip
+    said = {
+        store.STORED: "stored in",
+        store.UPDATED: "updated in",  # the study finished again: its entry replaced
+        store.ALREADY: "already in",
+        store.KEPT: "a newer entry of this study is already in",
+    }[status]
+    log(f"{said} the knowledge base {base.where} as entry {rid} (motif {sig.key})")

@@ -28,6 +28,10 @@ ENV = "IOTUNE_KB"
 SQLITE_TIMEOUT_S = 120  # a writer waits this long for another's transaction
 
 
+# what KnowledgeBase.put did
+STORED, UPDATED, ALREADY, KEPT = "stored", "updated", "already", "kept"
+
+
 class KBError(RuntimeError):
     """A knowledge base that cannot be opened, read or written; str() says why."""
 
@@ -70,6 +74,9 @@ class Entry:
     # the study's other re-measured leaders, best first: {"settings", "median", "runs"}. On a
     # noisy machine the top few cannot be told apart, so a warm start tries them too.
     leaders: list[dict[str, Any]] = field(default_factory=list)
+    # the study's identity (iotune.study.STUDY_UID): a study finished again replaces its entry
+    # (KnowledgeBase.put); "" for an entry of an older iotune or of another source
+    study_uid: str = ""
     id: int | None = None
 
     @property
@@ -78,6 +85,8 @@ class Entry:
         again by `kb add`, or imported twice) is one entry."""
         content = [self.signature.to_json(), self.settings, self.space, self.study,
                    self.command, self.speedup, self.p_value]  # fmt: skip
+        if self.study_uid:  # (an entry without one keeps the uid it always had)
+            content.append(self.study_uid)
         text = json.dumps(content, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:20]
 
@@ -96,6 +105,7 @@ class Entry:
             "p_value": self.p_value,
             "spread": dict(self.spread),
             "leaders": [dict(x) for x in self.leaders],
+            **({"study_uid": self.study_uid} if self.study_uid else {}),
         }
 
     @classmethod
@@ -118,6 +128,7 @@ class Entry:
             source=str(data.get("source") or ""),
             created=str(data.get("created") or ""),
             leaders=_leaders(data.get("leaders") or []),
+            study_uid=str(data.get("study_uid") or ""),
         )
 
 
@@ -281,8 +292,17 @@ class KnowledgeBase:
     # ------------------------------------------------------------------------- writing
 
     def add(self, entry: Entry) -> tuple[int, bool]:
-        """Stores an entry; (its id, True) when new, (the stored one's id, False) when the
-        same entry was stored before."""
+        """Stores an entry; (its id, True) when stored or when it replaced the entry of the same
+        study, (the stored one's id, False) when the same entry (or a newer one of its study)
+        was stored before. put() says which."""
+        rid, status = self.put(entry)
+        return rid, status in (STORED, UPDATED)
+
+    def put(self, entry: Entry) -> tuple[int, str]:
+        """Stores an entry: (id, STORED) when new; (id, ALREADY) when the same entry was stored
+        before; an entry of a study already in the knowledge base (the same study_uid: the
+        study finished again) replaces it in place, (its id, UPDATED), unless the stored one
+        is newer (an older export imported): (its id, KEPT). One entry per study."""
         import sqlalchemy as sa
 
         from iotune.inputs import InputError
@@ -302,18 +322,50 @@ class KnowledgeBase:
             "signature_version": entry.signature.version,
             "data": json.dumps(entry.to_json(), sort_keys=True),
         }
+        t = self._entries
         try:
             with self.engine.begin() as c:
-                result = c.execute(self._entries.insert().values(**row))
-                return int(result.inserted_primary_key[0]), True
+                same = c.execute(sa.select(t.c.id).where(t.c.uid == uid)).scalar()
+                if same is not None:
+                    return int(same), ALREADY
+                olds = self._of_study(c, entry.study_uid) if entry.study_uid else []
+                if olds:
+                    keep, created = olds[-1]
+                    if created > entry.created:
+                        return keep, KEPT
+                    c.execute(t.update().where(t.c.id == keep).values(**row))
+                    for rid, _ in olds[:-1]:  # (two finishers at once could have left two)
+                        c.execute(t.delete().where(t.c.id == rid))
+                    return keep, UPDATED
+                result = c.execute(t.insert().values(**row))
+                return int(result.inserted_primary_key[0]), STORED
         except sa.exc.IntegrityError:
             with self.engine.connect() as c:
-                old = c.execute(
-                    sa.select(self._entries.c.id).where(self._entries.c.uid == uid)
-                ).scalar()
-            return int(old), False
+                old = c.execute(sa.select(t.c.id).where(t.c.uid == uid)).scalar()
+            return int(old), ALREADY
         except sa.exc.DatabaseError as e:
             raise KBError(f"knowledge base {self.where}: cannot write ({_first_line(e)})") from None
+
+    def _of_study(self, c: Any, study_uid: str) -> list[tuple[int, str]]:
+        """(id, created) of the stored entries of a study, oldest id first."""
+        import sqlalchemy as sa
+
+        t = self._entries
+        # the JSON is written with sort_keys and the default separators; the uid is hex
+        # (kb.validate), so it holds no LIKE wildcard
+        rows = c.execute(
+            sa.select(t.c.id, t.c.created, t.c.data)
+            .where(t.c.data.like(f'%"study_uid": "{study_uid}"%'))
+            .order_by(t.c.id)
+        ).all()
+        out = []
+        for rid, created, data in rows:
+            try:
+                if json.loads(data).get("study_uid") == study_uid:
+                    out.append((int(rid), str(created)))
+            except (ValueError, AttributeError):
+                continue  # an unreadable row is skipped, as entries() does
+        return out
 
     def add_all(self, entries: Iterable[Entry]) -> tuple[int, int]:
         """(added, already there)."""

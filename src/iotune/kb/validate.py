@@ -20,6 +20,7 @@ from iotune.kb.signature import Signature
 from iotune.kb.store import Entry
 
 UID_RE = re.compile(r"[0-9a-f]{20}")
+STUDY_UID_RE = re.compile(r"[0-9a-f]{8,64}")  # iotune.study.STUDY_UID: a uuid4's hex
 MAX_TEXT = 65536  # a study name, command or date longer than this is not one
 MAX_NUMBER = 2**64
 
@@ -128,6 +129,14 @@ def _leaders(x: Any, where: str) -> list[dict[str, Any]]:
     return out
 
 
+def _study_uid(x: Any) -> str:
+    if x is None or x == "":
+        return ""
+    if not isinstance(x, str) or not STUDY_UID_RE.fullmatch(x):
+        raise _Bad(f"its study_uid {x!r} is not one iotune writes")
+    return x
+
+
 def _entry(data: Any, require_uid: bool) -> Entry:
     obj = _object(data, "the entry")
     uid = obj.get("uid")
@@ -155,6 +164,7 @@ def _entry(data: Any, require_uid: bool) -> Entry:
         source=_text(obj.get("source"), "source"),
         created=_text(obj.get("created"), "created"),
         leaders=_leaders(obj.get("leaders"), "leaders"),
+        study_uid=_study_uid(obj.get("study_uid")),
     )
     if improved and e.speedup is not None and e.speedup <= 0:
         raise _Bad(f"speedup is {e.speedup!r} for an improvement")

@@ -123,6 +123,7 @@ def write_html(
                 ["storage", summary.get("storage")],
             ],
         ),
+        *_measured_section(summary),
         "<h2>Recommended settings</h2>",
     ]
     title, srows = settings_rows(summary)
@@ -235,3 +236,13 @@ def write_html(
     )
     path.write_text("\n".join(parts), encoding="utf-8")
     return path
+
+
+def _measured_section(summary: dict[str, Any]) -> list[str]:
+    """How the study's trials and final phases were measured (iotune.measured)."""
+    from iotune import measured
+
+    return [
+        "<h2>How it was measured</h2>",
+        _table(["option", "value", "what it changes"], measured.rows(summary.get(measured.ATTR))),
+    ]
