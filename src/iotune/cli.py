@@ -276,6 +276,11 @@ def _runtime_for(command, config, mpi, verbose, copies):
         return None
     if verbose or (choice.build is not None and len(paths.builds()) > 1):
         launch.say(choice.describe())
+    from iotune import launchcheck  # a launcher of the other MPI: said, the command still runs
+
+    checked = launchcheck.check(command)
+    if checked.problem or (verbose and checked.note):
+        launch.say(f"warning: {checked.problem or checked.note}")
     if config is None:
         return choice.lib, config, {}
     from iotune import costs
@@ -392,8 +397,12 @@ def cmd_profile(args: argparse.Namespace) -> int:
     except prof.ProfileError as e:
         _error(f"no profile from this run ({e}); did the command finish normally?")
         return status or 1
+    from iotune import launchcheck
     from iotune.outputs import printable_lines
 
+    wrong = launchcheck.ranks_problem(command, p.data)  # two 1-rank jobs of the wrong mpiexec
+    if wrong and not launchcheck.check(command).problem:  # (not said before the run already)
+        _error(f"profile: warning: {wrong}")
     print(printable_lines(prof.summary(p, files=args.files, top=args.top)))
     print(f"\nprofile saved to {out}" + (f", traces in {out}.trace/" if args.trace else ""))
     return status

@@ -88,6 +88,44 @@ def family_of_program(program: str | os.PathLike[str]) -> tuple[str | None, str]
     return _family_of_libs(loaded_libraries(program))
 
 
+# interpreters whose programs are scripts: their MPI is that of the interpreter's mpi4py
+_PYTHON = re.compile(r"(python|pypy)[\d.]*")
+# finds mpi4py's MPI extension without loading it (importing mpi4py.MPI would load, and by
+# default initialise, the MPI library); the package itself is cheap to import
+_MPI4PY_PROBE = (
+    "import importlib.util as u\n"
+    "try:\n    s = u.find_spec('mpi4py.MPI')\nexcept Exception:\n    s = None\n"
+    "print(s.origin if s and s.origin else '')"
+)
+
+
+def is_python(name: str | os.PathLike[str]) -> bool:
+    """Whether a program is a Python interpreter (python3, python3.11, pypy3, a venv's python)."""
+    return bool(_PYTHON.fullmatch(os.path.basename(str(name))))
+
+
+def family_of_python(python: str | os.PathLike[str]) -> tuple[str | None, str]:
+    """(family, why) of the MPI a Python interpreter's programs use: that of its mpi4py (the MPI
+    library its MPI extension loads), or (None, why it cannot be told)."""
+    try:
+        out = subprocess.run(
+            [str(python), "-c", _MPI4PY_PROBE],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        out = ""
+    if not out:
+        return None, f"{python} has no importable mpi4py"
+    fam, lib = family_of_program(out)
+    if fam is None:
+        return None, f"the MPI library of {python}'s mpi4py ({out}) is not recognised"
+    return fam, f"{os.path.basename(str(python))}'s mpi4py loads {lib}"
+
+
 def resolve_program(name: str, cwd: str | os.PathLike[str] | None = None) -> Path | None:
     """The file a command name runs: a path (relative to cwd), or a name looked up in PATH."""
     if "/" in name:
