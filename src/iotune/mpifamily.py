@@ -13,7 +13,7 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -209,26 +209,111 @@ def choose(
     return Choice(build, build.lib, build.family, reason)
 
 
-def space_for(sp, family: str | None):
-    """The search space without the parameters this MPI family does not have (Open MPI's MCA
-    parameters under any other MPI); the same space when nothing is left out."""
-    from dataclasses import replace
+# Open MPI's own settings files for MCA parameters (the user's first: it wins)
+MCA_FILES = ("~/.openmpi/mca-params.conf", "/etc/openmpi/openmpi-mca-params.conf")
+COMPONENT_NAMES = {"ompio": "OMPIO", "romio": "ROMIO", "romio321": "ROMIO"}
 
+
+def _component_of(value: str) -> str | None:
+    """The component an `io` MCA value selects: "romio321", "ompio" or None (a list that
+    leaves the choice to Open MPI's priorities, which put OMPIO first)."""
+    v = value.strip()
+    exclude = v.startswith("^")
+    romio, ompio = "romio" in v, "ompio" in v
+    if (not exclude and romio and not ompio) or (exclude and ompio and not romio):
+        return "romio321" if exclude else v.split(",")[0]
+    if not exclude and ompio and not romio:
+        return "ompio"
+    return None
+
+
+def io_component(
+    command: Sequence[str] | None, family: str | None, env: Mapping[str, str] | None = None
+) -> tuple[str | None, str]:
+    """(component, why) of the MPI-IO a launch uses: "romio" for the MPICH family; for Open
+    MPI the `io` MCA parameter from the launcher's --mca/-mca/--gmca, else $OMPI_MCA_io, else
+    the user's and the system's mca-params.conf, else OMPIO (Open MPI's default); (None, "")
+    for an unknown family. The runtime reads the same in force (the profile's
+    mpi_library.io_component)."""
+    if family == "mpich":
+        return "romio", "the MPI-IO of the MPICH family"
+    if family != "openmpi":
+        return None, ""
+    from iotune import launch
+
+    env = os.environ if env is None else env
+    launcher, _ = launch.split_launcher(command or [])
+    for i, word in enumerate(launcher[:-2]):
+        if word in ("--mca", "-mca", "--gmca", "-gmca") and launcher[i + 1] == "io":
+            found = _component_of(launcher[i + 2])
+            if found:
+                return found, f"{word} io {launcher[i + 2]} on the launcher's command line"
+    if env.get("OMPI_MCA_io"):
+        found = _component_of(env["OMPI_MCA_io"])
+        if found:
+            return found, f"OMPI_MCA_io={env['OMPI_MCA_io']}"
+    for name in MCA_FILES:
+        path = Path(os.path.expanduser(name))
+        try:
+            lines = path.read_text(errors="replace").splitlines()[:10000]
+        except OSError:
+            continue
+        for line in lines:
+            key, eq, value = line.partition("=")
+            if eq and key.strip() == "io" and _component_of(value.split("#")[0]):
+                return _component_of(value.split("#")[0]), f"io = {value.strip()} in {path}"
+    return "ompio", "Open MPI's default"
+
+
+def romio_only(name: str) -> bool:
+    """An MPI-IO hint that only ROMIO reads (Open MPI's OMPIO ignores it)."""
+    from iotune import params
+    from iotune.search import inert
+
+    p = params.find(name)
+    return p is not None and p.is_hint and name not in inert.OMPIO_HINTS
+
+
+def ompio_only(name: str) -> bool:
+    """An Open MPI parameter that only matters under OMPIO (fcoll, io_ompio_*), or `io`."""
     from iotune import params
 
-    if family == "openmpi":
-        return sp
+    p = params.find(name)
+    return p is not None and p.is_mca
 
-    def foreign(name: str) -> bool:
-        p = params.find(name)
-        return p is not None and p.is_mca
+
+def space_for(sp, family: str | None, component: str | None = None):
+    """The search space of what the application's MPI and MPI-IO component use: without Open
+    MPI's MCA parameters under any other MPI, or under Open MPI with ROMIO chosen at launch;
+    without ROMIO-only hints under Open MPI's OMPIO (it never reads them). Guesses lose the
+    settings left out (a guess left empty is dropped). The same space when nothing is left
+    out."""
+    if family != "openmpi" or (component or "").startswith("romio"):
+        foreign = ompio_only
+    elif component == "ompio":
+        foreign = romio_only
+    else:
+        return sp
+    return without(sp, foreign)
+
+
+def without(sp, foreign):
+    """The space without the parameters for which foreign(name) is true."""
+    from dataclasses import replace
+
+    from iotune import space as space_mod
 
     if not any(foreign(d.name) for d in sp.dims):
         return sp
+    guesses = []
+    for g in sp.guesses:
+        kept = {k: v for k, v in g.settings.items() if not foreign(k)}
+        if kept:
+            guesses.append(space_mod.Guess(g.name, kept))
     return replace(
         sp,
         dims=[d for d in sp.dims if not foreign(d.name)],
         ties=[t for t in sp.ties if not foreign(t.name) and not foreign(t.to)],
         forbids=[f for f in sp.forbids if not any(foreign(n) for n in f.when)],
-        guesses=[g for g in sp.guesses if not any(foreign(n) for n in g.settings)],
+        guesses=guesses,
     )

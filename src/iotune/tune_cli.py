@@ -263,6 +263,24 @@ def _launcher(chosen: str | None, app: list[str] | None, build=None) -> str:
     return launch.default_launcher(build) if build is not None else "mpiexec"
 
 
+def _component_space(sp, family, template: str, app, nprocs):
+    """The space of what the MPI-IO component in force reads (mpifamily.space_for), and the
+    component said on the console with what it leaves out."""
+    from iotune import launch, mpifamily
+
+    command = launch.launch_command(template, nprocs, app) if app else []
+    component, why = mpifamily.io_component(command, family)
+    narrowed = mpifamily.space_for(sp, family, component)
+    if component:
+        left = [n for n in sp.names() if n not in narrowed.names()]
+        what = "ROMIO-only hints" if component == "ompio" else "Open MPI's MCA parameters"
+        print(
+            f"iotune tune: MPI-IO component {mpifamily.COMPONENT_NAMES[component]} ({why})"
+            + (f"; not searched, {what}: {', '.join(left)}" if left else "")
+        )
+    return narrowed
+
+
 def cmd_tune(args: argparse.Namespace) -> int:
     from iotune import interrupt, mpifamily, paths, space, storage, study
 
@@ -295,9 +313,10 @@ def cmd_tune(args: argparse.Namespace) -> int:
         if not args.no_preload:
             return _error(str(e))
         choice = None
+    template = _launcher(args.launcher, app, choice.launcher_build() if choice else None)
     if choice is not None:
         print(f"iotune tune: {choice.describe()}")
-        sp = mpifamily.space_for(sp, choice.family)
+        sp = _component_space(sp, choice.family, template, app, args.nprocs)
     # values that cost more than this machine allows are never proposed (iotune.costs; the
     # runtime would withdraw them): all ranks are counted on this host, disk in the workdir
     from iotune import costs
@@ -321,7 +340,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         strategy=args.strategy,
         trials=args.trials,
         objective=args.objective,
-        launcher=_launcher(args.launcher, app, choice.launcher_build() if choice else None),
+        launcher=template,
         nprocs=args.nprocs,
         timeout=args.timeout,
         cap=args.cap,
