@@ -599,7 +599,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also record each rank's call stream (FILE.trace/rank-N.json.gz)",
     )
-    p.add_argument("--config", "-c", metavar="FILE", help="control file to apply as well")
+    p.add_argument(
+        "--config", "-c", metavar="FILE", help="control file to apply as well (default: none)"
+    )
     p.add_argument(
         "--mpi",
         choices=["mpich", "openmpi"],
@@ -627,7 +629,11 @@ def build_parser() -> argparse.ArgumentParser:
         "($IOTUNE_MPI, else MPICH when built).",
         usage=f"{PROG} lib [--mpi FAMILY | --all | --for COMMAND...]",
     )
-    p.add_argument("--mpi", choices=["mpich", "openmpi"], help="the runtime of this MPI family")
+    p.add_argument(
+        "--mpi",
+        choices=["mpich", "openmpi"],
+        help="the runtime of this MPI family (default: $IOTUNE_MPI, else MPICH when built)",
+    )
     p.add_argument("--all", action="store_true", help="list the runtime of every MPI built")
     p.add_argument(
         "--for",
@@ -635,7 +641,8 @@ def build_parser() -> argparse.ArgumentParser:
         nargs=argparse.REMAINDER,
         metavar="COMMAND",
         help="the runtime that matches this program or launch command (the MPI library the "
-        "program loads, else its launcher's MPI); why is said on standard error",
+        "program loads, else its launcher's MPI); why is said on standard error (default: "
+        "none)",
     )
     p.set_defaults(func=cmd_lib)
 
@@ -645,7 +652,11 @@ def build_parser() -> argparse.ArgumentParser:
         description="List the built I/O kernels and their paths ($IOTUNE_KERNELS_DIR, the "
         "install prefix, or the build tree): those built for the default MPI, or --mpi.",
     )
-    p.add_argument("--mpi", choices=["mpich", "openmpi"], help="the kernels of this MPI family")
+    p.add_argument(
+        "--mpi",
+        choices=["mpich", "openmpi"],
+        help="the kernels of this MPI family (default: $IOTUNE_MPI, else MPICH when built)",
+    )
     p.set_defaults(func=cmd_kernels)
     return parser
 
