@@ -99,3 +99,31 @@ def test_tune_under_open_mpi_searches_what_the_component_reads(forced, tmp_path)
         )
         assert romio_only(names) == [], configs
         assert "io=romio321" in configs, configs
+
+
+@pytest.mark.parametrize("component", ["ompio", "romio321"])
+def test_advise_reads_no_romio_hint_under_ompio(component, tmp_path):
+    """OMPIO echoes every hint it is given (LAB-NOTES) and reads none of ROMIO's own: under it
+    the insights leave ROMIO's hints unknown, so no rule of rules.tsv proposes them; under
+    ROMIO (Open MPI launched with --mca io romio321) they are what ROMIO reports."""
+    from iotune import insights
+    from iotune import profile as prof
+
+    build = need_family("openmpi")
+    config = tmp_path / "c.xml"
+    config.write_text("<Parameters><Middleware_Layer><romio_cb_write>enable</romio_cb_write>"
+                      "</Middleware_Layer></Parameters>")  # fmt: skip
+    mca = ["--mca", "io", "romio321"] if component == "romio321" else []
+    argv = ["mpiexec.openmpi", "--oversubscribe", *mca, "-n", "2",
+            build / "kernels" / "vorpalio", "--block", "8,6,4", "--steps", "2"]  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "iotune", "profile", "--config", config, "--out",
+         tmp_path / "p.json", "--", *map(str, argv)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    p = prof.load(tmp_path / "p.json")
+    assert p.data["mpi_library"]["io_component"] == component
+    (group,) = [g for g in insights.from_profile(p) if "vorpalio" in g.pattern]
+    got = group.values.get("hint_romio_cb_write")
+    assert got == (None if component == "ompio" else "enable"), group.values
