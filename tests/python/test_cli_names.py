@@ -83,3 +83,35 @@ def test_adapt_kb_is_kb_file_and_the_old_name_still_works_and_says_so_once(tmp_p
     assert lines[1] == f"iotune adapt: --kb-file {tmp_path}: a directory"
     assert "--kb-file" in subprocess.run([sys.executable, "-m", "iotune", "adapt", "--help"],
                                          capture_output=True, text=True).stdout  # fmt: skip
+
+
+def test_sigterm_in_the_final_phases_of_tune_exits_143(tmp_path):
+    """SIGTERM (a job's time limit) exits 128 + 15 in every phase; once 130 came from a fixed
+    `return 130` in tune's handler. The search phase is tested in test_study.py; this is the
+    re-measurement of the leaders."""
+    import os
+    import signal
+    import time
+
+    here = Path(__file__).resolve().parent
+    space = tmp_path / "s.toml"
+    space.write_text('[params.cb_buffer_size]\nvalues = ["1M", "16M"]\ndefault = "16M"\n')
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "iotune", "tune", "--space", str(space), "--launcher", "none",
+         "--no-preload", "--objective", "kernel", "--no-progress", "--no-kb", "--trials", "2",
+         "--out", str(tmp_path / "out"), "--", sys.executable, str(here / "fake_app.py")],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env={**os.environ, "FAKE_APP_PAUSE": "0.5"},
+    )  # fmt: skip
+    seen = []
+    deadline = time.monotonic() + 120
+    for line in proc.stdout:
+        seen.append(line)
+        if "re-measuring" in line or time.monotonic() > deadline:
+            break
+    assert "re-measuring" in seen[-1], "".join(seen)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGTERM)
+    rest = proc.communicate(timeout=60)[0]
+    assert proc.returncode == 143, "".join(seen) + rest
+    assert "stopped by SIGTERM" in rest
