@@ -378,7 +378,9 @@ def cmd_defaults(args: argparse.Namespace) -> int:
         cfg = study.TuneConfig(
             app=app,
             out=run_dir,
-            space=mpifamily.space_for(sp, choice.family),
+            space=mpifamily.space_for(  # what the MPI-IO component in force reads
+                sp, choice.family, mpifamily.io_component(app, choice.family)[0]
+            ),
             trials=args.trials,
             launcher=tune_cli._launcher(None, app, choice.launcher_build()),
             nprocs=args.nprocs,
