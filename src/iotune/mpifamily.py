@@ -252,12 +252,17 @@ def io_component(
         found = _component_of(env["OMPI_MCA_io"])
         if found:
             return found, f"OMPI_MCA_io={env['OMPI_MCA_io']}"
+    from iotune.inputs import InputError, read_bytes
+
     for name in MCA_FILES:
         path = Path(os.path.expanduser(name))
-        try:
-            lines = path.read_text(errors="replace").splitlines()[:10000]
-        except OSError:
+        if not path.exists():
             continue
+        try:  # never blocks (a FIFO, a device: refused at once), bounded
+            lines = read_bytes(path, "MCA parameter file", 1 << 20).decode(errors="replace")
+        except InputError:
+            continue  # Open MPI cannot use it either: its default stands
+        lines = lines.splitlines()
         for line in lines:
             key, eq, value = line.partition("=")
             if eq and key.strip() == "io" and _component_of(value.split("#")[0]):

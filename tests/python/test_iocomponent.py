@@ -127,3 +127,23 @@ def test_advise_reads_no_romio_hint_under_ompio(component, tmp_path):
     (group,) = [g for g in insights.from_profile(p) if "vorpalio" in g.pattern]
     got = group.values.get("hint_romio_cb_write")
     assert got == (None if component == "ompio" else "enable"), group.values
+
+
+def test_an_unreadable_mca_params_conf_is_passed_over_at_once(monkeypatch, tmp_path):
+    """A FIFO, a directory, a binary or huge file where mca-params.conf is expected: no block,
+    no traceback; the next file, or OMPIO, stands."""
+    fifo = tmp_path / "fifo.conf"
+    os.mkfifo(fifo)
+    huge = tmp_path / "huge.conf"
+    huge.write_bytes(b"x" * (2 << 20))
+    binary = tmp_path / "bin.conf"
+    binary.write_bytes(b"\xff\xfe\x00 junk\nio = romio321\n\x00")
+    good = tmp_path / "good.conf"
+    good.write_text("io=romio321\n")
+    for bad in (fifo, tmp_path, huge, tmp_path / "missing.conf"):
+        monkeypatch.setattr(mpifamily, "MCA_FILES", (str(bad), str(good)))
+        assert mpifamily.io_component(["a"], "openmpi", {})[0] == "romio321", bad
+        monkeypatch.setattr(mpifamily, "MCA_FILES", (str(bad),))
+        assert mpifamily.io_component(["a"], "openmpi", {}) == ("ompio", "Open MPI's default")
+    monkeypatch.setattr(mpifamily, "MCA_FILES", (str(binary),))
+    assert mpifamily.io_component(["a"], "openmpi", {})[0] == "romio321"  # as Open MPI reads it
