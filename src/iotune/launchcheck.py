@@ -68,15 +68,10 @@ def program_family(app: Sequence[str], cwd: str | os.PathLike[str] | None = None
     if fam:
         return fam, f"{app[0]} loads {lib} ({_name(fam)})", ""
     if mpifamily.is_python(app[0]) or mpifamily.is_python(program.resolve()):
-        fam, why = mpifamily.family_of_python(program)
-        if fam:
-            script = next((a for a in app[1:] if not a.startswith("-")), app[0])
-            return fam, f"{os.path.basename(script)} runs on {_name(fam)} ({why})", ""
-        return (
-            None,
-            "",
-            (f"the MPI of the Python program cannot be checked against the launcher: {why}"),
-        )
+        fam, why, note = mpifamily.family_of_python_command(app, cwd)
+        if note:
+            note = f"{note.replace('cannot be checked', 'cannot be checked against the launcher')}"
+        return fam, why, note
     return None, "", ""
 
 

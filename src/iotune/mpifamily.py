@@ -126,6 +126,50 @@ def family_of_python(python: str | os.PathLike[str]) -> tuple[str | None, str]:
     return fam, f"{os.path.basename(str(python))}'s mpi4py loads {lib}"
 
 
+# words a Python program that uses MPI holds (itself or through h5py/netCDF4 with MPI)
+_MPI_WORDS = re.compile(rb"mpi4py|h5py|netCDF4|\bMPI\b")
+
+
+def python_script(app: Sequence[str]) -> str | None:
+    """The script of a Python command (`python3 -u w.py x` -> w.py), None for -c/-m/stdin."""
+    i = 1
+    while i < len(app):
+        word = app[i]
+        if word in ("-c", "-m", "-"):
+            return None
+        if not word.startswith("-"):
+            return word
+        i += 2 if word in ("-W", "-X") else 1
+    return None
+
+
+def family_of_python_command(
+    app: Sequence[str], cwd: str | os.PathLike[str] | None = None
+) -> tuple[str | None, str, str]:
+    """(family, why, note) of a Python command (interpreter + script): that of the
+    interpreter's mpi4py when the script may use MPI (it names mpi4py, h5py, netCDF4 or MPI);
+    (None, "", "") for a script that names none of them; (None, "", note) when it cannot be
+    told (no mpi4py)."""
+    from iotune.inputs import InputError, read_bytes
+
+    program = resolve_program(app[0], cwd)
+    if program is None:
+        return None, "", ""
+    script = python_script(app)
+    if script is not None:
+        try:  # bounded, never blocking
+            text = read_bytes(Path(cwd or ".") / script, "script", 16 << 20)
+        except InputError:
+            text = None
+        if text is not None and not _MPI_WORDS.search(text):
+            return None, "", ""  # no MPI in it: nothing to match
+    fam, why = family_of_python(program)
+    if fam is None:
+        return None, "", f"the MPI of the Python program cannot be checked: {why}"
+    name = os.path.basename(script) if script else app[0]
+    return fam, f"{name} runs on {paths.FAMILY_NAMES[fam]} ({why})", ""
+
+
 def resolve_program(name: str, cwd: str | os.PathLike[str] | None = None) -> Path | None:
     """The file a command name runs: a path (relative to cwd), or a name looked up in PATH."""
     if "/" in name:
@@ -176,6 +220,10 @@ def family_of_command(
             fam, lib = family_of_program(program)
             if fam:
                 return fam, f"{app[0]} loads {lib}"
+            if is_python(app[0]) or is_python(program.resolve()):
+                fam, why, _ = family_of_python_command(app, cwd)
+                if fam:
+                    return fam, why
     if launcher:
         return family_of_launcher(launcher[0])
     return None, ""

@@ -211,3 +211,24 @@ def test_run_and_profile_warn_and_run_the_command_all_the_same(tmp_path):
                   cwd=tmp_path, timeout=120)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert "asks for 2 ranks" in proc.stderr and "profile says 1" in proc.stderr
+
+
+@pytest.mark.parametrize("family", ["mpich", "openmpi"])
+def test_the_runtime_of_a_python_program_is_that_of_its_mpi4py(family, tmp_path):
+    """`iotune tune -- python3 w.py` (no launcher): the runtime, and so the default launcher,
+    follow the interpreter's mpi4py, not the default family."""
+    both()
+    python = python_of(family)
+    script = tmp_path / "w.py"
+    script.write_text("import h5py\n")
+    choice = mpifamily.choose([python, str(script)])
+    assert choice.family == family and "mpi4py loads" in choice.reason
+
+
+def test_a_python_script_without_mpi_is_not_checked(tmp_path):
+    both()
+    python = python_of("openmpi")
+    script = tmp_path / "serial.py"
+    script.write_text("print('no parallel library here')\n")
+    argv = ["mpiexec.mpich", "-n", "2", python, str(script)]
+    assert launchcheck.check(argv, tmp_path) == launchcheck.Check()
