@@ -123,15 +123,20 @@ def register(sub: argparse._SubParsersAction, summary_options) -> None:
         "class) from its first occurrence, applies the online rules of the rule table to the "
         "later ones, and reverts a rule whose phase was slower. Prints the profile's summary "
         "and the phases. A control file (--config) wins over the rules.",
-        usage=f"{PROG} adapt [--out FILE] [--config FILE] [--kb FILE] -- COMMAND [ARG...]",
+        usage=f"{PROG} adapt [--out FILE] [--config FILE] [--kb-file FILE] -- COMMAND [ARG...]",
     )
     summary_options(p)
     p.add_argument("--out", "-o", default="iotune-adapt.json", metavar="FILE",
                    help="where the profile goes (default: iotune-adapt.json)")  # fmt: skip
-    p.add_argument("--config", "-c", metavar="FILE", help="control file (wins over the rules)")
-    p.add_argument("--kb", metavar="FILE", help="an exported knowledge base (`iotune kb export`): "
-                   "the stored settings of a learning phase's motif are applied to the later "
-                   "phases (IOTUNE_ADAPT_KB)")  # fmt: skip
+    p.add_argument(
+        "--config", "-c", metavar="FILE", help="control file (wins over the rules; default: none)"
+    )
+    p.add_argument("--kb-file", metavar="FILE", help="an exported knowledge base (`iotune kb "
+                   "export`): the stored settings of a learning phase's motif are applied to the "
+                   "later phases (IOTUNE_ADAPT_KB); default: none")  # fmt: skip
+    # the old name, which means a database in `tune` and `kb`: still works, and says so once
+    p.add_argument("--kb", dest="kb_file", metavar="FILE", action=_OldKbName,
+                   help=argparse.SUPPRESS)  # fmt: skip
     p.add_argument(
         "--mpi",
         choices=["mpich", "openmpi"],
@@ -141,19 +146,34 @@ def register(sub: argparse._SubParsersAction, summary_options) -> None:
     p.set_defaults(func=cmd_adapt, trace=False)
 
 
+class _OldKbName(argparse.Action):
+    """`adapt --kb FILE`, the old name of --kb-file: works as before and says once that it is
+    deprecated (--kb names a knowledge-base database in `tune` and `kb`)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if not getattr(namespace, "_old_kb_said", False):
+            print(
+                f"{PROG} adapt: --kb is deprecated: use --kb-file FILE (an exported knowledge "
+                "base; --kb names a knowledge-base database in `iotune tune` and `iotune kb`)",
+                file=sys.stderr,
+            )
+            namespace._old_kb_said = True
+        setattr(namespace, self.dest, values)
+
+
 def cmd_adapt(args: argparse.Namespace) -> int:
     from iotune import cli
     from iotune import profile as prof
 
     os.environ["IOTUNE_MODE"] = "adaptive"  # the launched command inherits it
-    if args.kb:
-        if not os.path.isfile(args.kb):
-            what = "not a regular file" if os.path.lexists(args.kb) else "no such file"
-            if os.path.isdir(args.kb):
+    if args.kb_file:
+        if not os.path.isfile(args.kb_file):
+            what = "not a regular file" if os.path.lexists(args.kb_file) else "no such file"
+            if os.path.isdir(args.kb_file):
                 what = "a directory"
-            print(f"{PROG} adapt: --kb {args.kb}: {what}", file=sys.stderr)
+            print(f"{PROG} adapt: --kb-file {args.kb_file}: {what}", file=sys.stderr)
             return 2
-        os.environ["IOTUNE_ADAPT_KB"] = os.path.abspath(args.kb)
+        os.environ["IOTUNE_ADAPT_KB"] = os.path.abspath(args.kb_file)
     status = cli.cmd_profile(args)
     try:
         p = prof.load(os.path.abspath(args.out))

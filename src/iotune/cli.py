@@ -276,6 +276,11 @@ def _runtime_for(command, config, mpi, verbose, copies):
         return None
     if verbose or (choice.build is not None and len(paths.builds()) > 1):
         launch.say(choice.describe())
+    from iotune import launchcheck  # a launcher of the other MPI: said, the command still runs
+
+    checked = launchcheck.check(command)
+    if checked.problem or (verbose and checked.note):
+        launch.say(f"warning: {checked.problem or checked.note}")
     if config is None:
         return choice.lib, config, {}
     from iotune import costs
@@ -392,8 +397,12 @@ def cmd_profile(args: argparse.Namespace) -> int:
     except prof.ProfileError as e:
         _error(f"no profile from this run ({e}); did the command finish normally?")
         return status or 1
+    from iotune import launchcheck
     from iotune.outputs import printable_lines
 
+    wrong = launchcheck.ranks_problem(command, p.data)  # two 1-rank jobs of the wrong mpiexec
+    if wrong and not launchcheck.check(command).problem:  # (not said before the run already)
+        _error(f"profile: warning: {wrong}")
     print(printable_lines(prof.summary(p, files=args.files, top=args.top)))
     print(f"\nprofile saved to {out}" + (f", traces in {out}.trace/" if args.trace else ""))
     return status
@@ -594,7 +603,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also record each rank's call stream (FILE.trace/rank-N.json.gz)",
     )
-    p.add_argument("--config", "-c", metavar="FILE", help="control file to apply as well")
+    p.add_argument(
+        "--config", "-c", metavar="FILE", help="control file to apply as well (default: none)"
+    )
     p.add_argument(
         "--mpi",
         choices=["mpich", "openmpi"],
@@ -622,7 +633,11 @@ def build_parser() -> argparse.ArgumentParser:
         "($IOTUNE_MPI, else MPICH when built).",
         usage=f"{PROG} lib [--mpi FAMILY | --all | --for COMMAND...]",
     )
-    p.add_argument("--mpi", choices=["mpich", "openmpi"], help="the runtime of this MPI family")
+    p.add_argument(
+        "--mpi",
+        choices=["mpich", "openmpi"],
+        help="the runtime of this MPI family (default: $IOTUNE_MPI, else MPICH when built)",
+    )
     p.add_argument("--all", action="store_true", help="list the runtime of every MPI built")
     p.add_argument(
         "--for",
@@ -630,7 +645,8 @@ def build_parser() -> argparse.ArgumentParser:
         nargs=argparse.REMAINDER,
         metavar="COMMAND",
         help="the runtime that matches this program or launch command (the MPI library the "
-        "program loads, else its launcher's MPI); why is said on standard error",
+        "program loads, else its launcher's MPI); why is said on standard error (default: "
+        "none)",
     )
     p.set_defaults(func=cmd_lib)
 
@@ -640,7 +656,11 @@ def build_parser() -> argparse.ArgumentParser:
         description="List the built I/O kernels and their paths ($IOTUNE_KERNELS_DIR, the "
         "install prefix, or the build tree): those built for the default MPI, or --mpi.",
     )
-    p.add_argument("--mpi", choices=["mpich", "openmpi"], help="the kernels of this MPI family")
+    p.add_argument(
+        "--mpi",
+        choices=["mpich", "openmpi"],
+        help="the kernels of this MPI family (default: $IOTUNE_MPI, else MPICH when built)",
+    )
     p.set_defaults(func=cmd_kernels)
     return parser
 

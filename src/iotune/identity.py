@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
@@ -33,9 +34,38 @@ def command_text(command: Sequence[str]) -> str:
     return shlex.join(command)
 
 
+# interpreters whose program is a script: the study is named after the script
+_INTERPRETER = re.compile(r"(python|pypy|perl|ruby|Rscript|julia|node|bash|sh|dash)[\d.]*")
+# Python's options that take the next word as their value (python -W ignore, -X dev)
+_VALUE_FLAGS = frozenset({"-W", "-X", "--check-hash-based-pycs"})
+
+
+def program_name(app: Sequence[str]) -> str:
+    """The name a study is known by: the program's (`./vpicio x` -> vpicio); for an
+    interpreter, its script's (`python3 -u train.py` -> train.py) or module's (`python3 -m
+    pkg.tool` -> pkg.tool); the interpreter's own when it runs code given inline (-c)."""
+    if not app:
+        return "app"
+    program = Path(app[0]).name
+    if not _INTERPRETER.fullmatch(program):
+        return program
+    i = 1
+    while i < len(app):
+        word = app[i]
+        if word in ("-m",) and i + 1 < len(app):
+            return app[i + 1]
+        if word in ("-c", "-e", "--eval", "-"):
+            return program
+        if word == "--":
+            return Path(app[i + 1]).name if i + 1 < len(app) else program
+        if not word.startswith("-"):
+            return Path(word).name
+        i += 2 if word in _VALUE_FLAGS and program.startswith(("python", "pypy")) else 1
+    return program
+
+
 def default_name(command: Sequence[str]) -> str:
-    app = application(command)
-    program = Path(app[0]).name if app else "app"
+    program = program_name(application(command))
     digest = hashlib.sha256(command_text(command).encode()).hexdigest()[:8]
     return f"{program}-{digest}"
 

@@ -691,7 +691,10 @@ def _outermost(c: Mapping[str, Mapping[str, float]]) -> str | None:
     return None
 
 
-def _hint_values(files: list[Mapping[str, Any]]) -> dict[str, Any]:
+def _hint_values(files: list[Mapping[str, Any]], romio: bool = True) -> dict[str, Any]:
+    """The hints in force read back; romio=False (Open MPI's OMPIO, which echoes every key it is
+    given and reads none of ROMIO's own): ROMIO's hints are unknown, so that no rule proposes
+    them (a rule never fires on an unknown insight)."""
     hints = next((f["hints"] for f in files if f.get("hints")), None)
     if not hints:
         return {}
@@ -703,7 +706,7 @@ def _hint_values(files: list[Mapping[str, Any]]) -> dict[str, Any]:
             pass
     for key in ("romio_cb_write", "romio_cb_read", "romio_ds_write", "romio_ds_read",
                 "cb_config_list"):  # fmt: skip
-        if key in hints:
+        if key in hints and (romio or not key.startswith("romio_")):
             out[f"hint_{key}"] = str(hints[key])
     return out
 
@@ -796,6 +799,7 @@ def from_profile(
     else:
         script = prof.script_of(data.get("argv"))  # once, not once per file
         files = [f for f in files if not _system_file(f, script)]
+    romio = (data.get("mpi_library") or {}).get("io_component") != "ompio"
     calls = [c for t in traces for c in _calls(t)]
     trace_layouts = _ByFile(_trace_layouts(traces))
     groups = []
@@ -811,7 +815,7 @@ def from_profile(
         fs = [f for n in unique for f in files_of[n]]
         g = Group(pattern, names)
         g.values.update(_counter_insights(fs, ranks))
-        g.values.update(_hint_values(fs))
+        g.values.update(_hint_values(fs, romio))
         g.values["chunk_cache_bytes"] = _chunk_cache(fs, data.get("config") or {})
         mine = [c for n in unique for c in calls_of.get(n, ())]
         transfers = [c for c in mine if _is_transfer(c.layer, c.func)]

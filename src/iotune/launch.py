@@ -283,6 +283,10 @@ def root_permission(command: Sequence[str], env: Mapping[str, str]) -> dict[str,
     return dict.fromkeys(ROOT_VARIABLES, "1")
 
 
+# what a runtime preloaded into a program of the other MPI family says (runtime/src/abi.c)
+FOREIGN_RUNTIME = "but this libiotune.so was built for"
+
+
 def say(message: str) -> None:
     """One line from the iotune command (not the runtime) on standard error."""
     print(f"iotune: {message}", file=sys.stderr)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from iotune import controlfile, identity, linkage, measured, objective, storage, trial
+from iotune import controlfile, identity, launchcheck, linkage, measured, objective, storage, trial
 from iotune.search import get_strategy, loop, noise, sequential, switches, warmstart
 from iotune.search.capping import Capping
 from iotune.space import Space, config_key
@@ -323,6 +323,7 @@ def search(
     evaluate: loop.Evaluate,
     on_trial: Callable[[loop.Progress], None] | None = None,
     facts: dict[str, Any] | None = None,
+    check_baseline: Callable[[trial.Outcome], str | None] | None = None,
 ) -> None:
     s = get_strategy(cfg.strategy)
     loop.run(
@@ -336,6 +337,7 @@ def search(
         combine=s.warm_start,
         leave_out_inert=s.leave_out_inert,
         facts=facts,
+        check_baseline=check_baseline,
     )
 
 
@@ -793,6 +795,12 @@ def run(
     from iotune import paths
 
     command = identity.command_text(cfg.command) if cfg.app else None
+    if cfg.app and not cfg.finish_only:  # a launcher of the other MPI: stop before any trial
+        checked = launchcheck.check(cfg.command, cfg.cwd)
+        if checked.problem:
+            raise StudyError(checked.problem)
+        if checked.note:
+            log(checked.note)
     if command and not cfg.finish_only:
         try:
             identity.claim_directory(cfg.out, cfg.name, command, cfg.allow_other_command)
@@ -836,8 +844,15 @@ def run(
 
     if not cfg.finish_only:
         _retry_failed_baseline(s, cfg.space)
+        asked = launchcheck.ranks_asked(opts.command)
+
+        def check_baseline(o: trial.Outcome) -> str | None:  # the runtime's MPI, the ranks
+            return launchcheck.baseline_problem(opts.command, o.traits, asked)
+
         try:
-            search(cfg, s, evaluate, on_trial, facts)
+            search(cfg, s, evaluate, on_trial, facts, check_baseline)
+        except loop.WrongLaunch as e:
+            raise StudyError(f"{e}; nothing was searched") from None
         except loop.BaselineFailed as e:
             o = e.outcome
             status = f"exit status {o.returncode}" if o.returncode is not None else o.status

@@ -276,4 +276,7 @@ def _run_in(
         if n is not None:
             metrics[f"bytes_{direction}"] = n
     traits = inert.traits(prof)
+    foreign = [ln for ln in stderr.splitlines() if launch.FOREIGN_RUNTIME in ln]
+    if foreign:  # a runtime of the other MPI family: it applied nothing (iotune.launchcheck)
+        traits["runtime_foreign"] = foreign[0].strip()[-500:]
     return Outcome("ok", value, source, wall, 0, drop_note.strip(), metrics, traits)

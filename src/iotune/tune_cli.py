@@ -60,7 +60,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         metavar="NAME",
         help="a built-in kernel ("
         + ", ".join(KERNEL_ARGS)
-        + ") with built-in arguments, instead of APP",
+        + ") with built-in arguments, instead of APP (default: none, the command after --)",
     )
     what.add_argument(
         "--demo",
@@ -105,17 +105,27 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="during the search, re-measure a configuration that takes the lead until it has "
         "K measurements (default 0: the leaders are re-measured at the end)",
     )
-    how.add_argument("--seed", type=int)
+    how.add_argument(
+        "--seed",
+        type=int,
+        help="seed of the search and of the final phases' order (default: none, a fresh "
+        "random seed each run)",
+    )
     how.add_argument(
         "--warm-start",
         choices=["kb"],
         help="kb: profile the application once and try the settings of the nearest motifs "
-        "stored in the knowledge base first (docs/kb.md)",
+        "stored in the knowledge base first (docs/kb.md); default: none, the space's "
+        "rule-based guesses only",
     )
 
     noise = p.add_argument_group("noise and verification")
-    noise.add_argument("--leaders", type=int, default=3, help="leading settings re-measured")
-    noise.add_argument("--repeat", type=int, default=3, help="re-measurements of each leader")
+    noise.add_argument(
+        "--leaders", type=int, default=3, help="leading settings re-measured (default 3)"
+    )
+    noise.add_argument(
+        "--repeat", type=int, default=3, help="re-measurements of each leader (default 3)"
+    )
     noise.add_argument(
         "--verify-pairs",
         type=int,
@@ -125,7 +135,8 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     noise.add_argument(
         "--warmup",
         type=int,
-        help="discarded runs before each measured run of the final phases (default 0; --demo 1)",
+        help="discarded runs before each measured run of the final phases (default 0, also "
+        "for --demo)",
     )
     noise.add_argument(
         "--no-partial",
@@ -149,7 +160,12 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="the runtime (and kernels) of this MPI family; default: the application's MPI",
     )
     run.add_argument("-n", "--nprocs", type=int, default=2, help="MPI ranks (default 2)")
-    run.add_argument("--timeout", type=float, default=600.0, help="seconds per trial")
+    run.add_argument(
+        "--timeout",
+        type=float,
+        default=600.0,
+        help="seconds a trial may run before it is stopped and failed (default 600)",
+    )
     run.add_argument(
         "--isolate",
         action="store_true",
@@ -269,6 +285,24 @@ def _launcher(chosen: str | None, app: list[str] | None, build=None) -> str:
     return launch.default_launcher(build) if build is not None else "mpiexec"
 
 
+def _component_space(sp, family, template: str, app, nprocs):
+    """The space of what the MPI-IO component in force reads (mpifamily.space_for), and the
+    component said on the console with what it leaves out."""
+    from iotune import launch, mpifamily
+
+    command = launch.launch_command(template, nprocs, app) if app else []
+    component, why = mpifamily.io_component(command, family)
+    narrowed = mpifamily.space_for(sp, family, component)
+    if component:
+        left = [n for n in sp.names() if n not in narrowed.names()]
+        what = "ROMIO-only hints" if component == "ompio" else "Open MPI's MCA parameters"
+        print(
+            f"iotune tune: MPI-IO component {mpifamily.COMPONENT_NAMES[component]} ({why})"
+            + (f"; not searched, {what}: {', '.join(left)}" if left else "")
+        )
+    return narrowed
+
+
 def cmd_tune(args: argparse.Namespace) -> int:
     from iotune import interrupt, mpifamily, paths, space, storage, study
 
@@ -307,9 +341,10 @@ def cmd_tune(args: argparse.Namespace) -> int:
         if not args.no_preload:
             return _error(str(e))
         choice = None
+    template = _launcher(args.launcher, app, choice.launcher_build() if choice else None)
     if choice is not None:
         print(f"iotune tune: {choice.describe()}")
-        sp = mpifamily.space_for(sp, choice.family)
+        sp = _component_space(sp, choice.family, template, app, args.nprocs)
     # values that cost more than this machine allows are never proposed (iotune.costs; the
     # runtime would withdraw them): all ranks are counted on this host, disk in the workdir
     from iotune import costs
@@ -333,7 +368,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         strategy=args.strategy,
         trials=args.trials,
         objective=args.objective,
-        launcher=_launcher(args.launcher, app, choice.launcher_build() if choice else None),
+        launcher=template,
         nprocs=args.nprocs,
         timeout=args.timeout,
         cap=args.cap,

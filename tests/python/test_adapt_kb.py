@@ -153,8 +153,9 @@ def test_cli_adapt_kb(tmp_path, test_prog, libiotune, build_dir):
     kb = _kb(tmp_path, test_prog, libiotune)
     run = tmp_path / "cli"
     run.mkdir()
-    cmd = [sys.executable, "-m", "iotune", "adapt", "--kb", str(kb), "--out", str(run / "a.json"),
-           "--", *launcher(build_dir), "2", str(test_prog("fill_probe")), *FILL]  # fmt: skip
+    cmd = [sys.executable, "-m", "iotune", "adapt", "--kb-file", str(kb), "--out",
+           str(run / "a.json"), "--", *launcher(build_dir), "2", str(test_prog("fill_probe")),
+           *FILL]  # fmt: skip
     r = subprocess.run(cmd, cwd=run, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert "entry of study fill-study (same motif" in r.stdout
@@ -172,6 +173,6 @@ def test_cli_adapt_kb_not_a_regular_file_says_so(tmp_path):
     fifo = tmp_path / "kb.fifo"
     os.mkfifo(fifo)
     for kb, what in ((fifo, "not a regular file"), (tmp_path, "a directory")):
-        r = subprocess.run([sys.executable, "-m", "iotune", "adapt", "--kb", str(kb), "--", "true"],
-                           capture_output=True, text=True, timeout=60)  # fmt: skip
-        assert r.returncode == 2 and r.stderr.strip() == f"iotune adapt: --kb {kb}: {what}"
+        r = subprocess.run([sys.executable, "-m", "iotune", "adapt", "--kb-file", str(kb), "--",
+                            "true"], capture_output=True, text=True, timeout=60)  # fmt: skip
+        assert r.returncode == 2 and r.stderr.strip() == f"iotune adapt: --kb-file {kb}: {what}"

@@ -36,7 +36,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _add_options(p: argparse.ArgumentParser) -> None:
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print the advice as JSON")
-    fmt.add_argument("--html", metavar="FILE", help="also write the advice as an HTML page")
+    fmt.add_argument(
+        "--html", metavar="FILE", help="also write the advice as an HTML page (default: none)"
+    )
     p.add_argument(
         "--control",
         "-o",
@@ -55,7 +57,8 @@ def _add_options(p: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="DIR",
-        help="where to look for the run's HDF5 files (their dataset layouts); repeatable",
+        help="where to look for the run's HDF5 files (their dataset layouts); repeatable "
+        "(default: none, the paths the run recorded)",
     )
     p.add_argument(
         "--profile-out",

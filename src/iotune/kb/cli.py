@@ -23,7 +23,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "knowledge base is --kb, else $IOTUNE_KB, else ~/.local/share/iotune/kb.sqlite (an "
         "SQLite file, or a database URL such as postgresql://...).",
     )
-    p.add_argument("--kb", metavar="PATH|URL", help="the knowledge base (see above)")
+    p.add_argument(
+        "--kb",
+        metavar="PATH|URL",
+        help="the knowledge base (default: $IOTUNE_KB, else ~/.local/share/iotune/kb.sqlite)",
+    )
     ops = p.add_subparsers(dest="kb_cmd", metavar="ACTION")
 
     a = ops.add_parser("add", help="store a finished study (its output directory)")
@@ -49,13 +53,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     sg.add_argument(
         "-o", "--out", default="iotune-kb.xml", help="control file (default %(default)s)"
     )
-    sg.add_argument("--profile", metavar="PROFILE.json", help="a saved profile instead of a run")
-    sg.add_argument("--nearest", type=int, default=5, help="entries shown as evidence")
+    sg.add_argument(
+        "--profile",
+        metavar="PROFILE.json",
+        help="a saved profile instead of a run (default: none, the command is run once)",
+    )
+    sg.add_argument(
+        "--nearest", type=int, default=5, help="entries shown as evidence (default %(default)s)"
+    )
     sg.add_argument("--json", action="store_true")
     sg.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARG...]")
 
     ex = ops.add_parser("export", help="write every entry as JSON (to share with another site)")
-    ex.add_argument("-o", "--out", default="-", help="file (default: standard output)")
+    ex.add_argument("-o", "--out", default="-", help="file (default -: standard output)")
 
     im = ops.add_parser("import", help="add the entries of exported JSON files")
     im.add_argument("files", nargs="+", metavar="FILE.json")
@@ -312,17 +322,35 @@ def register_defaults(sub: argparse._SubParsersAction) -> None:
         help="comma-separated built-in kernels (default: %(default)s)",
     )
     p.add_argument("--trials", type=int, default=12, help="trials per proxy study (default 12)")
-    p.add_argument("--verify-pairs", type=int, default=10, help="most verification pairs (10)")
-    p.add_argument("--rounds", type=int, default=6, help="rounds of the final comparison (6)")
     p.add_argument(
-        "--warmup", type=int, default=1, help="discarded runs before each measured one (1)"
+        "--verify-pairs", type=int, default=10, help="most verification pairs (default 10)"
+    )
+    p.add_argument(
+        "--rounds", type=int, default=6, help="rounds of the final comparison (default 6)"
+    )
+    p.add_argument(
+        "--warmup", type=int, default=1, help="discarded runs before each measured one (default 1)"
     )
     p.add_argument("--space", default="local", help="search space (default local)")
     p.add_argument("-n", "--nprocs", type=int, default=2, help="MPI ranks (default 2)")
-    p.add_argument("--mpi", choices=["mpich", "openmpi"], help="the runtime's MPI family")
-    p.add_argument("--out", type=Path, default=Path("iotune-results") / "defaults")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--kb", metavar="PATH|URL", help="knowledge base the proxy studies go to")
+    p.add_argument(
+        "--mpi",
+        choices=["mpich", "openmpi"],
+        help="the runtime's MPI family (default: $IOTUNE_MPI, else MPICH when built)",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=Path("iotune-results") / "defaults",
+        help="output directory (default %(default)s)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of every study (default 0)")
+    p.add_argument(
+        "--kb",
+        metavar="PATH|URL",
+        help="knowledge base the proxy studies go to (default: $IOTUNE_KB, else "
+        "~/.local/share/iotune/kb.sqlite)",
+    )
     p.add_argument("--no-kb", action="store_true", help="do not file the proxy studies")
     p.set_defaults(func=cmd_defaults)
 
@@ -356,7 +384,9 @@ def cmd_defaults(args: argparse.Namespace) -> int:
         cfg = study.TuneConfig(
             app=app,
             out=run_dir,
-            space=mpifamily.space_for(sp, choice.family),
+            space=mpifamily.space_for(  # what the MPI-IO component in force reads
+                sp, choice.family, mpifamily.io_component(app, choice.family)[0]
+            ),
             trials=args.trials,
             launcher=tune_cli._launcher(None, app, choice.launcher_build()),
             nprocs=args.nprocs,

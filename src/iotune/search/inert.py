@@ -100,6 +100,8 @@ def traits(profile: Mapping[str, Any] | None) -> dict[str, Any]:
     same = same_dataset_calls(profile)
     if same is not None:
         out["same_dataset_calls"] = same
+    if isinstance(profile.get("ranks"), int) and "mpi" in profile:  # for the launch check
+        out["ranks"], out["mpi"] = profile["ranks"], bool(profile["mpi"])
     component = (profile.get("mpi_library") or {}).get("io_component")
     if component:
         out["io_component"] = component

@@ -30,6 +30,11 @@ WORKER = f"{socket.gethostname()}:{os.getpid()}"
 Evaluate = Callable[[dict[str, str], "float | None"], Outcome]
 
 
+class WrongLaunch(RuntimeError):
+    """The baseline ran, but not as the launch meant (check_baseline's message, e.g. fewer
+    ranks than asked for): it is recorded as failed, so that a rerun runs it again."""
+
+
 class BaselineFailed(RuntimeError):
     """The stack's defaults did not run: the application fails by itself (its message is in
     .outcome); no search can mean anything."""
@@ -134,6 +139,7 @@ def run(
     combine: bool = False,
     leave_out_inert: bool = False,
     facts: dict[str, Any] | None = None,
+    check_baseline: Callable[[Outcome], str | None] | None = None,
 ) -> None:
     """Runs trials until the study holds `budget` of them (all workers together).
 
@@ -142,7 +148,8 @@ def run(
     combine: once the rule-based guesses have run, try the guesses that helped, together.
     leave_out_inert: once the baseline has run, leave out the parameters it shows cannot
     matter (search/inert.py); facts: what is known of the application before it runs
-    (e.g. {"static_hdf5": True}).
+    (e.g. {"static_hdf5": True}); check_baseline: why the baseline's successful run was not
+    the launch meant (iotune.launchcheck), or None: WrongLaunch is raised with that message.
     """
     from optuna.exceptions import UpdateFinishedTrialError
     from optuna.trial import TrialState
@@ -182,7 +189,16 @@ def run(
                         trial.set_user_attr("status", "interrupted")
                         study.tell(trial, state=TrialState.FAIL)
                     raise
+                wrong = (
+                    check_baseline(outcome)
+                    if is_baseline and outcome.ok and check_baseline is not None
+                    else None
+                )
+                if wrong:  # failed: a rerun (with the launch put right) runs it again
+                    outcome = Outcome("failed", wall_s=outcome.wall_s, message=wrong)
                 record(study, trial, outcome, inc, maximize)
+                if wrong:
+                    raise WrongLaunch(wrong)
                 if trial.user_attrs.get("origin") == warmstart.BASELINE:
                     if not outcome.ok:
                         raise BaselineFailed(outcome)

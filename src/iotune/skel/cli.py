@@ -195,12 +195,24 @@ def _toolchain() -> dict[str, str]:
 def _gen_args(p: argparse.ArgumentParser, out_default: str = "skeleton") -> None:
     tools = _toolchain()
     p.add_argument("descriptor", metavar="DESC.yaml")
-    p.add_argument("--params", metavar="FILE", help="parameter file (iotune skel params)")
-    p.add_argument("--out", "-o", default=out_default, metavar="DIR", help="where the source goes")
+    p.add_argument(
+        "--params",
+        metavar="FILE",
+        help="parameter file (iotune skel params; default: none, the descriptor's values)",
+    )
+    p.add_argument(
+        "--out",
+        "-o",
+        default=out_default,
+        metavar="DIR",
+        help="where the source goes (default %(default)s)",
+    )
     p.add_argument("--cc", default=tools["cc"], help="MPI C compiler for the Makefile "
                    "(default: the runtime's MPI, %(default)s)")  # fmt: skip
-    p.add_argument("--pkg", default=tools["pkg"], help="pkg-config name of HDF5 (%(default)s)")
-    p.add_argument("--mpiexec", default=tools["mpiexec"], help="MPI launcher (%(default)s)")
+    p.add_argument(
+        "--pkg", default=tools["pkg"], help="pkg-config name of HDF5 (default %(default)s)"
+    )
+    p.add_argument("--mpiexec", default=tools["mpiexec"], help="MPI launcher (default %(default)s)")
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -214,17 +226,30 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
     q = sub.add_parser("from-profile", help="descriptor from `iotune profile --trace`")
     q.add_argument("profile", metavar="PROFILE.json")
-    q.add_argument("--out", "-o", default="skel.yaml", metavar="FILE")
+    q.add_argument(
+        "--out",
+        "-o",
+        default="skel.yaml",
+        metavar="FILE",
+        help="the descriptor (default %(default)s)",
+    )
     q.add_argument(
         "--data-dir",
         metavar="DIR",
-        help="where the application's files are (empty groups; types and chunks of older traces)",
+        help="where the application's files are (empty groups; types and chunks of older "
+        "traces); default: none, the trace alone",
     )
     q.set_defaults(skel_func=cmd_from_profile)
 
     q = sub.add_parser("params", help="write the default parameter file of a descriptor")
     q.add_argument("descriptor", metavar="DESC.yaml")
-    q.add_argument("--out", "-o", default="skel-params.yaml", metavar="FILE", help="- for stdout")
+    q.add_argument(
+        "--out",
+        "-o",
+        default="skel-params.yaml",
+        metavar="FILE",
+        help="- for stdout (default %(default)s)",
+    )
     q.set_defaults(skel_func=cmd_params)
 
     q = sub.add_parser("generate", help="write the skeleton's C source, Makefile, job scripts")
@@ -238,21 +263,46 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         q = sub.add_parser(name, help=helptext)
         _gen_args(q)
         q.add_argument("--ranks", "-n", type=int, help="ranks (default: the descriptor's)")
-        q.add_argument("--dir", metavar="DIR", help="where the skeleton writes its files")
+        q.add_argument(
+            "--dir",
+            metavar="DIR",
+            help="where the skeleton writes its files (default: a new OUT/*-data-* directory)",
+        )
         if name == "run":
-            q.add_argument("--method", help="native, hdf5, mpiio, posix, aggregate")
-            q.add_argument("--timing", metavar="FILE", help="per-rank timing JSON")
-            q.add_argument("--plot", metavar="PNG", help="per-rank times, sorted (Skel Fig. 5)")
+            q.add_argument(
+                "--method",
+                help="native, hdf5, mpiio, posix, aggregate (default: the descriptor's method)",
+            )
+            q.add_argument(
+                "--timing", metavar="FILE", help="per-rank timing JSON (default OUT/timing.json)"
+            )
+            q.add_argument(
+                "--plot",
+                metavar="PNG",
+                help="per-rank times, sorted (Skel Fig. 5); default: none, no plot",
+            )
             q.add_argument("--cleanup", action="store_true", help="remove the files written")
         else:
-            q.add_argument("--methods", default="native,mpiio,posix,aggregate")
-            q.add_argument("--repeats", type=int, default=5)
-            q.add_argument("--json", metavar="FILE", help="raw times per method")
+            q.add_argument(
+                "--methods",
+                default="native,mpiio,posix,aggregate",
+                help="the methods compared, comma separated (default %(default)s)",
+            )
+            q.add_argument(
+                "--repeats",
+                type=int,
+                default=5,
+                help="interleaved runs of each method (default %(default)s)",
+            )
+            q.add_argument(
+                "--json", metavar="FILE", help="raw times per method (default: none, not written)"
+            )
             q.add_argument(
                 "--original",
                 metavar="'CMD ARGS'",
                 help="the application, run as `MPIEXEC -n RANKS CMD ARGS` in a directory of "
-                "its own, interleaved with the skeleton: skeleton vs original, ratio, verdict",
+                "its own, interleaved with the skeleton: skeleton vs original, ratio, verdict "
+                "(default: none, the skeleton's methods only)",
             )
         q.add_argument(
             "--args",
@@ -260,13 +310,15 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
             type=shlex.split,
             default=[],
             metavar="'OPTS'",
-            help="skeleton options, e.g. --args '--aggregators 2'",
+            help="skeleton options, e.g. --args '--aggregators 2' (default: none)",
         )
         q.set_defaults(skel_func=func)
 
     q = sub.add_parser("plot", help="per-rank times of a timing JSON as PNG")
     q.add_argument("timing", metavar="TIMING.json")
-    q.add_argument("--out", "-o", default="skel-ranks.png", metavar="PNG")
+    q.add_argument(
+        "--out", "-o", default="skel-ranks.png", metavar="PNG", help="(default %(default)s)"
+    )
     q.set_defaults(skel_func=cmd_plot)
 
     p.set_defaults(func=_dispatch)
