@@ -70,6 +70,9 @@ class Entry:
     # the study's other re-measured leaders, best first: {"settings", "median", "runs"}. On a
     # noisy machine the top few cannot be told apart, so a warm start tries them too.
     leaders: list[dict[str, Any]] = field(default_factory=list)
+    # the study's headline (iotune.verdict), measured on these settings: low, high, confidence,
+    # wins, pairs, established, text; {} for an entry of an older iotune
+    verdict: dict[str, Any] = field(default_factory=dict)
     id: int | None = None
 
     @property
@@ -96,6 +99,7 @@ class Entry:
             "p_value": self.p_value,
             "spread": dict(self.spread),
             "leaders": [dict(x) for x in self.leaders],
+            "verdict": dict(self.verdict),
         }
 
     @classmethod
@@ -118,6 +122,7 @@ class Entry:
             source=str(data.get("source") or ""),
             created=str(data.get("created") or ""),
             leaders=_leaders(data.get("leaders") or []),
+            verdict=dict(data.get("verdict") or {}),
         )
 
 
