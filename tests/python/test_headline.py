@@ -302,3 +302,22 @@ def test_console_report_summary_and_kb_show_give_the_same_headline(tmp_path):
     own = verdict.log_ratios([x["default"] for x in head["rounds"]],
                              [x["tuned"] for x in head["rounds"]], False)  # fmt: skip
     assert head["speedup"] == pytest.approx(math.exp(verdict.hodges_lehmann(own, head["level"])[0]))
+
+
+def test_kb_suggest_gives_the_entry_s_headline():
+    """`kb suggest`'s evidence shows the speedup with its interval and pairs, as the study's
+    console did; an entry of an older iotune (no verdict) shows its speedup alone."""
+    from iotune import kb
+    from iotune.kb import cli as kb_cli
+    from iotune.kb.signature import Signature
+
+    sig = Signature(motif={"io_mix": "write"}, scale={"ranks": 2}, platform={"fs": "ext4"})
+    head = {"low": 1.62, "high": 2.21, "confidence": 0.9, "wins": 9, "pairs": 9}
+    e = kb.Entry(signature=sig, settings={"fill_time": "never"}, speedup=1.9, improved=True,
+                 verdict=head)  # fmt: skip
+    e.id, e.created = 1, "2026-11-26T00:00:00Z"
+    lines = kb_cli.evidence_lines(kb.suggest([e], sig))
+    assert any("verified 1.90x (90% interval 1.62-2.21x; faster in 9 of 9 pairs)" in x
+               for x in lines), lines  # fmt: skip
+    old = kb.Entry(signature=sig, settings={"fill_time": "never"}, speedup=1.9, improved=True)
+    assert kb_cli.headline(old) == "1.90x"

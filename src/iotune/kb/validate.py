@@ -142,7 +142,9 @@ def _verdict(x: Any, where: str) -> dict[str, Any]:
             out[k] = _number(obj[k], f"{where}.{k}", lo=0, integer=True)
     if out.get("wins") is not None and out.get("pairs") is not None and out["wins"] > out["pairs"]:
         raise _Bad(f"{where}: wins {out['wins']} of {out['pairs']} pairs")
-    if out.get("low") is not None and out.get("high") is not None and out["low"] > out["high"]:
+    if (out.get("low") is None) != (out.get("high") is None):
+        raise _Bad(f"{where}: an interval needs both ends (low and high) or neither")
+    if out.get("low") is not None and out["low"] > out["high"]:
         raise _Bad(f"{where}: its interval's low end {out['low']} is above its high end")
     if "established" in obj:
         if not isinstance(obj["established"], bool):
