@@ -91,7 +91,11 @@ def main(argv: list[str] | None = None) -> int:
         "machine": platform.platform(),
         "host": platform.node(),
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-        "study": {k: summary[k] for k in ("verdict", "best_settings", "minimal", "recommended")},
+        # the study's own headline (iotune.verdict: best.xml's speedup, interval, pairs won)
+        "study": {
+            k: summary.get(k)
+            for k in ("verdict", "headline", "best_settings", "minimal", "recommended")
+        },  # fmt: skip
         "variants": variants,
         "rounds": rows,
         "median_s": {n: med(n) for n in variants if any(r[n] is not None for r in rows)},

@@ -20,7 +20,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from iotune import controlfile, identity, launchcheck, linkage, measured, objective, storage, trial
+from iotune import (
+    controlfile,
+    identity,
+    launchcheck,
+    linkage,
+    measured,
+    objective,
+    storage,
+    trial,
+    verdict,
+)
 from iotune.search import get_strategy, loop, noise, sequential, switches, warmstart
 from iotune.search.capping import Capping
 from iotune.space import Space, config_key
@@ -428,19 +438,23 @@ def pair_ratio(default: float, tuned: float, maximize: bool) -> float | None:
     return num / den if den > 0 and num > 0 else None
 
 
-def _verdict_text(v: sequential.Verdict | None, ratios: list[float], design: Any) -> str:
+def _verdict_text(
+    v: sequential.Verdict | None, ratios: list[float], design: Any, what: str = "tuned settings"
+) -> str:
+    """The sequential test's outcome for one verification (summary.json's final.verdict and the
+    console's log); the study's headline is verdict.headline's, measured on best.xml."""
     if v is None or v.pairs == 0:
         return "no better setting found: too few successful verification runs"
     if v.improved:
         spread = f"pairs {min(ratios):.2f}x..{max(ratios):.2f}x; " if ratios else ""
         return (
-            f"tuned settings are {v.speedup:.2f}x faster than the defaults "
-            f"({spread}tuned faster in {v.wins} of "
+            f"{what}: {v.speedup:.2f}x faster than the defaults by the ratio of medians "
+            f"({spread}faster in {v.wins} of "
             f"{v.pairs} pairs, significant by a sequential signed-rank test at {design.alpha:g})"
         )
     why = "stopped: it cannot become significant" if v.futile else "not significant"
     return (
-        f"no better setting found: tuned vs default {v.speedup:.2f}x, tuned faster in {v.wins} "
+        f"no better setting found: {what} vs default {v.speedup:.2f}x, faster in {v.wins} "
         f"of {v.pairs} pairs ({why}); keep the defaults"
     )
 
@@ -451,9 +465,10 @@ def verify(
     evaluate: loop.Evaluate,
     maximize: bool,
     rng: random.Random,
+    what: str = "tuned settings",
 ) -> dict[str, Any]:
     """Default vs tuned measured in interleaved pairs until a sequential signed-rank test decides
-    (at least cfg.verify_min pairs, at most cfg.verify_pairs)."""
+    (at least cfg.verify_min pairs, at most cfg.verify_pairs); `what` names them in its text."""
     pairs = Pairs(cfg, evaluate, rng)
     design = pairs.design
     if not best:
@@ -481,7 +496,7 @@ def verify(
         "futile": bool(v and v.futile),
         "pair_ratios": ratios,
         "design": {"min": design.min_pairs, "max": design.max_pairs, "level": design.level},
-        "verdict": _verdict_text(v, ratios, design),
+        "verdict": _verdict_text(v, ratios, design, f"{what} ({len(best)})"),
         "variants": {"default": {}, "tuned": dict(best)},
         "rounds": [{"default": d, "tuned": t} for d, t in zip(base, tuned, strict=True)],
         "summary": {"default": noise.summary(base), "tuned": noise.summary(tuned)},
@@ -551,12 +566,12 @@ def _checked_reduction(
     bench/README.md, Open MPI and MPICH)."""
     if reduced["settings"] == effective:
         return reduced
-    check = verify(cfg, reduced["settings"], evaluate, maximize, rng)
+    check = verify(cfg, reduced["settings"], evaluate, maximize, rng, "the reduced settings")
     summary = {k: check.get(k) for k in ("improved", "speedup", "pairs", "wins", "verdict",
                                          "p_nominal", "pair_ratios")}  # fmt: skip
     runs = reduced.get("runs", 0) + check.get("runs", 0)
-    if check["improved"]:
-        return {**reduced, "runs": runs, "verified": summary}
+    if check["improved"]:  # the whole verification: the headline is measured on it (verdict.py)
+        return {**reduced, "runs": runs, "verified": check}
     log(
         f"the reduced settings ({config_key(reduced['settings'])}) did not beat the defaults on "
         f"their own ({check['verdict']}): the whole verified winner is kept"
@@ -568,6 +583,17 @@ def _checked_reduction(
         "runs": runs,
         "rejected": {"settings": reduced["settings"], "removed": reduced["removed"], **summary},
     }
+
+
+def _verification_of(
+    settings: dict[str, str], final: dict[str, Any], reduced: dict[str, Any]
+) -> dict[str, Any] | None:
+    """The verification already made of exactly these settings against the defaults (the
+    winner's, or the reduced set's own), or None."""
+    for v in (final, reduced.get("verified")):
+        if v and settings and dict((v.get("variants") or {}).get("tuned") or {}) == settings:
+            return v
+    return None
 
 
 def _contribution(r: dict[str, Any], maximize: bool) -> dict[str, Any]:
@@ -606,7 +632,7 @@ def finish(
         f"default vs tuned ({config_key(best)}): interleaved pairs until a sequential test "
         f"decides ({min(cfg.verify_min, cfg.verify_pairs)} to {cfg.verify_pairs})"
     )
-    final = verify(cfg, best, evaluate, maximize, rng)
+    final = verify(cfg, best, evaluate, maximize, rng, "the full winner")
     off = {k: why for k, why in final.get("not_in_effect", {}).items() if k in best}
     effective = {k: v for k, v in best.items() if k not in off}
     reduced: dict[str, Any] = {"settings": effective, "contributions": {}, "removed": {}}
@@ -614,18 +640,29 @@ def finish(
         log(f"finding which of the {len(effective)} settings carry the gain")
         reduced = minimal(cfg, effective, evaluate, maximize, rng, log)
         reduced = _checked_reduction(cfg, effective, reduced, evaluate, maximize, rng, log)
-    if final["improved"] and len(reduced["settings"]) == 1 and not reduced["contributions"]:
-        (name,) = reduced["settings"]
+    proposed = reduced["settings"] if final["improved"] else {}
+    measured = _verification_of(proposed, final, reduced)
+    if proposed and measured is None:  # e.g. settings not in effect left out: best.xml differs
+        log(
+            f"default vs best.xml ({config_key(proposed)}): interleaved pairs until a "
+            f"sequential test decides ({min(cfg.verify_min, cfg.verify_pairs)} to "
+            f"{cfg.verify_pairs})"
+        )
+        measured = verify(cfg, proposed, evaluate, maximize, rng, "best.xml's settings")
+    head = verdict.headline(proposed, measured or final, maximize, best, final)
+    recommended = head["settings"]
+    if recommended and len(recommended) == 1 and not reduced["contributions"]:
+        (name,) = recommended  # removing the only setting leaves the defaults
         reduced["contributions"] = {
-            name: {"cost": final["speedup"], "needed": True, "pairs": final["pairs"]}
+            name: {"cost": head["speedup"], "needed": True, "pairs": head["pairs"]}
         }
-    recommended = reduced["settings"] if final["improved"] else {}
     on = loop.switched(study)
     cfg.out.mkdir(parents=True, exist_ok=True)
     # the switches the settings need to reach the application go with them
     controlfile.write(cfg.out / "best.xml", switches.apply(recommended, on))
-    if not final["improved"] and best:
-        controlfile.write(cfg.out / "candidate.xml", switches.apply(effective, on))
+    candidate = {k: v for k, v in head["candidate"].items() if k not in off}
+    if not recommended and candidate:
+        controlfile.write(cfg.out / "candidate.xml", switches.apply(candidate, on))
     elif (cfg.out / "candidate.xml").exists():
         (cfg.out / "candidate.xml").unlink()
     summary = {
@@ -647,7 +684,8 @@ def finish(
         "best_settings": best,
         "minimal": reduced,
         "recommended": recommended,
-        "verdict": final["verdict"],
+        "headline": head,  # THE verdict, measured on best.xml itself (iotune.verdict)
+        "verdict": head["text"],
         STUDY_UID: _uid(study),
         measured.ATTR: measured.summary(study.user_attrs.get(measured.ATTR), measured.final(cfg)),
     }

@@ -472,7 +472,10 @@ def _run(cfg, progress: bool) -> int:
     summary = result.summary
     if summary is None:
         return 0
-    say(summary["verdict"])
+    say(summary["verdict"])  # the headline, measured on best.xml itself (iotune.verdict)
+    full = (summary.get("headline") or {}).get("full_winner")
+    if full:
+        print(f"  {full['text']}")
     for line in table.settings_lines(summary):
         print(f"  {line}")
     files = "best settings " + str(cfg.out / "best.xml")

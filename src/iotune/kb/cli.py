@@ -152,6 +152,17 @@ def _fmt(x: float | None, spec: str) -> str:
     return "-" if x is None else format(x, spec)
 
 
+def headline(e) -> str:
+    """An entry's verified speedup as the study's headline gave it (iotune.verdict): "1.31x
+    (90% interval 1.18-1.45x; faster in 9 of 9 pairs)"; the speedup alone for an entry of an
+    older iotune."""
+    from iotune import verdict
+
+    if e.speedup is not None and e.verdict.get("pairs"):
+        return verdict.figure({"speedup": e.speedup, **e.verdict})
+    return _fmt(e.speedup, ".2f") + "x"
+
+
 def _list(base, args) -> int:
     entries = base.entries()
     if args.json:
@@ -168,7 +179,7 @@ def _list(base, args) -> int:
                 e.created[:10],
                 e.study or "-",
                 e.signature.key,
-                _fmt(e.speedup, ".2f") + "x",
+                headline(e),
                 _fmt(e.p_value, ".3g"),
                 " ".join(f"{k}={v}" for k, v in sorted(e.settings.items())) or "(defaults)",
             )
@@ -238,7 +249,7 @@ def evidence_lines(s) -> list[str]:
         other = f"; other platform: {', '.join(m.other_platform)}" if m.other_platform else ""
         lines.append(
             f"  evidence: entry {e.id} study {e.study or '-'} ({e.created[:10]}), distance "
-            f"{m.distance:g} ({same}{other}), verified {_fmt(e.speedup, '.2f')}x p="
+            f"{m.distance:g} ({same}{other}), verified {headline(e)} p="
             f"{_fmt(e.p_value, '.3g')} at {_scale(e.signature)}: "
             + " ".join(f"{k}={v}" for k, v in sorted(e.settings.items()))
         )
@@ -412,13 +423,13 @@ def cmd_defaults(args: argparse.Namespace) -> int:
                 raise
             return _error_as("defaults", f"{name}: {why}")
         s = result.summary or {}
-        final = s.get("final") or {}
+        head = s.get("headline") or {}  # measured on best.xml itself (iotune.verdict)
         proxies.append(
             defaults.Proxy(
                 name,
                 app,
                 dict(s.get("recommended") or {}),
-                final.get("speedup") if final.get("improved") else None,
+                head.get("speedup") if head.get("established") else None,
                 s,
             )  # fmt: skip
         )

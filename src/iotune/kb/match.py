@@ -140,10 +140,21 @@ def verified_recommendation(summary: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def entry_from_summary(summary: Mapping[str, Any], sig: Signature, source: str = "") -> Entry:
     """The knowledge-base entry of a finished study (its summary.json): best.xml's settings
-    (the recommendation, with the switches it needs) and their own verified speedup, p-value
-    and spread (verified_recommendation)."""
+    (the recommendation, with the switches it needs) and the study's headline (iotune.verdict:
+    speedup, interval, pairs won, measured on those settings), as the console and the report
+    give it; a summary of an older iotune without a headline: verified_recommendation."""
     final = summary.get("final") or {}
-    used = verified_recommendation(summary)
+    head = summary.get("headline")
+    if isinstance(head, Mapping):
+        used: Mapping[str, Any] = {
+            "speedup": head.get("speedup"),
+            "p_nominal": head.get("p_nominal"),
+            "pair_ratios": head.get("pair_ratios"),
+            "improved": head.get("established"),
+        }
+        final = {"improved": head.get("established")}
+    else:
+        used = verified_recommendation(summary)
     ratios = [float(r) for r in used.get("pair_ratios") or []]
     spread = (
         {
@@ -174,4 +185,8 @@ def entry_from_summary(summary: Mapping[str, Any], sig: Signature, source: str =
         command=str(summary.get("command") or ""),
         source=source,
         study_uid=str(summary.get("study_uid") or ""),
+        verdict={k: head[k] for k in VERDICT_KEYS if isinstance(head, Mapping) and k in head},
     )
+
+
+VERDICT_KEYS = ("low", "high", "confidence", "wins", "pairs", "established", "text")

@@ -77,6 +77,9 @@ class Entry:
     # the study's identity (iotune.study.STUDY_UID): a study finished again replaces its entry
     # (KnowledgeBase.put); "" for an entry of an older iotune or of another source
     study_uid: str = ""
+    # the study's headline (iotune.verdict), measured on these settings: low, high, confidence,
+    # wins, pairs, established, text; {} for an entry of an older iotune
+    verdict: dict[str, Any] = field(default_factory=dict)
     id: int | None = None
 
     @property
@@ -106,6 +109,7 @@ class Entry:
             "spread": dict(self.spread),
             "leaders": [dict(x) for x in self.leaders],
             **({"study_uid": self.study_uid} if self.study_uid else {}),
+            "verdict": dict(self.verdict),
         }
 
     @classmethod
@@ -129,6 +133,7 @@ class Entry:
             created=str(data.get("created") or ""),
             leaders=_leaders(data.get("leaders") or []),
             study_uid=str(data.get("study_uid") or ""),
+            verdict=dict(data.get("verdict") or {}),
         )
 
 

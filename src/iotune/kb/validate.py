@@ -135,6 +135,31 @@ def _study_uid(x: Any) -> str:
     if not isinstance(x, str) or not STUDY_UID_RE.fullmatch(x):
         raise _Bad(f"its study_uid {x!r} is not one iotune writes")
     return x
+def _verdict(x: Any, where: str) -> dict[str, Any]:
+    """The headline of the study (iotune.verdict): absent in entries of an older iotune."""
+    obj = _object(x, where, optional=True)
+    out: dict[str, Any] = {}
+    for k in ("low", "high"):
+        if k in obj:
+            out[k] = _number(obj[k], f"{where}.{k}", lo=0)
+    if "confidence" in obj:
+        out["confidence"] = _number(obj["confidence"], f"{where}.confidence", lo=0, hi=1)
+    for k in ("wins", "pairs"):
+        if k in obj:
+            out[k] = _number(obj[k], f"{where}.{k}", lo=0, integer=True)
+    if out.get("wins") is not None and out.get("pairs") is not None and out["wins"] > out["pairs"]:
+        raise _Bad(f"{where}: wins {out['wins']} of {out['pairs']} pairs")
+    if (out.get("low") is None) != (out.get("high") is None):
+        raise _Bad(f"{where}: an interval needs both ends (low and high) or neither")
+    if out.get("low") is not None and out["low"] > out["high"]:
+        raise _Bad(f"{where}: its interval's low end {out['low']} is above its high end")
+    if "established" in obj:
+        if not isinstance(obj["established"], bool):
+            raise _Bad(f"{where}.established is not true or false ({obj['established']!r})")
+        out["established"] = obj["established"]
+    if "text" in obj:
+        out["text"] = _text(obj["text"], f"{where}.text")
+    return out
 
 
 def _entry(data: Any, require_uid: bool) -> Entry:
@@ -165,6 +190,7 @@ def _entry(data: Any, require_uid: bool) -> Entry:
         created=_text(obj.get("created"), "created"),
         leaders=_leaders(obj.get("leaders"), "leaders"),
         study_uid=_study_uid(obj.get("study_uid")),
+        verdict=_verdict(obj.get("verdict"), "verdict"),
     )
     if improved and e.speedup is not None and e.speedup <= 0:
         raise _Bad(f"speedup is {e.speedup!r} for an improvement")

@@ -79,15 +79,23 @@ def write_html(
     importances: dict[str, float],
 ) -> Path:
     final = summary.get("final") or {}
+    # the headline (iotune.verdict): measured on best.xml itself; a summary of an older iotune
+    # has only the verification of its winner
+    head = summary.get("headline") or {}
+    measured = head or final
     unit = summary.get("objective_unit", "s")
     counts = Counter(r["status"] for r in rows)
     sources = Counter(r["source"] for r in rows if r["status"] == "ok" and r["source"])
-    good = "verdict" if final.get("improved") else "verdict no"
+    shown = head.get("established") if head else final.get("improved")
+    good = "verdict" if shown else "verdict no"
+    full = head.get("full_winner") or {}
     parts = [
         f"<!doctype html><html><head><meta charset='utf-8'><title>iotune: "
         f"{html.escape(str(summary.get('study')))}</title><style>{CSS}</style></head><body>",
         f"<h1>iotune study <code>{html.escape(str(summary.get('study')))}</code></h1>",
         f"<p class='{good}'>{html.escape(str(summary.get('verdict', '')))}</p>",
+        *([f"<p>{html.escape(str(full.get('text')))} (its settings: "
+           f"{html.escape(_settings_text(full.get('settings')))})</p>"] if full else []),
         "<h2>What was tuned</h2>",
         _table(
             ["", ""],
@@ -124,8 +132,9 @@ def write_html(
             ],
         ),
         *_measured_section(summary),
-        "<h2>Recommended settings</h2>",
-    ]
+        "<h2>Recommended settings</h2>" if summary.get("recommended") else
+        "<h2>No recommendation</h2>",
+    ]  # fmt: skip
     title, srows = settings_rows(summary)
     if srows:
         parts.append(f"<p>{html.escape(title)}</p>")
@@ -159,16 +168,21 @@ def write_html(
     ]  # fmt: skip
     if extra:
         parts.append("<ul>" + "".join(f"<li>{html.escape(x)}</li>" for x in extra) + "</ul>")
-    summ = final.get("summary") or {}
+    summ = measured.get("summary") or {}
     if summ:
-        parts.append("<h2>Default vs tuned (interleaved pairs, sequential test)</h2>")
+        what = "best.xml" if summary.get("recommended") else "the candidate"
+        parts.append(
+            f"<h2>Default vs {what} (interleaved pairs, sequential test)</h2>"
+            if head
+            else "<h2>Default vs tuned (interleaved pairs, sequential test)</h2>"
+        )
         parts.append(
             _table(
                 ["variant", "settings", "n", f"median ({unit})", "min", "max", "CV"],
                 [
                     [
                         name,
-                        _settings_text((final.get("variants") or {}).get(name)),
+                        _settings_text((measured.get("variants") or {}).get(name)),
                         s.get("n"),
                         s.get("median"),
                         s.get("min"),
@@ -179,16 +193,34 @@ def write_html(
                 ],
             )
         )
-        if final.get("pair_ratios"):
+        design = final.get("design") or {}
+        test = (
+            f"sequential signed-rank test ({_fmt(design.get('min'))} to "
+            f"{_fmt(design.get('max'))} pairs, level {_fmt(design.get('level'))} per look, 0.05 "
+            "overall)"
+        )
+        if head and head.get("pairs"):
+            interval = (
+                f"{head['confidence']:.0%} interval {head['low']:.2f}-{head['high']:.2f}x"
+                if head.get("low") is not None
+                else f"no {head['confidence']:.0%} interval from {head['pairs']} pairs"
+            )
+            parts.append(
+                f"<p>Speedup {head['speedup']:.2f}x ({interval}, Hodges-Lehmann on the pairs' "
+                f"log ratios, each end at the test's per-look level); faster in "
+                f"{head['wins']} of {head['pairs']} pairs; speedup per pair: "
+                + ", ".join(f"{x:.2f}x" for x in head.get("pair_ratios") or [])
+                + f"; {test}, p of the pairs as one look = {_fmt(head.get('p_nominal'))}.</p>"
+            )
+        elif final.get("pair_ratios"):
             parts.append(
                 "<p>Speedup per pair: "
                 + ", ".join(f"{x:.2f}x" for x in final["pair_ratios"])
                 + f"; tuned faster in {final.get('wins')} of {final.get('pairs')} pairs; "
-                f"sequential signed-rank test ({_fmt((final.get('design') or {}).get('min'))} "
-                f"to {_fmt((final.get('design') or {}).get('max'))} pairs, level "
-                f"{_fmt((final.get('design') or {}).get('level'))} per look, 0.05 overall), "
-                f"p of the pairs as one look = {_fmt(final.get('p_nominal'))}.</p>"
+                f"{test}, p of the pairs as one look = {_fmt(final.get('p_nominal'))}.</p>"
             )
+        if full:
+            parts.append(f"<p>{html.escape(str(full['text']))}.</p>")
     if "verify" in figures:
         parts.append("<img src='verify.png' alt='default vs tuned'>")
     parts.append("<h2>Every trial in order</h2><img src='trials.png' alt='trials'>")

@@ -101,7 +101,8 @@ def plot_trials(path: Path, rows: list[dict[str, Any]], summary: dict[str, Any])
 
 
 def plot_verify(path: Path, summary: dict[str, Any]) -> Path | None:
-    final = summary.get("final") or {}
+    # the pairs of best.xml itself (the headline's); a summary of an older iotune: its winner's
+    final = summary.get("headline") or summary.get("final") or {}
     rounds = final.get("rounds") or []
     names = list((final.get("variants") or {}).keys())
     if not rounds or not names:
@@ -124,7 +125,9 @@ def plot_verify(path: Path, summary: dict[str, Any]) -> Path | None:
         ax.errorbar(i, med, yerr=[[med - vals[0]], [vals[-1] - med]], color="k", capsize=4)
     ax.set_xticks(range(len(names)), names)
     ax.set_ylabel(_label(summary) + ", median and range")
-    ax.set_title(_wrapped(str(final.get("verdict", "")), width, 9), fontsize=9)
+    ax.set_title(
+        _wrapped(str(summary.get("verdict") or final.get("verdict", "")), width, 9), fontsize=9
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
