@@ -135,6 +135,8 @@ def _study_uid(x: Any) -> str:
     if not isinstance(x, str) or not STUDY_UID_RE.fullmatch(x):
         raise _Bad(f"its study_uid {x!r} is not one iotune writes")
     return x
+
+
 def _verdict(x: Any, where: str) -> dict[str, Any]:
     """The headline of the study (iotune.verdict): absent in entries of an older iotune."""
     obj = _object(x, where, optional=True)
