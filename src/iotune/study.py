@@ -641,15 +641,15 @@ def finish(
         reduced = minimal(cfg, effective, evaluate, maximize, rng, log)
         reduced = _checked_reduction(cfg, effective, reduced, evaluate, maximize, rng, log)
     proposed = reduced["settings"] if final["improved"] else {}
-    measured = _verification_of(proposed, final, reduced)
-    if proposed and measured is None:  # e.g. settings not in effect left out: best.xml differs
+    best_check = _verification_of(proposed, final, reduced)
+    if proposed and best_check is None:  # e.g. settings not in effect left out: best.xml differs
         log(
             f"default vs best.xml ({config_key(proposed)}): interleaved pairs until a "
             f"sequential test decides ({min(cfg.verify_min, cfg.verify_pairs)} to "
             f"{cfg.verify_pairs})"
         )
-        measured = verify(cfg, proposed, evaluate, maximize, rng, "best.xml's settings")
-    head = verdict.headline(proposed, measured or final, maximize, best, final)
+        best_check = verify(cfg, proposed, evaluate, maximize, rng, "best.xml's settings")
+    head = verdict.headline(proposed, best_check or final, maximize, best, final)
     recommended = head["settings"]
     if recommended and len(recommended) == 1 and not reduced["contributions"]:
         (name,) = recommended  # removing the only setting leaves the defaults

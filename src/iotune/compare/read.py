@@ -22,6 +22,7 @@ BASELINE = "kb-profile.json"  # the study's run at the defaults with capture on 
 NOT_OPTIONS = frozenset({
     "final", "leaders", "minimal", "recommended", "best_settings", "not_searched",
     "values_not_searched", "not_in_effect", "switched_on", "storage", "ran_in", "verdict", "study",
+    "headline",
 })  # fmt: skip
 MAX_TEXT = 2000  # a value longer than this is cut (a row of a table, not a document)
 
@@ -170,31 +171,39 @@ def parse_summary(data: Any, name: str) -> Study:
         final = {}
     if not isinstance(final, dict):
         raise InputError(f"{name}: the study summary's final is not an object")
+    # the headline (iotune.verdict: measured on best.xml itself) where the summary has one;
+    # an older iotune's summary has only the full winner's verification ("final")
+    head = data.get("headline")
+    if head is not None and not isinstance(head, dict):
+        raise InputError(f"{name}: the study summary's headline is not an object")
+    source, where = (head, "headline.") if head is not None else (final, "final.")
     headline: dict[str, Any] = {}
     verdict = data.get("verdict", final.get("verdict"))
     if verdict is not None and not isinstance(verdict, str):
         raise InputError(f"{name}: the study summary's verdict is not text")
     headline["verdict"] = (verdict or "")[:MAX_TEXT]
-    if final.get("improved") is not None:
-        headline["recommended"] = "yes" if final.get("improved") is True else "no"
-    for key, label in (("speedup", "speedup"), ("pairs", "pairs"), ("wins", "tuned faster in"),
+    shown = source.get("established" if head is not None else "improved")
+    if shown is not None:
+        headline["recommended"] = "yes" if shown is True else "no"
+    for key, label in (("speedup", "speedup"), ("low", "interval low"), ("high", "interval high"),
+                       ("pairs", "pairs"), ("wins", "tuned faster in"),
                        ("p_nominal", "p")):  # fmt: skip
-        value = _number(final, key, name, "final.")
+        value = _number(source, key, name, where)
         if value is not None:
             headline[label] = value
-    stats = final.get("summary") or {}
+    stats = source.get("summary") or {}
     if not isinstance(stats, dict):
-        raise InputError(f"{name}: the study summary's final.summary is not an object")
+        raise InputError(f"{name}: the study summary's {where}summary is not an object")
     for variant in ("default", "tuned"):
         s = stats.get(variant)
         if s is None:
             continue
         if not isinstance(s, dict):
             raise InputError(
-                f"{name}: the study summary's final.summary.{variant} is not an object"
+                f"{name}: the study summary's {where}summary.{variant} is not an object"
             )
         for key in ("median", "cv"):
-            value = _number(s, key, name, f"final.summary.{variant}.")
+            value = _number(s, key, name, f"{where}summary.{variant}.")
             if value is not None:
                 headline[f"{variant} {key}"] = value
     options = _flatten(data)
