@@ -39,6 +39,12 @@ static __thread double open_cost, open_wait;
 void iot_adapt_init(void)
 {
     iot_adapt_on = iot_env.adaptive && iot_capture_on && !iot_env.disabled;
+    if (iot_adapt_on) { /* registered with the layers below, which call them */
+        iot_g.in_effect = iot_adapt_settings;
+        iot_capture_hooks.phase_begin = iot_adapt_phase_begin;
+        iot_capture_hooks.call = iot_adapt_call;
+        iot_capture_hooks.phase_end = iot_adapt_phase_end;
+    }
     iot_adapt_guard_init();
 }
 

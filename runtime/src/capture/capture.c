@@ -1,19 +1,19 @@
 #include "capture/capture.h"
 
-#include "adapt/adapt.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/env.h"
 #include "base/hash.h"
+#include "base/log.h"
 #include "config/settings.h"
-#include "core/core.h"
 #include "platform/fstype.h"
-#include "trace/trace.h"
 
 int iot_capture_on;
+int iot_trace_on;
+int iot_capture_done;
+iot_capture_hooks_t iot_capture_hooks;
 int iot_frozen;
 pthread_mutex_t iot_cap_lock = PTHREAD_MUTEX_INITIALIZER;
 __thread int iot_depth;
@@ -154,8 +154,8 @@ void iot_count_access(int rec, iot_clayer layer, int is_write, int64_t offset, u
     }
     if (outer)
         r->outer_time += dt;
-    if (outer && iot_adapt_on) /* the call stream the adaptive mode predicts */
-        iot_adapt_call(rec, layer, is_write, bytes);
+    if (outer && iot_capture_hooks.call) /* the call stream the adaptive mode predicts */
+        iot_capture_hooks.call(rec, layer, is_write, bytes);
 }
 
 void iot_count_time(int rec, iot_clayer layer, int is_write, double dt, int outer)
@@ -191,8 +191,8 @@ void iot_mark_open(int rec, double t)
     if (recs[rec].start < 0 ||
         t - iot_clock.start < recs[rec].start) /* H5Fcreate after its MPI-IO open */
         recs[rec].start = t - iot_clock.start;
-    if (++recs[rec].open_now == 1 && iot_adapt_on)
-        iot_adapt_phase_begin(rec, recs[rec].name);
+    if (++recs[rec].open_now == 1 && iot_capture_hooks.phase_begin)
+        iot_capture_hooks.phase_begin(rec, recs[rec].name);
 }
 
 void iot_mark_close(int rec, double t)
@@ -200,8 +200,8 @@ void iot_mark_close(int rec, double t)
     if (rec < 0)
         return;
     recs[rec].end = t - iot_clock.start;
-    if (recs[rec].open_now > 0 && --recs[rec].open_now == 0 && iot_adapt_on)
-        iot_adapt_phase_end(rec);
+    if (recs[rec].open_now > 0 && --recs[rec].open_now == 0 && iot_capture_hooks.phase_end)
+        iot_capture_hooks.phase_end(rec);
 }
 
 void iot_count_close(int rec, iot_clayer layer, const char *func, double t, double end, int outer)
@@ -212,7 +212,14 @@ void iot_count_close(int rec, iot_clayer layer, const char *func, double t, doub
     iot_mark_close(rec, end);
     iot_count_meta(rec, layer, end - t, outer);
     if (iot_trace_on)
-        iot_trace(layer, func, rec, 0, -1, 0, t, end - t);
+        iot_capture_hooks.trace(layer, func, rec, 0, -1, 0, t, end - t);
+}
+
+void iot_capture_never(void)
+{
+    iot_frozen = 1;
+    iot_capture_on = 0;
+    iot_capture_done = 1;
 }
 
 void iot_rec_withdraw(const char *filename, iot_clayer layer, const char *setting,

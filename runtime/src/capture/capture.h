@@ -68,6 +68,30 @@ typedef struct {
 
 extern int iot_capture_on;
 
+/* 0 off, 1 the application's own calls (outermost), 2 every layer: the trace's level
+ * (trace.h, set by iot_trace_init), here so that capture's own calls can test it. */
+extern int iot_trace_on;
+
+/* What the layers above capture register with it at start-up, as Darshan's modules register
+ * with its core: the trace's recorder (trace.c's iot_trace, by iot_trace_init), and the
+ * adaptive mode's call stream (adapt.h, by iot_adapt_init when the mode is on; NULL off it).
+ * Called with the capture lock held. */
+typedef struct {
+    void (*trace)(iot_clayer layer, const char *func, int rec, uint64_t size, int64_t offset,
+                  int mode, double t, double dt);
+    void (*phase_begin)(int rec, const char *name);
+    void (*call)(int rec, int layer, int is_write, uint64_t bytes);
+    void (*phase_end)(int rec);
+} iot_capture_hooks_t;
+extern iot_capture_hooks_t iot_capture_hooks;
+
+/* Capture ends for good and nothing is written (a forked child: call with the capture lock
+ * held; the other family's MPI). */
+void iot_capture_never(void);
+
+/* Capture has ended for good: by iot_capture_never, or claimed by the end (finish.c). */
+extern int iot_capture_done;
+
 /* Per-thread nesting depth of intercepted calls: only the outermost call counts toward the
  * rank's I/O time, so an H5Dwrite is not counted again for its MPI-IO and POSIX calls. */
 extern __thread int iot_depth;

@@ -5,9 +5,6 @@
 #include <fcntl.h>
 #include <string.h>
 
-#include "core/core.h"
-#include "trace/trace.h"
-
 int iot_fd_desc[IOT_MAX_FD];
 iot_fd_description iot_fd_descs[IOT_MAX_FD]; /* at most one per descriptor */
 static int next_free;
@@ -108,7 +105,7 @@ void iot_fd_opened(int fd, const char *path, int flags, iot_clayer layer, const 
         iot_mark_open(rec, t);
         iot_count_meta(rec, layer, dt, outer);
         if (iot_trace_on)
-            iot_trace(layer, func, rec, 0, -1, flags, t, dt);
+            iot_capture_hooks.trace(layer, func, rec, 0, -1, flags, t, dt);
     }
     iot_unlock();
 }
@@ -133,7 +130,7 @@ void iot_fd_duplicated(int oldfd, int newfd, const char *func)
             iot_rec(iot_fd_descs[d].rec)->c[IOT_L_POSIX].dups++;
             iot_mark_open(iot_fd_descs[d].rec, t);
             if (iot_trace_on)
-                iot_trace(IOT_L_POSIX, func, iot_fd_descs[d].rec, 0, -1, 0, t, 0);
+                iot_capture_hooks.trace(IOT_L_POSIX, func, iot_fd_descs[d].rec, 0, -1, 0, t, 0);
         }
         iot_unlock();
     }

@@ -14,11 +14,7 @@
 
 #include "capture/capture.h"
 #include "core/core.h"
-#include "output/finish.h"
 #include "platform/h5api.h"
-#include "trace/trace.h"
-
-IOT_HIDDEN int iot_mpi_state;
 
 #ifdef OPEN_MPI
 #define IOT_FAMILY "openmpi"
@@ -97,7 +93,7 @@ static void become_foreign(void *sym)
     }
     iot_g.loaded = 1;
     iot_g.disabled = 1;
-    iot_finish_never();
+    iot_capture_never();
     iot_trace_on = 0;
     __atomic_store_n(&iot_mpi_state, IOT_MPI_FOREIGN, __ATOMIC_RELEASE);
     if (iot_run_first("abi-mismatch"))

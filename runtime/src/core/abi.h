@@ -13,14 +13,6 @@
 
 #include "platform/mpiapi.h"
 
-/* What the process's MPI is to this runtime. */
-enum {
-    IOT_MPI_UNKNOWN = 0, /* no MPI seen yet: the runtime makes no MPI call */
-    IOT_MPI_OWN = 1,     /* the family built for: MPI functions resolved (mpiapi.h) */
-    IOT_MPI_FOREIGN = 2  /* the other family: nothing applied, nothing captured, no MPI call */
-};
-extern IOT_HIDDEN int iot_mpi_state;
-
 /* At start-up: looks for an MPI in the program's global scope (a program linked with one) and
  * settles iot_mpi_state when it finds one; otherwise it stays IOT_MPI_UNKNOWN. */
 void iot_abi_start(void);

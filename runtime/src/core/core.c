@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include "base/hash.h"
-#include "core/abi.h"
 #include "core/session.h"
 
 iot_state iot_g;
@@ -30,28 +29,6 @@ int iot_world_rank(void)
     if (init && !fini)
         PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     return rank;
-}
-
-void iot_log(const char *fmt, ...)
-{
-    int saved = errno; /* the application may read errno after the wrapped call */
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "iotune: %s\n", line);
-    errno = saved;
-}
-
-void iot_log_block(const char *header, const char *lines)
-{
-    fprintf(stderr, "iotune: %s\n", header);
-    while (lines && *lines) {
-        size_t n = strcspn(lines, "\n");
-        fprintf(stderr, "iotune:   %.*s\n", (int)n, lines);
-        lines += n + (lines[n] == '\n');
-    }
 }
 
 void iot_warn_once(const char *key, const char *fmt, ...)

@@ -4,7 +4,7 @@
 
 #include "platform/mpiapi.h"
 
-#include "adapt/adapt.h"
+#include "base/log.h"
 #include "config/settings.h"
 
 /* The interposed functions are the only symbols the library exports. */
@@ -15,6 +15,9 @@ typedef struct {
     int loaded;
     int verbose;  /* IOTUNE_VERBOSE */
     int disabled; /* IOTUNE_DISABLE=1: pass everything through */
+    /* The settings in effect given the control file's: registered by the adaptive mode
+     * (adapt.h) at start-up when it is on; NULL: the control file's alone. */
+    const iot_settings *(*in_effect)(const iot_settings *control);
 } iot_state;
 
 extern iot_state iot_g;
@@ -29,18 +32,12 @@ static inline const iot_settings *iot_active(void)
 {
     if (!iot_g.loaded)
         iot_load(MPI_COMM_NULL);
-    const iot_settings *s = iot_adapt_settings(&iot_g.settings); /* adaptive mode's rules */
+    const iot_settings *s = iot_g.in_effect ? iot_g.in_effect(&iot_g.settings) : &iot_g.settings;
     return (!iot_g.disabled && s->count > 0) ? s : NULL;
 }
 
 /* Rank in MPI_COMM_WORLD, or 0 without MPI. */
 int iot_world_rank(void);
-
-/* Prints one line "iotune: ..." to stderr. Callers decide which rank speaks. */
-__attribute__((format(printf, 1, 2))) void iot_log(const char *fmt, ...);
-
-/* Prints a header line and then each line of lines (separated by \n), indented. */
-void iot_log_block(const char *header, const char *lines);
 
 /* Prints a problem once per run and key (e.g. a setting that could not be applied): by rank 0
  * of an MPI job, by one process of a pipeline of programs (iot_run_first). */

@@ -12,8 +12,8 @@
 
 #include "base/env.h"
 #include "base/hash.h"
+#include "base/log.h"
 #include "base/real.h"
-#include "core/core.h"
 
 static char session[64];
 static int created;

@@ -10,11 +10,10 @@
 #include "core/core.h"
 #include "core/session.h"
 #include "output/profile.h"
+#include "output/profile_build.h"
 #include "platform/fstype.h"
 #include "platform/hosts.h"
 #include "trace/trace.h"
-
-static int finished;
 
 /* Stops capture: later calls pass through, and the data stays as it is while it is written
  * (other threads may still be doing I/O). Returns 0 when this thread was interrupted in the
@@ -36,17 +35,10 @@ static int freeze(void)
 /* The first caller ends capture; returns 0 to every later one (and once never() ran). */
 static int claim(void)
 {
-    if (!iot_capture_on || finished)
+    if (!iot_capture_on || iot_capture_done)
         return 0;
-    finished = 1;
+    iot_capture_done = 1;
     return 1;
-}
-
-void iot_finish_never(void)
-{
-    iot_frozen = 1;
-    iot_capture_on = 0;
-    finished = 1;
 }
 
 /* Each rank writes its trace; rank 0 alone reports problems, in one line each. */

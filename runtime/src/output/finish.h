@@ -12,7 +12,4 @@ void iot_finish_job(MPI_Comm comm);
  * MPI_Finalize did not: rank 0 writes its own counters, unreduced), or -1 without MPI. */
 void iot_finish_at_exit(int mpi_rank);
 
-/* A forked child: it captures nothing and never writes (call with the capture lock held). */
-void iot_finish_never(void);
-
 #endif

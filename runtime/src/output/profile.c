@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "adapt/adapt.h"
 #include "base/env.h"
 #include "base/real.h"
 #include "config/json.h"

@@ -1,7 +1,8 @@
 /* The profile's data: the ranks' records merged by file name in order of first open, each
  * file's time statistics across ranks, the totals per layer, and the file growth warning. */
-#include "output/profile.h"
+#include "output/profile_build.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>

@@ -4,7 +4,7 @@
 
 #include <stdio.h>
 
-#include "output/profile.h"
+#include "output/profile_build.h"
 
 /* The layers' names, as the profile's keys. */
 extern const char *const layer_names[IOT_NLAYERS];

@@ -7,6 +7,7 @@
 #include <hdf5.h>
 
 #include "platform/mpiapi.h" /* after hdf5.h: parallel HDF5 includes <mpi.h> itself */
+#include "platform/symbols.h"
 
 /* Functions the runtime wraps (real versions) and uses. Optional ones (parallel HDF5 only,
  * or newer releases) may stay NULL. One per line, left alone by the formatter (its X-macro
@@ -80,10 +81,6 @@ const iot_h5_api *iot_h5(void);
 
 /* The resolved API for calling the real wrapped functions; pointers may be NULL. */
 const iot_h5_api *iot_h5_real(void);
-
-/* Finds the next definition of a symbol after this library (RTLD_NEXT), or in any loaded
- * object when the application's library was loaded privately (e.g. by Python). */
-void *iot_find_symbol(const char *name);
 
 /* An HDF5 function that is not in IOT_H5_FUNCS, found on first use: NULL when the HDF5
  * loaded lacks it. Setting a new parameter needs no edit of the list above. */

@@ -7,7 +7,9 @@
 #include <dlfcn.h>
 #include <stddef.h>
 
-#include "platform/h5api.h"
+#include "platform/symbols.h"
+
+IOT_HIDDEN int iot_mpi_state;
 
 /* clang-format off */
 #define IOT_MPI_IMPORTS(X)                                                                         \

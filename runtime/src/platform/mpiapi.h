@@ -73,4 +73,12 @@ IOT_OMPI_OBJECTS(IOT_OMPI_DECLARE)
 #define MPI_SUM ((MPI_Op)iot_obj_ompi_mpi_op_sum)
 #endif
 
+/* What the process's MPI is to this runtime (settled by abi.c). */
+enum {
+    IOT_MPI_UNKNOWN = 0, /* no MPI seen yet: the runtime makes no MPI call */
+    IOT_MPI_OWN = 1,     /* the family built for: MPI functions resolved (mpiapi.h) */
+    IOT_MPI_FOREIGN = 2  /* the other family: nothing applied, nothing captured, no MPI call */
+};
+extern IOT_HIDDEN int iot_mpi_state;
+
 #endif

@@ -8,8 +8,6 @@
 #include "base/env.h"
 #include "trace/trace_store.h"
 
-int iot_trace_on;
-
 #define DEFAULT_MAX_EVENTS (1u << 20) /* 64 MiB of runs */
 #define MAX_SIGNATURES (1u << 18)     /* 12 MiB of signatures */
 
@@ -28,6 +26,7 @@ static int64_t (*last_offset)[IOT_NLAYERS]; /* per record and layer */
 void iot_trace_init(void)
 {
     iot_trace_on = iot_env.trace;
+    iot_capture_hooks.trace = iot_trace; /* capture's own calls (opens, closes) */
     if (!iot_trace_on)
         return;
     /* per file and layer: the last offset (for steps) and the open run (calls without a

@@ -10,9 +10,6 @@
 
 #include "capture/capture.h"
 
-/* 0 off, 1 the application's own calls (outermost), 2 every layer. */
-extern int iot_trace_on;
-
 /* Will a call made now be traced? (Before its wrapper raises iot_depth.) For arguments that
  * cost something to find, such as an MPI-IO call's byte offset. */
 static inline int iot_trace_wanted(void)

@@ -61,7 +61,7 @@ static void after_fork_parent(void)
 
 static void after_fork_child(void)
 {
-    iot_finish_never();
+    iot_capture_never();
     pthread_mutex_unlock(&iot_cap_lock);
 }
 

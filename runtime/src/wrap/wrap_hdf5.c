@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "adapt/adapt.h"
 #include "apply/h5fallback.h"
 #include "apply/resolve.h"
 #include "base/idmap.h"

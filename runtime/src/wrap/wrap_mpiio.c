@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "adapt/adapt.h"
 #include "apply/apply_mpiio.h"
 #include "base/idmap.h"
 #include "capture/capture.h"
