@@ -2,17 +2,10 @@
 #ifndef IOTUNE_APPLY_HDF5_H
 #define IOTUNE_APPLY_HDF5_H
 
+#include "apply/effect_hdf5.h"
 #include "apply/resolve.h"
 #include "config/settings.h"
 #include "platform/h5api.h"
-
-/* What reached a file or a dataset, read back from HDF5's property lists ("name=value" lines),
- * and notes: settings not in effect and why, the application's own settings overridden. */
-typedef struct {
-    char applied[512];
-    char notes[1024];
-    char withdrawn[256]; /* "name\n" lines: settings withdrawn before the call (too costly) */
-} iot_h5_outcome;
 
 /* Returns the file access list to use for opening name (a new list the caller closes, or
  * fapl itself when nothing applies) and fills info, with the settings resolved for the file

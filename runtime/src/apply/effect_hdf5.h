@@ -4,7 +4,16 @@
 
 #include <stddef.h>
 
-#include "apply/apply_hdf5.h"
+#include "apply/resolve.h"
+#include "platform/h5api.h"
+
+/* What reached a file or a dataset, read back from HDF5's property lists ("name=value" lines),
+ * and notes: settings not in effect and why, the application's own settings overridden. */
+typedef struct {
+    char applied[512];
+    char notes[1024];
+    char withdrawn[256]; /* "name\n" lines: settings withdrawn before the call (too costly) */
+} iot_h5_outcome;
 
 /* After the file opened with the control file's file access settings: which are in effect,
  * read back from the file's access list (collective for the MPI-IO driver, as the open is). */
