@@ -4,7 +4,8 @@ fails on
 
 - a file outside the layer folders, or in a folder LAYERS does not name;
 - an upward include: a file including a header of a higher layer than its own;
-- a cycle of units (a unit: x.c with its x.h), also within one layer.
+- a cycle of units (a unit: x.c with its x.h), also within one layer;
+- a file of more than MAX_LINES lines (one job per file: split it along its seams).
 
 Each problem is one line naming the offending file:line. Entries of runtime/src/LAYERS.known
 (same text as the problem lines, without the line number) are problems known and tolerated while
@@ -21,6 +22,7 @@ import re
 import sys
 from pathlib import Path
 
+MAX_LINES = 450
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
 
@@ -145,7 +147,11 @@ def check(src: Path) -> list[tuple[str, str]]:
         elif lay not in rank:
             msg = f"folder {lay}/ is not a layer of LAYERS"
             problems.append((f"{f}: {msg}", f"{f}:1: {msg}"))
-        for no, line in enumerate((src / f).read_text().splitlines(), 1):
+        lines = (src / f).read_text().splitlines()
+        if len(lines) > MAX_LINES:
+            msg = f"{len(lines)} lines, more than {MAX_LINES}"
+            problems.append((f"{f}: more than {MAX_LINES} lines", f"{f}:{MAX_LINES + 1}: {msg}"))
+        for no, line in enumerate(lines, 1):
             m = INCLUDE.match(line)
             if not m:
                 continue

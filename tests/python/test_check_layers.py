@@ -70,3 +70,12 @@ def test_a_known_problem_that_is_gone_fails(tmp_path):
     r = run(src)
     assert r.returncode == 1
     assert "no longer occurs, remove it: gone.c: not in a layer folder" in r.stdout
+
+
+def test_a_file_too_long_fails(tmp_path):
+    src = copy(tmp_path)
+    _, first = layered(src)[0]
+    first.write_text(first.read_text() + "\n" * 451)
+    r = run(src)
+    assert r.returncode == 1
+    assert f"{first.relative_to(src).as_posix()}:451: " in r.stdout and "more than 450" in r.stdout

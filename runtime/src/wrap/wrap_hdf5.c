@@ -264,3 +264,46 @@ IOT_EXPORT herr_t H5Dread(hid_t dset, hid_t mtype, hid_t mspace, hid_t fspace, h
         return iot_h5_real()->H5Dread(dset, mtype, mspace, fspace, dxpl, buf);
     return transfer(0, dset, mtype, mspace, fspace, dxpl, buf);
 }
+
+/* The trace's description of a dataset (HDF5 calls, outside the lock): space, type and creation
+ * list are the application's own when it creates the dataset (what it asked for, not the tuned
+ * chunking), else the dataset's. */
+void describe_dataset(const iot_h5_api *h, hid_t id, hid_t space, hid_t type, hid_t dcpl,
+                      iot_trace_dset_desc *d, uint64_t *dims, uint64_t *maxdims, uint64_t *chunks)
+{
+    int creating = space != H5I_INVALID_HID;
+    hid_t sp = creating ? space : h->H5Dget_space(id);
+    hid_t ty = creating ? type : h->H5Dget_type(id);
+    hid_t cp = creating ? dcpl : h->H5Dget_create_plist(id);
+    hsize_t cur[32], max[32], ch[32];
+    int n = sp >= 0 ? h->H5Sget_simple_extent_ndims(sp) : -1;
+    if (n < 0 || n > 32 || h->H5Sget_simple_extent_dims(sp, cur, max) != n)
+        n = 0;
+    for (int i = 0; i < n; i++) {
+        dims[i] = cur[i];
+        maxdims[i] = max[i] == H5S_UNLIMITED ? UINT64_MAX : max[i];
+    }
+    int chunked = n > 0 && cp >= 0 && cp != H5P_DEFAULT && h->H5Pget_layout(cp) == H5D_CHUNKED &&
+                  IOT_H5_CALL(H5Pget_chunk, cp, n, ch) == n;
+    for (int i = 0; chunked && i < n; i++)
+        chunks[i] = ch[i];
+    int cls = ty >= 0 ? IOT_H5_CALL(H5Tget_class, ty) : -1;
+    int sign = cls == H5T_INTEGER ? IOT_H5_CALL(H5Tget_sign, ty) : -1;
+    int order = cls == H5T_INTEGER || cls == H5T_FLOAT ? IOT_H5_CALL(H5Tget_order, ty) : -1;
+    *d = (iot_trace_dset_desc){n,
+                               dims,
+                               n ? maxdims : NULL,
+                               chunked ? chunks : NULL,
+                               ty >= 0 ? h->H5Tget_size(ty) : 0,
+                               cls,
+                               sign == H5T_SGN_2      ? 1
+                               : sign == H5T_SGN_NONE ? 0
+                                                      : -1,
+                               order == H5T_ORDER_LE || order == H5T_ORDER_BE ? order : -1};
+    if (!creating && sp >= 0)
+        h->H5Sclose(sp);
+    if (!creating && ty >= 0)
+        h->H5Tclose(ty);
+    if (!creating && cp >= 0)
+        h->H5Pclose(cp);
+}

@@ -1,7 +1,7 @@
 /* Interposed dataset and object opens (H5Dcreate1/2, H5Dcreate_anon, H5Dopen1/2, H5Oopen,
  * H5Oopen_by_idx, H5Oopen_by_token): the dataset's creation and access settings, the fail-safe
- * call, the forced transfer mode remembered, and capture; H5Olink, the name an anonymous
- * dataset gets (h5py's f["a"] = data). */
+ * call, the forced transfer mode remembered, and capture (H5Olink, the name an anonymous
+ * dataset gets: wrap_hdf5_link.c). */
 #include <stdio.h>
 #include <string.h>
 
@@ -85,50 +85,6 @@ static hid_t dataset_attempt_call(const iot_h5_api *real, const void *args, int 
 {
     const dataset_attempt *a = args;
     return real_dataset_call(real, a->kind, own ? a->app : a->tuned);
-}
-
-/* The trace's description of a dataset (HDF5 calls, outside the lock): space, type and creation
- * list are the application's own when it creates the dataset (what it asked for, not the tuned
- * chunking), else the dataset's. */
-static void describe_dataset(const iot_h5_api *h, hid_t id, hid_t space, hid_t type, hid_t dcpl,
-                             iot_trace_dset_desc *d, uint64_t *dims, uint64_t *maxdims,
-                             uint64_t *chunks)
-{
-    int creating = space != H5I_INVALID_HID;
-    hid_t sp = creating ? space : h->H5Dget_space(id);
-    hid_t ty = creating ? type : h->H5Dget_type(id);
-    hid_t cp = creating ? dcpl : h->H5Dget_create_plist(id);
-    hsize_t cur[32], max[32], ch[32];
-    int n = sp >= 0 ? h->H5Sget_simple_extent_ndims(sp) : -1;
-    if (n < 0 || n > 32 || h->H5Sget_simple_extent_dims(sp, cur, max) != n)
-        n = 0;
-    for (int i = 0; i < n; i++) {
-        dims[i] = cur[i];
-        maxdims[i] = max[i] == H5S_UNLIMITED ? UINT64_MAX : max[i];
-    }
-    int chunked = n > 0 && cp >= 0 && cp != H5P_DEFAULT && h->H5Pget_layout(cp) == H5D_CHUNKED &&
-                  IOT_H5_CALL(H5Pget_chunk, cp, n, ch) == n;
-    for (int i = 0; chunked && i < n; i++)
-        chunks[i] = ch[i];
-    int cls = ty >= 0 ? IOT_H5_CALL(H5Tget_class, ty) : -1;
-    int sign = cls == H5T_INTEGER ? IOT_H5_CALL(H5Tget_sign, ty) : -1;
-    int order = cls == H5T_INTEGER || cls == H5T_FLOAT ? IOT_H5_CALL(H5Tget_order, ty) : -1;
-    *d = (iot_trace_dset_desc){n,
-                               dims,
-                               n ? maxdims : NULL,
-                               chunked ? chunks : NULL,
-                               ty >= 0 ? h->H5Tget_size(ty) : 0,
-                               cls,
-                               sign == H5T_SGN_2      ? 1
-                               : sign == H5T_SGN_NONE ? 0
-                                                      : -1,
-                               order == H5T_ORDER_LE || order == H5T_ORDER_BE ? order : -1};
-    if (!creating && sp >= 0)
-        h->H5Sclose(sp);
-    if (!creating && ty >= 0)
-        h->H5Tclose(ty);
-    if (!creating && cp >= 0)
-        h->H5Pclose(cp);
 }
 
 /* Capture bookkeeping after H5Dcreate (space, type and creation list given) or H5Dopen (asked
@@ -273,9 +229,6 @@ static void note_unreached(const iot_file_info *f, const char *file, const char 
         iot_log("dataset %s:%s", file, line);
 }
 
-/* Anonymous datasets (H5Dcreate_anon) not linked yet: id -> {capture record, unused}. */
-static iot_idmap anon;
-
 static hid_t dataset_call_with_settings(dataset_call kind, dataset_args a)
 {
     const iot_h5_api *real = iot_h5_real();
@@ -351,109 +304,6 @@ static hid_t dataset_call_with_settings(dataset_call kind, dataset_args a)
     if (kind == CREATE_ANON && iot_idmap_put(&anon, (uint64_t)id, rec, 0) < 0)
         iot_warn_once("anon-oom", "out of memory: an anonymous dataset's name is not learnt");
     return id;
-}
-
-/* The dataset rules of path that its anonymous creation could not reach (the creation and
- * access lists were fixed before the name was known): said and noted, never dropped silently. */
-static void note_named_late(const iot_file_info *f, const char *file, const char *path,
-                            iot_h5_outcome *out)
-{
-    char named[1024], nameless[1024], missed[1024] = "", line[2400];
-    iot_describe_settings(f->rules, path, -1, named, sizeof named);
-    iot_describe_settings(f->rules, "", -1, nameless, sizeof nameless);
-    /* the items ("name=value", separated by ", "; a value may hold a comma, never ", ") of
-     * the name's that the nameless lack */
-    size_t used = 0;
-    for (const char *item = named; *item;) {
-        const char *end = strstr(item, ", ");
-        size_t len = end ? (size_t)(end - item) : strlen(item);
-        int found = 0;
-        for (const char *at = nameless; *at && !found;) {
-            const char *stop = strstr(at, ", ");
-            size_t alen = stop ? (size_t)(stop - at) : strlen(at);
-            found = alen == len && strncmp(at, item, len) == 0;
-            at += alen + (stop ? 2 : 0);
-        }
-        if (!found && used + len + 3 < sizeof missed)
-            used += (size_t)snprintf(missed + used, sizeof missed - used, "%s%.*s",
-                                     used ? ", " : "", (int)len, item);
-        item += len + (end ? 2 : 0);
-    }
-    if (!missed[0])
-        return;
-    snprintf(line, sizeof line,
-             "%s: created without a name, linked after (H5Dcreate_anon + H5Olink, h5py's "
-             "f[name] = data): %s NOT applied (a dataset rule cannot reach a creation list "
-             "fixed before the name; the file-wide settings were)",
-             path, missed);
-    iot_outcome_add(out->notes, sizeof out->notes, line);
-    if (f->leader)
-        iot_warn_once(line, "%s:%s", file, line);
-}
-
-/* An anonymous dataset gets its name: the transfer mode resolved for the name, the link's
- * time counted, the trace's description (its creation traced now, under the name), and the
- * dataset rules its creation missed said. */
-static void dataset_named(const iot_h5_api *real, hid_t id, int rec, hid_t loc, const char *name,
-                          double t, double dt, int outer)
-{
-    char file[1024], path[1024];
-    dataset_names(real, loc, name, file, sizeof file, path, sizeof path);
-    const iot_settings *s = iot_active();
-    if (!s && iot_adapt_on)
-        s = &iot_g.settings;
-    iot_file_info f = iot_files_lookup(file);
-    if (s && f.tuned) {
-        int mode = iot_transfer_mode(&f, file, path, id);
-        int *v = iot_idmap_get(&dsets, (uint64_t)id);
-        if (v)
-            v[1] = mode;
-        else if (mode >= 0)
-            iot_idmap_put(&dsets, (uint64_t)id, -1, mode);
-        iot_h5_outcome out = {"", "", ""};
-        note_named_late(&f, file, path, &out);
-        keep_outcome(rec, &out);
-    }
-    uint64_t dims[32], maxdims[32], chunks[32];
-    iot_trace_dset_desc d = {0, dims, NULL, NULL, 0, -1, -1, -1};
-    if (rec >= 0 && iot_trace_on)
-        describe_dataset(real, id, H5I_INVALID_HID, H5I_INVALID_HID, H5I_INVALID_HID, &d, dims,
-                         maxdims, chunks);
-    if (rec < 0 || !iot_lock())
-        return;
-    iot_count_meta(rec, IOT_L_HDF5, dt, outer);
-    if (iot_trace_on) {
-        int ds = iot_trace_dataset(rec, path, &d);
-        if (ds >= 0)
-            iot_idmap_put(&traced, (uint64_t)id, ds, (int)d.type_size);
-        else
-            iot_idmap_del(&traced, (uint64_t)id);
-        iot_trace_h5("H5Dcreate", rec, ds, 0, -1, 0, d.ndims, dims, t, dt);
-    }
-    iot_unlock();
-}
-
-IOT_EXPORT herr_t H5Olink(hid_t obj, hid_t new_loc, const char *new_name, hid_t lcpl, hid_t lapl)
-{
-    const iot_h5_api *real = iot_h5_real();
-    if (!real->H5Olink)
-        return -1;
-    if (!anon.used) /* no anonymous dataset was ever followed */
-        return real->H5Olink(obj, new_loc, new_name, lcpl, lapl);
-    IOT_TIMED(real->H5Olink(obj, new_loc, new_name, lcpl, lapl));
-    int *v = rc >= 0 && new_name ? iot_idmap_get(&anon, (uint64_t)obj) : NULL;
-    if (!v)
-        return rc;
-    int rec = v[0];
-    iot_idmap_del(&anon, (uint64_t)obj); /* its first name is the one it is known by */
-    iot_h5_quiet quiet;
-    iot_h5_failure kept;
-    iot_h5_failure_keep(&kept);
-    iot_h5_quiet_begin(&quiet);
-    dataset_named(real, obj, rec, new_loc, new_name, t, dt, outer);
-    iot_h5_quiet_end(&quiet);
-    iot_h5_failure_give_back(&kept);
-    return rc;
 }
 
 IOT_EXPORT hid_t H5Dcreate2(hid_t loc, const char *name, hid_t type, hid_t space, hid_t lcpl,
