@@ -17,7 +17,7 @@
 
 /* The runtime's own files (profile, traces, /proc/self/cmdline) are read and written through
  * these, the real functions, never through its own wrappers: its I/O is not the application's
- * and must not re-enter the bookkeeping. Defined beside the wrappers that own the pointers. */
+ * and must not re-enter the bookkeeping (real.c). */
 FILE *iot_real_fopen(const char *path, const char *mode);
 int iot_real_fclose(FILE *f);
 size_t iot_real_fread(void *buf, size_t size, size_t n, FILE *f);

@@ -10,6 +10,7 @@
 #include "config/settings.h"
 #include "platform/fstype.h"
 
+iot_clock_t iot_clock = {0, 0, -1}; /* set at start-up and MPI_Init (lifecycle.c) */
 int iot_capture_on;
 int iot_trace_on;
 int iot_capture_done;

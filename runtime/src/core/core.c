@@ -19,6 +19,18 @@
 
 iot_state iot_g;
 
+/* The launchers' variables, not the runtime's (lifecycle.c knows the launchers). */
+int iot_launcher_rank(void)
+{
+    static const char *vars[] = {"PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"};
+    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v)
+            return atoi(v);
+    }
+    return -1;
+}
+
 int iot_world_rank(void)
 {
     int init = 0, fini = 0, rank = 0;

@@ -14,7 +14,6 @@
 #include "platform/budget.h"
 #include "trace/trace.h"
 
-iot_clock_t iot_clock = {0, 0, -1};
 static int mpi_rank = -1; /* in MPI_COMM_WORLD, once MPI_Init has returned */
 
 /* Launchers inherit LD_PRELOAD too; they must neither capture nor write a profile. Any
@@ -32,18 +31,6 @@ static int is_launcher(void)
         if (strcmp(me, names[i]) == 0)
             return 1;
     return 0;
-}
-
-/* The launchers' variables, not the runtime's: read here, where launchers are known. */
-int iot_launcher_rank(void)
-{
-    static const char *vars[] = {"PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"};
-    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
-        const char *v = getenv(vars[i]);
-        if (v && *v)
-            return atoi(v);
-    }
-    return -1;
 }
 
 /* fork() without exec: the child is a copy with the parent's counters and, in an MPI job, a

@@ -48,16 +48,6 @@ REAL(dup3, int, int, int, int)
 REAL(fcntl, int, int, int, ...)
 REAL(fcntl64, int, int, int, ...)
 
-int iot_real_open(const char *path, int flags)
-{
-    return get_open()(path, flags);
-}
-
-int iot_real_close(int fd)
-{
-    return get_close()(fd);
-}
-
 /* ---- opens ---- */
 
 static int open_common(int (*real)(const char *, int, ...), const char *func, const char *path,

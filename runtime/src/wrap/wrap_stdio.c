@@ -22,21 +22,6 @@ REAL(fclose, int, FILE *)
 REAL(fread, size_t, void *, size_t, size_t, FILE *)
 REAL(fwrite, size_t, const void *, size_t, size_t, FILE *)
 
-FILE *iot_real_fopen(const char *path, const char *mode)
-{
-    return get_fopen()(path, mode);
-}
-
-int iot_real_fclose(FILE *f)
-{
-    return get_fclose()(f);
-}
-
-size_t iot_real_fread(void *buf, size_t size, size_t n, FILE *f)
-{
-    return get_fread()(buf, size, n, f);
-}
-
 /* The stream's descriptor when capture is on, else -1; errno untouched (a memory stream
  * has none and fileno would set EBADF). */
 static int stream_fd(FILE *fp)
