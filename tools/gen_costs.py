@@ -3,7 +3,7 @@
 
 The TSV is the one definition of what a setting costs (memory per open dataset or file, bytes
 on disk per object or file) and how much of the machine it may take; this script turns it into
-a table indexed by the parameter ids of params_gen.h, for runtime/src/bounds.c.
+a table indexed by the parameter ids of params_gen.h, for runtime/src/config/bounds.c.
 Usage: gen_costs.py PARAMS.tsv COSTS.tsv OUTPUT.h
 """
 

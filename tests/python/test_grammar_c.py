@@ -1,4 +1,4 @@
-"""The runtime's online Sequitur grammar (runtime/src/grammar.c) on its own: the grammar always
+"""The runtime's online Sequitur grammar (runtime/src/adapt/grammar.c) on its own: the grammar always
 expands back to its input, memory stays bounded (the grammar says when it is full and stops
 growing), and the prediction after a phase's first symbol is the rest of the phase."""
 

@@ -1,6 +1,6 @@
 """One motif signature for Python and the runtime: the shared vectors
 tests/vectors/kb/signature.json run against iotune.kb (signature.motif_of, match.nearest) and
-against the runtime's C (runtime/src/kbmatch.c, compiled here with a small harness), which reads
+against the runtime's C (runtime/src/adapt/kbmatch.c, compiled here with a small harness), which reads
 the very export files that `iotune kb export` writes (store.export_json)."""
 
 import json
