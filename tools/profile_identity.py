@@ -4,8 +4,10 @@ changes meant to change no behaviour (a restructuring, a move of files).
 Each kernel of a build's kernels/ folder runs at a small size on 2 MPICH ranks under each mode
 (profile; profile with every parameter's control file; adaptive; profile with a trace of every
 layer), preloaded with library A twice and library B twice. A field that differs between the two
-runs of one library is volatile (times, rates, the session): it is left out and named. Every other
-field must be the same for A and B. The libraries' own paths are written as <lib>.
+runs of one library is volatile (times, rates, the session): it is left out and named; so are
+the fields that are times or follow from times by their name (TIME_FIELD: `*_s`, `*_time`,
+`slowest_rank`, ...), volatile or not in a given pair of runs. Every other field must be the
+same for A and B. The libraries' own paths are written as <lib>.
 
     python3 tools/profile_identity.py --a /work/main/build/runtime/libiotune.so \\
         --b build/runtime/libiotune.so [--kernels build/kernels] [--out result.json]
@@ -17,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -54,6 +57,10 @@ KERNELS = {
     ],  # fmt: skip
     "haccio": ["--particles", "1000", "--read", "--cleanup"],
 }
+# Times, and what only times decide (which rank was slowest, rates, shares of time).
+TIME_FIELD = re.compile(
+    r"(_s|_time|seconds|_per_s|meta_fraction|imbalance|slowest_rank|slowest|session|wall|epoch)$"
+)
 MODES = {
     "profile": {},
     "config": {"IOTUNE_CONFIG": str(ROOT / "tests" / "data" / "probe_all.xml")},
@@ -106,9 +113,10 @@ def main(argv: list[str] | None = None) -> int:
         for mode, env_add in MODES.items():
             a1, b1, a2, b2 = (run(lib, kernel, kargs, env_add) for lib in (a, b, a, b))
             volatile = {p for x, y in ((a1, a2), (b1, b2)) for p in x.keys() | y.keys()
-                        if x.get(p) != y.get(p)}  # fmt: skip
-            differ = sorted(p for p in a1.keys() | b1.keys()
-                            if p not in volatile and a1.get(p, "<absent>") != b1.get(p, "<absent>"))  # fmt: skip
+                        if x.get(p) != y.get(p)
+                        or TIME_FIELD.search(p.rsplit(".", 1)[-1].split("[")[0])}  # fmt: skip
+            differ = sorted(p for p in a1.keys() | b1.keys() if p not in volatile
+                            and a1.get(p, "<absent>") != b1.get(p, "<absent>"))  # fmt: skip
             fields = len(a1.keys() - volatile)
             print(f"{name:9s} {mode:9s} {fields:5d} fields identical, {len(volatile):4d} volatile"
                   f"{'' if not differ else f', {len(differ)} DIFFER'}")  # fmt: skip
