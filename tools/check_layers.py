@@ -208,7 +208,8 @@ def main(argv: list[str] | None = None) -> int:
     if bad:
         print(f"check_layers: {bad} problem(s) ({tolerated} known)", file=sys.stderr)
         return 1
-    print(f"check_layers: layers kept ({tolerated} known problem(s) in {known_file.name})")
+    known_note = f" ({tolerated} known problem(s) in {known_file.name})" if known else ""
+    print(f"check_layers: layers kept, {len(list(sources(src)))} files{known_note}")
     return 0
 
 
