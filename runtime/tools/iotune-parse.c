@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bounds.h"
-#include "json.h"
-#include "settings.h"
+#include "config/bounds.h"
+#include "config/json.h"
+#include "config/settings.h"
 
 static int n_errors;
 

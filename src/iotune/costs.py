@@ -1,5 +1,5 @@
 """What a setting costs, and whether it fits the machine: data/costs.tsv, the one definition the
-C runtime shares (runtime/src/bounds.c, generated costs_gen.h).
+C runtime shares (runtime/src/config/bounds.c, generated costs_gen.h).
 
 A setting costs memory (per open dataset or file: chunk cache slots and bytes, sieve and
 metadata cache sizes, MPI-IO buffers) or disk space (per object or file: alignment, metadata

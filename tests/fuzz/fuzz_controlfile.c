@@ -5,8 +5,8 @@
  * is within its fixed-size fields, every normalised value reads back as itself, and matching
  * returns settings of the parameter asked for. */
 #include "check.h"
-#include "json.h"
-#include "settings.h"
+#include "config/json.h"
+#include "config/settings.h"
 
 static int n_reports;
 

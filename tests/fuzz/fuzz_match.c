@@ -7,7 +7,7 @@
 #include <limits.h>
 
 #include "check.h"
-#include "settings.h"
+#include "config/settings.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -4,7 +4,7 @@
  * within the registry's bounds and its fixed-size fields, its normalised text reads back as itself;
  * a value refused comes with a message. */
 #include "check.h"
-#include "settings.h"
+#include "config/settings.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,5 +1,5 @@
-"""The runtime's online Sequitur grammar (runtime/src/grammar.c) on its own: the grammar always
-expands back to its input, memory stays bounded (the grammar says when it is full and stops
+"""The runtime's online Sequitur grammar (runtime/src/adapt/grammar.c) on its own: the grammar
+always expands back to its input, memory stays bounded (the grammar says when it is full and stops
 growing), and the prediction after a phase's first symbol is the rest of the phase."""
 
 import shutil
@@ -12,7 +12,7 @@ REPO = Path(__file__).resolve().parents[2]
 HARNESS = r"""
 #include <stdio.h>
 #include <stdlib.h>
-#include "grammar.h"
+#include "adapt/grammar.h"
 int main(int argc, char **argv) {
     (void)argc;
     int n = atoi(argv[1]), alpha = atoi(argv[2]);
@@ -53,7 +53,8 @@ def harness(tmp_path_factory):
     exe = d / "h"
     src = REPO / "runtime" / "src"
     subprocess.run([cc, "-std=c11", "-O1", "-g", "-fsanitize=address,undefined", "-Wall",
-                    "-Wextra", "-Werror", "-I", src, d / "h.c", src / "grammar.c", "-o", exe],
+                    "-Wextra", "-Werror", "-I", src, d / "h.c", src / "adapt" / "grammar.c", "-o",
+                    exe],
                    check=True)  # fmt: skip
     return exe
 

@@ -1,7 +1,7 @@
 """One motif signature for Python and the runtime: the shared vectors
 tests/vectors/kb/signature.json run against iotune.kb (signature.motif_of, match.nearest) and
-against the runtime's C (runtime/src/kbmatch.c, compiled here with a small harness), which reads
-the very export files that `iotune kb export` writes (store.export_json)."""
+against the runtime's C (runtime/src/adapt/kbmatch.c, compiled here with a small harness), which
+reads the very export files that `iotune kb export` writes (store.export_json)."""
 
 import json
 import shutil
@@ -21,8 +21,8 @@ HARNESS = r"""
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "jsonread.h"
-#include "kbmatch.h"
+#include "base/jsonread.h"
+#include "adapt/kbmatch.h"
 static char *slurp(const char *path, size_t *n) {
     FILE *f = fopen(path, "rb");
     char *buf = malloc(1 << 20);
@@ -87,8 +87,9 @@ def harness(tmp_path_factory, build_dir):
     src = REPO / "runtime" / "src"
     exe = d / "h"
     subprocess.run([cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE", "-I", src,
-                    "-I", build_dir / "runtime" / "generated", d / "h.c", src / "kbmatch.c",
-                    src / "jsonread.c", "-lm", "-o", exe], check=True)  # fmt: skip
+                    "-I", build_dir / "runtime" / "generated", d / "h.c",
+                    src / "adapt" / "kbmatch.c", src / "base" / "jsonread.c", "-lm", "-o", exe],
+                   check=True)  # fmt: skip
     return exe
 
 

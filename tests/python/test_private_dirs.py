@@ -1,4 +1,4 @@
-"""The runtime's per-user marker directory, <tmp>/iotune-<uid> (runtime/src/core.c): made with
+"""The runtime's per-user marker directory, <tmp>/iotune-<uid> (runtime/src/core/core.c): made with
 mode 0700, used only when it is a real directory of this user that no one else can write into,
 and cleaned up without ever following a symbolic link. Another user's planted symbolic link
 or directory is refused with one message; the run goes on (without markers) and nothing

@@ -1,0 +1,90 @@
+/* The adaptive mode's learning and guard: a class's first phase decides the online rules that
+ * hold on its insights; each later phase that applied them is compared with the learning phase,
+ * and the rules are reverted for the phases after IOT_GUARD_STRIKES slower ones in a row. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "adapt/adapt_state.h"
+#include "base/env.h"
+#include "core/core.h"
+
+static int slow_rule = -1; /* IOTUNE_TEST_SLOW_RULE: a rule whose phases look slower */
+static double slow_factor = 1;
+
+static int rule_index(const char *code)
+{
+    if (strcmp(code, "KB") == 0)
+        return IOT_KB_BIT;
+    for (int i = 0; i < IOT_RULE_COUNT; i++)
+        if (strcmp(iot_rules[i].code, code) == 0)
+            return i;
+    return -1;
+}
+
+void iot_adapt_guard_init(void)
+{
+    if (!iot_env.slow_rule) /* "CODE" or "CODE:FACTOR" */
+        return;
+    char code[32];
+    snprintf(code, sizeof code, "%s", iot_env.slow_rule);
+    char *colon = strchr(code, ':');
+    if (colon) {
+        *colon = '\0';
+        slow_factor = atof(colon + 1);
+    } else {
+        slow_factor = 10;
+    }
+    slow_rule = rule_index(code);
+    if (slow_rule < 0 || slow_factor <= 0)
+        iot_warn_once("slow-rule", "IOTUNE_TEST_SLOW_RULE=%s: no such rule or factor; ignored",
+                      iot_env.slow_rule);
+}
+
+double iot_adapt_test_seconds(uint64_t applied, double seconds)
+{
+    if (slow_rule >= 0 && slow_factor > 0 && (applied >> slow_rule & 1)) /* see env.c */
+        return seconds * slow_factor;
+    return seconds;
+}
+
+/* The measure is bytes per second of the slowest rank's time in the outermost layer's transfers
+ * and metadata calls: the dataset creation, where parallel HDF5 writes the fill values, counts
+ * (IOT-1 acts there); the time between the calls (the application's own work) does not.
+ * A phase that moved no data (a file created or truncated before it is written, its size asked
+ * through an open of its own) has no insights to learn from and no rate to judge: it is left
+ * out of the class's count, so that the class learns from its first phase with data. */
+void iot_adapt_judge(iot_adapt_class *k, int index, uint64_t applied, iot_phase_log *lg,
+                     double bytes, double seconds)
+{
+    if (bytes <= 0) {
+        lg->idle = 1;
+        return;
+    }
+    double bps = seconds > 0 ? bytes / seconds : 0;
+    if (index == 0) {
+        k->learn_bps = bps;
+        iot_insights_copy(&k->learned, &lg->in);
+        for (int r = 0; r < IOT_RULE_COUNT; r++) {
+            if (iot_rules[r].kind != IOT_RULE_SETTING || iot_rules[r].nsettings == 0 ||
+                !iot_rule_holds(&iot_rules[r], &lg->in))
+                continue;
+            if (iot_rules[r].online)
+                k->fired |= (uint64_t)1 << r;
+            else /* said, so that a setting the mode cannot apply is not silently missing */
+                lg->offline |= (uint64_t)1 << r;
+        }
+        lg->fired = k->fired;
+        iot_adapt_kb_learn(k, lg);
+    } else if (applied && k->learn_bps > 0) {
+        lg->ratio = bps / k->learn_bps;
+        lg->slow = lg->ratio < IOT_GUARD_RATIO;
+        k->strikes = lg->slow ? k->strikes + 1 : 0;
+        if (k->strikes >= IOT_GUARD_STRIKES) {
+            lg->reverted = applied & ~k->reverted;
+            k->reverted |= applied;
+            k->strikes = 0;
+        }
+    }
+    k->phases++;
+}

@@ -1,0 +1,162 @@
+/* The adaptive mode reading an exported knowledge base (IOTUNE_ADAPT_KB, `iotune kb export`):
+ * at a class's learning phase the phase's motif signature (kbmatch.c, the definition of
+ * iotune.kb.signature) is matched against the stored entries, and the settings of the nearest
+ * entry of the same motif are given to the class's later phases like a rule's (the IOT_KB_BIT
+ * of the class's rules: agreed at the open, judged and reverted by the guard). Loaded once, on
+ * first use; a file that cannot be read or is not an export is said once and left out. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "adapt/adapt_state.h"
+#include "base/env.h"
+#include "config/json.h"
+#include "config/settings.h"
+#include "config/values.h"
+#include "core/core.h"
+
+#define MAX_KB_BYTES (64 << 20)
+
+static iot_kb kb;
+static int kb_state; /* 0 not read yet, 1 read, -1 unusable (said once) */
+
+static void load(void)
+{
+    kb_state = -1;
+    char err[300] = "";
+    size_t n = 0;
+    char *text = iot_read_regular(iot_env.adapt_kb, MAX_KB_BYTES, &n, err, sizeof err);
+    if (text && iot_kb_parse(text, n, &kb, err, sizeof err) == 0)
+        kb_state = 1;
+    free(text);
+    if (kb_state < 0)
+        iot_warn_once("adapt-kb", "IOTUNE_ADAPT_KB=%s: %s; the adaptive mode goes on without it",
+                      iot_env.adapt_kb, err);
+}
+
+void iot_adapt_kb_learn(iot_adapt_class *k, iot_phase_log *lg)
+{
+    k->kb_entry = lg->kb_entry = -1;
+    if (!iot_env.adapt_kb)
+        return;
+    if (!kb_state)
+        load();
+    lg->kb_looked = 1;
+    if (kb_state < 0)
+        return;
+    iot_kb_signature sig;
+    iot_kb_signature_of(&lg->in, &sig);
+    k->kb_entry = lg->kb_entry = iot_kb_nearest(&kb, &sig, &lg->kb_distance);
+    if (k->kb_entry >= 0) {
+        k->fired |= IOT_KB_MASK;
+        lg->fired |= IOT_KB_MASK;
+    }
+}
+
+/* The parameter of a stored setting's name, or -1 (said once). */
+static int param_of(const char *name)
+{
+    for (int i = 0; i < IOT_P_COUNT; i++)
+        if (strcmp(iot_params[i].name, name) == 0)
+            return i;
+    iot_warn_once("adapt-kb-name", "IOTUNE_ADAPT_KB=%s: setting '%s' is not a parameter; skipped",
+                  iot_env.adapt_kb, name);
+    return -1;
+}
+
+int iot_adapt_kb_settings(const iot_adapt_class *k, iot_entry *out, const iot_settings *control)
+{
+    if (k->kb_entry < 0 || kb_state <= 0 || !(iot_adapt_active(k) & IOT_KB_MASK))
+        return 0;
+    const iot_kb_entry *e = &kb.entries[k->kb_entry];
+    int n = 0;
+    for (int i = 0; i < e->nsettings; i++) {
+        int param = param_of(e->names[i]);
+        if (param < 0)
+            continue;
+        const iot_param_def *def = &iot_params[param];
+        char err[128];
+        if (iot_adapt_control_sets(control, param, def->name))
+            continue;
+        if (out && iot_value_parse(def, e->values[i], &out[n].value, err, sizeof err) != 0) {
+            iot_warn_once("adapt-kb-value", "IOTUNE_ADAPT_KB=%s: %s=%s: %s; skipped",
+                          iot_env.adapt_kb, def->name, e->values[i], err);
+            continue;
+        }
+        if (out) {
+            out[n].param = param;
+            out[n].line = -1; /* iot_origin: "adaptive mode" */
+            out[n].layer = def->layer;
+            snprintf(out[n].name, sizeof out[n].name, "%s", def->name);
+            memcpy(out[n].file_pat, k->name, sizeof out[n].file_pat);
+        }
+        n++;
+    }
+    return n;
+}
+
+int iot_adapt_kb_sets(const iot_adapt_class *k, int param)
+{
+    if (k->kb_entry < 0 || kb_state <= 0)
+        return 0;
+    const iot_kb_entry *e = &kb.entries[k->kb_entry];
+    for (int i = 0; i < e->nsettings; i++)
+        if (strcmp(e->names[i], iot_params[param].name) == 0)
+            return 1;
+    return 0;
+}
+
+void iot_adapt_kb_write_applied(FILE *f, const iot_adapt_class *k, int *n)
+{
+    if (!k || k->kb_entry < 0 || kb_state <= 0)
+        return;
+    const iot_kb_entry *e = &kb.entries[k->kb_entry];
+    for (int i = 0; i < e->nsettings; i++) {
+        int param = param_of(e->names[i]);
+        iot_value v;
+        char err[128];
+        if (param < 0 || iot_adapt_control_sets(&iot_g.settings, param, e->names[i]) ||
+            iot_value_parse(&iot_params[param], e->values[i], &v, err, sizeof err) != 0)
+            continue; /* not applied: as the settings set leaves it */
+        fputs((*n)++ ? ", {\"rule\": \"KB\", \"name\": " : "{\"rule\": \"KB\", \"name\": ", f);
+        iot_json_string(f, e->names[i]);
+        fputs(", \"value\": ", f);
+        iot_json_string(f, e->values[i]);
+        fputc('}', f);
+    }
+}
+
+void iot_adapt_kb_write(FILE *f, const iot_phase_log *lg)
+{
+    if (!lg->kb_looked) {
+        fputs("null", f);
+        return;
+    }
+    iot_kb_signature sig;
+    iot_kb_signature_of(&lg->in, &sig);
+    fputs("{\"file\": ", f);
+    iot_json_string(f, iot_env.adapt_kb);
+    fprintf(f, ", \"entries\": %d, \"signature_version\": %d, \"motif\": {", kb.n,
+            IOT_KB_SIGNATURE_VERSION);
+    for (int i = 0; i < IOT_KB_MOTIF; i++) {
+        fputs(i ? ", " : "", f);
+        iot_json_string(f, iot_kb_motif_names[i]);
+        fputs(": ", f);
+        iot_json_string(f, sig.motif[i]);
+    }
+    fputs("}, \"match\": ", f);
+    if (lg->kb_entry < 0 || kb_state <= 0) {
+        fputs(kb_state < 0 ? "null, \"error\": \"unusable (see the warning)\"}" : "null}", f);
+        return;
+    }
+    const iot_kb_entry *e = &kb.entries[lg->kb_entry];
+    fputs("{\"uid\": ", f);
+    iot_json_string(f, e->uid ? e->uid : "");
+    fputs(", \"study\": ", f);
+    iot_json_string(f, e->study ? e->study : "");
+    fprintf(f, ", \"index\": %d, \"distance\": %.4f, \"speedup\": ", lg->kb_entry, lg->kb_distance);
+    if (e->speedup > 0)
+        fprintf(f, "%.4f}}", e->speedup);
+    else
+        fputs("null}}", f);
+}

@@ -1,0 +1,227 @@
+/* Settings to an HDF5 dataset's creation and access lists and its transfer mode
+ * (apply_hdf5.h). */
+#include "apply/apply_hdf5.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "apply/h5report.h"
+#include "config/bounds.h"
+#include "core/core.h"
+
+/* Chunk dimensions of about target bytes: whole fastest-varying dimensions first, so that a
+ * chunk stays contiguous in memory order. A dimension is bounded by its maximum size, not its
+ * current one (an extendible dataset often starts empty); an unlimited one takes whatever
+ * the target still leaves. */
+static void chunk_for_size(int ndims, const hsize_t *maxdims, size_t elem, long long target,
+                           hsize_t *chunk)
+{
+    hsize_t remaining = (hsize_t)(target / (long long)(elem ? elem : 1));
+    if (remaining < 1)
+        remaining = 1;
+    for (int i = ndims - 1; i >= 0; i--) {
+        hsize_t extent = maxdims[i] == H5S_UNLIMITED ? remaining : maxdims[i] ? maxdims[i] : 1;
+        chunk[i] = extent < remaining ? extent : remaining;
+        remaining /= chunk[i];
+        if (remaining < 1)
+            remaining = 1;
+    }
+}
+
+static void set_chunk(const iot_file_info *f, const char *file, const char *dset, hid_t type,
+                      hid_t space, hid_t dcpl, hid_t *copy, iot_h5_report *r, iot_h5_outcome *out)
+{
+    const iot_file_settings *rules = f->rules;
+    const iot_h5_api *h = iot_h5();
+    const iot_entry *dims_e = iot_resolved_for(rules, IOT_P_CHUNK, dset);
+    const iot_entry *size_e = iot_resolved_for(rules, IOT_P_CHUNK_SIZE, dset);
+    const iot_entry *e = dims_e ? dims_e : size_e;
+    if (!e)
+        return;
+    hsize_t dims[H5S_MAX_RANK], maxdims[H5S_MAX_RANK], chunk[H5S_MAX_RANK];
+    int ndims = h->H5Sget_simple_extent_ndims(space);
+    if (ndims <= 0 || h->H5Sget_simple_extent_dims(space, dims, maxdims) < 0) {
+        iot_h5_report_add(r, "%s NOT applied: scalar or null dataspace cannot be chunked", e->name);
+        return;
+    }
+    if (dcpl != H5P_DEFAULT) {
+        /* chunking a virtual dataset would replace its mappings with empty storage; compact
+         * and external storage are the application's choice too */
+        H5D_layout_t layout = h->H5Pget_layout(dcpl);
+        if ((layout != H5D_CONTIGUOUS && layout != H5D_CHUNKED) ||
+            (h->H5Pget_external_count && h->H5Pget_external_count(dcpl) > 0)) {
+            iot_h5_report_add(r, "%s NOT applied: the application asked for %s storage", e->name,
+                              layout == H5D_COMPACT   ? "compact"
+                              : layout == H5D_VIRTUAL ? "virtual"
+                              : layout == H5D_CHUNKED || layout == H5D_CONTIGUOUS
+                                  ? "external"
+                                  : "another kind of");
+            return;
+        }
+    }
+    if (e == dims_e && e->value.n != ndims) {
+        iot_h5_report_add(r, "chunk=%s NOT applied: %d dimensions for a dataset of rank %d",
+                          e->value.text, e->value.n, ndims);
+        return;
+    }
+    size_t elem = h->H5Tget_size(type);
+    if (e == dims_e)
+        for (int i = 0; i < ndims; i++)
+            chunk[i] = (hsize_t)e->value.v[i];
+    else
+        chunk_for_size(ndims, maxdims, elem, e->value.v[0], chunk);
+    double bytes = (double)elem;
+    for (int i = 0; i < ndims; i++) {
+        if (maxdims[i] != H5S_UNLIMITED && chunk[i] > maxdims[i])
+            chunk[i] = maxdims[i]; /* HDF5 refuses chunks larger than a fixed dimension */
+        if (chunk[i] == 0) {
+            iot_h5_report_add(r, "%s NOT applied: the dataset has a fixed dimension of size 0",
+                              e->name);
+            return;
+        }
+        bytes *= (double)chunk[i];
+    }
+    if (bytes >= 4294967296.0) {
+        iot_h5_report_add(r, "%s NOT applied: a chunk must be smaller than 4 GiB", e->name);
+        return;
+    }
+    if (iot_h5_too_costly(e, bytes, file, f->leader, r, out))
+        return;
+    herr_t rc = h->H5Pset_chunk(iot_h5_writable(copy, dcpl, h->cls_dcpl), ndims, chunk);
+    char where[96], text[256];
+    int n = 0;
+    for (int i = 0; i < ndims && n < (int)sizeof text - 24; i++)
+        n += snprintf(text + n, sizeof text - (size_t)n, i ? ",%llu" : "%llu",
+                      (unsigned long long)chunk[i]);
+    iot_h5_report_add(r, "chunk=%s%s%s%s [%s]", text, e == size_e ? " (from chunk_size=" : "",
+                      e == size_e ? e->value.text : "", e == size_e ? ")" : "",
+                      iot_origin(e, where, sizeof where));
+    if (rc < 0)
+        iot_h5_report_add(r, "chunk NOT applied: HDF5 refused it");
+}
+
+hid_t iot_apply_dcpl(const iot_file_info *f, const char *file, const char *dset, hid_t type,
+                     hid_t space, hid_t dcpl, iot_h5_outcome *out)
+{
+    const iot_h5_api *h = iot_h5();
+    iot_h5_quiet quiet;
+    iot_h5_quiet_begin(&quiet);
+    hid_t copy = H5I_INVALID_HID;
+    iot_h5_report r = {.len = 0};
+    set_chunk(f, file, dset, type, space, dcpl, &copy, &r, out);
+    static const H5D_fill_time_t fill_times[] = {H5D_FILL_TIME_IFSET, H5D_FILL_TIME_ALLOC,
+                                                 H5D_FILL_TIME_NEVER};
+    static const H5D_alloc_time_t alloc_times[] = {H5D_ALLOC_TIME_DEFAULT, H5D_ALLOC_TIME_EARLY,
+                                                   H5D_ALLOC_TIME_INCR, H5D_ALLOC_TIME_LATE};
+    const iot_entry *e;
+    H5D_fill_value_t fill = H5D_FILL_VALUE_DEFAULT;
+    char where[96];
+    if ((e = iot_resolved_for(f->rules, IOT_P_FILL_TIME, dset)) &&
+        fill_times[e->value.v[0]] == H5D_FILL_TIME_NEVER && dcpl != H5P_DEFAULT &&
+        h->H5Pfill_value_defined(dcpl, &fill) >= 0 && fill == H5D_FILL_VALUE_USER_DEFINED)
+        /* unwritten elements must keep reading as the application's own fill value */
+        iot_h5_report_add(&r,
+                          "fill_time=never NOT applied: the application defined a fill value [%s]",
+                          iot_origin(e, where, sizeof where));
+    else if (e)
+        iot_h5_report_entry(&r, e,
+                            IOT_H5_CALL(H5Pset_fill_time, iot_h5_writable(&copy, dcpl, h->cls_dcpl),
+                                        fill_times[e->value.v[0]]));
+    if ((e = iot_resolved_for(f->rules, IOT_P_ALLOC_TIME, dset))) {
+        iot_h5_report_entry(&r, e,
+                            IOT_H5_CALL(H5Pset_alloc_time,
+                                        iot_h5_writable(&copy, dcpl, h->cls_dcpl),
+                                        alloc_times[e->value.v[0]]));
+        if (f->mpio && e->value.v[0] >= 2)
+            iot_h5_report_add(&r,
+                              "note: parallel HDF5 allocates space early whatever alloc_time says");
+    }
+    iot_h5_quiet_end(&quiet);
+    iot_h5_keep_refusals(&r, out);
+    if (iot_g.verbose && f->leader && r.items) {
+        char header[2200];
+        snprintf(header, sizeof header, "H5Dcreate %s:%s: hdf5 dataset creation:", file, dset);
+        iot_log_block(header, r.text);
+    }
+    return copy >= 0 ? copy : dcpl;
+}
+
+hid_t iot_apply_dapl(const iot_file_info *f, const char *file, const char *dset, hid_t dapl,
+                     iot_h5_outcome *out)
+{
+    const iot_h5_api *h = iot_h5();
+    const iot_entry *bytes = iot_resolved_for(f->rules, IOT_P_CHUNK_CACHE_BYTES, dset);
+    const iot_entry *slots = iot_resolved_for(f->rules, IOT_P_CHUNK_CACHE_SLOTS, dset);
+    const iot_entry *w0 = iot_resolved_for(f->rules, IOT_P_CHUNK_CACHE_W0, dset);
+    iot_h5_report r = {.len = 0};
+    if (bytes && iot_h5_too_costly(bytes, iot_cost(bytes->param, &bytes->value, 1), file, f->leader,
+                                   &r, out))
+        bytes = NULL;
+    if (slots && iot_h5_too_costly(slots, iot_cost(slots->param, &slots->value, 1), file, f->leader,
+                                   &r, out))
+        slots = NULL;
+    if (!bytes && !slots && !w0) {
+        if (iot_g.verbose && f->leader && r.items) {
+            char header[2200];
+            snprintf(header, sizeof header, "dataset %s:%s: hdf5 dataset access:", file, dset);
+            iot_log_block(header, r.text);
+        }
+        return dapl;
+    }
+    iot_h5_quiet quiet;
+    iot_h5_quiet_begin(&quiet);
+    hid_t copy = H5I_INVALID_HID;
+    /* unset fields keep the file's defaults */
+    herr_t rc = IOT_H5_CALL(H5Pset_chunk_cache, iot_h5_writable(&copy, dapl, h->cls_dapl),
+                            slots ? (size_t)slots->value.v[0] : H5D_CHUNK_CACHE_NSLOTS_DEFAULT,
+                            bytes ? (size_t)bytes->value.v[0] : H5D_CHUNK_CACHE_NBYTES_DEFAULT,
+                            w0 ? w0->value.d : H5D_CHUNK_CACHE_W0_DEFAULT);
+    iot_h5_quiet_end(&quiet);
+    const iot_entry *list[] = {bytes, slots, w0};
+    for (int i = 0; i < 3; i++)
+        if (list[i])
+            iot_h5_report_entry(&r, list[i], rc);
+    iot_h5_keep_refusals(&r, out);
+    if (iot_g.verbose && f->leader) {
+        char header[2200];
+        snprintf(header, sizeof header, "dataset %s:%s: hdf5 dataset access:", file, dset);
+        iot_log_block(header, r.text);
+    }
+    return copy >= 0 ? copy : dapl;
+}
+
+/* Does the dataset have filters (deflate, ...)? Reads its creation list: local, no I/O. */
+static int filtered(hid_t id)
+{
+    const iot_h5_api *h = iot_h5();
+    iot_h5_quiet quiet;
+    iot_h5_quiet_begin(&quiet);
+    hid_t dcpl = h->H5Dget_create_plist(id);
+    int n = dcpl >= 0 ? h->H5Pget_nfilters(dcpl) : 0;
+    if (dcpl >= 0)
+        h->H5Pclose(dcpl);
+    iot_h5_quiet_end(&quiet);
+    return n > 0;
+}
+
+int iot_transfer_mode(const iot_file_info *f, const char *file, const char *dset, hid_t id)
+{
+    const iot_entry *e = iot_resolved_for(f->rules, IOT_P_TRANSFER_MODE, dset);
+    if (!e || !f->mpio)
+        return -1;
+    char where[96];
+    if (e->value.v[0] != 0 && filtered(id)) {
+        /* parallel HDF5 writes filtered datasets collectively only: forcing independent
+         * would make every H5Dwrite fail */
+        if (f->leader)
+            iot_warn_once("independent-filtered",
+                          "%s:%s: transfer_mode=independent NOT applied to filtered datasets "
+                          "(parallel HDF5 writes them collectively only) [%s]",
+                          file, dset, iot_origin(e, where, sizeof where));
+        return -1;
+    }
+    if (iot_g.verbose && f->leader)
+        iot_log("%s:%s: hdf5 transfer: transfer_mode=%s [%s]", file, dset, e->value.text,
+                iot_origin(e, where, sizeof where));
+    return e->value.v[0] == 0 ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT;
+}

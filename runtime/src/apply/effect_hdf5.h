@@ -1,0 +1,49 @@
+/* Which HDF5 settings are in effect (read back and judged), and the outcome lists. */
+#ifndef IOTUNE_EFFECT_HDF5_H
+#define IOTUNE_EFFECT_HDF5_H
+
+#include <stddef.h>
+
+#include "apply/resolve.h"
+#include "platform/h5api.h"
+
+/* What reached a file or a dataset, read back from HDF5's property lists ("name=value" lines),
+ * and notes: settings not in effect and why, the application's own settings overridden. */
+typedef struct {
+    char applied[512];
+    char notes[1024];
+    char withdrawn[256]; /* "name\n" lines: settings withdrawn before the call (too costly) */
+} iot_h5_outcome;
+
+/* After the file opened with the control file's file access settings: which are in effect,
+ * read back from the file's access list (collective for the MPI-IO driver, as the open is). */
+void iot_readback_file(const iot_file_settings *rules, hid_t fid, iot_h5_outcome *out);
+
+/* After a dataset was created or opened with settings: which are in effect, read back from its
+ * creation and access lists (dcpl, dapl: whether they were given); mode: the forced transfer
+ * mode or -1. */
+void iot_readback_dataset(const iot_file_settings *rules, const char *dset, hid_t id, int dcpl,
+                          int dapl, int mode, iot_h5_outcome *out);
+
+/* Appends a line to an outcome's list (applied or notes) unless it is there already. */
+void iot_outcome_add(char *list, size_t size, const char *line);
+
+/* "name=value, ..." of the settings of one kind (an IOT_TARGET_*, or -1 for dataset creation
+ * and access) that apply to the file (dset NULL) or one of its datasets. */
+void iot_describe_settings(const iot_file_settings *rules, const char *dset, int target, char *buf,
+                           size_t len);
+
+/* The application's own file access settings the control file replaces (fapl, before the
+ * open): said once per parameter (leader), and noted for the profile. */
+void note_overrides(const iot_file_settings *rules, const char *name, hid_t fapl, int leader,
+                    iot_h5_outcome *out);
+
+/* Settings of parallel HDF5 and MPI-IO: without meaning for a serial (sec2) file. */
+int parallel_only(int p);
+
+/* A serial file opted in: the settings it matches that have no meaning for it, said once per
+ * run (leader) and noted for the profile. */
+void note_meaningless(const iot_file_settings *rules, const char *name, int leader,
+                      iot_h5_outcome *out);
+
+#endif

@@ -1,0 +1,114 @@
+/* The fail-safe of every HDF5 call a setting reaches: the attempt with the control file's
+ * lists under a quiet error stack, the application's own call when HDF5 refuses it, the
+ * runtime's list copies closed without touching the application's error stack, and the
+ * withdrawn settings and outcomes said and kept in the file's profile record. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "apply/effect_hdf5.h"
+#include "apply/h5fallback.h"
+#include "capture/capture.h"
+#include "core/core.h"
+
+/* The fail-safe of every call a setting reaches: with settings injected, the attempt is made
+ * with HDF5's error printing off (its failure is the runtime's, not the application's); if it
+ * fails, the application's own call follows, and its outcome, error stack and errno are what
+ * the application sees. why receives HDF5's reason when the settings were withdrawn and the
+ * application's call succeeded; it stays empty otherwise. */
+hid_t with_fallback(const iot_h5_api *real, h5_call call, const void *args, int injected, char *why,
+                    size_t wlen)
+{
+    why[0] = '\0';
+    if (!injected)
+        return call(real, args, 1);
+    int err = errno;
+    iot_h5_quiet quiet;
+    iot_h5_quiet_begin(&quiet);
+    hid_t id = call(real, args, 0);
+    iot_h5_quiet_end(&quiet);
+    if (id >= 0)
+        return id;
+    iot_h5_failure first;
+    iot_h5_failure_keep(&first);
+    iot_h5_failure_describe_and_drop(&first, why, wlen);
+    errno = err;
+    id = call(real, args, 1);
+    if (id < 0)
+        why[0] = '\0'; /* not the settings: the application's own call fails as well */
+    else
+        errno = err;
+    return id;
+}
+
+/* Closes the runtime's copies of property lists; after a failed call its error stack and
+ * errno survive the H5Pclose calls. */
+void close_copies(const iot_h5_api *real, hid_t result, const hid_t *copies, int n)
+{
+    int any = 0;
+    for (int i = 0; i < n; i++)
+        any |= copies[i] >= 0;
+    if (!any)
+        return;
+    iot_h5_failure kept;
+    if (result < 0)
+        iot_h5_failure_keep(&kept);
+    for (int i = 0; i < n; i++)
+        if (copies[i] >= 0)
+            real->H5Pclose(copies[i]);
+    if (result < 0)
+        iot_h5_failure_give_back(&kept);
+}
+
+/* One line on stderr (rank 0 of the file's communicator) and a note in the file's profile
+ * record: which settings were withdrawn from a call and why. */
+void say_withdrawn(const char *call, const char *file, const char *object, const char *settings,
+                   const char *why, int leader, int rec)
+{
+    char line[1024];
+    snprintf(line, sizeof line,
+             "%s %s%s%s: HDF5 refused it with the control file's %s (%s): withdrawn, the "
+             "application's own settings used",
+             call, file, object ? ":" : "", object ? object : "", settings, why);
+    if (leader)
+        iot_warn_once(line, "%s", line);
+    if (rec < 0)
+        return;
+    /* the profile's record, as for MPI-IO hints: one entry per setting of the list
+     * ("name=value, name=value" or a bare name) */
+    char reason[640], names[1024];
+    snprintf(reason, sizeof reason, "%s%s%s: %s", call, object ? " " : "", object ? object : "",
+             why);
+    snprintf(names, sizeof names, "%s", settings);
+    char *save = NULL;
+    for (char *item = strtok_r(names, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        item += strspn(item, " ");
+        char *eq = strchr(item, '=');
+        if (eq)
+            *eq = '\0';
+        iot_rec_withdraw_at(rec, item, eq ? eq + 1 : "", reason);
+    }
+}
+
+/* Lines of an outcome into a list of the file's record, once each. */
+static void merge_lines(char *into, size_t size, const char *lines)
+{
+    for (const char *line = lines; *line;) {
+        size_t len = strcspn(line, "\n");
+        char one[1024];
+        snprintf(one, sizeof one, "%.*s", (int)len, line);
+        iot_outcome_add(into, size, one);
+        line += len + (line[len] == '\n');
+    }
+}
+
+/* What reached a file or dataset (and what did not), kept in the file's profile record. */
+void keep_outcome(int rec, const iot_h5_outcome *out)
+{
+    if (rec < 0 || (!out->applied[0] && !out->notes[0]) || !iot_lock())
+        return;
+    iot_file_rec *r = iot_rec(rec);
+    merge_lines(r->h5applied, sizeof r->h5applied, out->applied);
+    merge_lines(r->h5notes, sizeof r->h5notes, out->notes);
+    iot_unlock();
+}

@@ -1,0 +1,214 @@
+#include "output/finish.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/env.h"
+#include "capture/capture.h"
+#include "core/core.h"
+#include "core/session.h"
+#include "output/profile.h"
+#include "output/profile_build.h"
+#include "platform/fstype.h"
+#include "platform/hosts.h"
+#include "trace/trace.h"
+
+/* Stops capture: later calls pass through, and the data stays as it is while it is written
+ * (other threads may still be doing I/O). Returns 0 when this thread was interrupted in the
+ * middle of its bookkeeping (exit() from a signal handler): the data may be half updated and
+ * nothing is written. */
+static int freeze(void)
+{
+    if (iot_locked) {
+        iot_capture_on = 0;
+        return 0;
+    }
+    pthread_mutex_lock(&iot_cap_lock);
+    iot_frozen = 1;
+    iot_capture_on = 0;
+    pthread_mutex_unlock(&iot_cap_lock);
+    return 1;
+}
+
+/* The first caller ends capture; returns 0 to every later one (and once never() ran). */
+static int claim(void)
+{
+    if (!iot_capture_on || iot_capture_done)
+        return 0;
+    iot_capture_done = 1;
+    return 1;
+}
+
+/* Each rank writes its trace; rank 0 alone reports problems, in one line each. */
+static void write_traces(MPI_Comm comm, int rank, int nranks, double shift, double epoch)
+{
+    const char *profile = iot_env.profile;
+    char dir[4200], path[4300];
+    snprintf(dir, sizeof dir, "%s.trace", profile);
+    mkdir(dir, 0777);
+    snprintf(path, sizeof path, "%s/rank-%d.json.gz", dir, rank);
+    int err = iot_trace_write(path, rank, nranks, iot_session(), iot_clock.start - shift, epoch);
+    int mine[2] = {err != 0, iot_trace_truncated()}, sums[2] = {mine[0], mine[1]}, worst = err;
+    if (comm != MPI_COMM_NULL) {
+        PMPI_Reduce(mine, sums, 2, MPI_INT, MPI_SUM, 0, comm);
+        PMPI_Reduce(&err, &worst, 1, MPI_INT, MPI_MAX, 0, comm);
+    }
+    if (rank != 0)
+        return;
+    if (sums[0])
+        iot_log("IOTUNE_PROFILE=%s: cannot write the trace of %d of %d rank%s in %s: %s", profile,
+                sums[0], nranks, nranks == 1 ? "" : "s", dir, strerror(worst));
+    if (sums[1])
+        iot_log("the trace of %d rank%s reached IOTUNE_TRACE_LIMIT and is truncated (see "
+                "\"dropped_calls\" in %s)",
+                sums[1], sums[1] == 1 ? "" : "s", dir);
+    iot_out_prune_traces(dir, nranks);
+}
+
+/* Rank 0 receives every rank's records and I/O time. Returns the count, or -1 on rank 0 when
+ * memory ran out (every rank then skips the profile). */
+static int gather(MPI_Comm comm, int rank, int nranks, iot_file_rec **all, double **times)
+{
+    int nrecs;
+    iot_file_rec *recs = iot_recs(&nrecs);
+    int bytes = nrecs * (int)sizeof(iot_file_rec), total = 0, ok = 1;
+    int *counts = NULL, *displs = NULL;
+    *all = NULL;
+    *times = NULL;
+    if (rank == 0) {
+        counts = calloc((size_t)nranks, sizeof *counts);
+        displs = calloc((size_t)nranks, sizeof *displs);
+        *times = calloc((size_t)nranks, sizeof **times);
+        ok = counts && displs && *times;
+    }
+    PMPI_Bcast(&ok, 1, MPI_INT, 0, comm);
+    if (ok) {
+        PMPI_Gather(&bytes, 1, MPI_INT, counts, 1, MPI_INT, 0, comm);
+        PMPI_Gather(&iot_rank_io_time, 1, MPI_DOUBLE, *times, 1, MPI_DOUBLE, 0, comm);
+        if (rank == 0) {
+            for (int r = 0; r < nranks; r++) {
+                displs[r] = total;
+                total += counts[r];
+            }
+            *all = malloc((size_t)(total ? total : 1));
+            ok = *all != NULL;
+        }
+        PMPI_Bcast(&ok, 1, MPI_INT, 0, comm);
+    }
+    if (ok)
+        PMPI_Gatherv(recs ? (void *)recs : (void *)&bytes, bytes, MPI_BYTE, *all, counts, displs,
+                     MPI_BYTE, 0, comm);
+    free(counts);
+    free(displs);
+    if (!ok && rank == 0)
+        iot_log("IOTUNE_PROFILE=%s: not enough memory to write the profile", iot_env.profile);
+    return ok ? total / (int)sizeof(iot_file_rec) : -1;
+}
+
+/* Moves this rank's times onto the job's clock (0: the earliest rank's start) and closes what
+ * is still open. Returns the shift. */
+static double to_job_clock(MPI_Comm comm, int rank, double now)
+{
+    double delta = iot_clock.sync >= 0 ? iot_clock.sync - iot_clock.start : 0, latest = delta;
+    if (comm != MPI_COMM_NULL)
+        PMPI_Allreduce(&delta, &latest, 1, MPI_DOUBLE, MPI_MAX, comm);
+    double shift = latest - delta;
+    int nrecs;
+    iot_file_rec *recs = iot_recs(&nrecs);
+    for (int i = 0; i < nrecs; i++) {
+        iot_file_rec *r = &recs[i];
+        r->rank = rank;
+        if (!r->fs[0])
+            iot_fstype(r->name, r->fs, sizeof r->fs);
+        if (r->open_now > 0 || (r->start >= 0 && r->end < r->start))
+            r->end = now; /* never closed: open until the end */
+        if (r->start >= 0) {
+            r->start += shift;
+            r->end += shift;
+        }
+    }
+    return shift;
+}
+
+/* Writes the profile (rank 0 of comm, or this process alone with MPI_COMM_NULL) and the
+ * traces. mpi: the process is (was) an MPI rank; reduced: comm is the whole job. Returns 1
+ * when the profile was written. */
+static int finish(MPI_Comm comm, int mpi, int reduced)
+{
+    double now = iot_since_start();
+    int rank = 0, nranks = 1;
+    if (comm != MPI_COMM_NULL) {
+        PMPI_Comm_rank(comm, &rank);
+        PMPI_Comm_size(comm, &nranks);
+    }
+    double shift = to_job_clock(comm, rank, now), epoch = iot_clock.wall_start - shift;
+    double wall = now + shift, slowest = wall;
+    int nall;
+    iot_file_rec *recs = iot_recs(&nall), *all = recs;
+    double *times = &iot_rank_io_time;
+    if (comm != MPI_COMM_NULL) {
+        PMPI_Reduce(&wall, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
+        nall = gather(comm, rank, nranks, &all, &times);
+    }
+    iot_hosts hosts;
+    iot_hosts_gather(comm, &hosts);
+    int write = 0, built = 0;
+    iot_profile prof;
+    iot_out out;
+    if (rank == 0 && nall >= 0) {
+        built = iot_profile_build(&prof, all, nall, times, nranks) == 0;
+        if (!built)
+            iot_log("IOTUNE_PROFILE=%s: not enough memory to write the profile", iot_env.profile);
+        iot_claim claim = {mpi, built ? prof.bytes_written + prof.bytes_read : 0,
+                           built ? prof.nfiles : 0};
+        write = built && iot_out_open(&out, iot_env.profile, &claim);
+    }
+    if (comm != MPI_COMM_NULL)
+        PMPI_Bcast(&write, 1, MPI_INT, 0, comm); /* traces go with the profile they belong to */
+    if (write && iot_trace_on)
+        write_traces(comm, rank, nranks, shift, epoch);
+    if (write && rank == 0) {
+        iot_profile_meta meta = {iot_session(), mpi, reduced, epoch, slowest, &hosts};
+        iot_profile_write(out.f, &prof, &meta);
+        iot_out_commit(&out);
+    }
+    iot_hosts_free(&hosts);
+    if (built)
+        iot_profile_free(&prof);
+    if (all != recs)
+        free(all);
+    if (times != &iot_rank_io_time)
+        free(times);
+    return write;
+}
+
+void iot_finish_job(MPI_Comm comm)
+{
+    if (!claim())
+        return;
+    int frozen = freeze();
+    if (comm != MPI_COMM_NULL || frozen) /* the ranks' collectives go on in any case */
+        finish(comm, comm != MPI_COMM_NULL, 1);
+}
+
+/* MPI_Init came but MPI_Finalize never did (exit() on some path). The other ranks may be gone,
+ * still running or aborting, and MPI may be in any state: a collective could hang and even a
+ * local call is not safe after an abort. So no MPI call here: rank 0 writes what it alone saw,
+ * marked "reduced": false, and says so; the other ranks write nothing (they have nobody to
+ * reduce with). Hydra kills the remaining ranks when one exits without MPI_Finalize: rank 0
+ * may be killed before it is done, and then there is no profile. */
+void iot_finish_at_exit(int mpi_rank)
+{
+    if (!claim() || !freeze())
+        return;
+    if (mpi_rank < 0) {
+        finish(MPI_COMM_NULL, 0, 1); /* programs without MPI write their profile at exit */
+        return;
+    }
+    if (mpi_rank == 0 && finish(MPI_COMM_NULL, 1, 0))
+        iot_log("MPI_Finalize was not called: the profile %s has rank 0's counters alone (not "
+                "reduced across ranks, \"reduced\": false)",
+                iot_env.profile);
+}

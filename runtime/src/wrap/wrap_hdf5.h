@@ -1,0 +1,37 @@
+/* What the HDF5 wrappers share (wrap_hdf5*.c): the tables of followed files and datasets
+ * and the names of an object's file and path. */
+#ifndef IOTUNE_WRAP_HDF5_H
+#define IOTUNE_WRAP_HDF5_H
+
+#include <stddef.h>
+
+#include "base/idmap.h"
+#include "platform/h5api.h"
+#include "trace/trace.h"
+
+/* Open datasets the runtime follows: id -> {capture record, forced transfer mode or -1}.
+ * Empty, and never consulted, unless transfer_mode is set or capture is on. */
+extern iot_idmap dsets;
+/* Open datasets of a traced run: id -> {index in the trace's dataset table, element size}.
+ * IOT_TRACE_UNNAMED: an anonymous dataset (H5Dcreate_anon) not linked yet, whose transfers the
+ * trace leaves out (a trace describes datasets by name; H5Olink gives it its entry). */
+extern iot_idmap traced;
+#define IOT_TRACE_UNNAMED (-2)
+/* Anonymous datasets (H5Dcreate_anon) not linked yet: id -> {capture record, unused}
+ * (wrap_hdf5_link.c). */
+extern iot_idmap anon;
+/* Open files the runtime follows (settings or capture): id -> {capture record or -1, unused}. */
+extern iot_idmap files;
+
+/* Where a dataset lives: the file's name and the dataset's full path. */
+void dataset_names(const iot_h5_api *h, hid_t loc, const char *name, char *file, size_t flen,
+                   char *path, size_t plen);
+/* The capture record of an HDF5 object's file (by the file's name). */
+int record_of(const iot_h5_api *h, hid_t obj, const char *known_name);
+/* The trace's description of a dataset (HDF5 calls, outside the lock): space, type and creation
+ * list are the application's own when it creates the dataset (what it asked for, not the tuned
+ * chunking), else the dataset's (space, type, dcpl H5I_INVALID_HID: asked of id). */
+void describe_dataset(const iot_h5_api *h, hid_t id, hid_t space, hid_t type, hid_t dcpl,
+                      iot_trace_dset_desc *d, uint64_t *dims, uint64_t *maxdims, uint64_t *chunks);
+
+#endif

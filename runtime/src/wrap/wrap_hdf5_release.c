@@ -1,0 +1,117 @@
+/* Interposed releases of HDF5 ids (H5Fclose, H5Dclose, H5Oclose, H5Idec_ref): a followed
+ * file or dataset is forgotten, and its close counted, once no reference holds it. */
+
+#include "apply/resolve.h"
+#include "capture/capture.h"
+#include "core/core.h"
+#include "wrap/wrap.h"
+#include "wrap/wrap_hdf5.h"
+
+/* A followed file id: its capture record (-1 without capture), or -2 when not followed. */
+static int followed_file(hid_t fid)
+{
+    int *v = iot_idmap_get(&files, (uint64_t)fid); /* lock-free read (idmap.h) */
+    return v ? v[0] : -2;
+}
+
+/* After the file id fid was let go (H5Fclose, H5Idec_ref): if it is really gone, its
+ * settings are forgotten (name: the file's, taken before the call) and its close counted. */
+static void file_released(const iot_h5_api *real, hid_t fid, int rec, const char *name, double t,
+                          double end, int outer, const char *func)
+{
+    iot_h5_quiet quiet;
+    iot_h5_quiet_begin(&quiet);
+    int still = real->H5Iis_valid ? real->H5Iis_valid(fid) > 0 : 0;
+    iot_h5_quiet_end(&quiet);
+    if (still)
+        return; /* another reference holds it open */
+    if (name[0])
+        iot_files_forget(name);
+    if (iot_lock()) {
+        iot_idmap_del(&files, (uint64_t)fid);
+        if (rec >= 0)
+            iot_count_close(rec, IOT_L_HDF5, func, t, end, outer);
+        iot_unlock();
+    }
+}
+
+/* The name of a followed file id, before a call that may release it ("" when unknown). */
+static void file_name(const iot_h5_api *real, hid_t fid, char *name, size_t len)
+{
+    iot_h5_quiet quiet;
+    iot_h5_quiet_begin(&quiet);
+    ssize_t n = real->H5Fget_name(fid, name, len);
+    iot_h5_quiet_end(&quiet);
+    if (n <= 0 || (size_t)n >= len)
+        name[0] = '\0';
+}
+
+IOT_EXPORT herr_t H5Fclose(hid_t fid)
+{
+    const iot_h5_api *real = iot_h5_real();
+    int rec = followed_file(fid);
+    if (rec == -2)
+        return real->H5Fclose(fid);
+    char name[1024];
+    file_name(real, fid, name, sizeof name);
+    IOT_TIMED(real->H5Fclose(fid));
+    if (rc >= 0)
+        file_released(real, fid, rec, name, t, t + dt, outer, "H5Fclose");
+    return rc;
+}
+
+/* After a successful call that let go of id (H5Dclose, H5Oclose, H5Idec_ref): a dataset the
+ * runtime follows is forgotten once it is really closed (no other reference holds it). */
+static void dataset_released(const iot_h5_api *real, hid_t id)
+{
+    if (!iot_idmap_get(&dsets, (uint64_t)id) && !iot_idmap_get(&traced, (uint64_t)id))
+        return;
+    iot_h5_quiet quiet;
+    iot_h5_quiet_begin(&quiet);
+    int still = real->H5Iis_valid ? real->H5Iis_valid(id) > 0 : 0;
+    iot_h5_quiet_end(&quiet);
+    if (still)
+        return;
+    iot_idmap_del(&dsets, (uint64_t)id);
+    if (iot_lock()) {
+        iot_idmap_del(&traced, (uint64_t)id);
+        iot_unlock();
+    }
+}
+
+IOT_EXPORT herr_t H5Dclose(hid_t dset)
+{
+    const iot_h5_api *real = iot_h5_real();
+    herr_t rc = real->H5Dclose(dset);
+    if (rc >= 0 && (dsets.used || traced.used))
+        dataset_released(real, dset);
+    return rc;
+}
+
+IOT_EXPORT herr_t H5Oclose(hid_t id)
+{
+    const iot_h5_api *real = iot_h5_real();
+    herr_t rc = real->H5Oclose(id);
+    if (rc >= 0 && (dsets.used || traced.used))
+        dataset_released(real, id);
+    return rc;
+}
+
+/* h5py lets go of files and datasets this way: the last reference closes them. */
+IOT_EXPORT int H5Idec_ref(hid_t id)
+{
+    const iot_h5_api *real = iot_h5_real();
+    int rec = followed_file(id);
+    if (rec == -2) {
+        int left = real->H5Idec_ref(id);
+        if (left == 0 && (dsets.used || traced.used))
+            dataset_released(real, id);
+        return left;
+    }
+    char name[1024];
+    file_name(real, id, name, sizeof name);
+    IOT_TIMED(real->H5Idec_ref(id));
+    if (rc == 0)
+        file_released(real, id, rec, name, t, t + dt, outer, "H5Fclose");
+    return rc;
+}
