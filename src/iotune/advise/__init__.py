@@ -153,7 +153,7 @@ def _memoized(table: tuple[rules.Rule, ...] | None):
     seen: dict[tuple[Any, ...], list[rules.Outcome]] = {}
 
     def evaluate(values: dict[str, Any]) -> list[rules.Outcome]:
-        key = tuple(values.get(n) for n in names)
+        key = tuple(map(values.get, names))
         try:
             return seen[key]
         except KeyError:
