@@ -859,17 +859,16 @@ def from_profile(
     for c in calls:
         calls_of[c.file].append(c)
     dirs: dict[str, bool] = {}  # where HDF5 files were looked for: is each a directory
+    config = data.get("config") or {}
     for pattern, names in _group_files(f["name"] for f in files).items():
         unique = dict.fromkeys(names)
         fs = [f for n in unique for f in files_of[n]]
-        g = Group(pattern, names)
-        g.values.update(_counter_insights(fs, ranks))
+        g = Group(pattern, names, _counter_insights(fs, ranks))
         g.values.update(_hint_values(fs))
-        g.values["chunk_cache_bytes"] = _chunk_cache(fs, data.get("config") or {})
-        mine = [c for n in unique for c in calls_of.get(n, ())]
-        transfers = [c for c in mine if _is_transfer(c.layer, c.func)]
+        g.values["chunk_cache_bytes"] = _chunk_cache(fs, config)
+        mine = [c for n in unique for c in calls_of.get(n, ())] if calls_of else []
         outer = g.values.get("interface")
-        transfers = [c for c in transfers if c.layer == outer]
+        transfers = [c for c in mine if _is_transfer(c.layer, c.func) and c.layer == outer]
         if transfers:
             g.values.update(_sizes(transfers))
             g.values.update(_locality(transfers))

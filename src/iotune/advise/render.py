@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from iotune import insights, rules
 from iotune.advise import Advice
@@ -65,9 +68,30 @@ def text(a: Advice, control_path: str | None = None) -> str:
 
 
 def as_json(a: Advice) -> str:
-    # indented for people up to 1,000 groups; beyond, compact (json's C encoder: indenting
-    # 10^6 groups' insights in Python took longer than the analysis)
-    return json.dumps(a.to_json(), indent=2 if len(a.groups) <= 1000 else None)
+    return "".join(json_pieces(a))
+
+
+def json_pieces(a: Advice) -> Iterator[str]:
+    """as_json() in pieces, to be written one after the other: indented for people up to 1,000
+    groups; beyond, compact (json's C encoder: indenting 10^6 groups' insights in Python took
+    longer than the analysis), and written a group (a finding...) at a time, as json.dumps()
+    would write the whole (no text of 10^6 groups held at once, nor each group's object)."""
+    if len(a.groups) <= 1000:
+        yield json.dumps(a.to_json(), indent=2)
+        return
+    head = dataclasses.replace(a, groups=[]).to_json()
+    yield "{"
+    for i, (key, value) in enumerate(head.items()):
+        yield f"{', ' if i else ''}{json.dumps(key)}: "
+        items: Iterable[Any] = (g.to_json() for g in a.groups) if key == "groups" else value
+        if key == "groups" or (isinstance(value, list) and value):
+            yield "["
+            for j, item in enumerate(items):
+                yield f"{', ' if j else ''}{json.dumps(item)}"
+            yield "]"
+        else:
+            yield json.dumps(value)
+    yield "}"
 
 
 def as_html(a: Advice) -> str:
