@@ -184,12 +184,30 @@ def was_written(f: dict[str, Any]) -> bool:
     return False
 
 
-def _marked(f: Any, script: tuple[str, FileRule] | None) -> Any:
-    """A file's object with its class as "system" (a mark the runtime gave is kept)."""
-    if not isinstance(f, dict) or "system" in f or not isinstance(f.get("name"), str):
-        return f
-    rule = classify(f["name"], was_written(f), script=script)
-    return {**f, "system": rule.cls} if rule else f
+def _marker(script: tuple[str, FileRule] | None) -> Any:
+    """A function marking a file's object of one profile with its class as "system" (a mark the
+    runtime gave is kept), as classify() says: the rule table's expression looked up once, and
+    whether a file was written computed only when the rule that matches its name asks (a rule
+    that matches whatever was written is the first match of both tables; a name no rule matches
+    is a data file either way). It runs once per file of a profile of 10^6 files."""
+    chosen, matcher = _file_matcher(system_rules(), False)
+    match = matcher.match
+
+    def mark(f: Any) -> Any:
+        if not isinstance(f, dict) or "system" in f or not isinstance(name := f.get("name"), str):
+            return f
+        if script is not None and name == script[0]:
+            rule = classify(name, was_written(f), script=script)
+        else:
+            m = match(name)
+            if m is None:
+                return f
+            rule = chosen[int(m.lastgroup[1:])]
+            if rule.read_only:
+                rule = classify(name, was_written(f), script=script)
+        return {**f, "system": rule.cls} if rule else f
+
+    return mark
 
 
 @dataclass(frozen=True)
@@ -276,8 +294,7 @@ def parse(data: Any, path: Path | None = None) -> Profile:
     wrong = profile_schema.problem(data)
     if wrong:
         raise ProfileError(f"{where}not a usable profile: {wrong}")
-    script = script_of(data.get("argv"))
-    files = [_marked(f, script) for f in data["files"]]
+    files = list(map(_marker(script_of(data.get("argv"))), data["files"]))
     return Profile({**data, "files": files}, path, shape_checked=True, files_marked=True)
 
 
