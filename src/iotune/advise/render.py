@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import html
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from iotune import insights, rules
@@ -83,15 +83,21 @@ def json_pieces(a: Advice) -> Iterator[str]:
     yield "{"
     for i, (key, value) in enumerate(head.items()):
         yield f"{', ' if i else ''}{json.dumps(key)}: "
-        items: Iterable[Any] = (g.to_json() for g in a.groups) if key == "groups" else value
-        if key == "groups" or (isinstance(value, list) and value):
-            yield "["
-            for j, item in enumerate(items):
-                yield f"{', ' if j else ''}{json.dumps(item)}"
-            yield "]"
-        else:
+        items: Sequence[Any] = a.groups if key == "groups" else value
+        if not isinstance(value, list) or not items:
             yield json.dumps(value)
+            continue
+        yield "["
+        for j in range(0, len(items), _BATCH):  # "[x, y]" is x, y in brackets
+            batch = items[j : j + _BATCH]
+            if key == "groups":
+                batch = [g.to_json() for g in batch]
+            yield (", " if j else "") + json.dumps(batch)[1:-1]
+        yield "]"
     yield "}"
+
+
+_BATCH = 1000  # items given to json.dumps() at once (one call per item cost more than its text)
 
 
 def as_html(a: Advice) -> str:
