@@ -141,9 +141,9 @@ def cmd_advise(args: argparse.Namespace) -> int:
     else:
         try:
             data = inputs.load_json(source, "profile")
-            # the parsed profile lives to the end: no collection need walk its 10^7 objects
-            # (parsed with the collector off, they would all be young: the first collections
-            # after it, during the checks, walked them all)
+            # the parsed profile lives until the groups are made: no collection need walk its
+            # 10^7 objects (parsed with the collector off, they would all be young: the first
+            # collections after it, during the checks, walked them all)
             gc.freeze()
             p = checked.profile(prof.parse(data, Path(source)), source)
             del data
