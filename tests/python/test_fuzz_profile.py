@@ -150,3 +150,25 @@ def test_marking_the_files_on_loading_is_what_classify_says(parts, written, argv
     rule = prof.classify(name, prof.was_written(f), script=script)
     event("system" if rule else "data")
     assert prof._marker(script)(f) == ({**f, "system": rule.cls} if rule else f)
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    parts=st.lists(st.one_of(_PARTS, st.text("/.ab[]*?0", max_size=6)), min_size=1, max_size=5),
+    patterns=st.lists(st.text("/.ab[]*?!0-", max_size=8), max_size=4),
+    written=st.booleans(),
+)
+def test_the_name_test_before_the_rule_table_never_hides_a_match(parts, patterns, written):
+    """classify() tries the table's regular expression only on a name that a quick test (what
+    a pattern's text needs: start, end, a piece between) lets through: the first rule that
+    fnmatchcase() matches, for the shipped table and for tables of arbitrary patterns."""
+    import fnmatch
+
+    from iotune import profile as prof
+
+    name = "".join(parts)
+    extra = tuple(prof.FileRule(p, "file", "system", False, "x") for p in patterns if p)
+    for table in (prof.system_rules(), extra + prof.system_rules()):
+        first = next((r for r in table if r.match == "file" and not (r.read_only and written)
+                      and fnmatch.fnmatchcase(name, r.pattern)), None)  # fmt: skip
+        assert prof.classify(name, written, rules=table) == first, (name, patterns)
