@@ -450,6 +450,43 @@ def test_advise_time_grows_linearly_with_the_files(tmp_path, capsys, naming, sma
     assert cpu[10 * small] < 60, cpu
 
 
+GOLDEN = Path(__file__).resolve().parent.parent / "data" / "advise_golden"
+
+
+@pytest.mark.parametrize("naming, n", [("per_process", 300), ("series", 300), ("distinct", 100)])
+def test_advise_says_what_it_said_before_it_was_made_faster(tmp_path, capsys, monkeypatch,
+                                                            naming, n):  # fmt: skip
+    """Issue 23's speed-ups (sums of the counters read only, one-file groups, the marks, the
+    JSON written in pieces) change no character of the advice: the text and JSON that the code
+    before them (1315f8d) wrote for the same generated profiles (tests/data/advise_golden)."""
+    import many_files
+
+    monkeypatch.chdir(tmp_path)  # the advice names the profile as given
+    many_files.write(tmp_path / f"g-{naming}.json", n, naming)
+    for options, ext in ((["--json"], "json"), ([], "txt")):
+        status, out, err = _advise(capsys, f"g-{naming}.json", *options, "-o", "-")
+        assert status == 0, err
+        assert out == (GOLDEN / f"{naming}-{n}.{ext}").read_text(), (naming, ext)
+
+
+def test_advise_json_of_many_groups_is_json_dumps_of_the_advice(tmp_path, capsys):
+    """Beyond 1,000 groups the JSON is written a thousand groups at a time: the same text as
+    json.dumps() of the whole advice (compact), and up to 1,000 groups as with indent=2."""
+    import many_files
+
+    from iotune import profile as prof
+    from iotune.advise import advise, render
+
+    for n, indent in ((1200, None), (40, 2)):
+        path = many_files.write(tmp_path / f"d{n}.json", n, "distinct")
+        status, out, err = _advise(capsys, path, "--json", "-o", "-")
+        assert status == 0, err
+        groups = insights.from_profile(prof.load(path), search_dirs=[str(tmp_path)])
+        a = advise(groups, str(path))
+        assert out == json.dumps(json.loads(out), indent=indent) + "\n"
+        assert render.as_json(a) == json.dumps(a.to_json(), indent=indent)
+
+
 def test_a_well_formed_profile_is_checked_and_classified_once(tmp_path, monkeypatch):
     """10^6 HDF5 checkpoints took 76 s: the shape check named every counter of every file
     (a key's name built whether or not its value was wrong), advise's own check walked the
