@@ -1045,7 +1045,7 @@ def _find_and_read(
     candidates = [name] if absolute else [os.path.join(d, name) for d in search_dirs]
     for p in candidates:
         if dirs is not None:
-            parent = os.path.dirname(p)
+            parent = p[: p.rfind("/") + 1] or "."  # its directory (os.path.dirname: slower)
             there = dirs.get(parent)
             if there is None:
                 there = dirs[parent] = os.path.isdir(parent)
