@@ -963,7 +963,7 @@ def _sizes_from_histogram(g: Group, files: list[Mapping[str, Any]]) -> None:
             hist[k] += n
     total = sum(hist.values())
     if total:
-        small = sum(hist[b] for b in _SMALL_BINS)
+        small = sum(map(hist.__getitem__, _SMALL_BINS))  # a bin not there counts 0
         w, r = g.get("writes") or 0, g.get("reads") or 0
         # the histogram mixes reads and writes: split the small share by their counts
         g.values["small_writes"] = round(small * w / (w + r)) if w + r else 0
