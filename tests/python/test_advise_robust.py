@@ -431,7 +431,9 @@ def test_an_unforeseen_analysis_error_is_one_line(tmp_path, capsys, monkeypatch)
 # ----------------------------------------------------------------------------- time
 
 
-@pytest.mark.parametrize("naming, small", [("per_process", 5000), ("distinct", 2000)])
+@pytest.mark.parametrize(
+    "naming, small", [("per_process", 5000), ("series", 2000), ("distinct", 2000)]
+)
 def test_advise_time_grows_linearly_with_the_files(tmp_path, capsys, naming, small):
     """advise was quadratic in the files (60,000 files 20 s, 10^6 never ended). Ten times the
     files must cost about ten times the CPU time (quadratic: a hundred), loosely bounded for a
