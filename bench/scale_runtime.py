@@ -74,8 +74,8 @@ int main(int argc, char **argv)
 
 SIZES = r"""
 #include <stdio.h>
-#include "capture.h"
-#include "settings.h"
+#include "capture/capture.h"
+#include "config/settings.h"
 int main(void)
 {
     printf("%zu %zu\n", sizeof(iot_entry), sizeof(iot_file_rec));

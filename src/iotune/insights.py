@@ -18,6 +18,7 @@ recurring phase or a file per process is one thing to tune.
 
 from __future__ import annotations
 
+import gc
 import math
 import os
 import re
@@ -27,10 +28,12 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
 from iotune import trace as iotrace
+from iotune.profile import SIZE_BINS
 
 MIB = 1 << 20
 SMALL = MIB  # a transfer below 1 MiB is "small" (Drishti's threshold)
@@ -91,6 +94,8 @@ VERSION, INSIGHTS = read_insights(resources.files("iotune") / "data" / "insights
 BY_NAME = {i.name: i for i in INSIGHTS}
 NAMES = tuple(BY_NAME)
 _DIGITS = re.compile(r"\d+")
+_LETTER = re.compile("[A-Za-z]")
+_SMALL_BINS = SIZE_BINS[:5]  # below 1 MiB
 
 
 @dataclass
@@ -119,7 +124,7 @@ def group_pattern(name: str) -> str:
     extension that has letters (chk_0001.h5 -> chk_*.h5, iorio.r1.dat -> iorio.r*.dat)."""
     base = name.rsplit("/", 1)[-1]
     stem, dot, ext = base.rpartition(".")
-    if stem and re.search("[A-Za-z]", ext):
+    if stem and _LETTER.search(ext):
         return _DIGITS.sub("*", stem) + dot + ext
     return _DIGITS.sub("*", base)
 
@@ -631,27 +636,58 @@ def _layout_insights(layouts: list[Layout]) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- profile
 
 
+# the counters _counter_insights() reads from a layer's sums (the others are not summed)
+_SUMMED = frozenset(("writes", "reads", "bytes_written", "bytes_read", "write_time_s",
+                     "read_time_s", "meta_time_s", "collective_writes", "collective_reads",
+                     "independent_writes", "independent_reads", "set_views"))  # fmt: skip
+_SUMMED_OF: dict[tuple[str, ...], tuple[str, ...]] = {}  # a counters' keys -> those summed
+
+
+def _summed(keys: tuple[str, ...]) -> tuple[str, ...]:
+    known = _SUMMED_OF.get(keys)
+    if known is None:
+        if len(_SUMMED_OF) > 1024:  # keys that vary from file to file: a damaged profile
+            _SUMMED_OF.clear()
+        known = _SUMMED_OF[keys] = tuple(k for k in keys if k in _SUMMED)
+    return known
+
+
 def _sum_layers(files: list[Mapping[str, Any]]) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = {layer: defaultdict(float) for layer in LAYERS}
     number = (int, float)
+    if len(files) == 1:  # a group of one file (as many as files when no two names are alike)
+        for layer in LAYERS:
+            c = files[0].get(layer)
+            if c:
+                acc = out[layer]
+                for k in _summed(tuple(c)):
+                    if isinstance(v := c[k], number):
+                        acc[k] += v
+        return out
     for layer in LAYERS:  # once per counter of 10^6 files: summed by columns, in C
         acc = out[layer]
+        counters = [c for f in files if (c := f.get(layer))]
+        if not counters:
+            continue
         # the files whose counters have the same keys in the same order (the runtime writes
         # them so): their values summed column by column, in file order as one loop would
-        rows: dict[tuple[str, ...], list[Any]] = {}
-        for f in files:
-            c = f.get(layer)
-            if c:
-                keys = tuple(c)
-                row = rows.get(keys)
+        keys = list(map(tuple, counters))
+        rows: dict[tuple[str, ...], list[Any]]
+        if len(set(keys)) == 1:
+            rows = {keys[0]: counters}
+        else:
+            rows = {}
+            for k, c in zip(keys, counters, strict=True):
+                row = rows.get(k)
                 if row is None:
-                    rows[keys] = row = []
-                row.append(c.values())
-        for keys, values in rows.items():
-            for k, col in zip(keys, zip(*values, strict=True), strict=True):
+                    rows[k] = row = []
+                row.append(c)
+        for names, same in rows.items():
+            for k in _summed(names):
+                col = list(map(itemgetter(k), same)) if len(same) > 1 else [same[0][k]]
                 if _NUMBER_TYPES.issuperset(map(type, col)):
                     acc[k] = sum(col, acc[k])
-                else:  # the histogram, or a value of another type: numbers only
+                else:  # a value of another type: numbers only
                     for v in col:
                         if isinstance(v, number):
                             acc[k] += v
@@ -684,8 +720,11 @@ def transfer_mode(collective: float, total: float) -> str:
 def _outermost(c: Mapping[str, Mapping[str, float]]) -> str | None:
     for layer in LAYERS:
         if (
-            sum(_transfers(layer, c[layer])[:2])
-            or c[layer]["bytes_written"] + c[layer]["bytes_read"]
+            c[layer]
+            and (  # a layer no file has: nothing summed
+                sum(_transfers(layer, c[layer])[:2])
+                or c[layer]["bytes_written"] + c[layer]["bytes_read"]
+            )
         ):
             return layer
     return None
@@ -726,7 +765,7 @@ def _counter_insights(files: list[Mapping[str, Any]], ranks: int) -> dict[str, A
     c = _sum_layers(files)
     layer = _outermost(c)
     v: dict[str, Any] = {"ranks": ranks, "files": len(files)}
-    v["file_ranks"] = max((int(f.get("ranks", 1)) for f in files), default=0)
+    v["file_ranks"] = max([int(f.get("ranks", 1)) for f in files], default=0)
     if ranks <= 1:
         v["file_mode"] = "single"
     elif v["file_ranks"] > 1:
@@ -757,19 +796,33 @@ def _counter_insights(files: list[Mapping[str, Any]], ranks: int) -> dict[str, A
     v["meta_fraction"] = lc["meta_time_s"] / busy if busy else 0.0
     v["meta_time_rank_s"] = lc["meta_time_s"] / max(ranks, 1)
     v["file_views"] = int(c["mpiio"]["set_views"])
-    v["file_bytes"] = max((int((f.get("posix") or {}).get("last_offset") or 0) for f in files),
-                          default=0)  # fmt: skip
-    times = [f.get("time_s") or {} for f in files]
-    if any("mean" in t for t in times):  # the mean rank's I/O time on the group's files
-        rank_s = sum(float(t.get("mean", 0.0)) * int(f.get("ranks", 1) or 1)
-                     for t, f in zip(times, files, strict=True))  # fmt: skip
+    # the files' sizes, times and file systems in one pass (a group may have one file of 10^6,
+    # or 10^6 files): as max(), sum() and a set over each would say, in file order
+    file_bytes = imbalance = wait = None
+    rank_s: float = 0
+    timed = False
+    fs = set()
+    for f in files:
+        b = int((f.get("posix") or {}).get("last_offset") or 0)
+        if file_bytes is None or b > file_bytes:
+            file_bytes = b
+        t = f.get("time_s") or {}
+        x = float(t.get("imbalance", 1.0))
+        if imbalance is None or x > imbalance:
+            imbalance = x
+        if "mean" in t:
+            timed = True
+            x = float(t.get("max", 0.0)) - float(t["mean"])
+            if wait is None or x > wait:
+                wait = x
+        rank_s += float(t.get("mean", 0.0)) * int(f.get("ranks", 1) or 1)
+        if f.get("fs"):
+            fs.add(f["fs"])
+    v["file_bytes"] = 0 if file_bytes is None else file_bytes
+    if timed:  # the mean rank's I/O time on the group's files
         v["io_time_s"] = rank_s / max(ranks, 1)
-    v["imbalance"] = max((float(t.get("imbalance", 1.0)) for t in times), default=1.0)
-    v["imbalance_wait_s"] = max(
-        (float(t.get("max", 0.0)) - float(t.get("mean", 0.0)) for t in times if "mean" in t),
-        default=0.0,
-    )
-    fs = {f.get("fs") for f in files if f.get("fs")}
+    v["imbalance"] = 1.0 if imbalance is None else imbalance
+    v["imbalance_wait_s"] = 0.0 if wait is None else wait
     if len(fs) == 1:
         v["fs"] = fs.pop()
         v["parallel_fs"] = "yes" if v["fs"] in PARALLEL_FS else "no"
@@ -810,39 +863,61 @@ def from_profile(
     calls_of: dict[str, list[_Call]] = defaultdict(list)
     for c in calls:
         calls_of[c.file].append(c)
-    for pattern, names in _group_files(f["name"] for f in files).items():
-        unique = dict.fromkeys(names)
-        fs = [f for n in unique for f in files_of[n]]
-        g = Group(pattern, names)
-        g.values.update(_counter_insights(fs, ranks))
-        g.values.update(_hint_values(fs, romio))
-        g.values["chunk_cache_bytes"] = _chunk_cache(fs, data.get("config") or {})
-        mine = [c for n in unique for c in calls_of.get(n, ())]
-        transfers = [c for c in mine if _is_transfer(c.layer, c.func)]
-        outer = g.values.get("interface")
-        transfers = [c for c in transfers if c.layer == outer]
-        if transfers:
-            g.values.update(_sizes(transfers))
-            g.values.update(_locality(transfers))
-            fw = _fully_written(transfers)
-            if fw:
-                g.values["fully_written"] = fw
-            g.notes["access_pattern"] = "from the trace's offsets and selections"
-        else:
-            g.values["access_pattern"] = None
-            g.notes["access_pattern"] = (
-                "unknown: no trace (profile with --trace)" if not traces else "no transfers traced"
-            )
-            _sizes_from_histogram(g, fs)
-        if outer == "hdf5":
-            _add_layouts(g, names, mine, trace_layouts, layouts, search_dirs)
-            g.values["element_type"] = element_type(names, transfers, traces)
-            if g.values.get("layout") is None:
-                _layout_from_counters(g, fs)
-        for i in INSIGHTS:
-            g.values.setdefault(i.name, None)
-        groups.append(g)
+    dirs: dict[str, bool] = {}  # where HDF5 files were looked for: is each a directory
+    config = data.get("config") or {}
+    collecting = gc.isenabled()  # the groups hold no cycles: no collection need walk the
+    gc.disable()  # 10^6 groups made (the collections cost a tenth of their making)
+    try:
+        for pattern, names in _group_files(f["name"] for f in files).items():
+            unique = dict.fromkeys(names)
+            fs = [f for n in unique for f in files_of[n]]
+            g = Group(pattern, names, _counter_insights(fs, ranks))
+            g.values.update(_hint_values(fs, romio))
+            g.values["chunk_cache_bytes"] = _chunk_cache(fs, config)
+            mine = [c for n in unique for c in calls_of.get(n, ())] if calls_of else []
+            outer = g.values.get("interface")
+            transfers = [c for c in mine if _is_transfer(c.layer, c.func) and c.layer == outer]
+            if transfers:
+                g.values.update(_sizes(transfers))
+                g.values.update(_locality(transfers))
+                fw = _fully_written(transfers)
+                if fw:
+                    g.values["fully_written"] = fw
+                g.notes["access_pattern"] = "from the trace's offsets and selections"
+            else:
+                g.values["access_pattern"] = None
+                g.notes["access_pattern"] = (
+                    "unknown: no trace (profile with --trace)"
+                    if not traces
+                    else "no transfers traced"
+                )
+                _sizes_from_histogram(g, fs)
+            if outer == "hdf5":
+                _add_layouts(g, names, mine, trace_layouts, layouts, search_dirs, dirs)
+                g.values["element_type"] = element_type(names, transfers, traces)
+                if g.values.get("layout") is None:
+                    _layout_from_counters(g, fs)
+            _complete(g.values)
+            groups.append(g)
+    finally:
+        if collecting:
+            gc.enable()
     return groups
+
+
+_UNKNOWN: dict[tuple[str, ...], dict[str, None]] = {}  # the names given -> the others, as None
+
+
+def _complete(values: dict[str, Any]) -> None:
+    """Every insight in values: the ones not given after the others, None, in INSIGHTS' order
+    (as a setdefault of each would, without 50 steps per group of 10^6)."""
+    given = tuple(values)
+    unknown = _UNKNOWN.get(given)
+    if unknown is None:
+        if len(_UNKNOWN) > 1024:
+            _UNKNOWN.clear()
+        unknown = _UNKNOWN[given] = dict.fromkeys(n for n in NAMES if n not in values)
+    values.update(unknown)
 
 
 def _system_file(f: Mapping[str, Any], script: Any) -> bool:
@@ -884,15 +959,15 @@ def _layout_from_counters(g: Group, files: list[Mapping[str, Any]]) -> None:
 
 def _sizes_from_histogram(g: Group, files: list[Mapping[str, Any]]) -> None:
     """Without a trace, the POSIX histogram bounds the sizes (and says which are small)."""
-    from iotune.profile import SIZE_BINS
-
-    hist = defaultdict(int)
+    if g.get("interface") != "posix":
+        return
+    hist: dict[str, Any] = defaultdict(int)
     for f in files:
         for k, n in ((f.get("posix") or {}).get("sizes") or {}).items():
             hist[k] += n
-    if g.get("interface") == "posix" and sum(hist.values()):
-        small = sum(hist[b] for b in SIZE_BINS[:5])
-        total = sum(hist.values())
+    total = sum(hist.values())
+    if total:
+        small = sum(map(hist.__getitem__, _SMALL_BINS))  # a bin not there counts 0
         w, r = g.get("writes") or 0, g.get("reads") or 0
         # the histogram mixes reads and writes: split the small share by their counts
         g.values["small_writes"] = round(small * w / (w + r)) if w + r else 0
@@ -902,7 +977,7 @@ def _sizes_from_histogram(g: Group, files: list[Mapping[str, Any]]) -> None:
         g.notes["small_writes"] = "from the POSIX size histogram (reads and writes together)"
 
 
-def _add_layouts(g, names, calls, trace_layouts, layouts, search_dirs) -> None:
+def _add_layouts(g, names, calls, trace_layouts, layouts, search_dirs, dirs=None) -> None:
     used = {(c.file, c.dataset) for c in calls if c.dataset}
     type_sizes = {(c.file, c.dataset): c.type_size for c in calls if c.dataset}
     found: list[Layout] = []
@@ -916,7 +991,7 @@ def _add_layouts(g, names, calls, trace_layouts, layouts, search_dirs) -> None:
         if layouts is not None:
             lays, reason = layouts.get(name), f"{name}: no layouts given"
         else:
-            lays, reason = _find_and_read(name, search_dirs)
+            lays, reason = _find_and_read(name, search_dirs, dirs)
         if lays is None:
             why.append(reason)
             continue
@@ -961,19 +1036,28 @@ def element_type(
 
 
 def _find_and_read(
-    name: str, search_dirs: Sequence[str | Path]
+    name: str, search_dirs: Sequence[str | Path], dirs: dict[str, bool] | None = None
 ) -> tuple[dict[str, Layout] | None, str]:
+    """The layouts of an HDF5 file found as named (or in search_dirs), and why not. dirs: the
+    directories already looked at (whether each is one), shared by the files of a profile: a
+    file is looked for only in a directory that is there (10^6 files of a run on another
+    machine cost one look at their directory, not one per file)."""
     # a relative name is relative to the application's directory, which the profile does not
     # record: only the directories given are searched (not whatever the cwd holds)
     # (os.path, not pathlib: this runs once per HDF5 file of a profile, 10^6 of them)
-    if os.path.isabs(name):
-        candidates = [name]
-    else:
-        candidates = [os.path.join(d, name) for d in search_dirs]
+    absolute = os.path.isabs(name)
+    candidates = [name] if absolute else [os.path.join(d, name) for d in search_dirs]
     for p in candidates:
+        if dirs is not None:
+            parent = p[: p.rfind("/") + 1] or "."  # its directory (os.path.dirname: slower)
+            there = dirs.get(parent)
+            if there is None:
+                there = dirs[parent] = os.path.isdir(parent)
+            if not there:
+                continue
         if os.path.isfile(p):
             return read_layouts_why(p)
-    where = ", ".join(str(d) for d in search_dirs) if not os.path.isabs(name) else ""
+    where = "" if absolute else ", ".join(str(d) for d in search_dirs)
     return None, f"{name} is gone" + (f" (looked in {where}; --data-dir DIR)" if where else "")
 
 

@@ -93,24 +93,6 @@ def _num_ok(x: Any) -> bool:
     return (t is int or t is float) and -MAX_NUMBER <= x <= MAX_NUMBER
 
 
-def _counters_ok(c: Any) -> bool:
-    if c is None:
-        return True
-    if type(c) is not dict:
-        return False
-    for k, v in c.items():
-        t = type(v)
-        if (t is int or t is float) and -MAX_NUMBER <= v <= MAX_NUMBER and k not in HISTOGRAMS:
-            continue
-        if k not in HISTOGRAMS or t is not dict:
-            return False
-        for n in v.values():
-            t = type(n)
-            if not ((t is int or t is float) and -MAX_NUMBER <= n <= MAX_NUMBER):
-                return False
-    return True
-
-
 def _file_ok(f: Any) -> bool:
     if type(f) is not dict:
         return False
@@ -139,9 +121,23 @@ def _file_ok(f: Any) -> bool:
             t = type(x)
             if not ((t is int or t is float) and -MAX_NUMBER <= x <= MAX_NUMBER):
                 return False
-    for layer in LAYERS:
-        if not _counters_ok(get(layer)):
+    low, high = -MAX_NUMBER, MAX_NUMBER
+    for layer in LAYERS:  # a layer's counters (inline: 4 calls per file of 10^6 cost a tenth)
+        c = get(layer)
+        if c is None:
+            continue
+        if type(c) is not dict:
             return False
+        for k, v in c.items():
+            t = type(v)
+            if (t is int or t is float) and low <= v <= high and k not in HISTOGRAMS:
+                continue
+            if k not in HISTOGRAMS or t is not dict:
+                return False
+            for n in v.values():
+                t = type(n)
+                if not ((t is int or t is float) and low <= n <= high):
+                    return False
     v = get("hints")
     if v is not None and type(v) is not dict:
         return False

@@ -431,7 +431,9 @@ def test_an_unforeseen_analysis_error_is_one_line(tmp_path, capsys, monkeypatch)
 # ----------------------------------------------------------------------------- time
 
 
-@pytest.mark.parametrize("naming, small", [("per_process", 5000), ("distinct", 2000)])
+@pytest.mark.parametrize(
+    "naming, small", [("per_process", 5000), ("series", 2000), ("distinct", 2000)]
+)
 def test_advise_time_grows_linearly_with_the_files(tmp_path, capsys, naming, small):
     """advise was quadratic in the files (60,000 files 20 s, 10^6 never ended). Ten times the
     files must cost about ten times the CPU time (quadratic: a hundred), loosely bounded for a
@@ -448,6 +450,43 @@ def test_advise_time_grows_linearly_with_the_files(tmp_path, capsys, naming, sma
         assert sum(len(g["files"]) for g in json.loads(out)["groups"]) == n
     assert cpu[10 * small] < 30 * max(cpu[small], 0.05), cpu
     assert cpu[10 * small] < 60, cpu
+
+
+GOLDEN = Path(__file__).resolve().parent.parent / "data" / "advise_golden"
+
+
+@pytest.mark.parametrize("naming, n", [("per_process", 300), ("series", 300), ("distinct", 100)])
+def test_advise_says_what_it_said_before_it_was_made_faster(tmp_path, capsys, monkeypatch,
+                                                            naming, n):  # fmt: skip
+    """Issue 23's speed-ups (sums of the counters read only, one-file groups, the marks, the
+    JSON written in pieces) change no character of the advice: the text and JSON that the code
+    before them (1315f8d) wrote for the same generated profiles (tests/data/advise_golden)."""
+    import many_files
+
+    monkeypatch.chdir(tmp_path)  # the advice names the profile as given
+    many_files.write(tmp_path / f"g-{naming}.json", n, naming)
+    for options, ext in ((["--json"], "json"), ([], "txt")):
+        status, out, err = _advise(capsys, f"g-{naming}.json", *options, "-o", "-")
+        assert status == 0, err
+        assert out == (GOLDEN / f"{naming}-{n}.{ext}").read_text(), (naming, ext)
+
+
+def test_advise_json_of_many_groups_is_json_dumps_of_the_advice(tmp_path, capsys):
+    """Beyond 1,000 groups the JSON is written a thousand groups at a time: the same text as
+    json.dumps() of the whole advice (compact), and up to 1,000 groups as with indent=2."""
+    import many_files
+
+    from iotune import profile as prof
+    from iotune.advise import advise, render
+
+    for n, indent in ((1200, None), (40, 2)):
+        path = many_files.write(tmp_path / f"d{n}.json", n, "distinct")
+        status, out, err = _advise(capsys, path, "--json", "-o", "-")
+        assert status == 0, err
+        groups = insights.from_profile(prof.load(path), search_dirs=[str(tmp_path)])
+        a = advise(groups, str(path))
+        assert out == json.dumps(json.loads(out), indent=indent) + "\n"
+        assert render.as_json(a) == json.dumps(a.to_json(), indent=indent)
 
 
 def test_a_well_formed_profile_is_checked_and_classified_once(tmp_path, monkeypatch):
@@ -478,10 +517,35 @@ def test_a_well_formed_profile_is_checked_and_classified_once(tmp_path, monkeypa
     monkeypatch.setattr(profile_schema, "_file", counting("schema._file", profile_schema._file))
     monkeypatch.setattr(checked, "_counters", counting("checked._counters", checked._counters))
     monkeypatch.setattr(prof, "classify", counting("classify", prof.classify))
+    monkeypatch.setattr(prof, "_marker", counting("marker", prof._marker))
+    monkeypatch.setattr(insights, "_system_file", counting("again", insights._system_file))
     p = checked.profile(prof.load(path), str(path))
     groups = insights.from_profile(p, search_dirs=[str(tmp_path)])
-    assert calls == {"classify": n}, calls
+    # one pass marks the files, matching each name once (classify(), which wants to know
+    # whether a file was written, only for a name a read-only rule matches: none here)
+    assert calls == {"marker": 1}, calls
     assert sorted(len(g.files) for g in groups) == [n // 4] * 4
+
+
+def test_hdf5_files_of_a_directory_that_is_not_there_cost_one_look(tmp_path, monkeypatch):
+    """advise reads each HDF5 file's layouts when it finds the file: 10^6 checkpoints written
+    on another machine were 10^6 failed looks. Their directory is looked at once; a file in a
+    directory that is there is still looked for (and found: test_advise.py)."""
+    import many_files
+
+    from iotune import profile as prof
+
+    path = many_files.write(tmp_path / "series.json", 200, "series")
+    looks: list[str] = []
+    real_isdir, real_isfile = os.path.isdir, os.path.isfile
+    monkeypatch.setattr(os.path, "isdir", lambda p: looks.append(f"dir {p}") or real_isdir(p))
+    monkeypatch.setattr(os.path, "isfile", lambda p: looks.append(f"file {p}") or real_isfile(p))
+    groups = insights.from_profile(prof.load(path), search_dirs=[str(tmp_path)])
+    assert looks == ["dir /scratch/run/"], looks[:5]
+    assert all("is gone" in g.notes["layout"] for g in groups)
+    looks.clear()
+    insights._find_and_read("chk_1.h5", [str(tmp_path)], {})
+    assert looks == [f"dir {tmp_path}/", f"file {tmp_path}/chk_1.h5"]
 
 
 def test_a_damaged_file_among_well_formed_ones_is_still_named(tmp_path, capsys):

@@ -115,3 +115,60 @@ def test_the_fast_shape_check_accepts_only_what_the_full_check_accepts(f):
         full = False
     event("accepted" if fast else "given to the full check")
     assert full or not fast, f
+
+
+# names the rule table (data/system_files.tsv) matches and does not, pieced together
+_PARTS = st.sampled_from(["/proc/", "/usr/", "/etc/", "/scratch/", "lib/python3.11/", "x.py",
+                          "pyvenv.cfg", "a.so", "a.so.1", "out.h5", "app", "site-packages/",
+                          "__pycache__/", "chk.locktest.3", "/dev/shm/", ".pyc", ""])  # fmt: skip
+_ARGV = st.sampled_from([None, ["/usr/bin/app"], ["/usr/bin/python3", "x.py"],
+                         ["python", "/scratch/app"], ["/bin/sh", "run.sh"]])  # fmt: skip
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    parts=st.lists(_PARTS, min_size=1, max_size=4),
+    written=st.sampled_from(
+        [
+            None,
+            {"posix": {"bytes_written": 8}},
+            {"hdf5": {"file_creates": 1}},
+            {"posix": {"reads": 2}},
+        ]
+    ),  # fmt: skip
+    argv=_ARGV,
+)
+def test_marking_the_files_on_loading_is_what_classify_says(parts, written, argv):
+    """profile.parse() marks a file's class in one regular-expression match per name and asks
+    whether it was written only when the matching rule depends on it: the same class as
+    classify(name, was_written(f)) for every name, access and program (a script's rule too)."""
+    from iotune import profile as prof
+
+    name = "".join(parts)
+    f = {"name": name, **(written or {})}
+    script = prof.script_of(argv)
+    rule = prof.classify(name, prof.was_written(f), script=script)
+    event("system" if rule else "data")
+    assert prof._marker(script)(f) == ({**f, "system": rule.cls} if rule else f)
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    parts=st.lists(st.one_of(_PARTS, st.text("/.ab[]*?0", max_size=6)), min_size=1, max_size=5),
+    patterns=st.lists(st.text("/.ab[]*?!0-", max_size=8), max_size=4),
+    written=st.booleans(),
+)
+def test_the_name_test_before_the_rule_table_never_hides_a_match(parts, patterns, written):
+    """classify() tries the table's regular expression only on a name that a quick test (what
+    a pattern's text needs: start, end, a piece between) lets through: the first rule that
+    fnmatchcase() matches, for the shipped table and for tables of arbitrary patterns."""
+    import fnmatch
+
+    from iotune import profile as prof
+
+    name = "".join(parts)
+    extra = tuple(prof.FileRule(p, "file", "system", False, "x") for p in patterns if p)
+    for table in (prof.system_rules(), extra + prof.system_rules()):
+        first = next((r for r in table if r.match == "file" and not (r.read_only and written)
+                      and fnmatch.fnmatchcase(name, r.pattern)), None)  # fmt: skip
+        assert prof.classify(name, written, rules=table) == first, (name, patterns)

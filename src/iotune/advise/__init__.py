@@ -139,6 +139,11 @@ def advise(
     return advice
 
 
+def _said(outcomes: list[rules.Outcome]) -> list[rules.Outcome]:
+    """The outcomes advise() reports: the rules that fired or could not be decided."""
+    return [out for out in outcomes if out.missing or out.fired]
+
+
 def _memoized(table: tuple[rules.Rule, ...] | None):
     """rules.evaluate_all, once per distinct set of the values the table reads: a profile of
     10^6 files may hold as many groups, most of them alike (the evaluation cost more than the
@@ -153,13 +158,13 @@ def _memoized(table: tuple[rules.Rule, ...] | None):
     seen: dict[tuple[Any, ...], list[rules.Outcome]] = {}
 
     def evaluate(values: dict[str, Any]) -> list[rules.Outcome]:
-        key = tuple(values.get(n) for n in names)
+        key = tuple(map(values.get, names))
         try:
             return seen[key]
         except KeyError:
-            seen[key] = out = rules.evaluate_all(values, table)
+            seen[key] = out = _said(rules.evaluate_all(values, table))
             return out
         except TypeError:  # a value that cannot be a key (none of advise's own)
-            return rules.evaluate_all(values, table)
+            return _said(rules.evaluate_all(values, table))
 
     return evaluate

@@ -7,6 +7,7 @@ import gc
 import os
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 PROG = "iotune"
@@ -143,9 +144,9 @@ def cmd_advise(args: argparse.Namespace) -> int:
     else:
         try:
             data = inputs.load_json(source, "profile")
-            # the parsed profile lives to the end: no collection need walk its 10^7 objects
-            # (parsed with the collector off, they would all be young: the first collections
-            # after it, during the checks, walked them all)
+            # the parsed profile lives until the groups are made: no collection need walk its
+            # 10^7 objects (parsed with the collector off, they would all be young: the first
+            # collections after it, during the checks, walked them all)
             gc.freeze()
             p = checked.profile(prof.parse(data, Path(source)), source)
             del data
@@ -156,6 +157,7 @@ def cmd_advise(args: argparse.Namespace) -> int:
         traces = insights.load_traces(source, left_out)
         try:
             groups = insights.from_profile(p, traces, search_dirs=data_dirs)
+            del p  # the groups hold what advise reads (the profile of 10^6 files: gigabytes)
         except Exception as e:  # noqa: BLE001 (a last resort: one line, not a traceback)
             _error(f"{source}: cannot be analysed: an internal error ({type(e).__name__}: "
                    f"{str(e)[:120]}); please report it with this file")  # fmt: skip
@@ -177,12 +179,12 @@ def cmd_advise(args: argparse.Namespace) -> int:
     if args.html and not _write_text(args.html, render.as_html(advice), "HTML page"):
         return 1
     if args.json:
-        text = render.as_json(advice)
+        pieces = render.json_pieces(advice)
     else:
         from iotune.outputs import printable_lines
 
-        text = printable_lines(render.text(advice, control))
-    if not _print(text):
+        pieces = iter((printable_lines(render.text(advice, control)),))
+    if not _print(pieces):
         return 1
     return status
 
@@ -200,11 +202,21 @@ def _write_text(path: str, text: str, what: str) -> bool:
         return False
 
 
-def _print(text: str) -> bool:
-    """Prints the advice; a standard output that cannot take it (a full disk, a closed pipe)
-    gives one message, not a traceback at exit."""
+def _print(pieces: Iterator[str]) -> bool:
+    """Prints the advice (its text in pieces, written in blocks of about a megabyte, and a
+    newline); a standard output that cannot take it (a full disk, a closed pipe) gives one
+    message, not a traceback at exit."""
     try:
-        sys.stdout.write(text + "\n")
+        block: list[str] = []
+        size = 0
+        for piece in pieces:
+            block.append(piece)
+            size += len(piece)
+            if size >= 1 << 20:
+                sys.stdout.write("".join(block))
+                block, size = [], 0
+        block.append("\n")
+        sys.stdout.write("".join(block))
         sys.stdout.flush()
         return True
     except OSError as e:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from iotune import insights, rules
 from iotune.advise import Advice
@@ -65,9 +68,54 @@ def text(a: Advice, control_path: str | None = None) -> str:
 
 
 def as_json(a: Advice) -> str:
-    # indented for people up to 1,000 groups; beyond, compact (json's C encoder: indenting
-    # 10^6 groups' insights in Python took longer than the analysis)
-    return json.dumps(a.to_json(), indent=2 if len(a.groups) <= 1000 else None)
+    return "".join(json_pieces(a))
+
+
+def json_pieces(a: Advice) -> Iterator[str]:
+    """as_json() in pieces, to be written one after the other: indented for people up to 1,000
+    groups; beyond, compact (json's C encoder: indenting 10^6 groups' insights in Python took
+    longer than the analysis), and written a group (a finding...) at a time, as json.dumps()
+    would write the whole (no text of 10^6 groups held at once, nor each group's object)."""
+    if len(a.groups) <= 1000:
+        yield indented(a.to_json())
+        return
+    head = dataclasses.replace(a, groups=[]).to_json()
+    yield "{"
+    for i, (key, value) in enumerate(head.items()):
+        yield f"{', ' if i else ''}{json.dumps(key)}: "
+        items: Sequence[Any] = a.groups if key == "groups" else value
+        if not isinstance(value, list) or not items:
+            yield json.dumps(value)
+            continue
+        yield "["
+        for j in range(0, len(items), _BATCH):  # "[x, y]" is x, y in brackets
+            batch = items[j : j + _BATCH]
+            if key == "groups":
+                batch = [g.to_json() for g in batch]
+            yield (", " if j else "") + json.dumps(batch)[1:-1]
+        yield "]"
+    yield "}"
+
+
+def indented(value: Any, prefix: str = "") -> str:
+    """json.dumps(value, indent=2), at an indentation of prefix: its lists of strings (a
+    group's files: 10^5 names in a few groups) joined in C, not encoded by json's Python
+    encoder (which indenting needs) one name at a time. The text of a value is the same alone
+    or nested, but for the prefix after each newline (a JSON string holds no newline)."""
+    inner = prefix + "  "
+    if type(value) is list and value and _STR.issuperset(map(type, value)):
+        return f"[\n{inner}" + f",\n{inner}".join(map(_string, value)) + f"\n{prefix}]"
+    if type(value) is dict and value and _STR.issuperset(map(type, value)):
+        items = (f"{inner}{_string(k)}: {indented(v, inner)}" for k, v in value.items())
+        return "{\n" + ",\n".join(items) + f"\n{prefix}}}"
+    if type(value) is list and value:
+        return "[\n" + ",\n".join(inner + indented(v, inner) for v in value) + f"\n{prefix}]"
+    return json.dumps(value, indent=2).replace("\n", "\n" + prefix)
+
+
+_STR = frozenset((str,))
+_string = json.encoder.encode_basestring_ascii  # json.dumps() of a string (ensure_ascii)
+_BATCH = 1000  # items given to json.dumps() at once (one call per item cost more than its text)
 
 
 def as_html(a: Advice) -> str:
