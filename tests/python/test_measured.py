@@ -193,7 +193,7 @@ def test_the_knowledge_base_holds_one_entry_per_study_updated_when_it_is_finishe
     got = base.entries()
     assert len(got) == 1
     assert got[0].study_uid == s.user_attrs[study.STUDY_UID] == summaries[1]["study_uid"]
-    assert got[0].speedup == pytest.approx(summaries[1]["final"]["speedup"])
+    assert got[0].speedup == pytest.approx(summaries[1]["headline"]["speedup"])
     base.close()
     _finished(tmp_path, "other", [1], kb_path)  # another study: an entry of its own
     base = kb.KnowledgeBase(kb.resolve_url(str(kb_path)))
