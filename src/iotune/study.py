@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from iotune import controlfile, identity, linkage, objective, storage, trial
+from iotune import controlfile, hostnoise, identity, linkage, objective, storage, trial
 from iotune.search import get_strategy, loop, noise, sequential, switches, warmstart
 from iotune.search.capping import Capping
 from iotune.space import Space, config_key
@@ -75,6 +75,8 @@ class TuneConfig:
     warm_start_kb: bool = False  # try the nearest stored motifs' settings first
     signature: Any = None  # the application's motif signature, once known (kb.signature)
     heartbeat: int = HEARTBEAT_S  # seconds between a running trial's heartbeats (0: none)
+    hold_freed_memory: bool = False  # keep freed memory in the VM (iotune.freedmem)
+    host_noise: dict[str, Any] | None = None  # the noise sources found (iotune.hostnoise)
 
     @property
     def command(self) -> list[str]:
@@ -609,6 +611,9 @@ def finish(
         "minimal": reduced,
         "recommended": recommended,
         "verdict": final["verdict"],
+        "host_noise": hostnoise.for_summary(
+            study, objective.unit(cfg.objective), [r["default"] for r in final.get("rounds", [])]
+        ),
     }
     study.set_user_attr("final", json.loads(json.dumps(summary)))
     (cfg.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
@@ -753,6 +758,7 @@ def run(
     if cfg.finish_only and created:
         raise StudyError(f"no study {cfg.name!r} in {storage.redact(storage_url(cfg))}")
     stale = recover_stale(s)
+    hostnoise.remember_run(s, cfg.host_noise)
     opts = trial_options(cfg)
     trial.clean_stale(opts.workdir)
     log(

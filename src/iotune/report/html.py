@@ -7,6 +7,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from iotune import hostnoise
 from iotune.report.table import settings_rows
 from iotune.space import Space
 
@@ -49,6 +50,12 @@ background:#eef6ee;border-left:5px solid #4a4}.no{background:#f6f0e6;border-left
 img{max-width:100%}code{background:#f4f4f4;padding:1px 4px}"""
 
 
+def _noise(summary: dict[str, Any]) -> list[str]:
+    """One line on the machine's own noise and the controls used (iotune.hostnoise)."""
+    line = hostnoise.report_line(summary.get("host_noise"))
+    return [f"<p>Noise on this machine: {html.escape(line)}</p>"] if line else []
+
+
 def write_html(
     path: Path,
     rows: list[dict[str, Any]],
@@ -67,6 +74,7 @@ def write_html(
         f"{html.escape(str(summary.get('study')))}</title><style>{CSS}</style></head><body>",
         f"<h1>iotune study <code>{html.escape(str(summary.get('study')))}</code></h1>",
         f"<p class='{good}'>{html.escape(str(summary.get('verdict', '')))}</p>",
+        *_noise(summary),
         "<h2>What was tuned</h2>",
         _table(
             ["", ""],
