@@ -60,17 +60,30 @@ def _alive(pid: int) -> bool:
 @contextlib.contextmanager
 def _locked(state_dir: Path, param: Path) -> Iterator[Path | None]:
     """The state file of param's hold, with its lock held; None when no state can be kept
-    (the hold then works for this process alone, as before there were several)."""
+    (the hold then works for this process alone, as before there were several). The lock file
+    goes with the state file when the last holder leaves: a process that locked a file removed
+    meanwhile locks the new one instead."""
     key = hashlib.sha1(str(param.resolve()).encode()).hexdigest()[:12]
+    lock = state_dir / f"hold-{key}.lock"
+    state = state_dir / f"hold-{key}.json"
     try:
         state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(state_dir / f"hold-{key}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        while True:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                if os.stat(lock).st_ino == os.fstat(fd).st_ino:
+                    break
+            except FileNotFoundError:
+                pass
+            os.close(fd)
     except OSError:
         yield None
         return
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield state_dir / f"hold-{key}.json"
+        yield state
+        if not state.exists():
+            lock.unlink(missing_ok=True)
     finally:
         os.close(fd)
 
