@@ -28,6 +28,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -47,14 +48,24 @@ def default_state_dir() -> Path:
     return Path(tempfile.gettempdir()) / f"iotune-{os.getuid()}"
 
 
-def _alive(pid: int) -> bool:
+def _alive(pid: object) -> bool:
+    """Whether pid names a running process (0, negative, huge and non-integer ids do not:
+    os.kill would signal a process group or overflow)."""
+    if not isinstance(pid, int) or isinstance(pid, bool) or not 0 < pid < 2**31:
+        return False
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError):
         return False
     except PermissionError:  # exists, another user's
         return True
     return True
+
+
+def state_path(state_dir: Path, param: Path) -> Path:
+    """The state file of the hold of param (one per parameter)."""
+    key = hashlib.sha1(str(param.resolve()).encode()).hexdigest()[:12]
+    return state_dir / f"hold-{key}.json"
 
 
 @contextlib.contextmanager
@@ -63,9 +74,8 @@ def _locked(state_dir: Path, param: Path) -> Iterator[Path | None]:
     (the hold then works for this process alone, as before there were several). The lock file
     goes with the state file when the last holder leaves: a process that locked a file removed
     meanwhile locks the new one instead."""
-    key = hashlib.sha1(str(param.resolve()).encode()).hexdigest()[:12]
-    lock = state_dir / f"hold-{key}.lock"
-    state = state_dir / f"hold-{key}.json"
+    state = state_path(state_dir, param)
+    lock = state.with_suffix(".lock")
     try:
         state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         while True:
@@ -97,7 +107,7 @@ def _load(state: Path | None) -> dict[str, Any]:
         return {}
     if not isinstance(data, dict) or not isinstance(data.get("holders"), list):
         return {}
-    data["holders"] = [p for p in data["holders"] if isinstance(p, int) and _alive(p)]
+    data["holders"] = [p for p in data["holders"] if _alive(p)]
     return data
 
 
@@ -110,6 +120,13 @@ def _save(state: Path | None, data: dict[str, Any]) -> None:
     tmp = state.with_suffix(".tmp")
     tmp.write_text(json.dumps(data) + "\n")
     tmp.replace(state)
+
+
+def number(text: object) -> int | None:
+    """A small non-negative decimal number (as sysfs writes them), else None."""
+    if isinstance(text, str) and re.fullmatch(r"[0-9]{1,18}", text):
+        return int(text)
+    return None
 
 
 def _read(param: Path) -> str:
@@ -126,10 +143,15 @@ def _enter(param: Path, hold_ms: int, state_dir: Path) -> dict[str, Any]:
         data = _load(state)
         try:
             now = _read(param)
+            if number(now) is None:
+                return {
+                    "held": False,
+                    "why": f"{param}: not a number of milliseconds: {now[:40]!r}",
+                }
             # a state file left means a hold is in force (its holders alive, or killed before
             # they could restore): the value before it is the one to restore
-            was = str(data["was"]) if str(data.get("was", "")).isdigit() else now
-            if not (now.isdigit() and int(now) >= hold_ms):
+            was = data["was"] if number(data.get("was")) is not None else now
+            if number(now) < hold_ms:
                 _write(param, str(hold_ms))
         except (OSError, inputs.InputError) as e:
             why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
@@ -155,7 +177,8 @@ def _leave(param: Path, rec: dict[str, Any], state_dir: Path) -> None:
         data["holders"] = holders
         if not holders:
             try:
-                _write(param, str(data.get("was", rec["was"])))
+                was = data.get("was")
+                _write(param, was if number(was) is not None else rec["was"])
             except OSError:
                 return  # the state file keeps the value for the next holder to restore
         try:

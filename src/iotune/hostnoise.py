@@ -18,7 +18,9 @@ as "here: ...": they tell the size of the effect, not what it will be on another
 
 from __future__ import annotations
 
+import math
 import os
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -112,9 +114,9 @@ def free_page_reporting(root: Path) -> dict[str, Any] | None:
         facts: dict[str, Any] = {"device": d.name}
         params = root / "sys" / "module" / "page_reporting" / "parameters"
         for name in ("min_free_ms", "page_reporting_order", "reported_kib"):
-            value = _text(params / name)
-            if value is not None and value.isdigit():
-                facts[name] = int(value)
+            value = freedmem.number(_text(params / name))
+            if value is not None:
+                facts[name] = value
         return facts
     return None
 
@@ -124,7 +126,8 @@ def governors(root: Path) -> dict[str, int]:
     out: dict[str, int] = {}
     cpus = root / "sys" / "devices" / "system" / "cpu"
     for f in sorted(cpus.glob("cpu*/cpufreq/scaling_governor")):
-        g = _text(f)
+        words = (_text(f) or "").split()
+        g = words[0][:32] if words else ""
         if g:
             out[g] = out.get(g, 0) + 1
     return out
@@ -134,21 +137,22 @@ def cores(root: Path) -> int:
     """The CPUs online (sysfs `online`, e.g. 0-3,6), else os.cpu_count()."""
     text = _text(root / "sys" / "devices" / "system" / "cpu" / "online")
     n = 0
-    try:
-        for part in (text or "").split(","):
-            lo, _, hi = part.partition("-")
-            n += int(hi or lo) - int(lo) + 1
-    except ValueError:
-        n = 0
-    return n if n > 0 else os.cpu_count() or 1
+    for part in (text or "").split(","):
+        m = re.fullmatch(r"([0-9]{1,7})(?:-([0-9]{1,7}))?", part.strip())
+        if m is None or int(m[2] or m[1]) < int(m[1]):
+            n = 0
+            break
+        n += int(m[2] or m[1]) - int(m[1]) + 1
+    return n if 0 < n <= 1 << 20 else os.cpu_count() or 1
 
 
 def load_average(root: Path) -> float | None:
     text = _text(root / "proc" / "loadavg")
     try:
-        return float(text.split()[0]) if text else None
-    except ValueError:
+        load = float(text.split()[0]) if text else None
+    except (ValueError, IndexError):
         return None
+    return load if load is not None and math.isfinite(load) and load >= 0 else None
 
 
 def busy(load: float, ncores: int, nprocs: int) -> bool:
