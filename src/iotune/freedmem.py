@@ -187,6 +187,26 @@ def _leave(param: Path, rec: dict[str, Any], state_dir: Path) -> None:
             pass
 
 
+def repair(param: Path | None = None, state_dir: Path | None = None) -> str | None:
+    """Restores a hold whose holders all died without restoring it (killed with SIGKILL);
+    returns the value restored, None when there was nothing to repair (or it cannot be)."""
+    param = param or PARAM
+    state_dir = state_dir or default_state_dir()
+    if not state_path(state_dir, param).exists():
+        return None
+    with interrupt.deferred(), _locked(state_dir, param) as state:
+        data = _load(state)
+        was = data.get("was")
+        if not data or data["holders"] or number(was) is None:
+            return None
+        try:
+            _write(param, was)
+        except OSError:
+            return None
+        _save(state, data)  # no holders: removed
+    return was
+
+
 @contextlib.contextmanager
 def hold(
     param: Path | None = None, hold_ms: int = HOLD_MS, state_dir: Path | None = None

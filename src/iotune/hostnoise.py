@@ -370,6 +370,10 @@ def controlled(
     """Detects, says it once, holds freed memory for the block if asked (restored at its end,
     also on an exception or an interruption); yields the record for the study."""
     root = root or host_root()
+    repaired = freedmem.repair(param_path(root), state_dir(root))
+    if repaired is not None:
+        say(f"{param_path(root)} restored to {repaired}: an earlier hold's process was killed "
+            "before it could restore it")  # fmt: skip
     sources = detect(root, nprocs, hold_asked)
     with _hold(hold_asked, sources, root) as hold:
         for line in message(sources, hold, warmup, drop_caches):

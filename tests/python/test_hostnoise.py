@@ -175,6 +175,18 @@ def test_a_holder_killed_with_sigkill_is_repaired_by_the_next(tmp_path):
     assert p.read_text().strip() == "0"
 
 
+def test_a_killed_holders_hold_is_repaired_before_the_next_study(tmp_path):
+    root = make_root(tmp_path, min_free_ms=str(freedmem.HOLD_MS))
+    state = freedmem.state_path(root / "run" / "iotune", param(root))
+    state.parent.mkdir(parents=True)
+    state.write_text(json.dumps({"was": "0", "holders": [2**31 - 1]}))  # no such process
+    said = []
+    with hostnoise.controlled(2, False, 0, False, said.append, root=root):
+        assert param(root).read_text().strip() == "0"
+    assert "restored to 0" in said[0] and not state.exists()
+    assert freedmem.repair(param(root), state.parent) is None  # nothing left to repair
+
+
 def test_garbled_state_files_do_not_stop_the_hold(tmp_path):
     p, state = tmp_path / "min_free_ms", tmp_path / "state"
     p.write_text("7\n")
