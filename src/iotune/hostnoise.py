@@ -171,7 +171,7 @@ def detect(root: Path | None = None, nprocs: int = 1, hold_asked: bool = False) 
             control = "--hold-freed-memory (root: freed memory stays in the VM during the study)"
             if hold_asked:
                 control = "--hold-freed-memory (asked)"
-            since = f", held back for {fpr['min_free_ms']} ms" if fpr["min_free_ms"] else ""
+            since = f", min_free_ms {fpr['min_free_ms']}"
         else:
             control = (
                 "this kernel has no min_free_ms to hold freed memory with; --warmup 1 makes "
