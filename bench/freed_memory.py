@@ -8,10 +8,12 @@ memory than when it reuses memory freed just before it: the two "modes" the benc
 saw (bench/README.md, "The page cache's two modes"). Which mode a run gets depends on how long
 ago the previous run's memory was freed, not on the program: noise, for every comparison.
 
-`hold()` raises the reporting's minimum free age (`min_free_ms`) for the duration of a
-benchmark so that freed memory stays with the VM, and restores the old value afterwards (also
-when the benchmark fails). Where the parameter does not exist (bare metal, another kernel) or
-cannot be written (not root), it changes nothing and says so in the returned record.
+The hold itself is the package's (`iotune.freedmem`, also behind `iotune tune
+--hold-freed-memory`): it raises the reporting's minimum free age (`min_free_ms`) for the
+duration of a benchmark so that freed memory stays with the VM, and restores the old value
+afterwards (also when the benchmark fails; shared with other holders running at the same
+time). Where the parameter does not exist (bare metal, another kernel) or cannot be written
+(not root), it changes nothing and says so in the returned record.
 
 As a command, it runs another with freed memory held (e.g. `iotune defaults`):
 
@@ -20,36 +22,13 @@ As a command, it runs another with freed memory held (e.g. `iotune defaults`):
 
 from __future__ import annotations
 
-import contextlib
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
-from pathlib import Path
 
-PARAM = Path("/sys/module/page_reporting/parameters/min_free_ms")
-HOLD_MS = 300_000  # longer than any gap between two runs; this kernel refuses 600000
+from iotune.freedmem import HOLD_MS, PARAM, hold, maybe_hold
 
-
-@contextlib.contextmanager
-def hold(param: Path | None = None, hold_ms: int = HOLD_MS) -> Iterator[dict]:
-    """Context: freed memory is kept by the VM; yields what was done, for the run's record."""
-    param = param or PARAM
-    try:
-        before = param.read_text().strip()
-        param.write_text(f"{hold_ms}\n")
-    except OSError as e:
-        yield {"held": False, "why": f"{param}: {e.strerror or e}"}
-        return
-    try:
-        yield {"held": True, "param": str(param), "was": before, "set": str(hold_ms)}
-    finally:
-        param.write_text(f"{before}\n")
-
-
-def maybe_hold(enabled: bool) -> contextlib.AbstractContextManager[dict]:
-    """hold() when enabled, else a context that records that nothing was held."""
-    return hold() if enabled else contextlib.nullcontext({"held": False, "why": "not asked"})
+__all__ = ["HOLD_MS", "PARAM", "hold", "maybe_hold", "main"]
 
 
 def main(argv: list[str]) -> int:
@@ -58,7 +37,7 @@ def main(argv: list[str]) -> int:
     if not cmd:
         print("usage: freed_memory.py -- COMMAND [ARGS...]", file=sys.stderr)
         return 2
-    with hold() as held:
+    with hold(PARAM, HOLD_MS) as held:
         print(f"freed_memory: {json.dumps(held)}", file=sys.stderr, flush=True)
         return subprocess.run(cmd).returncode
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from iotune import (
     controlfile,
+    hostnoise,
     identity,
     launchcheck,
     linkage,
@@ -86,6 +87,8 @@ class TuneConfig:
     warm_start_kb: bool = False  # try the nearest stored motifs' settings first
     signature: Any = None  # the application's motif signature, once known (kb.signature)
     heartbeat: int = HEARTBEAT_S  # seconds between a running trial's heartbeats (0: none)
+    hold_freed_memory: bool = False  # keep freed memory in the VM (iotune.freedmem)
+    host_noise: dict[str, Any] | None = None  # the noise sources found (iotune.hostnoise)
 
     @property
     def command(self) -> list[str]:
@@ -688,6 +691,11 @@ def finish(
         "verdict": head["text"],
         STUDY_UID: _uid(study),
         measured.ATTR: measured.summary(study.user_attrs.get(measured.ATTR), measured.final(cfg)),
+        "host_noise": hostnoise.for_summary(
+            study,
+            objective.unit(cfg.objective),
+            [r["default"] for r in (head.get("rounds") or final.get("rounds", []))],
+        ),
     }
     study.set_user_attr("final", json.loads(json.dumps(summary)))
     (cfg.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
@@ -850,6 +858,7 @@ def run(
     if cfg.finish_only and created:
         raise StudyError(f"no study {cfg.name!r} in {storage.redact(storage_url(cfg))}")
     stale = recover_stale(s)
+    hostnoise.remember_run(s, cfg.host_noise)
     opts = trial_options(cfg)
     trial.clean_stale(opts.workdir)
     log(

@@ -139,6 +139,13 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "for --demo)",
     )
     noise.add_argument(
+        "--hold-freed-memory",
+        action="store_true",
+        help="on a VM that gives freed memory back to its host (free page reporting), keep it "
+        "in the VM during the study and restore the setting at its end (root; default: off; "
+        'docs/tune.md, "Noise on this machine")',
+    )
+    noise.add_argument(
         "--no-partial",
         action="store_true",
         help="keep every setting of the winner (do not measure which ones carry the gain)",
@@ -396,6 +403,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         remember=not args.no_kb,
         warm_start_kb=args.warm_start == "kb",
         heartbeat=args.heartbeat,
+        hold_freed_memory=args.hold_freed_memory,
     )
     cfg.out = args.out or Path("iotune-results") / cfg.name
     for what, where in (("--out", cfg.out), ("--workdir", cfg.workdir)):
@@ -436,12 +444,23 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
 
 def _run(cfg, progress: bool) -> int:
-    from iotune import objective, study
-    from iotune.report import table
-    from iotune.search import loop
+    from iotune import hostnoise
 
     def say(message: str) -> None:
         print(f"iotune tune: {message}", flush=True)
+
+    # the machine's own noise, said once before the first trial; freed memory held if asked,
+    # restored when the study ends, fails or is interrupted
+    with hostnoise.controlled(
+        cfg.nprocs or 1, cfg.hold_freed_memory, cfg.warmup, cfg.drop_caches, say
+    ) as cfg.host_noise:
+        return _run_study(cfg, progress, say)
+
+
+def _run_study(cfg, progress: bool, say) -> int:
+    from iotune import hostnoise, objective, study
+    from iotune.report import table
+    from iotune.search import loop
 
     bar = None
     if progress and not cfg.finish_only:
@@ -478,6 +497,9 @@ def _run(cfg, progress: bool) -> int:
         print(f"  {full['text']}")
     for line in table.settings_lines(summary):
         print(f"  {line}")
+    spread = hostnoise.spread_line((summary.get("host_noise") or {}).get("defaults_spread"), unit)
+    if spread:
+        say(f"noise measured: {spread}")
     files = "best settings " + str(cfg.out / "best.xml")
     if (cfg.out / "candidate.xml").exists() and not summary["recommended"]:
         files = "best candidate (not recommended) " + str(cfg.out / "candidate.xml")

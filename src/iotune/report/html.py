@@ -7,6 +7,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from iotune import hostnoise
 from iotune.report.table import settings_rows
 from iotune.space import Space
 
@@ -70,6 +71,12 @@ code{background:#f4f4f4;padding:1px 4px}@media (max-width:600px){body{margin:1em
 padding:0 .5em}td,th{padding:2px 4px;font-size:12px}}"""
 
 
+def _noise(summary: dict[str, Any]) -> list[str]:
+    """One line on the machine's own noise and the controls used (iotune.hostnoise)."""
+    line = hostnoise.report_line(summary.get("host_noise"))
+    return [f"<p>Noise on this machine: {html.escape(line)}</p>"] if line else []
+
+
 def write_html(
     path: Path,
     rows: list[dict[str, Any]],
@@ -96,6 +103,7 @@ def write_html(
         f"<p class='{good}'>{html.escape(str(summary.get('verdict', '')))}</p>",
         *([f"<p>{html.escape(str(full.get('text')))} (its settings: "
            f"{html.escape(_settings_text(full.get('settings')))})</p>"] if full else []),
+        *_noise(summary),
         "<h2>What was tuned</h2>",
         _table(
             ["", ""],

@@ -1,0 +1,50 @@
+"""bench/demo_verdicts.py's own logic: the interval taken from summary.json where it has one,
+else a bootstrap of the pair ratios; the verdicts and intervals compared across runs."""
+
+import pytest
+from conftest import bench_module
+
+
+@pytest.fixture(scope="module")
+def dv():
+    return bench_module("demo_verdicts")
+
+
+def _run(improved, recommended, ratios, **final):
+    summary = {"recommended": recommended, "verdict": "v",
+               "final": {"improved": improved, "speedup": 1.3, "pairs": len(ratios),
+                         "pair_ratios": ratios, **final}}  # fmt: skip
+    return {"hold": True, "result": DV.verdict_of(summary)}
+
+
+DV = bench_module("demo_verdicts")
+
+
+def test_the_summarys_own_interval_is_used_where_there_is_one(dv):
+    s = {"final": {"pair_ratios": [1.2, 1.3, 1.4], "speedup_interval": [1.1, 1.5]}}
+    assert dv.verdict_of(s)["interval"] == [1.1, 1.5]
+    assert dv.verdict_of(s)["interval_from"] == "summary.json"
+    s = {"headline": {"interval": {"low": 1.0, "high": 2.0}}, "final": {}}
+    assert dv.verdict_of(s)["interval"] == [1.0, 2.0]
+
+
+def test_without_one_a_bootstrap_interval_of_the_median_ratio(dv):
+    r = dv.verdict_of({"final": {"pair_ratios": [1.2, 1.25, 1.3, 1.35, 1.4, 1.45]}})
+    lo, hi = r["interval"]
+    assert 1.2 <= lo <= 1.325 <= hi <= 1.45 and r["interval_from"].startswith("bootstrap")
+    assert dv.bootstrap_interval([1.0, 2.0]) is None  # too few pairs
+
+
+def test_agreement_counts_the_same_decision_and_settings_and_interval_overlap(dv):
+    runs = [
+        _run(True, {"fill_time": "never"}, [1.3, 1.4, 1.5, 1.35]),
+        _run(True, {"fill_time": "never"}, [1.25, 1.3, 1.45, 1.4]),
+        _run(True, {"fill_time": "never", "alignment": "1M"}, [1.3, 1.4, 1.5]),
+        _run(False, {}, [0.9, 1.0, 1.1]),
+        {"hold": True, "returncode": 1},  # a failed run counts as a run, not as agreeing
+    ]
+    a = dv.agree(runs)
+    assert a["runs"] == 5 and a["finished"] == 4 and a["same_verdict"] == 2
+    assert a["commonest_verdict"] == [True, {"fill_time": "never"}]
+    assert a["intervals_share_a_value"] is False  # the keep-defaults run's lies below
+    assert dv.agree(runs[:2])["intervals_share_a_value"] is True
