@@ -219,8 +219,8 @@ def test_study_options_and_headline_of_newer_summaries(tmp_path):
     assert read.load(str(tmp_path / "a")).study.options["measurement.runtime.lib"] == "x"
     head = {it.name: it.rows[0] for it in section(c, "headline").items}
     # the headline is best.xml's own (iotune.verdict), not the full winner's "final" figures
-    assert (head["interval low"].a, head["interval low"].b) == ("1.1", "1.2")
-    assert "speedup" not in head or head["speedup"].a == head["speedup"].b == "1.3"
+    assert (head["interval low"].a, head["interval low"].b) == (1.1, 1.2)
+    assert "speedup" not in head or head["speedup"].a == head["speedup"].b == 1.3
     assert read.load(str(tmp_path / "a")).study.headline["speedup"] == 1.3
 
 
