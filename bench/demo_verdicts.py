@@ -69,17 +69,35 @@ def summary_interval(summary: dict[str, Any]) -> list[float] | None:
 
 
 def verdict_of(summary: dict[str, Any]) -> dict[str, Any]:
+    """The run's verdict: summary.json's headline (iotune.verdict: measured on best.xml itself,
+    with its interval) where it has one, else the full winner's verification ("final")."""
     final = summary.get("final") or {}
-    ratios = [float(r) for r in final.get("pair_ratios") or []]
-    interval = summary_interval(summary)
-    source = "summary.json"
+    head = summary.get("headline") if isinstance(summary.get("headline"), dict) else None
+    if head is not None:
+        ratios = [float(r) for r in head.get("pair_ratios") or []]
+        have = head.get("low") is not None and head.get("high") is not None
+        interval = [float(head["low"]), float(head["high"])] if have else None
+        source = "summary.json headline (best.xml's own pairs)"
+        improved, speedup, pairs = (
+            bool(head.get("established")),
+            head.get("speedup"),
+            head.get("pairs"),
+        )
+    else:
+        ratios = [float(r) for r in final.get("pair_ratios") or []]
+        interval, source = summary_interval(summary), "summary.json"
+        improved, speedup, pairs = (
+            bool(final.get("improved")),
+            final.get("speedup"),
+            final.get("pairs"),
+        )
     if interval is None:
         interval, source = bootstrap_interval(ratios), "bootstrap of the pair ratios (bench)"
     return {
         "recommended": dict(sorted((summary.get("recommended") or {}).items())),
-        "improved": bool(final.get("improved")),
-        "speedup": final.get("speedup"),
-        "pairs": final.get("pairs"),
+        "improved": improved,
+        "speedup": speedup,
+        "pairs": pairs,
         "pair_ratios": ratios,
         "interval": interval,
         "interval_from": source,

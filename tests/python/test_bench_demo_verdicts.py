@@ -24,8 +24,12 @@ def test_the_summarys_own_interval_is_used_where_there_is_one(dv):
     s = {"final": {"pair_ratios": [1.2, 1.3, 1.4], "speedup_interval": [1.1, 1.5]}}
     assert dv.verdict_of(s)["interval"] == [1.1, 1.5]
     assert dv.verdict_of(s)["interval_from"] == "summary.json"
-    s = {"headline": {"interval": {"low": 1.0, "high": 2.0}}, "final": {}}
-    assert dv.verdict_of(s)["interval"] == [1.0, 2.0]
+    # iotune's headline (iotune.verdict): best.xml's own speedup and interval, not the final's
+    s = {"headline": {"low": 1.1, "high": 2.0, "speedup": 1.4, "pairs": 10, "established": True},
+         "final": {"speedup": 3.0, "improved": False}}  # fmt: skip
+    r = dv.verdict_of(s)
+    assert r["interval"] == [1.1, 2.0] and r["speedup"] == 1.4 and r["improved"] is True
+    assert r["interval_from"].startswith("summary.json headline")
 
 
 def test_without_one_a_bootstrap_interval_of_the_median_ratio(dv):
