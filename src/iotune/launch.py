@@ -35,6 +35,7 @@ from iotune.launchers import _launcher_kind, is_launcher, split_launcher  # noqa
 
 # ----------------------------------------------------------------------------- launchers
 
+
 def absolute_program(argv: Sequence[str], cwd: str | os.PathLike[str] | None = None) -> list[str]:
     """The command with a relative path of its launcher and of its application made absolute
     (`./app` -> `/home/me/app`): trials run in scratch directories of their own."""
