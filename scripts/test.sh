@@ -10,6 +10,7 @@ echo "== lint"
 .venv/bin/ruff format --check src tests/python bench tools kernels
 git ls-files -- '*.c' '*.h' | xargs clang-format --dry-run --Werror
 .venv/bin/python tools/check_layers.py # the runtime's layers one way (docs/architecture.md)
+.venv/bin/python tools/check_imports.py # the Python package's layers, no import cycle (same doc)
 # The C tests of every MPI built (build/ and build-<family>/, see scripts/install.sh).
 for dir in build build-*; do
   [ -f "$dir/CTestTestfile.cmake" ] || continue

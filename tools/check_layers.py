@@ -26,13 +26,21 @@ MAX_LINES = 450
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
 
+def layer_lines(path: Path) -> list[list[str]]:
+    """The words of each line of a LAYERS file that has any, comments (#...) left out; a line
+    that starts with a blank continues the one before."""
+    out: list[list[str]] = []
+    for line in path.read_text().splitlines():
+        words = line.split("#", 1)[0].split()
+        if words and out and line[:1].isspace():
+            out[-1].extend(words)
+        elif words:
+            out.append(words)
+    return out
+
+
 def read_layers(src: Path) -> list[str]:
-    layers = []
-    for line in (src / "LAYERS").read_text().splitlines():
-        word = line.split("#", 1)[0].split()
-        if word:
-            layers.append(word[0])
-    return layers
+    return [words[0] for words in layer_lines(src / "LAYERS")]
 
 
 def sources(src: Path) -> list[Path]:
@@ -175,6 +183,38 @@ def check(src: Path) -> list[tuple[str, str]]:
     return problems
 
 
+def read_known(known_file: Path) -> set[str]:
+    if not known_file.is_file():
+        return set()
+    return {
+        ln.strip()
+        for ln in known_file.read_text().splitlines()
+        if ln.strip() and not ln.startswith("#")
+    }
+
+
+def report(problems: list[tuple[str, str]], known_file: Path, tool: str, kept: str) -> int:
+    """Prints the problems not in known_file and the known ones that no longer occur; 1 when
+    there is any, else 0 after the line `tool: kept`. Shared with tools/check_imports.py."""
+    known = read_known(known_file)
+    bad = 0
+    for key, message in problems:
+        if key in known:
+            continue
+        print(message)
+        bad += 1
+    for key in sorted(known - {k for k, _ in problems}):
+        print(f"{known_file}: no longer occurs, remove it: {key}")
+        bad += 1
+    tolerated = len(known & {k for k, _ in problems})
+    if bad:
+        print(f"{tool}: {bad} problem(s) ({tolerated} known)", file=sys.stderr)
+        return 1
+    known_note = f" ({tolerated} known problem(s) in {known_file.name})" if known else ""
+    print(f"{tool}: {kept}{known_note}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument(
@@ -187,30 +227,8 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as e:
         print(f"check_layers: {e}", file=sys.stderr)
         return 2
-    known_file = src / "LAYERS.known"
-    known = set()
-    if known_file.is_file():
-        known = {
-            ln.strip()
-            for ln in known_file.read_text().splitlines()
-            if ln.strip() and not ln.startswith("#")
-        }
-    bad = 0
-    for key, message in problems:
-        if key in known:
-            continue
-        print(message)
-        bad += 1
-    for key in sorted(known - {k for k, _ in problems}):
-        print(f"{known_file}: no longer occurs, remove it: {key}")
-        bad += 1
-    tolerated = len(known & {k for k, _ in problems})
-    if bad:
-        print(f"check_layers: {bad} problem(s) ({tolerated} known)", file=sys.stderr)
-        return 1
-    known_note = f" ({tolerated} known problem(s) in {known_file.name})" if known else ""
-    print(f"check_layers: layers kept, {len(list(sources(src)))} files{known_note}")
-    return 0
+    kept = f"layers kept, {len(list(sources(src)))} files"
+    return report(problems, src / "LAYERS.known", "check_layers", kept)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,8 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-PROG = "iotune"
+from iotune.cmdline import PROG, summary_options
+
 # insights shown per phase (all of them are in the profile)
 SHOWN = ("file_mode", "interface", "transfer_mode", "access_pattern", "io_mix",
          "transfer_size_median", "fs")  # fmt: skip
@@ -114,7 +115,7 @@ def applied_per_file(phases: list[Mapping[str, Any]]) -> str:
     )
 
 
-def register(sub: argparse._SubParsersAction, summary_options) -> None:
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "adapt",
         help="run once with the runtime's adaptive mode and say what it did per phase",
@@ -162,8 +163,8 @@ class _OldKbName(argparse.Action):
 
 
 def cmd_adapt(args: argparse.Namespace) -> int:
-    from iotune import cli
     from iotune import profile as prof
+    from iotune import profile_cli
 
     os.environ["IOTUNE_MODE"] = "adaptive"  # the launched command inherits it
     if args.kb_file:
@@ -174,7 +175,7 @@ def cmd_adapt(args: argparse.Namespace) -> int:
             print(f"{PROG} adapt: --kb-file {args.kb_file}: {what}", file=sys.stderr)
             return 2
         os.environ["IOTUNE_ADAPT_KB"] = os.path.abspath(args.kb_file)
-    status = cli.cmd_profile(args)
+    status = profile_cli.cmd_profile(args)
     try:
         p = prof.load(os.path.abspath(args.out))
     except prof.ProfileError:

@@ -211,9 +211,9 @@ def family_of_command(
 ) -> tuple[str | None, str]:
     """(family, why) of a launch command: the application's MPI library first (the truth for
     the processes the runtime goes into), else the launcher's MPI, else (None, "")."""
-    from iotune import launch
+    from iotune import launchers
 
-    launcher, app = launch.split_launcher(command)
+    launcher, app = launchers.split_launcher(command)
     if app:
         program = resolve_program(app[0], cwd)
         if program is not None:
@@ -287,10 +287,10 @@ def io_component(
         return "romio", "the MPI-IO of the MPICH family"
     if family != "openmpi":
         return None, ""
-    from iotune import launch
+    from iotune import launchers
 
     env = os.environ if env is None else env
-    launcher, _ = launch.split_launcher(command or [])
+    launcher, _ = launchers.split_launcher(command or [])
     for i, word in enumerate(launcher[:-2]):
         if word in ("--mca", "-mca", "--gmca", "-gmca") and launcher[i + 1] == "io":
             found = _component_of(launcher[i + 2])

@@ -513,7 +513,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="cmd")
     register(sub)
     args = parser.parse_args(["tune", *(sys.argv[1:] if argv is None else argv)])
-    from iotune.cli import run_command
+    from iotune.cmdline import run_command
 
     return run_command(args.func, args)
 

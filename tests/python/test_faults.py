@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from iotune import cli, interrupt, launch
+from iotune import cli, cmdline, interrupt, launch
 
 HERE = Path(__file__).resolve().parent
 SRC = HERE.parent.parent / "src"
@@ -73,7 +73,7 @@ def test_a_fifo_without_a_writer_does_not_hang_run_and_leaves_no_copy(
     os.mkfifo(fifo)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("IOTUNE_LIB", str(dummy_lib))
-    monkeypatch.setattr(cli, "PIPE_WAIT_S", 0.5)
+    monkeypatch.setattr(cmdline, "PIPE_WAIT_S", 0.5)
     ran = tmp_path / "ran"
     start = time.monotonic()
     status = cli.main(["run", "--config", str(fifo), "--", "touch", str(ran)])
@@ -88,7 +88,7 @@ def test_a_fifo_without_a_writer_does_not_hang_run_and_leaves_no_copy(
 def test_a_fifo_without_a_writer_does_not_hang_check(tmp_path, monkeypatch, capsys):
     fifo = tmp_path / "c.xml"
     os.mkfifo(fifo)
-    monkeypatch.setattr(cli, "PIPE_WAIT_S", 0.5)
+    monkeypatch.setattr(cmdline, "PIPE_WAIT_S", 0.5)
     assert cli.main(["check", str(fifo)]) == 1  # as its help says: 1 when there are errors
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2 and str(fifo) in err[0], err
@@ -444,7 +444,7 @@ def test_ctrl_c_on_a_terminal_reaches_the_command_and_stops_the_rest(tmp_path, d
 def test_a_pipe_that_goes_silent_without_closing_is_given_up(tmp_path, monkeypatch, capsys):
     fifo = tmp_path / "c.xml"
     os.mkfifo(fifo)
-    monkeypatch.setattr(cli, "PIPE_WAIT_S", 0.5)
+    monkeypatch.setattr(cmdline, "PIPE_WAIT_S", 0.5)
     release = threading.Event()
 
     def writer():
@@ -469,7 +469,7 @@ def test_a_pipe_that_trickles_forever_is_given_up_at_a_total_deadline(
 ):
     fifo = tmp_path / "c.xml"
     os.mkfifo(fifo)
-    monkeypatch.setattr(cli, "PIPE_WAIT_S", 1.0)
+    monkeypatch.setattr(cmdline, "PIPE_WAIT_S", 1.0)
     stop = threading.Event()
 
     def writer():  # a comment every 0.2 s: never silent for the limit, never done

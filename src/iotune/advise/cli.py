@@ -90,13 +90,13 @@ def _error(message: str) -> None:
 
 def _profile_first(command: list[str], out: str) -> int:
     """Runs the command with capture and trace on, as `iotune profile --trace` does."""
-    from iotune import cli, launch, paths
+    from iotune import cmdline, launch, paths
 
-    problem = cli._profile_target_problem(out, True)
+    problem = cmdline.profile_target_problem(out, True)
     if problem:
         _error(problem)
         return 2
-    cli._clear_previous(out)
+    cmdline.clear_previous(out)
     extra = {
         "IOTUNE_PROFILE": out,
         "IOTUNE_SESSION": f"advise-{os.getpid()}-{time.time_ns():x}",

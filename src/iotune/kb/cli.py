@@ -168,7 +168,7 @@ def _list(base, args) -> int:
     if args.json:
         print(json.dumps([e.to_json() | {"id": e.id} for e in entries], indent=1))
         return 0
-    from iotune.cli import _table
+    from iotune.cmdline import table as _table
     from iotune.outputs import printable
 
     rows = [

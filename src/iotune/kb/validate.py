@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from iotune.inputs import InputError
+from iotune.kb.entry import Entry
 from iotune.kb.signature import Signature
-from iotune.kb.store import Entry
 
 UID_RE = re.compile(r"[0-9a-f]{20}")
 STUDY_UID_RE = re.compile(r"[0-9a-f]{8,64}")  # iotune.study.STUDY_UID: a uuid4's hex

@@ -1,0 +1,109 @@
+"""The `iotune profile` command (registered by iotune.cli): runs a command once with capture on
+and summarises its I/O. `iotune adapt` runs through it as well."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+from iotune.cmdline import (
+    PROG,
+    clear_previous,
+    command_after_dashes,
+    control_file_for_runtime,
+    error,
+    profile_target_problem,
+    remove,
+    runtime_for,
+    summary_options,
+)
+
+
+def cmd_profile(args: argparse.Namespace) -> int:
+    from iotune import launch
+    from iotune import profile as prof
+
+    command = command_after_dashes(args, "profile")
+    if command is None:
+        return 2
+    out = os.path.abspath(args.out)
+    problem = profile_target_problem(out, args.trace)
+    if problem:
+        error(f"profile: {problem}")
+        return 2
+    try:
+        clear_previous(out)
+    except OSError as e:
+        error(f"profile: cannot remove the previous profile or traces: {e}")
+        return 1
+    # One session per run: the processes of the command tree compare their profiles within it
+    # (docs/profile.md), also through shells that do not pass on variables set after they start.
+    extra = {"IOTUNE_PROFILE": out, "IOTUNE_SESSION": f"cli-{os.getpid()}-{time.time_ns():x}"}
+    if args.trace:
+        extra["IOTUNE_TRACE"] = "1"
+    copies: list[str] = []
+    try:
+        config = control_file_for_runtime(args.config, copies)
+        setup = runtime_for(command, config, args.mpi, False, copies)
+        if setup is None:
+            return 1
+        lib, config, mca = setup
+        status = launch.run(command, config, lib=lib, extra_env={**mca, **extra})
+    except OSError as e:
+        error(f"cannot run {command[0]}: {e.strerror}")
+        return 127
+    finally:
+        remove(copies)
+    try:
+        p = prof.load(out)
+    except prof.ProfileError as e:
+        error(f"no profile from this run ({e}); did the command finish normally?")
+        return status or 1
+    from iotune import launchcheck
+    from iotune.outputs import printable_lines
+
+    wrong = launchcheck.ranks_problem(command, p.data)  # two 1-rank jobs of the wrong mpiexec
+    if wrong and not launchcheck.check(command).problem:  # (not said before the run already)
+        error(f"profile: warning: {wrong}")
+    print(printable_lines(prof.summary(p, files=args.files, top=args.top)))
+    print(f"\nprofile saved to {out}" + (f", traces in {out}.trace/" if args.trace else ""))
+    return status
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "profile",
+        help="run a command once with capture on and summarise its I/O",
+        description="Run any command with libiotune.so preloaded and capture on: every HDF5, "
+        "MPI-IO and POSIX call is counted and timed per file and layer; one JSON profile is "
+        "written (docs/profile.md) and summarised: totals, layers and the data files that took "
+        "the most I/O time. Files the application did not ask for (the interpreter's own, "
+        "shared libraries, /proc, MPI helper files) are left out of the summary; --files "
+        "lists every file.",
+        usage=f"{PROG} profile [--out FILE] [--trace] [--config FILE] [--files] [--top N] "
+        "-- COMMAND [ARG...]",
+    )
+    summary_options(p)
+    p.add_argument(
+        "--out",
+        "-o",
+        default="iotune-profile.json",
+        metavar="FILE",
+        help="where the profile goes (default: iotune-profile.json)",
+    )
+    p.add_argument(
+        "--trace",
+        action="store_true",
+        help="also record each rank's call stream (FILE.trace/rank-N.json.gz)",
+    )
+    p.add_argument(
+        "--config", "-c", metavar="FILE", help="control file to apply as well (default: none)"
+    )
+    p.add_argument(
+        "--mpi",
+        choices=["mpich", "openmpi"],
+        help="preload the runtime of this MPI family (default: the command's MPI)",
+    )
+    p.add_argument("command", nargs=argparse.REMAINDER, help="the launch command, after --")
+    p.set_defaults(func=cmd_profile)
