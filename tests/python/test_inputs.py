@@ -1,6 +1,8 @@
 """iotune.inputs: the one reader of files from outside never blocks, crashes or accepts junk."""
 
+import decimal
 import json
+import math
 import os
 
 import pytest
@@ -140,3 +142,18 @@ def test_any_json_value_is_read_as_json_reads_it(value, ascii_only):
     text = json.dumps(value, ensure_ascii=ascii_only)
     got = inputs.parse_json(text.encode("utf-8", "surrogatepass"), "x.json", "profile")
     assert repr(got) == repr(json.loads(text))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(min_value=1e-300, max_value=1e300), st.integers(0, 2))
+def test_numbers_of_many_digits_round_as_json_rounds_them(x, which):
+    # the fast path takes a fraction of under 200 digits: halfway between two floats (cut at 61
+    # digits: a parser that reads 17 or 19 rounds it wrong), a float's value to 61 or 25 digits
+    exact = decimal.Decimal(x)
+    if which == 0:
+        with decimal.localcontext(prec=2000):  # exact: the default context keeps 28 digits
+            text = format((exact + decimal.Decimal(math.nextafter(x, math.inf))) / 2, ".60e")
+    else:
+        text = format(exact, ".60e" if which == 1 else ".24e")
+    got = inputs.parse_json(f"[{text}]".encode(), "x.json", "profile")
+    assert repr(got) == repr(json.loads(f"[{text}]"))
