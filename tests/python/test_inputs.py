@@ -1,8 +1,13 @@
 """iotune.inputs: the one reader of files from outside never blocks, crashes or accepts junk."""
 
+import decimal
+import json
+import math
 import os
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from iotune import inputs
 from iotune.cli import main
@@ -81,3 +86,74 @@ def test_json_integer_of_too_many_digits_is_one_message():
         == "p.json: the profile is not usable JSON: an integer has 5000 digits (at most 4000)"
     )
     assert inputs.parse_json('{"a": -' + "9" * 3999 + "}", "p.json", "profile")["a"] < 0
+
+
+def test_a_number_of_many_digits_with_a_two_digit_exponent_is_refused():
+    # 299 digits and e99 is 1e398: no 3-digit exponent, no 300 digits in a row, still infinite
+    for number in ("9" * 299 + "e99", "-" + "9" * 250 + "E+60", "9" * 210 + ".5e99"):
+        with pytest.raises(inputs.InputError, match="not finite"):
+            inputs.parse_json("[1, " + number + "]", "x.json", "profile")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[18446744073709551616, -9223372036854775809, 18446744073709551615]",  # beyond 64 bits
+        '{"n": ' + "1" * 40 + ', "f": 0.00030000000000000003, "g": 1.7976931348623157e308}',
+        "12345678901234567890123",  # a bare number
+        '{"a": 1, "a": 2, "b": [5e-324, -0, -0.0, 1E5, 2.2250738585072014e-308]}',
+        '["\\u00e9\\ud83d\\ude00", "a\\u0000b", "\\\\\\"", "caf\u00e9"]',
+    ],
+)
+def test_the_values_are_those_json_reads_to_the_type(text):
+    # orjson (the fast path) makes a float of an integer beyond 64 bits: such text goes to json
+    want = json.loads(text)
+    got = inputs.parse_json(text.encode(), "x.json", "profile")
+    assert got == want
+    assert repr(got) == repr(want)  # the same types: 1 is not 1.0
+
+
+@pytest.mark.parametrize(
+    "text", ['"\\ud800"', "\ufeff[1]", "[1] x", "", "[1,]", '{"a" 1}', "[1.]", "[01]"]
+)
+def test_what_the_fast_parser_refuses_is_read_or_refused_as_json_does(text):
+    try:
+        want = json.loads(text)
+    except ValueError:
+        with pytest.raises(inputs.InputError, match="x.json"):
+            inputs.parse_json(text.encode("utf-8", "surrogatepass"), "x.json", "profile")
+    else:
+        got = inputs.parse_json(text.encode("utf-8", "surrogatepass"), "x.json", "profile")
+        assert repr(got) == repr(want)
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda inner: st.lists(inner, max_size=5)
+    | st.dictionaries(st.text(max_size=8), inner, max_size=5),
+    max_leaves=30,
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(_JSON_VALUES, st.booleans())
+def test_any_json_value_is_read_as_json_reads_it(value, ascii_only):
+    text = json.dumps(value, ensure_ascii=ascii_only)
+    got = inputs.parse_json(text.encode("utf-8", "surrogatepass"), "x.json", "profile")
+    assert repr(got) == repr(json.loads(text))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(min_value=1e-300, max_value=1e300), st.integers(0, 2))
+def test_numbers_of_many_digits_round_as_json_rounds_them(x, which):
+    # the fast path takes a fraction of under 200 digits: halfway between two floats (cut at 61
+    # digits: a parser that reads 17 or 19 rounds it wrong), a float's value to 61 or 25 digits
+    exact = decimal.Decimal(x)
+    if which == 0:
+        with decimal.localcontext(prec=2000):  # exact: the default context keeps 28 digits
+            text = format((exact + decimal.Decimal(math.nextafter(x, math.inf))) / 2, ".60e")
+    else:
+        text = format(exact, ".60e" if which == 1 else ".24e")
+    got = inputs.parse_json(f"[{text}]".encode(), "x.json", "profile")
+    assert repr(got) == repr(json.loads(f"[{text}]"))
