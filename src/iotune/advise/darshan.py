@@ -316,9 +316,7 @@ def from_log(path: str | Path) -> tuple[list[insights.Group], list[str]]:
         "access pattern of HDF5 datasets: not recorded per selection (DXT offsets "
         "are not read yet); of raw MPI-IO and POSIX files: from the counters"
     )
-    groups_files: dict[str, list[str]] = defaultdict(list)
-    for name in per_file:
-        groups_files[insights.group_pattern(name)].append(name)
+    groups_files, took = insights.group_files(per_file)
     groups = []
     for pattern, names in groups_files.items():
         recs: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -327,6 +325,8 @@ def from_log(path: str | Path) -> tuple[list[insights.Group], list[str]]:
                 recs[mod] += rs
         g = insights.Group(pattern, names)
         v, notes = g.values, g.notes
+        if took.get(pattern):
+            notes["files"] = insights.lone_note(took[pattern])
         v["ranks"], v["files"] = ranks, len(names)
         file_ranks = []
         for n in names:
