@@ -89,6 +89,7 @@ class TuneConfig:
     heartbeat: int = HEARTBEAT_S  # seconds between a running trial's heartbeats (0: none)
     hold_freed_memory: bool = False  # keep freed memory in the VM (iotune.freedmem)
     host_noise: dict[str, Any] | None = None  # the noise sources found (iotune.hostnoise)
+    launch_checked: bool = False  # check_launch done (before the noise is said)
 
     @property
     def command(self) -> list[str]:
@@ -831,6 +832,19 @@ class Run:
     stale: int
 
 
+def check_launch(cfg: TuneConfig, log: Callable[[str], None] = print) -> None:
+    """A launcher of the other MPI than the program's: StudyError before anything else is said
+    or run (iotune.launchcheck). Once per run of tune."""
+    if cfg.launch_checked or not cfg.app or cfg.finish_only:
+        return
+    checked = launchcheck.check(cfg.command, cfg.cwd)
+    if checked.problem:
+        raise StudyError(checked.problem)
+    if checked.note:
+        log(checked.note)
+    cfg.launch_checked = True
+
+
 def run(
     cfg: TuneConfig,
     log: Callable[[str], None] = print,
@@ -841,12 +855,7 @@ def run(
     from iotune import paths
 
     command = identity.command_text(cfg.command) if cfg.app else None
-    if cfg.app and not cfg.finish_only:  # a launcher of the other MPI: stop before any trial
-        checked = launchcheck.check(cfg.command, cfg.cwd)
-        if checked.problem:
-            raise StudyError(checked.problem)
-        if checked.note:
-            log(checked.note)
+    check_launch(cfg, log)
     if command and not cfg.finish_only:
         try:
             identity.claim_directory(cfg.out, cfg.name, command, cfg.allow_other_command)

@@ -444,11 +444,12 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
 
 def _run(cfg, progress: bool) -> int:
-    from iotune import hostnoise
+    from iotune import hostnoise, study
 
     def say(message: str) -> None:
         print(f"iotune tune: {message}", flush=True)
 
+    study.check_launch(cfg, say)  # a wrong launcher: its one message, before anything else
     # the machine's own noise, said once before the first trial; freed memory held if asked,
     # restored when the study ends, fails or is interrupted
     with hostnoise.controlled(

@@ -142,7 +142,7 @@ def test_figure_titles_are_not_cut(tmp_path, monkeypatch):
     figures: list[Figure] = []
     monkeypatch.setattr(plots.plt, "close", figures.append)
     verdict = "tuned settings are 1.30x faster than the defaults (1.10x to 1.52x, 95 %) " * 3
-    summary = dict(test_report.SUMMARY, study="s" * 150,
+    summary = dict(test_report.SUMMARY, study="s" * 150, verdict=verdict,
                    final={**test_report.SUMMARY["final"], "verdict": verdict})  # fmt: skip
     assert plots.plot_verify(tmp_path / "verify.png", summary)
     rows = [{"number": 0, "status": "ok", "value": 1.0, "origin": "defaults"}]

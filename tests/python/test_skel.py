@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -570,6 +571,26 @@ def test_skeleton_keeps_compound_types_unwritten_datasets_padding_and_filters(
     t = runmod.load_timing(str(timing))
     per_rank = 2 * n * (32 + 8)  # 2 steps of n 32-byte particles and n doubles
     assert [r["bytes"] for r in t["per_rank"]] == [per_rank, per_rank]
+
+
+@needs_cc
+def test_an_interpreters_own_files_with_digits_in_their_path_are_no_steps(tmp_path, libiotune):
+    """h5py's script (and pyvenv.cfg) are opened by the interpreter: with a digit in their path
+    (a checkout in /work/ci1) their ops were numbered as step 1, the steps no longer repeated,
+    and the skeleton was unrolled into chk_0000.h5 and chk_0001.h5 instead of chk_{step:04}.h5
+    (seen in a fresh clone's CI run)."""
+    pytest.importorskip("h5py", reason="h5py is not installed (scripts/install.sh builds it)")
+    pytest.importorskip("mpi4py", reason="mpi4py is not installed")
+    # the path's first number must be a step's (1), so not under tmp_path (pytest-NNN)
+    where = Path(tempfile.mkdtemp(prefix="skelci1-"))
+    try:
+        script = where / "skel_h5py_structure.py"
+        shutil.copy(REPO / "tests/data/skel_h5py_structure.py", script)
+        orig, prof = _profiled(tmp_path, [sys.executable, script, "16", "2"], libiotune)
+    finally:
+        shutil.rmtree(where)
+    desc = fp.from_profile(str(prof), str(orig))
+    assert [f["name"] for f in desc["files"]] == ["chk_{step:04}.h5"] and desc["steps"] == 2
 
 
 @needs_cc

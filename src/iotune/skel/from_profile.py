@@ -82,6 +82,8 @@ class Builder:
         for ops in ops_by_rank:
             for op in ops:
                 if where == "file":
+                    if op.file not in data_files:  # an interpreter's own, whatever its path's
+                        continue  # digits (/work/ci1/.venv/pyvenv.cfg is no step 1)
                     op.file, op.step = stepmod.first_number_to_step(op.file)
                     if op.dataset is not None:  # a group per step inside a file per step
                         pat, value = stepmod.first_number_to_step(op.dataset)
