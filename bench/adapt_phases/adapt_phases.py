@@ -56,6 +56,9 @@ from pathlib import Path
 from iotune import controlfile, paths, trial
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "common"))
+import mpitools  # noqa: E402  (the MPI tools of the runtime's MPI)
+
 sys.path.insert(0, str(HERE.parent / "freed_memory"))
 import freed_memory  # noqa: E402
 
@@ -183,7 +186,7 @@ def make_kb(kernel: Path, args: list[str], cwd: Path, settings: dict, out: Path)
     for key in ("IOTUNE_CONFIG", "IOTUNE_MODE", "IOTUNE_ADAPT_KB"):
         env.pop(key, None)
     clear(cwd)
-    subprocess.run(["mpiexec", "-n", "2", str(kernel), *args], cwd=cwd, env=env, check=True,
+    subprocess.run([*mpitools.mpiexec(2), str(kernel), *args], cwd=cwd, env=env, check=True,
                    capture_output=True, timeout=TIMEOUT)  # fmt: skip
     sig = signature.from_profile(cwd / "p.json", program=str(kernel))
     entry = store.Entry(signature=sig, settings=dict(settings), improved=True,
@@ -210,7 +213,7 @@ def run(
     if config == "adapt-kb":
         env["IOTUNE_ADAPT_KB"] = str(control[1])
     clear(cwd)
-    cmd = ["mpiexec", "-n", "2", str(kernel), *args]
+    cmd = [*mpitools.mpiexec(2), str(kernel), *args]
     r = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT)
     if r.returncode != 0:
         return None
@@ -475,7 +478,7 @@ def main() -> None:
         "drop_caches_refused": bool(args.drop_caches and not drop),
         "load_average_start": os.getloadavg(),
         "runtime": os.path.relpath(paths.find_library(), HERE.parents[1]),  # no machine's paths
-        "commands": {c: ["mpiexec", "-n", "2", CASES[c][0], *CASES[c][1]] for c in cases},
+        "commands": {c: [*mpitools.mpiexec(2), CASES[c][0], *CASES[c][1]] for c in cases},
         "tuned": {c: tuned_reference(c) for c in cases},
         "uptime": subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(),
     }  # fmt: skip

@@ -5,9 +5,9 @@ For each case (the five kernels and programs nobody here wrote: a C checkpoint w
 attributes, an h5py + mpi4py script, HDF5's own parallel example from Debian's libhdf5-doc) at
 2 ranks:
 
-1. `iotune advise --json -- mpiexec.mpich -n 2 PROGRAM ARGS` (a profile with its trace): the
-   findings and the settings advise proposes (control file: severity medium and up; low ones
-   are listed too);
+1. `iotune advise --json -- mpiexec -n 2 PROGRAM ARGS` (the runtime MPI's mpiexec; a profile
+   with its trace): the findings and the settings advise proposes (control file: severity
+   medium and up; low ones are listed too);
 2. with `--darshan-lib LIB` (a Darshan runtime's libdarshan.so), the same program run once
    under Darshan, and `iotune advise --json LOG`;
 3. tune's verdict: the settings of `best.xml` of a study. For the kernels these are the
@@ -42,10 +42,13 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
+sys.path.insert(0, str(REPO / "bench" / "common"))
+import mpitools  # noqa: E402  (the MPI tools of the runtime's MPI)
+
 REAL = REPO / "tests" / "data" / "real"
 PH5 = Path("/usr/share/doc/libhdf5-doc/examples/ph5example.c.gz")
 TIMEOUT = 600
-HDF5_LIB = Path("/usr/lib/x86_64-linux-gnu/hdf5/mpich/libhdf5.so")
+HDF5_LIB = Path(f"/usr/lib/x86_64-linux-gnu/hdf5/{mpitools.runtime_build().family}/libhdf5.so")
 
 # case: (program kind, program, arguments)
 CASES = {
@@ -85,10 +88,10 @@ REFERENCE = {
 
 
 def build_c(name: str, source: Path, work: Path) -> Path:
-    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "hdf5-mpich"], check=True,
+    flags = subprocess.run(["pkg-config", "--cflags", "--libs", mpitools.hdf5_pkg()], check=True,
                            capture_output=True, text=True).stdout.split()  # fmt: skip
     exe = work / name
-    subprocess.run(["mpicc.mpich", "-O2", "-o", str(exe), str(source), *flags], check=True)
+    subprocess.run([mpitools.mpicc(), "-O2", "-o", str(exe), str(source), *flags], check=True)
     return exe
 
 
@@ -134,7 +137,7 @@ def advise_run(cmd: list[str], work: Path) -> dict:
     run = work / "run"
     run.mkdir()
     r = iotune("advise", "--json", "-o", "-", "--profile-out", str(run / "p.json"), "--",
-               "mpiexec.mpich", "-n", "2", *cmd, cwd=run)  # fmt: skip
+               *mpitools.mpiexec(2), *cmd, cwd=run)  # fmt: skip
     if r.returncode:
         return {"error": r.stderr[-800:]}
     text = r.stdout  # the program's own output comes first
@@ -151,7 +154,7 @@ def advise_log(cmd: list[str], work: Path, lib: str) -> dict:
     # Darshan's HDF5 module needs libhdf5 loaded at start (a Python interpreter loads it late);
     # Darshan first, so that its wrappers come before HDF5's own symbols
     preload = f"{lib} {HDF5_LIB}" if HDF5_LIB.exists() else lib
-    r = subprocess.run(["mpiexec.mpich", "-n", "2", "-env", "LD_PRELOAD", preload, "-env",
+    r = subprocess.run([*mpitools.mpiexec(2), "-env", "LD_PRELOAD", preload, "-env",
                         "DARSHAN_LOGDIR", str(run), *cmd], cwd=run, env=env,
                        capture_output=True, text=True, timeout=TIMEOUT)  # fmt: skip
     logs = list(run.glob("*.darshan"))
@@ -226,7 +229,7 @@ def main() -> int:
             if cmd is None:
                 rows.append({"case": case, "skipped": "program not available here"})
                 continue
-            row = {"case": case, "command": ["mpiexec.mpich", "-n", "2", *cmd]}
+            row = {"case": case, "command": [*mpitools.mpiexec(2), *cmd]}
             t0 = time.time()
             row["run"] = advise_run(cmd, work)
             if args.darshan_lib:

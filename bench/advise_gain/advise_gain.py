@@ -43,6 +43,9 @@ from pathlib import Path
 from iotune import paths, trial
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "common"))
+import mpitools  # noqa: E402  (the MPI tools of the runtime's MPI)
+
 # case: (kernel, arguments, phase measured, the knob the lab notes' table names)
 CASES = {
     "vorpal-write": ("vorpalio", ["--block", "160,160,100"], "write", "cb_buffer_size"),
@@ -60,7 +63,7 @@ def mpiexec(kernel: Path, args: list[str], cwd: Path, config: Path | None) -> di
         env.pop(key, None)
     if config is not None:
         env["IOTUNE_CONFIG"] = str(config)
-    cmd = ["mpiexec", "-n", "2", str(kernel), *args]
+    cmd = [*mpitools.mpiexec(2), str(kernel), *args]
     r = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT)
     if r.returncode != 0:
         print(f"failed: {' '.join(cmd)}\n{r.stderr[-2000:]}", file=sys.stderr)
@@ -75,7 +78,7 @@ def advice_for(case: str, kernel: Path, args: list[str], out: Path) -> tuple[Pat
     work = Path(tempfile.mkdtemp(prefix=f"advise-{case}-", dir=out))
     control = out / f"advise_gain-{case}.xml"
     cmd = [sys.executable, "-m", "iotune", "advise", "--json", "-o", str(control),
-           "--profile-out", str(work / "profile.json"), "--", "mpiexec", "-n", "2",
+           "--profile-out", str(work / "profile.json"), "--", *mpitools.mpiexec(2),
            str(kernel), *args, "--read"]  # fmt: skip
     r = subprocess.run(cmd, cwd=work, capture_output=True, text=True, timeout=TIMEOUT, check=True)
     advice = json.loads(r.stdout[r.stdout.index("{\n") :])

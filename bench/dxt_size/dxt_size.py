@@ -37,6 +37,9 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "common"))
+import mpitools  # noqa: E402  (the MPI tools of the runtime's MPI)
+
 sys.path.insert(0, str(HERE.parent / "tracevol"))
 from tracevol import CASES, LIB, clean_env  # noqa: E402
 
@@ -45,7 +48,7 @@ from iotune import trace as iotrace  # noqa: E402
 
 def run(cmd: list[str], ranks: int, preload: str, env: dict[str, str], cwd: Path) -> str:
     if ranks > 1:
-        cmd = ["timeout", "300", "mpiexec", "-n", str(ranks), "-genv", "LD_PRELOAD", preload, *cmd]
+        cmd = ["timeout", "300", *mpitools.mpiexec(ranks), "-genv", "LD_PRELOAD", preload, *cmd]
     else:
         env = {**env, "LD_PRELOAD": preload}
     out = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)

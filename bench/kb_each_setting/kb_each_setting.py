@@ -30,6 +30,9 @@ from iotune import paths, trial
 from iotune.search import noise
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "common"))
+import mpitools  # noqa: E402  (the MPI tools of the runtime's MPI)
+
 CASES = {"2 ranks, --cells 65536": (2, ["--cells", "65536"]),
          "1 rank, --cells 131072": (1, ["--cells", "131072"])}  # fmt: skip
 VARIANTS = {
@@ -53,7 +56,7 @@ def main() -> int:
     out: dict[str, dict] = {}
     with tempfile.TemporaryDirectory(prefix="kb-each-") as tmp:
         for case, (ranks, kargs) in CASES.items():
-            cmd = ["mpiexec", "-n", str(ranks), exe, *kargs]
+            cmd = [*mpitools.mpiexec(ranks), exe, *kargs]
             opts = trial.TrialOptions(command=cmd, workdir=Path(tmp) / "s", cwd=Path(tmp),
                                       lib=paths.find_library(), sync=args.sync)  # fmt: skip
             values: dict[str, list] = {v: [] for v in VARIANTS}

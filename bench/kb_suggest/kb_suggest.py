@@ -40,6 +40,9 @@ from iotune import controlfile, paths, trial
 from iotune.search import noise
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "common"))
+import mpitools  # noqa: E402  (the MPI tools of the runtime's MPI)
+
 STUDY_ARGS = {"gcrmio": ["--cells", "65536"], "vorpalio": ["--block", "160,160,100"]}
 NEW_ARGS = {"gcrmio": ["--cells", "131072"], "vorpalio": ["--block", "120,120,80"]}
 
@@ -69,7 +72,7 @@ def main() -> int:
     started, load_before = time.strftime("%Y-%m-%dT%H:%M:%S%z"), os.getloadavg()
     study_args = args.study_args.split() if args.study_args else STUDY_ARGS[args.kernel]
     new_args = args.new_args.split() if args.new_args else NEW_ARGS[args.kernel]
-    study_cmd = ["mpiexec", "-n", str(args.study_ranks), exe, *study_args]
+    study_cmd = [*mpitools.mpiexec(args.study_ranks), exe, *study_args]
     p = iotune("tune", "--trials", str(args.trials), "--verify-pairs", "10", "--no-progress",
                "--seed", str(args.seed), "--out", str(work / "study"),
                *(["--sync"] if args.sync else []), "--", *study_cmd, env=env, cwd=work)  # fmt: skip
@@ -77,7 +80,7 @@ def main() -> int:
     if p.returncode != 0:
         return 1
     summary = json.loads((work / "study" / "summary.json").read_text())
-    new_cmd = ["mpiexec", "-n", str(args.new_ranks), exe, *new_args]
+    new_cmd = [*mpitools.mpiexec(args.new_ranks), exe, *new_args]
     p = iotune("kb", "suggest", "--json", "-o", str(work / "suggested.xml"), "--", *new_cmd,
                env=env, cwd=work)  # fmt: skip
     print(p.stdout, p.stderr)

@@ -51,6 +51,9 @@ from pathlib import Path
 import optuna
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "common"))
+import mpitools  # noqa: E402  (the MPI tools of the runtime's MPI)
+
 sys.path.insert(0, str(HERE.parent / "replay"))
 LANDSCAPES = (
     HERE.parent / "measure_landscape"
@@ -71,7 +74,7 @@ NEW_ARGS = {"gcrmio": ["--cells", "32768"], "vorpalio": ["--block", "96,96,60"]}
 def signature_of(kernel: str, nprocs: int, args: list[str]):
     exe = paths.find_kernel(kernel)
     with tempfile.TemporaryDirectory() as d:
-        return capture.profile_signature(["mpiexec", "-n", str(nprocs), str(exe), *args], cwd=d)
+        return capture.profile_signature([*mpitools.mpiexec(nprocs), str(exe), *args], cwd=d)
 
 
 def earlier_study(land: replay.Landscape, sp: space.Space, seed: int) -> dict:

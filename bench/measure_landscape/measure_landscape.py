@@ -45,6 +45,9 @@ from pathlib import Path
 from iotune import paths, space, trial
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "common"))
+import mpitools  # noqa: E402  (the MPI tools of the runtime's MPI)
+
 sys.path.insert(0, str(HERE.parent / "freed_memory"))
 import freed_memory  # noqa: E402
 
@@ -172,7 +175,8 @@ def main() -> int:
         "command": " ".join([sys.executable, *sys.argv]),
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "machine": machine(),
-        "launch": "mpiexec -n 2, libiotune.so preloaded, objective = kernel total_s"
+        "launch": "mpiexec -n 2 (of the runtime's MPI), libiotune.so preloaded, "
+        "objective = kernel total_s"
         + (", IOTUNE_SYNC=1" if args.sync else "")
         + (", page cache dropped before each run" if args.drop_caches else ""),
         "load_before": os.getloadavg(),
@@ -189,7 +193,7 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="iotune-landscape-"))
     opts = {
         k: trial.TrialOptions(
-            trial.launch_command("mpiexec", 2, [str(paths.find_kernel(k)), *KERNELS[k][0]]),
+            [*mpitools.mpiexec(2), str(paths.find_kernel(k)), *KERNELS[k][0]],
             work,
             objective="kernel",
             timeout=120,

@@ -24,6 +24,9 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "common"))
+import mpitools  # noqa: E402  (the MPI tools of the runtime's MPI)
+
 DATA = HERE
 RESULTS = HERE
 
@@ -46,7 +49,7 @@ def measure(kernel: str, variants: dict, rounds: int, seed: int) -> list[dict]:
     rows = []
     with tempfile.TemporaryDirectory(prefix="minimal-") as tmp:
         opts = trial.TrialOptions(
-            command=trial.launch_command("mpiexec", 2, app),
+            command=[*mpitools.mpiexec(2), *app],
             workdir=Path(tmp),
             objective="auto",
             timeout=300,

@@ -31,6 +31,9 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "bench" / "common"))
+import mpitools  # noqa: E402  (the MPI tools of the runtime's MPI)
+
 BUILD = Path(os.environ.get("IOTUNE_BUILD_DIR", REPO / "build"))
 LIB = BUILD / "runtime" / "libiotune.so"
 KERNELS = BUILD / "kernels"
@@ -79,7 +82,7 @@ def run_once(case: str, variant: str, workdir: Path, empty_config: Path) -> floa
     if variant == "trace":
         env["IOTUNE_TRACE"] = "1"
     prog = BUILD / "bench" / "c" / argv[0] if phase is None else KERNELS / argv[0]
-    cmd = ["mpiexec", "-n", str(ranks), str(prog), *argv[1:]]
+    cmd = [*mpitools.mpiexec(ranks), str(prog), *argv[1:]]
     out = subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True, timeout=600)
     if out.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed:\n{out.stderr}")

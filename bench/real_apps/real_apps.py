@@ -27,6 +27,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "bench" / "common"))
+import mpitools  # noqa: E402  (the MPI tools of the runtime's MPI)
+
 IOR_URL = "https://github.com/hpc/ior.git"
 H5BENCH_URL = "https://github.com/hpc-io/h5bench.git"
 SHORT_S = 180  # one run of an application (seconds): a hang fails its check
@@ -472,9 +475,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--only", choices=["ior", "h5bench"], help="one application")
     ap.add_argument("--work", type=Path, default=Path("/tmp/iotune-real-apps"))
     ap.add_argument("--iotune", default=str(REPO / ".venv" / "bin" / "iotune"))
-    ap.add_argument("--cc", default=shutil.which("mpicc.mpich") or "mpicc")
-    ap.add_argument("--mpiexec", default=shutil.which("mpiexec.mpich") or "mpiexec")
-    ap.add_argument("--pkg", default="hdf5-mpich", help="pkg-config module of parallel HDF5")
+    ap.add_argument("--cc", default=None, help="default: the runtime's MPI's")
+    ap.add_argument("--mpiexec", default=None, help="default: the runtime's MPI's")
+    ap.add_argument(
+        "--pkg",
+        default=None,
+        help="pkg-config module of parallel HDF5 (default: that of the runtime's MPI)",
+    )
     ap.add_argument("-n", "--nprocs", type=int, default=2)
     ap.add_argument("--nice", type=int, default=0, help="lower this script's priority first")
     ap.add_argument("--no-build", action="store_true", help="reuse the builds in --work")
@@ -484,6 +491,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     work = args.work.resolve()
     work.mkdir(parents=True, exist_ok=True)
     (work / "tune.xml").write_text(CONFIG)
+    args.cc = args.cc or mpitools.mpicc()
+    args.pkg = args.pkg or mpitools.hdf5_pkg()
+    args.mpiexec = args.mpiexec or mpitools.mpiexec()[0]
     c = Checks(work, args.iotune, args.mpiexec, args.nprocs)
     versions = {}
     for app, source in (("ior", args.ior), ("h5bench", args.h5bench)):

@@ -22,7 +22,6 @@ import json
 import os
 import platform
 import random
-import shutil
 import statistics
 import subprocess
 import sys
@@ -31,6 +30,9 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "bench" / "common"))
+import mpitools  # noqa: E402  (the MPI tools of the runtime's MPI)
+
 BUILD = Path(os.environ.get("IOTUNE_BUILD_DIR", REPO / "build"))
 CONTROL = REPO / "docs" / "examples" / "full.xml"
 
@@ -88,10 +90,12 @@ int main(void)
 def compile_probes(tmp: Path) -> tuple[Path, tuple[int, int]]:
     (tmp / "probe.c").write_text(PROBE)
     (tmp / "sizes.c").write_text(SIZES)
-    mpicc = shutil.which("mpicc") or "mpicc"
+    mpicc = mpitools.mpicc()
     subprocess.run([mpicc, "-O2", "-o", str(tmp / "probe"), str(tmp / "probe.c")], check=True)
     gen = next(BUILD.rglob("params_gen.h")).parent
-    h5 = subprocess.run(["pkg-config", "--cflags", "hdf5-mpich"], capture_output=True, text=True)
+    h5 = subprocess.run(
+        ["pkg-config", "--cflags", mpitools.hdf5_pkg()], capture_output=True, text=True
+    )
     subprocess.run([mpicc, "-I", str(REPO / "runtime" / "src"), "-I", str(gen),
                     *h5.stdout.split(), "-o", str(tmp / "sizes"), str(tmp / "sizes.c")],
                    check=True)  # fmt: skip
@@ -120,7 +124,7 @@ def run(probe: Path, ranks: int, files: int, variant: str, lib: Path, work: Path
         env["IOTUNE_CONFIG"] = str(CONTROL)
     if variant == "capture":
         env["IOTUNE_PROFILE"] = str(profile)
-    cmd = [shutil.which("mpiexec") or "mpiexec", "-n", str(ranks), str(probe), str(files)]
+    cmd = [*mpitools.mpiexec(ranks), str(probe), str(files)]
     r = subprocess.run(cmd, env=env, cwd=work, capture_output=True, text=True, timeout=120)
     if r.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)}: {r.stderr}")

@@ -38,6 +38,9 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "bench" / "common"))
+import mpitools  # noqa: E402  (the MPI tools of the runtime's MPI)
+
 sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(REPO / "bench" / "freed_memory"))
 
@@ -68,7 +71,7 @@ CASES = {
 
 
 def mpiexec(argv: list[str], cwd: Path, env: dict[str, str], timeout: float = 600) -> None:
-    cmd = ["mpiexec", "-n", "2", *map(str, argv)]
+    cmd = [*mpitools.mpiexec(2), *map(str, argv)]
     proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)}: exit {proc.returncode}\n{proc.stderr}")
@@ -135,9 +138,10 @@ def clean(directory: Path) -> None:
 
 def build_external(work: Path) -> Path:
     out = work / "skel_ext"
-    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "hdf5-mpich"],
+    flags = subprocess.run(["pkg-config", "--cflags", "--libs", mpitools.hdf5_pkg()],
                            capture_output=True, text=True, check=True).stdout.split()  # fmt: skip
-    subprocess.run(["mpicc", "-O2", "-o", str(out), str(REPO / "tests/data/skel_ext.c"), *flags],
+    src = REPO / "tests/data/skel_ext.c"
+    subprocess.run([mpitools.mpicc(), "-O2", "-o", str(out), str(src), *flags],
                    check=True)  # fmt: skip
     return out
 

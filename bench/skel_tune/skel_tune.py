@@ -23,6 +23,9 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "bench" / "common"))
+import mpitools  # noqa: E402  (the MPI tools of the runtime's MPI)
+
 sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(REPO / "bench" / "skel_fidelity"))
 
@@ -65,7 +68,7 @@ def profiled_io_time_keep_config(argv: list[str], cwd: Path, lib: Path) -> float
         prof.unlink()
     env = dict(os.environ, LD_PRELOAD=str(lib), IOTUNE_PROFILE=str(prof),
                IOTUNE_SESSION=f"bench-{time.time_ns():x}")  # fmt: skip
-    cmd = ["mpiexec", "-n", "2", *map(str, argv)]
+    cmd = [*mpitools.mpiexec(2), *map(str, argv)]
     proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)}: exit {proc.returncode}\n{proc.stderr}")

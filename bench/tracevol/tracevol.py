@@ -40,6 +40,9 @@ import zlib
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "bench" / "common"))
+import mpitools  # noqa: E402  (the MPI tools of the runtime's MPI)
+
 sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(REPO / "bench" / "callcost"))
 from callcost import callgrind_total  # noqa: E402
@@ -96,7 +99,7 @@ def trace_size(lib: Path, case: str, tmp: Path) -> dict[str, object]:
                IOTUNE_CONFIG=str(tmp / "empty.xml"))  # fmt: skip
     cmd = [str(a) for a in argv]
     if ranks > 1:
-        cmd = ["timeout", "300", "mpiexec", "-n", str(ranks), "-genv", "LD_PRELOAD", str(lib), *cmd]
+        cmd = ["timeout", "300", *mpitools.mpiexec(ranks), "-genv", "LD_PRELOAD", str(lib), *cmd]
     else:
         env["LD_PRELOAD"] = str(lib)
     out = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=600)
