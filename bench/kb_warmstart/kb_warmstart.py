@@ -29,7 +29,7 @@ Usage: .venv/bin/python bench/kb_warmstart/kb_warmstart.py [--seeds 50] [--out
 bench/kb_warmstart/kb_warmstart.json]
        [--replayed landscape.csv] [--stored landscape-rounds4-6.csv] [--held-out FILE.csv]
        [--kernels gcrmio]
-  --replayed/--stored/--held-out: CSV files of bench/data
+  --replayed/--stored/--held-out: CSV files of bench/measure_landscape/
   (bench/measure_landscape/measure_landscape.py), or one
   file split by round with --split N (rounds below N replayed, the others the KB's source)
 """

@@ -96,7 +96,9 @@ def describe(land: replay.Landscape, boot: int = 2000, seed: int = 1) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("groups", nargs="+", help="CSV files of bench/data, one group of rounds each")
+    ap.add_argument(
+        "groups", nargs="+", help="CSV files of bench/measure_landscape/, one group of rounds each"
+    )
     ap.add_argument("--seeds-from", type=Path, help="a kb_warmstart JSON: judge its KB seeds")
     ap.add_argument("--out", type=Path)
     ap.add_argument("--per-round", action="store_true",

@@ -12,7 +12,7 @@ Also counted: the bytes broadcast and gathered, from the runtime's own record si
 (sizeof(iot_entry), sizeof(iot_file_rec), compiled against runtime/src), and the profile's size.
 
     .venv/bin/python bench/scale_runtime/scale_runtime.py --rounds 10        (~2 min; raw:
-    bench/results/)
+    bench/scale_runtime/)
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ trial as the study grows, and whether every trial is counted once.
 
 Workers are processes forked after the imports (so 100 of them start in a second on 2 cores),
 each with its own storage connection. Every run is bounded: --limit-s seconds, then the
-workers are killed and the run is reported as cut short. Raw numbers: bench/results/.
+workers are killed and the run is reported as cut short. Raw numbers: bench/storage_load/.
 """
 
 from __future__ import annotations
