@@ -221,9 +221,10 @@ def main() -> None:
     print("|---|---|---|---|---|---|")
     for case, s in sizes.items():
         b, t = s["baseline"], s["this"]
+        dxt = b["dxt_estimate"]  # None unless the baseline writes trace schema 2
         print(f"| {case} | {t['calls']:,} | {b['records']:,}, {b['bytes']:,} | "
               f"{t['records']:,}, {t['bytes']:,} | {b['bytes'] / t['bytes']:.0f}x | "
-              f"{b['dxt_estimate']:,} |")  # fmt: skip
+              f"{'n/a' if dxt is None else f'{dxt:,}'} |")  # fmt: skip
     if cost:
         print("\n| per call | plain | baseline trace=1 | this trace=1 | baseline all | this all |")
         print("|---|---|---|---|---|---|")

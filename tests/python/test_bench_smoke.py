@@ -1,0 +1,107 @@
+"""Every bench of bench/ runs on a fresh set-up at a tiny size (issue 26 item 5).
+
+Each bench folder's script runs under a timeout with the runtime's build (its MPI's own
+mpiexec and mpicc: bench/common/mpitools.py), its output into tmp_path (never into the
+repository); the test asserts exit 0 and that the output it names parses. A bench that cannot
+run here at a tiny size is in SKIPPED with the reason; every folder is in one of the two.
+"""
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import BENCH, BUILD, REPO
+
+TIMEOUT = 90  # seconds per bench; each takes a few seconds to ~20 s on the 2-core VM
+
+# folder: (arguments, output file to parse); {out} is the test's tmp_path
+SMOKE = {
+    "adapt_phases": (["--rounds", "1", "--cases", "vorpal", "--configs", "base", "--warmup", "0",
+                      "--out", "{out}", "--name", "smoke"], "smoke.csv"),
+    "advise_gain": (["--rounds", "1", "--cases", "gcrm-write", "--out", "{out}"],
+                    "advise_gain.csv"),
+    "advise_scale": (["--sizes", "100", "--namings", "per_process", "--out", "{out}/a.json"],
+                     "a.json"),
+    "kb_each_setting": (["--rounds", "1", "--out", "{out}/k.json"], "k.json"),
+    "kb_warmstart": (["--seeds", "1", "--kernels", "gcrmio", "--out", "{out}/k.json"], "k.json"),
+    "landscape_stats": (["landscape.csv", "--out", "{out}/l.json"], "l.json"),
+    "overhead": (["--rounds", "1", "--cases", "hdf5-small-writes", "--out", "{out}/o.json"],
+                 "o.json"),
+    "replay": (["--seeds", "1", "--strategies", "default", "--out", "{out}/r.json"], "r.json"),
+    "scale_runtime": (["--rounds", "1", "--files", "1", "--ranks", "1", "--out", "{out}/s.json"],
+                      "s.json"),
+    "storage_load": (["--workers", "1", "--budget", "2", "--trial-s", "0.01", "--kinds",
+                      "journal", "--out", "{out}/s.json"], "s.json"),
+    "tracevol": (["--baseline", "{lib}", "--no-cost", "--out", "{out}/t.json"], "t.json"),
+}  # fmt: skip
+
+SKIPPED = {
+    "common": "shared helpers (mpitools.py), no bench of its own",
+    "kb_defaults": "raw runs of `iotune defaults` (the CLI, tested in test_defaults*), no script",
+    "dxt_size": "needs a Darshan build (libdarshan.so with DXT, darshan-dxt-parser)",
+    "real_apps": "clones and builds IOR and h5bench from the network: minutes, not a smoke run",
+    "advise_agreement": "no tiny-size run yet",
+    "demo_verdicts": "no tiny-size run yet",
+    "freed_memory": "no tiny-size run yet",
+    "h5py_serial_read": "no tiny-size run yet",
+    "kb_suggest": "no tiny-size run yet",
+    "measure_landscape": "no tiny-size run yet",
+    "memory_modes": "no tiny-size run yet",
+    "minimal": "no tiny-size run yet",
+    "ompio_study": "no tiny-size run yet",
+    "skel_fidelity": "no tiny-size run yet",
+    "skel_prepare_ab": "no tiny-size run yet",
+    "skel_tune": "no tiny-size run yet",
+    "verify_power": "no tiny-size run yet",
+    "callcost": "no tiny-size run yet",
+}
+
+
+def bench_folders() -> list[str]:
+    return sorted(p.name for p in BENCH.iterdir() if p.is_dir())
+
+
+def test_every_bench_folder_is_smoked_or_skipped_with_a_reason():
+    folders = set(bench_folders())
+    assert folders == set(SMOKE) | set(SKIPPED), "a bench folder with no smoke run nor reason"
+    assert not set(SMOKE) & set(SKIPPED)
+    for name in SMOKE:
+        assert (BENCH / name / f"{name}.py").is_file(), f"bench/{name}/ has no {name}.py"
+
+
+def parses(path: Path) -> None:
+    """The output is complete: JSON loads, a CSV has its header and at least one row."""
+    text = path.read_text()
+    if path.suffix == ".json":
+        json.loads(text)
+    elif path.suffix == ".csv":
+        rows = list(csv.DictReader(text.splitlines()))
+        assert rows, f"{path.name}: no rows"
+    else:
+        assert text.strip(), f"{path.name} is empty"
+
+
+@pytest.mark.parametrize("name", sorted(SMOKE))
+def test_bench_runs_at_a_tiny_size(name, tmp_path, libiotune):
+    args, output = SMOKE[name]
+    args = [a.format(out=tmp_path, lib=libiotune) for a in args]
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO / "src"),
+        "IOTUNE_BUILD_DIR": str(BUILD),
+        "IOTUNE_LIB": str(libiotune),
+        "IOTUNE_KERNELS_DIR": str(BUILD / "kernels"),
+    }
+    before = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "bench"],
+                            capture_output=True, text=True).stdout  # fmt: skip
+    r = subprocess.run([sys.executable, str(BENCH / name / f"{name}.py"), *args], cwd=tmp_path,
+                       env=env, capture_output=True, text=True, timeout=TIMEOUT)  # fmt: skip
+    assert r.returncode == 0, f"bench/{name} failed:\n{r.stdout[-1500:]}\n{r.stderr[-3000:]}"
+    parses(tmp_path / output)
+    after = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "bench"],
+                           capture_output=True, text=True).stdout  # fmt: skip
+    assert after == before, f"bench/{name} wrote into the repository:\n{after}"
