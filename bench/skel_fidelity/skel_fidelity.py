@@ -68,6 +68,18 @@ CASES = {
                              "--segments", "2", "--mode", "collective"]),
     "external": (None, ["2048", "8192", "1048576", "2"]),
 }  # fmt: skip
+# --smoke (CI: does the bench run?): tiny sizes, one round; no number of it means anything
+SMOKE_CASES = {"vorpalio": ["--block", "20,20,16", "--components", "3"]}
+
+
+def smoke(a) -> None:
+    """Shrinks the run of --smoke: the cases of SMOKE_CASES (unless --cases chose), their tiny
+    sizes, one round."""
+    for name, args in SMOKE_CASES.items():
+        CASES[name] = (CASES[name][0], args)
+    if a.cases == ",".join(CASES):
+        a.cases = ",".join(SMOKE_CASES)
+    a.repeats = 1
 
 
 def mpiexec(argv: list[str], cwd: Path, env: dict[str, str], timeout: float = 600) -> None:
@@ -244,7 +256,10 @@ def main() -> int:
         help="on a VM that reports free pages to its host, keep freed memory in the VM while "
         "measuring (root; bench/freed_memory/freed_memory.py)",
     )
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes, one round (CI)")
     a = ap.parse_args()
+    if a.smoke:
+        smoke(a)
     if a.drop_caches and os.geteuid() != 0:
         ap.error("--drop-caches needs root")
     NOISE.update(sync=a.sync, drop_caches=a.drop_caches)

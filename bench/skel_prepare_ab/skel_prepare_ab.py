@@ -40,6 +40,7 @@ from iotune.skel import run as runmod  # noqa: E402
 from iotune.skel.trace_calls import CLOSES, OPENS, WRITES, load_traces  # noqa: E402
 
 DEFAULT_CASES = "haccio-posix,iorio-mpiio,vorpalio-uneven"
+SMOKE_BLOCK = ["--block", "20,20,16"]  # --smoke's VORPAL-IO size
 PREPARE = re.compile(r"\n *skel_prepare_begin\(s\);.*?skel_prepare_end\(s\);\n", re.S)
 
 
@@ -88,7 +89,11 @@ def main() -> int:
     ap.add_argument("--out", default=str(REPO / "bench/skel_prepare_ab/skel_prepare_ab.json"))
     ap.add_argument("--workdir", help="scratch (default: a temporary directory)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--smoke", action="store_true", help="a tiny case, one round (CI)")
     a = ap.parse_args()
+    if a.smoke:  # does the bench run? (no number of it means anything)
+        sf.CASES["vorpalio-uneven"] = ("vorpalio", [*SMOKE_BLOCK, "--components", "3", "--uneven"])
+        a.cases, a.repeats = "vorpalio-uneven", 1
     lib = paths.find_library()
     work = Path(a.workdir or tempfile.mkdtemp(prefix="skel-prepare-ab-"))
     work.mkdir(parents=True, exist_ok=True)
