@@ -31,6 +31,9 @@ PROG = BUILD / "bench" / "c" / "callcost"
 # mode: (N1, N2, calls per N)
 MODES = {"posix": (2000, 6000, 2), "hdf5": (500, 1500, 1)}
 VARIANTS = ("plain", "preload", "capture", "trace")
+# --smoke (CI: does the bench run?): few calls, two variants; no number of it means anything
+SMOKE_MODES = {"posix": (20, 60, 2)}
+SMOKE_VARIANTS = ("plain", "preload")
 
 
 def instructions(mode: str, n: int, variant: str, tmp: Path) -> int:
@@ -58,15 +61,17 @@ def callgrind_total(argv: list[str], env: dict, cwd: Path | None = None, timeout
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(REPO / "bench" / "callcost" / "callcost.json"))
+    ap.add_argument("--smoke", action="store_true", help="few calls, two variants (CI)")
     args = ap.parse_args()
+    modes, variants = (SMOKE_MODES, SMOKE_VARIANTS) if args.smoke else (MODES, VARIANTS)
     per_call: dict[str, dict[str, float]] = {}
     raw: dict[str, dict[str, list[int]]] = {}
     with tempfile.TemporaryDirectory(prefix="iotune-callcost-") as tmp:
         tmpdir = Path(tmp)
         (tmpdir / "empty.xml").write_text("<Parameters/>\n")
-        for mode, (n1, n2, k) in MODES.items():
+        for mode, (n1, n2, k) in modes.items():
             per_call[mode], raw[mode] = {}, {}
-            for variant in VARIANTS:
+            for variant in variants:
                 i1 = instructions(mode, n1, variant, tmpdir)
                 i2 = instructions(mode, n2, variant, tmpdir)
                 raw[mode][variant] = [i1, i2]
@@ -78,7 +83,7 @@ def main() -> None:
         f"{platform.platform()}",
         "date": time.strftime("%Y-%m-%d %H:%M:%S"),
         "command": " ".join(sys.argv),
-        "modes": {m: {"n1": a, "n2": b, "calls_per_n": k} for m, (a, b, k) in MODES.items()},
+        "modes": {m: {"n1": a, "n2": b, "calls_per_n": k} for m, (a, b, k) in modes.items()},
         "instructions_total": raw,
         "instructions_per_call": per_call,
     }
@@ -86,11 +91,11 @@ def main() -> None:
     Path(args.out).write_text(json.dumps(record, indent=1) + "\n")
     print("| call | plain | preloaded, empty control file | capture | trace |")
     print("|---|---|---|---|---|")
-    for mode in MODES:
+    for mode in modes:
         c = per_call[mode]
-        extra = {v: c[v] - c["plain"] for v in VARIANTS}
-        print(f"| {mode} | {c['plain']:.0f} | +{extra['preload']:.0f} | +{extra['capture']:.0f} "
-              f"| +{extra['trace']:.0f} |")  # fmt: skip
+        extra = {v: f"+{c[v] - c['plain']:.0f}" if v in c else "-" for v in VARIANTS}
+        print(f"| {mode} | {c['plain']:.0f} | {extra['preload']} | {extra['capture']} "
+              f"| {extra['trace']} |")  # fmt: skip
     print(f"\n(user-space instructions per call; raw numbers: {args.out})")
 
 

@@ -45,6 +45,7 @@ from pathlib import Path
 from iotune import paths, space, trial
 
 HERE = Path(__file__).resolve().parent
+SMOKE_CONFIGS = 3  # --smoke's configurations
 sys.path.insert(0, str(HERE.parent / "common"))
 import mpitools  # noqa: E402  (the MPI tools of the runtime's MPI)
 
@@ -161,7 +162,15 @@ def main() -> int:
         action="store_true",
         help="keep freed memory in the VM while measuring (root; bench/freed_memory/)",
     )
+    ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help="does it run? (CI): GCRM-IO at a tiny size, 3 configurations, one round",
+    )
     args = ap.parse_args()
+    if args.smoke:
+        KERNELS["gcrmio"] = (["--cells", "2048"], KERNELS["gcrmio"][1])
+        args.kernels, args.rounds = "gcrmio", 1
     if args.drop_caches and not trial.drop_caches():
         ap.error("--drop-caches: /proc/sys/vm/drop_caches is not writable here (root only)")
     args.out.mkdir(parents=True, exist_ok=True)
@@ -171,6 +180,8 @@ def main() -> int:
         kargs, space_file = KERNELS[k]
         for settings in grid(space.load(space_file)):
             jobs.append((k, settings))
+    if args.smoke:
+        jobs = jobs[:SMOKE_CONFIGS]
     meta = {
         "command": " ".join([sys.executable, *sys.argv]),
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),

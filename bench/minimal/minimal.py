@@ -27,9 +27,6 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "common"))
 import mpitools  # noqa: E402  (the MPI tools of the runtime's MPI)
 
-DATA = HERE
-RESULTS = HERE
-
 
 def tune(kernel: str, trials: int, out: Path, seed: int) -> dict:
     cmd = [sys.executable, "-m", "iotune.tune_cli", "--kernel", kernel, "--trials", str(trials),
@@ -75,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trials", type=int, default=30)
     ap.add_argument("--rounds", type=int, default=12)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", type=Path, default=HERE, help="folder of data and table (this one)")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="minimal-study-") as tmp:
         summary = tune(args.kernel, args.trials, Path(tmp) / "out", args.seed)
@@ -106,15 +104,14 @@ def main(argv: list[str] | None = None) -> int:
         "speedup_minimal": speed_min,
         "kept_share": speed_min / speed_full if speed_full else None,
     }
-    DATA.mkdir(exist_ok=True)
-    (DATA / f"minimal-{args.kernel}.json").write_text(json.dumps(res, indent=1) + "\n")
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / f"minimal-{args.kernel}.json").write_text(json.dumps(res, indent=1) + "\n")
     line = (
         f"| {args.kernel} | {len(full)}: {', '.join(f'{k}={v}' for k, v in sorted(full.items()))}"
         f" | {len(minimal)}: {', '.join(f'{k}={v}' for k, v in sorted(minimal.items()))} | "
         f"{speed_full:.2f}x | {speed_min:.2f}x | {100 * res['kept_share']:.0f} % |"
     )
-    RESULTS.mkdir(exist_ok=True)
-    table = RESULTS / "minimal.md"
+    table = args.out / "minimal.md"
     head = [
         "| kernel | full best (settings) | best.xml (minimal) | full speedup | minimal speedup "
         "| kept |",

@@ -44,6 +44,7 @@ import mpitools  # noqa: E402  (the MPI tools of the runtime's MPI)
 SCALED_GAIN = 1.3
 DATA = HERE
 RESULTS = HERE
+RESULT_JSON = "verify-power.json"  # evaluate's output; the raw data are verify-<case>.json
 
 # the ~1.3x settings of shared/LAB-NOTES.md ("What tuning can gain")
 CASES = {
@@ -181,6 +182,8 @@ def evaluate(repeats: int, seed: int, max_pairs: int) -> dict:
         "kernels": {},
     }
     for path in sorted(DATA.glob("verify-*.json")):
+        if path.name == RESULT_JSON:  # evaluate's own output, in the same folder
+            continue
         data = json.loads(path.read_text())
         rounds = [r for r in data["rounds"] if None not in (r["A"], r["A2"], r["B"])]
         rng = random.Random(seed)
@@ -258,18 +261,24 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument("--drop-caches", action="store_true", help="sync + drop caches before runs")
     m.add_argument("--objective", default="io-time", help="io-time (default), wall, kernel")
     m.add_argument("--tag", default="", help="added to the data file's name and the case")
+    m.add_argument("--out", type=Path, default=HERE, help="folder of the raw data (this one)")
     e = sub.add_parser("evaluate")
     e.add_argument("--repeats", type=int, default=5000)
     e.add_argument("--seed", type=int, default=1)
     e.add_argument("--max-pairs", type=int, default=20)
+    e.add_argument("--out", type=Path, default=HERE, help="folder of the results (this one)")
     args = ap.parse_args(argv)
+    global DATA, RESULTS  # the raw data evaluated stay this folder's
     if args.cmd == "measure":
+        DATA = args.out
+        DATA.mkdir(parents=True, exist_ok=True)
         print(measure(args.kernel, args.rounds, args.nprocs, args.seed, args.warmup,
                       args.sync, args.drop_caches, args.objective, args.tag))  # fmt: skip
         return 0
     res = evaluate(args.repeats, args.seed, args.max_pairs)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "verify-power.json").write_text(json.dumps(res, indent=1) + "\n")
+    RESULTS = args.out
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / RESULT_JSON).write_text(json.dumps(res, indent=1) + "\n")
     md = _markdown(res)
     (RESULTS / "verify-power.md").write_text(md)
     print(md)

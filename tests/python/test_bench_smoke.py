@@ -9,6 +9,7 @@ run here at a tiny size is in SKIPPED with the reason; every folder is in one of
 import csv
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -47,6 +48,12 @@ SMOKE = {
     "skel_prepare_ab": (["--smoke", "--out", "{out}/s.json"], "s.json"),
     "skel_tune": (["--args", "--cells 2048 --levels 2 --chunk-cells 512", "--trials", "1",
                    "--repeats", "1", "--verify-pairs", "5", "--out", "{out}/s.json"], "s.json"),
+    "verify_power": (["measure", "--kernel", "gcrmio", "--rounds", "1", "--out", "{out}"],
+                     "verify-gcrmio.json"),
+    "measure_landscape": (["--smoke", "--out", "{out}"], "landscape.csv"),
+    "callcost": (["--smoke", "--out", "{out}/c.json"], "c.json"),
+    # root: drops the page cache, holds freed memory; two 5 s pauses
+    "memory_modes": (["--rounds", "1", "--particles", "64K", "--out", "{out}/m.json"], "m.json"),
     # root: holds freed memory (a sysfs parameter) around a command that writes the output
     "freed_memory": (["--", sys.executable, "-c", "open('f.json', 'w').write('{{}}')"],
                      "f.json"),
@@ -57,16 +64,13 @@ SKIPPED = {
     "kb_defaults": "raw runs of `iotune defaults` (the CLI, tested in test_defaults*), no script",
     "dxt_size": "needs a Darshan build (libdarshan.so with DXT, darshan-dxt-parser)",
     "real_apps": "clones and builds IOR and h5bench from the network: minutes, not a smoke run",
-    "demo_verdicts": "no tiny-size run yet",
-    "measure_landscape": "no tiny-size run yet",
-    "memory_modes": "no tiny-size run yet",
-    "minimal": "no tiny-size run yet",
-    "ompio_study": "no tiny-size run yet",
-    "verify_power": "no tiny-size run yet",
-    "callcost": "no tiny-size run yet",
+    "demo_verdicts": "each run is a whole `iotune tune --demo` (6.5 min here, docs/tune.md)",
+    "minimal": "a whole `iotune tune --kernel` study at the kernel's study size: ~50 s at 2 trials",
+    "ompio_study": "needs both MPIs built and runs `iotune tune` studies under each: minutes",
 }
 
-NEED_ROOT = {"freed_memory"}  # skipped, with the reason, when not run as root
+NEED_ROOT = {"freed_memory", "memory_modes"}  # skipped, with the reason, when not root
+NEED_TOOL = {"callcost": "valgrind"}  # skipped, with the reason, without the tool
 
 
 def bench_folders() -> list[str]:
@@ -97,6 +101,8 @@ def parses(path: Path) -> None:
 def test_bench_runs_at_a_tiny_size(name, tmp_path, libiotune):
     if name in NEED_ROOT and os.geteuid() != 0:
         pytest.skip(f"bench/{name} needs root")
+    if name in NEED_TOOL and not shutil.which(NEED_TOOL[name]):
+        pytest.skip(f"bench/{name} needs {NEED_TOOL[name]}")
     args, output = SMOKE[name]
     empty = tmp_path / "empty.xml"
     empty.write_text("<Parameters></Parameters>\n")
