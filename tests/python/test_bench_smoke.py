@@ -9,13 +9,14 @@ run here at a tiny size is in SKIPPED with the reason; every folder is in one of
 import csv
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import BENCH, BUILD, REPO
+from conftest import BENCH, BUILD, REPO, mpi_info
 
 TIMEOUT = 90  # seconds per bench; each takes a few seconds to ~20 s on the 2-core VM
 
@@ -69,6 +70,8 @@ SKIPPED = {
     "ompio_study": "needs both MPIs built and runs `iotune tune` studies under each: minutes",
 }
 
+OMPI_ROOT = ("OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM")
+PLAIN_MPI_TOOL = re.compile(r"""["'](mpiexec|mpirun|mpicc)["']""")
 NEED_ROOT = {"freed_memory", "memory_modes"}  # skipped, with the reason, when not root
 NEED_TOOL = {"callcost": "valgrind"}  # skipped, with the reason, without the tool
 
@@ -83,6 +86,16 @@ def test_every_bench_folder_is_smoked_or_skipped_with_a_reason():
     assert not set(SMOKE) & set(SKIPPED)
     for name in SMOKE:
         assert (BENCH / name / f"{name}.py").is_file(), f"bench/{name}/ has no {name}.py"
+
+
+def test_no_bench_calls_a_plain_mpi_tool():
+    """Plain mpiexec/mpicc are whichever MPI the system chose (Open MPI's on Debian with both):
+    a bench takes its runtime's MPI's own (bench/common/mpitools.py)."""
+    for script in sorted(BENCH.glob("*/*.py")):
+        if script.parent.name == "common":
+            continue
+        found = PLAIN_MPI_TOOL.findall(script.read_text())
+        assert not found, f"{script.relative_to(REPO)} calls plain {found}: use mpitools"
 
 
 def parses(path: Path) -> None:
@@ -103,12 +116,15 @@ def test_bench_runs_at_a_tiny_size(name, tmp_path, libiotune):
         pytest.skip(f"bench/{name} needs root")
     if name in NEED_TOOL and not shutil.which(NEED_TOOL[name]):
         pytest.skip(f"bench/{name} needs {NEED_TOOL[name]}")
+    # As on a fresh machine: Open MPI's permission to run as root (conftest sets it for the
+    # tests) hid an MPICH-built runtime's bench run under Open MPI's plain mpiexec
+    mpich = mpi_info(BUILD).get("family") == "mpich"
     args, output = SMOKE[name]
     empty = tmp_path / "empty.xml"
     empty.write_text("<Parameters></Parameters>\n")
     args = [a.format(out=tmp_path, lib=libiotune, empty=empty) for a in args]
     env = {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if k not in OMPI_ROOT or not mpich},
         "PYTHONPATH": str(REPO / "src"),
         "IOTUNE_BUILD_DIR": str(BUILD),
         "IOTUNE_LIB": str(libiotune),
