@@ -9,10 +9,9 @@ the adaptive mode reading a knowledge base that holds them (adapt-kb: an export 
 the study's settings under the signature of one profiled run of the same command), in a
 shuffled order per round, each measured run right after a discarded identical warm-up run
 (LAB-NOTES' noise section). The tuned settings are read from the study records that
-bench/minimal/minimal.py keeps (bench/minimal/minimal-<kernel>.json, `study.recommended`). Each
-run writes
-a profile: the per-file time (`files[].time_s.max`, the
-slowest rank's time in the file's I/O calls) is a phase's time; the adaptive profile also gives
+bench/minimal/minimal.py keeps (bench/minimal/minimal-<kernel>.json, `study.recommended`).
+Each run writes a profile: the per-file time (`files[].time_s.max`, the slowest rank's time
+in the file's I/O calls) is a phase's time; the adaptive profile also gives
 the rules applied and the overhead split (prediction, extraction, optimisation).
 
 Per case and phase: median time of each, the ratio of medians (speedup = baseline / adaptive);
@@ -23,14 +22,13 @@ setting's gain the adaptive mode reaches (time saved, on the medians); overhead 
 the adaptive run's I/O time.
 
 Raw rows go to bench/adapt_phases/adapt_phases.csv (appended as measured), the machine and
-commands to
-bench/adapt_phases/adapt_phases-meta.json, the summary to bench/adapt_phases/adapt_phases.txt.
+commands to bench/adapt_phases/adapt_phases-meta.json, the summary to
+bench/adapt_phases/adapt_phases.txt.
 
-Usage: nice -n 10 .venv/bin/python bench/adapt_phases/adapt_phases.py [--rounds 6] [--cases
-iorio-shared,...]
-         [--configs base,adapt,tuned] [--sync] [--warmup 1] [--name STEM]
-       .venv/bin/python bench/adapt_phases/adapt_phases.py --study --sync --cases
-       iorio-shared-big,...
+Usage: nice -n 10 .venv/bin/python bench/adapt_phases/adapt_phases.py [--rounds 6]
+         [--cases iorio-shared,...] [--configs base,adapt,tuned] [--sync] [--warmup 1] [--name STEM]
+       .venv/bin/python bench/adapt_phases/adapt_phases.py --study --sync
+         --cases iorio-shared-big,...
          (a short `iotune tune` study of each case's command: its tuned reference)
        .venv/bin/python bench/adapt_phases/adapt_phases.py --summary-only --cases ... --name STEM
 """

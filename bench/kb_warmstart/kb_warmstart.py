@@ -21,9 +21,8 @@ reaches 95 % / 90 % of the best, median over seeds, cold vs kb.
 definition, kept) reward whatever was lucky in exactly the runs the search draws from, and
 with 3-4 runs per configuration the best of 162 medians is mostly the luckiest
 (bench/landscape_stats/landscape_stats.py); --held-out rounds that neither the search nor the
-knowledge base
-saw give an independent judge, and all rounds together, each run relative to its round's
-median run, the most precise one (with its top group: what a test cannot tell from the best).
+knowledge base saw give an independent judge, and all rounds together, each run relative to
+its round's median run, the most precise one (with its top group: what a test cannot tell from the best).
 
 Usage: .venv/bin/python bench/kb_warmstart/kb_warmstart.py [--seeds 50] [--out
 bench/kb_warmstart/kb_warmstart.json]

@@ -14,9 +14,8 @@ resamples): the winner's curse of taking the argmin of many noisy medians as "th
 (replay.round_normalised: the rounds' medians differ by up to 2x with the machine's load).
 
 Usage: .venv/bin/python bench/landscape_stats/landscape_stats.py landscape-sync.csv
-landscape-sync-rounds4-6.csv
-           [--per-round] [--seeds-from bench/kb_warmstart/kb_warmstart-sync-studied.json] [--out
-           ...json]
+           landscape-sync-rounds4-6.csv [--per-round]
+           [--seeds-from bench/kb_warmstart/kb_warmstart-sync-studied.json] [--out ...json]
 """
 
 from __future__ import annotations

@@ -23,8 +23,7 @@ fast or a 3-10x slower mode depending on what the machine's memory did before (b
 such a VM: freed memory stays in the VM while measuring (bench/freed_memory/freed_memory.py).
 
 Usage: nice -n 10 .venv/bin/python bench/measure_landscape/measure_landscape.py [--rounds 4]
-[--out bench/measure_landscape]
-           [--kernels gcrmio] [--sync] [--drop-caches] [--name NAME]
+           [--out bench/measure_landscape] [--kernels gcrmio] [--sync] [--drop-caches] [--name NAME]
 """
 
 from __future__ import annotations
