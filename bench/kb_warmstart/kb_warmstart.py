@@ -22,7 +22,8 @@ definition, kept) reward whatever was lucky in exactly the runs the search draws
 with 3-4 runs per configuration the best of 162 medians is mostly the luckiest
 (bench/landscape_stats/landscape_stats.py); --held-out rounds that neither the search nor the
 knowledge base saw give an independent judge, and all rounds together, each run relative to
-its round's median run, the most precise one (with its top group: what a test cannot tell from the best).
+its round's median run, the most precise one (with its top group: what a test cannot tell
+from the best).
 
 Usage: .venv/bin/python bench/kb_warmstart/kb_warmstart.py [--seeds 50] [--out
 bench/kb_warmstart/kb_warmstart.json]
