@@ -154,8 +154,8 @@ def advise_log(cmd: list[str], work: Path, lib: str) -> dict:
     # Darshan's HDF5 module needs libhdf5 loaded at start (a Python interpreter loads it late);
     # Darshan first, so that its wrappers come before HDF5's own symbols
     preload = f"{lib} {HDF5_LIB}" if HDF5_LIB.exists() else lib
-    r = subprocess.run([*mpitools.mpiexec(2), "-env", "LD_PRELOAD", preload, "-env",
-                        "DARSHAN_LOGDIR", str(run), *cmd], cwd=run, env=env,
+    r = subprocess.run([*mpitools.mpiexec(2), *mpitools.env_flags("LD_PRELOAD", preload),
+                        *mpitools.env_flags("DARSHAN_LOGDIR", str(run)), *cmd], cwd=run, env=env,
                        capture_output=True, text=True, timeout=TIMEOUT)  # fmt: skip
     logs = list(run.glob("*.darshan"))
     if r.returncode or len(logs) != 1:

@@ -35,3 +35,11 @@ def mpicc() -> str:
 def hdf5_pkg() -> str:
     """The pkg-config module of the parallel HDF5 built on the runtime's MPI (Debian's names)."""
     return f"hdf5-{runtime_build().family}"
+
+
+def env_flags(name: str, value: str) -> list[str]:
+    """The launcher's flags that set one variable in every rank (MPICH's Hydra: -genv NAME VALUE;
+    Open MPI: -x NAME=VALUE)."""
+    if runtime_build().family == "openmpi":
+        return ["-x", f"{name}={value}"]
+    return ["-genv", name, value]

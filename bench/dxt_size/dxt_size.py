@@ -48,7 +48,8 @@ from iotune import trace as iotrace  # noqa: E402
 
 def run(cmd: list[str], ranks: int, preload: str, env: dict[str, str], cwd: Path) -> str:
     if ranks > 1:
-        cmd = ["timeout", "300", *mpitools.mpiexec(ranks), "-genv", "LD_PRELOAD", preload, *cmd]
+        cmd = ["timeout", "300", *mpitools.mpiexec(ranks),
+               *mpitools.env_flags("LD_PRELOAD", preload), *cmd]  # fmt: skip
     else:
         env = {**env, "LD_PRELOAD": preload}
     out = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)

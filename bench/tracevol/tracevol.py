@@ -99,7 +99,8 @@ def trace_size(lib: Path, case: str, tmp: Path) -> dict[str, object]:
                IOTUNE_CONFIG=str(tmp / "empty.xml"))  # fmt: skip
     cmd = [str(a) for a in argv]
     if ranks > 1:
-        cmd = ["timeout", "300", *mpitools.mpiexec(ranks), "-genv", "LD_PRELOAD", str(lib), *cmd]
+        cmd = ["timeout", "300", *mpitools.mpiexec(ranks),
+               *mpitools.env_flags("LD_PRELOAD", str(lib)), *cmd]  # fmt: skip
     else:
         env["LD_PRELOAD"] = str(lib)
     out = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=600)
