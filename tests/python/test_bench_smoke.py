@@ -139,3 +139,35 @@ def test_bench_runs_at_a_tiny_size(name, tmp_path, libiotune):
     after = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "bench"],
                            capture_output=True, text=True).stdout  # fmt: skip
     assert after == before, f"bench/{name} wrote into the repository:\n{after}"
+
+
+def _mpitools():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("mpitools", BENCH / "common" / "mpitools.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize(
+    ("family", "info", "launch", "env", "cc"),
+    [
+        ("mpich", {"mpiexec": "/usr/bin/mpiexec.mpich", "mpicc": "/usr/bin/mpicc.mpich"},
+         ["/usr/bin/mpiexec.mpich", "-n", "2"], ["-genv", "A", "b c"], "/usr/bin/mpicc.mpich"),
+        ("openmpi", {"mpiexec": "/usr/bin/mpiexec.openmpi", "preflags": ["--oversubscribe"],
+                     "mpicc": "/usr/bin/mpicc.openmpi"},
+         ["/usr/bin/mpiexec.openmpi", "--oversubscribe", "-n", "2"], ["-x", "A=b c"],
+         "/usr/bin/mpicc.openmpi"),
+    ],
+)  # fmt: skip
+def test_mpitools_gives_the_runtime_mpis_own_tools(monkeypatch, family, info, launch, env, cc):
+    from iotune import paths
+
+    mt = _mpitools()
+    build = paths.Build(family, Path("/x/libiotune.so"), None, "test", info)
+    monkeypatch.setattr(mt, "runtime_build", lambda: build)
+    assert mt.mpiexec(2) == launch
+    assert mt.env_flags("A", "b c") == env
+    assert mt.mpicc() == cc
+    assert mt.hdf5_pkg() == f"hdf5-{family}"
