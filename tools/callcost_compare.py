@@ -1,5 +1,6 @@
 """Instructions per intercepted call of two runtime libraries, measured in one run, interleaved:
-bench/callcost.py's slopes (callgrind, N1 and N2 calls) for each mode and variant, library A and
+bench/callcost/callcost.py's slopes (callgrind, N1 and N2 calls) for each mode and variant,
+library A and
 library B in turn, R rounds; the median per call of each, and B against A. For a change meant to
 cost nothing per call (a restructuring): the slopes move by a few instructions from run to run
 (the plain program, without any preload, too), so one run of each proves little.
@@ -22,7 +23,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def load_callcost():
-    spec = importlib.util.spec_from_file_location("callcost", ROOT / "bench" / "callcost.py")
+    spec = importlib.util.spec_from_file_location(
+        "callcost", ROOT / "bench" / "callcost" / "callcost.py"
+    )
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod

@@ -292,7 +292,7 @@ def _heartbeat_interval(study: Any) -> int | None:
 @contextmanager
 def heartbeat(study: Any, trial: Any) -> Iterator[None]:
     """Records the running trial's heartbeat now and then every interval until the block ends
-    (nothing for a storage without heartbeats, e.g. the in-memory one of bench/replay.py)."""
+    (nothing for a storage without heartbeats, e.g. the in-memory one of bench/replay/replay.py)."""
     interval = _heartbeat_interval(study)
     if not interval:
         yield

@@ -163,8 +163,8 @@ def slurm():
 
 
 def bench_module(name: str):
-    """A script of bench/ imported as a module, for the tests of the benchmarks' own logic."""
-    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
+    """bench/NAME/NAME.py imported as a module, for the tests of the benchmarks' own logic."""
+    spec = importlib.util.spec_from_file_location(name, BENCH / name / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod

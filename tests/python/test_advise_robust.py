@@ -437,7 +437,7 @@ def test_an_unforeseen_analysis_error_is_one_line(tmp_path, capsys, monkeypatch)
 def test_advise_time_grows_linearly_with_the_files(tmp_path, capsys, naming, small):
     """advise was quadratic in the files (60,000 files 20 s, 10^6 never ended). Ten times the
     files must cost about ten times the CPU time (quadratic: a hundred), loosely bounded for a
-    loaded machine; bench/advise_scale.py measures 10^6 files."""
+    loaded machine; bench/advise_scale/advise_scale.py measures 10^6 files."""
     import many_files
 
     cpu = {}

@@ -1,4 +1,5 @@
-"""bench/adapt_phases.py's summary states the acceptance honestly: the share of the tuned gain
+"""bench/adapt_phases/adapt_phases.py's summary states the acceptance honestly: the share of the
+tuned gain
 only where there is a significant tuned gain to share, and a case significantly slower than the
 baseline said as such."""
 

@@ -1,4 +1,5 @@
-"""bench/demo_verdicts.py's own logic: the interval taken from summary.json where it has one,
+"""bench/demo_verdicts/demo_verdicts.py's own logic: the interval taken from summary.json where it
+has one,
 else a bootstrap of the pair ratios; the verdicts and intervals compared across runs."""
 
 import pytest

@@ -1,4 +1,4 @@
-"""bench/freed_memory.py holds a VM's freed memory only while a benchmark measures: the
+"""bench/freed_memory/freed_memory.py holds a VM's freed memory only while a benchmark measures: the
 parameter is raised inside the context and restored after it, also when the benchmark fails;
 where it cannot be written nothing changes and the record says why."""
 

@@ -1,4 +1,4 @@
-"""bench/replay.py replays read landscapes right: read-side settings stay in the key of a
+"""bench/replay/replay.py replays read landscapes right: read-side settings stay in the key of a
 landscape that varied them, and a replayed run reports the bytes the real one read."""
 
 import json

@@ -1,5 +1,5 @@
 """The search loop: ask the sampler, evaluate, tell. Shared by `iotune tune` (real trials) and
-bench/replay.py (trials looked up in a measured landscape), so both run the same search.
+bench/replay/replay.py (trials looked up in a measured landscape), so both run the same search.
 
 Every trial records in its user attributes: settings, key, status, wall_s, source, worker and,
 when it did not succeed, a message. Statuses (see iotune.trial): ok -> COMPLETE; capped,

@@ -54,7 +54,7 @@ class Strategy:
         if self.name == "default":
             # The warm start (defaults, guesses, their combination) replaces most of TPE's
             # random start-up; 48 candidates per proposal instead of 24 exploit the model more.
-            # Chosen with bench/replay.py on seeds 100-149 (the published numbers use 0-99).
+            # Chosen with bench/replay/replay.py on seeds 100-149 (the published numbers use 0-99).
             return optuna.samplers.TPESampler(
                 n_startup_trials=n_guesses + 2,
                 n_ei_candidates=48,

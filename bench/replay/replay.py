@@ -1,0 +1,419 @@
+#!/usr/bin/env python3
+"""Replay search strategies against a measured landscape (bench/measure_landscape/landscape.csv).
+
+Each strategy runs iotune's own search loop (iotune.search.loop with the strategy's sampler,
+warm start and capping), but a trial does not launch anything: it draws one of the measured
+repetitions of that configuration (value and wall time), so the noise is the machine's own.
+A capped trial costs its cap. After every trial the configuration the tuner would recommend
+(best median of what it has measured so far) is judged by its true quality: the median of
+all the repetitions in the landscape.
+
+Reported per kernel and strategy, over many seeds: trials and replayed tuning time (sum of the
+wall times of the trials run) until the recommendation first reaches 90 % and 95 % of the best
+configuration's performance (i.e. its true time is at most best / 0.90 or best / 0.95), and the
+share of seeds that reached it within the budget.
+
+With --read-dims the grid spaces also hold the read-side parameters of the `local` preset
+(romio_cb_read, romio_ds_read, ind_rd_buffer_size) and a guess that sets one: the landscapes are
+of write phases, which those cannot touch, so a trial's value ignores them (and the runs
+report that they read nothing). This measures what searching parameters that cannot matter
+costs, with the default strategy leaving them out after the baseline (prune) and without.
+
+Usage: .venv/bin/python bench/replay/replay.py [--seeds 50] [--out bench/replay/replay.json]
+       .venv/bin/python bench/replay/replay.py --read-dims --strategies default,default-no-prune
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import json
+import math
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import NamedTuple
+
+import optuna
+
+from iotune import space
+from iotune.search import get_strategy, loop, warmstart
+from iotune.study import TuneConfig, capping_for, remeasure_leaders
+from iotune.trial import Outcome
+
+HERE = Path(__file__).resolve().parent
+LANDSCAPES = (
+    HERE.parent / "measure_landscape"
+)  # the CSVs of bench/measure_landscape/measure_landscape.py
+SPACES = {
+    "gcrmio": HERE.parent / "measure_landscape" / "spaces" / "grid-gcrmio.toml",
+    "vorpalio": HERE.parent / "measure_landscape" / "spaces" / "grid-vorpalio.toml",
+}
+BUDGETS = {"default": 100, "default-no-prune": 100, "random": 200, "genetic": 600}
+READ_DIMS = ("romio_cb_read", "romio_ds_read", "ind_rd_buffer_size")
+
+
+def with_read_dims(sp: space.Space) -> space.Space:
+    """The space plus the local preset's read-side parameters and a guess setting one."""
+    local = space.load("local")
+    guess = space.Guess("no collective buffering on reads", {"romio_cb_read": "disable"})
+    return dataclasses.replace(
+        sp,
+        dims=sp.dims + [local.dim(n) for n in READ_DIMS],
+        guesses=sp.guesses + [guess],
+    )
+
+
+class CannotReplay(ValueError):
+    """A configuration the landscape cannot stand for; str() says why."""
+
+
+TARGETS = (0.90, 0.95)
+TOP = "top"  # a target too: the recommendation is in the judge's top group
+CHECK_AT = 30
+
+
+def _bytes(r: dict) -> tuple[int | None, int | None]:
+    """(read, written) of a landscape row: its bytes_read / bytes_written columns, else its
+    `bytes` counted for its phase (`phase` column; landscapes without one are write phases)."""
+    if r.get("bytes_read") not in (None, "") or r.get("bytes_written") not in (None, ""):
+        return int(r.get("bytes_read") or 0), int(r.get("bytes_written") or 0)
+    if r.get("bytes") in (None, ""):
+        return None, None
+    n = int(r["bytes"])
+    return (n, 0) if r.get("phase", "write") == "read" else (0, n)
+
+
+class Landscape:
+    def __init__(self, rows: list[dict]):
+        self.samples: dict[str, list[tuple[float | None, float, dict]]] = defaultdict(list)
+        self.params: set[str] = set()  # the parameters the landscape varied
+        self.reads = False
+        for r in rows:
+            value = float(r["value_s"]) if r["status"] == "ok" and r["value_s"] else None
+            read, written = _bytes(r)
+            metrics = {} if read is None else {"bytes_read": read, "bytes_written": written}
+            self.reads = self.reads or bool(read)
+            self.samples[r["config"]].append((value, float(r["wall_s"]), metrics))
+            self.params |= set(json.loads(r["settings"])) if r.get("settings") else set()
+        self.truth = {}
+        for key, s in self.samples.items():
+            ok = [v for v, _, _ in s if v is not None]
+            # a configuration that failed in half its runs or more is never good
+            self.truth[key] = statistics.median(ok) if len(ok) * 2 > len(s) else float("inf")
+        self.best = min(self.truth.values())
+        self.default = self.truth["(defaults)"]
+
+    def reached(self, key: str, q: float) -> bool:
+        return self.truth.get(key, float("inf")) <= self.best / q
+
+    def judge(self, name: str = "replayed", top: bool = False) -> Judge:
+        """This landscape's own medians as the truth (with its top group, if asked)."""
+        return Judge(name, dict(self.truth), self.best, top_group(self) if top else None)
+
+    def key(self, settings: dict) -> str:
+        """The landscape's key of a configuration. A setting of a parameter the landscape never
+        varied is left out only when it cannot change what was measured (a read-side setting
+        on a landscape that read nothing); otherwise the landscape cannot stand for it."""
+        kept = {}
+        for k, v in settings.items():
+            if k in self.params:
+                kept[k] = v
+            elif k in READ_DIMS and not self.reads:
+                continue
+            else:
+                raise CannotReplay(f"the landscape never varied {k}: it cannot replay {k}={v}")
+        return space.config_key(kept)
+
+
+class Judge(NamedTuple):
+    """What a recommendation is judged by: a true time per configuration and the best of
+    them (95 % of the best: time <= best / 0.95), and optionally a top group: configurations
+    that the measurements cannot tell from the best (target TOP)."""
+
+    name: str
+    truth: dict[str, float]
+    best: float
+    top: frozenset[str] | None = None
+
+    def quality(self, key: str) -> float:
+        return self.best / self.truth.get(key, float("inf"))
+
+    def reached(self, key: str, target: float | str) -> bool:
+        if target == TOP:
+            return self.top is not None and key in self.top
+        return self.truth.get(key, float("inf")) <= self.best / float(target)
+
+    def targets(self) -> tuple[float | str, ...]:
+        return TARGETS + ((TOP,) if self.top is not None else ())
+
+
+def round_normalised(rows: list[dict]) -> list[dict]:
+    """The rows with each successful value divided by the median value of its kernel's round.
+    A round runs every configuration once in shuffled order, so what the machine did during
+    that round (other users' load: round medians of one landscape differ by up to 2x) is
+    common to all its configurations and cancels; what is left compares configurations."""
+    by_round: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for r in rows:
+        if r["status"] == "ok" and r["value_s"]:
+            by_round[(r["kernel"], r["round"])].append(float(r["value_s"]))
+    ref = {k: statistics.median(v) for k, v in by_round.items()}
+    out = []
+    for r in rows:
+        if r["status"] == "ok" and r["value_s"]:
+            r = {**r, "value_s": str(float(r["value_s"]) / ref[(r["kernel"], r["round"])])}
+        out.append(r)
+    return out
+
+
+def mann_whitney_less(a: list[float], b: list[float]) -> float:
+    """One-sided p of "a is smaller than b": Mann-Whitney U, normal approximation with a
+    continuity correction and the tie-corrected variance."""
+    n, m = len(a), len(b)
+    if not n or not m:
+        return 1.0
+    both = sorted(a + b)
+    rank: dict[float, float] = {}
+    i = 0
+    while i < len(both):
+        j = i
+        while j + 1 < len(both) and both[j + 1] == both[i]:
+            j += 1
+        rank[both[i]] = (i + j) / 2 + 1
+        i = j + 1
+    u = sum(rank[x] for x in a) - n * (n + 1) / 2  # small when a is smaller
+    ties = sum(t**3 - t for t in Counter(both).values())
+    var = n * m / 12 * ((n + m + 1) - ties / ((n + m) * (n + m - 1)))
+    if var <= 0:
+        return 1.0
+    z = (u - n * m / 2 + 0.5) / math.sqrt(var)
+    return 0.5 * math.erfc(-z / math.sqrt(2))
+
+
+def top_group(land: Landscape, alpha: float = 0.05) -> frozenset[str]:
+    """The configurations whose runs a one-sided Mann-Whitney test at level alpha cannot show
+    to be slower than the best median's runs (the best itself included)."""
+    ok = {k: [v for v, _, _ in s if v is not None] for k, s in land.samples.items()}
+    best = min(land.truth, key=land.truth.get)
+    return frozenset(k for k, v in ok.items() if land.truth[k] != float("inf")
+                     and mann_whitney_less(ok[best], v) >= alpha)  # fmt: skip
+
+
+def replay(
+    land: Landscape,
+    sp: space.Space,
+    strategy: str,
+    seed: int,
+    judges: list[Judge] | None = None,
+) -> dict:
+    """One replayed study. Judged by `judges` (default: the landscape's own medians); the
+    result's "incumbent" and "final" are the first judge's, "judges" holds every judge's."""
+    judges = judges or [land.judge()]
+    rng = random.Random(seed * 7919 + sorted(BUDGETS).index(strategy))
+    rng_final = random.Random(seed * 104729 + 17)  # the final phase's own noise stream
+    s = get_strategy(strategy.removesuffix("-no-prune"))
+    prune = s.leave_out_inert and not strategy.endswith("-no-prune")
+    study = optuna.create_study(sampler=s.sampler(seed, len(sp.guesses)))
+    warmstart.enqueue(study, sp, s.warm_start)
+    cfg = TuneConfig(app=[], out=Path("."), space=sp, strategy=s.name)
+    cost = 0.0
+    modes = ("incumbent", "final")
+    # reach[judge][mode][target] = (trials, replayed time) when the target was first met
+    reach: dict[str, dict[str, dict]] = {j.name: {m: {} for m in modes} for j in judges}
+    quality: dict[str, dict[str, float]] = {j.name: {} for j in judges}
+
+    def draw(key: str, r: random.Random, cap: float | None = None) -> Outcome:
+        value, wall, metrics = r.choice(land.samples[key])
+        if cap is not None and wall > cap:
+            return Outcome("capped", wall_s=cap)
+        if value is None:
+            return Outcome("failed", wall_s=wall)
+        # what the run read and wrote, as measured (what leaving out inert settings looks at)
+        return Outcome("ok", value, "kernel", wall, metrics=dict(metrics))
+
+    def evaluate(settings: dict, cap: float | None) -> Outcome:
+        nonlocal cost
+        o = draw(land.key(settings), rng, cap)
+        cost += o.wall_s
+        return o
+
+    def final_choice() -> tuple[str, float]:
+        """What `iotune tune` would recommend if the study stopped now: its leaders re-measured
+        (the same code, study.remeasure_leaders), and the cost of doing so."""
+        spent = 0.0
+
+        def again(settings: dict, cap: float | None) -> Outcome:
+            nonlocal spent
+            o = draw(land.key(settings), rng_final)
+            spent += o.wall_s
+            return o
+
+        chosen = remeasure_leaders(cfg, study, again, rng_final)
+        return land.key(chosen.get("best_settings") or {}), spent
+
+    class Done(Exception):
+        pass
+
+    def on_trial(p: loop.Progress) -> None:
+        inc = loop.incumbent(study, maximize=False)
+        if inc is None:
+            return
+        final_key, extra = final_choice()
+        inc_key = land.key(inc.settings)
+        for mode, key, c in (("incumbent", inc_key, cost), ("final", final_key, cost + extra)):
+            for j in judges:
+                for q in j.targets():
+                    if q not in reach[j.name][mode] and j.reached(key, q):
+                        reach[j.name][mode][q] = (p.done, c)
+                if p.done == CHECK_AT:
+                    quality[j.name][mode] = j.quality(key)
+        met = all(len(reach[j.name][m]) == len(j.targets()) for j in judges for m in modes)
+        if met and p.done >= CHECK_AT:
+            raise Done
+
+    try:
+        loop.run(
+            study,
+            sp,
+            evaluate,
+            BUDGETS[strategy],
+            capping_for(cfg),
+            on_trial,
+            confirm=s.confirm,
+            combine=s.warm_start,
+            leave_out_inert=prune,
+        )
+    except Done:
+        pass
+    judged = {
+        j.name: {
+            mode: {
+                "reach": {str(q): reach[j.name][mode].get(q) for q in j.targets()},
+                "quality_at_check": quality[j.name].get(mode, 0.0),
+            }
+            for mode in modes
+        }
+        for j in judges
+    }
+    return {**judged[judges[0].name], "judges": judged}
+
+
+def summarise(runs: list[dict], budget: int) -> dict:
+    out: dict = {}
+    for q in runs[0]["reach"]:
+        hits = [r["reach"][q] for r in runs if r["reach"][q]]
+        out[f"reached_{q}"] = len(hits) / len(runs)
+        # seeds that never reached it count as the budget (a floor for them)
+        trials = [h[0] for h in hits] + [budget] * (len(runs) - len(hits))
+        out[f"trials_{q}_median"] = statistics.median(trials)
+        out[f"trials_{q}_p75"] = statistics.quantiles(trials, n=4)[2] if len(trials) > 1 else 0
+        out[f"time_{q}_median_s"] = median_or_none([h[1] for h in hits])
+    out[f"quality_at_{CHECK_AT}_median"] = statistics.median(r["quality_at_check"] for r in runs)
+    return out
+
+
+def median_or_none(xs: list[float]) -> float | None:
+    return statistics.median(xs) if xs else None
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument(
+        "--landscape",
+        type=Path,
+        nargs="+",
+        # not a glob: the --sync landscapes beside them are another machine state
+        default=[LANDSCAPES / "landscape.csv", LANDSCAPES / "landscape-rounds4-6.csv"],
+        help="measured landscapes, together (default: bench/measure_landscape/landscape.csv and "
+        "landscape-rounds4-6.csv, the 7 rounds bench/README.md's results replay)",
+    )
+    ap.add_argument("--seeds", type=int, default=100)
+    ap.add_argument("--strategies", default="default,random,genetic")
+    ap.add_argument("--out", type=Path, default=HERE / "replay.json")
+    ap.add_argument(
+        "--read-dims",
+        action="store_true",
+        help="add read-side parameters that cannot change these write phases",
+    )
+    args = ap.parse_args()
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
+    rows = [r for path in args.landscape for r in csv.DictReader(open(path))]
+    results = {
+        "command": " ".join([sys.executable, *sys.argv]),
+        "git": subprocess.run(
+            ["git", "-C", str(HERE), "rev-parse", "HEAD"], capture_output=True, text=True
+        ).stdout.strip(),
+        "host": platform.node(),
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "seeds": args.seeds,
+        "read_dims": args.read_dims,
+        "landscapes": [str(p.relative_to(HERE.parents[1])) for p in args.landscape],
+        "budgets": BUDGETS,
+        "check_at": CHECK_AT,
+        "kernels": {},
+    }
+    for kernel, space_file in SPACES.items():
+        land = Landscape([r for r in rows if r["kernel"] == kernel])
+        sp = space.load(space_file)
+        if args.read_dims:
+            sp = with_read_dims(sp)
+        best_key = min(land.truth, key=land.truth.get)
+        kres = {
+            "configurations": len(land.truth),
+            "best": best_key,
+            "best_s": land.best,
+            "default_s": land.default,
+            "best_speedup": land.default / land.best,
+            "within_95": sum(land.reached(k, 0.95) for k in land.truth),
+            "within_90": sum(land.reached(k, 0.90) for k in land.truth),
+            "strategies": {},
+        }
+        for strategy in args.strategies.split(","):
+            t0 = time.monotonic()
+            runs = [replay(land, sp, strategy, seed) for seed in range(args.seeds)]
+            summary = {"elapsed_s": round(time.monotonic() - t0, 1), "budget": BUDGETS[strategy]}
+            for mode in ("incumbent", "final"):
+                summary[mode] = summarise([r[mode] for r in runs], BUDGETS[strategy])
+            summary["runs"] = runs
+            kres["strategies"][strategy] = summary
+            f = summary["final"]
+            print(
+                f"{kernel} {strategy}: recommendation within 95 % after {f['trials_0.95_median']}"
+                f" trials (median), reached by {f['reached_0.95']:.0%} of seeds; "
+                f"{summary['elapsed_s']} s",
+                flush=True,
+            )
+        results["kernels"][kernel] = kres
+    args.out.write_text(json.dumps(results, indent=1) + "\n")
+    for mode in ("final", "incumbent"):
+        print(f"\n{mode}:\n" + table(results, mode))
+    return 0
+
+
+def table(results: dict, mode: str) -> str:
+    lines = [
+        "| kernel | strategy | budget | trials to 90 % | trials to 95 % (median, p75) | "
+        "seeds reaching 95 % | replayed time to 95 % | quality at 30 trials |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for kernel, k in results["kernels"].items():
+        for name, strat in k["strategies"].items():
+            s = strat[mode]
+            t95 = s["time_0.95_median_s"]
+            lines.append(
+                f"| {kernel} | {name} | {strat['budget']} | {s['trials_0.9_median']:g} | "
+                f"{s['trials_0.95_median']:g} ({s['trials_0.95_p75']:g}) | "
+                f"{s['reached_0.95']:.0%} | {'-' if t95 is None else f'{t95:.0f} s'} | "
+                f"{s[f'quality_at_{CHECK_AT}_median']:.0%} |"
+            )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
