@@ -330,7 +330,10 @@ def main() -> int:
         "re-measured as they are",
     )
     ap.add_argument("--skip-studies", action="store_true", help="only re-measure kept results")
+    ap.add_argument("--out", type=Path, help="results folder (default: results/ beside this)")
     args = ap.parse_args()
+    global OUT
+    OUT = args.out or OUT
     if args.rounds < 1:
         ap.error("--rounds must be at least 1")
     names = [] if args.skip_studies else [n for n in args.studies.split(",") if n]

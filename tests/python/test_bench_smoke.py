@@ -53,6 +53,10 @@ SMOKE = {
                      "verify-gcrmio.json"),
     "measure_landscape": (["--smoke", "--out", "{out}"], "landscape.csv"),
     "callcost": (["--smoke", "--out", "{out}/c.json"], "c.json"),
+    "minimal": (["--kernel", "gcrmio", "--trials", "2", "--rounds", "1", "--out", "{out}"],
+                "minimal-gcrmio.json"),
+    "ompio_study": (["--trials", "2", "--verify-pairs", "5", "--rounds", "1", "--studies",
+                     "mpich", "--out", "{out}"], "remeasure.json"),
     # root: drops the page cache, holds freed memory; two 5 s pauses
     "memory_modes": (["--rounds", "1", "--particles", "64K", "--out", "{out}/m.json"], "m.json"),
     # root: holds freed memory (a sysfs parameter) around a command that writes the output
@@ -66,8 +70,6 @@ SKIPPED = {
     "dxt_size": "needs a Darshan build (libdarshan.so with DXT, darshan-dxt-parser)",
     "real_apps": "clones and builds IOR and h5bench from the network: minutes, not a smoke run",
     "demo_verdicts": "each run is a whole `iotune tune --demo` (6.5 min here, docs/tune.md)",
-    "minimal": "a whole `iotune tune --kernel` study at the kernel's study size: ~50 s at 2 trials",
-    "ompio_study": "needs both MPIs built and runs `iotune tune` studies under each: minutes",
 }
 
 OMPI_ROOT = ("OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM")
