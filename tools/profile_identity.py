@@ -56,19 +56,8 @@ KERNELS = {
         "--cleanup",
     ],  # fmt: skip
     "haccio": ["--particles", "1000", "--read", "--cleanup"],
-    "gcrmio-h5py": [
-        "--cells",
-        "100",
-        "--levels",
-        "5",
-        "--chunk-cells",
-        "30",
-        "--iterations",
-        "2",
-        "--read",
-        "--cleanup",
-    ],  # fmt: skip
 }
+KERNELS["gcrmio-h5py"] = KERNELS["gcrmio"]  # the same kernel written with h5py
 # Times, and what only times decide (which rank was slowest, rates, shares of time).
 TIME_FIELD = re.compile(
     r"(_s|_time|seconds|_per_s|meta_fraction|imbalance|slowest_rank|slowest|session|wall|epoch)$"
