@@ -6,8 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh
 echo "== lint"
-.venv/bin/ruff check src tests/python bench tools kernels
-.venv/bin/ruff format --check src tests/python bench tools kernels
+.venv/bin/ruff check src tests/python bench tools kernels corpus
+.venv/bin/ruff format --check src tests/python bench tools kernels corpus
 git ls-files -- '*.c' '*.h' | xargs clang-format --dry-run --Werror
 .venv/bin/python tools/check_layers.py # the runtime's layers one way (docs/architecture.md)
 .venv/bin/python tools/check_imports.py # the Python package's layers, no import cycle (same doc)
