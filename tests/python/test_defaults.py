@@ -127,3 +127,21 @@ def test_defaults_refuses_verify_pairs_below_one(tmp_path):
     assert r.returncode != 0 and "Traceback" not in r.stderr
     assert "--verify-pairs 0" in r.stderr and r.stderr.strip().count("\n") == 0
     assert not (tmp_path / "d").exists()
+
+
+def test_defaults_restart_reaches_each_proxy_study(tmp_path, monkeypatch):
+    """The measured-options refusal names --restart: `iotune defaults` takes it and passes it
+    to every proxy study (and does not without it)."""
+    from iotune import cli, study
+
+    seen = []
+
+    def fake_run(cfg, say):
+        seen.append(cfg.restart)
+        raise study.StudyError("stop here")
+
+    monkeypatch.setattr(study, "run", fake_run)
+    base = ["defaults", "--proxies", "vpicio", "--out", str(tmp_path / "d"), "--no-kb"]
+    assert cli.main([*base, "--restart"]) != 0
+    assert cli.main(base) != 0
+    assert seen == [True, False]

@@ -363,6 +363,12 @@ def register_defaults(sub: argparse._SubParsersAction) -> None:
         "~/.local/share/iotune/kb.sqlite)",
     )
     p.add_argument("--no-kb", action="store_true", help="do not file the proxy studies")
+    p.add_argument(
+        "--restart",
+        action="store_true",
+        help="discard the proxy studies' trials measured with other options and start them "
+        "again (default: continue them, refused when measured otherwise)",
+    )
     p.set_defaults(func=cmd_defaults)
 
 
@@ -409,6 +415,7 @@ def cmd_defaults(args: argparse.Namespace) -> int:
             allow_other_command=True,
             kb=args.kb,
             remember=not args.no_kb,
+            restart=args.restart,
         )
         print(f"iotune defaults: tuning proxy {name}: {' '.join(cfg.command)}", flush=True)
         try:
