@@ -10,7 +10,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from iotune.cmdline import PROG, summary_options
+from iotune.cmdline import PROG, mpi_option, summary_options
 
 # insights shown per phase (all of them are in the profile)
 SHOWN = ("file_mode", "interface", "transfer_mode", "access_pattern", "io_mix",
@@ -138,11 +138,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     # the old name, which means a database in `tune` and `kb`: still works, and says so once
     p.add_argument("--kb", dest="kb_file", metavar="FILE", action=_OldKbName,
                    help=argparse.SUPPRESS)  # fmt: skip
-    p.add_argument(
-        "--mpi",
-        choices=["mpich", "openmpi"],
-        help="preload the runtime of this MPI family (default: the command's MPI)",
-    )
+    mpi_option(p, "preload the runtime of this MPI family (default: the command's MPI)")
     p.add_argument("command", nargs=argparse.REMAINDER, help="the launch command, after --")
     p.set_defaults(func=cmd_adapt, trace=False)
 

@@ -19,6 +19,7 @@ from iotune.cmdline import (
     control_file_for_runtime,
     error,
     is_pipe,
+    mpi_option,
     read_pipe,
     remove,
     run_command,
@@ -247,11 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--verbose", "-v", action="store_true", help="set IOTUNE_VERBOSE: the runtime reports"
     )
-    p.add_argument(
-        "--mpi",
-        choices=["mpich", "openmpi"],
-        help="preload the runtime of this MPI family (default: the command's MPI)",
-    )
+    mpi_option(p, "preload the runtime of this MPI family (default: the command's MPI)")
     p.add_argument("command", nargs=argparse.REMAINDER, help="the launch command, after --")
     p.set_defaults(func=cmd_run)
 
@@ -322,11 +319,7 @@ def build_parser() -> argparse.ArgumentParser:
         "($IOTUNE_MPI, else MPICH when built).",
         usage=f"{PROG} lib [--mpi FAMILY | --all | --for COMMAND...]",
     )
-    p.add_argument(
-        "--mpi",
-        choices=["mpich", "openmpi"],
-        help="the runtime of this MPI family (default: $IOTUNE_MPI, else MPICH when built)",
-    )
+    mpi_option(p, "the runtime of this MPI family (default: $IOTUNE_MPI, else MPICH when built)")
     p.add_argument("--all", action="store_true", help="list the runtime of every MPI built")
     p.add_argument(
         "--for",
@@ -345,11 +338,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="List the built I/O kernels and their paths ($IOTUNE_KERNELS_DIR, the "
         "install prefix, or the build tree): those built for the default MPI, or --mpi.",
     )
-    p.add_argument(
-        "--mpi",
-        choices=["mpich", "openmpi"],
-        help="the kernels of this MPI family (default: $IOTUNE_MPI, else MPICH when built)",
-    )
+    mpi_option(p, "the kernels of this MPI family (default: $IOTUNE_MPI, else MPICH when built)")
     p.set_defaults(func=cmd_kernels)
     return parser
 

@@ -239,6 +239,14 @@ def clear_previous(out: str) -> None:
                 os.unlink(os.path.join(traces, name))
 
 
+def mpi_option(p: argparse.ArgumentParser, help: str) -> None:
+    """--mpi, the MPI family whose runtime (or kernels) a command uses: one definition of the
+    option and its choices (iotune.paths.FAMILIES) for every command."""
+    from iotune.paths import FAMILIES
+
+    p.add_argument("--mpi", choices=list(FAMILIES), help=help)
+
+
 def summary_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--files",

@@ -13,6 +13,7 @@ from iotune.cmdline import (
     command_after_dashes,
     control_file_for_runtime,
     error,
+    mpi_option,
     profile_target_problem,
     remove,
     runtime_for,
@@ -100,10 +101,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--config", "-c", metavar="FILE", help="control file to apply as well (default: none)"
     )
-    p.add_argument(
-        "--mpi",
-        choices=["mpich", "openmpi"],
-        help="preload the runtime of this MPI family (default: the command's MPI)",
-    )
+    mpi_option(p, "preload the runtime of this MPI family (default: the command's MPI)")
     p.add_argument("command", nargs=argparse.REMAINDER, help="the launch command, after --")
     p.set_defaults(func=cmd_profile)

@@ -7,6 +7,7 @@ import sys
 import time
 from pathlib import Path
 
+from iotune.cmdline import mpi_option
 from iotune.storage import GRACE_BEATS, HEARTBEAT_S
 
 # built-in kernels and the arguments `--kernel NAME` runs them with (~0.3-1 s on 2 ranks here)
@@ -161,11 +162,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "with a launcher, e.g. mpirun.openmpi, mpiexec.hydra, srun, flux run); default: the "
         "launcher of the runtime's MPI",
     )
-    run.add_argument(
-        "--mpi",
-        choices=["mpich", "openmpi"],
-        help="the runtime (and kernels) of this MPI family; default: the application's MPI",
-    )
+    mpi_option(run, "the runtime (and kernels) of this MPI family; default: the application's MPI")
     run.add_argument("-n", "--nprocs", type=int, default=2, help="MPI ranks (default 2)")
     run.add_argument(
         "--timeout",

@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from iotune.cmdline import mpi_option
+
 PROG = "iotune kb"
 
 
@@ -344,11 +346,7 @@ def register_defaults(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--space", default="local", help="search space (default local)")
     p.add_argument("-n", "--nprocs", type=int, default=2, help="MPI ranks (default 2)")
-    p.add_argument(
-        "--mpi",
-        choices=["mpich", "openmpi"],
-        help="the runtime's MPI family (default: $IOTUNE_MPI, else MPICH when built)",
-    )
+    mpi_option(p, "the runtime's MPI family (default: $IOTUNE_MPI, else MPICH when built)")
     p.add_argument(
         "--out",
         type=Path,
