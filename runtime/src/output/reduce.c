@@ -151,29 +151,31 @@ static void reduce_op(void *in, void *inout, int *len, MPI_Datatype *type)
         iot_reduced_combine(&lo[i], &hi[i]);
 }
 
-/* The sketch: the IOT_SKETCH smallest name hashes, sorted, each with the number of ranks that
- * have it (count 0: an empty slot, at the end). Merging keeps the smallest of the union, so the
- * operation is associative and commutative, and a hash among the job's IOT_SKETCH smallest is
- * never dropped on the way. */
-typedef struct {
-    uint64_t hash, count;
-} sk_entry;
+/* The sketch: the IOT_SKETCH smallest name keys, sorted, each with the number of ranks that
+ * have it, in one 8-byte word: the hash's top 56 bits, and the count in the low 8 (saturated at
+ * 255: only "two or more" matters); 0 is an empty slot, after the others. Merging keeps the
+ * smallest of the union, so the operation is associative and commutative, and a key among the
+ * job's IOT_SKETCH smallest is never dropped on the way. */
+#define SK_KEY(x) ((x) & ~(uint64_t)0xff)
+#define SK_COUNT(x) ((x)&0xff)
 
 static void sketch_op(void *in, void *inout, int *len, MPI_Datatype *type)
 {
     (void)type;
     for (int s = 0; s < *len; s++) {
-        const sk_entry *a = (const sk_entry *)in + (size_t)s * IOT_SKETCH;
-        sk_entry *b = (sk_entry *)inout + (size_t)s * IOT_SKETCH, out[IOT_SKETCH];
+        const uint64_t *a = (const uint64_t *)in + (size_t)s * IOT_SKETCH;
+        uint64_t *b = (uint64_t *)inout + (size_t)s * IOT_SKETCH, out[IOT_SKETCH];
         int i = 0, j = 0, n = 0;
         while (n < IOT_SKETCH) {
-            int ai = i < IOT_SKETCH && a[i].count, bj = j < IOT_SKETCH && b[j].count;
+            int ai = i < IOT_SKETCH && a[i], bj = j < IOT_SKETCH && b[j];
             if (!ai && !bj)
                 break;
-            if (ai && bj && a[i].hash == b[j].hash) {
-                out[n] = a[i++];
-                out[n++].count += b[j++].count;
-            } else if (ai && (!bj || a[i].hash < b[j].hash)) {
+            if (ai && bj && SK_KEY(a[i]) == SK_KEY(b[j])) {
+                uint64_t c = SK_COUNT(a[i]) + SK_COUNT(b[j]);
+                out[n++] = SK_KEY(a[i]) | (c > 255 ? 255 : c);
+                i++;
+                j++;
+            } else if (ai && (!bj || a[i] < b[j])) {
                 out[n++] = a[i++];
             } else {
                 out[n++] = b[j++];
@@ -184,9 +186,9 @@ static void sketch_op(void *in, void *inout, int *len, MPI_Datatype *type)
     }
 }
 
-static int by_hash(const void *a, const void *b)
+static int by_key(const void *a, const void *b)
 {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    uint64_t x = SK_KEY(*(const uint64_t *)a), y = SK_KEY(*(const uint64_t *)b);
     return (x > y) - (x < y);
 }
 
@@ -261,6 +263,21 @@ static int log2_ceil(int n)
     return s;
 }
 
+/* This rank's sketch, from its records' keys (keys[i] for recs[i]). */
+static int own_sketch(uint64_t *mine, const uint64_t *keys, int nrecs)
+{
+    uint64_t *sorted = malloc((size_t)(nrecs ? nrecs : 1) * sizeof *sorted);
+    if (!sorted)
+        return 0;
+    memcpy(sorted, keys, (size_t)nrecs * sizeof *sorted);
+    qsort(sorted, (size_t)nrecs, sizeof *sorted, by_key);
+    for (int i = 0, n = 0; i < nrecs && n < IOT_SKETCH; i++)
+        if (!n || sorted[i] != SK_KEY(mine[n - 1]))
+            mine[n++] = sorted[i] | 1;
+    free(sorted);
+    return 1;
+}
+
 int iot_reduce_files(MPI_Comm comm, iot_job_files *out)
 {
     memset(out, 0, sizeof *out);
@@ -271,29 +288,17 @@ int iot_reduce_files(MPI_Comm comm, iot_job_files *out)
     PMPI_Comm_rank(comm, &rank);
     PMPI_Comm_size(comm, &nranks);
     /* 1. which files are shared */
-    sk_entry *mine = calloc(IOT_SKETCH, sizeof *mine), *job = calloc(IOT_SKETCH, sizeof *job);
-    uint64_t *hash = malloc((size_t)(nrecs ? nrecs : 1) * sizeof *hash);
-    int ok = mine && job && hash;
-    if (ok) {
-        for (int i = 0; i < nrecs; i++)
-            hash[i] = iot_fnv1a(recs[i].name);
-        uint64_t *sorted = malloc((size_t)(nrecs ? nrecs : 1) * sizeof *sorted);
-        ok = sorted != NULL;
-        if (ok) {
-            memcpy(sorted, hash, (size_t)nrecs * sizeof *sorted);
-            qsort(sorted, (size_t)nrecs, sizeof *sorted, by_hash);
-            for (int i = 0, n = 0; i < nrecs && n < IOT_SKETCH; i++)
-                if (!n || sorted[i] != mine[n - 1].hash)
-                    mine[n++] = (sk_entry){sorted[i], 1};
-        }
-        free(sorted);
-    }
-    int nshared = 0, ncand = 0, *cand = NULL;
+    uint64_t *mine = calloc(IOT_SKETCH, sizeof *mine), *job = calloc(IOT_SKETCH, sizeof *job);
+    uint64_t *key = malloc((size_t)(nrecs ? nrecs : 1) * sizeof *key);
+    int ok = mine && job && key, nshared = 0, ncand = 0, *cand = NULL;
+    for (int i = 0; ok && i < nrecs; i++)
+        key[i] = SK_KEY(iot_fnv1a(recs[i].name));
+    ok = ok && own_sketch(mine, key, nrecs);
     iot_reduced *elems = NULL, *result = NULL, *tmp = NULL;
     if ((ok = all_ok(ok, comm))) {
-        reduce_with(sketch_op, 1, mine, job, 1, sizeof(sk_entry) * IOT_SKETCH, 1, comm);
-        for (int i = 0; i < IOT_SKETCH && job[i].count; i++)
-            if (job[i].count >= 2)
+        reduce_with(sketch_op, 1, mine, job, 1, sizeof *job * IOT_SKETCH, 1, comm);
+        for (int i = 0; i < IOT_SKETCH && job[i]; i++)
+            if (SK_COUNT(job[i]) >= 2)
                 job[nshared++] = job[i]; /* in place: sorted still */
         elems = calloc((size_t)nshared + 1, sizeof *elems);
         tmp = malloc(sizeof *tmp);
@@ -303,7 +308,7 @@ int iot_reduce_files(MPI_Comm comm, iot_job_files *out)
         ok = all_ok(elems && tmp && cand && (rank != 0 || result), comm);
     }
     for (int i = 0; ok && i < nrecs; i++) {
-        const sk_entry *e = bsearch(&hash[i], job, (size_t)nshared, sizeof *job, by_hash);
+        const uint64_t *e = bsearch(&key[i], job, (size_t)nshared, sizeof *job, by_key);
         if (!e) {
             cand[ncand++] = i;
             continue;
@@ -313,23 +318,19 @@ int iot_reduce_files(MPI_Comm comm, iot_job_files *out)
         iot_reduced_combine(x, tmp);
         *x = *tmp;
     }
-    /* 3 (first half): how many of its own files each rank may send */
-    int *counts = NULL, *displs = NULL, allowed = ncand;
+    /* 3 (first half): how many of its own files each rank sends (the first IOT_GATHER_MAX of
+     * the job in rank order), and whether any rank has more (the summary) */
+    int before = 0, allowed = 0, mine2[2] = {0, 0}, sums[2] = {0, 0};
     if (ok) {
-        if (rank == 0) {
-            counts = calloc((size_t)nranks, sizeof *counts);
-            displs = calloc((size_t)nranks, sizeof *displs);
-        }
-        ok = all_ok(rank != 0 || (counts && displs), comm);
-    }
-    if (ok) {
-        PMPI_Gather(&ncand, 1, MPI_INT, counts, 1, MPI_INT, 0, comm);
+        PMPI_Exscan(&ncand, &before, 1, MPI_INT, MPI_SUM, comm);
         if (rank == 0)
-            for (int r = 0, left = IOT_GATHER_MAX; r < nranks; r++) {
-                counts[r] = counts[r] < left ? counts[r] : left;
-                left -= counts[r];
-            }
-        PMPI_Scatter(counts, 1, MPI_INT, &allowed, 1, MPI_INT, 0, comm);
+            before = 0; /* undefined there */
+        allowed = before >= IOT_GATHER_MAX          ? 0
+                  : ncand < IOT_GATHER_MAX - before ? ncand
+                                                    : IOT_GATHER_MAX - before;
+        mine2[0] = allowed;
+        mine2[1] = ncand - allowed;
+        PMPI_Allreduce(mine2, sums, 2, MPI_INT, MPI_SUM, comm);
         iot_reduced *sum = &elems[nshared];
         for (int c = allowed; c < ncand; c++) {
             iot_reduced_from(tmp, &recs[cand[c]]);
@@ -338,29 +339,34 @@ int iot_reduce_files(MPI_Comm comm, iot_job_files *out)
             iot_reduced_combine(sum, tmp);
             *sum = *tmp;
         }
-        /* 2. the shared files and the summary, reduced */
-        reduce_with(reduce_op, 0, elems, result, nshared + 1, sizeof *elems, 0, comm);
+        /* 2. the shared files (and the summary when there is one), reduced */
+        int count = nshared + (sums[1] > 0);
+        if (count)
+            reduce_with(reduce_op, 0, elems, result, count, sizeof *elems, 0, comm);
         PMPI_Reduce(&iot_rank_io_time, &out->io_time, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
     }
-    /* 3. the other records, gathered */
+    /* 3. the other records, gathered (nothing at all when no rank has any) */
     iot_file_rec *send = NULL, *got = NULL;
-    int total = 0;
+    int total = sums[0], *counts = NULL, *displs = NULL;
     if (ok) {
         send = malloc((size_t)(allowed ? allowed : 1) * sizeof *send);
         for (int c = 0; send && c < allowed; c++)
             send[c] = recs[cand[c]];
         if (rank == 0) {
-            for (int r = 0; r < nranks; r++) {
-                displs[r] = total;
-                total += counts[r];
-            }
+            counts = calloc((size_t)nranks, sizeof *counts);
+            displs = calloc((size_t)nranks, sizeof *displs);
             got = malloc((size_t)(total ? total : 1) * sizeof *got);
             out->files =
                 calloc((size_t)(nshared + total ? nshared + total : 1), sizeof *out->files);
         }
-        ok = all_ok(send && (rank != 0 || (got && out->files)), comm);
+        ok = all_ok(send && (rank != 0 || (counts && displs && got && out->files)), comm);
     }
-    if (ok) {
+    if (ok && total) {
+        PMPI_Gather(&allowed, 1, MPI_INT, counts, 1, MPI_INT, 0, comm);
+        for (int r = 0, at = 0; rank == 0 && r < nranks; r++) {
+            displs[r] = at;
+            at += counts[r];
+        }
         MPI_Datatype rec;
         PMPI_Type_contiguous((int)sizeof(iot_file_rec), MPI_BYTE, &rec);
         PMPI_Type_commit(&rec);
@@ -374,17 +380,21 @@ int iot_reduce_files(MPI_Comm comm, iot_job_files *out)
         out->shared = out->nfiles;
         add_gathered(out, got, total);
         out->gathered = total;
-        out->summary = result[nshared];
-        uint64_t reduced = (uint64_t)sizeof(sk_entry) * IOT_SKETCH +
-                           (uint64_t)(nshared + 1) * sizeof *elems,
-                 direct = (uint64_t)total * sizeof *got + sizeof(int) * (uint64_t)nranks +
-                          sizeof(double);
+        if (sums[1] > 0)
+            out->summary = result[nshared];
+        /* what rank 0 receives: the sketch, the reduced records, the gathered ones with their
+         * counts, and 3 ints and 2 doubles of the small collectives */
+        uint64_t reduced = (uint64_t)sizeof *job * IOT_SKETCH +
+                           (uint64_t)(nshared + (sums[1] > 0)) * sizeof *elems,
+                 direct =
+                     (total ? (uint64_t)total * sizeof *got + sizeof(int) * (uint64_t)nranks : 0) +
+                     3 * sizeof(int) + 2 * sizeof(double);
         out->bytes_in = reduced + direct;
         out->tree_bytes = reduced * (uint64_t)log2_ceil(nranks) + direct;
     }
     free(mine);
     free(job);
-    free(hash);
+    free(key);
     free(cand);
     free(elems);
     free(result);
