@@ -20,9 +20,11 @@
 # see N nodes. Memory, the file system and the other namespaces stay shared: the ranks still read
 # and write the same files.
 set -euo pipefail
-PREFIX=iot28
+# EMUHOSTS_PREFIX / EMUHOSTS_NET: another set beside this one (the namespaces' and the
+# bridge's names, the /24 network), for runs side by side
+PREFIX=${EMUHOSTS_PREFIX:-iot28}
 BRIDGE=${PREFIX}-br
-NET=10.228.0
+NET=${EMUHOSTS_NET:-10.228.0}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/$(basename "${BASH_SOURCE[0]}")
 
 hosts_file() { # N: the hosts file every namespace sees

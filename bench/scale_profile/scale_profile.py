@@ -98,7 +98,17 @@ def main(argv: list[str] | None = None) -> int:
             hosts_list = [1]
         else:
             subprocess.run([EMU, "up", str(most)], check=True)
-    rows = []
+    rows: list[dict] = []
+    uname = platform.uname()
+    doc = {"command": [sys.executable, *sys.argv], "kernel": ["vpicio", *ARGS],
+           "machine": {"host": uname.node, "system": f"{uname.system} {uname.release}",
+                       "cpus": os.cpu_count()},
+           "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "runs": rows}  # fmt: skip
+
+    def save() -> None:  # after every run: a long series stopped midway keeps what it measured
+        doc["loadavg_at_end"] = os.getloadavg()
+        a.out.write_text(json.dumps(doc, indent=1) + "\n")
+
     try:
         for hosts in hosts_list:
             for ranks in [int(x) for x in a.ranks.split(",")]:
@@ -109,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
                     row["error"] = before.get("error") or after.get("error")
                     rows.append(row)
                     print(row)
+                    save()
                     continue
                 s = after.get("stats", {})
                 fb, fa = before.pop("flat"), after.pop("flat")
@@ -119,22 +130,19 @@ def main(argv: list[str] | None = None) -> int:
                     "after": after, "profile_fields_differ": differ[:20],
                     "profile_fields_compared": len(fb)})  # fmt: skip
                 rows.append(row)
+                save()
                 print(f"P={ranks:4d} H={hosts} rank0 bytes before "
                       f"{row['before']['bytes_to_rank0']:>10,} after "
                       f"{s.get('bytes_to_rank0', 0):>10,}"
                       f" (tree {s.get('tree_bytes_to_rank0', 0):,})"
                       f" profile {before['profile_bytes']}/{after['profile_bytes']} B"
                       f" wall {before['wall_s']}/{after['wall_s']} s reduce {s.get('reduce_s')} s"
+                      f" rss {s.get('rank0_max_rss_kb')} KiB"
                       f" differ {len(differ)}")  # fmt: skip
     finally:
         if most > 1 and hosts_list != [1]:
             subprocess.run([EMU, "down", str(most)])
-    uname = platform.uname()
-    doc = {"command": [sys.executable, *sys.argv], "kernel": ["vpicio", *ARGS],
-           "machine": {"host": uname.node, "system": f"{uname.system} {uname.release}",
-                       "cpus": os.cpu_count(), "loadavg": os.getloadavg()},
-           "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "runs": rows}  # fmt: skip
-    a.out.write_text(json.dumps(doc, indent=1) + "\n")
+    save()
     return 0
 
 
