@@ -9,6 +9,7 @@ oversubscribed (functional numbers: times are those of a loaded 2-core VM).
 
     python3 bench/scale_profile/scale_profile.py --before /work/main/build/runtime/libiotune.so \\
         --after build/runtime/libiotune.so --ranks 2,16,64 --hosts 1,2 --out scale_profile.json
+    python3 bench/scale_profile/scale_profile.py --table scale_profile.json ...   (markdown)
 """
 
 from __future__ import annotations
@@ -77,7 +78,34 @@ def run(lib: Path, kernel: Path, ranks: int, hosts: int, timeout: int) -> dict:
         return out
 
 
+def table(paths: list[Path]) -> str:
+    """The runs of result files as docs/scale.md's table (markdown)."""
+    lines = ["| ranks | hosts | into rank 0, gathered (before) | reduced: payload | through the "
+             "tree | rank 0 peak RSS | profile before / after | wall before / after | reduction "
+             "on rank 0 | fields compared, differ |", "|" + "---|" * 10]  # fmt: skip
+    runs = [r for p in paths for r in json.loads(p.read_text())["runs"]]
+    for r in sorted(runs, key=lambda r: (r["hosts"], r["ranks"])):
+        if "error" in r:
+            lines.append(f"| {r['ranks']} | {r['hosts']} | {r['error'][:60]} |" + " |" * 7)
+            continue
+        b, a, s = r["before"], r["after"], r["after"].get("stats", {})
+        differ = ", ".join(d.lstrip(".") for d in r["profile_fields_differ"][:3])
+        lines.append(
+            f"| {r['ranks']} | {r['hosts']} | {b['bytes_to_rank0']:,} B | {s['bytes_to_rank0']:,} B"
+            f" | {s['tree_bytes_to_rank0']:,} B | {s['rank0_max_rss_kb'] / 1024:.1f} MiB"
+            f" | {b['profile_bytes']:,} / {a['profile_bytes']:,} B"
+            f" | {b['wall_s']:.1f} / {a['wall_s']:.1f} s | {s['reduce_s']:.3f} s"
+            f" | {r['profile_fields_compared']}, {len(r['profile_fields_differ'])}"
+            + (f" ({differ})" if differ else "") + " |")  # fmt: skip
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv[:1] == ["--table"]:
+        print(table([Path(x) for x in argv[1:]]))
+        return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--before", type=Path, required=True)
     ap.add_argument("--after", type=Path, required=True)
