@@ -95,7 +95,8 @@ def table(paths: list[Path]) -> str:
             f" | {s['tree_bytes_to_rank0']:,} B | {s['rank0_max_rss_kb'] / 1024:.1f} MiB"
             f" | {b['profile_bytes']:,} / {a['profile_bytes']:,} B"
             f" | {b['wall_s']:.1f} / {a['wall_s']:.1f} s | {s['reduce_s']:.3f} s"
-            f" | {r['profile_fields_compared']}, {len(r['profile_fields_differ'])}"
+            f" | {r['profile_fields_compared']},"
+            f" {r.get('profile_fields_differ_count', len(r['profile_fields_differ']))}"
             + (f" ({differ})" if differ else "") + " |")  # fmt: skip
     return "\n".join(lines)
 
@@ -156,6 +157,9 @@ def main(argv: list[str] | None = None) -> int:
                     "before": {**before, "bytes_to_rank0": before["records"]
                                * s.get("file_rec_bytes", 0) + 12 * ranks},
                     "after": after, "profile_fields_differ": differ[:20],
+                    "profile_fields_differ_count": len(differ),
+                    "profile_fields_differ_outside_per_rank":
+                        [k for k in differ if ".per_rank." not in k],
                     "profile_fields_compared": len(fb)})  # fmt: skip
                 rows.append(row)
                 save()

@@ -120,13 +120,9 @@ void iot_reduced_combine(const iot_reduced *lo, iot_reduced *hi)
         *hi = *lo;
         return;
     }
-    iot_file_rec *merged = malloc(sizeof *merged);
-    if (merged) { /* lo first: its names and hints win */
-        *merged = lo->rec;
-        iot_rec_merge(merged, &hi->rec);
-        hi->rec = *merged;
-        free(merged);
-    }
+    iot_file_rec merged = lo->rec; /* lo first: its names and hints win */
+    iot_rec_merge(&merged, &hi->rec);
+    hi->rec = merged;
     iot_file_stats *s = &hi->st;
     if (lo->st.max >= s->max) { /* ties: the lowest rank, as in rank order */
         s->max = lo->st.max;
