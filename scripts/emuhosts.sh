@@ -11,7 +11,7 @@
 #                                   Hydra's launcher (-launcher ssh -launcher-exec THIS launch):
 #                                   runs CMD in hI's network namespace, in a UTS namespace of its
 #                                   own whose host name is hI
-#   scripts/emuhosts.sh mpiexec N ARGS...
+#   scripts/emuhosts.sh run N ARGS...
 #                                   mpiexec.mpich over h1..hN (round robin unless ARGS say
 #                                   otherwise: pass -ppn or -hosts)
 #
@@ -105,6 +105,6 @@ up) up "${1:?N}" ;;
 down) down "${1:-16}" ;;
 check) check ;;
 launch | -x) launch "$@" ;;
-mpiexec) run_mpiexec "$@" ;;
+run | mpiexec) run_mpiexec "$@" ;;
 *) sed -n '2,/^set/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac

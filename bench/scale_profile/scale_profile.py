@@ -46,7 +46,7 @@ def timed(path: str) -> bool:
 def launcher(ranks: int, hosts: int) -> list[str]:
     if hosts == 1:
         return mpitools.mpiexec(ranks)
-    return [str(EMU), "mpiexec", str(hosts), "-n", str(ranks)]
+    return [str(EMU), "run", str(hosts), "-n", str(ranks)]
 
 
 def run(lib: Path, kernel: Path, ranks: int, hosts: int, timeout: int) -> dict:

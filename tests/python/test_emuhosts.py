@@ -32,7 +32,7 @@ def emu():
 
 def run_hosts(tmp_path, libiotune, argv, env):
     """mpiexec over h1, h2 (one rank each); env passed to the ranks with -env."""
-    cmd = [str(EMU), "mpiexec", str(HOSTS), "-n", str(HOSTS)]
+    cmd = [str(EMU), "run", str(HOSTS), "-n", str(HOSTS)]
     for k, v in {"LD_PRELOAD": str(libiotune), **env}.items():
         cmd += ["-env", k, str(v)]
     proc = subprocess.run(["timeout", "120", *cmd, *map(str, argv)], cwd=tmp_path,
