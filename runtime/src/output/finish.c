@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "base/env.h"
@@ -77,13 +78,16 @@ static void report_reduction(const iot_job_files *j, int nranks, double seconds)
     FILE *f = path ? iot_real_fopen(path, "w") : NULL;
     if (!f)
         return;
+    struct rusage ru = {0};
+    getrusage(RUSAGE_SELF, &ru); /* rank 0's peak resident memory so far, in KiB */
     fprintf(f,
             "{\"ranks\": %d, \"bytes_to_rank0\": %llu, \"tree_bytes_to_rank0\": %llu, "
             "\"shared_files\": %d, \"gathered_records\": %d, \"summarised_files\": %llu, "
-            "\"record_bytes\": %zu, \"file_rec_bytes\": %zu, \"reduce_s\": %.6f}\n",
+            "\"record_bytes\": %zu, \"file_rec_bytes\": %zu, \"reduce_s\": %.6f, "
+            "\"rank0_max_rss_kb\": %ld}\n",
             nranks, (unsigned long long)j->bytes_in, (unsigned long long)j->tree_bytes, j->shared,
             j->gathered, (unsigned long long)j->summary.files, sizeof(iot_reduced),
-            sizeof(iot_file_rec), seconds);
+            sizeof(iot_file_rec), seconds, ru.ru_maxrss);
     iot_real_fclose(f);
 }
 
