@@ -17,7 +17,9 @@
  *              set_view; prints nothing
  *   clock      open PATH.<rank> right after MPI_Init, close, MPI_Finalize
  *   nofinalize MPI_Init, write 1000 bytes to PATH.<rank>, exit without MPI_Finalize; ranks
- *              but 0 exit 0.5 s later (Hydra kills every rank once one has exited so) */
+ *              but 0 exit 0.5 s later (Hydra kills every rank once one has exited so)
+ *   manympi    every rank writes 100 bytes to the shared PATH.shared (pwrite at rank x 100),
+ *              then N files PATH.<rank>.<i> of 1 byte each (the profile's summary) */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <mpi.h>
@@ -274,7 +276,8 @@ int main(int argc, char **argv)
     }
     const char *mode = argv[1], *path = argv[2];
     long n = argc > 3 ? atol(argv[3]) : 1000;
-    int use_mpi = !strcmp(mode, "mpiio") || !strcmp(mode, "clock") || !strcmp(mode, "nofinalize");
+    int use_mpi = !strcmp(mode, "mpiio") || !strcmp(mode, "clock") || !strcmp(mode, "nofinalize") ||
+                  !strcmp(mode, "manympi");
     char mine[4200];
     if (use_mpi) {
         MPI_Init(&argc, &argv);
@@ -318,6 +321,15 @@ int main(int argc, char **argv)
         if (rank != 0)
             usleep(500000);
         exit(bad);
+    } else if (!strcmp(mode, "manympi")) {
+        static char buf[100];
+        char shared[4300];
+        snprintf(shared, sizeof shared, "%s.shared", path);
+        int rank, fd = open(shared, O_CREAT | O_WRONLY, 0644);
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        CHECK(fd >= 0 && pwrite(fd, buf, sizeof buf, (off_t)rank * 100) == sizeof buf &&
+              close(fd) == 0);
+        many(mine, n);
     } else {
         fprintf(stderr, "capture_probe: unknown mode %s\n", mode);
         return 2;

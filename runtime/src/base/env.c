@@ -16,6 +16,8 @@
  * |                    |                       | its entry of a learning phase's motif is    |
  * |                    |                       | applied to the later phases (adapt_kb.c).   |
  * |                    |                       | Not IOTUNE_KB: that is the CLI's database.  |
+ * | IOTUNE_REDUCE_STATS | path                 | rank 0 writes the profile reduction's costs |
+ * |                    |                       | there (JSON; bench/scale_profile)           |
  * | IOTUNE_TEST_SLOW_RULE | CODE[:FACTOR]      | TESTS ONLY: the adaptive guard sees phases  |
  * |                    |                       | that applied rule CODE as FACTOR (10) times |
  * |                    |                       | slower than measured, to test its revert    |
@@ -72,6 +74,7 @@ void iot_env_read(void)
     v = value("IOTUNE_MODE");
     iot_env.adaptive = v && strcmp(v, "adaptive") == 0;
     iot_env.slow_rule = value("IOTUNE_TEST_SLOW_RULE");
+    iot_env.reduce_stats = value("IOTUNE_REDUCE_STATS");
     v = value("IOTUNE_TEST_REFUSE");
     iot_env.refuse_create = v && strcmp(v, "H5Fcreate") == 0;
     iot_env.adapt_kb = value("IOTUNE_ADAPT_KB");

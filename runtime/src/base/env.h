@@ -17,6 +17,7 @@ typedef struct {
     const char *slow_rule; /* IOTUNE_TEST_SLOW_RULE: tests only, see env.c */
     int refuse_create;     /* IOTUNE_TEST_REFUSE=H5Fcreate: tests only, see env.c */
     const char *adapt_kb;  /* IOTUNE_ADAPT_KB: an exported knowledge base for the adaptive mode */
+    const char *reduce_stats; /* IOTUNE_REDUCE_STATS: where rank 0 writes the finish's costs */
 } iot_env_vars;
 
 extern iot_env_vars iot_env;

@@ -3,14 +3,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "base/env.h"
+#include "base/real.h"
 #include "capture/capture.h"
 #include "core/core.h"
 #include "core/session.h"
 #include "output/profile.h"
 #include "output/profile_build.h"
+#include "output/reduce.h"
 #include "platform/fstype.h"
 #include "platform/hosts.h"
 #include "trace/trace.h"
@@ -67,44 +70,25 @@ static void write_traces(MPI_Comm comm, int rank, int nranks, double shift, doub
     iot_out_prune_traces(dir, nranks);
 }
 
-/* Rank 0 receives every rank's records and I/O time. Returns the count, or -1 on rank 0 when
- * memory ran out (every rank then skips the profile). */
-static int gather(MPI_Comm comm, int rank, int nranks, iot_file_rec **all, double **times)
+/* IOTUNE_REDUCE_STATS=path: rank 0 writes what the reduction cost there, as one JSON object
+ * (bench/scale_profile; docs/scale.md). */
+static void report_reduction(const iot_job_files *j, int nranks, double seconds)
 {
-    int nrecs;
-    iot_file_rec *recs = iot_recs(&nrecs);
-    int bytes = nrecs * (int)sizeof(iot_file_rec), total = 0, ok = 1;
-    int *counts = NULL, *displs = NULL;
-    *all = NULL;
-    *times = NULL;
-    if (rank == 0) {
-        counts = calloc((size_t)nranks, sizeof *counts);
-        displs = calloc((size_t)nranks, sizeof *displs);
-        *times = calloc((size_t)nranks, sizeof **times);
-        ok = counts && displs && *times;
-    }
-    PMPI_Bcast(&ok, 1, MPI_INT, 0, comm);
-    if (ok) {
-        PMPI_Gather(&bytes, 1, MPI_INT, counts, 1, MPI_INT, 0, comm);
-        PMPI_Gather(&iot_rank_io_time, 1, MPI_DOUBLE, *times, 1, MPI_DOUBLE, 0, comm);
-        if (rank == 0) {
-            for (int r = 0; r < nranks; r++) {
-                displs[r] = total;
-                total += counts[r];
-            }
-            *all = malloc((size_t)(total ? total : 1));
-            ok = *all != NULL;
-        }
-        PMPI_Bcast(&ok, 1, MPI_INT, 0, comm);
-    }
-    if (ok)
-        PMPI_Gatherv(recs ? (void *)recs : (void *)&bytes, bytes, MPI_BYTE, *all, counts, displs,
-                     MPI_BYTE, 0, comm);
-    free(counts);
-    free(displs);
-    if (!ok && rank == 0)
-        iot_log("IOTUNE_PROFILE=%s: not enough memory to write the profile", iot_env.profile);
-    return ok ? total / (int)sizeof(iot_file_rec) : -1;
+    const char *path = iot_env.reduce_stats;
+    FILE *f = path ? iot_real_fopen(path, "w") : NULL;
+    if (!f)
+        return;
+    struct rusage ru = {0};
+    getrusage(RUSAGE_SELF, &ru); /* rank 0's peak resident memory so far, in KiB */
+    fprintf(f,
+            "{\"ranks\": %d, \"bytes_to_rank0\": %llu, \"tree_bytes_to_rank0\": %llu, "
+            "\"shared_files\": %d, \"gathered_records\": %d, \"summarised_files\": %llu, "
+            "\"record_bytes\": %zu, \"file_rec_bytes\": %zu, \"reduce_s\": %.6f, "
+            "\"rank0_max_rss_kb\": %ld}\n",
+            nranks, (unsigned long long)j->bytes_in, (unsigned long long)j->tree_bytes, j->shared,
+            j->gathered, (unsigned long long)j->summary.files, sizeof(iot_reduced),
+            sizeof(iot_file_rec), seconds, ru.ru_maxrss);
+    iot_real_fclose(f);
 }
 
 /* Moves this rank's times onto the job's clock (0: the earliest rank's start) and closes what
@@ -145,25 +129,24 @@ static int finish(MPI_Comm comm, int mpi, int reduced)
     }
     double shift = to_job_clock(comm, rank, now), epoch = iot_clock.wall_start - shift;
     double wall = now + shift, slowest = wall;
-    int nall;
-    iot_file_rec *recs = iot_recs(&nall), *all = recs;
-    double *times = &iot_rank_io_time;
-    if (comm != MPI_COMM_NULL) {
+    iot_job_files job;
+    double t0 = iot_now();
+    if (comm != MPI_COMM_NULL)
         PMPI_Reduce(&wall, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
-        nall = gather(comm, rank, nranks, &all, &times);
-    }
+    int reduced_ok = iot_reduce_files(comm, &job) == 0;
     iot_hosts hosts;
     iot_hosts_gather(comm, &hosts);
-    int write = 0, built = 0;
+    int write = 0;
     iot_profile prof;
     iot_out out;
-    if (rank == 0 && nall >= 0) {
-        built = iot_profile_build(&prof, all, nall, times, nranks) == 0;
-        if (!built)
-            iot_log("IOTUNE_PROFILE=%s: not enough memory to write the profile", iot_env.profile);
-        iot_claim claim = {mpi, built ? prof.bytes_written + prof.bytes_read : 0,
-                           built ? prof.nfiles : 0};
-        write = built && iot_out_open(&out, iot_env.profile, &claim);
+    if (rank == 0 && !reduced_ok)
+        iot_log("IOTUNE_PROFILE=%s: not enough memory to write the profile", iot_env.profile);
+    if (rank == 0 && reduced_ok) {
+        iot_profile_build(&prof, &job, nranks);
+        iot_claim claim = {mpi, prof.bytes_written + prof.bytes_read, prof.nfiles};
+        write = iot_out_open(&out, iot_env.profile, &claim);
+        if (write)
+            report_reduction(&job, nranks, iot_now() - t0);
     }
     if (comm != MPI_COMM_NULL)
         PMPI_Bcast(&write, 1, MPI_INT, 0, comm); /* traces go with the profile they belong to */
@@ -175,12 +158,7 @@ static int finish(MPI_Comm comm, int mpi, int reduced)
         iot_out_commit(&out);
     }
     iot_hosts_free(&hosts);
-    if (built)
-        iot_profile_free(&prof);
-    if (all != recs)
-        free(all);
-    if (times != &iot_rank_io_time)
-        free(times);
+    iot_job_files_free(&job);
     return write;
 }
 

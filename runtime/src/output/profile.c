@@ -110,6 +110,18 @@ void iot_profile_write(FILE *f, const iot_profile *p, const iot_profile_meta *m)
     }
     fputs("}, \"files\": [", f);
     for (int k = 0; k < p->nfiles; k++)
-        write_file(f, p, &p->files[k], k == 0);
-    fputs("]}\n", f);
+        write_file(f, &p->files[k], k == 0);
+    fputc(']', f);
+    if (p->summary) { /* more files of one rank each than rank 0 takes: summed, counted */
+        const iot_reduced *sum = p->summary;
+        fprintf(f, ", \"files_summarised\": {\"files\": %llu", (unsigned long long)sum->files);
+        for (int l = 0; l < IOT_NLAYERS; l++) {
+            if (!(sum->rec.layers & (1 << l)))
+                continue;
+            fprintf(f, ", \"%s\": ", layer_names[l]);
+            write_counters(f, (iot_clayer)l, &sum->rec.c[l]);
+        }
+        fputc('}', f);
+    }
+    fputs("}\n", f);
 }

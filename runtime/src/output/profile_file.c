@@ -264,52 +264,62 @@ static const char *system_class(const iot_file_rec *r)
     return NULL;
 }
 
-/* Each rank's own count of one counter of layer l for file k: "key": [...] in rank order. */
-static void write_ranks_of(FILE *f, const iot_profile *p, int k, iot_clayer l, const char *key,
-                           size_t offset, int *n)
+/* One per_rank counter (index k) of a file: "key": [...] in rank order, or {"min", "max"} when
+ * more ranks had the file than are listed. */
+static void write_values(FILE *f, const iot_rank_values *v, int k, const char *key, int *n)
 {
-    fprintf(f, "%s\"%s\": [", (*n)++ ? ", " : "", key);
-    for (int i = p->first[k], m = 0; i >= 0; i = p->next[i], m++) {
-        uint64_t v;
-        memcpy(&v, (const char *)&p->all[i].c[l] + offset, sizeof v);
-        fprintf(f, "%s%llu", m ? ", " : "", (unsigned long long)v);
+    fprintf(f, "%s\"%s\": ", (*n)++ ? ", " : "", key);
+    if (v->listed < 0) {
+        fprintf(f, "{\"min\": %llu, \"max\": %llu}", (unsigned long long)v->min[k],
+                (unsigned long long)v->max[k]);
+        return;
     }
+    fputc('[', f);
+    for (int i = 0; i < v->listed; i++)
+        fprintf(f, "%s%llu", i ? ", " : "", (unsigned long long)v->val[i][k]);
     fputc(']', f);
 }
 
 #define PER_RANK_IN(field, layer, key) here |= (layer) == l;
 #define WRITE_PER_RANK(field, layer, key)                                                          \
     if ((layer) == l)                                                                              \
-        write_ranks_of(f, p, k, (layer), key, offsetof(iot_counters, field), &n);
+        write_values(f, v, k, key, &n);                                                            \
+    k++;
 
 /* "per_rank": {"ranks": [...], LAYER: {KEY: [...]}}: the counters.tsv rows marked per_rank,
  * one value per rank that has the file, for the layers the file used (the question of
- * collective transfers: does every rank call H5Dwrite as often?). */
-static void write_per_rank(FILE *f, const iot_profile *p, const iot_file_rec *r)
+ * collective transfers: does every rank call H5Dwrite as often?). A file of more than
+ * IOT_LISTED_RANKS ranks: {"listed": false, LAYER: {KEY: {"min", "max"}}}. */
+static void write_per_rank(FILE *f, const iot_reduced *x)
 {
-    int k = r->rank, opened = 0;
+    const iot_rank_values *v = &x->pr;
+    int opened = 0;
     for (int l = 0; l < IOT_NLAYERS; l++) {
-        int here = 0, n = 0;
+        int here = 0, n = 0, k = 0;
         IOT_COUNTERS_PER_RANK(PER_RANK_IN)
-        if (!here || !(r->layers & (1 << l)) || !p->all)
+        if (!here || !(x->rec.layers & (1 << l)))
             continue;
-        if (!opened++) {
+        if (!opened++ && v->listed < 0) {
+            fputs(", \"per_rank\": {\"listed\": false", f);
+        } else if (opened == 1) {
             fputs(", \"per_rank\": {\"ranks\": [", f);
-            for (int i = p->first[k], m = 0; i >= 0; i = p->next[i], m++)
-                fprintf(f, "%s%d", m ? ", " : "", p->all[i].rank);
+            for (int i = 0; i < v->listed; i++)
+                fprintf(f, "%s%d", i ? ", " : "", v->rank[i]);
             fputc(']', f);
         }
         fprintf(f, ", \"%s\": {", layer_names[l]);
         IOT_COUNTERS_PER_RANK(WRITE_PER_RANK)
+        (void)k;
         fputc('}', f);
     }
     if (opened)
         fputc('}', f);
 }
 
-void write_file(FILE *f, const iot_profile *p, const iot_file_rec *r, int first)
+void write_file(FILE *f, const iot_reduced *x, int first)
 {
-    const iot_file_stats *st = &p->stats[r->rank];
+    const iot_file_rec *r = &x->rec;
+    const iot_file_stats *st = &x->st;
     double mean = st->sum / st->ranks;
     fputs(first ? "{\"name\": " : ", {\"name\": ", f);
     iot_json_string(f, r->name);
@@ -347,6 +357,6 @@ void write_file(FILE *f, const iot_profile *p, const iot_file_rec *r, int first)
         fprintf(f, ", \"%s\": ", layer_names[l]);
         write_counters(f, (iot_clayer)l, &r->c[l]);
     }
-    write_per_rank(f, p, r);
+    write_per_rank(f, x);
     fputc('}', f);
 }

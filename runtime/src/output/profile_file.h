@@ -12,7 +12,7 @@ extern const char *const layer_names[IOT_NLAYERS];
 /* A layer's counters, with the keys counters.tsv gives them in that layer. */
 void write_counters(FILE *f, iot_clayer l, const iot_counters *c);
 
-/* One merged file record as a JSON object (first: no comma before it). */
-void write_file(FILE *f, const iot_profile *p, const iot_file_rec *r, int first);
+/* One file of the job as a JSON object (first: no comma before it). */
+void write_file(FILE *f, const iot_reduced *x, int first);
 
 #endif

@@ -19,7 +19,7 @@ IOT_HIDDEN int iot_mpi_state;
     X(PMPI_Comm_rank) X(PMPI_Comm_size) X(PMPI_Comm_dup) X(PMPI_Comm_free) X(MPI_Comm_free)        \
     X(PMPI_Comm_test_inter)                                                                        \
     X(PMPI_Barrier) X(PMPI_Bcast) X(PMPI_Reduce) X(PMPI_Allreduce) X(PMPI_Gather)                  \
-    X(PMPI_Gatherv) X(PMPI_Allgather) X(PMPI_Allgatherv) X(PMPI_Scatter)                           \
+    X(PMPI_Gatherv) X(PMPI_Allgather) X(PMPI_Allgatherv) X(PMPI_Scatter) X(PMPI_Exscan)           \
     X(PMPI_Type_size_x) X(PMPI_Get_elements_x)                                                     \
     X(PMPI_Type_get_extent_x) X(PMPI_Type_get_true_extent_x) X(PMPI_Type_get_envelope)            \
     X(PMPI_Type_get_contents) X(PMPI_Type_free) X(PMPI_Type_contiguous) X(PMPI_Type_commit)        \

@@ -111,8 +111,9 @@ def traits(profile: Mapping[str, Any] | None) -> dict[str, Any]:
 
 def same_dataset_calls(profile: Mapping[str, Any]) -> bool | None:
     """Whether every rank that opened each HDF5 file made as many H5Dwrite calls on it as the
-    others, and as many H5Dread calls (the profile's per-file `per_rank` counts, gathered by
-    rank 0; counters.tsv marks which); None when the profile cannot say: no per-rank counts,
+    others, and as many H5Dread calls (the profile's per-file `per_rank` counts, one per rank,
+    or their minimum and maximum when more ranks had the file than the runtime lists;
+    counters.tsv marks which); None when the profile cannot say: no per-rank counts,
     or rank 0's alone (MPI_Finalize never came)."""
     from iotune.profile import PER_RANK
 
@@ -124,10 +125,15 @@ def same_dataset_calls(profile: Mapping[str, Any]) -> bool | None:
         if not isinstance(counts, dict):
             continue
         for key in PER_RANK.get("hdf5", ()):
-            if not isinstance(counts.get(key), list):
+            values = counts.get(key)
+            if isinstance(values, dict):  # more ranks than listed: the runtime's min and max
+                values = [values.get("min"), values.get("max")]
+                if not all(isinstance(v, int) for v in values):
+                    return None
+            if not isinstance(values, list):
                 return None
             seen = True
-            if len(set(counts[key])) > 1:
+            if len(set(values)) > 1:
                 return False
     return True if seen else None
 
