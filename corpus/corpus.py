@@ -54,6 +54,8 @@ class Case:
     cflags: tuple[str, ...] = ()
     libs: tuple[str, ...] = ()  # pkg-config names, {family} replaced (default hdf5-{family})
     headers: tuple[tuple[str, str], ...] = ()  # build glue: generated headers (name, text)
+    # known misreadings of iotune on this case: (test, reason) the corpus tests expect to fail
+    xfail: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,7 @@ def load_cases(manifest: Path = MANIFEST) -> list[Case]:
             cflags=tuple(entry.get("cflags", ())),
             libs=tuple(entry.get("libs", ())),
             headers=_pairs(entry.get("headers", {}), f"{manifest}: case {entry['name']}: headers"),
+            xfail=_pairs(entry.get("xfail", {}), f"{manifest}: case {entry['name']}: xfail"),
         )
         if case.family not in FAMILIES:
             raise ValueError(f"{manifest}: case {case.name}: family {case.family!r}")
@@ -146,6 +149,18 @@ def _recipe(case: Case) -> str:
     """What the build of `case` depends on: a case whose recipe changed is built again."""
     return repr((case.source, case.build, case.family, case.sources, case.include, case.cflags,
                  case.libs, case.headers)) + "\n"  # fmt: skip
+
+
+def _failed(case: Case) -> Path:
+    return cache_dir() / f".{case.name}.not-built"
+
+
+def why_not_built(case: Case) -> str:
+    """Why `case` is not built: the last build's reason, or that none was tried."""
+    try:
+        return "not built: " + _failed(case).read_text().strip()
+    except OSError:
+        return f"not built (python corpus/corpus.py build {case.name}; scripts/install.sh runs it)"
 
 
 def built(case: Case) -> bool:
@@ -305,7 +320,7 @@ def _source_files(case: Case, dest: Path) -> list[Path]:
         return [out]
     if scheme in ("debian-src", "pypi"):
         archive_name, _, path = rest.partition(":")
-        archives = load_archives()
+        archives = load_archives(MANIFEST)
         if archive_name not in archives:
             raise ValueError(f"case {case.name}: no [archive.{archive_name}] in the manifest")
         tarball = fetch_archive(archives[archive_name])
@@ -366,7 +381,7 @@ def build(names: list[str] | None = None, force: bool = False) -> dict[str, str]
     """Build the named cases (all by default) that are not built yet; {name: outcome}."""
     outcome = {}
     unreachable = ""
-    for case in load_cases():
+    for case in load_cases(MANIFEST):
         if names and case.name not in names:
             continue
         if built(case) and not force:
@@ -385,6 +400,12 @@ def build(names: list[str] | None = None, force: bool = False) -> dict[str, str]
             outcome[case.name] = f"not built: {' '.join(map(str, e.cmd[:1]))} failed: {detail}"
         except (OSError, RuntimeError, ValueError, tarfile.TarError) as e:
             outcome[case.name] = f"not built: {e}"
+        why = outcome[case.name].removeprefix("not built: ")
+        if outcome[case.name] == "built":
+            _failed(case).unlink(missing_ok=True)
+        else:
+            _failed(case).parent.mkdir(parents=True, exist_ok=True)
+            _failed(case).write_text(why + "\n")
     return outcome
 
 
@@ -406,8 +427,15 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.cmd == "build":
         outcome = build(args.names or None, args.force)
+        offline = [n for n, w in outcome.items() if w.startswith("not built: network")]
         for name, what in outcome.items():
-            print(f"corpus: {name}: {what}")
+            if name not in offline:
+                print(f"corpus: {name}: {what}")
+        if offline:  # one line for all of them
+            why = outcome[offline[0]].removeprefix("not built: ")
+            print(f"corpus: {why}: not built: {', '.join(offline)}")
+        done = sum(built(c) for c in load_cases(MANIFEST))
+        print(f"corpus: {done} of {len(load_cases(MANIFEST))} cases built in {cache_dir()}")
         return 0 if all(not w.startswith("not built") for w in outcome.values()) else 1
     case = case_named(args.name)
     print(" ".join([*launcher(case), *command(case, args.dir.resolve())]))
