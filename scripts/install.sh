@@ -60,6 +60,7 @@ if [[ " ${built[*]} " == *" openmpi "* ]] && can_apt; then
   dpkg -s python3-h5py-mpi >/dev/null 2>&1 || missing+=(python3-h5py-mpi)
   pkg-config --exists netcdf-mpi 2>/dev/null || missing+=(libnetcdf-mpi-dev)
   pkg-config --exists pnetcdf 2>/dev/null || missing+=(libpnetcdf-dev)
+  have ncmpidiff || missing+=(pnetcdf-bin) # the data check of the corpus's PnetCDF cases
 fi
 # ---- MPI families (end) ----
 have h5diff || missing+=(hdf5-tools)
@@ -188,4 +189,14 @@ for fam in "${built[@]}"; do
   cmake --install "$dir" >/dev/null
 done
 # ---- MPI families (end) ----
+
+# ---- begin: the real-application corpus (corpus/README.md): upstream programs built into a
+# cache outside the repository (IOTUNE_CORPUS_DIR, default ~/.cache/iotune/corpus), once; the
+# cases that cannot be built (no network, a family not installed) are said in one line each
+# and their tests skip. IOTUNE_NO_CORPUS=1 skips this step.
+if [ -z "${IOTUNE_NO_CORPUS:-}" ]; then
+  .venv/bin/python corpus/corpus.py build | sed -e '/: cached$/d' -e 's/^/iotune-install: /' || true
+fi
+# ---- end: the real-application corpus
+
 say "ready: $(.venv/bin/iotune lib --all)"

@@ -14,14 +14,21 @@
 static int detect_mpio(hid_t fapl, iot_file_info *info, MPI_Comm *file_comm)
 {
     const iot_h5_api *h = iot_h5();
-    *file_comm = MPI_COMM_NULL;
     info->mpio = 0;
     info->leader = iot_world_rank() == 0;
-    if (fapl == H5P_DEFAULT || !h->parallel)
+    /* MPI_COMM_NULL is read from the program's MPI (Open MPI: an object's address), known only
+     * once the ABI has settled: it is read after, or a serial file of a program that never
+     * started MPI (Debian's h5py-mpi without mpi4py) got a stale null that the callers took for
+     * a communicator to reduce over and free, before MPI_Init (Open MPI aborts the program) */
+    if (fapl == H5P_DEFAULT || !h->parallel) {
+        *file_comm = MPI_COMM_NULL;
         return 0;
+    }
     /* parallel HDF5 brought its MPI: the runtime calls it only if it is the family built for
      * (known by now, unless the program started MPI without passing through MPI_Init) */
-    if (iot_mpi_state != IOT_MPI_OWN && iot_abi_settle() != IOT_MPI_OWN)
+    int own = iot_mpi_state == IOT_MPI_OWN || iot_abi_settle() == IOT_MPI_OWN;
+    *file_comm = MPI_COMM_NULL;
+    if (!own)
         return 0;
     /* H5Pget_fapl_mpio fails for other drivers and duplicates the communicator for MPI-IO:
      * collective, but so is the H5Fcreate/H5Fopen we are inside. */
@@ -146,7 +153,7 @@ hid_t iot_apply_fapl(const iot_settings *s, const char *how, const char *name, h
          * control file opts their files in */
         iot_h5_quiet_end(&quiet);
         iot_resolved_free(rules);
-        if (comm != MPI_COMM_NULL)
+        if (mpio)
             MPI_Comm_free(&comm);
         if (out) {
             char line[256];
@@ -169,7 +176,7 @@ hid_t iot_apply_fapl(const iot_settings *s, const char *how, const char *name, h
     int gone[IOT_P_COUNT];
     iot_h5_judge_fapl(rules, name, comm, info->leader, gone, &r, out);
     iot_h5_judge_total(rules, name, info->leader, gone, &r, out);
-    if (comm != MPI_COMM_NULL)
+    if (mpio)
         MPI_Comm_free(&comm);
     if (serial)
         note_meaningless(rules, name, info->leader, out);

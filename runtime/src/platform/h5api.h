@@ -30,6 +30,9 @@
     X(H5Dopen1)                                                                                    \
     X(H5Dwrite)                                                                                    \
     X(H5Dread)                                                                                     \
+    X(H5Dwrite_chunk)                                                                              \
+    X(H5Dread_chunk)                                                                               \
+    X(H5Dget_chunk_storage_size)                                                                   \
     X(H5Dclose)                                                                                    \
     X(H5Dget_space)                                                                                \
     X(H5Dget_type)                                                                                 \
