@@ -89,14 +89,7 @@ const char *iot_h5_driver(hid_t fapl)
         return "sec2";
     iot_h5_quiet quiet;
     iot_h5_quiet_begin(&quiet);
-    hid_t d = IOT_H5_CALL(H5Pget_driver, fapl);
-    const char *name = d < 0 ? "unknown" : "other";
-    if (d >= 0 && d == IOT_H5_CALL(H5FD_sec2_init))
-        name = "sec2";
-    else if (d >= 0 && d == IOT_H5_CALL(H5FD_core_init))
-        name = "core";
-    else if (d >= 0 && iot_h5() && iot_h5()->parallel && d == IOT_H5_CALL(H5FD_mpio_init))
-        name = "mpio";
+    const char *name = iot_h5_driver_name(IOT_H5_CALL(H5Pget_driver, fapl));
     iot_h5_quiet_end(&quiet);
     return name;
 }

@@ -73,8 +73,18 @@ typedef struct {
 #undef IOT_H5_FIELD
     /* property list classes (H5P_FILE_ACCESS ...), read after H5open */
     hid_t cls_fapl, cls_dcpl, cls_dapl, cls_dxpl;
-    int parallel; /* the HDF5 loaded has the MPI-IO driver */
+    int parallel;        /* the HDF5 loaded has the MPI-IO driver */
+    unsigned version[3]; /* the HDF5 loaded, from its own H5get_libversion (0.0.0: unknown) */
 } iot_h5_api;
+
+/* The HDF5 loaded is at least major.minor.release (its H5get_libversion). */
+int iot_h5_at_least(unsigned major, unsigned minor, unsigned release);
+
+/* The name of a file driver id of the HDF5 loaded ("sec2", "core", "mpio", "subfiling", "ioc",
+ * "stdio", "family", ...; "other" for a driver it does not know by name): each known driver's
+ * id read from the H5FD_<NAME>_id_g variable of 1.14 and later, or returned by the
+ * H5FD_<name>_init function of 1.8 to 1.12, whichever the library defines. */
+const char *iot_h5_driver_name(hid_t driver);
 
 /* The resolved API, or NULL when the HDF5 loaded cannot be tuned (or there is none). */
 const iot_h5_api *iot_h5(void);
