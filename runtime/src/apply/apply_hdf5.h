@@ -14,6 +14,12 @@
 hid_t iot_apply_fapl(const iot_settings *s, const char *how, const char *name, hid_t fapl,
                      iot_file_info *info, iot_h5_outcome *out);
 
+/* File creation list for H5Fcreate (file space strategy and page size) from info->rules, after
+ * iot_apply_fapl made fapl (the list the create will use: a page buffer on it without paging is
+ * taken off again); a new list the caller closes, or fcpl itself. */
+hid_t iot_apply_fcpl(const iot_file_info *info, const char *name, hid_t fcpl, hid_t fapl,
+                     iot_h5_outcome *out);
+
 /* The driver a file access list opens files with: "mpio", "sec2" (also H5P_DEFAULT), "core",
  * "other" or "unknown"; no collective call (H5Pget_driver only), the error stack untouched. */
 const char *iot_h5_driver(hid_t fapl);

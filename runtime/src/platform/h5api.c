@@ -32,6 +32,7 @@ static void resolve(void)
         return;
     api.cls_fapl = class_id("H5P_CLS_FILE_ACCESS_ID_g");
     api.cls_dcpl = class_id("H5P_CLS_DATASET_CREATE_ID_g");
+    api.cls_fcpl = class_id("H5P_CLS_FILE_CREATE_ID_g");
     api.cls_dapl = class_id("H5P_CLS_DATASET_ACCESS_ID_g");
     api.cls_dxpl = class_id("H5P_CLS_DATASET_XFER_ID_g");
     __typeof__(&H5get_libversion) ver = (__typeof__(ver))iot_find_symbol("H5get_libversion");
@@ -48,6 +49,15 @@ int iot_h5_at_least(unsigned major, unsigned minor, unsigned release)
     if (v[0] != major)
         return v[0] > major;
     return v[1] != minor ? v[1] > minor : v[2] >= release;
+}
+
+int iot_h5_latest_format(void)
+{
+    pthread_once(&api_once, resolve);
+    const unsigned *v = api.version;
+    if (v[0] >= 2)
+        return 5 + (int)v[1]; /* a later 2.x would add formats the same way */
+    return v[1] >= 8 ? (int)(v[1] - 8) / 2 + 1 : 1;
 }
 
 /* The file drivers known by name, and where each one's id is found (resolved once). */
