@@ -322,6 +322,11 @@ void iot_readback_dataset(const iot_file_settings *rules, const char *dset, hid_
             IOT_H5_CALL(H5Pget_fill_time, c, &ft) >= 0)
             judge(dset, e, ft == fill_times[e->value.v[0]],
                   ft >= 0 && ft <= 2 ? fill_names[ft] : "another fill time", out);
+        unsigned opts = 0;
+        if ((e = iot_resolved_for(rules, IOT_P_FILTER_PARTIAL_CHUNKS, dset)) &&
+            layout == H5D_CHUNKED && IOT_H5_CALL(H5Pget_chunk_opts, c, &opts) >= 0)
+            judge(dset, e, !(opts & H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS) == (e->value.v[0] != 0),
+                  opts & H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS ? "false" : "true", out);
         H5D_alloc_time_t at;
         static const H5D_alloc_time_t alloc_times[] = {H5D_ALLOC_TIME_DEFAULT, H5D_ALLOC_TIME_EARLY,
                                                        H5D_ALLOC_TIME_INCR, H5D_ALLOC_TIME_LATE};
@@ -359,7 +364,11 @@ void iot_readback_dataset(const iot_file_settings *rules, const char *dset, hid_
     }
     if (a >= 0)
         h->H5Pclose(a);
-    if (mode >= 0 && (e = iot_resolved_for(rules, IOT_P_TRANSFER_MODE, dset)))
-        judge(dset, e, 1, "", out);
+    /* the transfer list is made at each transfer: what the open can say is what will be set */
+    static const int xfer[] = {IOT_P_TRANSFER_MODE, IOT_P_MPIO_CHUNK_OPT,
+                               IOT_P_MPIO_COLLECTIVE_OPT};
+    for (int i = 0; mode >= 0 && i < 3; i++)
+        if ((mode >> (2 * i) & 3) && (e = iot_resolved_for(rules, xfer[i], dset)))
+            judge(dset, e, 1, "", out);
     iot_h5_quiet_end(&quiet);
 }
