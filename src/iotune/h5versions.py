@@ -84,10 +84,16 @@ def read_versions(path: str | Path) -> dict[str, Support]:
         pairs = []
         for item in [] if defaults == "-" else defaults.split(" "):
             release, _, value = item.partition("=")
-            pairs.append((parse_version(release), params.normalise_value(p, value)))
+            try:
+                pairs.append((parse_version(release), params.normalise_value(p, value)))
+            except ValueError as e:
+                raise ValueError(f"{path}: row {number}: {name}: {e}") from None
         if [r for r, _ in pairs] != sorted({r for r, _ in pairs}):
             raise ValueError(f"{path}: row {number}: {name}: releases not ascending")
-        first = None if since == "-" else parse_version(since)
+        try:
+            first = None if since == "-" else parse_version(since)
+        except ValueError as e:
+            raise ValueError(f"{path}: row {number}: {name}: {e}") from None
         out[name] = Support(name, first, builds, tuple(pairs))
     missing = [p.name for p in params.by_layer("hdf5") if p.name not in out]
     if missing:

@@ -18,6 +18,8 @@ with h5py.File(name, "w") as f:
     writes += 2
     f["b"] = np.ones(10)  # an anonymous dataset, written at its creation
     writes += 1
+    c = f.create_dataset("c", data=np.arange(105.0), chunks=(10,), compression="gzip")
+    writes += 1  # a filtered dataset with a partial edge chunk
     fapl = f.id.get_access_plist()
     dapl = d.id.get_access_plist()
     dcpl = d.id.get_create_plist()
@@ -27,8 +29,11 @@ with h5py.File(name, "w") as f:
         "chunk_cache": list(dapl.get_chunk_cache()),
         "fill_time": dcpl.get_fill_time(),
         "libver": list(fapl.get_libver_bounds()),
+        "fs_strategy": list(f.id.get_create_plist().get_file_space_strategy()),
+        "fs_page_size": f.id.get_create_plist().get_file_space_page_size(),
+        "page_buffer": list(fapl.get_page_buffer_size()),
     }
 with h5py.File(name, "r") as f:
-    total = float(f["a"][...].sum()) + float(f["b"][...].sum())
-    reads += 2
+    total = float(f["a"][...].sum()) + float(f["b"][...].sum()) + float(f["c"][...].sum())
+    reads += 3
 print(json.dumps({"seen": seen, "writes": writes, "reads": reads, "sum": total}))

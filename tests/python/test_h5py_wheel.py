@@ -25,6 +25,19 @@ CONFIG = """<Parameters><High_Level_IO_Library>
 """
 
 
+NEW = """<Parameters><High_Level_IO_Library>
+<serial_files>true</serial_files>
+<file_space_strategy>page</file_space_strategy>
+<file_space_page_size>8192</file_space_page_size>
+<page_buffer_size>65536</page_buffer_size>
+<libver_low>v110</libver_low>
+<evict_on_close>true</evict_on_close>
+<mdc_image>true</mdc_image>
+<filter_partial_chunks>false</filter_partial_chunks>
+</High_Level_IO_Library></Parameters>
+"""
+
+
 def wheel_python() -> Path:
     py = Path(os.environ.get("IOTUNE_H5WHEEL_PYTHON", REPO / ".venv-h5wheel" / "bin" / "python"))
     if not py.exists():
@@ -89,9 +102,9 @@ def test_serial_files_settings_reach_the_wheels_hdf5(wheel, base, tmp_path, libi
         "chunk_cache_bytes": "4194304",
     }
     # every write and read of the program counted, none twice
-    assert f["hdf5"]["writes"] == tuned["writes"] == 3
-    assert f["hdf5"]["reads"] == tuned["reads"] == 2
-    assert f["hdf5"]["bytes_written"] == 2 * 500 * 100 * 8 + 10 * 8
+    assert f["hdf5"]["writes"] == tuned["writes"] == 4
+    assert f["hdf5"]["reads"] == tuned["reads"] == 3
+    assert f["hdf5"]["bytes_written"] == (2 * 500 * 100 + 10 + 105) * 8
     assert tuned["sum"] == plain["sum"]
     diff = subprocess.run(["h5diff", base_dir / "data.h5", tmp_path / "data.h5"],
                           capture_output=True, text=True, timeout=60)  # fmt: skip
@@ -105,4 +118,58 @@ def test_without_serial_files_the_wheels_files_keep_their_own(wheel, base, tmp_p
     tuned = run(wheel[0], tmp_path, lib=libiotune, config=tmp_path / "c.xml")
     assert tuned["seen"] == base[1]["seen"]
     assert "(sec2 driver): no settings applied" in tuned["stderr"]
-    assert profile_file(tmp_path)["hdf5"]["writes"] == 3
+    assert profile_file(tmp_path)["hdf5"]["writes"] == 4
+
+
+def generations():
+    """The two HDF5 generations here: pip's wheel (2.0, serial build) and the h5py of the
+    test's own Python (scripts/install.sh builds it on Debian's parallel 1.10.8)."""
+    return ["wheel", "own"]
+
+
+@pytest.mark.parametrize("generation", generations())
+def test_the_new_parameters_on_both_generations(generation, tmp_path, libiotune):
+    """Paged aggregation, page buffering, format bounds, eviction, the cache image and partial
+    edge chunks: applied and read back by HDF5 itself where the library takes them; skipped
+    once, with the reason, where it does not (a parallel build refuses page buffering and
+    eviction for every file); the data are the same as without the runtime."""
+    import sys
+
+    if generation == "wheel":
+        py = wheel_python()
+    else:
+        py = Path(sys.executable)
+        pytest.importorskip("h5py", reason="no h5py in the test's Python (scripts/install.sh)")
+    base_dir = tmp_path / "base"
+    base_dir.mkdir()
+    plain = run(py, base_dir)
+    (tmp_path / "n.xml").write_text(NEW)
+    tuned = run(py, tmp_path, lib=libiotune, config=tmp_path / "n.xml")
+    version = tuned["seen"]["hdf5"]
+    seen = tuned["seen"]
+    assert plain["seen"]["fs_strategy"][0] == 0 and plain["seen"]["libver"][0] == 0
+    assert seen["fs_strategy"][0] == 1 and seen["fs_page_size"] == 8192  # PAGE
+    assert seen["libver"][0] == 2  # v110
+    f = profile_file(tmp_path)
+    applied = f["applied"]["hdf5"]
+    for name, value in [("file_space_strategy", "page"), ("file_space_page_size", "8192"),
+                        ("libver_low", "v110"), ("mdc_image", "true"),
+                        ("filter_partial_chunks", "false")]:  # fmt: skip
+        assert applied.get(name) == value, (name, applied)
+    parallel_build = "hdf5_mpich" in subprocess.run(
+        [str(py), "-c", "import h5py, glob, os; print(h5py.get_config().mpi and 'hdf5_mpich')"],
+        capture_output=True, text=True, timeout=60).stdout  # fmt: skip
+    withdrawn = {w["setting"]: w["reason"] for w in f.get("withdrawn", [])}
+    if parallel_build:
+        assert seen["page_buffer"][0] == 0
+        for name in ("page_buffer_size", "evict_on_close"):
+            assert "a parallel build of HDF5" in withdrawn[name], withdrawn
+            assert tuned["stderr"].count(f"data.h5: {name}: a parallel build") == 1  # once
+    else:
+        assert seen["page_buffer"][0] == 65536 and applied["page_buffer_size"] == "65536"
+        assert not withdrawn, withdrawn
+    assert f["hdf5"]["writes"] == 4 and f["hdf5"]["reads"] == 3, version
+    assert tuned["sum"] == plain["sum"]
+    diff = subprocess.run(["h5diff", base_dir / "data.h5", tmp_path / "data.h5"],
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert diff.returncode == 0, diff.stdout
