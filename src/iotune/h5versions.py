@@ -143,3 +143,14 @@ def describe(name: str) -> str:
         shown = params.format_size(int(value)) if p.type == "size" else value
         text += f"; default {shown}" if i == 0 else f", {shown} from {show(release)}"
     return text
+
+
+def profile_version(profile: dict) -> Version | None:
+    """The HDF5 release a profile's process used (its `hdf5_library`), or None."""
+    lib = profile.get("hdf5_library")
+    if not isinstance(lib, dict) or not isinstance(lib.get("version"), str):
+        return None
+    try:
+        return parse_version(lib["version"])
+    except ValueError:
+        return None

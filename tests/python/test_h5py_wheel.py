@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
+from iotune import h5versions
+
 APP = Path(__file__).with_name("h5py_wheel_app.py")
 CONFIG = """<Parameters><High_Level_IO_Library>
 <serial_files>true</serial_files>
@@ -96,6 +98,9 @@ def test_serial_files_settings_reach_the_wheels_hdf5(wheel, base, tmp_path, libi
     assert "sec2 driver" in tuned["stderr"] and "no settings applied" not in tuned["stderr"]
     f = profile_file(tmp_path)
     assert f["hdf5_driver"] == "sec2"
+    whole = json.loads((tmp_path / "profile.json").read_text())
+    assert whole["hdf5_library"] == {"version": version, "parallel": False}
+    assert h5versions.profile_version(whole) == h5versions.parse_version(version)
     assert f["applied"]["hdf5"] == {
         "alignment": "4096,4096",
         "fill_time": "never",

@@ -20,7 +20,26 @@ static hid_t class_id(const char *global)
     return id ? *id : H5I_INVALID_HID;
 }
 
+static int resolved; /* resolve() has run (set last, with release order) */
+
+int iot_h5_seen(unsigned v[3], int *parallel)
+{
+    if (!__atomic_load_n(&resolved, __ATOMIC_ACQUIRE) || !api_ok || !api.version[0])
+        return 0;
+    memcpy(v, api.version, sizeof api.version);
+    *parallel = api.parallel;
+    return 1;
+}
+
+static void resolve_once(void);
+
 static void resolve(void)
+{
+    resolve_once();
+    __atomic_store_n(&resolved, 1, __ATOMIC_RELEASE);
+}
+
+static void resolve_once(void)
 {
 #define IOT_H5_RESOLVE(f) api.f = (__typeof__(api.f))iot_find_symbol(#f);
     IOT_H5_FUNCS(IOT_H5_RESOLVE)

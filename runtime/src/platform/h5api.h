@@ -78,6 +78,11 @@ typedef struct {
     unsigned version[3]; /* the HDF5 loaded, from its own H5get_libversion (0.0.0: unknown) */
 } iot_h5_api;
 
+/* The version of the HDF5 the runtime has already resolved (v: major, minor, release) and
+ * whether it is a parallel build: 0 when it never resolved one (no HDF5 call was seen). Never
+ * resolves it itself: safe at the end of a run. */
+int iot_h5_seen(unsigned v[3], int *parallel);
+
 /* The HDF5 loaded is at least major.minor.release (its H5get_libversion). */
 int iot_h5_at_least(unsigned major, unsigned minor, unsigned release);
 
