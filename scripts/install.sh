@@ -100,7 +100,7 @@ if ! .venv/bin/python -c 'import iotune, optuna, pytest, darshan, hypothesis, or
 fi
 
 # ---- begin h5py block: Python applications (mpi4py + h5py on the runtime's HDF5) ----
-# h5py from a binary wheel bundles its own HDF5, which the preloaded runtime cannot see: build
+# h5py from a binary wheel bundles its own HDF5 (the block after this one tests that one): build
 # mpi4py and h5py from source against the parallel HDF5 the runtime wraps, with MPICH's own
 # compiler (the plain `mpicc` alternative may point to another MPI). pip caches the built wheels,
 # so only the first set-up pays the build (~4 + 4.5 min of CPU). Pins: newer numpy, Cython and
@@ -132,6 +132,16 @@ if [ -z "${IOTUNE_NO_H5PY:-}" ] && ! h5py_ready; then
   say "mpi4py and h5py ready in $(($(date +%s) - h5py_start)) s; h5py links $(h5py_hdf5_lib | head -1)"
 fi
 # ---- end h5py block ----
+
+# ---- begin: pip's h5py wheel (HDF5 2.0 inside, serial) in .venv-h5wheel, the second HDF5
+# generation of tests/python/test_h5py_wheel.py; pip's cache makes it seconds after the first
+# time. IOTUNE_NO_H5WHEEL=1 skips it (those tests then skip, saying why).
+if [ -z "${IOTUNE_NO_H5WHEEL:-}" ] && ! .venv-h5wheel/bin/python -c 'import h5py' 2>/dev/null; then
+  say "pip's h5py wheel (its own HDF5) into .venv-h5wheel"
+  { python3 -m venv .venv-h5wheel && .venv-h5wheel/bin/pip install -q --only-binary=:all: h5py; } ||
+    say "pip's h5py wheel not installed: tests/python/test_h5py_wheel.py will be skipped"
+fi
+# ---- end: pip's h5py wheel
 
 # ---- begin: packages of the cluster and browser tests (tests/python/test_postgres.py,
 # test_slurm.py, test_browser.py): a throw-away PostgreSQL server, a one-node SLURM cluster

@@ -6,6 +6,7 @@ header with an enum and a table, so the runtime can never drift from the Python 
 Usage: gen_params.py PARAMS.tsv OUTPUT.h
 """
 
+import os
 import sys
 
 from tsv import rows  # tools/ is on the path: the script's own folder
@@ -19,7 +20,30 @@ def c_num(s, fallback):
     return fallback if s == "-" else f"{s}.0"
 
 
+def h5_fields(v):
+    """since, builds, defaults of an HDF5 parameter; 0, any, NULL for the others."""
+    if not v:
+        return "0u, IOT_BUILDS_ANY, NULL"
+    defaults = "NULL" if v["defaults"] == "-" else c_str(v["defaults"])
+    return f"{packed_version(v['since'])}, IOT_BUILDS_{v['builds'].upper()}, {defaults}"
+
+
+def packed_version(text):
+    """major.minor.release as one number (1.10.1 -> 11001); 0 for none."""
+    if text == "-":
+        return "0u"
+    major, minor, release = (int(x) for x in text.split("."))
+    return f"{major * 10000 + minor * 100 + release}u"
+
+
+def h5_versions(src):
+    """The HDF5 library's side of the registry (h5versions.tsv beside params.tsv), by name."""
+    path = os.path.join(os.path.dirname(os.path.abspath(src)), "h5versions.tsv")
+    return {r["name"]: r for r in rows(path)} if os.path.exists(path) else {}
+
+
 def main(src, dst):
+    versions = h5_versions(src)
     # Open MPI's MCA parameters (target mca) reach the process through its environment, set by
     # the iotune command that launches it: the runtime neither parses nor applies them.
     params = [p for p in rows(src) if p["target"] != "mca"]
@@ -39,7 +63,7 @@ def main(src, dst):
             f"    {{{c_str(p['name'])}, IOT_LAYER_{p['layer'].upper()}, "
             f"IOT_SCOPE_{p['scope'].upper()}, IOT_T_{p['type'].upper()}, "
             f"{c_num(p['min'], '-1e300')}, {c_num(p['max'], '1e300')}, {choices}, "
-            f"IOT_TARGET_{p['target'].upper()}}},"
+            f"IOT_TARGET_{p['target'].upper()}, {h5_fields(versions.get(p['name']))}}},"
         )
     out += ["};", "#endif", ""]
     with open(dst, "w", encoding="utf-8") as f:

@@ -35,8 +35,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     from iotune import controlfile, params
 
     if args.list:
-        rows = list(params.iter_table())
-        print(table(rows, ["name", "layer", "scope", "type", "range or choices", "summary"]))
+        from iotune import h5versions
+
+        rows = [(*r[:5], h5versions.describe(r[0]), r[5]) for r in params.iter_table()]
+        head = ["name", "layer", "scope", "type", "range or choices", "hdf5", "summary"]
+        print(table(rows, head))
         return 0
     if args.file is None:
         error("check: give a control file, or --list")

@@ -20,7 +20,7 @@ from typing import Any
 LAYERS = ("hdf5", "mpiio", "fs")
 SCOPES = ("file", "dataset")
 TYPES = ("size", "int", "bool", "enum", "pair", "dims", "double", "string")
-TARGETS = ("fapl", "dcpl", "dapl", "dxpl", "hint", "switch", "mca")
+TARGETS = ("fapl", "fcpl", "dcpl", "dapl", "dxpl", "hint", "switch", "mca")
 IO = ("write", "read", "rw")
 
 MAX_DIMS = 32
@@ -53,7 +53,7 @@ class Param:
     min: int | float | None
     max: int | float | None
     choices: tuple[str, ...]
-    target: str  # fapl | dcpl | dapl | dxpl | hint | switch | mca
+    target: str  # fapl | fcpl | dcpl | dapl | dxpl | hint | switch | mca
     io: str  # write | read | rw: the accesses the setting can change
     summary: str
 

@@ -225,3 +225,21 @@ def test_conflicting_settings_keep_the_first_and_say_so():
     assert [(s.name, s.value) for s in a.settings] == [("cb_buffer_size", "1048576")]
     note = next(f.note for f in a.findings if f.code == "IOT-99")
     assert "conflicts with IOT-3" in note
+
+
+def test_a_setting_equal_to_the_default_of_the_programs_hdf5_is_left_out():
+    """8191 chunk cache slots are a change on HDF5 1.10 and HDF5 2.0's own default: its control
+    file leaves them out, the finding says why; unless the program ran with a value of its own
+    (then the setting overrides that, whatever the library's default)."""
+    table = rules.read_table(rules.table_path())
+    twin = next(r for r in table if r.code == "IOT-3")
+    slots = rules.Rule(**{**twin.__dict__, "settings": (("chunk_cache_slots", "8191"),)})
+    group = {"transfer_mode": "collective", "access_pattern": "strided"}
+    old = advise([_group("g.h5", **group)], "test", table=(slots,), hdf5=(1, 10, 8))
+    assert [(s.name, s.value) for s in old.settings] == [("chunk_cache_slots", "8191")]
+    new = advise([_group("g.h5", **group)], "test", table=(slots,), hdf5=(2, 0, 0))
+    assert new.settings == []
+    assert "HDF5 2.0.0's own default" in new.findings[0].note
+    own = advise([_group("g.h5", **group, chunk_cache_slots=521)], "test", table=(slots,),
+                 hdf5=(2, 0, 0))  # fmt: skip
+    assert [(s.name, s.value) for s in own.settings] == [("chunk_cache_slots", "8191")]

@@ -8,6 +8,7 @@
 #include "apply/effect_hdf5.h"
 #include "apply/h5bounds.h"
 #include "apply/h5report.h"
+#include "apply/h5support.h"
 #include "core/abi.h"
 #include "core/core.h"
 
@@ -96,14 +97,7 @@ const char *iot_h5_driver(hid_t fapl)
         return "sec2";
     iot_h5_quiet quiet;
     iot_h5_quiet_begin(&quiet);
-    hid_t d = IOT_H5_CALL(H5Pget_driver, fapl);
-    const char *name = d < 0 ? "unknown" : "other";
-    if (d >= 0 && d == IOT_H5_CALL(H5FD_sec2_init))
-        name = "sec2";
-    else if (d >= 0 && d == IOT_H5_CALL(H5FD_core_init))
-        name = "core";
-    else if (d >= 0 && iot_h5() && iot_h5()->parallel && d == IOT_H5_CALL(H5FD_mpio_init))
-        name = "mpio";
+    const char *name = iot_h5_driver_name(IOT_H5_CALL(H5Pget_driver, fapl));
     iot_h5_quiet_end(&quiet);
     return name;
 }
@@ -130,6 +124,24 @@ static herr_t set_fapl(int p, hid_t fapl, const iot_entry *e)
         return IOT_H5_CALL(H5Pset_all_coll_metadata_ops, fapl, (hbool_t)v[0]);
     case IOT_P_COLL_METADATA_WRITE:
         return IOT_H5_CALL(H5Pset_coll_metadata_write, fapl, (hbool_t)v[0]);
+    case IOT_P_PAGE_BUFFER_SIZE:
+        return IOT_H5_CALL(H5Pset_page_buffer_size, fapl, (size_t)v[0], 0u, 0u);
+    case IOT_P_LIBVER_LOW: {
+        char why[256];
+        int low = iot_h5_libver(e, why, sizeof why);
+        return low < 0 ? -1
+                       : IOT_H5_CALL(H5Pset_libver_bounds, fapl, (H5F_libver_t)low,
+                                     (H5F_libver_t)iot_h5_latest_format());
+    }
+    case IOT_P_EVICT_ON_CLOSE: return IOT_H5_CALL(H5Pset_evict_on_close, fapl, (hbool_t)v[0]);
+    case IOT_P_MDC_IMAGE: {
+        H5AC_cache_image_config_t c;
+        memset(&c, 0, sizeof c);
+        c.version = H5AC__CURR_CACHE_IMAGE_CONFIG_VERSION;
+        c.generate_image = (hbool_t)v[0];
+        c.entry_ageout = H5AC__CACHE_IMAGE__ENTRY_AGEOUT__NONE;
+        return IOT_H5_CALL(H5Pset_mdc_image_config, fapl, &c);
+    }
     default: return -1; /* a parameter of the table without a case: said as refused */
     }
 }
@@ -187,6 +199,8 @@ hid_t iot_apply_fapl(const iot_settings *s, const char *how, const char *name, h
         if (iot_params[p].target != IOT_TARGET_FAPL || (!e && !iot_h5_is_mdc(p)) ||
             (serial && parallel_only(p)) || gone[p])
             continue;
+        if (e && iot_h5_skip_unsupported(e, mpio, name, info->leader, &r, out))
+            continue; /* this HDF5 lacks it, or refuses it here: said once */
         if (iot_h5_is_mdc(p)) {
             int any = (iot_resolved_file(rules, IOT_P_MDC_INITIAL_SIZE) &&
                        !gone[IOT_P_MDC_INITIAL_SIZE]) ||
@@ -207,4 +221,74 @@ hid_t iot_apply_fapl(const iot_settings *s, const char *how, const char *name, h
         iot_log_block(header, r.text);
     }
     return copy >= 0 ? copy : fapl;
+}
+
+/* The file space strategy of a creation list (H5F_FSPACE_STRATEGY_*), or -1. */
+static int strategy_of(hid_t fcpl)
+{
+    H5F_fspace_strategy_t st;
+    hbool_t persist;
+    hsize_t threshold;
+    if (fcpl == H5P_DEFAULT)
+        return H5F_FSPACE_STRATEGY_FSM_AGGR;
+    return IOT_H5_CALL(H5Pget_file_space_strategy, fcpl, &st, &persist, &threshold) < 0 ? -1
+                                                                                        : (int)st;
+}
+
+/* Page buffering needs a paged file at creation (HDF5 refuses the create otherwise): a page
+ * buffer the control file put on the access list of a file created without paging is taken
+ * off again, said once. */
+static void page_buffer_needs_paging(const iot_file_info *info, const char *name, hid_t fcpl,
+                                     hid_t fapl, iot_h5_report *r, iot_h5_outcome *out)
+{
+    const iot_entry *e = iot_resolved_file(info->rules, IOT_P_PAGE_BUFFER_SIZE);
+    size_t size = 0;
+    unsigned meta = 0, raw = 0;
+    if (!e || !e->value.v[0] || strategy_of(fcpl) == H5F_FSPACE_STRATEGY_PAGE ||
+        IOT_H5_CALL(H5Pget_page_buffer_size, fapl, &size, &meta, &raw) < 0 ||
+        size != (size_t)e->value.v[0])
+        return;
+    IOT_H5_CALL(H5Pset_page_buffer_size, fapl, (size_t)0, 0u, 0u);
+    iot_h5_withdraw(e, name,
+                    "page_buffer_size: only for files created with file_space_strategy=page",
+                    info->leader, r, out);
+}
+
+hid_t iot_apply_fcpl(const iot_file_info *info, const char *name, hid_t fcpl, hid_t fapl,
+                     iot_h5_outcome *out)
+{
+    const iot_h5_api *h = iot_h5();
+    if (!info->tuned || !info->rules)
+        return fcpl;
+    iot_h5_quiet quiet;
+    iot_h5_quiet_begin(&quiet);
+    iot_h5_report r = {.len = 0};
+    hid_t copy = H5I_INVALID_HID;
+    const iot_entry *st = iot_resolved_file(info->rules, IOT_P_FILE_SPACE_STRATEGY);
+    const iot_entry *ps = iot_resolved_file(info->rules, IOT_P_FILE_SPACE_PAGE_SIZE);
+    if (st && !iot_h5_skip_unsupported(st, info->mpio, name, info->leader, &r, out)) {
+        H5F_fspace_strategy_t cur;
+        hbool_t persist = 0;
+        hsize_t threshold = 1;
+        if (fcpl != H5P_DEFAULT)
+            IOT_H5_CALL(H5Pget_file_space_strategy, fcpl, &cur, &persist, &threshold);
+        iot_h5_report_entry(&r, st,
+                            IOT_H5_CALL(H5Pset_file_space_strategy,
+                                        iot_h5_writable(&copy, fcpl, h->cls_fcpl),
+                                        (H5F_fspace_strategy_t)st->value.v[0], persist, threshold));
+    }
+    if (ps && !iot_h5_skip_unsupported(ps, info->mpio, name, info->leader, &r, out))
+        iot_h5_report_entry(&r, ps,
+                            IOT_H5_CALL(H5Pset_file_space_page_size,
+                                        iot_h5_writable(&copy, fcpl, h->cls_fcpl),
+                                        (hsize_t)ps->value.v[0]));
+    page_buffer_needs_paging(info, name, copy >= 0 ? copy : fcpl, fapl, &r, out);
+    iot_h5_quiet_end(&quiet);
+    iot_h5_keep_refusals(&r, out);
+    if (iot_g.verbose && info->leader && r.items) {
+        char header[1200];
+        snprintf(header, sizeof header, "H5Fcreate %s: hdf5 file creation:", name);
+        iot_log_block(header, r.text);
+    }
+    return copy >= 0 ? copy : fcpl;
 }

@@ -14,6 +14,12 @@
 hid_t iot_apply_fapl(const iot_settings *s, const char *how, const char *name, hid_t fapl,
                      iot_file_info *info, iot_h5_outcome *out);
 
+/* File creation list for H5Fcreate (file space strategy and page size) from info->rules, after
+ * iot_apply_fapl made fapl (the list the create will use: a page buffer on it without paging is
+ * taken off again); a new list the caller closes, or fcpl itself. */
+hid_t iot_apply_fcpl(const iot_file_info *info, const char *name, hid_t fcpl, hid_t fapl,
+                     iot_h5_outcome *out);
+
 /* The driver a file access list opens files with: "mpio", "sec2" (also H5P_DEFAULT), "core",
  * "other" or "unknown"; no collective call (H5Pget_driver only), the error stack untouched. */
 const char *iot_h5_driver(hid_t fapl);
@@ -27,8 +33,13 @@ hid_t iot_apply_dcpl(const iot_file_info *f, const char *file, const char *dset,
 hid_t iot_apply_dapl(const iot_file_info *f, const char *file, const char *dset, hid_t dapl,
                      iot_h5_outcome *out);
 
-/* Transfer mode for the open dataset id: H5FD_MPIO_COLLECTIVE / H5FD_MPIO_INDEPENDENT, or
- * -1 (nothing set, not the MPI-IO driver, or independent asked for a filtered dataset). */
+/* What the transfers of the open dataset id get, as one code (-1: nothing; not the MPI-IO
+ * driver, or independent asked for a filtered dataset): IOT_XFER_MODE (H5FD_MPIO_COLLECTIVE /
+ * H5FD_MPIO_INDEPENDENT, or -1), IOT_XFER_CHUNK_OPT (H5FD_mpio_chunk_opt_t or -1) and
+ * IOT_XFER_COLL_OPT (H5FD_mpio_collective_opt_t or -1). */
+#define IOT_XFER_MODE(code) (((code)&3) - 1)
+#define IOT_XFER_CHUNK_OPT(code) ((((code) >> 2) & 3) - 1)
+#define IOT_XFER_COLL_OPT(code) ((((code) >> 4) & 3) - 1)
 int iot_transfer_mode(const iot_file_info *f, const char *file, const char *dset, hid_t id);
 
 #endif

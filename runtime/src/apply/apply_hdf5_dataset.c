@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "apply/h5report.h"
+#include "apply/h5support.h"
 #include "config/bounds.h"
 #include "core/core.h"
 
@@ -100,6 +101,34 @@ static void set_chunk(const iot_file_info *f, const char *file, const char *dset
         iot_h5_report_add(r, "chunk NOT applied: HDF5 refused it");
 }
 
+/* filter_partial_chunks: H5Pset_chunk_opts on a chunked dataset's list (chunked by the
+ * application or by the chunk settings above), the other option bits kept. */
+static void set_partial_chunks(const iot_file_info *f, const char *file, const char *dset,
+                               hid_t dcpl, hid_t *copy, iot_h5_report *r, iot_h5_outcome *out)
+{
+    const iot_h5_api *h = iot_h5();
+    const iot_entry *e = iot_resolved_for(f->rules, IOT_P_FILTER_PARTIAL_CHUNKS, dset);
+    if (!e || iot_h5_skip_unsupported(e, f->mpio, file, f->leader, r, out))
+        return;
+    hid_t now = *copy >= 0 ? *copy : dcpl;
+    unsigned opts = 0;
+    char where[96];
+    if (now == H5P_DEFAULT || h->H5Pget_layout(now) != H5D_CHUNKED) {
+        iot_h5_report_add(r,
+                          "filter_partial_chunks=%s NOT applied: the dataset is not chunked [%s]",
+                          e->value.text, iot_origin(e, where, sizeof where));
+        return;
+    }
+    if (IOT_H5_CALL(H5Pget_chunk_opts, now, &opts) < 0)
+        opts = 0;
+    if (e->value.v[0])
+        opts &= ~(unsigned)H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS;
+    else
+        opts |= H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS;
+    iot_h5_report_entry(
+        r, e, IOT_H5_CALL(H5Pset_chunk_opts, iot_h5_writable(copy, dcpl, h->cls_dcpl), opts));
+}
+
 hid_t iot_apply_dcpl(const iot_file_info *f, const char *file, const char *dset, hid_t type,
                      hid_t space, hid_t dcpl, iot_h5_outcome *out)
 {
@@ -136,6 +165,7 @@ hid_t iot_apply_dcpl(const iot_file_info *f, const char *file, const char *dset,
             iot_h5_report_add(&r,
                               "note: parallel HDF5 allocates space early whatever alloc_time says");
     }
+    set_partial_chunks(f, file, dset, dcpl, &copy, &r, out);
     iot_h5_quiet_end(&quiet);
     iot_h5_keep_refusals(&r, out);
     if (iot_g.verbose && f->leader && r.items) {
@@ -190,24 +220,29 @@ hid_t iot_apply_dapl(const iot_file_info *f, const char *file, const char *dset,
     return copy >= 0 ? copy : dapl;
 }
 
-/* Does the dataset have filters (deflate, ...)? Reads its creation list: local, no I/O. */
-static int filtered(hid_t id)
+/* Does the dataset have filters (deflate, ...; chunked: whether it is chunked instead)? Reads
+ * its creation list: local, no I/O. */
+static int filtered_or_chunked(hid_t id, int chunked)
 {
     const iot_h5_api *h = iot_h5();
     iot_h5_quiet quiet;
     iot_h5_quiet_begin(&quiet);
     hid_t dcpl = h->H5Dget_create_plist(id);
-    int n = dcpl >= 0 ? h->H5Pget_nfilters(dcpl) : 0;
+    int n = dcpl < 0  ? 0
+            : chunked ? h->H5Pget_layout(dcpl) == H5D_CHUNKED
+                      : h->H5Pget_nfilters(dcpl);
     if (dcpl >= 0)
         h->H5Pclose(dcpl);
     iot_h5_quiet_end(&quiet);
     return n > 0;
 }
+#define filtered(id) filtered_or_chunked(id, 0)
 
-int iot_transfer_mode(const iot_file_info *f, const char *file, const char *dset, hid_t id)
+/* The forced transfer mode: H5FD_MPIO_COLLECTIVE / H5FD_MPIO_INDEPENDENT, or -1. */
+static int forced_mode(const iot_file_info *f, const char *file, const char *dset, hid_t id)
 {
     const iot_entry *e = iot_resolved_for(f->rules, IOT_P_TRANSFER_MODE, dset);
-    if (!e || !f->mpio)
+    if (!e)
         return -1;
     char where[96];
     if (e->value.v[0] != 0 && filtered(id)) {
@@ -224,4 +259,43 @@ int iot_transfer_mode(const iot_file_info *f, const char *file, const char *dset
         iot_log("%s:%s: hdf5 transfer: transfer_mode=%s [%s]", file, dset, e->value.text,
                 iot_origin(e, where, sizeof where));
     return e->value.v[0] == 0 ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT;
+}
+
+/* A collective transfer option (mpio_chunk_opt, mpio_collective_opt): its choice's index, the
+ * H5FD_mpio_chunk_opt_t / H5FD_mpio_collective_opt_t value, or -1. */
+static int transfer_option(const iot_file_info *f, const char *file, const char *dset, hid_t id,
+                           int p)
+{
+    const iot_entry *e = iot_resolved_for(f->rules, p, dset);
+    char where[96];
+    if (!e)
+        return -1;
+    if (p == IOT_P_MPIO_COLLECTIVE_OPT && e->value.v[0] == H5FD_MPIO_INDIVIDUAL_IO &&
+        filtered_or_chunked(id, 1)) {
+        /* measured: a collective H5Dwrite of a chunked dataset with it never returns (HDF5
+         * 1.10.8, MPICH 4.0) */
+        if (f->leader)
+            iot_warn_once("individual-chunked",
+                          "%s:%s: mpio_collective_opt=individual_io NOT applied to chunked "
+                          "datasets (parallel HDF5 1.10.8 hangs in their collective transfers) "
+                          "[%s]",
+                          file, dset, iot_origin(e, where, sizeof where));
+        return -1;
+    }
+    if (iot_g.verbose && f->leader)
+        iot_log("%s:%s: hdf5 transfer: %s=%s [%s]", file, dset, e->name, e->value.text,
+                iot_origin(e, where, sizeof where));
+    return (int)e->value.v[0];
+}
+
+int iot_transfer_mode(const iot_file_info *f, const char *file, const char *dset, hid_t id)
+{
+    if (!f->mpio)
+        return -1;
+    int mode = forced_mode(f, file, dset, id);
+    int chunk = transfer_option(f, file, dset, id, IOT_P_MPIO_CHUNK_OPT);
+    int coll = transfer_option(f, file, dset, id, IOT_P_MPIO_COLLECTIVE_OPT);
+    if (mode < 0 && chunk < 0 && coll < 0)
+        return -1;
+    return (mode + 1) | (chunk + 1) << 2 | (coll + 1) << 4;
 }

@@ -23,7 +23,8 @@ void iot_outcome_add(char *list, size_t size, const char *line)
         snprintf(list + used, size - used, "%s%s", used ? "\n" : "", more);
 }
 
-/* A file access parameter's value in a list: the number of values (v[0], v[1]) or -1. */
+/* A file access (or, for the fcpl parameters, creation) parameter's value in a list: the
+ * number of values (v[0], v[1]) or -1. */
 static int get_fapl(int p, hid_t fapl, long long *v)
 {
     hsize_t a = 0, b = 0;
@@ -62,6 +63,47 @@ static int get_fapl(int p, hid_t fapl, long long *v)
             return -1;
         v[0] = flag != 0;
         return 1;
+    case IOT_P_PAGE_BUFFER_SIZE: {
+        unsigned meta = 0, raw = 0;
+        if (IOT_H5_CALL(H5Pget_page_buffer_size, fapl, &z, &meta, &raw) < 0)
+            return -1;
+        v[0] = (long long)z;
+        return 1;
+    }
+    case IOT_P_LIBVER_LOW: {
+        H5F_libver_t low, high;
+        if (IOT_H5_CALL(H5Pget_libver_bounds, fapl, &low, &high) < 0)
+            return -1;
+        v[0] = (long long)low; /* the registry's choices, up to v200 (latest: see wanted) */
+        return 1;
+    }
+    case IOT_P_EVICT_ON_CLOSE:
+        if (IOT_H5_CALL(H5Pget_evict_on_close, fapl, &flag) < 0)
+            return -1;
+        v[0] = flag != 0;
+        return 1;
+    case IOT_P_MDC_IMAGE: {
+        H5AC_cache_image_config_t im;
+        memset(&im, 0, sizeof im);
+        im.version = H5AC__CURR_CACHE_IMAGE_CONFIG_VERSION;
+        if (IOT_H5_CALL(H5Pget_mdc_image_config, fapl, &im) < 0)
+            return -1;
+        v[0] = im.generate_image != 0;
+        return 1;
+    }
+    case IOT_P_FILE_SPACE_STRATEGY: { /* a creation list's */
+        H5F_fspace_strategy_t st;
+        hbool_t persist;
+        if (IOT_H5_CALL(H5Pget_file_space_strategy, fapl, &st, &persist, &a) < 0)
+            return -1;
+        v[0] = (long long)st;
+        return 1;
+    }
+    case IOT_P_FILE_SPACE_PAGE_SIZE:
+        if (IOT_H5_CALL(H5Pget_file_space_page_size, fapl, &a) < 0)
+            return -1;
+        v[0] = (long long)a;
+        return 1;
     case IOT_P_MDC_INITIAL_SIZE:
     case IOT_P_MDC_MIN_SIZE:
     case IOT_P_MDC_MAX_SIZE:
@@ -77,18 +119,32 @@ static int get_fapl(int p, hid_t fapl, long long *v)
     }
 }
 
-static void format_values(const long long *v, int n, char *buf, size_t len)
+/* Values as the control file writes them: an enum's choice by name, else the numbers. */
+static void format_values(int p, const long long *v, int n, char *buf, size_t len)
 {
-    if (n == 2)
+    const char *c = iot_params[p].choices;
+    for (long long i = 0; c && n == 1 && v[0] >= 0 && i < v[0] && *c; i++)
+        c = strchr(c, '|') ? strchr(c, '|') + 1 : "";
+    if (c && n == 1 && v[0] >= 0 && *c)
+        snprintf(buf, len, "%.*s", (int)strcspn(c, "|"), c);
+    else if (n == 2)
         snprintf(buf, len, "%lld,%lld", v[0], v[1]);
     else
         snprintf(buf, len, "%lld", v[0]);
 }
 
+/* The value HDF5 is asked for: libver_low's "latest" is the library's own newest format. */
+static long long wanted(const iot_entry *e, int i)
+{
+    if (e->param == IOT_P_LIBVER_LOW && e->value.v[0] == 6)
+        return iot_h5_latest_format();
+    return e->value.v[i];
+}
+
 static int same_values(const iot_entry *e, const long long *v, int n)
 {
     for (int i = 0; i < n; i++)
-        if (e->value.v[i] != v[i])
+        if (wanted(e, i) != v[i])
             return 0;
     return n > 0;
 }
@@ -112,7 +168,7 @@ void note_overrides(const iot_file_settings *rules, const char *name, hid_t fapl
             same_values(e, app, n))
             continue;
         char own[64], where[96], line[1024];
-        format_values(app, n, own, sizeof own);
+        format_values(p, app, n, own, sizeof own);
         snprintf(line, sizeof line, "%s=%s [%s] overrides the application's own %s=%s", e->name,
                  e->value.text, iot_origin(e, where, sizeof where), e->name, own);
         if (out)
@@ -128,8 +184,7 @@ void note_overrides(const iot_file_settings *rules, const char *name, hid_t fapl
 /* Settings of parallel HDF5 and MPI-IO: without meaning for a serial (sec2) file. */
 int parallel_only(int p)
 {
-    return p == IOT_P_COLL_METADATA_READ || p == IOT_P_COLL_METADATA_WRITE ||
-           p == IOT_P_TRANSFER_MODE || iot_params[p].target == IOT_TARGET_HINT;
+    return iot_params[p].builds == IOT_BUILDS_MPIO || iot_params[p].target == IOT_TARGET_HINT;
 }
 
 /* A serial file opted in: the settings it matches that have no meaning for it, said once per
@@ -169,31 +224,42 @@ static int was_withdrawn(const iot_h5_outcome *out, const char *name)
     return 0;
 }
 
-void iot_readback_file(const iot_file_settings *rules, hid_t fid, iot_h5_outcome *out)
+void iot_readback_file(const iot_file_settings *rules, hid_t fid, int created, iot_h5_outcome *out)
 {
     const iot_h5_api *h = iot_h5();
     iot_h5_quiet quiet;
     iot_h5_quiet_begin(&quiet);
     hid_t fapl = IOT_H5_CALL(H5Fget_access_plist, fid);
+    hid_t fcpl = created ? IOT_H5_CALL(H5Fget_create_plist, fid) : H5I_INVALID_HID;
     for (int p = 0; fapl >= 0 && p < IOT_P_COUNT; p++) {
         const iot_entry *e = iot_resolved_file(rules, p);
         long long v[2];
-        if (!e || iot_params[p].target != IOT_TARGET_FAPL || was_withdrawn(out, e->name))
-            continue;
-        int n = get_fapl(p, fapl, v);
+        int t = iot_params[p].target;
+        if (!e || (t != IOT_TARGET_FAPL && (t != IOT_TARGET_FCPL || !created)) ||
+            was_withdrawn(out, e->name))
+            continue; /* creation settings: only a file created now has them */
+        int n = get_fapl(p, t == IOT_TARGET_FCPL ? fcpl : fapl, v);
         char line[1024], got[64], where[96];
         if (same_values(e, v, n)) {
             snprintf(line, sizeof line, "%s=%s", e->name, e->value.text);
             iot_outcome_add(out->applied, sizeof out->applied, line);
             continue;
         }
-        format_values(v, n, got, sizeof got);
-        snprintf(line, sizeof line, "%s=%s NOT in effect: HDF5 uses %s [%s]", e->name,
-                 e->value.text, n < 0 ? "?" : got, iot_origin(e, where, sizeof where));
+        format_values(p, v, n, got, sizeof got);
+        if (p == IOT_P_EVICT_ON_CLOSE) /* HDF5 keeps it with the file, not on the list it gives */
+            snprintf(line, sizeof line,
+                     "%s=%s unverifiable: set on the access list, HDF5 does not report it on "
+                     "the open file's list [%s]",
+                     e->name, e->value.text, iot_origin(e, where, sizeof where));
+        else
+            snprintf(line, sizeof line, "%s=%s NOT in effect: HDF5 uses %s [%s]", e->name,
+                     e->value.text, n < 0 ? "?" : got, iot_origin(e, where, sizeof where));
         iot_outcome_add(out->notes, sizeof out->notes, line);
     }
     if (fapl >= 0)
         h->H5Pclose(fapl);
+    if (fcpl >= 0)
+        h->H5Pclose(fcpl);
     iot_h5_quiet_end(&quiet);
 }
 
@@ -256,6 +322,11 @@ void iot_readback_dataset(const iot_file_settings *rules, const char *dset, hid_
             IOT_H5_CALL(H5Pget_fill_time, c, &ft) >= 0)
             judge(dset, e, ft == fill_times[e->value.v[0]],
                   ft >= 0 && ft <= 2 ? fill_names[ft] : "another fill time", out);
+        unsigned opts = 0;
+        if ((e = iot_resolved_for(rules, IOT_P_FILTER_PARTIAL_CHUNKS, dset)) &&
+            layout == H5D_CHUNKED && IOT_H5_CALL(H5Pget_chunk_opts, c, &opts) >= 0)
+            judge(dset, e, !(opts & H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS) == (e->value.v[0] != 0),
+                  opts & H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS ? "false" : "true", out);
         H5D_alloc_time_t at;
         static const H5D_alloc_time_t alloc_times[] = {H5D_ALLOC_TIME_DEFAULT, H5D_ALLOC_TIME_EARLY,
                                                        H5D_ALLOC_TIME_INCR, H5D_ALLOC_TIME_LATE};
@@ -293,7 +364,11 @@ void iot_readback_dataset(const iot_file_settings *rules, const char *dset, hid_
     }
     if (a >= 0)
         h->H5Pclose(a);
-    if (mode >= 0 && (e = iot_resolved_for(rules, IOT_P_TRANSFER_MODE, dset)))
-        judge(dset, e, 1, "", out);
+    /* the transfer list is made at each transfer: what the open can say is what will be set */
+    static const int xfer[] = {IOT_P_TRANSFER_MODE, IOT_P_MPIO_CHUNK_OPT,
+                               IOT_P_MPIO_COLLECTIVE_OPT};
+    for (int i = 0; mode >= 0 && i < 3; i++)
+        if ((mode >> (2 * i) & 3) && (e = iot_resolved_for(rules, xfer[i], dset)))
+            judge(dset, e, 1, "", out);
     iot_h5_quiet_end(&quiet);
 }

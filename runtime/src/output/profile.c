@@ -13,6 +13,7 @@
 #include "core/abi.h"
 #include "core/core.h"
 #include "output/profile_file.h"
+#include "platform/h5api.h"
 
 static void write_argv(FILE *f)
 {
@@ -94,6 +95,13 @@ void iot_profile_write(FILE *f, const iot_profile *p, const iot_profile_meta *m)
     fputs(", \"io_component_from\": ", f);
     iot_json_string(f, mpi->io_from);
     fprintf(f, ", \"hints_verifiable\": %s}, ", mpi->echoes ? "false" : "true");
+    unsigned h5v[3];
+    int h5par = 0; /* the HDF5 the process used (docs/hdf5-versions.md), null without one */
+    if (iot_h5_seen(h5v, &h5par))
+        fprintf(f, "\"hdf5_library\": {\"version\": \"%u.%u.%u\", \"parallel\": %s}, ", h5v[0],
+                h5v[1], h5v[2], h5par ? "true" : "false");
+    else
+        fputs("\"hdf5_library\": null, ", f);
     const iot_settings *s = &iot_g.settings;
     fputs("\"config\": {\"path\": ", f);
     iot_json_string(f, iot_env.config);

@@ -76,8 +76,28 @@ typedef struct {
 #undef IOT_H5_FIELD
     /* property list classes (H5P_FILE_ACCESS ...), read after H5open */
     hid_t cls_fapl, cls_dcpl, cls_dapl, cls_dxpl;
-    int parallel; /* the HDF5 loaded has the MPI-IO driver */
+    hid_t cls_fcpl;      /* the file creation class */
+    int parallel;        /* the HDF5 loaded has the MPI-IO driver */
+    unsigned version[3]; /* the HDF5 loaded, from its own H5get_libversion (0.0.0: unknown) */
 } iot_h5_api;
+
+/* The version of the HDF5 the runtime has already resolved (v: major, minor, release) and
+ * whether it is a parallel build: 0 when it never resolved one (no HDF5 call was seen). Never
+ * resolves it itself: safe at the end of a run. */
+int iot_h5_seen(unsigned v[3], int *parallel);
+
+/* The HDF5 loaded is at least major.minor.release (its H5get_libversion). */
+int iot_h5_at_least(unsigned major, unsigned minor, unsigned release);
+
+/* The newest file format of the library as an H5F_libver_t: 1.8 -> 1, 1.10 -> 2, 1.12 -> 3,
+ * 1.14 -> 4, 2.0 -> 5 (its H5F_LIBVER_LATEST, which a header of another release misstates). */
+int iot_h5_latest_format(void);
+
+/* The name of a file driver id of the HDF5 loaded ("sec2", "core", "mpio", "subfiling", "ioc",
+ * "stdio", "family", ...; "other" for a driver it does not know by name): each known driver's
+ * id read from the H5FD_<NAME>_id_g variable of 1.14 and later, or returned by the
+ * H5FD_<name>_init function of 1.8 to 1.12, whichever the library defines. */
+const char *iot_h5_driver_name(hid_t driver);
 
 /* The resolved API, or NULL when the HDF5 loaded cannot be tuned (or there is none). */
 const iot_h5_api *iot_h5(void);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "adapt/adapt.h"
+#include "apply/apply_hdf5.h"
 #include "apply/h5fallback.h"
 #include "apply/resolve.h"
 #include "base/idmap.h"
@@ -14,10 +15,10 @@
 #include "wrap/wrap.h"
 #include "wrap/wrap_hdf5.h"
 
-/* Open datasets the runtime follows: id -> {capture record, forced transfer mode or -1}.
- * Empty, and never consulted, unless transfer_mode is set or capture is on. */
+/* Open datasets the runtime follows: id -> {capture record, transfer code (iot_transfer_mode)
+ * or -1}. Empty, and never consulted, unless transfer settings are set or capture is on. */
 iot_idmap dsets;
-static hid_t xfer_default[2] = {H5I_INVALID_HID, H5I_INVALID_HID};
+static hid_t xfer_default[64]; /* the runtime's own transfer list per code, made on first use */
 
 static int following(void)
 {
@@ -69,23 +70,55 @@ iot_idmap traced;
 /* Open files the runtime follows (settings or capture): id -> {capture record or -1, unused}. */
 iot_idmap files;
 
-/* The transfer list for a forced mode: our own list for H5P_DEFAULT; otherwise the
- * application's list set in place (and restored after the call), so that what HDF5 records
- * on it, e.g. H5Pget_mpio_actual_io_mode, stays visible to the application. */
-static hid_t transfer_list(const iot_h5_api *h, int mode, hid_t dxpl, H5FD_mpio_xfer_t *saved)
+/* The collective options of a transfer code put on a transfer list. */
+static herr_t set_options(hid_t l, int code)
 {
+    herr_t rc = 0;
+    if (IOT_XFER_CHUNK_OPT(code) >= 0)
+        rc |= IOT_H5_CALL(H5Pset_dxpl_mpio_chunk_opt, l,
+                          (H5FD_mpio_chunk_opt_t)IOT_XFER_CHUNK_OPT(code));
+    if (IOT_XFER_COLL_OPT(code) >= 0)
+        rc |= IOT_H5_CALL(H5Pset_dxpl_mpio_collective_opt, l,
+                          (H5FD_mpio_collective_opt_t)IOT_XFER_COLL_OPT(code));
+    return rc;
+}
+
+/* The transfer list for a transfer code: our own list for H5P_DEFAULT; otherwise the
+ * application's list set in place (and restored after the call), so that what HDF5 records
+ * on it, e.g. H5Pget_mpio_actual_io_mode, stays visible to the application; with collective
+ * options (which HDF5 cannot read back to restore) a copy of it, closed after the call (*made). */
+static hid_t transfer_list(const iot_h5_api *h, int code, hid_t dxpl, H5FD_mpio_xfer_t *saved,
+                           hid_t *made)
+{
+    int mode = IOT_XFER_MODE(code);
     *saved = (H5FD_mpio_xfer_t)-1;
+    *made = H5I_INVALID_HID;
     if (dxpl == H5P_DEFAULT) {
-        int k = mode == H5FD_MPIO_COLLECTIVE;
-        if (xfer_default[k] < 0) {
+        if (code < 0 || code >= 64)
+            return dxpl;
+        if (xfer_default[code] == 0) { /* 0: not made yet, -1: could not be */
             hid_t l = h->H5Pcreate(h->cls_dxpl);
-            if (l >= 0 && h->H5Pset_dxpl_mpio(l, (H5FD_mpio_xfer_t)mode) >= 0)
-                xfer_default[k] = l;
+            if (l >= 0 && ((mode >= 0 && h->H5Pset_dxpl_mpio(l, (H5FD_mpio_xfer_t)mode) < 0) ||
+                           set_options(l, code) < 0)) {
+                h->H5Pclose(l);
+                l = H5I_INVALID_HID;
+            }
+            xfer_default[code] = l;
         }
-        return xfer_default[k] >= 0 ? xfer_default[k] : dxpl;
+        return xfer_default[code] > 0 ? xfer_default[code] : dxpl;
+    }
+    if (IOT_XFER_CHUNK_OPT(code) >= 0 || IOT_XFER_COLL_OPT(code) >= 0) {
+        hid_t l = h->H5Pcopy(dxpl);
+        if (l >= 0 && ((mode >= 0 && h->H5Pset_dxpl_mpio(l, (H5FD_mpio_xfer_t)mode) < 0) ||
+                       set_options(l, code) < 0)) {
+            h->H5Pclose(l);
+            l = H5I_INVALID_HID;
+        }
+        *made = l;
+        return l >= 0 ? l : dxpl;
     }
     H5FD_mpio_xfer_t cur;
-    if (h->H5Pget_dxpl_mpio(dxpl, &cur) >= 0 && cur != (H5FD_mpio_xfer_t)mode &&
+    if (mode >= 0 && h->H5Pget_dxpl_mpio(dxpl, &cur) >= 0 && cur != (H5FD_mpio_xfer_t)mode &&
         h->H5Pset_dxpl_mpio(dxpl, (H5FD_mpio_xfer_t)mode) >= 0)
         *saved = cur;
     return dxpl;
@@ -189,8 +222,9 @@ static void transfer_withdrawn(const iot_h5_api *real, int is_write, hid_t dset,
     if (v)
         v[1] = -1;
     iot_file_info f = iot_files_lookup(file);
-    say_withdrawn(is_write ? "H5Dwrite" : "H5Dread", file, path, "transfer_mode", why, f.leader,
-                  rec);
+    char list[512];
+    iot_describe_settings(f.rules, path, IOT_TARGET_DXPL, list, sizeof list);
+    say_withdrawn(is_write ? "H5Dwrite" : "H5Dread", file, path, list, why, f.leader, rec);
 }
 
 typedef struct {
@@ -222,7 +256,8 @@ static herr_t transfer(int is_write, hid_t dset, hid_t mtype, hid_t mspace, hid_
     int *v = iot_idmap_get(&dsets, (uint64_t)dset);
     int rec = v ? v[0] : -1, mode = v ? v[1] : -1;
     H5FD_mpio_xfer_t saved = (H5FD_mpio_xfer_t)-1;
-    hid_t use = mode >= 0 ? transfer_list(real, mode, dxpl, &saved) : dxpl;
+    hid_t made = H5I_INVALID_HID;
+    hid_t use = mode >= 0 ? transfer_list(real, mode, dxpl, &saved, &made) : dxpl;
     transfer_args args = {is_write, dset, mtype, mspace, fspace, dxpl, use, buf, mode, &saved};
     int injected = use != dxpl || saved != (H5FD_mpio_xfer_t)-1;
     uint64_t coll_before = iot_coll_calls;
@@ -236,6 +271,7 @@ static herr_t transfer(int is_write, hid_t dset, hid_t mtype, hid_t mspace, hid_
         if (rc < 0)
             iot_h5_failure_give_back(&kept);
     }
+    close_copies(real, rc, &made, 1);
     if (why[0])
         transfer_withdrawn(real, is_write, dset, rec, why);
     if (iot_capture_on) {

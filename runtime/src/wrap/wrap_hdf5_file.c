@@ -23,8 +23,9 @@ typedef struct {
     const char *name;
     unsigned flags;
     hid_t fcpl, fapl, tuned;
-    int existed;  /* H5Fcreate: the file existed before the call */
-    int *refused; /* set when the attempt with the settings failed */
+    hid_t tuned_fcpl; /* H5Fcreate: the creation list with the settings (or fcpl) */
+    int existed;      /* H5Fcreate: the file existed before the call */
+    int *refused;     /* set when the attempt with the settings failed */
 } file_args;
 
 static int file_exists(const char *name)
@@ -67,7 +68,7 @@ static hid_t file_call(const iot_h5_api *real, const void *args, int own)
         return refused_for_test(a);
     if (own)
         remove_refused_leftover(a);
-    hid_t id = a->create ? real->H5Fcreate(a->name, a->flags, a->fcpl, fapl)
+    hid_t id = a->create ? real->H5Fcreate(a->name, a->flags, own ? a->fcpl : a->tuned_fcpl, fapl)
                          : real->H5Fopen(a->name, a->flags, fapl);
     if (!own && id < 0)
         *a->refused = 1;
@@ -120,12 +121,18 @@ static hid_t open_file(int create, const char *name, unsigned flags, hid_t fcpl,
     hid_t use = s && iot_h5() && !decided_by_existence(create, existed, flags)
                     ? iot_apply_fapl(s, how, name, fapl, &info, iot_capture_on ? &out : NULL)
                     : fapl;
-    file_args args = {create, name, flags, fcpl, fapl, use, existed, &refused};
+    hid_t use_fcpl = create && info.tuned
+                         ? iot_apply_fcpl(&info, name, fcpl, use != fapl ? use : H5I_INVALID_HID,
+                                          iot_capture_on ? &out : NULL)
+                         : fcpl;
+    file_args args = {create, name, flags, fcpl, fapl, use, use_fcpl, existed, &refused};
     char why[512];
-    IOT_TIMED(with_fallback(real, file_call, &args, use != fapl, why, sizeof why));
+    IOT_TIMED(
+        with_fallback(real, file_call, &args, use != fapl || use_fcpl != fcpl, why, sizeof why));
     hid_t fid = rc;
-    hid_t copy = use != fapl ? use : H5I_INVALID_HID;
-    close_copies(real, fid, &copy, 1);
+    hid_t copies[2] = {use != fapl ? use : H5I_INVALID_HID,
+                       use_fcpl != fcpl ? use_fcpl : H5I_INVALID_HID};
+    close_copies(real, fid, copies, 2);
     if (fid < 0) {
         iot_resolved_free(info.rules);
         return fid;
@@ -138,8 +145,9 @@ static hid_t open_file(int create, const char *name, unsigned flags, hid_t fcpl,
         char list[1024];
         iot_describe_settings(info.rules, NULL, IOT_TARGET_FAPL, list, sizeof list);
         say_withdrawn(how, known, NULL, list, why, info.leader, rec);
-    } else if ((use != fapl || (iot_adapt_on && info.mpio)) && rec >= 0) {
-        iot_readback_file(info.rules, fid, &out); /* collective for MPI-IO, as the open is */
+    } else if ((use != fapl || use_fcpl != fcpl || (iot_adapt_on && info.mpio)) && rec >= 0) {
+        iot_readback_file(info.rules, fid, create,
+                          &out); /* collective for MPI-IO, as the open is */
     }
     keep_outcome(rec, &out);
     if (s)

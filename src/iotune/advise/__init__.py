@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from iotune import controlfile, insights, params, rules
+from iotune import controlfile, h5versions, insights, params, rules
 
 SEVERITY_ORDER = {s: i for i, s in enumerate(rules.SEVERITIES)}  # high first
 DEFAULT_CONTROL_SEVERITY = "medium"
@@ -93,9 +93,12 @@ def advise(
     control_severity: str = DEFAULT_CONTROL_SEVERITY,
     table: tuple[rules.Rule, ...] | None = None,
     limits: Sequence[str] = (),
+    hdf5: h5versions.Version | None = None,
 ) -> Advice:
     """Applies the rule table to every group; the control file gets the settings of the rules
-    at or above control_severity ("high", "medium", "low" or "info")."""
+    at or above control_severity ("high", "medium", "low" or "info"). hdf5: the HDF5 release the
+    program ran with (the profile's hdf5_library): a setting equal to that release's own
+    default is left out of the control file, said in the finding's note."""
     advice = Advice(source, kind, list(groups), limits=list(limits))
     threshold = SEVERITY_ORDER[control_severity]
     many = len([g for g in groups if g.get("interface")]) > 1
@@ -132,11 +135,33 @@ def advise(
                     f.note = f"{name}={value} conflicts with {chosen[key][1].code}; kept that one"
                     continue
                 chosen.setdefault(key, (value, f))
-    for (pattern, name), (value, _f) in chosen.items():
+    by_pattern = {g.pattern: g for g in groups}
+    for (pattern, name), (value, finding) in chosen.items():
+        own = by_pattern[finding.group].values.get(name) if finding.group in by_pattern else None
+        dropped = _library_default(name, value, own, hdf5)
+        if dropped:
+            finding.note = dropped
+            continue
         layer = params.get(name).layer
         advice.settings.append(controlfile.Setting(name, layer, value, file=pattern))
     advice.findings.sort(key=lambda f: SEVERITY_ORDER[f.severity])
     return advice
+
+
+def _library_default(name: str, value: str, own: Any, hdf5) -> str | None:
+    """Why a setting is left out: it is the default of the program's HDF5 release, and the
+    program did not run with a value of its own (an application's own transfer mode or chunk
+    cache is what the setting overrides, whatever the library's default); else None."""
+    dropped = h5versions.drop_defaults({name: value}, hdf5)[1] if hdf5 else []
+    if not dropped:
+        return None
+    if own is not None:  # what the program ran with: its own value unless it is the default
+        try:
+            if params.normalise(name, str(own).lower()) != h5versions.default_for(name, hdf5):
+                return None
+        except ValueError:
+            return None
+    return dropped[0]
 
 
 def _said(outcomes: list[rules.Outcome]) -> list[rules.Outcome]:

@@ -113,7 +113,7 @@ def _profile_first(command: list[str], out: str) -> int:
 
 
 def cmd_advise(args: argparse.Namespace) -> int:
-    from iotune import inputs, insights
+    from iotune import h5versions, inputs, insights
     from iotune import profile as prof
     from iotune.advise import advise, checked, darshan_safe, render
     from iotune.advise import darshan as dlog
@@ -149,6 +149,7 @@ def cmd_advise(args: argparse.Namespace) -> int:
             # collections after it, during the checks, walked them all)
             gc.freeze()
             p = checked.profile(prof.parse(data, Path(source)), source)
+            hdf5 = h5versions.profile_version(data)  # its own defaults are not advice
             del data
         except (prof.ProfileError, inputs.InputError) as e:
             _error(str(e))
@@ -168,7 +169,8 @@ def cmd_advise(args: argparse.Namespace) -> int:
         limits += [f"a trace left out: {why}" for why in left_out[:10]]
         if len(left_out) > 10:
             limits.append(f"... and {len(left_out) - 10} more traces left out")
-        advice = advise(groups, source, "iotune profile", args.severity, limits=limits)
+        advice = advise(groups, source, "iotune profile", args.severity, limits=limits,
+                        hdf5=hdf5)  # fmt: skip
     control = None
     if advice.settings and args.control != "-":
         from iotune import controlfile
