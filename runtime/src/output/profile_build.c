@@ -39,6 +39,8 @@ static void merge(iot_file_rec *into, const iot_file_rec *r)
         memcpy(into->hints, r->hints, sizeof into->hints);
     if (!into->h5applied[0])
         memcpy(into->h5applied, r->h5applied, sizeof into->h5applied);
+    if (!into->striping[0])
+        memcpy(into->striping, r->striping, sizeof into->striping);
     if (!into->mpapplied[0])
         memcpy(into->mpapplied, r->mpapplied, sizeof into->mpapplied);
     if (!into->h5notes[0])
