@@ -23,7 +23,7 @@ CONF=$D/ceph.conf
 MNT=$D/mnt
 NOSD=3
 STORE=${IOTUNE_CEPH_STORE:-bluestore}
-WAIT=${IOTUNE_CEPH_WAIT:-60}
+WAIT=${IOTUNE_CEPH_WAIT:-180}
 DAEMONS=(mon.a mgr.x osd.0 osd.1 osd.2 mds.a)
 
 mounted() { grep -qs "^[0-9]* [0-9]* [0-9:]* / $MNT .* - fuse.ceph-fuse " /proc/self/mountinfo; }
