@@ -192,3 +192,26 @@ def test_no_striping_on_local_file_system(kernel, tmp_path):
     assert "no striping on this file system" in proc.stderr
     for key in ("striping_factor", "striping_unit"):
         assert rec["hint_effect"][key]["in_effect"] == "no", rec["hint_effect"]
+
+
+@pytest.mark.parametrize(
+    "name, fs, kept",
+    [
+        ("striping_factor", ["ceph"], True),
+        ("striping_unit", ["lustre"], True),
+        ("striping_factor", ["ext4"], False),
+        ("striping_factor", ["gpfs"], False),  # GPFS has no stripe count per file
+        ("striping_object_size", ["ceph"], True),
+        ("striping_object_size", ["lustre"], False),
+        ("IBM_largeblock_io", ["gpfs"], True),
+        ("IBM_largeblock_io", ["ceph"], False),
+        ("striping_factor", ["ext4", "ceph"], True),  # one file that can stripe is enough
+    ],
+)
+def test_tune_offers_striping_only_where_the_file_system_stripes(name, fs, kept):
+    from iotune.search import inert
+
+    why = inert.fs_inert(name, fs)
+    assert (why is None) is kept, why
+    if not kept:
+        assert ", ".join(fs) in why
