@@ -61,7 +61,9 @@ stop() {
     [ -e "$f" ] || continue
     local name
     name=$(basename "$f" .pid)
-    if alive "$name"; then pids+=("$(cat "$f")"); fi
+    local pid
+    pid=$(cat "$f" 2>/dev/null) || pid= # a daemon ending now removes its own pid file
+    if [ -n "$pid" ] && alive "$name"; then pids+=("$pid"); fi
     rm -f "$f"
   done
   [ ${#pids[@]} -gt 0 ] && kill "${pids[@]}" 2>/dev/null

@@ -114,6 +114,23 @@ def test_ceph_fuse_is_found_as_ceph(cephfs):
     assert f" {cephfs} " in mountinfo and "fuse.ceph-fuse" in mountinfo
 
 
+def test_cephfs_script_start_twice_and_stop_dead(cephfs, tmp_path):
+    """start on a running cluster says so and changes nothing; stop where nothing runs is no
+    error; a folder holding other files is refused."""
+    again = subprocess.run(["bash", str(CEPHFS), "start", str(cephfs.parent)],
+                           capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert again.returncode == 0 and "already running" in again.stderr, again.stderr
+    assert again.stdout.strip() == str(cephfs)
+    dead = subprocess.run(["bash", str(CEPHFS), "stop", str(tmp_path)], capture_output=True,
+                          text=True, timeout=60)  # fmt: skip
+    assert dead.returncode == 0, dead.stderr
+    (tmp_path / "mine.txt").write_text("x")
+    other = subprocess.run(["bash", str(CEPHFS), "start", str(tmp_path)], capture_output=True,
+                           text=True, timeout=60)  # fmt: skip
+    assert other.returncode == 2 and "holds other files" in other.stderr, other.stderr
+    assert (tmp_path / "mine.txt").exists()
+
+
 def test_striping_applied_and_read_back(cephfs, kernel, tmp_path):
     """The acceptance: striping_factor=3, striping_unit=1048576 give the HDF5 file the layout
     stripe_count=3 stripe_unit=1048576, read back from CephFS; verbose and profile say so."""
