@@ -161,6 +161,9 @@ if [ "${IOTUNE_TEST_PACKAGES:-1}" != 0 ]; then
   # libFuzzer and the sanitizers for the control-file fuzzers (tests/fuzz/run.sh)
   { have clang && [ -f "$(clang -print-file-name="libclang_rt.fuzzer-$(uname -m).a")" ]; } ||
     test_missing+=(clang libclang-rt-dev)
+  # a single-host Ceph with CephFS for the striping tests (scripts/cephfs.sh, test_striping.py)
+  for c in ceph-mon ceph-mgr ceph-osd ceph-mds ceph-fuse; do have "$c" || test_missing+=("$c"); done
+  have getfattr || test_missing+=(attr)
   if [ ${#test_missing[@]} -gt 0 ]; then
     apt=()
     if [ "$(id -u)" = 0 ]; then apt=(apt-get); elif sudo -n true 2>/dev/null; then apt=(sudo apt-get); fi

@@ -38,7 +38,8 @@ from iotune.profile import SIZE_BINS
 MIB = 1 << 20
 SMALL = MIB  # a transfer below 1 MiB is "small" (Drishti's threshold)
 HDF5_CHUNK_CACHE_DEFAULT = MIB  # H5D_CHUNK_CACHE_NBYTES_DEFAULT
-PARALLEL_FS = ("lustre", "gpfs", "beegfs", "pvfs2", "orangefs", "daos", "wekafs", "cephfs")
+PARALLEL_FS = ("lustre", "gpfs", "beegfs", "pvfs2", "orangefs", "daos", "wekafs", "cephfs",
+               "ceph")  # fmt: skip
 RANDOM_BACKWARD = 0.25  # a pattern with this share of backward steps is random
 STRIDED_SHARE = 0.5  # ... with this share of noncontiguous selections or gaps, strided
 

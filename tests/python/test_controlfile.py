@@ -637,6 +637,7 @@ def every_param_value():
         "access_style": "write_once,sequential",
         "striping_factor": 16,
         "striping_unit": "1MiB",
+        "striping_object_size": "4MiB",
         "start_iodevice": -1,
         "romio_lustre_co_ratio": 2,
         "romio_lustre_ds_in_coll": "enable",

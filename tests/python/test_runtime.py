@@ -18,6 +18,7 @@ DROPPED_HERE = {
     "access_style",
     "romio_visibility_immediate",
     "striping_factor",
+    "striping_object_size",
     "start_iodevice",
     "romio_lustre_co_ratio",
     "romio_lustre_ds_in_coll",

@@ -171,6 +171,13 @@ iot_effect iot_mpiio_effect(const char *key, const char *requested, const char *
         snprintf(why, len, "not used by %s", mpi->io_name);
         return IOT_EFFECT_NO;
     }
+    if (is_striping(key) && iot_fs_has_layouts(fs) && !iot_fs_stripes(fs)) {
+        snprintf(why, len,
+                 "MPI-IO does not stripe on %s: the file system's layout is set by "
+                 "the runtime itself (see \"striping\")",
+                 fs);
+        return IOT_EFFECT_NO;
+    }
     if (is_striping(key) && !iot_fs_stripes(fs)) {
         snprintf(why, len, "%s has no striping: %s", fs,
                  have ? "echoed by MPI-IO but without effect" : "dropped by MPI-IO");

@@ -58,6 +58,7 @@ typedef struct {
     char h5driver[16];                 /* the HDF5 driver it was opened with (iot_h5_driver) */
     char mpapplied[512]; /* lines "name=value": the hints its first MPI_File_open with any applied
                           * (the control file's or the adaptive mode's), not withdrawn */
+    char striping[640];  /* "outcome\tasked\tlayout\treason": its file system's striping (fs/) */
     int rank;
     int layers;        /* bit per iot_clayer used */
     int open_now;      /* handles open at any layer: a file never closed ends at the finish */

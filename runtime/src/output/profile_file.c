@@ -200,6 +200,53 @@ static void write_withdrawn(FILE *f, const char *lines)
     fputc(']', f);
 }
 
+/* "k=v k=v" as a JSON object, numbers as numbers. */
+static void write_words(FILE *f, const char *text, size_t len)
+{
+    fputc('{', f);
+    for (size_t i = 0, n = 0; i < len; n++) {
+        size_t w = strcspn(text + i, " \t"), eq = strcspn(text + i, "=");
+        w = i + w > len ? len - i : w;
+        if (eq < w) {
+            char key[64], val[128];
+            snprintf(key, sizeof key, "%.*s", (int)eq, text + i);
+            snprintf(val, sizeof val, "%.*s", (int)(w - eq - 1), text + i + eq + 1);
+            fputs(n ? ", " : "", f);
+            iot_json_string(f, key);
+            fputs(": ", f);
+            if (val[0] && strspn(val, "0123456789") == strlen(val) && strlen(val) < 19)
+                fputs(val, f);
+            else
+                iot_json_string(f, val);
+        }
+        i += w + 1;
+    }
+    fputc('}', f);
+}
+
+/* The file system's striping (fs/): "outcome\tasked\tlayout\treason" as an object. */
+static void write_striping(FILE *f, const char *s)
+{
+    const char *part[4] = {s, "", "", ""};
+    size_t len[4] = {strcspn(s, "\t"), 0, 0, 0};
+    for (int k = 1; k < 4 && part[k - 1][len[k - 1]] == '\t'; k++) {
+        part[k] = part[k - 1] + len[k - 1] + 1;
+        len[k] = strcspn(part[k], k < 3 ? "\t" : "");
+    }
+    char outcome[32], reason[512];
+    snprintf(outcome, sizeof outcome, "%.*s", (int)len[0], part[0]);
+    snprintf(reason, sizeof reason, "%.*s", (int)len[3], part[3]);
+    fputs(", \"striping\": {\"outcome\": ", f);
+    iot_json_string(f, outcome);
+    fputs(", \"asked\": ", f);
+    write_words(f, part[1], len[1]);
+    fputs(", \"layout\": ", f);
+    write_words(f, part[2], len[2]);
+    fputs(", \"reason\": ", f);
+    iot_json_string(f, reason);
+    fputc('}', f);
+}
+
 static void write_hints(FILE *f, const char *hints)
 {
     fputc('{', f);
@@ -345,6 +392,8 @@ void write_file(FILE *f, const iot_reduced *x, int first)
         fputs(", \"hdf5_notes\": ", f);
         write_lines(f, r->h5notes);
     }
+    if (r->striping[0])
+        write_striping(f, r->striping);
     fputs(", \"hints\": ", f);
     write_hints(f, r->hints);
     fputs(", \"hint_effect\": ", f);

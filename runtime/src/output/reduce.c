@@ -46,6 +46,7 @@ void iot_rec_merge(iot_file_rec *into, const iot_file_rec *r)
         into->end = r->end;
     KEEP_FIRST(hints)
     KEEP_FIRST(h5applied)
+    KEEP_FIRST(striping)
     KEEP_FIRST(mpapplied)
     KEEP_FIRST(h5notes)
     KEEP_FIRST(h5driver)

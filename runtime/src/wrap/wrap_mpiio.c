@@ -10,6 +10,7 @@
 #include "capture/capture.h"
 #include "core/abi.h"
 #include "core/core.h"
+#include "fs/fslayout.h"
 #include "platform/fstype.h"
 #include "platform/mpitype.h"
 #include "trace/trace.h"
@@ -79,7 +80,13 @@ IOT_MPI_WRAPPER(int, MPI_File_open,
         return PMPI_File_open(comm, filename, amode, info, fh);
     iot_mpiio_hints hints;
     MPI_Info use = iot_mpiio_merge(s, filename, info, &hints);
+    iot_fs_striping striping; /* the file system's own striping (fs/): only when asked */
+    int stripe = iot_fs_request(s, filename, amode, &striping);
+    if (stripe)
+        iot_fs_before_open(comm, filename, amode, &striping);
     IOT_TIMED(iot_mpiio_open(comm, filename, amode, info, use, fh, &hints));
+    if (stripe) /* before any rank returns: so before the first write */
+        iot_fs_after_open(comm, filename, rc == MPI_SUCCESS, &striping);
     if (rc == MPI_SUCCESS && iot_capture_on)
         opened(comm, filename, *fh, &hints, t, dt, outer);
     if (filename && iot_adapt_on)

@@ -55,8 +55,16 @@ SERIAL_NO_MPIIO = (
 )
 CORE_ONLY = "the application's HDF5 files use the core (in-memory) driver, which gets no settings"
 
-# striping hints have an effect only here (ROMIO drops them elsewhere: shared/LAB-NOTES.md)
+# the file-system hints (layer fs) have an effect only here (ROMIO drops them elsewhere:
+# shared/LAB-NOTES.md)
 STRIPED_FS = ("lustre", "gpfs", "beegfs", "pvfs2", "orangefs", "daos", "wekafs")
+# a stripe count and size per file, set where the file system takes them (docs/striping.md):
+# Lustre and PVFS2/OrangeFS through ROMIO's hints, CephFS through the layout the runtime sets
+# (runtime/src/fs); GPFS and BeeGFS have none per file, CephFS's object size is its own
+STRIPING = ("striping_factor", "striping_unit", "start_iodevice")
+STRIPING_FS = ("lustre", "ceph", "cephfs", "pvfs2", "orangefs")
+CEPH_ONLY = ("striping_object_size",)
+NOT_CEPH = "the files are not on CephFS ({fs}): the object size is CephFS's own"
 MPIIO_ONLY = ("transfer_mode", "coll_metadata_read", "coll_metadata_write")
 CHUNK_CACHE = ("chunk_cache_bytes", "chunk_cache_slots", "chunk_cache_w0")
 CHUNKING = ("chunk", "chunk_size")
@@ -220,11 +228,20 @@ def inert(
             and not romio_searched
         ):
             why = NOT_OMPIO
-        elif p.layer == "fs" and facts.get("fs") and not set(facts["fs"]) & set(STRIPED_FS):
-            why = NO_STRIPING.format(fs=", ".join(facts["fs"]))
+        elif p.layer == "fs" and facts.get("fs"):
+            why = fs_inert(p.name, facts["fs"])
         if why:
             out[d.name] = why
     return out
+
+
+def fs_inert(name: str, fs: list[str]) -> str | None:
+    """Why a file-system parameter cannot matter for files on the file systems fs, or None."""
+    on = set(fs)
+    if name in CEPH_ONLY:
+        return None if on & {"ceph", "cephfs"} else NOT_CEPH.format(fs=", ".join(fs))
+    kept = STRIPING_FS if name in STRIPING else STRIPED_FS
+    return None if on & set(kept) else NO_STRIPING.format(fs=", ".join(fs))
 
 
 def excluded_values(space: Space, facts: Mapping[str, Any]) -> dict[str, dict[str, str]]:
