@@ -136,8 +136,11 @@ def compare_structures(orig: Mapping[str, str], skel: Mapping[str, str]) -> dict
         if a != b:
             for i, (x, y) in enumerate(zip(a, b)):
                 if x != y:
-                    return {"equal": False, "files": len(names_o),
-                            "diff": f"{name} line {i + 1}: {x.strip()!r} vs {y.strip()!r}"}
+                    return {
+                        "equal": False,
+                        "files": len(names_o),
+                        "diff": f"{name} line {i + 1}: {x.strip()!r} vs {y.strip()!r}",
+                    }
             return {"equal": False, "files": len(names_o),
                     "diff": f"{name}: {len(a)} vs {len(b)} lines"}  # fmt: skip
     return {"equal": True, "files": len(names_o), "diff": ""}
@@ -320,14 +323,14 @@ def acceptance(rows: Sequence[Mapping[str, Any]], kind: str | None = None) -> di
         "rows": len(rows),
         "tune_recommends": len(rec),
         "advise_names_run": _share((r.get("advise_run_match") or {}).get("names") for r in rec),
-        "advise_control_run": _share(
-            (r.get("advise_run_match") or {}).get("control") for r in rec
-        ),
+        "advise_control_run": _share((r.get("advise_run_match") or {}).get("control") for r in rec),
         "advise_names_log": _share((r.get("advise_log_match") or {}).get("names") for r in rec),
-        "skel_h5dump_equal": _share((r.get("skel") or {}).get("h5dump", {}).get("equal")
-                                    for r in rows),  # fmt: skip
-        "skel_bytes_within": _share((r.get("skel") or {}).get("bytes", {}).get("within")
-                                    for r in rows),  # fmt: skip
+        "skel_h5dump_equal": _share(
+            (r.get("skel") or {}).get("h5dump", {}).get("equal") for r in rows
+        ),  # fmt: skip
+        "skel_bytes_within": _share(
+            (r.get("skel") or {}).get("bytes", {}).get("within") for r in rows
+        ),  # fmt: skip
         "skel_time_within": _share((r.get("skel") or {}).get("time_within") for r in rows),
         "adapt_accepted": _share(adapt_accepted(r) for r in rows),
     }

@@ -102,8 +102,12 @@ def build_real_c(name: str, family: str, out: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     exe = out / f"{name}-{family}"
     if not exe.exists():
-        flags = subprocess.run(["pkg-config", "--cflags", "--libs", f"hdf5-{family}"],
-                               check=True, capture_output=True, text=True).stdout.split()
+        flags = subprocess.run(
+            ["pkg-config", "--cflags", "--libs", f"hdf5-{family}"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.split()
         subprocess.run([f"mpicc.{family}", "-O2", "-o", str(exe), str(REAL / f"{name}.c"),
                         *flags], check=True)  # fmt: skip
     return exe
@@ -305,14 +309,18 @@ def step_skel_prepare(case: Case, work: Path, advise_dir: Path) -> dict:
     run_app(case, skel_argv, traced, traced / "p.json", traced=True)
     orig_files = [p for p in data_files(advise_dir)]
     skel_files = data_files(traced / "data")
-    out: dict = {"descriptor": str(work / "skel.yaml"),
-                 "orig_files": [str(p.relative_to(advise_dir)) for p in orig_files],
-                 "skel_files": [str(p.relative_to(traced / "data")) for p in skel_files]}
+    out: dict = {
+        "descriptor": str(work / "skel.yaml"),
+        "orig_files": [str(p.relative_to(advise_dir)) for p in orig_files],
+        "skel_files": [str(p.relative_to(traced / "data")) for p in skel_files],
+    }
     out["h5dump"] = calc.compare_structures(h5dumps(advise_dir), h5dumps(traced / "data"))
     names = [p.name for p in orig_files]
     snames = [p.name for p in skel_files]
-    b_orig = calc.merge_bytes(calc.trace_bytes(trace.load(advise_dir / "p.json"), names),
-                              calc.profile_bytes(load(advise_dir / "p.json"), names))
+    b_orig = calc.merge_bytes(
+        calc.trace_bytes(trace.load(advise_dir / "p.json"), names),
+        calc.profile_bytes(load(advise_dir / "p.json"), names),
+    )
     b_skel = calc.merge_bytes(calc.trace_bytes(trace.load(traced / "p.json"), snames),
                               calc.profile_bytes(load(traced / "p.json"), snames))  # fmt: skip
     out["bytes"] = calc.compare_bytes(b_orig, b_skel)
@@ -391,9 +399,13 @@ def save(a, meta: dict, rows: list[dict]) -> None:
 
 
 def render(meta: dict, rows: list[dict]) -> str:
-    lines = [f"# Agreement table ({meta['date']}, {meta['machine']['node']})", "",
-             f"Command: `{meta['command']}`; load average at start {meta['load_start']}, "
-             f"at the last save {meta.get('load_now')}; {meta['machine']['shared']}", ""]
+    lines = [
+        f"# Agreement table ({meta['date']}, {meta['machine']['node']})",
+        "",
+        f"Command: `{meta['command']}`; load average at start {meta['load_start']}, "
+        f"at the last save {meta.get('load_now')}; {meta['machine']['shared']}",
+        "",
+    ]
     lines += calc.table_rows(rows)
     lines.append("")
     for kind in ("project", "corpus"):
@@ -413,8 +425,11 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=5, help="interleaved timing rounds")
     ap.add_argument("--darshan-lib", help="libdarshan.so of a Darshan runtime (default: none)")
     ap.add_argument("--hold-freed-memory", action="store_true")
-    ap.add_argument("--shared", default="machine shared with other engineers' work",
-                    help="what else ran on the machine (recorded)")
+    ap.add_argument(
+        "--shared",
+        default="machine shared with other engineers' work",
+        help="what else ran on the machine (recorded)",
+    )
     ap.add_argument("--smoke", action="store_true", help="one tiny kernel, 2 trials, 1 round")
     ap.add_argument("--seed", type=int, default=22)
     ap.add_argument("--workdir", help="scratch (default: a new temporary folder, removed)")
