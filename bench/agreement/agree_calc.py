@@ -134,7 +134,7 @@ def compare_structures(orig: Mapping[str, str], skel: Mapping[str, str]) -> dict
     for name in names_o:
         a, b = normalise_h5dump(orig[name]), normalise_h5dump(skel[name])
         if a != b:
-            for i, (x, y) in enumerate(zip(a, b)):
+            for i, (x, y) in enumerate(zip(a, b, strict=False)):
                 if x != y:
                     return {
                         "equal": False,
@@ -231,7 +231,7 @@ def compare_bytes(orig: Mapping, skel: Mapping, tol: float = BYTES_TOLERANCE) ->
 def paired_ratio(base: Sequence[float], other: Sequence[float]) -> dict[str, Any]:
     """other / base, round by round (the pairs of an interleaved run): median, min, max, n.
     Rounds where either time is missing or not positive are left out."""
-    pairs = [o / b for b, o in zip(base, other) if b and o and b > 0 and o > 0]
+    pairs = [o / b for b, o in zip(base, other, strict=False) if b and o and b > 0 and o > 0]
     if not pairs:
         return {"median": None, "min": None, "max": None, "n": 0}
     return {"median": statistics.median(pairs), "min": min(pairs), "max": max(pairs),
@@ -426,8 +426,11 @@ def table_rows(rows: Sequence[Mapping[str, Any]]) -> list[str]:
             h5s += f" ({h5.get('diff', '')[:60]})"
         bys = "-" if by.get("worst") is None else f"{_yes(by.get('within'))} ({by['worst']:.2%})"
         applied = a.get("applied") or {}
-        app = "; ".join(f"{f}: " + ",".join(f"{k}={v}" for k, v in s.items())
-                        for f, s in list(applied.items())[:2]) or (a.get("said") or "-")  # fmt: skip
+        app = "; ".join(
+            f"{f}: " + ",".join(f"{k}={v}" for k, v in s.items())
+            for f, s in list(applied.items())[:2]
+        )
+        app = app or a.get("said") or "-"
         if len(applied) > 2:
             app += f"; +{len(applied) - 2} files"
         share = a.get("share")

@@ -34,6 +34,7 @@ says what each column means.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import platform
@@ -52,8 +53,8 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO / "corpus"))
 
 import agree_calc as calc  # noqa: E402
-import corpus  # noqa: E402
 
+import corpus  # noqa: E402
 from iotune import adapt as adaptmod  # noqa: E402
 from iotune import controlfile, freedmem, launch, paths, trace  # noqa: E402
 from iotune.kb import signature  # noqa: E402
@@ -481,16 +482,16 @@ def measure(a, cases: list[Case], rows: list[dict], scratch: Path, meta: dict) -
                      "command": [*launcher(case), *case.command(Path("WORKDIR"))]}  # fmt: skip
         rows.append(row)
         print(f"agreement: {case.name}: tune", flush=True)
-        for name, fn in (
-            ("tune", lambda: step_tune(case, work, a)),
-            ("advise_run", lambda: step_advise(case, work / "advise")),
-            ("advise_log", (lambda: step_advise_log(case, work, a.darshan_lib))
-             if a.darshan_lib else None),
-            ("kb", lambda: step_kb(work, work / "advise")),
-            ("skel", lambda: step_skel_prepare(case, work, work / "advise")),
-        ):  # fmt: skip
-            if fn is None:
-                continue
+        steps = [
+            ("tune", functools.partial(step_tune, case, work, a)),
+            ("advise_run", functools.partial(step_advise, case, work / "advise")),
+            ("kb", functools.partial(step_kb, work, work / "advise")),
+            ("skel", functools.partial(step_skel_prepare, case, work, work / "advise")),
+        ]
+        if a.darshan_lib:
+            steps.insert(2, ("advise_log", functools.partial(step_advise_log, case, work,
+                                                             a.darshan_lib)))  # fmt: skip
+        for name, fn in steps:
             t0 = time.time()
             try:
                 row[name] = fn()
@@ -527,7 +528,7 @@ def measure(a, cases: list[Case], rows: list[dict], scratch: Path, meta: dict) -
                         row["adapt"] = adapt_record(case, d, err, row)
                     except (OSError, ValueError, KeyError) as e:
                         row["adapt"] = {"error": str(e)}
-        for n, (case, _v, row) in setups.items():
+        for n, (_case, _v, row) in setups.items():
             tm = times[n]
             row["times"] = tm
             sk = row.get("skel")
