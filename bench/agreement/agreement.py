@@ -264,15 +264,22 @@ def step_advise(case: Case, advise_dir: Path) -> dict:
     return calc.advice_side(parse_advice(r.stdout))
 
 
+def env_flags(family: str, name: str, value: str) -> list[str]:
+    """The launcher's flags that set a variable in every rank (not in the launcher itself)."""
+    return ["-x", f"{name}={value}"] if family == "openmpi" else ["-genv", name, value]
+
+
 def step_advise_log(case: Case, work: Path, lib: str) -> dict:
+    """One run under Darshan (its runtime and HDF5 preloaded in the ranks), advise on the log."""
     run = work / "darshan"
-    run.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(run, ignore_errors=True)
+    run.mkdir(parents=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("IOTUNE_")}
+    env.pop("LD_PRELOAD", None)
     hdf5 = Path(f"/usr/lib/x86_64-linux-gnu/hdf5/{case.family}/libhdf5.so")
-    env["LD_PRELOAD"] = f"{lib}:{hdf5}" if hdf5.exists() else lib
-    env["DARSHAN_LOGDIR"] = str(run)
-    env["DARSHAN_LOGPATH"] = str(run)
-    cmd = [*launcher(case), *case.command(run)]
+    preload = f"{lib}:{hdf5}" if hdf5.exists() else lib
+    cmd = [*launcher(case), *env_flags(case.family, "LD_PRELOAD", preload),
+           *env_flags(case.family, "DARSHAN_LOGDIR", str(run)), *case.command(run)]  # fmt: skip
     env.update(launch.root_permission(cmd, env))
     r = subprocess.run(cmd, cwd=run, env=env, capture_output=True, text=True, timeout=TIMEOUT)
     logs = list(run.rglob("*.darshan"))
@@ -328,6 +335,24 @@ def step_skel_prepare(case: Case, work: Path, advise_dir: Path) -> dict:
     out["bytes_orig"], out["bytes_skel"] = b_orig, b_skel
     out["argv"] = [str(exe)]
     return out
+
+
+def step_orig_repeat(case: Case, work: Path, advise_dir: Path) -> dict:
+    """The original traced once more: how far its own bytes per rank and layer move from run
+    to run (the floor under the skeleton's comparison)."""
+    d = work / "orig-repeat"
+    shutil.rmtree(d, ignore_errors=True)
+    d.mkdir()
+    run_app(case, case.command(d), d, d / "p.json", traced=True)
+    names_a = [p.name for p in data_files(advise_dir)]
+    names_b = [p.name for p in data_files(d)]
+    a = calc.merge_bytes(
+        calc.trace_bytes(trace.load(advise_dir / "p.json"), names_a),
+        calc.profile_bytes(load(advise_dir / "p.json"), names_a),
+    )
+    b = calc.merge_bytes(calc.trace_bytes(trace.load(d / "p.json"), names_b),
+                         calc.profile_bytes(load(d / "p.json"), names_b))  # fmt: skip
+    return {"bytes": calc.compare_bytes(a, b), "bytes_second": b}
 
 
 def timed_variants(case: Case, work: Path, skel: dict) -> dict:
@@ -436,13 +461,17 @@ def main() -> int:
     ap.add_argument("--workdir", help="scratch (default: a new temporary folder, removed)")
     ap.add_argument("--out", default=str(HERE / "agreement.json"))
     ap.add_argument("--table", metavar="JSON", help="only render the table of a previous run")
+    ap.add_argument("--reuse", metavar="JSON", help="a previous output: keep its rows' steps that "
+                    "did not fail and run only the others (e.g. --darshan-lib LIB --rounds 0 "
+                    "adds advise on a Darshan log); default: none")  # fmt: skip
     a = ap.parse_args()
     if a.table:
         data = json.loads(Path(a.table).read_text())
         print(render(data["meta"], data["cases"]), end="")
         return 0
     if a.smoke:
-        a.trials, a.verify_pairs, a.rounds, a.kinds = 2, 5, 1, "project"
+        a.trials, a.verify_pairs, a.kinds = 2, 5, "project"
+        a.rounds = min(a.rounds, 1)
     scratch = Path(a.workdir or tempfile.mkdtemp(prefix="agreement-"))
     scratch.mkdir(parents=True, exist_ok=True)
     a.kb = scratch / "kb.sqlite"
@@ -462,7 +491,14 @@ def main() -> int:
     with freedmem.maybe_hold(a.hold_freed_memory) as held:
         meta = provenance(a, held)
         try:
-            measure(a, cases, rows, scratch, meta)
+            old = {}
+            if a.reuse:
+                old = {r["case"]: r for r in json.loads(Path(a.reuse).read_text())["cases"]}
+                meta["reused"] = {
+                    "from": a.reuse,
+                    "meta": json.loads(Path(a.reuse).read_text())["meta"],
+                }
+            measure(a, cases, rows, scratch, meta, old)
         finally:
             save(a, meta, rows)
             if not a.workdir:
@@ -471,15 +507,19 @@ def main() -> int:
     return 0
 
 
-def measure(a, cases: list[Case], rows: list[dict], scratch: Path, meta: dict) -> None:
+def measure(a, cases: list[Case], rows: list[dict], scratch: Path, meta: dict,
+            old: dict) -> None:  # fmt: skip
     setups = {}
     for case in cases:
         work = scratch / case.name
-        shutil.rmtree(work, ignore_errors=True)
-        work.mkdir(parents=True)
+        if case.name not in old:  # a reused row's scratch is kept (its skeleton)
+            shutil.rmtree(work, ignore_errors=True)
+        work.mkdir(parents=True, exist_ok=True)
         row: dict = {"case": case.name, "kind": case.kind, "family": case.family,
                      "ranks": case.ranks, "about": case.about,
                      "command": [*launcher(case), *case.command(Path("WORKDIR"))]}  # fmt: skip
+        if case.name in old:
+            row = json.loads(json.dumps(old[case.name]))
         rows.append(row)
         print(f"agreement: {case.name}: tune", flush=True)
         steps = [
@@ -487,11 +527,14 @@ def measure(a, cases: list[Case], rows: list[dict], scratch: Path, meta: dict) -
             ("advise_run", functools.partial(step_advise, case, work / "advise")),
             ("kb", functools.partial(step_kb, work, work / "advise")),
             ("skel", functools.partial(step_skel_prepare, case, work, work / "advise")),
+            ("orig_repeat", functools.partial(step_orig_repeat, case, work, work / "advise")),
         ]
         if a.darshan_lib:
             steps.insert(2, ("advise_log", functools.partial(step_advise_log, case, work,
                                                              a.darshan_lib)))  # fmt: skip
         for name, fn in steps:
+            if isinstance(row.get(name), dict) and "error" not in row[name]:
+                continue  # reused
             t0 = time.time()
             try:
                 row[name] = fn()
@@ -503,7 +546,8 @@ def measure(a, cases: list[Case], rows: list[dict], scratch: Path, meta: dict) -
         for side in ("run", "log"):
             if f"advise_{side}" in row:
                 row[f"advise_{side}_match"] = calc.names_best(best, row[f"advise_{side}"])
-        setups[case.name] = (case, timed_variants(case, work, row.get("skel") or {}), row)
+        if a.rounds:
+            setups[case.name] = (case, timed_variants(case, work, row.get("skel") or {}), row)
     # the interleaved rounds
     rng = random.Random(a.seed)
     times: dict[str, dict[str, list]] = {n: {"orig": [], "skel": [], "adapt": []}
