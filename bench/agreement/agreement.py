@@ -40,6 +40,7 @@ import os
 import platform
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -136,10 +137,10 @@ def project_cases(scratch: Path, smoke: bool) -> list[Case]:
     return cases
 
 
-def corpus_cases() -> tuple[list[Case], list[dict]]:
+def corpus_cases(manifest: Path) -> tuple[list[Case], list[dict]]:
     """Every case of the manifest: the built ones to run, the others listed as not built."""
     out, missing = [], []
-    for c in corpus.load_cases():
+    for c in corpus.load_cases(manifest):
         if not corpus.built(c):
             missing.append({"case": c.name, "kind": "corpus", "error": "not built"})
             continue
@@ -410,6 +411,7 @@ def provenance(a, held: dict | None = None) -> dict:
         "load_start": os.getloadavg(),
         "freed_memory": held,
         "corpus_dir": str(corpus.cache_dir()),
+        "manifest": a.manifest,
         "trials": a.trials, "verify_pairs": a.verify_pairs, "rounds": a.rounds,
     }  # fmt: skip
 
@@ -446,6 +448,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cases", help="comma-separated names (default: every case)")
     ap.add_argument("--kinds", default="project,corpus")
+    ap.add_argument("--manifest", default=str(corpus.MANIFEST),
+                    help="the corpus manifest (default corpus/cases.toml)")  # fmt: skip
     ap.add_argument("--trials", type=int, default=6)
     ap.add_argument("--verify-pairs", type=int, default=6)
     ap.add_argument("--rounds", type=int, default=5, help="interleaved timing rounds")
@@ -481,13 +485,15 @@ def main() -> int:
     if "project" in kinds:
         cases += project_cases(scratch, a.smoke)
     if "corpus" in kinds:
-        built, missing = corpus_cases()
+        built, missing = corpus_cases(Path(a.manifest))
         cases += built
         rows += missing
     if a.cases:
         wanted = a.cases.split(",")
-        cases = [c for c in cases if c.name in wanted]
+        cases = sorted((c for c in cases if c.name in wanted), key=lambda c: wanted.index(c.name))
         rows = [r for r in rows if r["case"] in wanted]
+    # SIGTERM (a timeout, a kill) ends like Ctrl-C: what was measured is saved, the hold released
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     with freedmem.maybe_hold(a.hold_freed_memory) as held:
         meta = provenance(a, held)
         try:
@@ -505,6 +511,24 @@ def main() -> int:
                 shutil.rmtree(scratch, ignore_errors=True)
     print(Path(a.out).with_suffix(".md").read_text())
     return 0
+
+
+def update_ratios(setups: dict, times: dict) -> None:
+    """Skeleton/original time and adapt's speedup from the pairs measured so far."""
+    for n, (_case, _v, row) in setups.items():
+        tm = times[n]
+        row["times"] = tm
+        sk = row.get("skel")
+        if isinstance(sk, dict) and "error" not in sk:
+            sk["time"] = calc.paired_ratio(tm["orig"], tm["skel"])
+            sk["time_within"] = calc.within(sk["time"]["median"])
+        ad = row.get("adapt")
+        if isinstance(ad, dict) and "error" not in ad:
+            ad["speedup_ratio"] = calc.paired_ratio(tm["adapt"], tm["orig"])
+            tune_s = (row.get("tune") or {}).get("speedup")
+            rec = (row.get("tune") or {}).get("recommends")
+            ad["share"] = (calc.adapt_share(tune_s, ad["speedup_ratio"]["median"])
+                           if rec else None)  # fmt: skip
 
 
 def measure(a, cases: list[Case], rows: list[dict], scratch: Path, meta: dict,
@@ -572,21 +596,8 @@ def measure(a, cases: list[Case], rows: list[dict], scratch: Path, meta: dict,
                         row["adapt"] = adapt_record(case, d, err, row)
                     except (OSError, ValueError, KeyError) as e:
                         row["adapt"] = {"error": str(e)}
-        for n, (_case, _v, row) in setups.items():
-            tm = times[n]
-            row["times"] = tm
-            sk = row.get("skel")
-            if isinstance(sk, dict) and "error" not in sk:
-                sk["time"] = calc.paired_ratio(tm["orig"], tm["skel"])
-                sk["time_within"] = calc.within(sk["time"]["median"])
-            ad = row.get("adapt")
-            if isinstance(ad, dict) and "error" not in ad:
-                ad["speedup_ratio"] = calc.paired_ratio(tm["adapt"], tm["orig"])
-                tune_s = (row.get("tune") or {}).get("speedup")
-                rec = (row.get("tune") or {}).get("recommends")
-                ad["share"] = (calc.adapt_share(tune_s, ad["speedup_ratio"]["median"])
-                               if rec else None)  # fmt: skip
-        save(a, meta, rows)
+                update_ratios(setups, times)
+                save(a, meta, rows)  # after each run: a stopped bench keeps its pairs
         print(f"agreement: round {rnd + 1}/{a.rounds} done", flush=True)
 
 
