@@ -400,6 +400,13 @@ def _ratio(r: Mapping[str, Any] | None) -> str:
     return f"{r['median']:.2f} ({r['min']:.2f}-{r['max']:.2f}, n={r['n']})"
 
 
+def _side(m: Mapping[str, Any]) -> str:
+    """A match's cell: named (where tune recommends) or quiet (where it keeps the defaults)."""
+    if m.get("quiet") is not None:
+        return f"quiet: {_yes(m['quiet'])}"
+    return _yes(m.get("names"))
+
+
 def table_rows(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     """The agreement table in markdown, one row per case (docs/agreement.md: the columns)."""
     head = [
@@ -441,7 +448,7 @@ def table_rows(rows: Sequence[Mapping[str, Any]]) -> list[str]:
                  if kb.get("key") else "-")  # fmt: skip
         out.append(
             f"| {r.get('kind')} | {r['case']} | {verdict_words(r.get('tune'))} | {names} "
-            f"| {_yes(log.get('names'))} | {h5s} | {bys} | {_ratio(sk.get('time'))} "
+            f"| {_side(log)} | {h5s} | {bys} | {_ratio(sk.get('time'))} "
             f"| {motif} | {app[:120]} | {_ratio(a.get('speedup_ratio'))} "
             f"| {'-' if share is None else f'{share:.0%}'} | {_yes(adapt_accepted(r))} |"
         )

@@ -426,6 +426,25 @@ def save(a, meta: dict, rows: list[dict]) -> None:
     out.with_suffix(".md").write_text(render(meta, rows))
 
 
+def merge(outputs: list[dict]) -> tuple[dict, list[dict]]:
+    """Several runs' outputs as one: per case, each step from the first run where it did not
+    fail; meta: the first run's, with every run's meta under "runs"."""
+    rows: dict[str, dict] = {}
+    for out in outputs:
+        for r in out["cases"]:
+            base = rows.setdefault(r["case"], {})
+            for k, v in r.items():
+                if k not in base or (isinstance(base[k], dict) and "error" in base[k]):
+                    base[k] = v
+    first = outputs[0]["meta"]
+    meta = dict(first, runs=[o["meta"] for o in outputs])
+    meta["date"] = " / ".join(o["meta"]["date"] for o in outputs)
+    meta["command"] = " ; ".join(o["meta"]["command"] for o in outputs)
+    meta["load_start"] = [o["meta"]["load_start"] for o in outputs]
+    meta["load_now"] = [o["meta"].get("load_now") for o in outputs]
+    return meta, list(rows.values())
+
+
 def render(meta: dict, rows: list[dict]) -> str:
     lines = [
         f"# Agreement table ({meta['date']}, {meta['machine']['node']})",
@@ -465,6 +484,10 @@ def main() -> int:
     ap.add_argument("--workdir", help="scratch (default: a new temporary folder, removed)")
     ap.add_argument("--out", default=str(HERE / "agreement.json"))
     ap.add_argument("--table", metavar="JSON", help="only render the table of a previous run")
+    ap.add_argument("--merge", metavar="JSON", nargs="+",
+                    help="combine outputs of several runs (e.g. one per kind, one adding Darshan) "
+                    "into --out: a case's steps are the first run's that did not fail; the runs' "
+                    "meta are kept (default: none)")  # fmt: skip
     ap.add_argument("--reuse", metavar="JSON", help="a previous output: keep its rows' steps that "
                     "did not fail and run only the others (e.g. --darshan-lib LIB --rounds 0 "
                     "adds advise on a Darshan log); default: none")  # fmt: skip
@@ -472,6 +495,12 @@ def main() -> int:
     if a.table:
         data = json.loads(Path(a.table).read_text())
         print(render(data["meta"], data["cases"]), end="")
+        return 0
+    if a.merge:
+        meta, rows = merge([json.loads(Path(p).read_text()) for p in a.merge])
+        meta["merged_from"] = a.merge
+        save(a, meta, rows)
+        print(Path(a.out).with_suffix(".md").read_text(), end="")
         return 0
     if a.smoke:
         a.trials, a.verify_pairs, a.kinds = 2, 5, "project"
