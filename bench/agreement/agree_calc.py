@@ -225,6 +225,50 @@ def compare_bytes(orig: Mapping, skel: Mapping, tol: float = BYTES_TOLERANCE) ->
     return {"within": worst <= tol, "worst": worst, "where": where}
 
 
+def unstable_cells(first: Mapping, second: Mapping, tol: float = BYTES_TOLERANCE) -> set:
+    """(layer, rank, direction) cells where two runs of the same original differ by more than
+    tol: the program's own bytes there move from run to run (e.g. ROMIO's read-modify-write
+    reads in a collective write), so no skeleton can be held to them."""
+    out = set()
+    for layer in set(first) | set(second):
+        a_l, b_l = first.get(layer, {}), second.get(layer, {})
+        for rank in set(a_l) | set(b_l):
+            for d in ("w", "r"):
+                a = int(a_l.get(rank, {}).get(d, 0))
+                b = int(b_l.get(rank, {}).get(d, 0))
+                if a != b and (not a or abs(b - a) / a > tol):
+                    out.add((layer, rank, d))
+    return out
+
+
+def drop_cells(counts: Mapping, cells: set) -> dict:
+    """counts without the given (layer, rank, direction) cells (set to 0 in both runs)."""
+    out: dict = {}
+    for layer, ranks in counts.items():
+        for rank, dirs in ranks.items():
+            kept = {d: (0 if (layer, rank, d) in cells else int(v)) for d, v in dirs.items()}
+            out.setdefault(layer, {})[rank] = kept
+    return out
+
+
+def skel_bytes(row: Mapping[str, Any], tol: float = BYTES_TOLERANCE) -> dict[str, Any]:
+    """The skeleton's bytes against the original's, on the cells where the original itself is
+    stable (its two traced runs within tol: `orig_repeat`); the unstable cells are listed.
+    Without a second run of the original, the plain comparison."""
+    sk = row.get("skel") or {}
+    if "bytes_orig" not in sk:
+        return dict(sk.get("bytes") or {})
+    second = (row.get("orig_repeat") or {}).get("bytes_second")
+    if second is None:
+        return dict(sk.get("bytes") or {}, unstable=[])
+    cells = unstable_cells(sk["bytes_orig"], second, tol)
+    out = compare_bytes(
+        drop_cells(sk["bytes_orig"], cells), drop_cells(sk["bytes_skel"], cells), tol
+    )
+    out["unstable"] = sorted(f"{layer} rank {rank} {d}" for layer, rank, d in cells)
+    return out
+
+
 # ----------------------------------------------------------------------------------- times
 
 
@@ -425,13 +469,17 @@ def table_rows(rows: Sequence[Mapping[str, Any]]) -> list[str]:
         log = r.get("advise_log_match") or {}
         sk = r.get("skel") or {}
         h5 = sk.get("h5dump") or {}
-        by = sk.get("bytes") or {}
+        by = skel_bytes(r)
         kb = r.get("kb") or {}
         a = r.get("adapt") or {}
         h5s = _yes(h5.get("equal")) if h5 else ("error" if sk.get("error") else "-")
         if h5.get("equal") is False:
             h5s += f" ({h5.get('diff', '')[:60]})"
         bys = "-" if by.get("worst") is None else f"{_yes(by.get('within'))} ({by['worst']:.2%})"
+        if by.get("unstable"):
+            bys += f"; original unstable: {', '.join(by['unstable'])}"
+        if by.get("worst") and by.get("where"):
+            bys += f"; {by['where']}"
         applied = a.get("applied") or {}
         app = "; ".join(
             f"{f}: " + ",".join(f"{k}={v}" for k, v in s.items())
