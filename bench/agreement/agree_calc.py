@@ -146,6 +146,22 @@ def compare_structures(orig: Mapping[str, str], skel: Mapping[str, str]) -> dict
     return {"equal": True, "files": len(names_o), "diff": ""}
 
 
+def run_files(profile: Mapping[str, Any], run_dir: str, skip: Iterable[str] = ()) -> list[str]:
+    """The files a run opened in its own folder (relative names, or paths under run_dir), from
+    its profile: the data files even when the program removed them before it ended (h5perf
+    does). The interpreter's, the libraries' and /proc's files are elsewhere; skip: names that
+    are the bench's own (the profile, the skeleton's timing)."""
+    base = run_dir.rstrip("/") + "/"
+    out = []
+    for f in profile.get("files") or []:
+        name = str(f.get("name") or "")
+        if not name or name.rsplit("/", 1)[-1] in skip:
+            continue
+        if not name.startswith("/") or name.startswith(base):
+            out.append(name.rsplit("/", 1)[-1])
+    return sorted(set(out))
+
+
 def _direction(func: str) -> str | None:
     f = func.lower()
     if "write" in f:

@@ -324,8 +324,14 @@ def step_skel_prepare(case: Case, work: Path, advise_dir: Path) -> dict:
         "skel_files": [str(p.relative_to(traced / "data")) for p in skel_files],
     }
     out["h5dump"] = calc.compare_structures(h5dumps(advise_dir), h5dumps(traced / "data"))
-    names = [p.name for p in orig_files]
-    snames = [p.name for p in skel_files]
+    names = sorted(
+        {p.name for p in orig_files}
+        | set(calc.run_files(load(advise_dir / "p.json"), str(advise_dir), NOT_DATA))
+    )
+    snames = sorted(
+        {p.name for p in skel_files}
+        | set(calc.run_files(load(traced / "p.json"), str(traced / "data"), NOT_DATA))
+    )
     b_orig = calc.merge_bytes(
         calc.trace_bytes(trace.load(advise_dir / "p.json"), names),
         calc.profile_bytes(load(advise_dir / "p.json"), names),
@@ -345,8 +351,13 @@ def step_orig_repeat(case: Case, work: Path, advise_dir: Path) -> dict:
     shutil.rmtree(d, ignore_errors=True)
     d.mkdir()
     run_app(case, case.command(d), d, d / "p.json", traced=True)
-    names_a = [p.name for p in data_files(advise_dir)]
-    names_b = [p.name for p in data_files(d)]
+    names_a = sorted(
+        {p.name for p in data_files(advise_dir)}
+        | set(calc.run_files(load(advise_dir / "p.json"), str(advise_dir), NOT_DATA))
+    )
+    names_b = sorted(
+        {p.name for p in data_files(d)} | set(calc.run_files(load(d / "p.json"), str(d), NOT_DATA))
+    )
     a = calc.merge_bytes(
         calc.trace_bytes(trace.load(advise_dir / "p.json"), names_a),
         calc.profile_bytes(load(advise_dir / "p.json"), names_a),

@@ -224,3 +224,10 @@ def test_skel_bytes_judged_where_the_original_is_stable():
     # without a second run of the original: the plain comparison
     del row["orig_repeat"]
     assert calc.skel_bytes(row)["within"] is False
+
+
+def test_run_files_are_the_runs_own_even_when_removed():
+    prof = {"files": [{"name": "#pio_tmp_0.h5"}, {"name": "/run/x/out/a.h5"},
+                      {"name": "/usr/lib/python3.11/os.py"}, {"name": "/proc/self/maps"},
+                      {"name": "p.json"}, {"name": "/run/x/outside.h5"}]}  # fmt: skip
+    assert calc.run_files(prof, "/run/x/out/", ("p.json",)) == ["#pio_tmp_0.h5", "a.h5"]
