@@ -46,6 +46,8 @@ def verdict_words(v: Mapping[str, Any] | None) -> str:
     """The verdict in a table cell: settings and speedup with interval, or keep defaults."""
     if not v:
         return "not measured"
+    if v.get("error"):
+        return "error: " + str(v["error"])[-60:]
     if not v.get("recommends"):
         return "keep defaults"
     settings = ", ".join(f"{k}={val}" for k, val in sorted(v["settings"].items()))

@@ -24,6 +24,7 @@ def test_tune_verdict_recommends_only_an_established_gain():
     v = calc.tune_verdict(summary({"x": "1"}, established=False))
     assert not v["recommends"] and v["settings"] == {}
     assert calc.verdict_words(None) == "not measured"
+    assert calc.verdict_words({"error": "tune timed out after 900 seconds"}).startswith("error")
 
 
 ADVICE = {
