@@ -232,3 +232,28 @@ def test_run_files_are_the_runs_own_even_when_removed():
                       {"name": "/usr/lib/python3.11/os.py"}, {"name": "/proc/self/maps"},
                       {"name": "p.json"}, {"name": "/run/x/outside.h5"}]}  # fmt: skip
     assert calc.run_files(prof, "/run/x/out/", ("p.json",)) == ["#pio_tmp_0.h5", "a.h5"]
+
+
+def test_advise_of_a_command_preloads_the_runtime_of_its_mpi(monkeypatch, tmp_path):
+    """`iotune advise -- mpiexec.openmpi ...` ran the program under the MPICH runtime (found by
+    the agreement bench on the PnetCDF and netCDF-4 corpus cases: no profile, no advice)."""
+    from conftest import need_family
+
+    from iotune import launch, paths
+    from iotune.advise import cli
+
+    need_family("openmpi")
+    need_family("mpich")
+    monkeypatch.delenv("IOTUNE_LIB", raising=False)
+    seen = {}
+
+    def fake_run(command, config, lib=None, extra_env=None):
+        seen["lib"] = str(lib)
+        return 0
+
+    monkeypatch.setattr(launch, "run", fake_run)
+    cmd = ["mpiexec.openmpi", "-n", "2", "true"]
+    assert cli._profile_first(cmd, str(tmp_path / "p.json")) == 0
+    assert paths.library_family(seen["lib"]) == "openmpi"
+    cli._profile_first(["mpiexec.mpich", "-n", "2", "true"], str(tmp_path / "p.json"))
+    assert paths.library_family(seen["lib"]) == "mpich"
