@@ -447,6 +447,11 @@ def merge(outputs: list[dict]) -> tuple[dict, list[dict]]:
             for k, v in r.items():
                 if k not in base or (isinstance(base[k], dict) and "error" in base[k]):
                     base[k] = v
+    for row in rows.values():  # the matches follow the steps kept
+        best = (row.get("tune") or {}).get("settings") or {}
+        for side in ("run", "log"):
+            if f"advise_{side}" in row:
+                row[f"advise_{side}_match"] = calc.names_best(best, row[f"advise_{side}"])
     first = outputs[0]["meta"]
     meta = dict(first, runs=[o["meta"] for o in outputs])
     meta["date"] = " / ".join(o["meta"]["date"] for o in outputs)
