@@ -90,7 +90,7 @@ def _error(message: str) -> None:
 
 def _profile_first(command: list[str], out: str) -> int:
     """Runs the command with capture and trace on, as `iotune profile --trace` does."""
-    from iotune import cmdline, launch, paths
+    from iotune import cmdline, launch, mpifamily, paths
 
     problem = cmdline.profile_target_problem(out, True)
     if problem:
@@ -103,7 +103,10 @@ def _profile_first(command: list[str], out: str) -> int:
         "IOTUNE_TRACE": "1",
     }
     try:
-        return launch.run(command, None, lib=paths.find_library(), extra_env=extra)
+        # the runtime of the command's MPI, as `iotune profile` and `adapt` choose it (an Open
+        # MPI program under the MPICH runtime captured nothing: no profile, no advice)
+        lib = mpifamily.choose(command, None).lib
+        return launch.run(command, None, lib=lib, extra_env=extra)
     except paths.NotFound as e:
         _error(str(e))
         return 1
