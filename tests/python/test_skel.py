@@ -677,3 +677,23 @@ def test_compound_skeleton_writes_the_originals_bytes_at_every_layer(
     assert got["hdf5"] == want["hdf5"] == 2 * 2 * 4096 * (32 + 8)
     for layer in ("mpiio", "posix"):  # HDF5's metadata and the compressed chunks: within 1 %
         assert abs(got[layer] - want[layer]) <= 0.01 * want[layer], (layer, got, want)
+
+
+def test_a_write_without_a_selection_has_the_datasets_rank():
+    """netCDF-4 (netcdf-c's tst_parallel3, in the corpus) writes nothing to a 2-D dataset whose
+    unlimited dimension is still 0: the trace has no selection box. The skeleton's empty write
+    has one entry per dimension, so its own descriptor check accepts it (it said "expected 2
+    entries"); a note is made only when such a write moved bytes."""
+    from iotune.skel import decomposition as dec
+    from iotune.skel.ops import Op
+
+    def op(size):
+        return Op("write", "H5Dwrite", "test.nc", "hdf5", "/vertex", None, None, None, None,
+                  size, True, 0.0, 0.0)  # fmt: skip
+
+    entry = {"name": "/vertex", "dims": [2, 0]}
+    notes = []
+    w = dec.selection([0, 1], [op(0), op(0)], (entry, [2, 0]), 2, dec.Blocks(), notes.append)
+    assert w == {"start": [0, 0], "count": [0, 0]} and notes == []
+    w = dec.selection([0, 1], [op(8), op(0)], (entry, [2, 0]), 2, dec.Blocks(), notes.append)
+    assert w == {"start": [0, 0], "count": [0, 0]} and len(notes) == 1

@@ -86,8 +86,10 @@ def selection(
     counts = [op.count for op in ops]
     starts = [op.start for op in ops]
     if any(c is None for c in counts) or any(s is None for s in starts):
-        note(f"{ops[0].dataset}: a write without a selection box in the trace")
-        return {"start": [0], "count": [0]}
+        if any(op.size for op in ops):
+            note(f"{ops[0].dataset}: a write without a selection box in the trace")
+        rank = len(dims) if dims else 1  # an empty write (nothing selected) of the same rank
+        return {"start": [0] * rank, "count": [0] * rank}
     if any(c != counts[0] for c in counts):
         return {
             "by_rank": {
