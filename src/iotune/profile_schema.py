@@ -169,7 +169,7 @@ def _top(data: dict[str, Any]) -> None:
     for k in ("path", "digest"):
         _type(config.get(k), str, f"config.{k}")
     _type(config.get("settings"), list, "config.settings")
-    for key in ("program", "hostname"):
+    for key in ("program", "hostname", "cwd"):
         _type(data.get(key), str, key)
     if _type(data.get("argv"), list, "argv"):
         for i, word in enumerate(data["argv"]):

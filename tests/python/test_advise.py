@@ -243,3 +243,22 @@ def test_a_setting_equal_to_the_default_of_the_programs_hdf5_is_left_out():
     own = advise([_group("g.h5", **group, chunk_cache_slots=521)], "test", table=(slots,),
                  hdf5=(2, 0, 0))  # fmt: skip
     assert [(s.name, s.value) for s in own.settings] == [("chunk_cache_slots", "8191")]
+
+
+def test_a_profile_written_elsewhere_still_finds_the_applications_files(
+    tmp_path, capsys, kernel, libiotune, monkeypatch
+):
+    """The profile records the application's directory (cwd): its files' relative names are
+    found from there, wherever the profile was written and advise is run (it said "gone" for a
+    file that exists, so the fill-time rule could not be decided)."""
+    app_dir, elsewhere = tmp_path / "app", tmp_path / "profiles"
+    app_dir.mkdir()
+    elsewhere.mkdir()
+    profile = elsewhere / "p.json"
+    run_mpi(2, [kernel("gcrmio"), *GCRM], cwd=app_dir, preload=libiotune,
+            env={"IOTUNE_PROFILE": str(profile), "IOTUNE_TRACE": "1"})  # fmt: skip
+    assert json.loads(profile.read_text())["cwd"] == str(app_dir)
+    monkeypatch.chdir(tmp_path)
+    advice, control = _advice(tmp_path, capsys, profile)
+    assert "gone" not in json.dumps(advice)
+    assert _settings(control) == {"fill_time": "never"}

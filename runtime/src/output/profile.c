@@ -79,6 +79,9 @@ void iot_profile_write(FILE *f, const iot_profile *p, const iot_profile_meta *m)
     gethostname(host, sizeof host - 1);
     fputs(", \"hostname\": ", f);
     iot_json_string(f, host);
+    char cwd[4096]; /* what the files' relative names are relative to (advise finds them) */
+    fputs(", \"cwd\": ", f);
+    iot_json_string(f, getcwd(cwd, sizeof cwd) ? cwd : NULL);
     write_hosts(f, m->hosts);
     fprintf(f, ", \"start\": %.6f, \"wall_s\": %.9f, ", m->epoch, m->wall);
     const iot_mpi_impl_t *mpi = &iot_mpi_impl; /* read by the tuner: which hints can matter */

@@ -153,6 +153,9 @@ def cmd_advise(args: argparse.Namespace) -> int:
             gc.freeze()
             p = checked.profile(prof.parse(data, Path(source)), source)
             hdf5 = h5versions.profile_version(data)  # its own defaults are not advice
+            if isinstance(data.get("cwd"), str) and data["cwd"]:
+                # the application's directory: its files' relative names are relative to it
+                data_dirs.insert(0, data["cwd"])
             del data
         except (prof.ProfileError, inputs.InputError) as e:
             _error(str(e))
