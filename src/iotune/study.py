@@ -471,7 +471,7 @@ def race_leaders(
         pool = {k: s for k, s in fresh.items() if k in alive} or fresh
         first = noise.ranked(pool, maximize)[0]
         near = [s for s in pool.values()
-                if local.gain(first.median, s.median, maximize) < cfg.min_gain]  # fmt: skip
+                if s is first or local.gain(first.median, s.median, maximize) < cfg.min_gain]  # fmt: skip
         best_key = min(
             near, key=lambda s: (len(s.settings), s.median * (-1 if maximize else 1))
         ).key

@@ -3,19 +3,21 @@
 After the warm start (the defaults, the rule-based and knowledge-base guesses, their
 combination), the default strategy measures the one-parameter neighbours of the incumbent:
 the configurations that change one searched setting of the best configuration found so far.
-Their order: the parameters whose values made the largest measured difference so far first
-(the spread of the per-value medians over every measured trial, in log time), then the space's
-order. When the incumbent changes, its own neighbours come next. When every neighbour of the
+Their order: the parameters of which only one value was measured so far first (what the
+guesses did not probe is the largest unknown), then those whose values made the largest
+measured difference (the spread of the per-value medians over every measured trial, in log
+time), then the space's order. When the incumbent changes, its own neighbours come next. When every neighbour of the
 incumbent has been measured, the model (TPE) proposes the trials again.
 
 Stopping early (`--min-gain`, default 5 %): the search ends before its budget when the rest of
 the space cannot plausibly beat the incumbent by the smallest gain worth recommending, which
 is taken to mean either of
 
-- *local optimum*: every one-parameter change of the local search's centre (the incumbent,
-  moved only when it beats the previous centre by min_gain) has been measured, and none beat it
-  by min_gain (what is left are combinations of changes that each failed alone);
-- *no progress*: the last `patience` trials did not beat the fastest run so far by min_gain.
+- *local optimum*: every one-parameter change of the incumbent has been measured and none beat
+  it (else it would be the incumbent): what is left are combinations of changes that each
+  failed alone;
+- *no progress*: the last `patience` trials did not beat the fastest run so far by min_gain
+  (the fastest single run: an optimistic reference, so a lucky run ends the search sooner).
 
 Both are judged only once nothing is queued (the warm start's guesses always run).
 """
@@ -31,6 +33,7 @@ from typing import Any
 from iotune.space import Space, config_key
 
 MIN_GAIN = 0.05  # the smallest gain worth recommending: 5 % (--min-gain)
+UNTRIED_FIRST = True  # parameters with one value measured come before the others
 PATIENCE = 6  # trials without a gain of min_gain before the search stops
 STOPPED = "stopped"  # study user attribute: why the search ended
 NEIGHBOUR = "neighbour: "  # origin of a local-search trial: NEIGHBOUR + the parameter changed
@@ -68,7 +71,10 @@ def importance(study: Any, names: list[str]) -> dict[str, float]:
     out = {}
     for n, vals in by.items():
         meds = [statistics.median(v) for v in vals.values() if v]
-        out[n] = max(meds) - min(meds) if len(meds) > 1 else 0.0
+        if len(meds) > 1:
+            out[n] = max(meds) - min(meds)
+        else:  # only one value measured: nothing known of it yet
+            out[n] = math.inf if UNTRIED_FIRST else 0.0
     return out
 
 
@@ -95,29 +101,6 @@ def neighbours(
                 continue
             out.append((name, s))
     return out
-
-
-CENTRE = "local centre"  # study user attribute: the settings the local search moves around
-
-
-def centre(study: Any, incumbent: Any, min_gain: float, maximize: bool) -> dict[str, str]:
-    """The settings the local search measures the neighbours of: the incumbent once it beats
-    the previous centre (its median now) by min_gain or more, else the previous centre; so
-    that the noise of a plateau does not move the search from one equal configuration to the
-    next. Kept in the study (CENTRE)."""
-    old = study.user_attrs.get(CENTRE)
-    if incumbent is None:
-        return dict(old or {})
-    if old is None:
-        new = dict(incumbent.settings)
-    else:
-        stats = _stats(study)
-        ref = stats.get(config_key(old))
-        moved = ref is None or gain(incumbent.median, ref, maximize) >= min_gain
-        new = dict(incumbent.settings) if moved else dict(old)
-    if new != old:
-        study.set_user_attr(CENTRE, new)
-    return new
 
 
 def propose(study: Any, space: Space, settings: Mapping[str, str], searched: list[str]) -> bool:
@@ -164,7 +147,7 @@ def why_stop(
     patience: int = PATIENCE,
 ) -> str | None:
     """Why the search should end now (see the module's text), or None. `around`: the local
-    search's centre (None: no local search: only "no progress" applies)."""
+    search's centre, the incumbent's settings (None: no local search: only "no progress")."""
     from optuna.trial import TrialState
 
     if study.get_trials(deepcopy=False, states=(TrialState.WAITING,)):

@@ -166,7 +166,8 @@ def run(
     _resume_warm_start(study, space, leave_out_inert, facts)
     distributions = searched(study, space)
     if min_gain is not None and used(study) < budget:  # a continued study that had stopped
-        around = study.user_attrs.get(local.CENTRE) if neighbours else None
+        inc = incumbent(study, maximize)
+        around = inc.settings if neighbours and inc is not None else None
         why = local.why_stop(study, space, around, list(distributions), min_gain, maximize,
                              patience)  # fmt: skip
         if why:
@@ -230,12 +231,12 @@ def run(
         best = incumbent(study, maximize)
         around = None
         if neighbours and best is not None and not study.user_attrs.get(warmstart.PENDING):
-            around = local.centre(study, best, min_gain or 0.0, maximize)
+            around = best.settings
         why = None
         if min_gain is not None and used(study) < budget:
             why = local.why_stop(study, space, around, list(distributions), min_gain, maximize,
                                  patience)  # fmt: skip
-        if around is not None and not why:
+        if around is not None and not why and used(study) < budget:  # none left queued
             local.propose(study, space, around, list(distributions))
         if on_trial is not None:
             on_trial(
