@@ -470,8 +470,11 @@ def race_leaders(
     else:
         pool = {k: s for k, s in fresh.items() if k in alive} or fresh
         first = noise.ranked(pool, maximize)[0]
-        near = [s for s in pool.values()
-                if s is first or local.gain(first.median, s.median, maximize) < cfg.min_gain]  # fmt: skip
+        near = [
+            s
+            for s in pool.values()
+            if s is first or local.gain(first.median, s.median, maximize) < cfg.min_gain
+        ]
         best_key = min(
             near, key=lambda s: (len(s.settings), s.median * (-1 if maximize else 1))
         ).key

@@ -6,8 +6,9 @@ the configurations that change one searched setting of the best configuration fo
 Their order: the parameters of which only one value was measured so far first (what the
 guesses did not probe is the largest unknown), then those whose values made the largest
 measured difference (the spread of the per-value medians over every measured trial, in log
-time), then the space's order. When the incumbent changes, its own neighbours come next. When every neighbour of the
-incumbent has been measured, the model (TPE) proposes the trials again.
+time), then the space's order. When the incumbent changes, its own neighbours come next. Once
+every neighbour of the incumbent has been measured, the search stops (below); with stopping
+off (`--min-gain 0`) the model (TPE) proposes the trials from there on.
 
 Stopping early (`--min-gain`, default 5 %): the search ends before its budget when the rest of
 the space cannot plausibly beat the incumbent by the smallest gain worth recommending, which

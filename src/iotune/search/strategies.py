@@ -17,8 +17,8 @@ default  what the baseline shows, then the rules, then local search, stopping ea
          races the leaders (study.race_leaders) instead of re-measuring each a fixed number of
          times. Chosen with bench/replay/replay.py on the VORPAL-IO and GCRM-IO landscapes.
 tpe      the previous default: Optuna's multivariate TPE, warm-started with the default
-         settings, the space's rule-based guesses and the combination of the guesses that helped, with
-         adaptive capping; parameters that cannot matter for the application (read-only
+         settings, the space's rule-based guesses and the combination of the guesses that
+         helped, with adaptive capping; parameters that cannot matter for the application (read-only
          settings for a run that reads nothing, and so on: search/inert.py) are left out.
          (Re-measuring each new leader during the search, --confirm, made the replayed
          searches of bench/ slower to reach the best, so it is off by default; the leaders
