@@ -414,9 +414,10 @@ def race_leaders(
     """Races the leading configurations against each other and the defaults: interleaved
     rounds, each running every contender still in the race once; from the second round on, a
     contender leaves the race once it can no longer change rank with the race's leader (every
-    fresh run of it slower than every fresh run of the leader); at most max(cfg.repeat, 2)
+    fresh run of it slower than every fresh run of the leader by cfg.min_gain or more); at
+    most max(cfg.repeat, 2)
     rounds. The defaults are kept unless they left the race (some leader was faster in every
-    fresh run). The contenders: the cfg.n_leaders best medians of the search (loop.leaders), the
+    fresh run, by min_gain). The contenders: the cfg.n_leaders best medians of the search (loop.leaders), the
     best measured configuration made of some of the first leader's settings (fewer settings
     for the same gain), and the defaults. The choice: among those left, the fewest settings
     whose fresh median is within cfg.min_gain of the best fresh median (the defaults, with no
@@ -439,7 +440,6 @@ def race_leaders(
     alive = list(by_key)
     left: dict[str, int] = {}
     rounds = 0
-    wins = noise.better(maximize)
     while len(alive) > 1 and rounds < max(cfg.repeat, 2):
         rounds += 1
         for key in noise.interleaved(alive, 1, rng):
@@ -459,7 +459,7 @@ def race_leaders(
             if k == lead:
                 continue
             best_k = (max(values[k]) if maximize else min(values[k])) if values[k] else None
-            if best_k is None or wins(worst_lead, best_k):
+            if best_k is None or local.gain(worst_lead, best_k, maximize) >= cfg.min_gain:
                 alive.remove(k)
                 left[k] = rounds
     fresh = {k: noise.ConfigStats(k, by_key[k], v) for k, v in values.items() if v}
