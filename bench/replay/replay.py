@@ -436,6 +436,7 @@ def summarise_studies(studies: list[dict], budget: int) -> dict:
     out = {
         "studies": len(studies),
         "trials_95": median_ci(trials),
+        "trials_90": median_ci([st["reach"]["0.9"] or budget for st in studies]),
         "reached_95": sum(1 for st in studies if st["reach"]["0.95"]) / len(studies),
         "runs_total": median_ci(totals),
         "search_trials_median": statistics.median(st["search_trials"] for st in studies),
@@ -458,16 +459,18 @@ def summarise_studies(studies: list[dict], budget: int) -> dict:
 
 def study_table(results: dict) -> str:
     lines = [
-        "| landscape | strategy | trials to 95 % (median [95 % CI]) | reached 95 % | runs to a "
-        "verified verdict (median [95 % CI]) | search / re-measure / verification / reduction "
-        "runs (medians) | correct verdicts | keep the defaults | stopped early |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| landscape | strategy | studies | trials to 95 % (median [95 % CI]) | reached 95 % | "
+        "trials to 90 % | runs to a verified verdict (median [95 % CI]) | search / re-measure / "
+        "verification / reduction runs (medians) | correct verdicts | keep the defaults | "
+        "stopped early |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for lname, lres in results["landscapes"].items():
         for sname, st in lres["strategies"].items():
             t, r, ph = st["trials_95"], st["runs_total"], st["runs_by_phase_median"]
             lines.append(
-                f"| {lname} | {sname} | {t[0]:g} [{t[1]:g}, {t[2]:g}] | {st['reached_95']:.0%} | "
+                f"| {lname} | {sname} | {st['studies']} | {t[0]:g} [{t[1]:g}, {t[2]:g}] | "
+                f"{st['reached_95']:.0%} | {st['trials_90'][0]:g} | "
                 f"{r[0]:g} [{r[1]:g}, {r[2]:g}] | {ph['search']:g} / {ph['re-measure']:g} / "
                 f"{ph['verification']:g} / {ph['reduction']:g} | {st['correct']:.0%} | "
                 f"{st['keep_defaults']:.0%} | {st['stopped_early']:.0%} |"
@@ -525,9 +528,10 @@ def main_studies(args: argparse.Namespace) -> int:
         land = load_landscape(files, kernel)
         name = (kernel or files[0].stem) + f" ({files[0].name}{' +' if len(files) > 1 else ''})"
         todo.append((name, land, space.load(space_file), [str(f) for f in files], str(space_file)))
-    if args.flat:
+    if args.flat or args.flat_only:
         name, land, sp, files, sf = todo[0]
-        todo.append((f"flat (the defaults' runs of {name})", flat_landscape(land), sp, files, sf))
+        flat = (f"flat (the defaults' runs of {name})", flat_landscape(land), sp, files, sf)
+        todo = [flat] if args.flat_only else [*todo, flat]
     for name, land, sp, files, space_file in todo:
         best_key = min(land.truth, key=land.truth.get)
         lres = {
@@ -541,31 +545,39 @@ def main_studies(args: argparse.Namespace) -> int:
             "within_95": sum(land.reached(k, 0.95) for k in land.truth),
             "strategies": {},
         }
+        results["landscapes"][name] = lres
         for strategy in args.strategies.split(","):
             t0 = time.monotonic()
-            seeds = range(args.first_seed, args.first_seed + args.seeds)
-            studies = [replay_study(land, sp, strategy, seed, args.warmup) for seed in seeds]
-            summary = summarise_studies(studies, STUDY_BUDGETS[strategy])
-            summary["elapsed_s"] = round(time.monotonic() - t0, 1)
-            summary["budget"] = STUDY_BUDGETS[strategy]
-            summary["runs"] = studies
-            lres["strategies"][strategy] = summary
+            studies = []
+            for seed in range(args.first_seed, args.first_seed + args.seeds):
+                studies.append(replay_study(land, sp, strategy, seed, args.warmup))
+                if len(studies) % 10 == 0 or len(studies) == args.seeds:  # a loaded machine:
+                    summary = summarise_studies(studies, STUDY_BUDGETS[strategy])  # save often
+                    summary["elapsed_s"] = round(time.monotonic() - t0, 1)
+                    summary["budget"] = STUDY_BUDGETS[strategy]
+                    summary["runs"] = studies
+                    lres["strategies"][strategy] = summary
+                    write_studies(args.out, results)
             print(f"{name} {strategy}: trials to 95 % {summary['trials_95'][0]:g}, runs "
                   f"{summary['runs_total'][0]:g}, correct {summary['correct']:.0%}, keep "
                   f"defaults {summary['keep_defaults']:.0%} ({summary['elapsed_s']} s)",
                   flush=True)  # fmt: skip
-        results["landscapes"][name] = lres
+    write_studies(args.out, results)
+    print(study_table(results))
+    return 0
+
+
+def write_studies(out: Path, results: dict) -> None:
+    """The raw JSON (every study) and the table, with when, where and at what load."""
     results["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     results["load_at_end"] = os.getloadavg()
-    args.out.write_text(json.dumps(results, indent=1) + "\n")
+    out.write_text(json.dumps(results, indent=1) + "\n")
     text = study_table(results)
-    args.out.with_suffix(".txt").write_text(
+    out.with_suffix(".txt").write_text(
         f"{results['command']}\n{results['started']} .. {results['finished']}, host "
         f"{results['host']}, git {results['git']}, load {results['load_at_start']} .. "
         f"{results['load_at_end']}\n\n{text}\n"
     )
-    print(text)
-    return 0
 
 
 def summarise(runs: list[dict], budget: int) -> dict:
