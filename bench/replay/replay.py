@@ -567,6 +567,33 @@ def main_studies(args: argparse.Namespace) -> int:
     return 0
 
 
+def merge_studies(files: list[Path], out: Path) -> int:
+    """One JSON and table of several --studies runs: each run's landscapes and strategies,
+    with each run's command, start, end and load kept (runs: [...])."""
+    merged: dict = {"runs": [], "landscapes": {}}
+    for f in files:
+        r = json.loads(f.read_text())
+        merged["runs"].append({k: v for k, v in r.items() if k != "landscapes"})
+        for name, lres in r["landscapes"].items():
+            have = merged["landscapes"].setdefault(name, {**lres, "strategies": {}})
+            have["strategies"].update(lres["strategies"])
+    first, last = merged["runs"][0], merged["runs"][-1]
+    merged.update({k: first[k] for k in ("host", "git", "budgets")})
+    merged["command"] = "; ".join(r["command"] for r in merged["runs"])
+    merged["started"] = min(r["started"] for r in merged["runs"])
+    merged["finished"] = max(r.get("finished", "") for r in merged["runs"])
+    merged["load_at_start"] = first["load_at_start"]
+    merged["load_at_end"] = last.get("load_at_end")
+    out.write_text(json.dumps(merged, indent=1) + "\n")
+    out.with_suffix(".txt").write_text(
+        "\n".join(f"{r['command']}\n  {r['started']} .. {r.get('finished')}, load "
+                  f"{r['load_at_start']} .. {r.get('load_at_end')}" for r in merged["runs"])
+        + f"\nhost {merged['host']}, git {merged['git']}\n\n{study_table(merged)}\n"
+    )  # fmt: skip
+    print(study_table(merged))
+    return 0
+
+
 def write_studies(out: Path, results: dict) -> None:
     """The raw JSON (every study) and the table, with when, where and at what load."""
     results["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
@@ -642,6 +669,14 @@ def main() -> int:
         default=0,
         help="with --studies: warm-up runs before each final-phase run (default 0)",
     )
+    ap.add_argument(
+        "--merge",
+        nargs="+",
+        type=Path,
+        metavar="JSON",
+        help="merge the JSON files of several --studies runs (run side by side, one "
+        "landscape and strategy each) into --out and its .txt table",
+    )
     ap.add_argument("--first-seed", type=int, default=0)
     ap.add_argument("--seeds", type=int, default=100)
     ap.add_argument("--strategies", default="default,random,genetic")
@@ -653,6 +688,8 @@ def main() -> int:
     )
     args = ap.parse_args()
     optuna.logging.set_verbosity(optuna.logging.ERROR)
+    if args.merge:
+        return merge_studies(args.merge, args.out)
     if args.studies:
         if args.out == HERE / "replay.json":
             args.out = HERE / "studies.json"

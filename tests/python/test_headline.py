@@ -109,6 +109,9 @@ def test_an_established_gain_is_said_with_its_interval_and_pairs():
 
 
 def _cfg(tmp_path, **kw):
+    # the strategy that reduces its winner one setting at a time (the default strategy's race
+    # prefers fewer settings instead: tests/python/test_search_local.py)
+    kw.setdefault("strategy", "tpe")
     sp = space.load(HERE / "fake_space.toml")
     return study.TuneConfig(app=["x"], out=tmp_path, space=sp, seed=3, remember=False, **kw)
 
@@ -348,8 +351,8 @@ def test_a_real_kernel_study_gives_best_xml_s_own_speedup(tmp_path, libiotune, k
     kernel("gcrmio")
     (tmp_path / "space.toml").write_text(REAL_SPACE)
     r = subprocess.run(
-        [sys.executable, "-m", "iotune.tune_cli", "--kernel", "gcrmio", "--space",
-         tmp_path / "space.toml", "--trials", "2", "--leaders", "2", "--repeat", "1",
+        [sys.executable, "-m", "iotune.tune_cli", "--kernel", "gcrmio", "--strategy", "tpe",
+         "--space", tmp_path / "space.toml", "--trials", "2", "--leaders", "2", "--repeat", "1",
          "--verify-pairs", "6", "--seed", "0", "--no-kb", "--no-progress", "--out", "out"],
         capture_output=True, text=True, timeout=600, cwd=tmp_path,
         env={**os.environ, "IOTUNE_LIB": str(libiotune)},
