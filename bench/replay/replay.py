@@ -664,6 +664,11 @@ def main() -> int:
         "defaults' runs (the correct verdict: keep the defaults)",
     )
     ap.add_argument(
+        "--flat-only",
+        action="store_true",
+        help="with --studies: replay only the flat landscape of --flat",
+    )
+    ap.add_argument(
         "--warmup",
         type=int,
         default=0,
