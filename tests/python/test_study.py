@@ -509,3 +509,11 @@ def test_a_study_stopped_by_a_failed_baseline_runs_it_again(tmp_path):
     rows = list(csv.DictReader(open(tmp_path / "o" / "trials.csv")))
     assert [row["origin"] for row in rows[:2]] == ["defaults", "defaults"]
     assert [row["status"] for row in rows[:2]] == ["failed", "ok"]
+
+
+@pytest.mark.parametrize("gain", ["-1", "100", "nan"])
+def test_min_gain_outside_0_to_100_is_refused_in_one_line(tmp_path, gain):
+    r = tune("--space", SPACE, *FAKE_OPTS, "--min-gain", gain, "--out", tmp_path, "--", *FAKE)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.strip().count("\n") == 0 and f"--min-gain {gain}" in r.stderr
+    assert not (tmp_path / "study.db").exists()
