@@ -461,9 +461,9 @@ def study_table(results: dict) -> str:
     lines = [
         "| landscape | strategy | studies | trials to 95 % (median [95 % CI]) | reached 95 % | "
         "trials to 90 % | runs to a verified verdict (median [95 % CI]) | search / re-measure / "
-        "verification / reduction runs (medians) | correct verdicts | keep the defaults | "
-        "stopped early |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "verification / reduction runs (medians) | correct verdicts | verdict's quality "
+        "(median) | keep the defaults | stopped early |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for lname, lres in results["landscapes"].items():
         for sname, st in lres["strategies"].items():
@@ -473,6 +473,7 @@ def study_table(results: dict) -> str:
                 f"{st['reached_95']:.0%} | {st['trials_90'][0]:g} | "
                 f"{r[0]:g} [{r[1]:g}, {r[2]:g}] | {ph['search']:g} / {ph['re-measure']:g} / "
                 f"{ph['verification']:g} / {ph['reduction']:g} | {st['correct']:.0%} | "
+                f"{st['quality_median']:.0%} | "
                 f"{st['keep_defaults']:.0%} | {st['stopped_early']:.0%} |"
             )
     return "\n".join(lines)
