@@ -415,10 +415,10 @@ def race_leaders(
     rounds, each running every contender still in the race once; from the second round on, a
     contender leaves the race once it can no longer change rank with the race's leader (every
     fresh run of it slower than every fresh run of the leader by cfg.min_gain or more); at
-    most max(cfg.repeat, 2)
-    rounds. The defaults are kept unless they left the race (some leader was faster in every
-    fresh run, by min_gain). The contenders: the cfg.n_leaders best medians of the search (loop.leaders), the
-    best measured configuration made of some of the first leader's settings (fewer settings
+    most max(cfg.repeat, 2) rounds. The defaults are kept unless they left the race (some
+    leader was faster in every fresh run, by min_gain). The contenders: the cfg.n_leaders best
+    medians of the search (loop.leaders), the best measured configuration made of some of the
+    first leader's settings (fewer settings
     for the same gain), and the defaults. The choice: among those left, the fewest settings
     whose fresh median is within cfg.min_gain of the best fresh median (the defaults, with no
     settings, when nothing left beats them by min_gain). Returns remeasure_leaders' fields
