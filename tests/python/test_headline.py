@@ -254,9 +254,9 @@ def test_console_report_summary_and_kb_show_give_the_same_headline(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
     r = subprocess.run(
         [sys.executable, "-m", "iotune.tune_cli", "--space", tmp_path / "space.toml",
-         "--launcher", "none", "--no-preload", "--objective", "kernel", "--no-progress",
-         "--trials", "2", "--cap", "0", "--verify-pairs", "8", "--seed", "1", "--out", out,
-         "--study", "h", "--no-kb", "--", sys.executable, app],  # fmt: skip
+         "--strategy", "tpe", "--launcher", "none", "--no-preload", "--objective", "kernel",
+         "--no-progress", "--trials", "2", "--cap", "0", "--verify-pairs", "8", "--seed", "1",
+         "--out", out, "--study", "h", "--no-kb", "--", sys.executable, app],  # fmt: skip
         capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env,
     )  # fmt: skip
     assert r.returncode == 0, r.stdout + r.stderr
