@@ -30,6 +30,7 @@ import csv
 import dataclasses
 import json
 import math
+import os
 import platform
 import random
 import statistics
@@ -39,6 +40,7 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import NamedTuple
+from unittest import mock
 
 import optuna
 
@@ -304,6 +306,308 @@ def replay(
     return {**judged[judges[0].name], "judges": judged}
 
 
+# ----------------------------------------------------------------------------- whole studies
+# (issue 25): the search, then study.finish as `iotune tune` runs it, every run a draw.
+
+STUDY_BUDGETS = {"default": 30, "tpe": 30, "random": 60, "default+kb": 30}
+CI_RESAMPLES = 2000
+
+
+def flat_landscape(land: Landscape, key: str = "(defaults)") -> Landscape:
+    """A flat landscape: every configuration of `land` gets the repetitions of one of its
+    configurations (by default the defaults'): no setting changes anything, only the noise
+    is the machine's own. The correct verdict there is "keep the defaults"."""
+    flat = Landscape.__new__(Landscape)
+    flat.samples = {k: list(land.samples[key]) for k in land.samples}
+    flat.params, flat.reads = set(land.params), land.reads
+    flat.truth = {k: land.truth[key] for k in land.samples}
+    flat.best = flat.default = land.truth[key]
+    return flat
+
+
+def kb_guesses(land: Landscape, sp: space.Space, seed: int) -> list[space.Guess]:
+    """What a knowledge-base entry of an earlier study of the same motif (another run: another
+    seed of the whole default study on the same landscape) seeds: its recommendation, then its
+    other raced leaders, as `--warm-start kb` puts them before the rule-based guesses."""
+    earlier = replay_study(land, sp, "default", 10_000 + seed, keep_summary=True)["summary"]
+    out, seen = [], set()
+    recommended = earlier.get("recommended") or {}
+    candidates = [recommended] if recommended else []
+    leaders = earlier.get("leaders") or {}
+    candidates += [leaders.get("settings", {}).get(k, {}) for k in leaders.get("leaders", [])]
+    for i, settings in enumerate(candidates):
+        key = space.config_key(settings)
+        if not settings or key in seen:
+            continue
+        seen.add(key)
+        out.append(space.Guess(f"{warmstart.FROM_KB}earlier study {i}", dict(settings)))
+    return out
+
+
+def replay_study(
+    land: Landscape,
+    sp: space.Space,
+    strategy: str,
+    seed: int,
+    warmup: int = 0,
+    keep_summary: bool = False,
+) -> dict:
+    """One whole `iotune tune` study replayed: the strategy's search (its own budget, its early
+    stop), then study.finish (race or re-measurement of the leaders, verification pairs, the
+    reduction where the strategy makes one, `warmup` discarded runs before each measured run of
+    the final phases); every application run is a draw of the configuration's measured
+    repetitions. Returns the trials until the incumbent was first within 95 % of the best, the
+    study's runs by phase, its recommendation and whether that is correct."""
+    import tempfile
+
+    from iotune.study import finish, search
+
+    name = strategy.removesuffix("+kb")
+    s = get_strategy(name)
+    rng = random.Random(seed * 7919 + 3)
+    if strategy.endswith("+kb"):
+        sp = dataclasses.replace(sp, guesses=[*kb_guesses(land, sp, seed), *sp.guesses])
+    study = optuna.create_study(sampler=s.sampler(seed, len(sp.guesses)))
+    warmstart.enqueue(study, sp, s.warm_start)
+    runs = Counter()
+
+    def evaluate(settings: dict, cap: float | None) -> Outcome:
+        value, wall, metrics = rng.choice(land.samples[land.key(settings)])
+        runs["all"] += 1
+        if cap is not None and wall > cap:
+            return Outcome("capped", wall_s=cap)
+        if value is None:
+            return Outcome("failed", wall_s=wall)
+        return Outcome("ok", value, "kernel", wall, metrics=dict(metrics))
+
+    reached: dict[str, int] = {}
+
+    def on_trial(p: loop.Progress) -> None:
+        inc = loop.incumbent(study, maximize=False)
+        if inc is None:
+            return
+        key = land.key(inc.settings)
+        for q in TARGETS:
+            if str(q) not in reached and land.reached(key, q):
+                reached[str(q)] = p.done
+
+    with tempfile.TemporaryDirectory() as d, mock.patch("iotune.report.write_all"):
+        # (the report's plots cost 5 s a study and change nothing replayed)
+        cfg = TuneConfig(app=["replayed"], out=Path(d), space=sp, strategy=name,
+                         trials=STUDY_BUDGETS[strategy], remember=False, seed=seed,
+                         warmup=warmup)  # fmt: skip
+        search(cfg, study, evaluate, on_trial)
+        search_runs = runs["all"]
+        summary = finish(cfg, study, evaluate, log=lambda _: None)
+    recommended = summary.get("recommended") or {}
+    key = land.key(recommended)
+    out = {
+        "seed": seed,
+        "reach": {q: reached.get(str(q)) for q in map(str, TARGETS)},
+        "search_trials": loop.used(study),
+        "runs": {**summary["runs"], "counted": runs["all"], "search_replayed": search_runs},
+        "stopped": summary["stopped"],
+        "recommended": key,
+        "keep_defaults": not recommended,
+        "quality": land.best / land.truth.get(key, float("inf")),
+        "correct": land.reached(key, 0.95),
+    }
+    if keep_summary:
+        out["summary"] = summary
+    return out
+
+
+def median_ci(xs: list[float], seed: int = 0) -> tuple[float, float, float]:
+    """The median and its 95 % bootstrap percentile interval."""
+    r = random.Random(seed)
+    meds = sorted(statistics.median(r.choices(xs, k=len(xs))) for _ in range(CI_RESAMPLES))
+    return (
+        statistics.median(xs),
+        meds[int(0.025 * CI_RESAMPLES)],
+        meds[int(0.975 * CI_RESAMPLES) - 1],
+    )
+
+
+def summarise_studies(studies: list[dict], budget: int) -> dict:
+    """Per landscape and strategy: trials to 95 % (a study that never got there counts as its
+    budget: a floor), total runs, correct verdicts, keep-the-defaults share."""
+    trials = [st["reach"]["0.95"] or budget for st in studies]
+    totals = [st["runs"]["total"] for st in studies]
+    out = {
+        "studies": len(studies),
+        "trials_95": median_ci(trials),
+        "trials_90": median_ci([st["reach"]["0.9"] or budget for st in studies]),
+        "reached_95": sum(1 for st in studies if st["reach"]["0.95"]) / len(studies),
+        "runs_total": median_ci(totals),
+        "search_trials_median": statistics.median(st["search_trials"] for st in studies),
+        "correct": sum(st["correct"] for st in studies) / len(studies),
+        "keep_defaults": sum(st["keep_defaults"] for st in studies) / len(studies),
+        "quality_median": statistics.median(st["quality"] for st in studies),
+        "stopped_early": sum(1 for st in studies if not st["stopped"].startswith("its budget"))
+        / len(studies),
+        "runs_by_phase_median": {
+            ph: statistics.median(st["runs"].get(ph, 0) for st in studies)
+            for ph in ("search", "re-measure", "verification", "reduction", "warm-up")
+        },
+    }
+    # the counted runs (every draw) must equal the summary's own count
+    out["count_mismatches"] = sum(
+        1 for st in studies if st["runs"]["counted"] != st["runs"]["total"]
+    )
+    return out
+
+
+def study_table(results: dict) -> str:
+    lines = [
+        "| landscape | strategy | studies | trials to 95 % (median [95 % CI]) | reached 95 % | "
+        "trials to 90 % | runs to a verified verdict (median [95 % CI]) | search / re-measure / "
+        "verification / reduction runs (medians) | correct verdicts | verdict's quality "
+        "(median) | keep the defaults | stopped early |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for lname, lres in results["landscapes"].items():
+        for sname, st in lres["strategies"].items():
+            t, r, ph = st["trials_95"], st["runs_total"], st["runs_by_phase_median"]
+            lines.append(
+                f"| {lname} | {sname} | {st['studies']} | {t[0]:g} [{t[1]:g}, {t[2]:g}] | "
+                f"{st['reached_95']:.0%} | {st['trials_90'][0]:g} | "
+                f"{r[0]:g} [{r[1]:g}, {r[2]:g}] | {ph['search']:g} / {ph['re-measure']:g} / "
+                f"{ph['verification']:g} / {ph['reduction']:g} | {st['correct']:.0%} | "
+                f"{st['quality_median']:.0%} | "
+                f"{st['keep_defaults']:.0%} | {st['stopped_early']:.0%} |"
+            )
+    return "\n".join(lines)
+
+
+def parse_landscape(text: str) -> tuple[list[Path], str | None]:
+    """CSV[,CSV...][@KERNEL]: the files (rounds of one landscape) and the kernel to keep."""
+    files, _, kernel = text.partition("@")
+    return [Path(f) for f in files.split(",") if f], kernel or None
+
+
+def load_landscape(files: list[Path], kernel: str | None) -> Landscape:
+    rows = []
+    for f in files:
+        with open(f, newline="") as fh:
+            rows += list(csv.DictReader(fh))
+    kernels = sorted({r.get("kernel", "") for r in rows})
+    if kernel is None and len(kernels) > 1:
+        raise SystemExit(f"{files[0]}: holds kernels {', '.join(kernels)}: name one with @KERNEL")
+    return Landscape([r for r in rows if kernel is None or r.get("kernel") == kernel])
+
+
+HELD = ["landscape-held.csv", "landscape-held-rounds4-6.csv", "landscape-held-rounds7-10.csv"]
+DEFAULT_STUDIES = [
+    (",".join(str(LANDSCAPES / f) for f in HELD) + "@vorpalio", SPACES["vorpalio"]),
+    (",".join(str(LANDSCAPES / f) for f in HELD) + "@gcrmio", SPACES["gcrmio"]),
+]
+
+
+def main_studies(args: argparse.Namespace) -> int:
+    pairs = list(zip(args.landscape_study or [], args.space or [], strict=False))
+    if len(args.landscape_study or []) != len(args.space or []):
+        raise SystemExit("give one --space TOML per --landscape-study CSV")
+    if not pairs:
+        pairs = [(t, Path(p)) for t, p in DEFAULT_STUDIES]
+    results = {
+        "command": " ".join([sys.executable, *sys.argv]),
+        "git": subprocess.run(
+            ["git", "-C", str(HERE), "rev-parse", "HEAD"], capture_output=True, text=True
+        ).stdout.strip(),  # fmt: skip
+        "host": platform.node(),
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "load_at_start": os.getloadavg(),
+        "seeds": args.seeds,
+        "first_seed": args.first_seed,
+        "warmup": args.warmup,
+        "budgets": STUDY_BUDGETS,
+        "landscapes": {},
+    }
+    todo = []
+    for text, space_file in pairs:
+        files, kernel = parse_landscape(text)
+        land = load_landscape(files, kernel)
+        name = (kernel or files[0].stem) + f" ({files[0].name}{' +' if len(files) > 1 else ''})"
+        todo.append((name, land, space.load(space_file), [str(f) for f in files], str(space_file)))
+    if args.flat or args.flat_only:
+        name, land, sp, files, sf = todo[0]
+        flat = (f"flat (the defaults' runs of {name})", flat_landscape(land), sp, files, sf)
+        todo = [flat] if args.flat_only else [*todo, flat]
+    for name, land, sp, files, space_file in todo:
+        best_key = min(land.truth, key=land.truth.get)
+        lres = {
+            "files": files,
+            "space": space_file,
+            "configurations": len(land.truth),
+            "best": best_key,
+            "best_s": land.best,
+            "default_s": land.default,
+            "best_speedup": land.default / land.best,
+            "within_95": sum(land.reached(k, 0.95) for k in land.truth),
+            "strategies": {},
+        }
+        results["landscapes"][name] = lres
+        for strategy in args.strategies.split(","):
+            t0 = time.monotonic()
+            studies = []
+            for seed in range(args.first_seed, args.first_seed + args.seeds):
+                studies.append(replay_study(land, sp, strategy, seed, args.warmup))
+                if len(studies) % 10 == 0 or len(studies) == args.seeds:  # a loaded machine:
+                    summary = summarise_studies(studies, STUDY_BUDGETS[strategy])  # save often
+                    summary["elapsed_s"] = round(time.monotonic() - t0, 1)
+                    summary["budget"] = STUDY_BUDGETS[strategy]
+                    summary["runs"] = studies
+                    lres["strategies"][strategy] = summary
+                    write_studies(args.out, results)
+            print(f"{name} {strategy}: trials to 95 % {summary['trials_95'][0]:g}, runs "
+                  f"{summary['runs_total'][0]:g}, correct {summary['correct']:.0%}, keep "
+                  f"defaults {summary['keep_defaults']:.0%} ({summary['elapsed_s']} s)",
+                  flush=True)  # fmt: skip
+    write_studies(args.out, results)
+    print(study_table(results))
+    return 0
+
+
+def merge_studies(files: list[Path], out: Path) -> int:
+    """One JSON and table of several --studies runs: each run's landscapes and strategies,
+    with each run's command, start, end and load kept (runs: [...])."""
+    merged: dict = {"runs": [], "landscapes": {}}
+    for f in files:
+        r = json.loads(f.read_text())
+        merged["runs"].append({k: v for k, v in r.items() if k != "landscapes"})
+        for name, lres in r["landscapes"].items():
+            have = merged["landscapes"].setdefault(name, {**lres, "strategies": {}})
+            have["strategies"].update(lres["strategies"])
+    first, last = merged["runs"][0], merged["runs"][-1]
+    merged.update({k: first[k] for k in ("host", "git", "budgets")})
+    merged["command"] = "; ".join(r["command"] for r in merged["runs"])
+    merged["started"] = min(r["started"] for r in merged["runs"])
+    merged["finished"] = max(r.get("finished", "") for r in merged["runs"])
+    merged["load_at_start"] = first["load_at_start"]
+    merged["load_at_end"] = last.get("load_at_end")
+    out.write_text(json.dumps(merged, indent=1) + "\n")
+    out.with_suffix(".txt").write_text(
+        "\n".join(f"{r['command']}\n  {r['started']} .. {r.get('finished')}, load "
+                  f"{r['load_at_start']} .. {r.get('load_at_end')}" for r in merged["runs"])
+        + f"\nhost {merged['host']}, git {merged['git']}\n\n{study_table(merged)}\n"
+    )  # fmt: skip
+    print(study_table(merged))
+    return 0
+
+
+def write_studies(out: Path, results: dict) -> None:
+    """The raw JSON (every study) and the table, with when, where and at what load."""
+    results["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    results["load_at_end"] = os.getloadavg()
+    out.write_text(json.dumps(results, indent=1) + "\n")
+    text = study_table(results)
+    out.with_suffix(".txt").write_text(
+        f"{results['command']}\n{results['started']} .. {results['finished']}, host "
+        f"{results['host']}, git {results['git']}, load {results['load_at_start']} .. "
+        f"{results['load_at_end']}\n\n{text}\n"
+    )
+
+
 def summarise(runs: list[dict], budget: int) -> dict:
     out: dict = {}
     for q in runs[0]["reach"]:
@@ -333,6 +637,53 @@ def main() -> int:
         help="measured landscapes, together (default: bench/measure_landscape/landscape.csv and "
         "landscape-rounds4-6.csv, the 7 rounds bench/README.md's results replay)",
     )
+    ap.add_argument(
+        "--studies",
+        action="store_true",
+        help="replay whole studies (search, race/re-measurement, verification, reduction, "
+        "warm-ups) and report trials to 95 %%, runs to a verified verdict, correct verdicts",
+    )
+    ap.add_argument(
+        "--landscape-study",
+        action="append",
+        metavar="CSV[,CSV...][@KERNEL]",
+        help="with --studies: a landscape in measure_landscape's CSV format (several files: "
+        "rounds of one landscape; @KERNEL: the kernel to keep of a file holding several); "
+        "repeatable, each with its --space",
+    )
+    ap.add_argument(
+        "--space",
+        action="append",
+        type=Path,
+        metavar="TOML",
+        help="with --studies: the grid space of the --landscape-study before it",
+    )
+    ap.add_argument(
+        "--flat",
+        action="store_true",
+        help="with --studies: add a flat landscape made of the first landscape's "
+        "defaults' runs (the correct verdict: keep the defaults)",
+    )
+    ap.add_argument(
+        "--flat-only",
+        action="store_true",
+        help="with --studies: replay only the flat landscape of --flat",
+    )
+    ap.add_argument(
+        "--warmup",
+        type=int,
+        default=0,
+        help="with --studies: warm-up runs before each final-phase run (default 0)",
+    )
+    ap.add_argument(
+        "--merge",
+        nargs="+",
+        type=Path,
+        metavar="JSON",
+        help="merge the JSON files of several --studies runs (run side by side, one "
+        "landscape and strategy each) into --out and its .txt table",
+    )
+    ap.add_argument("--first-seed", type=int, default=0)
     ap.add_argument("--seeds", type=int, default=100)
     ap.add_argument("--strategies", default="default,random,genetic")
     ap.add_argument("--out", type=Path, default=HERE / "replay.json")
@@ -343,6 +694,14 @@ def main() -> int:
     )
     args = ap.parse_args()
     optuna.logging.set_verbosity(optuna.logging.ERROR)
+    if args.merge:
+        return merge_studies(args.merge, args.out)
+    if args.studies:
+        if args.out == HERE / "replay.json":
+            args.out = HERE / "studies.json"
+        if args.strategies == "default,random,genetic":
+            args.strategies = "default,tpe,random"
+        return main_studies(args)
     rows = [r for path in args.landscape for r in csv.DictReader(open(path))]
     results = {
         "command": " ".join([sys.executable, *sys.argv]),

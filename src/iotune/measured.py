@@ -50,6 +50,8 @@ FINAL = {
     "repeat": "re-measurements of each leader",
     "verify_pairs": "the most default/tuned pairs of the verification",
     "partial": "the winner reduced to the settings that carry its gain",
+    "min_gain": "the smallest gain worth recommending: the search stops when the rest cannot "
+    "beat the best found by it",
 }
 WHY = {**COMPARED, **NOT_COMPARED, **FINAL}
 LABELS = {
@@ -66,6 +68,7 @@ LABELS = {
     "repeat": "re-measurements (--repeat)",
     "verify_pairs": "verification pairs, at most (--verify-pairs)",
     "partial": "reduction to what carries the gain",
+    "min_gain": "smallest gain worth recommending (--min-gain)",
 }
 RUNTIME_NAMES = {"mpich": "MPICH's", "openmpi": "Open MPI's", "none": "none (not preloaded)"}
 
@@ -97,7 +100,9 @@ def options(cfg: Any) -> dict[str, Any]:
 
 def final(cfg: Any) -> dict[str, Any]:
     """The options of cfg's final phases (measured afresh at every finish: never compared)."""
-    return {k: getattr(cfg, k) for k in FINAL}
+    out = {k: getattr(cfg, k, None) for k in FINAL}
+    out["leaders"] = getattr(cfg, "n_leaders", out["leaders"])  # None: the strategy's
+    return out
 
 
 def _runtime_lib(cfg: Any) -> Path | None:

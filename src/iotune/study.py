@@ -32,12 +32,13 @@ from iotune import (
     trial,
     verdict,
 )
-from iotune.search import get_strategy, loop, noise, sequential, switches, warmstart
+from iotune.search import get_strategy, local, loop, noise, sequential, switches, warmstart
 from iotune.search.capping import Capping
 from iotune.space import Space, config_key
 from iotune.storage import HEARTBEAT_S
 
 SIGNIFICANCE = sequential.ALPHA
+RACE_LEADERS = 2  # leaders raced (with the defaults and a simpler set) when --leaders is not given
 STDERR_LINES = 15  # of a failing application's stderr, shown when its baseline fails
 
 
@@ -58,12 +59,13 @@ class TuneConfig:
     timeout: float = 600.0
     cap: float | None = None  # capping factor; None: the strategy's default; 0: off
     confirm: int | None = None  # re-measure new leaders to this count; None: strategy default
-    leaders: int = 3
+    leaders: int | None = None  # leaders re-measured or raced; None: the strategy's (3; raced 2)
     repeat: int = 3  # re-measurements of each leader
     verify_pairs: int = sequential.MAX_PAIRS  # the most default/tuned pairs (sequential)
     verify_min: int = sequential.MIN_PAIRS  # the fewest pairs before a verdict
     warmup: int = 0  # discarded runs before each measured run of the final phases
     partial: bool = True  # find the minimal set of settings that carries the gain
+    min_gain: float = local.MIN_GAIN  # the smallest gain worth recommending (--min-gain)
     study_name: str | None = None
     storage: str | None = None
     workdir: Path | None = None
@@ -98,6 +100,12 @@ class TuneConfig:
     @property
     def name(self) -> str:
         return self.study_name or identity.default_name(self.command)
+
+    @property
+    def n_leaders(self) -> int:
+        if self.leaders is not None:
+            return self.leaders
+        return RACE_LEADERS if get_strategy(self.strategy).race else 3
 
     @property
     def budget(self) -> int:
@@ -352,13 +360,134 @@ def search(
         leave_out_inert=s.leave_out_inert,
         facts=facts,
         check_baseline=check_baseline,
+        neighbours=s.neighbours,
+        min_gain=cfg.min_gain if s.stop_early and cfg.min_gain > 0 else None,
+        patience=local.PATIENCE,
+    )
+
+
+class RunCounter:
+    """An evaluate that counts the application's runs of the final phases, per phase (the
+    phase in force when it is called; warm-ups apart: _measure says which runs are)."""
+
+    def __init__(self, evaluate: loop.Evaluate):
+        self.evaluate = evaluate
+        self.phase = "re-measure"
+        self.warming = False
+        self.runs: dict[str, int] = {}
+
+    def __call__(self, settings: dict[str, str], cap: float | None) -> trial.Outcome:
+        phase = "warm-up" if self.warming else self.phase
+        self.runs[phase] = self.runs.get(phase, 0) + 1
+        return self.evaluate(settings, cap)
+
+
+def search_runs(study: Any) -> int:
+    """The application runs the search made: every trial that ran (succeeded, failed, capped
+    or was lost), not the queued ones nor those refused before running (forbidden)."""
+    from optuna.trial import TrialState
+
+    return sum(
+        1
+        for t in study.get_trials(deepcopy=False)
+        if t.state not in (TrialState.WAITING, TrialState.RUNNING)
+        and t.user_attrs.get("status") != "forbidden"
     )
 
 
 def _measure(evaluate: loop.Evaluate, settings: dict[str, str], warmup: int) -> trial.Outcome:
+    counter = evaluate if isinstance(evaluate, RunCounter) else None
     for _ in range(warmup):
-        evaluate(settings, None)
+        if counter is not None:
+            counter.warming = True
+        try:
+            evaluate(settings, None)
+        finally:
+            if counter is not None:
+                counter.warming = False
     return evaluate(settings, None)
+
+
+def race_leaders(
+    cfg: TuneConfig, study: Any, evaluate: loop.Evaluate, rng: random.Random
+) -> dict[str, Any]:
+    """Races the leading configurations against each other and the defaults: interleaved
+    rounds, each running every contender still in the race once; from the second round on, a
+    contender leaves the race once it can no longer change rank with the race's leader (every
+    fresh run of it slower than every fresh run of the leader by cfg.min_gain or more); at
+    most max(cfg.repeat, 2) rounds. The defaults are kept unless they left the race (some
+    leader was faster in every fresh run, by min_gain). The contenders: the cfg.n_leaders best
+    medians of the search (loop.leaders), the best measured configuration made of some of the
+    first leader's settings (fewer settings
+    for the same gain), and the defaults. The choice: among those left, the fewest settings
+    whose fresh median is within cfg.min_gain of the best fresh median (the defaults, with no
+    settings, when nothing left beats them by min_gain). Returns remeasure_leaders' fields
+    and "rounds" run, "left" (who left the race, after which round)."""
+    maximize = study.direction.name == "MAXIMIZE"
+    stats = noise.group(loop.measured(study))
+    if not stats:
+        return {"leaders": [], "values": {}, "best": None}
+    leaders = loop.leaders(study, max(1, cfg.n_leaders), maximize)
+    by_key = {s.key: s.settings for s in leaders}
+    top = set(leaders[0].settings.items())
+    fewer = [s for s in stats.values()
+             if s.key not in by_key and s.settings and set(s.settings.items()) < top]  # fmt: skip
+    if fewer:
+        simplest = noise.ranked({s.key: s for s in fewer}, maximize)[0]
+        by_key[simplest.key] = simplest.settings
+    by_key.setdefault(config_key({}), {})
+    values: dict[str, list[float]] = {k: [] for k in by_key}
+    alive = list(by_key)
+    left: dict[str, int] = {}
+    rounds = 0
+    while len(alive) > 1 and rounds < max(cfg.repeat, 2):
+        rounds += 1
+        for key in noise.interleaved(alive, 1, rng):
+            o = _measure(evaluate, by_key[key], cfg.warmup)
+            if o.ok:
+                values[key].append(o.value)
+        if rounds < 2:
+            continue
+        measured_ = {k: values[k] for k in alive if values[k]}
+        if not measured_:
+            continue
+        lead = noise.ranked(
+            {k: noise.ConfigStats(k, by_key[k], v) for k, v in measured_.items()}, maximize
+        )[0].key
+        worst_lead = min(values[lead]) if maximize else max(values[lead])
+        for k in list(alive):
+            if k == lead:
+                continue
+            best_k = (max(values[k]) if maximize else min(values[k])) if values[k] else None
+            if best_k is None or local.gain(worst_lead, best_k, maximize) >= cfg.min_gain:
+                alive.remove(k)
+                left[k] = rounds
+    fresh = {k: noise.ConfigStats(k, by_key[k], v) for k, v in values.items() if v}
+    if not fresh:
+        best_key = leaders[0].key
+    elif config_key({}) in alive:  # nothing left the defaults behind: keep them
+        best_key = config_key({})
+    else:
+        pool = {k: s for k, s in fresh.items() if k in alive} or fresh
+        first = noise.ranked(pool, maximize)[0]
+        near = [
+            s
+            for s in pool.values()
+            if s is first or local.gain(first.median, s.median, maximize) < cfg.min_gain
+        ]
+        best_key = min(
+            near, key=lambda s: (len(s.settings), s.median * (-1 if maximize else 1))
+        ).key
+    return {
+        "leaders": [k for k in by_key if k != config_key({})],
+        "settings": by_key,
+        "values": values,
+        "best": best_key,
+        "best_settings": dict(by_key[best_key]),
+        "rounds": rounds,
+        "left": left,
+        "raced": True,
+    }
 
 
 def remeasure_leaders(
@@ -370,7 +499,7 @@ def remeasure_leaders(
     stats = noise.group(loop.measured(study))
     if not stats:
         return {"leaders": [], "values": {}, "best": None}
-    leaders = loop.leaders(study, max(1, cfg.leaders), maximize)
+    leaders = loop.leaders(study, max(1, cfg.n_leaders), maximize)
     by_key = {s.key: s.settings for s in leaders}
     values: dict[str, list[float]] = {k: [] for k in by_key}
     walls: dict[str, list[float]] = {k: [] for k in by_key}
@@ -629,9 +758,22 @@ def finish(
         )
     maximize = study.direction.name == "MAXIMIZE"
     rng = random.Random(cfg.seed)
-    log(f"re-measuring the {cfg.leaders} leading configurations {cfg.repeat} times, interleaved")
-    leaders = remeasure_leaders(cfg, study, evaluate, rng)
+    evaluate = counter = RunCounter(evaluate)
+    raced = get_strategy(cfg.strategy).race
+    if raced:
+        log(f"racing the {cfg.n_leaders} leading configurations and the defaults, interleaved "
+            f"(at most {max(cfg.repeat, 2)} rounds; a contender leaves once it cannot change "
+            "rank)")  # fmt: skip
+        leaders = race_leaders(cfg, study, evaluate, rng)
+        if leaders.get("left"):
+            log("left the race: " + ", ".join(f"{k} (round {r})"
+                                               for k, r in leaders["left"].items()))  # fmt: skip
+    else:
+        log(f"re-measuring the {cfg.n_leaders} leading configurations {cfg.repeat} times, "
+            "interleaved")  # fmt: skip
+        leaders = remeasure_leaders(cfg, study, evaluate, rng)
     best = dict(leaders.get("best_settings") or {})
+    counter.phase = "verification"
     log(
         f"default vs tuned ({config_key(best)}): interleaved pairs until a sequential test "
         f"decides ({min(cfg.verify_min, cfg.verify_pairs)} to {cfg.verify_pairs})"
@@ -640,8 +782,9 @@ def finish(
     off = {k: why for k, why in final.get("not_in_effect", {}).items() if k in best}
     effective = {k: v for k, v in best.items() if k not in off}
     reduced: dict[str, Any] = {"settings": effective, "contributions": {}, "removed": {}}
-    if final["improved"] and cfg.partial and len(effective) > 1:
+    if final["improved"] and cfg.partial and not raced and len(effective) > 1:
         log(f"finding which of the {len(effective)} settings carry the gain")
+        counter.phase = "reduction"
         reduced = minimal(cfg, effective, evaluate, maximize, rng, log)
         reduced = _checked_reduction(cfg, effective, reduced, evaluate, maximize, rng, log)
     proposed = reduced["settings"] if final["improved"] else {}
@@ -652,8 +795,17 @@ def finish(
             f"sequential test decides ({min(cfg.verify_min, cfg.verify_pairs)} to "
             f"{cfg.verify_pairs})"
         )
+        counter.phase = "verification"
         best_check = verify(cfg, proposed, evaluate, maximize, rng, "best.xml's settings")
     head = verdict.headline(proposed, best_check or final, maximize, best, final)
+    runs = {"search": search_runs(study), **counter.runs}
+    runs["total"] = sum(runs.values())
+    stopped = study.user_attrs.get(local.STOPPED) or f"its budget of {cfg.budget} trials"
+    log(
+        f"application runs: {runs['total']} ("
+        + ", ".join(f"{k} {v}" for k, v in runs.items() if k != "total")
+        + f"); the search ended: {stopped}"
+    )
     recommended = head["settings"]
     if recommended and len(recommended) == 1 and not reduced["contributions"]:
         (name,) = recommended  # removing the only setting leaves the defaults
@@ -679,6 +831,9 @@ def finish(
         "objective_unit": objective.unit(cfg.objective),
         "direction": study.direction.name.lower(),
         "trials": len(study.trials),
+        "runs": runs,  # every application run of the study, by phase (issue 25)
+        "stopped": stopped,
+        "min_gain": cfg.min_gain,
         "not_searched": dict(study.user_attrs.get(loop.INERT, {})),
         "switched_on": on,
         "values_not_searched": dict(study.user_attrs.get(loop.VALUES_OUT, {})),

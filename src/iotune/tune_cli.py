@@ -80,9 +80,11 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     how.add_argument(
         "--strategy",
         default="default",
-        choices=["default", "genetic", "random"],
-        help="default: TPE warm-started with rules, capped; genetic: H5Evolve's "
-        "GA (population 15, 40 generations, 15%% mutation); random",
+        choices=["default", "tpe", "genetic", "random"],
+        help="default: the baseline's insights, rule-based guesses, local search around the "
+        "best found, stopping early (--min-gain), the leaders raced at the end; tpe: TPE "
+        "warm-started with rules, capped, its whole budget (the default before); genetic: "
+        "H5Evolve's GA (population 15, 40 generations, 15%% mutation); random",
     )
     how.add_argument("--trials", type=int, help="trials in the study (default: 30; genetic 600)")
     how.add_argument(
@@ -122,7 +124,10 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
     noise = p.add_argument_group("noise and verification")
     noise.add_argument(
-        "--leaders", type=int, default=3, help="leading settings re-measured (default 3)"
+        "--leaders",
+        type=int,
+        help="leading settings re-measured (default 3; 2 for the default strategy, which races "
+        "them against each other and the defaults)",
     )
     noise.add_argument(
         "--repeat", type=int, default=3, help="re-measurements of each leader (default 3)"
@@ -145,6 +150,15 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="on a VM that gives freed memory back to its host (free page reporting), keep it "
         "in the VM during the study and restore the setting at its end (root; default: off; "
         'docs/tune.md, "Noise on this machine")',
+    )
+    noise.add_argument(
+        "--min-gain",
+        type=float,
+        default=5.0,
+        metavar="PERCENT",
+        help="the smallest gain worth recommending, in percent: the default strategy's search "
+        "stops once the rest of the space cannot plausibly beat the best found by it "
+        "(docs/tune.md, Stopping early; 0: search the whole budget; default 5)",
     )
     noise.add_argument(
         "--no-partial",
@@ -358,6 +372,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
     )
     for line in dropped:
         print(f"iotune tune: {line}", file=sys.stderr)
+    if not 0 <= args.min_gain < 100 or args.min_gain != args.min_gain:
+        return _error(f"--min-gain {args.min_gain:g}: a percentage from 0 to below 100")
     args.verify_pairs = (
         study.sequential.MAX_PAIRS if args.verify_pairs is None else args.verify_pairs
     )
@@ -382,6 +398,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         verify_pairs=args.verify_pairs,
         warmup=args.warmup,
         partial=not args.no_partial,
+        min_gain=args.min_gain / 100,
         study_name=args.study,
         storage=args.storage,
         workdir=args.workdir,

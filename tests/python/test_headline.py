@@ -109,6 +109,9 @@ def test_an_established_gain_is_said_with_its_interval_and_pairs():
 
 
 def _cfg(tmp_path, **kw):
+    # the strategy that reduces its winner one setting at a time (the default strategy's race
+    # prefers fewer settings instead: tests/python/test_search_local.py)
+    kw.setdefault("strategy", "tpe")
     sp = space.load(HERE / "fake_space.toml")
     return study.TuneConfig(app=["x"], out=tmp_path, space=sp, seed=3, remember=False, **kw)
 
@@ -251,9 +254,9 @@ def test_console_report_summary_and_kb_show_give_the_same_headline(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
     r = subprocess.run(
         [sys.executable, "-m", "iotune.tune_cli", "--space", tmp_path / "space.toml",
-         "--launcher", "none", "--no-preload", "--objective", "kernel", "--no-progress",
-         "--trials", "2", "--cap", "0", "--verify-pairs", "8", "--seed", "1", "--out", out,
-         "--study", "h", "--no-kb", "--", sys.executable, app],  # fmt: skip
+         "--strategy", "tpe", "--launcher", "none", "--no-preload", "--objective", "kernel",
+         "--no-progress", "--trials", "2", "--cap", "0", "--verify-pairs", "8", "--seed", "1",
+         "--out", out, "--study", "h", "--no-kb", "--", sys.executable, app],  # fmt: skip
         capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env,
     )  # fmt: skip
     assert r.returncode == 0, r.stdout + r.stderr
@@ -348,8 +351,8 @@ def test_a_real_kernel_study_gives_best_xml_s_own_speedup(tmp_path, libiotune, k
     kernel("gcrmio")
     (tmp_path / "space.toml").write_text(REAL_SPACE)
     r = subprocess.run(
-        [sys.executable, "-m", "iotune.tune_cli", "--kernel", "gcrmio", "--space",
-         tmp_path / "space.toml", "--trials", "2", "--leaders", "2", "--repeat", "1",
+        [sys.executable, "-m", "iotune.tune_cli", "--kernel", "gcrmio", "--strategy", "tpe",
+         "--space", tmp_path / "space.toml", "--trials", "2", "--leaders", "2", "--repeat", "1",
          "--verify-pairs", "6", "--seed", "0", "--no-kb", "--no-progress", "--out", "out"],
         capture_output=True, text=True, timeout=600, cwd=tmp_path,
         env={**os.environ, "IOTUNE_LIB": str(libiotune)},

@@ -3,6 +3,7 @@ landscape that varied them, and a replayed run reports the bytes the real one re
 
 import json
 import random
+from pathlib import Path
 
 import pytest
 from conftest import bench_module
@@ -98,3 +99,50 @@ def test_a_replay_is_judged_by_every_judge(replay, tmp_path):
     # at trial 30 the search recommends fill_time=never, which this judge scores at 10 s
     assert r["judges"]["other"]["final"]["quality_at_check"] == pytest.approx(other.best / 10)
     assert r["judges"]["replayed"]["final"]["reach"] != r["judges"]["other"]["final"]["reach"]
+
+
+def _tiny(replay, tmp_path):
+    from iotune import space
+
+    toml = tmp_path / "tiny.toml"
+    toml.write_text('name = "tiny"\n[params.fill_time]\nvalues = ["ifset", "never"]\n'
+                    'default = "ifset"\n[params.romio_cb_write]\n'
+                    'values = ["automatic", "disable"]\ndefault = "automatic"\n'
+                    '[[guesses]]\nname = "no fill"\n'
+                    'settings = { fill_time = "never" }\n')  # fmt: skip
+    rows = []
+    both = {"fill_time": "never", "romio_cb_write": "disable"}
+    for settings, scale in (({}, 1), ({"fill_time": "never"}, 0.5),
+                            ({"romio_cb_write": "disable"}, 0.9), (both, 0.55)):  # fmt: skip
+        rows += [_row(settings, v * scale, round=str(i), bytes="100")
+                 for i, v in enumerate((1.0, 1.02, 0.98, 1.01, 0.99))]  # fmt: skip
+    return replay.Landscape(rows), space.load(toml)
+
+
+def test_a_whole_study_is_replayed_and_every_run_counted(replay, tmp_path):
+    land, sp = _tiny(replay, tmp_path)
+    st = replay.replay_study(land, sp, "default", 0)
+    assert st["recommended"] == "fill_time=never" and st["correct"]
+    assert st["reach"]["0.95"] == 2  # the defaults, then the rule-based guess
+    runs = st["runs"]
+    # the draws the replay made are exactly the runs the study's summary counts, by phase
+    assert runs["counted"] == runs["total"] == runs["search"] + runs["re-measure"] + runs[
+        "verification"]  # fmt: skip
+    assert runs["search"] == runs["search_replayed"] == st["search_trials"] < 30
+    assert not st["stopped"].startswith("its budget")
+    warm = replay.replay_study(land, sp, "default", 0, warmup=1)
+    assert warm["runs"]["warm-up"] == warm["runs"]["re-measure"] + warm["runs"]["verification"]
+
+
+def test_a_flat_landscape_is_one_configuration_s_runs_everywhere(replay, tmp_path):
+    land, sp = _tiny(replay, tmp_path)
+    flat = replay.flat_landscape(land)
+    assert set(flat.samples) == set(land.samples)
+    assert all(flat.samples[k] == land.samples["(defaults)"] for k in flat.samples)
+    assert len(set(flat.truth.values())) == 1 and flat.best == flat.default
+    st = replay.replay_study(flat, sp, "default", 1)
+    assert st["correct"]  # everything is within 95 % of the best on a flat landscape
+    summary = replay.summarise_studies([st], 30)
+    assert summary["count_mismatches"] == 0 and summary["studies"] == 1
+    assert replay.median_ci([1, 2, 3])[0] == 2
+    assert replay.parse_landscape("a.csv,b.csv@k") == ([Path("a.csv"), Path("b.csv")], "k")

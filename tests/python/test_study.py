@@ -88,7 +88,13 @@ def test_full_study_with_a_fake_app(tmp_path):
     assert summary["final"]["speedup"] > 1.5
     assert "faster than the defaults" in summary["verdict"]
     rows = list(csv.DictReader(open(out / "trials.csv")))
-    assert len(rows) == 14 and rows[0]["origin"] == "defaults"
+    assert len(rows) <= 14 and rows[0]["origin"] == "defaults"
+    # it stops early or at its budget, and says why; every application run is counted
+    assert summary["stopped"].startswith(("local optimum", "no progress")) or len(rows) == 14
+    runs = summary["runs"]
+    assert runs["search"] == sum(1 for r in rows if r["status"] != "forbidden")
+    assert runs["total"] == sum(v for k, v in runs.items() if k != "total")
+    assert runs["verification"] >= 2 * summary["final"]["pairs"]
     assert rows[1]["origin"] == "guess: small buffer"
     # slow trials (romio_cb_write=disable: 3 s) are capped, never completed as fast
     for row in rows:
@@ -503,3 +509,11 @@ def test_a_study_stopped_by_a_failed_baseline_runs_it_again(tmp_path):
     rows = list(csv.DictReader(open(tmp_path / "o" / "trials.csv")))
     assert [row["origin"] for row in rows[:2]] == ["defaults", "defaults"]
     assert [row["status"] for row in rows[:2]] == ["failed", "ok"]
+
+
+@pytest.mark.parametrize("gain", ["-1", "100", "nan"])
+def test_min_gain_outside_0_to_100_is_refused_in_one_line(tmp_path, gain):
+    r = tune("--space", SPACE, *FAKE_OPTS, "--min-gain", gain, "--out", tmp_path, "--", *FAKE)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.strip().count("\n") == 0 and f"--min-gain {gain}" in r.stderr
+    assert not (tmp_path / "study.db").exists()

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from iotune import storage
-from iotune.search import inert, noise, switches, warmstart
+from iotune.search import inert, local, noise, switches, warmstart
 from iotune.search.capping import Capping
 from iotune.space import Space, config_key
 from iotune.trial import Outcome
@@ -140,8 +140,13 @@ def run(
     leave_out_inert: bool = False,
     facts: dict[str, Any] | None = None,
     check_baseline: Callable[[Outcome], str | None] | None = None,
+    neighbours: bool = False,
+    min_gain: float | None = None,
+    patience: int = local.PATIENCE,
 ) -> None:
-    """Runs trials until the study holds `budget` of them (all workers together).
+    """Runs trials until the study holds `budget` of them (all workers together), or until
+    the search can stop early (min_gain: search/local.py; the reason is kept in the study's
+    user attribute local.STOPPED).
 
     confirm > 0: a configuration that leads after fewer than `confirm` measurements is queued
     to be measured again (intensification), so that noise cannot crown a slow setting.
@@ -150,6 +155,8 @@ def run(
     matter (search/inert.py); facts: what is known of the application before it runs
     (e.g. {"static_hdf5": True}); check_baseline: why the baseline's successful run was not
     the launch meant (iotune.launchcheck), or None: WrongLaunch is raised with that message.
+    neighbours: once the warm start has run, measure the one-parameter neighbours of the
+    incumbent before asking the sampler (search/local.py).
     """
     from optuna.exceptions import UpdateFinishedTrialError
     from optuna.trial import TrialState
@@ -158,6 +165,14 @@ def run(
     facts = dict(facts or {})
     _resume_warm_start(study, space, leave_out_inert, facts)
     distributions = searched(study, space)
+    if min_gain is not None and used(study) < budget:  # a continued study that had stopped
+        inc = incumbent(study, maximize)
+        around = inc.settings if neighbours and inc is not None else None
+        why = local.why_stop(study, space, around, list(distributions), min_gain, maximize,
+                             patience)  # fmt: skip
+        if why:
+            study.set_user_attr(local.STOPPED, why)
+            return
     while used(study) < budget:
         storage.fail_lost(study)  # a dead worker's trial counts as failed, on any host
         inc = incumbent(study, maximize)
@@ -213,8 +228,17 @@ def run(
             _confirm_leader(study, space, maximize, confirm)
         if outcome.ok:
             _confirm_seeds(study, space, maximize)
+        best = incumbent(study, maximize)
+        around = None
+        if neighbours and best is not None and not study.user_attrs.get(warmstart.PENDING):
+            around = best.settings
+        why = None
+        if min_gain is not None and used(study) < budget:
+            why = local.why_stop(study, space, around, list(distributions), min_gain, maximize,
+                                 patience)  # fmt: skip
+        if around is not None and not why and used(study) < budget:  # none left queued
+            local.propose(study, space, around, list(distributions))
         if on_trial is not None:
-            best = incumbent(study, maximize)
             on_trial(
                 Progress(
                     trial.number,
@@ -225,6 +249,9 @@ def run(
                     budget,
                 )
             )
+        if why:
+            study.set_user_attr(local.STOPPED, why)
+            return
 
 
 def searched(study: Any, space: Space) -> dict[str, Any]:

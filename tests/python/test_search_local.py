@@ -1,0 +1,199 @@
+"""The default strategy's local search, its early stop (--min-gain), the race of the leaders
+and the count of every application run (issue 25)."""
+
+import random
+from pathlib import Path
+
+import optuna
+import pytest
+
+from iotune import space
+from iotune.search import get_strategy, local, loop, warmstart
+from iotune.study import RunCounter, TuneConfig, _measure, race_leaders, search_runs
+from iotune.trial import Outcome
+
+SPACE = space.parse(
+    {
+        "params": {
+            "cb_buffer_size": {"values": ["1M", "4M", "16M", "64M"], "default": "16M"},
+            "romio_cb_write": {"values": ["automatic", "disable"], "default": "automatic"},
+            "fill_time": {"values": ["ifset", "never"], "default": "ifset"},
+        },
+        "guesses": [{"name": "no fill", "settings": {"fill_time": "never"}}],
+    }
+)
+
+
+def separable(settings):
+    """1.0 s at the defaults; fill_time=never halves it, cb_buffer_size=4M takes 20 % off."""
+    t = 1.0
+    if settings.get("fill_time") == "never":
+        t *= 0.5
+    if settings.get("cb_buffer_size") == "4194304":
+        t *= 0.8
+    return t
+
+
+def deterministic(settings, cap):
+    v = separable(settings)
+    return Outcome("ok", v, "kernel", v)
+
+
+def new_study(seed=0):
+    s = get_strategy("default")
+    study = optuna.create_study(sampler=s.sampler(seed, len(SPACE.guesses)))
+    warmstart.enqueue(study, SPACE, s.warm_start)
+    return study
+
+
+@pytest.fixture(autouse=True)
+def _quiet():
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+
+def test_no_gain_streak_counts_trials_since_the_last_gain_of_min_gain():
+    assert local.no_gain_streak([1.0], 0.05, False) == 0
+    assert local.no_gain_streak([1.0, 0.99, 0.98, None], 0.05, False) == 3  # 1-2 %: no gain
+    assert local.no_gain_streak([1.0, 0.99, 0.5, 0.7], 0.05, False) == 1  # 2x at the 3rd
+    assert local.no_gain_streak([1.0, 2.0], 0.05, True) == 0  # maximised: more is better
+    assert local.gain(0.5, 1.0, False) == pytest.approx(1.0)
+
+
+def test_local_search_walks_to_the_best_and_stops_at_the_local_optimum():
+    study = new_study()
+    loop.run(study, SPACE, deterministic, budget=30, neighbours=True, min_gain=0.05)
+    inc = loop.incumbent(study, False)
+    assert inc.settings == {"fill_time": "never", "cb_buffer_size": "4194304"}
+    assert inc.median == pytest.approx(0.4)
+    why = study.user_attrs[local.STOPPED]
+    assert why.startswith("local optimum"), why
+    # every one-parameter change of the best was measured, and nothing is left queued
+    assert not local.neighbours(study, SPACE, inc.settings, list(SPACE.distributions()))
+    assert all(t.state.name != "WAITING" for t in study.trials)
+    assert len(study.trials) < 16  # the space has 16 configurations: it stopped before them all
+    origins = [t.user_attrs.get("origin", "") for t in study.trials]
+    assert origins[:2] == ["defaults", "guess: no fill"]
+    assert any(o.startswith(local.NEIGHBOUR) for o in origins)
+
+
+def test_without_min_gain_the_search_uses_its_budget_and_leaves_nothing_queued():
+    study = new_study()
+    loop.run(study, SPACE, deterministic, budget=9, neighbours=True, min_gain=None)
+    assert loop.used(study) == 9 and local.STOPPED not in study.user_attrs
+    assert all(t.state.name != "WAITING" for t in study.trials)
+
+
+def test_no_progress_stops_a_flat_search():
+    rng = random.Random(1)
+
+    def flat(settings, cap):  # no setting changes anything: 1 s +- 1 %
+        v = 1.0 + rng.uniform(-0.01, 0.01)
+        return Outcome("ok", v, "kernel", v)
+
+    study = new_study()
+    loop.run(study, SPACE, flat, budget=30, neighbours=True, min_gain=0.05, patience=4)
+    why = study.user_attrs[local.STOPPED]
+    assert why.startswith(("no progress", "local optimum")), why
+    assert loop.used(study) <= 6  # the baseline, the guess, 4 trials without a 5 % gain
+
+
+def test_a_stopped_study_continued_stops_again_at_once():
+    study = new_study()
+    loop.run(study, SPACE, deterministic, budget=30, neighbours=True, min_gain=0.05)
+    n = len(study.trials)
+    loop.run(study, SPACE, deterministic, budget=30, neighbours=True, min_gain=0.05)
+    assert len(study.trials) == n
+
+
+def _cfg(tmp_path: Path, **kw) -> TuneConfig:
+    return TuneConfig(app=["x"], out=tmp_path, space=SPACE, strategy="default", **kw)
+
+
+def _study_with(measured: dict[str, list[float]]):
+    study = optuna.create_study()
+    for key, values in measured.items():
+        settings = dict(kv.split("=") for kv in key.split(";")) if key != "(defaults)" else {}
+        for v in values:
+            study.add_trial(
+                optuna.trial.create_trial(
+                    params={},
+                    distributions={},
+                    value=v,
+                    user_attrs={"key": key, "settings": settings, "status": "ok", "wall_s": v},
+                )
+            )
+    return study
+
+
+def test_the_race_drops_the_defaults_when_a_leader_is_faster_in_every_run(tmp_path):
+    study = _study_with({"(defaults)": [1.0], "fill_time=never": [0.5], "romio_cb_write=disable":
+                         [0.6]})  # fmt: skip
+    times = {"(defaults)": 1.0, "fill_time=never": 0.5, "romio_cb_write=disable": 0.9}
+    calls = []
+
+    def evaluate(settings, cap):
+        key = space.config_key(settings)
+        calls.append(key)
+        return Outcome("ok", times[key], "kernel", times[key])
+
+    res = race_leaders(_cfg(tmp_path), study, evaluate, random.Random(0))
+    assert res["best_settings"] == {"fill_time": "never"}
+    assert res["left"] == {"(defaults)": 2, "romio_cb_write=disable": 2}
+    assert res["rounds"] == 2 and len(calls) == 6  # 3 contenders, 2 rounds: no third round
+
+
+def _noisy(times: dict[str, float], wobble: list[float]):
+    """An evaluate whose n-th run of a configuration takes its time x wobble[n % len]."""
+    seen: dict[str, int] = {}
+
+    def evaluate(settings, cap):
+        key = space.config_key(settings)
+        n = seen[key] = seen.get(key, -1) + 1
+        v = times[key] * wobble[n % len(wobble)]
+        return Outcome("ok", v, "kernel", v)
+
+    return evaluate
+
+
+def test_the_race_keeps_the_defaults_when_nothing_leaves_them_behind(tmp_path):
+    study = _study_with({"(defaults)": [1.0], "fill_time=never": [0.8]})  # a lucky run
+    evaluate = _noisy({"(defaults)": 1.0, "fill_time=never": 0.98}, [1.0, 0.93, 1.06])
+    res = race_leaders(_cfg(tmp_path), study, evaluate, random.Random(0))
+    assert res["best_settings"] == {} and res["left"] == {}  # keep the defaults: no verification
+    assert res["rounds"] == 3
+
+
+def test_the_race_prefers_fewer_settings_within_min_gain(tmp_path):
+    both, one = "cb_buffer_size=1048576;fill_time=never", "fill_time=never"
+    study = _study_with({"(defaults)": [1.0], both: [0.49], one: [0.5]})
+    times = {"(defaults)": 1.0, both: 0.49, one: 0.5}
+    wobble = [1.0, 0.96, 1.03]
+    res = race_leaders(_cfg(tmp_path), study, _noisy(times, wobble), random.Random(0))
+    assert res["left"] == {"(defaults)": 2}
+    assert res["best_settings"] == {"fill_time": "never"}  # 2 % slower, one setting fewer
+    res = race_leaders(_cfg(tmp_path, min_gain=0.01), study, _noisy(times, wobble),
+                       random.Random(0))  # fmt: skip
+    assert res["best_settings"] == {"cb_buffer_size": "1048576", "fill_time": "never"}
+
+
+def test_the_run_counter_counts_phases_and_warm_ups():
+    counter = RunCounter(deterministic)
+    counter.phase = "verification"
+    _measure(counter, {}, 2)
+    assert counter.runs == {"warm-up": 2, "verification": 1}
+
+
+def test_search_runs_counts_what_ran_not_what_was_refused():
+    study = optuna.create_study()
+    for status, state in (("ok", "COMPLETE"), ("forbidden", "PRUNED"), ("capped", "PRUNED"),
+                          ("failed", "FAIL")):  # fmt: skip
+        study.add_trial(
+            optuna.trial.create_trial(
+                params={},
+                distributions={},
+                value=1.0 if state == "COMPLETE" else None,
+                state=getattr(optuna.trial.TrialState, state),
+                user_attrs={"status": status},
+            )
+        )
+    assert search_runs(study) == 3
