@@ -179,7 +179,7 @@ def without_seed_confirmation() -> None:
 
     loop._confirm_seeds = lambda *a, **k: None
     loop.leaders = lambda study, n, maximize: noise.ranked(
-        noise.group(loop.measured(study)), maximize
+        noise.group(noise.measured(study)), maximize
     )[:n]
 
 

@@ -424,7 +424,7 @@ def race_leaders(
     settings, when nothing left beats them by min_gain). Returns remeasure_leaders' fields
     and "rounds" run, "left" (who left the race, after which round)."""
     maximize = study.direction.name == "MAXIMIZE"
-    stats = noise.group(loop.measured(study))
+    stats = noise.group(noise.measured(study))
     if not stats:
         return {"leaders": [], "values": {}, "best": None}
     leaders = loop.leaders(study, max(1, cfg.n_leaders), maximize)
@@ -496,7 +496,7 @@ def remeasure_leaders(
     """Runs the leading configurations again, interleaved; returns {key: [values]} of the
     re-measurements and the choice (the best median of the re-measurements)."""
     maximize = study.direction.name == "MAXIMIZE"
-    stats = noise.group(loop.measured(study))
+    stats = noise.group(noise.measured(study))
     if not stats:
         return {"leaders": [], "values": {}, "best": None}
     leaders = loop.leaders(study, max(1, cfg.n_leaders), maximize)

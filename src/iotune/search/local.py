@@ -170,6 +170,6 @@ def why_stop(
 
 
 def _stats(study: Any) -> dict[str, float]:
-    from iotune.search import loop, noise
+    from iotune.search import noise
 
-    return {k: s.median for k, s in noise.group(loop.measured(study)).items()}
+    return {k: s.median for k, s in noise.group(noise.measured(study)).items()}

@@ -54,24 +54,6 @@ class Progress:
     budget: int
 
 
-def measured(study: Any) -> list[dict[str, Any]]:
-    """The successful trials of a study as measurement rows (for noise.group)."""
-    from optuna.trial import TrialState
-
-    rows = []
-    for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
-        rows.append(
-            {
-                "key": t.user_attrs.get("key", ""),
-                "settings": t.user_attrs.get("settings", {}),
-                "value": t.value,
-                "wall_s": t.user_attrs.get("wall_s", 0.0),
-                "number": t.number,
-            }
-        )
-    return rows
-
-
 CONFIRM = 3  # measurements that make a configuration "confirmed"
 
 
@@ -80,7 +62,7 @@ def incumbent(study: Any, maximize: bool) -> noise.ConfigStats | None:
     best median among the confirmed configurations (measured CONFIRM times or more), or, while
     none is confirmed, among those measured most often. One lucky run does not make a winner:
     on this machine a slow setting can have a fast run (shared/LAB-NOTES.md, noise)."""
-    stats = noise.group(measured(study))
+    stats = noise.group(noise.measured(study))
     if not stats:
         return None
     level = min(CONFIRM, max(len(s.values) for s in stats.values()))
@@ -94,7 +76,7 @@ def leaders(study: Any, n: int, maximize: bool) -> list[noise.ConfigStats]:
     configuration is not pushed out by single lucky runs of others (on this machine a slow
     setting can have a fast run); it leaves only when fresh runs side by side beat it
     (study.remeasure_leaders)."""
-    ranked = noise.ranked(noise.group(measured(study)), maximize)
+    ranked = noise.ranked(noise.group(noise.measured(study)), maximize)
     out = ranked[:n]
     confirmed = [s for s in ranked if len(s.values) >= CONFIRM]
     if confirmed and confirmed[0] not in out:
@@ -105,7 +87,7 @@ def leaders(study: Any, n: int, maximize: bool) -> list[noise.ConfigStats]:
 def challenger(study: Any, maximize: bool, confirm: int = CONFIRM) -> noise.ConfigStats | None:
     """A configuration measured fewer than `confirm` times whose median beats every confirmed
     one (the best such), or None. The loop measures it again until it is confirmed or falls."""
-    stats = noise.group(measured(study))
+    stats = noise.group(noise.measured(study))
     for s in noise.ranked(stats, maximize):
         return s if len(s.values) < confirm else None
     return None
@@ -352,7 +334,7 @@ def _confirm_seeds(study: Any, space: Space, maximize: bool) -> None:
     base = [t.value for t in done if t.user_attrs.get("origin") == warmstart.BASELINE]
     if not seeds or not base:
         return
-    stats = noise.group(measured(study))
+    stats = noise.group(noise.measured(study))
     queued = _queued_keys(study)
     wins = noise.better(maximize)
     for key in sorted(k for k in seeds if k in stats):

@@ -114,3 +114,21 @@ def paired_test(
         signs = ([rng.choice((1, -1)) for _ in range(n)] for _ in range(total))
     hits = sum(1 for s in signs if sum(x * y for x, y in zip(s, d, strict=True)) >= observed - eps)
     return hits / total
+
+
+def measured(study: Any) -> list[dict[str, Any]]:
+    """The successful trials of a study as measurement rows (for noise.group)."""
+    from optuna.trial import TrialState
+
+    rows = []
+    for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
+        rows.append(
+            {
+                "key": t.user_attrs.get("key", ""),
+                "settings": t.user_attrs.get("settings", {}),
+                "value": t.value,
+                "wall_s": t.user_attrs.get("wall_s", 0.0),
+                "number": t.number,
+            }
+        )
+    return rows
