@@ -163,6 +163,20 @@ def test_the_race_keeps_the_defaults_when_nothing_leaves_them_behind(tmp_path):
     assert res["rounds"] == 3
 
 
+def test_a_noisy_race_that_keeps_the_defaults_in_sends_a_real_gain_to_the_verification(
+    tmp_path,
+):
+    """A 1.6x gain at a CV of about 35 %: three rounds leave nobody behind, but the defaults'
+    median is beaten by far more than min_gain, so the candidate goes to the verification (the
+    demo kept its defaults against such a gain when the defaults' staying in decided)."""
+    study = _study_with({"(defaults)": [1.0], "fill_time=never": [0.62]})
+    # each run of one wobbles so that neither is slower in every fresh run than the other
+    evaluate = _noisy({"(defaults)": 1.0, "fill_time=never": 0.62}, [0.55, 1.0, 1.7])
+    res = race_leaders(_cfg(tmp_path), study, evaluate, random.Random(0))
+    assert res["left"] == {} and res["rounds"] == 3
+    assert res["best_settings"] == {"fill_time": "never"}
+
+
 def test_the_race_prefers_fewer_settings_within_min_gain(tmp_path):
     both, one = "cb_buffer_size=1048576;fill_time=never", "fill_time=never"
     study = _study_with({"(defaults)": [1.0], both: [0.49], one: [0.5]})
