@@ -84,7 +84,7 @@ def earlier_study(land: replay.Landscape, sp: space.Space, seed: int) -> dict:
     settings that carry the gain), each run a draw of the measured repetitions, as
     bench/replay/replay.py replays them. Its knowledge-base entry is match.entry_from_summary's,
     exactly what `iotune tune` files (nothing is seeded from a study that verified nothing)."""
-    strategy = get_strategy("default")
+    strategy = get_strategy("tpe")
     study = optuna.create_study(sampler=strategy.sampler(seed, len(sp.guesses)))
     warmstart.enqueue(study, sp, strategy.warm_start)
     rng = random.Random(seed)
@@ -100,7 +100,7 @@ def earlier_study(land: replay.Landscape, sp: space.Space, seed: int) -> dict:
     with tempfile.TemporaryDirectory() as d:
         cfg = TuneConfig(app=["replayed"], out=Path(d), space=sp, strategy=strategy.name,
                          remember=False, seed=seed)  # fmt: skip
-        loop.run(study, sp, evaluate, replay.BUDGETS["default"], capping_for(cfg),
+        loop.run(study, sp, evaluate, replay.BUDGETS["tpe"], capping_for(cfg),
                  confirm=strategy.confirm, combine=strategy.warm_start,
                  leave_out_inert=strategy.leave_out_inert)  # fmt: skip
         return finish(cfg, study, evaluate, log=lambda _: None)
@@ -138,7 +138,7 @@ def fewer_trials_p(k: dict, judge: str, target: str = "0.95") -> float:
 
     def trials(name: str) -> list[float]:
         reach = [r["judges"][judge]["final"]["reach"][target] for r in k[name]["runs"]]
-        return [h[0] if h else replay.BUDGETS["default"] for h in reach]
+        return [h[0] if h else replay.BUDGETS["tpe"] for h in reach]
 
     return replay.mann_whitney_less(trials("kb"), trials("cold"))
 
@@ -371,16 +371,16 @@ def main() -> int:
         }
         for name, spaces in (("cold", [sp]), ("kb", [s for s, _ in seeded])):
             t0 = time.monotonic()
-            runs = [replay.replay(land, s, "default", seed, judges)
+            runs = [replay.replay(land, s, "tpe", seed, judges)
                     for s in spaces for seed in range(args.seeds)]  # fmt: skip
             k[name] = {
-                mode: replay.summarise([r[mode] for r in runs], replay.BUDGETS["default"])
+                mode: replay.summarise([r[mode] for r in runs], replay.BUDGETS["tpe"])
                 for mode in MODES
             }
             k[name]["judges"] = {
                 j.name: {
                     mode: replay.summarise(
-                        [r["judges"][j.name][mode] for r in runs], replay.BUDGETS["default"]
+                        [r["judges"][j.name][mode] for r in runs], replay.BUDGETS["tpe"]
                     )  # fmt: skip
                     for mode in MODES
                 }

@@ -20,7 +20,7 @@ report that they read nothing). This measures what searching parameters that can
 costs, with the default strategy leaving them out after the baseline (prune) and without.
 
 Usage: .venv/bin/python bench/replay/replay.py [--seeds 50] [--out bench/replay/replay.json]
-       .venv/bin/python bench/replay/replay.py --read-dims --strategies default,default-no-prune
+       .venv/bin/python bench/replay/replay.py --read-dims --strategies tpe,tpe-no-prune
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ SPACES = {
     "gcrmio": HERE.parent / "measure_landscape" / "spaces" / "grid-gcrmio.toml",
     "vorpalio": HERE.parent / "measure_landscape" / "spaces" / "grid-vorpalio.toml",
 }
-BUDGETS = {"default": 100, "default-no-prune": 100, "random": 200, "genetic": 600}
+BUDGETS = {"tpe": 100, "tpe-no-prune": 100, "local": 100, "random": 200, "genetic": 600}
 READ_DIMS = ("romio_cb_read", "romio_ds_read", "ind_rd_buffer_size")
 
 
@@ -309,7 +309,7 @@ def replay(
 # ----------------------------------------------------------------------------- whole studies
 # (issue 25): the search, then study.finish as `iotune tune` runs it, every run a draw.
 
-STUDY_BUDGETS = {"default": 30, "tpe": 30, "random": 60, "default+kb": 30}
+STUDY_BUDGETS = {"local": 30, "tpe": 30, "random": 60, "local+kb": 30}
 CI_RESAMPLES = 2000
 
 
@@ -329,7 +329,7 @@ def kb_guesses(land: Landscape, sp: space.Space, seed: int) -> list[space.Guess]
     """What a knowledge-base entry of an earlier study of the same motif (another run: another
     seed of the whole default study on the same landscape) seeds: its recommendation, then its
     other raced leaders, as `--warm-start kb` puts them before the rule-based guesses."""
-    earlier = replay_study(land, sp, "default", 10_000 + seed, keep_summary=True)["summary"]
+    earlier = replay_study(land, sp, "local", 10_000 + seed, keep_summary=True)["summary"]
     out, seen = [], set()
     recommended = earlier.get("recommended") or {}
     candidates = [recommended] if recommended else []
@@ -685,7 +685,7 @@ def main() -> int:
     )
     ap.add_argument("--first-seed", type=int, default=0)
     ap.add_argument("--seeds", type=int, default=100)
-    ap.add_argument("--strategies", default="default,random,genetic")
+    ap.add_argument("--strategies", default="tpe,random,genetic")
     ap.add_argument("--out", type=Path, default=HERE / "replay.json")
     ap.add_argument(
         "--read-dims",
@@ -699,8 +699,8 @@ def main() -> int:
     if args.studies:
         if args.out == HERE / "replay.json":
             args.out = HERE / "studies.json"
-        if args.strategies == "default,random,genetic":
-            args.strategies = "default,tpe,random"
+        if args.strategies == "tpe,random,genetic":
+            args.strategies = "local,tpe,random"
         return main_studies(args)
     rows = [r for path in args.landscape for r in csv.DictReader(open(path))]
     results = {

@@ -51,7 +51,7 @@ class TuneConfig:
     app: list[str]  # the application command, without the launcher
     out: Path
     space: Space
-    strategy: str = "default"
+    strategy: str = "tpe"
     trials: int | None = None  # None: the strategy's budget
     objective: str = "auto"
     launcher: str = "mpiexec"

@@ -79,12 +79,14 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     how = p.add_argument_group("search")
     how.add_argument(
         "--strategy",
-        default="default",
-        choices=["default", "tpe", "genetic", "random"],
-        help="default: the baseline's insights, rule-based guesses, local search around the "
-        "best found, stopping early (--min-gain), the leaders raced at the end; tpe: TPE "
-        "warm-started with rules, capped, its whole budget (the default before); genetic: "
-        "H5Evolve's GA (population 15, 40 generations, 15%% mutation); random",
+        default="tpe",
+        choices=["tpe", "local", "genetic", "random"],
+        help="tpe (default): TPE warm-started with the baseline's insights and rule-based "
+        "guesses, capped, its whole budget, the winner reduced to the settings that carry the "
+        "gain; local: the same guesses, then local search around the best found, stopping "
+        "early (--min-gain), the leaders raced at the end (fewer runs, less reliable on a "
+        "noisy machine: docs/tune.md); genetic: H5Evolve's GA (population 15, 40 "
+        "generations, 15%% mutation); random",
     )
     how.add_argument("--trials", type=int, help="trials in the study (default: 30; genetic 600)")
     how.add_argument(

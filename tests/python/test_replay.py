@@ -92,7 +92,7 @@ def test_a_replay_is_judged_by_every_judge(replay, tmp_path):
     truth = dict(land.truth)
     truth["fill_time=never"] = 10.0
     other = replay.Judge("other", truth, min(truth.values()))
-    r = replay.replay(land, sp, "default", 0, [land.judge(), other])
+    r = replay.replay(land, sp, "local", 0, [land.judge(), other])
     assert r["final"] == r["judges"]["replayed"]["final"]
     assert set(r["judges"]) == {"replayed", "other"}
     assert r["judges"]["replayed"]["final"]["reach"]["0.95"] is not None
@@ -121,7 +121,7 @@ def _tiny(replay, tmp_path):
 
 def test_a_whole_study_is_replayed_and_every_run_counted(replay, tmp_path):
     land, sp = _tiny(replay, tmp_path)
-    st = replay.replay_study(land, sp, "default", 0)
+    st = replay.replay_study(land, sp, "local", 0)
     assert st["recommended"] == "fill_time=never" and st["correct"]
     assert st["reach"]["0.95"] == 2  # the defaults, then the rule-based guess
     runs = st["runs"]
@@ -130,7 +130,7 @@ def test_a_whole_study_is_replayed_and_every_run_counted(replay, tmp_path):
         "verification"]  # fmt: skip
     assert runs["search"] == runs["search_replayed"] == st["search_trials"] < 30
     assert not st["stopped"].startswith("its budget")
-    warm = replay.replay_study(land, sp, "default", 0, warmup=1)
+    warm = replay.replay_study(land, sp, "local", 0, warmup=1)
     assert warm["runs"]["warm-up"] == warm["runs"]["re-measure"] + warm["runs"]["verification"]
 
 
@@ -140,7 +140,7 @@ def test_a_flat_landscape_is_one_configuration_s_runs_everywhere(replay, tmp_pat
     assert set(flat.samples) == set(land.samples)
     assert all(flat.samples[k] == land.samples["(defaults)"] for k in flat.samples)
     assert len(set(flat.truth.values())) == 1 and flat.best == flat.default
-    st = replay.replay_study(flat, sp, "default", 1)
+    st = replay.replay_study(flat, sp, "local", 1)
     assert st["correct"]  # everything is within 95 % of the best on a flat landscape
     summary = replay.summarise_studies([st], 30)
     assert summary["count_mismatches"] == 0 and summary["studies"] == 1

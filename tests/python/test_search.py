@@ -78,7 +78,7 @@ def test_genetic_runs_generations_and_keeps_the_elite():
 
 def test_default_strategy_starts_from_defaults_and_guesses_and_finds_the_best():
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    study = new_study("default", seed=0)
+    study = new_study("tpe", seed=0)
     loop.run(study, SPACE, fake_eval, budget=30, capping=Capping(2.0, 0.0))
     first = study.trials[0]
     assert first.user_attrs["origin"] == "defaults" and first.user_attrs["settings"] == {}
@@ -234,7 +234,7 @@ def writer(settings, cap):
 
 def test_a_run_that_reads_nothing_is_not_tuned_for_reads():
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    s = get_strategy("default")
+    s = get_strategy("local")
     # H5Evolve searches everything
     assert s.leave_out_inert and not get_strategy("genetic").leave_out_inert
     study = optuna.create_study(sampler=s.sampler(0, 3))

@@ -40,7 +40,7 @@ def deterministic(settings, cap):
 
 
 def new_study(seed=0):
-    s = get_strategy("default")
+    s = get_strategy("local")
     study = optuna.create_study(sampler=s.sampler(seed, len(SPACE.guesses)))
     warmstart.enqueue(study, SPACE, s.warm_start)
     return study
@@ -106,7 +106,7 @@ def test_a_stopped_study_continued_stops_again_at_once():
 
 
 def _cfg(tmp_path: Path, **kw) -> TuneConfig:
-    return TuneConfig(app=["x"], out=tmp_path, space=SPACE, strategy="default", **kw)
+    return TuneConfig(app=["x"], out=tmp_path, space=SPACE, strategy="local", **kw)
 
 
 def _study_with(measured: dict[str, list[float]]):

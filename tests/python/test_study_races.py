@@ -100,7 +100,7 @@ def test_a_study_whose_creator_died_before_setting_it_up_is_set_up_by_the_next(
     monkeypatch.setattr(study_mod, "SETUP_GRACE_S", 0.5)
     s, created = study_mod.open_study(cfg)
     assert not created
-    assert s.user_attrs["strategy"] == "default" and s.user_attrs["command_text"]
+    assert s.user_attrs["strategy"] == "tpe" and s.user_attrs["command_text"]
     origins = [t.user_attrs.get("origin") for t in s.trials]
     assert origins == ["defaults"]
     monkeypatch.setattr(study_mod, "SETUP_GRACE_S", 60)
