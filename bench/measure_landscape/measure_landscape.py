@@ -162,7 +162,7 @@ def expand(template: str, build: paths.Build, nprocs: int, work: Path) -> list[s
         if word == "{mpiexec}":
             out += build.launcher(nprocs)
             continue
-        kernels = str(build.kernels) if build.kernels else "{kernels}"
+        kernels = str(paths.find_kernels_dir(build.family)) if "{kernels}" in word else ""
         out.append(word.replace("{kernels}", kernels).replace("{work}", str(work)))
     return out
 
@@ -188,7 +188,8 @@ def main() -> int:
     )
     ap.add_argument("--name", default="landscape", help="output file names (NAME.csv ...)")
     ap.add_argument("--command", help="a program's command template (instead of --kernels)")
-    ap.add_argument("--space", type=Path, help="the grid space file of --command")
+    ap.add_argument("--space", type=Path, help="the grid space file of --command (a path, or a "
+                    "file name of spaces/)")  # fmt: skip
     ap.add_argument("--label", help="the kernel column's value for --command")
     ap.add_argument("--setup", help="a command template run once before the rounds")
     ap.add_argument("--objective", help="the trials' objective (kernels: kernel; --command: auto)")
@@ -225,8 +226,12 @@ def main() -> int:
         args.rounds = 1
     if args.drop_caches and not trial.drop_caches():
         ap.error("--drop-caches: /proc/sys/vm/drop_caches is not writable here (root only)")
+    if args.space and not args.space.exists() and (HERE / "spaces" / args.space).is_file():
+        args.space = HERE / "spaces" / args.space  # a name of spaces/
     try:
         build = paths.find_build(args.mpi) if args.mpi else mpitools.runtime_build()
+        # the runtime: --mpi's build, else as iotune finds it ($IOTUNE_LIB first)
+        lib = build.lib if args.mpi else paths.find_library()
         programs = (
             {args.label: args.space.resolve()}
             if args.command
@@ -267,7 +272,7 @@ def main() -> int:
         "uptime_before": uptime(),
         "machine": machine(build),
         "mpi_family": build.family,
-        "runtime": str(build.lib),
+        "runtime": str(lib),
         "launch": f"{' '.join(build.launcher(args.nprocs))} (MPI family {build.family}), "
         f"libiotune.so preloaded, objective = {objective}"
         + (", each run in its own scratch directory" if args.isolate else "")
@@ -303,7 +308,7 @@ def main() -> int:
             timeout=args.timeout,
             sync=args.sync,
             drop_caches=args.drop_caches,
-            lib=build.lib,
+            lib=lib,
         )
         for k, cmd in commands.items()
     }

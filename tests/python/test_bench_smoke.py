@@ -51,7 +51,13 @@ SMOKE = {
                    "--repeats", "1", "--verify-pairs", "5", "--out", "{out}/s.json"], "s.json"),
     "verify_power": (["measure", "--kernel", "gcrmio", "--rounds", "1", "--out", "{out}"],
                      "verify-gcrmio.json"),
-    "measure_landscape": (["--smoke", "--out", "{out}"], "landscape.csv"),
+    # any program: a command template, a space of spaces/, a set-up run, a scratch dir per run
+    "measure_landscape": (["--smoke", "--out", "{out}", "--label", "vorpalio-read", "--space",
+                           "grid-vorpalio-read.toml", "--objective", "kernel", "--isolate",
+                           "--setup", "{{mpiexec}} {{kernels}}/vorpalio --block 16,16,8 "
+                           "--file {{work}}/v.h5",
+                           "--command", "{{mpiexec}} {{kernels}}/vorpalio --block 16,16,8 "
+                           "--file {{work}}/v.h5 --read-only"], "landscape.csv"),
     "callcost": (["--smoke", "--out", "{out}/c.json"], "c.json"),
     "minimal": (["--kernel", "gcrmio", "--trials", "2", "--rounds", "1", "--out", "{out}"],
                 "minimal-gcrmio.json"),
