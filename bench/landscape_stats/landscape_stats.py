@@ -13,6 +13,11 @@ resamples): the winner's curse of taking the argmin of many noisy medians as "th
 --per-round: each run divided by the median run of its kernel's round first
 (replay.round_normalised: the rounds' medians differ by up to 2x with the machine's load).
 
+Any landscape of bench/measure_landscape/ (its kernel column names the program); the output
+ends with a Markdown table, one row per kernel (pooled rounds): default and best median, best /
+default, how many configurations lie within 95 % of the best, the runs' spread (median and p90
+of the configurations' CV) and the rank agreement (Spearman) between each two rounds.
+
 Usage: .venv/bin/python bench/landscape_stats/landscape_stats.py landscape-sync.csv
            landscape-sync-rounds4-6.csv [--per-round]
            [--seeds-from bench/kb_warmstart/kb_warmstart-sync-studied.json] [--out ...json]
@@ -210,9 +215,30 @@ def main() -> int:
                            if n.startswith("quality_"))  # fmt: skip
             print(f"  KB seed {s['settings']}: {qs}; indistinguishable (pooled): "
                   f"{s['indistinguishable_pooled']}")  # fmt: skip
+    print()
+    print(summary_table(out["kernels"]))
     if args.out:
         args.out.write_text(json.dumps(out, indent=1) + "\n")
     return 0
+
+
+def summary_table(kernels: dict) -> str:
+    """One Markdown row per kernel, from its pooled rounds: the landscape's shape at a glance."""
+    lines = [
+        "| kernel | configurations | runs each | default s | best s | best/default | "
+        "within 95 % of the best | median CV of the runs (p90) | Spearman between rounds |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for kernel, k in kernels.items():
+        d = k["pooled"]
+        rhos = sorted(k["spearman_rounds"].values())
+        rho = f"{min(rhos):.2f}-{max(rhos):.2f}" if rhos else "-"
+        lines.append(
+            f"| {kernel} | {d['configurations']} | {d['runs_per_configuration']:g} | "
+            f"{d['default_s']:.4g} | {d['best_s']:.4g} | {d['best_over_default']:.2f} | "
+            f"{d['within_95']} | {d['median_cv']:.2f} ({d['cv_p90']:.2f}) | {rho} |"
+        )
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
