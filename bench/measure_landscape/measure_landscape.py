@@ -55,7 +55,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from iotune import paths, space, trial
+from iotune import interrupt, paths, space, trial
 
 HERE = Path(__file__).resolve().parent
 SMOKE_CONFIGS = 3  # --smoke's configurations
@@ -116,9 +116,28 @@ def machine(build: paths.Build) -> dict:
     }
 
 
-def measure(jobs: list, opts: dict, rounds: int, first_round: int, seed: int, csv_path: Path):
+def wait_for_load(max_load: float | None, pause_s: float = 5.0) -> float:
+    """Seconds waited until the 1-minute load average is at most max_load (None: no wait)."""
+    waited = 0.0
+    while max_load is not None and os.getloadavg()[0] > max_load:
+        time.sleep(pause_s)
+        waited += pause_s
+    return waited
+
+
+def measure(
+    jobs: list,
+    opts: dict,
+    rounds: int,
+    first_round: int,
+    seed: int,
+    csv_path: Path,
+    max_load: float | None = None,
+) -> float:
     """Every (kernel, configuration) once per round, in a shuffled order; rows appended as
-    they come."""
+    they come. Before each run, waits while the machine's load is above max_load (returns the
+    seconds waited)."""
+    waited = 0.0
     rng = random.Random(seed)
     total = len(jobs) * rounds
     done = 0
@@ -130,6 +149,7 @@ def measure(jobs: list, opts: dict, rounds: int, first_round: int, seed: int, cs
             order = jobs[:]
             rng.shuffle(order)
             for i, (k, settings) in enumerate(order):
+                waited += wait_for_load(max_load)
                 o = trial.run_trial(settings, opts[k])
                 w.writerow(
                     {
@@ -153,6 +173,7 @@ def measure(jobs: list, opts: dict, rounds: int, first_round: int, seed: int, cs
                     el = time.monotonic() - t0
                     left = el / done * (total - done)
                     print(f"{done}/{total} runs, {el:.0f} s, ~{left:.0f} s left", flush=True)
+    return waited
 
 
 def expand(template: str, build: paths.Build, nprocs: int, work: Path) -> list[str]:
@@ -198,6 +219,8 @@ def main() -> int:
     ap.add_argument("--nprocs", type=int, default=2)
     ap.add_argument("--isolate", action="store_true", help="each trial in its own scratch dir")
     ap.add_argument("--timeout", type=float, default=120.0, help="one run's limit (s)")
+    ap.add_argument("--max-load", type=float, help="before each run, wait while the 1-minute "
+                    "load average is above this (a neighbour's burst)")  # fmt: skip
     ap.add_argument("--sync", action="store_true", help="flush files before close (IOTUNE_SYNC)")
     ap.add_argument(
         "--drop-caches",
@@ -279,6 +302,7 @@ def main() -> int:
         + (", IOTUNE_SYNC=1" if args.sync else "")
         + (", page cache dropped before each run" if args.drop_caches else ""),
         "load_before": os.getloadavg(),
+        "max_load": args.max_load,
         "kernels": {
             k: {"command": commands[k], "space": rel(f)}
             | ({} if args.command else {"args": KERNELS[k][0]})
@@ -314,9 +338,16 @@ def main() -> int:
     }
     t0 = time.monotonic()
     try:
-        with freed_memory.maybe_hold(args.hold_freed_memory) as held:
+        # SIGTERM/SIGHUP as Ctrl-C: the running trial's processes stopped, the hold released
+        with interrupt.handlers(), freed_memory.maybe_hold(args.hold_freed_memory) as held:
             meta["freed_memory"] = held
-            measure(jobs, opts, args.rounds, args.first_round, args.seed, csv_path)
+            meta["waited_for_load_s"] = measure(
+                jobs, opts, args.rounds, args.first_round, args.seed, csv_path, args.max_load
+            )
+        status = 0
+    except KeyboardInterrupt as e:  # the rows measured so far are in the CSV
+        meta["interrupted"] = str(e) or "SIGINT"
+        status = interrupt.exit_status(e)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     meta["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
@@ -324,7 +355,7 @@ def main() -> int:
     meta["load_after"] = os.getloadavg()
     meta["uptime_after"] = uptime()
     meta_path.write_text(json.dumps(meta, indent=2) + "\n")
-    return 0
+    return status
 
 
 if __name__ == "__main__":
