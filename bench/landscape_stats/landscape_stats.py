@@ -13,6 +13,11 @@ resamples): the winner's curse of taking the argmin of many noisy medians as "th
 --per-round: each run divided by the median run of its kernel's round first
 (replay.round_normalised: the rounds' medians differ by up to 2x with the machine's load).
 
+Any landscape of bench/measure_landscape/ (its kernel column names the program); the output
+ends with a Markdown table, one row per kernel (pooled rounds): default and best median, best /
+default, how many configurations lie within 95 % of the best, the runs' spread (median and p90
+of the configurations' CV) and the rank agreement (Spearman) between each two rounds.
+
 Usage: .venv/bin/python bench/landscape_stats/landscape_stats.py landscape-sync.csv
            landscape-sync-rounds4-6.csv [--per-round]
            [--seeds-from bench/kb_warmstart/kb_warmstart-sync-studied.json] [--out ...json]
@@ -78,12 +83,25 @@ def describe(land: replay.Landscape, boot: int = 2000, seed: int = 1) -> dict:
         meds = {k: statistics.median(rng.choices(v, k=len(v))) for k, v in vals.items()}
         wins[min(meds, key=meds.get)] += 1
     top = sorted(wins.items(), key=lambda kv: -kv[1])[:5]
+    cvs_sorted = sorted(cvs)
+    default_runs = vals.get("(defaults)", [])
     return {
         "configurations": len(land.truth),
+        "failed_configurations": sum(v == float("inf") for v in land.truth.values()),
         "runs_per_configuration": statistics.median(len(v) for v in vals.values()),
         "median_cv": statistics.median(cvs),
+        "cv_p90": cvs_sorted[int(0.9 * (len(cvs_sorted) - 1))],
+        "default_s": land.default,
+        "default_cv": (
+            statistics.pstdev(default_runs) / statistics.fmean(default_runs)
+            if len(default_runs) > 1
+            else None
+        ),
         "best": best_key,
         "best_s": land.best,
+        # best / default: how much of the default's time the best takes (1: nothing to gain)
+        "best_over_default": land.best / land.default,
+        "default_within_95": land.reached("(defaults)", 0.95),
         "within_95": sum(land.reached(k, 0.95) for k in land.truth),
         "within_90": sum(land.reached(k, 0.90) for k in land.truth),
         "indistinguishable_from_best": len(alike),
@@ -91,6 +109,25 @@ def describe(land: replay.Landscape, boot: int = 2000, seed: int = 1) -> dict:
         "bootstrap_best_share": {k: n / boot for k, n in top},
         "bootstrap_distinct_winners": len(wins),
     }
+
+
+def round_spearman(rows: list[dict]) -> dict[str, float]:
+    """Rank agreement of the configurations' values between each two rounds of the rows (the
+    configurations measured ok in both): does one round rank them as another does?"""
+    by_round: dict[str, dict[str, float]] = defaultdict(dict)
+    for r in rows:
+        if r["status"] == "ok" and r["value_s"]:
+            by_round[r["round"]][r["config"]] = float(r["value_s"])
+    names = sorted(by_round, key=int)
+    out = {}
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            keys = sorted(set(by_round[a]) & set(by_round[b]))
+            if len(keys) > 2:
+                out[f"round {a} vs {b}"] = spearman(
+                    [by_round[a][x] for x in keys], [by_round[b][x] for x in keys]
+                )
+    return out
 
 
 def main() -> int:
@@ -109,7 +146,8 @@ def main() -> int:
     seeds_json = json.loads(args.seeds_from.read_text()) if args.seeds_from else None
     out: dict = {"command": " ".join([sys.executable, *sys.argv]), "per_round": args.per_round,
                  "kernels": {}}  # fmt: skip
-    for kernel in replay.SPACES:
+    kernels = sorted({r["kernel"] for rows in groups.values() for r in rows})
+    for kernel in kernels:
         lands = {g: replay.Landscape([r for r in rows if r["kernel"] == kernel])
                  for g, rows in groups.items()}  # fmt: skip
         pooled = replay.Landscape([r for rows in groups.values() for r in rows
@@ -117,6 +155,9 @@ def main() -> int:
         k: dict = {g: describe(land) for g, land in lands.items()}
         k["pooled"] = describe(pooled)
         names = list(lands)
+        k["spearman_rounds"] = round_spearman(
+            [r for rows in groups.values() for r in rows if r["kernel"] == kernel]
+        )
         keys = sorted(set.intersection(*(set(values(land)) for land in lands.values())))
         k["spearman"] = {
             f"{a} vs {b}": spearman(
@@ -152,6 +193,9 @@ def main() -> int:
         for g in [*names, "pooled"]:
             d = k[g]
             share = max(d["bootstrap_best_share"].values())
+            print(f"  {g}: {d['configurations']} configurations, default "
+                  f"{d['default_s']:.4g} s, best {d['best_s']:.4g} s, best/default "
+                  f"{d['best_over_default']:.2f}")  # fmt: skip
             print(f"  {g}: {d['runs_per_configuration']:g} runs/config, median CV "
                   f"{d['median_cv']:.2f}; within 95 %: {d['within_95']}, within 90 %: "
                   f"{d['within_90']}; indistinguishable from the best: "
@@ -160,6 +204,10 @@ def main() -> int:
                   f"wins {share:.0%}")  # fmt: skip
         for pair, rho in k["spearman"].items():
             print(f"  Spearman {pair}: {rho:.2f}")
+        if k["spearman_rounds"]:
+            rhos = ", ".join(f"{p.removeprefix('round ')} {v:.2f}"
+                             for p, v in k["spearman_rounds"].items())  # fmt: skip
+            print(f"  Spearman between rounds (pooled): {rhos}")
         for g, q in k["best_of_group_pooled_quality"].items():
             print(f"  best of {g}, pooled quality: {q:.2f}")
         for s in k.get("kb_seeds", []):
@@ -167,9 +215,30 @@ def main() -> int:
                            if n.startswith("quality_"))  # fmt: skip
             print(f"  KB seed {s['settings']}: {qs}; indistinguishable (pooled): "
                   f"{s['indistinguishable_pooled']}")  # fmt: skip
+    print()
+    print(summary_table(out["kernels"]))
     if args.out:
         args.out.write_text(json.dumps(out, indent=1) + "\n")
     return 0
+
+
+def summary_table(kernels: dict) -> str:
+    """One Markdown row per kernel, from its pooled rounds: the landscape's shape at a glance."""
+    lines = [
+        "| kernel | configurations | runs each | default s | best s | best/default | "
+        "within 95 % of the best | median CV of the runs (p90) | Spearman between rounds |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for kernel, k in kernels.items():
+        d = k["pooled"]
+        rhos = sorted(k["spearman_rounds"].values())
+        rho = f"{min(rhos):.2f}-{max(rhos):.2f}" if rhos else "-"
+        lines.append(
+            f"| {kernel} | {d['configurations']} | {d['runs_per_configuration']:g} | "
+            f"{d['default_s']:.4g} | {d['best_s']:.4g} | {d['best_over_default']:.2f} | "
+            f"{d['within_95']} | {d['median_cv']:.2f} ({d['cv_p90']:.2f}) | {rho} |"
+        )
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

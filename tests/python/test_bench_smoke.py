@@ -57,7 +57,13 @@ SMOKE = {
                    "--repeats", "1", "--verify-pairs", "5", "--out", "{out}/s.json"], "s.json"),
     "verify_power": (["measure", "--kernel", "gcrmio", "--rounds", "1", "--out", "{out}"],
                      "verify-gcrmio.json"),
-    "measure_landscape": (["--smoke", "--out", "{out}"], "landscape.csv"),
+    # any program: a command template, a space of spaces/, a set-up run, a scratch dir per run
+    "measure_landscape": (["--smoke", "--out", "{out}", "--label", "vorpalio-read", "--space",
+                           "grid-vorpalio-read.toml", "--objective", "kernel", "--isolate",
+                           "--setup", "{{mpiexec}} {{kernels}}/vorpalio --block 16,16,8 "
+                           "--file {{work}}/v.h5",
+                           "--command", "{{mpiexec}} {{kernels}}/vorpalio --block 16,16,8 "
+                           "--file {{work}}/v.h5 --read-only"], "landscape.csv"),
     "callcost": (["--smoke", "--out", "{out}/c.json"], "c.json"),
     "minimal": (["--kernel", "gcrmio", "--trials", "2", "--rounds", "1", "--out", "{out}"],
                 "minimal-gcrmio.json"),
@@ -180,3 +186,44 @@ def test_mpitools_gives_the_runtime_mpis_own_tools(monkeypatch, family, info, la
     assert mt.env_flags("A", "b c") == env
     assert mt.mpicc() == cc
     assert mt.hdf5_pkg() == f"hdf5-{family}"
+
+
+def _measure_landscape():
+    import importlib.util
+
+    path = BENCH / "measure_landscape" / "measure_landscape.py"
+    spec = importlib.util.spec_from_file_location("measure_landscape", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_measure_landscape_expands_a_command_template(tmp_path):
+    """{mpiexec} becomes the build's launcher words, {work} the measurement's directory; the
+    rest of the template is split like a shell line."""
+    from iotune import paths
+
+    ml = _measure_landscape()
+    info = {"mpiexec": "/usr/bin/mpiexec.openmpi", "preflags": ["--oversubscribe"]}
+    build = paths.Build("openmpi", Path("/x/libiotune.so"), None, "test", info)
+    got = ml.expand("{mpiexec} /opt/ior -o '{work}/a b.h5' -w", build, 2, tmp_path)
+    assert got == ["/usr/bin/mpiexec.openmpi", "--oversubscribe", "-n", "2", "/opt/ior", "-o",
+                   f"{tmp_path}/a b.h5", "-w"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--command", "true"], "--command needs --space and --label"),
+        (["--space", "grid-gcrmio.toml"], "go with --command"),
+        (["--command", "true", "--label", "x", "--space", "no-such.toml"], "no-such.toml"),
+    ],
+)
+def test_measure_landscape_refuses_incomplete_arguments_in_one_line(args, message, tmp_path):
+    script = BENCH / "measure_landscape" / "measure_landscape.py"
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    r = subprocess.run([sys.executable, str(script), "--out", str(tmp_path), *args],
+                       capture_output=True, text=True, env=env, timeout=60)  # fmt: skip
+    assert r.returncode == 2, r.stderr
+    assert message in r.stderr and "Traceback" not in r.stderr
+    assert not list(tmp_path.iterdir()), "nothing is written before the arguments are checked"
