@@ -445,6 +445,11 @@ def summary(p: Profile, *, files: bool = False, top: int = TOP_FILES) -> str:
         lines.append("config    none (library defaults)")
     data, others = _by_io_time(p.data_files), _by_io_time(p.system_files)
     lines.append(f"files     {_files_line(data, others, files)}")
+    summarised = d.get("files_summarised")
+    if isinstance(summarised, dict) and summarised.get("files"):
+        # beyond the 4,096 records of one-rank files rank 0 takes (docs/profile.md)
+        lines.append(f"          + {summarised['files']} more files of one rank each, summed "
+                     "into the totals (not listed: files_summarised)")  # fmt: skip
     if others:  # the layers of the data files alone: the interpreter's reads are not the app's
         lines += ["", "per layer (data files)"]
         layers = _sum_layers(data)

@@ -181,6 +181,8 @@ def _top(data: dict[str, Any]) -> None:
             for i, name in enumerate(hosts["names"]):
                 _type(name, str, f"hosts.names[{i}]", optional=False)
     _type(data.get("reduced"), bool, "reduced")
+    if _type(summarised := data.get("files_summarised"), dict, "files_summarised"):
+        _number(summarised.get("files"), "files_summarised.files", minimum=0, integer=True)
     _type(data.get("adaptive"), dict, "adaptive")
     _type(files := data.get("files"), list, "files", optional=False)
     for i, f in enumerate(files):

@@ -55,6 +55,9 @@ def test_files_of_one_rank_beyond_the_bound_are_summarised_and_counted(
     assert shared["ranks"] == 2 and shared["posix"]["bytes_written"] == 200
     total = 2 * n + 200
     assert p["io"]["bytes_written"] == total == p["layers"]["posix"]["bytes_written"]
+    # iotune show says how many files are summed and not listed
+    shown = prof.summary(prof.Profile(p))
+    assert f"+ {summary['files']} more files of one rank each, summed" in shown
 
 
 def test_a_small_run_has_no_summary(tmp_path, libiotune, test_prog):
