@@ -10,11 +10,18 @@ import importlib.util
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 from pathlib import Path
 
 import pytest
+
+# A test suite started in the background of a non-interactive shell (`cmd &`) inherits SIGINT
+# ignored, and so would every program the tests start: the tests of Ctrl-C would then test
+# nothing (or hang). Programs started from here get the default disposition back.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 REPO = Path(__file__).resolve().parents[2]
 BUILD = Path(os.environ.get("IOTUNE_BUILD_DIR", REPO / "build"))

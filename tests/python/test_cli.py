@@ -151,7 +151,7 @@ def test_check_list():
     names = [ln.split()[0] for ln in lines[1:]]
     assert names == params.names()
     row = next(ln for ln in lines if ln.startswith("striping_unit "))
-    assert "64 KiB..4 GiB" in row and "Lustre stripe size" in row
+    assert "64 KiB..4 GiB" in row and "on Lustre the bytes on one OST" in row and "CephFS" in row
     row = next(ln for ln in lines if ln.startswith("fill_time "))
     assert "ifset, alloc, never" in row
 
