@@ -503,6 +503,19 @@ DEFAULT_STUDIES = [
 ]
 
 
+def shape_of(land: Landscape) -> dict:
+    """A landscape's size, best and default configurations and how many are within 95 % of
+    the best: the head of each landscape's results."""
+    return {
+        "configurations": len(land.truth),
+        "best": min(land.truth, key=land.truth.get),
+        "best_s": land.best,
+        "default_s": land.default,
+        "best_speedup": land.default / land.best,
+        "within_95": sum(land.reached(k, 0.95) for k in land.truth),
+    }
+
+
 def main_studies(args: argparse.Namespace) -> int:
     pairs = list(zip(args.landscape_study or [], args.space or [], strict=False))
     if len(args.landscape_study or []) != len(args.space or []):
@@ -534,18 +547,7 @@ def main_studies(args: argparse.Namespace) -> int:
         flat = (f"flat (the defaults' runs of {name})", flat_landscape(land), sp, files, sf)
         todo = [flat] if args.flat_only else [*todo, flat]
     for name, land, sp, files, space_file in todo:
-        best_key = min(land.truth, key=land.truth.get)
-        lres = {
-            "files": files,
-            "space": space_file,
-            "configurations": len(land.truth),
-            "best": best_key,
-            "best_s": land.best,
-            "default_s": land.default,
-            "best_speedup": land.default / land.best,
-            "within_95": sum(land.reached(k, 0.95) for k in land.truth),
-            "strategies": {},
-        }
+        lres = {"files": files, "space": space_file, **shape_of(land), "strategies": {}}
         results["landscapes"][name] = lres
         for strategy in args.strategies.split(","):
             t0 = time.monotonic()
@@ -722,17 +724,9 @@ def main() -> int:
         sp = space.load(space_file)
         if args.read_dims:
             sp = with_read_dims(sp)
-        best_key = min(land.truth, key=land.truth.get)
-        kres = {
-            "configurations": len(land.truth),
-            "best": best_key,
-            "best_s": land.best,
-            "default_s": land.default,
-            "best_speedup": land.default / land.best,
-            "within_95": sum(land.reached(k, 0.95) for k in land.truth),
-            "within_90": sum(land.reached(k, 0.90) for k in land.truth),
-            "strategies": {},
-        }
+        kres = {**shape_of(land),
+                "within_90": sum(land.reached(k, 0.90) for k in land.truth),
+                "strategies": {}}  # fmt: skip
         for strategy in args.strategies.split(","):
             t0 = time.monotonic()
             runs = [replay(land, sp, strategy, seed) for seed in range(args.seeds)]

@@ -408,6 +408,15 @@ def _measure(evaluate: loop.Evaluate, settings: dict[str, str], warmup: int) -> 
     return evaluate(settings, None)
 
 
+def _leaders(cfg: TuneConfig, study: Any) -> tuple[bool, dict[str, Any], list[Any]]:
+    """What the final phases start from: the direction, the search's measurements grouped by
+    configuration, and its cfg.n_leaders best medians (none when nothing was measured)."""
+    maximize = study.direction.name == "MAXIMIZE"
+    stats = noise.group(noise.measured(study))
+    leaders = loop.leaders(study, max(1, cfg.n_leaders), maximize) if stats else []
+    return maximize, stats, leaders
+
+
 def race_leaders(
     cfg: TuneConfig, study: Any, evaluate: loop.Evaluate, rng: random.Random
 ) -> dict[str, Any]:
@@ -420,11 +429,9 @@ def race_leaders(
     settings (fewer settings for the same gain), and the defaults. The choice: _race_choice.
     Returns remeasure_leaders' fields and "rounds" run, "left" (who left the race, after which
     round)."""
-    maximize = study.direction.name == "MAXIMIZE"
-    stats = noise.group(noise.measured(study))
+    maximize, stats, leaders = _leaders(cfg, study)
     if not stats:
         return {"leaders": [], "values": {}, "best": None}
-    leaders = loop.leaders(study, max(1, cfg.n_leaders), maximize)
     by_key = {s.key: s.settings for s in leaders}
     top = set(leaders[0].settings.items())
     fewer = [s for s in stats.values()
@@ -501,11 +508,9 @@ def remeasure_leaders(
 ) -> dict[str, Any]:
     """Runs the leading configurations again, interleaved; returns {key: [values]} of the
     re-measurements and the choice (the best median of the re-measurements)."""
-    maximize = study.direction.name == "MAXIMIZE"
-    stats = noise.group(noise.measured(study))
+    maximize, stats, leaders = _leaders(cfg, study)
     if not stats:
         return {"leaders": [], "values": {}, "best": None}
-    leaders = loop.leaders(study, max(1, cfg.n_leaders), maximize)
     by_key = {s.key: s.settings for s in leaders}
     values: dict[str, list[float]] = {k: [] for k in by_key}
     walls: dict[str, list[float]] = {k: [] for k in by_key}
