@@ -90,8 +90,9 @@ def test_cb_config_list_pins_the_aggregator(emu, tmp_path, libiotune, test_prog,
     assert hints["cb_config_list"] == f"{host}:1" and hints["cb_nodes"] == "1"
     assert hints["romio_aggregator_list"].split() == [str(rank)]
     writers = set()
-    for r in range(HOSTS):
-        doc = trace.read(trace.rank_path(out, r))
+    assert sorted(p.name for p in (tmp_path / "p.json.trace").iterdir()) == [
+        "host-0.json.gz", "host-1.json.gz"]  # one trace file per host  # fmt: skip
+    for r, doc in enumerate(trace.load(out)):
         if any(s["layer"] == "posix" and s["func"] in ("pwrite", "write", "pwrite64")
                and s["file"].endswith("f.dat") for s in doc["signatures"]):  # fmt: skip
             writers.add(r)

@@ -67,7 +67,7 @@ static void write_traces(MPI_Comm comm, const iot_hosts *hosts, int rank, int nr
         err = iot_trace_write(path, rank, nranks, iot_session(), origin, epoch);
     }
     int asked = hosts->comm != MPI_COMM_NULL && iot_env.trace_files != 1;
-    int mine[4] = {err != 0, iot_trace_truncated(), merged, asked && !merged};
+    int mine[4] = {err != 0, iot_trace_truncated(), merged, asked && !merged && !err};
     int sums[4] = {mine[0], mine[1], mine[2], mine[3]}, worst = err;
     if (comm != MPI_COMM_NULL) {
         PMPI_Reduce(mine, sums, 4, MPI_INT, MPI_SUM, 0, comm);

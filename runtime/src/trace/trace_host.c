@@ -29,6 +29,7 @@ enum { SHAPE, ORDER, FILES, TIMES, NPARTS }; /* the texts of a packed trace, in 
 typedef struct { /* a packed trace: this head, steps, has_step, then the texts */
     int32_t rank, nsigs;
     uint64_t dropped, len[NPARTS];
+    double epoch; /* the job's start on this rank's wall clock */
 } pack_head;
 
 typedef struct {
@@ -77,11 +78,11 @@ static void put_times(FILE *f)
 }
 
 /* This rank's trace packed into one buffer (malloc'ed; NULL when out of memory). */
-static char *pack(int rank, double origin, size_t *len)
+static char *pack(int rank, double origin, double epoch, size_t *len)
 {
     void (*put[NPARTS])(FILE *) = {trace_put_shape, trace_put_order, trace_put_files, put_times};
     char *part[NPARTS] = {0};
-    pack_head h = {rank, (int32_t)trace_nsigs, trace_dropped, {0}};
+    pack_head h = {rank, (int32_t)trace_nsigs, trace_dropped, {0}, epoch};
     size_t n = trace_nsigs, plen[NPARTS] = {0};
     *len = sizeof h + n * (sizeof(int64_t) + 1);
     times_origin = origin;
@@ -232,8 +233,8 @@ static int add_member(host_file *hf, const char *buf, size_t len)
         order = !same_text(&hf->shapes[id].m, &m, ORDER);
     }
     FILE *f = hf->f;
-    fprintf(f, "%s{\"rank\": %d, \"dropped_calls\": %llu, \"shape\": ", hf->members++ ? ", " : "",
-            m.h.rank, (unsigned long long)m.h.dropped);
+    fprintf(f, "%s{\"rank\": %d, \"start\": %.6f, \"dropped_calls\": %llu, \"shape\": ",
+            hf->members++ ? ", " : "", m.h.rank, m.h.epoch, (unsigned long long)m.h.dropped);
     if (id >= 0) {
         fprintf(f, "%d", id);
     } else { /* not kept: the shape whole, here */
@@ -329,7 +330,7 @@ int iot_trace_write_host(MPI_Comm hc, const char *path, const iot_trace_meta *m)
     PMPI_Comm_rank(hc, &hr);
     PMPI_Comm_size(hc, &n);
     size_t len = 0;
-    char *buf = pack(m->rank, m->origin, &len);
+    char *buf = pack(m->rank, m->origin, m->epoch, &len);
     host_file hf = {0};
     trace_gz *g = NULL;
     int ok = hr != 0 || (hf.f = open_file(path, m, &g)) != NULL, mine = 0, err = 0;
