@@ -77,7 +77,8 @@ def rank_path(profile_path: str | os.PathLike[str], rank: int) -> str:
 
 
 def files(profile_path: str | os.PathLike[str]) -> list[str]:
-    """The trace files beside a profile: hosts' (host-I.json.gz) first, then ranks' files."""
+    """The trace files beside a profile: hosts' (host-I.json.gz) first, then ranks' files
+    (directories of those names left out)."""
     d = f"{os.fspath(profile_path)}.trace"
     try:
         names = os.listdir(d)
@@ -92,7 +93,8 @@ def files(profile_path: str | os.PathLike[str]) -> list[str]:
     hosts = sorted((n, x) for x in names if (n := number(x, "host-")) is not None and
                    x.endswith(".gz"))  # fmt: skip
     ranks = sorted((n, x) for x in names if (n := number(x, "rank-")) is not None)
-    return [os.path.join(d, x) for _, x in hosts + ranks]
+    paths = [os.path.join(d, x) for _, x in hosts + ranks]
+    return [p for p in paths if not os.path.isdir(p)]
 
 
 def by_rank(profile_path: str | os.PathLike[str]) -> dict[int, tuple[str, dict[str, Any]]]:
