@@ -218,9 +218,13 @@ def _rebuild(doc: dict[str, Any], path: str, budget: list[int], who: str = "") -
 
 
 def _counted(runs: list[Run], budget: list[int]) -> Iterator[tuple[Run, int, int]]:
-    """calls(runs), counted against budget[0] (ValueError when it runs out)."""
-    for block in calls(runs, budget[0]):
+    """calls(runs), counted against budget[0], the blocks left for the whole file (ValueError
+    when it runs out)."""
+    for block in calls(runs):
         budget[0] -= 1
+        if budget[0] < 0:
+            raise ValueError(f"the file's runs interleave into more than {MAX_BLOCKS} blocks "
+                             "of calls: too many to rebuild")  # fmt: skip
         yield block
 
 
