@@ -2,8 +2,9 @@
  * name form a communicator (MPI_Comm_split by two 31-bit hashes of the name: 62 bits, so that
  * two hosts share one only if their names collide in both); its rank 0, the job's lowest rank
  * on that host, is the host's leader. The leaders are counted with one MPI_Reduce and numbered
- * with one MPI_Exscan; their names (64 bytes each) reach rank 0 through a communicator of the
- * leaders alone. The host communicator stays for the traces (one file per host). */
+ * with one MPI_Exscan; the names (64 bytes each) of the first IOT_HOSTS_LISTED hosts reach
+ * rank 0 through a communicator of those leaders alone. The host communicator stays for the
+ * traces (one file per host). */
 #include "platform/hosts.h"
 
 #include <stdint.h>
@@ -49,16 +50,18 @@ static MPI_Comm host_comm(MPI_Comm comm, int rank, const char *name)
     return host;
 }
 
-/* Rank 0 of comm receives the leaders' names (leader: this rank is its host's first). */
-static void gather_names(MPI_Comm comm, int rank, int leader, const char *mine, iot_hosts *h)
+/* Rank 0 of comm receives the names of the first IOT_HOSTS_LISTED hosts' leaders (leader: this
+ * rank is its host's first; index: its host's number). */
+static void gather_names(MPI_Comm comm, int rank, int leader, int index, const char *mine,
+                         iot_hosts *h)
 {
     MPI_Comm leaders = MPI_COMM_NULL;
-    if (PMPI_Comm_split(comm, leader ? 0 : MPI_UNDEFINED, rank, &leaders) != MPI_SUCCESS ||
-        leaders == MPI_COMM_NULL)
+    int color = leader && index < IOT_HOSTS_LISTED ? 0 : MPI_UNDEFINED, n = 0, ok = 1;
+    if (PMPI_Comm_split(comm, color, rank, &leaders) != MPI_SUCCESS || leaders == MPI_COMM_NULL)
         return;
-    int ok = 1;
+    PMPI_Comm_size(leaders, &n);
     if (rank == 0) {
-        h->names = malloc((size_t)(h->count > 0 ? h->count : 1) * IOT_HOST_LEN);
+        h->names = malloc((size_t)n * IOT_HOST_LEN);
         ok = h->names != NULL;
     }
     PMPI_Bcast(&ok, 1, MPI_INT, 0, leaders);
@@ -66,7 +69,7 @@ static void gather_names(MPI_Comm comm, int rank, int leader, const char *mine, 
         PMPI_Gather(mine, IOT_HOST_LEN, MPI_CHAR, h->names, IOT_HOST_LEN, MPI_CHAR, 0, leaders) ==
             MPI_SUCCESS &&
         rank == 0) {
-        h->listed = h->count;
+        h->listed = n;
         sort_names(h);
     }
     PMPI_Comm_free(&leaders);
@@ -109,7 +112,7 @@ void iot_hosts_gather(MPI_Comm comm, iot_hosts *h)
     int before = 0; /* MPI_Exscan leaves rank 0's result undefined: it is 0 */
     PMPI_Exscan(&h->leader, &before, 1, MPI_INT, MPI_SUM, comm);
     h->index = rank == 0 ? 0 : before;
-    gather_names(comm, rank, h->leader, mine, h);
+    gather_names(comm, rank, h->leader, h->index, mine, h);
 }
 
 void iot_hosts_free(iot_hosts *h)

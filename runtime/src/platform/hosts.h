@@ -6,11 +6,13 @@
 
 #include "platform/mpiapi.h"
 
-#define IOT_HOST_LEN 64 /* a host name, NUL-padded (longer ones are cut: the count stays) */
+#define IOT_HOST_LEN 64       /* a host name, NUL-padded (longer ones are cut: the count stays) */
+#define IOT_HOSTS_LISTED 1024 /* names gathered: those of the first hosts (by their lowest rank)   \
+                               */
 
 typedef struct {
     int count;                   /* rank 0: distinct host names; 0 unknown (elsewhere: 0) */
-    int listed;                  /* names below, sorted, at most count */
+    int listed;                  /* names below, sorted, at most count and IOT_HOSTS_LISTED */
     char (*names)[IOT_HOST_LEN]; /* malloc'ed; NULL when listed is 0 */
     MPI_Comm comm;               /* this host's ranks (MPI_COMM_NULL: alone, or not found) */
     int leader;                  /* this rank is its host's first (rank 0 of comm) */
