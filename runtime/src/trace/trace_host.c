@@ -158,8 +158,8 @@ static int same_shape(const shape *s, const member *m, uint64_t hash)
  * first member after the first fixes that step per rank, where it divides exactly. */
 static int affine(shape *s, const member *m)
 {
-    int64_t dr = (int64_t)m->h.rank - s->m.h.rank;
-    if (dr == 0)
+    int64_t dr = (int64_t)m->h.rank - s->m.h.rank; /* members come in rank order: dr > 0 */
+    if (dr <= 0)
         return 0;
     for (int pass = s->slope_known; pass < 2; pass++)
         for (int i = 0; i < m->h.nsigs; i++) {
