@@ -235,7 +235,7 @@ def clear_previous(out: str) -> None:
     traces = out + ".trace"
     if os.path.isdir(traces):
         for name in os.listdir(traces):
-            if re.fullmatch(r"rank-\d+\.json(\.gz)?", name):
+            if re.fullmatch(r"rank-\d+\.json(\.gz)?|host-\d+\.json\.gz", name):
                 os.unlink(os.path.join(traces, name))
 
 

@@ -171,29 +171,36 @@ def group_files(names: Iterable[str]) -> tuple[dict[str, list[str]], dict[str, i
 def load_traces(
     profile_path: str | Path, left_out: list[str] | None = None
 ) -> list[dict[str, Any]]:
-    """The traces of a profile (<profile>.trace/rank-N.json.gz, or an older runtime's
-    rank-N.json), one per rank, read by iotune.trace (schema 2 or 3), or []. A trace that
-    cannot be read, or holds values the analyses cannot use, is left out (and said in
-    left_out, when given: one line naming the file)."""
+    """The traces of a profile, one per rank: from its hosts' files
+    (<profile>.trace/host-I.json.gz, schema 5) and ranks' own (rank-N.json.gz, or an older
+    runtime's rank-N.json), read by iotune.trace; a rank in a host's file is taken from there.
+    [] when there are none. A file that cannot be read, or a trace that holds values the
+    analyses cannot use, is left out (and said in left_out, when given: one line naming the
+    file)."""
     directory = Path(str(profile_path) + ".trace")
-    traces = []
-    for p in sorted(directory.glob("rank-*.json*")):
+    traces, seen = [], set()
+    paths = sorted(directory.glob("host-*.json.gz")) + sorted(directory.glob("rank-*.json*"))
+    for p in paths:
+        problems = []
         try:
             if not p.is_file():
                 raise iotrace.TraceError(f"{p}: not a regular file")
-            doc = iotrace.read(p)
+            docs = iotrace.read_all(p)
         except iotrace.TraceError as e:
-            problem = str(e)
+            problems.append(str(e))
         except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
-            problem = f"{p}: a damaged trace ({type(e).__name__}: {str(e)[:80]})"
+            problems.append(f"{p}: a damaged trace ({type(e).__name__}: {str(e)[:80]})")
         else:
-            problem = _trace_problem(doc)
-            if problem is None:
-                traces.append(doc)
-                continue
-            problem = f"{p}: {problem}"
+            for doc in docs:
+                problem = _trace_problem(doc)
+                if problem is not None:
+                    problems.append(f"{p}: {problem}")
+                elif p.name.startswith("host-") or doc.get("rank") not in seen:
+                    if p.name.startswith("host-"):
+                        seen.add(doc.get("rank"))
+                    traces.append(doc)
         if left_out is not None:
-            left_out.append(problem.splitlines()[0] if problem else str(p))
+            left_out.extend(x.splitlines()[0] if x else str(p) for x in problems)
     return traces
 
 

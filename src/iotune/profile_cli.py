@@ -96,7 +96,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--trace",
         action="store_true",
-        help="also record each rank's call stream (FILE.trace/rank-N.json.gz)",
+        help="also record each rank's call stream (FILE.trace/host-I.json.gz, one file per host)",
     )
     p.add_argument(
         "--config", "-c", metavar="FILE", help="control file to apply as well (default: none)"

@@ -1,11 +1,13 @@
 """The one reader of the runtime's traces (`IOTUNE_TRACE`, docs/profile.md, "Trace mode").
 
-`read(path)` reads one rank's trace, schema 4 or 3 (`rank-N.json.gz`, runs merged per layer
-and file, gzip-compressed columns) or schema 2 (`rank-N.json`), and returns the same logical
-content for all:
+`read_all(path)` reads a trace file: a host's (schema 5, `host-I.json.gz`: every rank of one
+host, what they repeat stored once; iotune.trace_host expands it exactly) or one rank's,
+schema 4 or 3 (`rank-N.json.gz`, runs merged per layer and file, gzip-compressed columns) or
+schema 2 (`rank-N.json`), and returns one trace per rank, the same logical content for all
+(`read(path)`: a file of one rank's trace):
 
 - the header keys (`schema`, `version`, `session`, `rank`, `ranks`, `start`, `truncated`,
-  `dropped_calls`, `limits`);
+  `dropped_calls`, `limits`; from a host's file also `host` and `host_index`);
 - `datasets`: as written (schema 4 adds `maxdims`, `chunks`, `type_class`, `type_signed`,
   `type_order`; older schemas lack them);
 - `views`: the MPI-IO file views set (schema 4; `[]` before): `disp`, `etype_size`, the
@@ -24,7 +26,8 @@ content for all:
   exact (to the tick); the start of a call inside a run is within the trace's `tolerance_s` of
   `start + k * period`, and its busy time is the run's mean.
 
-`load(profile_path)` reads the traces beside a profile, one per rank, in rank order.
+`load(profile_path)` reads the traces beside a profile, one per rank, in rank order;
+`by_rank(profile_path)` says which file holds each rank's.
 """
 
 from __future__ import annotations
@@ -35,11 +38,11 @@ import zlib
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
-from iotune import trace_schema
+from iotune import trace_host, trace_schema
 from iotune.inputs import MAX_BYTES, InputError, parse_json, read_bytes
 
 SCHEMA = "iotune-trace"
-VERSIONS = (2, 3, 4)
+VERSIONS = (2, 3, 4, 5)
 # the most bytes a trace's gzip data may expand to (read at each call: tests lower it)
 MAX_EXPANDED = MAX_BYTES
 # consecutive-call blocks rebuilt from a trace's runs: beyond this the trace is refused rather
@@ -73,13 +76,49 @@ def rank_path(profile_path: str | os.PathLike[str], rank: int) -> str:
     return base if os.path.exists(base) and not os.path.exists(base + ".gz") else base + ".gz"
 
 
+def files(profile_path: str | os.PathLike[str]) -> list[str]:
+    """The trace files beside a profile: hosts' (host-I.json.gz) first, then ranks' files
+    (directories of those names left out)."""
+    d = f"{os.fspath(profile_path)}.trace"
+    try:
+        names = os.listdir(d)
+    except OSError:
+        return []
+
+    def number(name: str, prefix: str) -> int | None:
+        stem = name[len(prefix) :].removesuffix(".gz").removesuffix(".json")
+        ok = name.startswith(prefix) and stem.isdigit() and stem.isascii()
+        return int(stem) if ok and name.endswith((".json", ".json.gz")) else None
+
+    hosts = sorted((n, x) for x in names if (n := number(x, "host-")) is not None and
+                   x.endswith(".gz"))  # fmt: skip
+    ranks = sorted((n, x) for x in names if (n := number(x, "rank-")) is not None)
+    paths = [os.path.join(d, x) for _, x in hosts + ranks]
+    return [p for p in paths if not os.path.isdir(p)]
+
+
+def by_rank(profile_path: str | os.PathLike[str]) -> dict[int, tuple[str, dict[str, Any]]]:
+    """Each rank's trace beside a profile and the file it is in: a host's file when one holds
+    it, else the rank's own file (schema 4's rank-N.json.gz, else schema 2's rank-N.json).
+    TraceError on a file that cannot be read."""
+    out: dict[int, tuple[str, dict[str, Any]]] = {}
+    for path in files(profile_path):
+        base = os.path.basename(path)
+        if base.startswith("rank-"):
+            rank = int(base[5:].split(".")[0])
+            if rank in out or path != rank_path(profile_path, rank):
+                continue  # in a host's file, or schema 2's beside schema 4's
+        for t in read_all(path):
+            out.setdefault(t["rank"], (path, t))
+    return out
+
+
 def load(profile_path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """Every rank's trace beside a profile, by rank (the ranks found from rank 0 on)."""
+    found = by_rank(profile_path)
     out = []
-    rank = 0
-    while os.path.exists(path := rank_path(profile_path, rank)):
-        out.append(read(path))
-        rank += 1
+    while len(out) in found:
+        out.append(found[len(out)][1])
     return out
 
 
@@ -105,9 +144,20 @@ def _gunzip(raw: bytes, path: str, limit: int | None = None) -> bytes:
 
 
 def read(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """One rank's trace (schema 2, 3 or 4), in the logical form the module docstring describes.
-    Read as every file from outside is (iotune.inputs: never blocks, bounded) and its shape
-    checked (trace_schema) before it is rebuilt; TraceError naming the file otherwise."""
+    """One rank's trace: a file of schema 2, 3 or 4, or a host's file (schema 5) holding one
+    rank; TraceError otherwise (read_all reads a host's file of several ranks)."""
+    traces = read_all(path)
+    if len(traces) != 1:
+        raise TraceError(f"{os.fspath(path)}: a host's trace file of {len(traces)} ranks, "
+                         "not one rank's")  # fmt: skip
+    return traces[0]
+
+
+def read_all(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Every rank's trace in one file (schema 2 to 5), in the logical form the module docstring
+    describes. Read as every file from outside is (iotune.inputs: never blocks, bounded) and its
+    shape checked (trace_schema, trace_host) before it is rebuilt; TraceError naming the file
+    otherwise."""
     path = os.fspath(path)
     try:
         raw = read_bytes(path, "trace")
@@ -120,10 +170,22 @@ def read(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise TraceError(f"{path}: not a trace of schema {SCHEMA}")
     version = doc.get("version")
     if isinstance(version, bool) or version not in VERSIONS:
-        raise TraceError(f"{path}: trace version {version!r} (this reader: 2, 3 or 4)")
+        raise TraceError(f"{path}: trace version {version!r} (this reader: 2 to 5)")
+    if version != 5:
+        return [_rebuild(doc, path, [MAX_BLOCKS])]
+    try:
+        members = trace_host.expand(doc)
+    except trace_host.HostError as e:
+        raise TraceError(f"{path}: not a usable trace: {e}") from None
+    budget = [MAX_BLOCKS]  # for the whole file: members may share one large shape
+    return [_rebuild(m, path, budget, f"rank {m['rank']}: ") for m in members]
+
+
+def _rebuild(doc: dict[str, Any], path: str, budget: list[int], who: str = "") -> dict[str, Any]:
+    """One rank's trace checked and rebuilt; budget[0]: the blocks of calls left to rebuild."""
     wrong = trace_schema.problem(doc)
     if wrong:
-        raise TraceError(f"{path}: not a usable trace: {wrong}")
+        raise TraceError(f"{path}: not a usable trace: {who}{wrong}")
     doc["views"] = doc.get("views") or []
     doc["memory"] = doc.get("memory") or []
     if doc["version"] == 2:
@@ -149,10 +211,21 @@ def read(path: str | os.PathLike[str]) -> dict[str, Any]:
     doc["signatures"] = _signatures(doc)
     doc["runs"] = _runs(doc)
     try:
-        doc["events"] = [list(e) for e in events(doc["runs"], MAX_BLOCKS)]
+        doc["events"] = [list(e) for e in _events(_counted(doc["runs"], budget))]
     except ValueError as e:
-        raise TraceError(f"{path}: {e}") from None
+        raise TraceError(f"{path}: {who}{e}") from None
     return doc
+
+
+def _counted(runs: list[Run], budget: list[int]) -> Iterator[tuple[Run, int, int]]:
+    """calls(runs), counted against budget[0], the blocks left for the whole file (ValueError
+    when it runs out)."""
+    for block in calls(runs):
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise ValueError(f"the file's runs interleave into more than {MAX_BLOCKS} blocks "
+                             "of calls: too many to rebuild")  # fmt: skip
+        yield block
 
 
 def _signatures(doc: dict[str, Any]) -> list[dict[str, Any]]:
@@ -223,8 +296,14 @@ def events(
 ) -> Iterator[tuple[int, int, float, float, float]]:
     """Schema 2's events from runs: consecutive calls of one signature in call order, as
     (signature, count, start_s, busy_s, span_s)."""
+    return _events(calls(runs, max_blocks))
+
+
+def _events(
+    blocks: Iterator[tuple[Run, int, int]],
+) -> Iterator[tuple[int, int, float, float, float]]:
     cur: list[Any] | None = None  # [sig, count, start, busy, end]
-    for r, k0, k1 in calls(runs, max_blocks):
+    for r, k0, k1 in blocks:
         n = k1 - k0 + 1
         start = r.start + k0 * r.period
         busy = r.busy if n == r.count else r.busy * n / r.count

@@ -136,7 +136,7 @@ def test_advise_profiles_a_command_first(tmp_path, capsys, kernel, monkeypatch):
                                tmp_path / "c.xml", "--", *launcher(), "2",
                                kernel("vorpalio"), "--block", "8,8,4")  # fmt: skip
     assert status == 0, err
-    assert (tmp_path / "p.json.trace" / "rank-1.json.gz").exists()
+    assert (tmp_path / "p.json.trace" / "host-0.json.gz").exists()
     assert "IOT-3" in out and _settings(tmp_path / "c.xml") == {"cb_buffer_size": "1048576"}
 
 

@@ -39,6 +39,8 @@ SMOKE = {
     "replay": (["--seeds", "1", "--strategies", "tpe", "--out", "{out}/r.json"], "r.json"),
     "scale_profile": (["--before", "{lib}", "--after", "{lib}", "--ranks", "2", "--hosts", "1",
                        "--out", "{out}/s.json"], "s.json"),
+    "scale_trace": (["--lib", "{lib}", "--ranks", "2", "--hosts", "1", "--out", "{out}/s.json"],
+                    "s.json"),
     "scale_runtime": (["--rounds", "1", "--files", "1", "--ranks", "1", "--out", "{out}/s.json"],
                       "s.json"),
     "storage_load": (["--workers", "1", "--budget", "2", "--trial-s", "0.01", "--kinds",

@@ -247,9 +247,8 @@ def test_trace_mode_writes_compressed_call_streams(mpirun, kernel, libiotune, tm
         libiotune=libiotune, env={"IOTUNE_TRACE": "1"},
     )  # fmt: skip
     traces = sorted((tmp_path / "profile.json.trace").iterdir())
-    assert [t.name for t in traces] == ["rank-0.json.gz", "rank-1.json.gz"]
-    for t in traces:
-        tr = iotrace.read(t)
+    assert [t.name for t in traces] == ["host-0.json.gz"]  # one file per host (schema 5)
+    for tr in iotrace.read_all(traces[0]):
         sigs, events = tr["signatures"], tr["events"]
         writes = [i for i, s in enumerate(sigs) if s["func"] == "H5Dwrite"]
         assert {sigs[i]["size"] for i in writes} == {particles * 4}
@@ -265,9 +264,9 @@ def test_h5fflush_is_an_hdf5_call(mpirun, kernel, libiotune, tmp_path):
             "--segments", "2", "--fsync"]  # fmt: skip
     p, _ = run_profiled(mpirun, 2, argv, tmp_path, libiotune=libiotune,
                         env={"IOTUNE_TRACE": "1"})  # fmt: skip
-    for t in sorted((tmp_path / "profile.json.trace").iterdir()):
-        sigs = iotrace.read(t)["signatures"]
-        assert "H5Fflush" in [s["func"] for s in sigs if s["layer"] == "hdf5"], t
+    for tr in iotrace.load(tmp_path / "profile.json"):
+        sigs = tr["signatures"]
+        assert "H5Fflush" in [s["func"] for s in sigs if s["layer"] == "hdf5"], tr["rank"]
         assert {s["layer"] for s in sigs} == {"hdf5"}, [(s["layer"], s["func"]) for s in sigs]
     assert p.files[0]["hdf5"]["meta_time_s"] > 0
 
@@ -349,7 +348,7 @@ def counters(f, layer):
 
 
 def trace_of(tmp_path, rank=0, name="p.json"):
-    return iotrace.read(tmp_path / f"{name}.trace" / f"rank-{rank}.json.gz")
+    return iotrace.load(tmp_path / name)[rank]
 
 
 @pytest.mark.parametrize("trace", ["0", "1"])
@@ -458,7 +457,7 @@ def test_trace_has_what_a_grammar_and_a_skeleton_need(mpirun, kernel, libiotune,
     p = prof.load(tmp_path / "profile.json")
     for rank in (0, 1):
         tr = trace_of(tmp_path, rank, "profile.json")
-        assert tr["schema"] == "iotune-trace" and tr["version"] == 4 and tr["rank"] == rank
+        assert tr["schema"] == "iotune-trace" and tr["version"] == 5 and tr["rank"] == rank
         names = {d["name"] for d in tr["datasets"]}
         assert names == {f"/Step#{s}/{v}" for s in range(steps)
                          for v in ("x", "y", "z", "px", "py", "pz", "id1", "id2")}  # fmt: skip
@@ -628,8 +627,8 @@ def test_stale_rank_traces_of_a_larger_run_are_removed(mpirun, kernel, libiotune
         (traces / f"rank-{r}.json").write_text("{}")
     mpirun(2, [kernel("vpicio"), "--particles", 1024], cwd=tmp_path, preload=libiotune,
            env={"IOTUNE_PROFILE": str(tmp_path / "p.json"), "IOTUNE_TRACE": "1"})  # fmt: skip
-    # schema 2's names (an older runtime's) go, and this run's ranks' alone stay
-    assert sorted(t.name for t in traces.iterdir()) == ["rank-0.json.gz", "rank-1.json.gz"]
+    # schema 2's names (an older runtime's) go, and ranks' files when a host's file has them
+    assert sorted(t.name for t in traces.iterdir()) == ["host-0.json.gz"]
     for r in range(4, 6):
         (traces / f"rank-{r}.json.gz").write_text("{}")
     run = iotune_cli(["profile", "--out", "p.json", "--", "true"], tmp_path, libiotune)

@@ -30,9 +30,10 @@ def emu():
     subprocess.run([EMU, "down", str(HOSTS)], capture_output=True, timeout=60)
 
 
-def run_hosts(tmp_path, libiotune, argv, env):
-    """mpiexec over h1, h2 (one rank each); env passed to the ranks with -env."""
-    cmd = [str(EMU), "run", str(HOSTS), "-n", str(HOSTS)]
+def run_hosts(tmp_path, libiotune, argv, env, ranks=HOSTS):
+    """mpiexec over h1, h2 (ranks in turn: one each by default); env passed to the ranks with
+    -env."""
+    cmd = [str(EMU), "run", str(HOSTS), "-n", str(ranks)]
     for k, v in {"LD_PRELOAD": str(libiotune), **env}.items():
         cmd += ["-env", k, str(v)]
     proc = subprocess.run(["timeout", "120", *cmd, *map(str, argv)], cwd=tmp_path,
@@ -90,12 +91,33 @@ def test_cb_config_list_pins_the_aggregator(emu, tmp_path, libiotune, test_prog,
     assert hints["cb_config_list"] == f"{host}:1" and hints["cb_nodes"] == "1"
     assert hints["romio_aggregator_list"].split() == [str(rank)]
     writers = set()
-    for r in range(HOSTS):
-        doc = trace.read(trace.rank_path(out, r))
+    assert sorted(p.name for p in (tmp_path / "p.json.trace").iterdir()) == [
+        "host-0.json.gz", "host-1.json.gz"]  # one trace file per host  # fmt: skip
+    for r, doc in enumerate(trace.load(out)):
         if any(s["layer"] == "posix" and s["func"] in ("pwrite", "write", "pwrite64")
                and s["file"].endswith("f.dat") for s in doc["signatures"]):  # fmt: skip
             writers.add(r)
     assert writers == {rank}
+
+
+def test_one_trace_file_per_host(emu, tmp_path, libiotune, kernel):
+    """4 ranks on 2 hosts (h1: ranks 0 and 2, h2: 1 and 3): one trace file each, written by the
+    host's leader, holding its ranks; each rank's trace read from it equals the rank's own file
+    of the same run (IOTUNE_TRACE_FILES=both)."""
+    out = tmp_path / "p.json"
+    env = {"IOTUNE_PROFILE": out, "IOTUNE_TRACE": "1", "IOTUNE_TRACE_FILES": "both"}
+    run_hosts(tmp_path, libiotune, [kernel("vpicio"), "--particles", 500], env, ranks=4)
+    d = tmp_path / "p.json.trace"
+    assert sorted(p.name for p in d.glob("host-*")) == ["host-0.json.gz", "host-1.json.gz"]
+    held = {p.name: [(t["host"], t["rank"]) for t in trace.read_all(p)] for p in d.glob("host-*")}
+    assert held == {"host-0.json.gz": [("h1", 0), ("h1", 2)],
+                    "host-1.json.gz": [("h2", 1), ("h2", 3)]}  # fmt: skip
+    for r, t in enumerate(trace.load(out)):
+        own = trace.read(d / f"rank-{r}.json.gz")
+        drop = {"version", "host", "host_index"}
+        assert {k: v for k, v in t.items() if k not in drop} == {
+            k: v for k, v in own.items() if k != "version"}  # fmt: skip
+    assert json.loads(out.read_text())["hosts"]["count"] == 2
 
 
 def test_emuhosts_says_why_it_cannot_run_without_root(tmp_path):

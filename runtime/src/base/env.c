@@ -8,6 +8,8 @@
  * | IOTUNE_PROFILE     | path                  | capture on; write the profile there         |
  * | IOTUNE_TRACE       | 0, 1, all (2)         | record the call stream beside the profile   |
  * | IOTUNE_TRACE_LIMIT | N                     | at most N trace events per rank             |
+ * | IOTUNE_TRACE_FILES | host, rank, both      | traces: one file per host (the default), or |
+ * |                    |                       | per rank as before, or both (comparisons)   |
  * | IOTUNE_SESSION     | id                    | the run a profile belongs to (set when unset)|
  * | IOTUNE_SYNC        | 0, 1                  | fsync written files before close            |
  * | IOTUNE_RANK_CHILD  | 1 (set by the runtime)| started by an MPI rank: capture nothing     |
@@ -69,6 +71,8 @@ void iot_env_read(void)
                                                                    : 1;
     v = value("IOTUNE_TRACE_LIMIT");
     iot_env.trace_limit = v ? atoll(v) : 0;
+    v = value("IOTUNE_TRACE_FILES");
+    iot_env.trace_files = !v ? 0 : strcmp(v, "rank") == 0 ? 1 : strcmp(v, "both") == 0 ? 2 : 0;
     iot_env.sync = flag("IOTUNE_SYNC");
     iot_env.rank_child = getenv("IOTUNE_RANK_CHILD") != NULL;
     v = value("IOTUNE_MODE");

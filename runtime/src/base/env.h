@@ -11,6 +11,7 @@ typedef struct {
     int disabled;          /* IOTUNE_DISABLE: pass every call through */
     int trace;             /* IOTUNE_TRACE: 0 off, 1 application calls, 2 every layer */
     long long trace_limit; /* IOTUNE_TRACE_LIMIT: events per rank, 0 for the default */
+    int trace_files;       /* IOTUNE_TRACE_FILES: 0 one per host, 1 one per rank, 2 both */
     int sync;              /* IOTUNE_SYNC: fsync written files before close */
     int rank_child;        /* IOTUNE_RANK_CHILD: started by an MPI rank (system(), popen()) */
     int adaptive;          /* IOTUNE_MODE=adaptive: rules applied to recurring phases */

@@ -194,7 +194,7 @@ void iot_out_cancel(iot_out *o)
     o->dirfd = -1;
 }
 
-void iot_out_prune_traces(const char *dir, int nranks)
+void iot_out_prune_traces(const char *dir, int nranks, int nhosts)
 {
     DIR *d = opendir(dir);
     if (!d)
@@ -205,6 +205,9 @@ void iot_out_prune_traces(const char *dir, int nranks)
         /* rank-K.json: schema 2, an older runtime's; rank-K.json.gz of a larger run */
         if (sscanf(e->d_name, "rank-%d.json%n", &k, &used) == 1 && used > 0 &&
             (!e->d_name[used] || (!strcmp(e->d_name + used, ".gz") && k >= nranks)))
+            unlinkat(dirfd(d), e->d_name, 0);
+        else if (sscanf(e->d_name, "host-%d.json.gz%n", &k, &used) == 1 && used > 0 &&
+                 !e->d_name[used] && k >= nhosts)
             unlinkat(dirfd(d), e->d_name, 0);
     }
     closedir(d);

@@ -36,8 +36,8 @@ int iot_out_open(iot_out *o, const char *path, const iot_claim *c);
 void iot_out_commit(iot_out *o); /* renames over the profile; a message when that fails */
 void iot_out_cancel(iot_out *o);
 
-/* Removes from a trace directory a previous run's traces: rank-K.json.gz with K >= nranks, and
- * every rank-K.json (schema 2, an older runtime's). */
-void iot_out_prune_traces(const char *dir, int nranks);
+/* Removes from a trace directory a previous run's traces: rank-K.json.gz with K >= nranks,
+ * host-K.json.gz with K >= nhosts, and every rank-K.json (schema 2, an older runtime's). */
+void iot_out_prune_traces(const char *dir, int nranks, int nhosts);
 
 #endif

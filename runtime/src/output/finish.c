@@ -44,18 +44,33 @@ static int claim(void)
     return 1;
 }
 
-/* Each rank writes its trace; rank 0 alone reports problems, in one line each. */
-static void write_traces(MPI_Comm comm, int rank, int nranks, double shift, double epoch)
+/* The traces: one file per host, written by its leader (trace_host.c), each rank's own file
+ * where that could not be (and with IOTUNE_TRACE_FILES=rank or both). Rank 0 alone reports
+ * problems, in one line each. */
+static void write_traces(MPI_Comm comm, const iot_hosts *hosts, int rank, int nranks, double shift,
+                         double epoch)
 {
     const char *profile = iot_env.profile;
-    char dir[4200], path[4300];
+    char dir[4200], path[4300], host[IOT_HOST_LEN];
     snprintf(dir, sizeof dir, "%s.trace", profile);
     mkdir(dir, 0777);
-    snprintf(path, sizeof path, "%s/rank-%d.json.gz", dir, rank);
-    int err = iot_trace_write(path, rank, nranks, iot_session(), iot_clock.start - shift, epoch);
-    int mine[2] = {err != 0, iot_trace_truncated()}, sums[2] = {mine[0], mine[1]}, worst = err;
+    iot_host_name(host);
+    double origin = iot_clock.start - shift;
+    int merged = 0, err = 0;
+    if (hosts->comm != MPI_COMM_NULL && iot_env.trace_files != 1) {
+        snprintf(path, sizeof path, "%s/host-%d.json.gz", dir, hosts->index);
+        iot_trace_meta m = {rank, nranks, iot_session(), host, hosts->index, origin, epoch};
+        merged = iot_trace_write_host(hosts->comm, path, &m);
+    }
+    if (!merged || iot_env.trace_files == 2) {
+        snprintf(path, sizeof path, "%s/rank-%d.json.gz", dir, rank);
+        err = iot_trace_write(path, rank, nranks, iot_session(), origin, epoch);
+    }
+    int asked = hosts->comm != MPI_COMM_NULL && iot_env.trace_files != 1;
+    int mine[4] = {err != 0, iot_trace_truncated(), merged, asked && !merged && !err};
+    int sums[4] = {mine[0], mine[1], mine[2], mine[3]}, worst = err;
     if (comm != MPI_COMM_NULL) {
-        PMPI_Reduce(mine, sums, 2, MPI_INT, MPI_SUM, 0, comm);
+        PMPI_Reduce(mine, sums, 4, MPI_INT, MPI_SUM, 0, comm);
         PMPI_Reduce(&err, &worst, 1, MPI_INT, MPI_MAX, 0, comm);
     }
     if (rank != 0)
@@ -67,7 +82,13 @@ static void write_traces(MPI_Comm comm, int rank, int nranks, double shift, doub
         iot_log("the trace of %d rank%s reached IOTUNE_TRACE_LIMIT and is truncated (see "
                 "\"dropped_calls\" in %s)",
                 sums[1], sums[1] == 1 ? "" : "s", dir);
-    iot_out_prune_traces(dir, nranks);
+    if (sums[3])
+        iot_log("the traces of %d of %d rank%s could not go into their host's file and are "
+                "written one per rank in %s",
+                sums[3], nranks, nranks == 1 ? "" : "s", dir);
+    /* a previous run's files: every rank's when all went into host files */
+    iot_out_prune_traces(dir, sums[2] == nranks && iot_env.trace_files == 0 ? 0 : nranks,
+                         sums[2] ? hosts->count : 0);
 }
 
 /* IOTUNE_REDUCE_STATS=path: rank 0 writes what the reduction cost there, as one JSON object
@@ -151,7 +172,7 @@ static int finish(MPI_Comm comm, int mpi, int reduced)
     if (comm != MPI_COMM_NULL)
         PMPI_Bcast(&write, 1, MPI_INT, 0, comm); /* traces go with the profile they belong to */
     if (write && iot_trace_on)
-        write_traces(comm, rank, nranks, shift, epoch);
+        write_traces(comm, &hosts, rank, nranks, shift, epoch);
     if (write && rank == 0) {
         iot_profile_meta meta = {iot_session(), mpi, reduced, epoch, slowest, &hosts};
         iot_profile_write(out.f, &prof, &meta);

@@ -41,9 +41,8 @@ static void write_argv(FILE *f)
     fputs("]", f);
 }
 
-/* "hosts": {"count": N, "names": [...]}: the first HOSTS_LISTED names, sorted (the count is
+/* "hosts": {"count": N, "names": [...]}: the first IOT_HOSTS_LISTED names, sorted (the count is
  * what readers need; the names say where, for a person) */
-#define HOSTS_LISTED 1024
 static void write_hosts(FILE *f, const iot_hosts *h)
 {
     if (!h || h->count <= 0) {
@@ -51,7 +50,7 @@ static void write_hosts(FILE *f, const iot_hosts *h)
         return;
     }
     fprintf(f, ", \"hosts\": {\"count\": %d, \"names\": [", h->count);
-    for (int i = 0; i < h->listed && i < HOSTS_LISTED; i++) {
+    for (int i = 0; i < h->listed && i < IOT_HOSTS_LISTED; i++) {
         char name[IOT_HOST_LEN + 1];
         memcpy(name, h->names[i], IOT_HOST_LEN);
         name[IOT_HOST_LEN] = '\0';

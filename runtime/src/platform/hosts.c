@@ -1,7 +1,10 @@
-/* The job's distinct hosts, cheaply at any scale: each rank sends rank 0 an 8-byte hash of its
- * host name (as it sends its I/O time); rank 0 picks the first rank of each distinct hash and
- * tells every rank (one int) whether to send its name; only those ranks send (64 bytes each).
- * Three collectives, 12 bytes per rank plus one name per host into rank 0. */
+/* The job's hosts, with O(1) bytes per rank into rank 0 for their count: the ranks of one host
+ * name form a communicator (MPI_Comm_split by two 31-bit hashes of the name: 62 bits, so that
+ * two hosts share one only if their names collide in both); its rank 0, the job's lowest rank
+ * on that host, is the host's leader. The leaders are counted with one MPI_Reduce and numbered
+ * with one MPI_Exscan; the names (64 bytes each) of the first IOT_HOSTS_LISTED hosts reach
+ * rank 0 through a communicator of those leaders alone. The host communicator stays for the
+ * traces (one file per host). */
 #include "platform/hosts.h"
 
 #include <stdint.h>
@@ -11,25 +14,12 @@
 
 #include "base/hash.h"
 
-typedef struct {
-    uint64_t hash;
-    int rank;
-} host_of;
-
-static int by_hash_then_rank(const void *a, const void *b)
-{
-    const host_of *x = a, *y = b;
-    if (x->hash != y->hash)
-        return (x->hash > y->hash) - (x->hash < y->hash);
-    return (x->rank > y->rank) - (x->rank < y->rank);
-}
-
 static int by_name(const void *a, const void *b)
 {
     return strncmp(a, b, IOT_HOST_LEN);
 }
 
-static void own_name(char name[IOT_HOST_LEN])
+void iot_host_name(char name[IOT_HOST_LEN])
 {
     memset(name, 0, IOT_HOST_LEN);
     gethostname(name, IOT_HOST_LEN - 1);
@@ -47,31 +37,51 @@ static void sort_names(iot_hosts *h)
     h->listed = n;
 }
 
-/* Rank 0: which ranks send their name (send[r] = 1 for the first rank of each distinct hash);
- * returns the number of distinct hashes. */
-static int choose_senders(const uint64_t *hashes, int nranks, int *send)
+/* The ranks of comm on this host (by name), in comm's rank order. */
+static MPI_Comm host_comm(MPI_Comm comm, int rank, const char *name)
 {
-    host_of *all = malloc((size_t)nranks * sizeof *all);
-    if (!all)
-        return 0;
-    for (int r = 0; r < nranks; r++)
-        all[r] = (host_of){hashes[r], r};
-    qsort(all, (size_t)nranks, sizeof *all, by_hash_then_rank);
-    int distinct = 0;
-    for (int i = 0; i < nranks; i++)
-        if (i == 0 || all[i].hash != all[i - 1].hash) {
-            send[all[i].rank] = 1;
-            distinct++;
-        }
-    free(all);
-    return distinct;
+    uint64_t h = iot_fnv1a(name);
+    MPI_Comm first = MPI_COMM_NULL, host = MPI_COMM_NULL;
+    if (PMPI_Comm_split(comm, (int)(h & 0x7fffffff), rank, &first) != MPI_SUCCESS)
+        return MPI_COMM_NULL;
+    if (PMPI_Comm_split(first, (int)((h >> 32) & 0x7fffffff), rank, &host) != MPI_SUCCESS)
+        host = MPI_COMM_NULL;
+    PMPI_Comm_free(&first);
+    return host;
+}
+
+/* Rank 0 of comm receives the names of the first IOT_HOSTS_LISTED hosts' leaders (leader: this
+ * rank is its host's first; index: its host's number). */
+static void gather_names(MPI_Comm comm, int rank, int leader, int index, const char *mine,
+                         iot_hosts *h)
+{
+    MPI_Comm leaders = MPI_COMM_NULL;
+    int color = leader && index < IOT_HOSTS_LISTED ? 0 : MPI_UNDEFINED, n = 0, ok = 1;
+    if (PMPI_Comm_split(comm, color, rank, &leaders) != MPI_SUCCESS || leaders == MPI_COMM_NULL)
+        return;
+    PMPI_Comm_size(leaders, &n);
+    if (rank == 0) {
+        h->names = malloc((size_t)n * IOT_HOST_LEN);
+        ok = h->names != NULL;
+    }
+    PMPI_Bcast(&ok, 1, MPI_INT, 0, leaders);
+    if (ok &&
+        PMPI_Gather(mine, IOT_HOST_LEN, MPI_CHAR, h->names, IOT_HOST_LEN, MPI_CHAR, 0, leaders) ==
+            MPI_SUCCESS &&
+        rank == 0) {
+        h->listed = n;
+        sort_names(h);
+    }
+    PMPI_Comm_free(&leaders);
 }
 
 void iot_hosts_gather(MPI_Comm comm, iot_hosts *h)
 {
     char mine[IOT_HOST_LEN];
-    own_name(mine);
+    iot_host_name(mine);
     memset(h, 0, sizeof *h);
+    h->comm = MPI_COMM_NULL;
+    h->leader = 1;
     int rank = 0, nranks = 1;
     if (comm != MPI_COMM_NULL) {
         PMPI_Comm_rank(comm, &rank);
@@ -86,42 +96,30 @@ void iot_hosts_gather(MPI_Comm comm, iot_hosts *h)
         }
         return;
     }
-    uint64_t hash = iot_fnv1a(mine), *hashes = NULL;
-    int *send = NULL, *counts = NULL, *displs = NULL, ok = 1, me = 0, total = 0;
-    if (rank == 0) {
-        hashes = malloc((size_t)nranks * sizeof *hashes);
-        send = calloc((size_t)nranks, sizeof *send);
-        counts = calloc((size_t)nranks, sizeof *counts);
-        displs = calloc((size_t)nranks, sizeof *displs);
-        ok = hashes && send && counts && displs;
+    h->comm = host_comm(comm, rank, mine);
+    int ok = h->comm != MPI_COMM_NULL, all = 0;
+    PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm);
+    if (!all) { /* the count stays unknown (0): no rank is sure of its host */
+        if (h->comm != MPI_COMM_NULL)
+            PMPI_Comm_free(&h->comm);
+        h->comm = MPI_COMM_NULL;
+        return;
     }
-    PMPI_Bcast(&ok, 1, MPI_INT, 0, comm);
-    if (ok) {
-        PMPI_Gather(&hash, (int)sizeof hash, MPI_BYTE, hashes, (int)sizeof hash, MPI_BYTE, 0, comm);
-        if (rank == 0) {
-            h->count = choose_senders(hashes, nranks, send);
-            h->names = malloc((size_t)(h->count ? h->count : 1) * IOT_HOST_LEN);
-            for (int r = 0; r < nranks; r++) {
-                counts[r] = h->names && send[r] ? IOT_HOST_LEN : 0;
-                displs[r] = total;
-                total += counts[r];
-            }
-        }
-        PMPI_Scatter(counts, 1, MPI_INT, &me, 1, MPI_INT, 0, comm);
-        PMPI_Gatherv(mine, me, MPI_CHAR, h->names, counts, displs, MPI_CHAR, 0, comm);
-    }
-    if (rank == 0 && h->names) {
-        h->listed = total / IOT_HOST_LEN;
-        sort_names(h);
-    }
-    free(hashes);
-    free(send);
-    free(counts);
-    free(displs);
+    int host_rank = 0;
+    PMPI_Comm_rank(h->comm, &host_rank);
+    h->leader = host_rank == 0;
+    PMPI_Reduce(&h->leader, &h->count, 1, MPI_INT, MPI_SUM, 0, comm);
+    int before = 0; /* MPI_Exscan leaves rank 0's result undefined: it is 0 */
+    PMPI_Exscan(&h->leader, &before, 1, MPI_INT, MPI_SUM, comm);
+    h->index = rank == 0 ? 0 : before;
+    gather_names(comm, rank, h->leader, h->index, mine, h);
 }
 
 void iot_hosts_free(iot_hosts *h)
 {
+    if (h->comm != MPI_COMM_NULL)
+        PMPI_Comm_free(&h->comm);
     free(h->names);
     memset(h, 0, sizeof *h);
+    h->comm = MPI_COMM_NULL;
 }

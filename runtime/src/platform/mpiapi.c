@@ -17,7 +17,7 @@ IOT_HIDDEN int iot_mpi_state;
     X(PMPI_Get_version) X(PMPI_Get_library_version) X(PMPI_Get_processor_name)                     \
     X(PMPI_Error_class) X(PMPI_Error_string)                                                       \
     X(PMPI_Comm_rank) X(PMPI_Comm_size) X(PMPI_Comm_dup) X(PMPI_Comm_free) X(MPI_Comm_free)        \
-    X(PMPI_Comm_test_inter)                                                                        \
+    X(PMPI_Comm_test_inter) X(PMPI_Comm_split) X(PMPI_Send) X(PMPI_Recv)                           \
     X(PMPI_Barrier) X(PMPI_Bcast) X(PMPI_Reduce) X(PMPI_Allreduce) X(PMPI_Gather)                  \
     X(PMPI_Gatherv) X(PMPI_Allgather) X(PMPI_Allgatherv) X(PMPI_Scatter) X(PMPI_Exscan)           \
     X(PMPI_Type_size_x) X(PMPI_Get_elements_x)                                                     \

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "capture/capture.h"
+#include "platform/mpiapi.h"
 
 /* Will a call made now be traced? (Before its wrapper raises iot_depth.) For arguments that
  * cost something to find, such as an MPI-IO call's byte offset. */
@@ -82,5 +83,19 @@ int iot_trace_truncated(void);
  * or an errno. Call after capture has ended (no lock needed then). */
 int iot_trace_write(const char *path, int rank, int nranks, const char *session, double origin,
                     double epoch);
+
+/* What a host's trace file says of the job and the host. */
+typedef struct {
+    int rank, nranks; /* in the job */
+    const char *session, *host;
+    int host_index;
+    double origin, epoch; /* as iot_trace_write's */
+} iot_trace_meta;
+
+/* Collective over hc (the ranks of one host; its rank 0, the leader, writes path): one file
+ * (schema 5) with the trace of every rank of the host, what ranks repeat stored once
+ * (trace_host.c). Returns 1 when this rank's trace is in it, 0 when the caller must write it
+ * alone with iot_trace_write (the file could not be written, or this trace did not fit). */
+int iot_trace_write_host(MPI_Comm hc, const char *path, const iot_trace_meta *m);
 
 #endif

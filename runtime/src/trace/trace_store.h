@@ -1,11 +1,12 @@
 /* What the trace keeps in memory between the calls (trace.c records them, trace_objects.c
- * describes the files' datasets once) and the end of the run (trace_write.c writes it). Only
- * these three files include this header. */
+ * describes the files' datasets once) and the end of the run (trace_write.c writes it,
+ * trace_host.c sends it to the host's leader). Only the trace's files include this header. */
 #ifndef IOTUNE_TRACE_STORE_H
 #define IOTUNE_TRACE_STORE_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "base/hash.h"
 
@@ -64,5 +65,13 @@ extern trace_dataset *trace_dsets;
 
 /* The id of "[n, m, ...]" (interned), or -1 (ndims <= 0, no memory). */
 int trace_dims_id(int ndims, const uint64_t *dims);
+
+/* trace_write.c: this rank's trace in parts, as JSON texts, for the host's file (trace_host.c). */
+void trace_put_files(FILE *f); /* [name, ...] */
+void trace_put_shape(FILE *f); /* "datasets": .., "views", "memory", "signatures" (no step) */
+void trace_put_order(FILE *f); /* "sig": [..], "count", "seq", "stride": the runs' order */
+void trace_put_steps(FILE *f); /* [step or null, ...] per signature */
+void trace_put_times(FILE *f, double origin); /* "start": [..], "period", "busy", "idle" */
+void trace_put_limits(FILE *f);               /* "limits": ..., "tick_s": .., "tolerance_s": .. */
 
 #endif

@@ -1,52 +1,17 @@
 /* The trace file of one rank (schema 4, docs/profile.md): the files, datasets, views, signatures
- * and runs trace.c and trace_objects.c kept, as JSON in columns, gzip-compressed on the way out. */
+ * and runs trace.c and trace_objects.c kept, as JSON in columns, gzip-compressed on the way out;
+ * and the same as parts (trace_store.h) for the host's file (trace_host.c). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "base/real.h"
 #include "config/json.h"
 #include "trace/trace.h"
+#include "trace/trace_gz.h"
 #include "trace/trace_store.h"
-
-/* The trace is written through zlib (gzip format, readable by any gzip tool), from a FILE that
- * deflates what it is given: the JSON below is printed as before, never held whole in memory. */
-typedef struct {
-    FILE *out;
-    z_stream z;
-    int err;
-} gz_sink;
-
-static int gz_pump(gz_sink *g, int flush)
-{
-    unsigned char buf[1 << 15];
-    do {
-        g->z.next_out = buf;
-        g->z.avail_out = sizeof buf;
-        int rc = deflate(&g->z, flush);
-        if (rc == Z_STREAM_ERROR)
-            return -1;
-        size_t have = sizeof buf - g->z.avail_out;
-        if (have && fwrite(buf, 1, have, g->out) != have)
-            return -1;
-    } while (g->z.avail_out == 0);
-    return 0;
-}
-
-static ssize_t gz_write(void *cookie, const char *data, size_t n)
-{
-    gz_sink *g = cookie;
-    g->z.next_in = (unsigned char *)(uintptr_t)data;
-    g->z.avail_in = (uInt)n;
-    if (gz_pump(g, Z_NO_FLUSH) != 0) {
-        g->err = errno ? errno : EIO;
-        return -1;
-    }
-    return (ssize_t)n;
-}
 
 /* Times are written in ticks of 100 ns, as integers (they compress better than decimals). */
 #define TICK 1e-7
@@ -109,9 +74,9 @@ static void put_text(FILE *f, size_t i, const char *text)
 
 static const char *const layer_names[] = {"\"hdf5\"", "\"mpiio\"", "\"posix\"", "\"stdio\""};
 
-static void write_signatures(FILE *f)
+static void write_signatures(FILE *f, int with_step)
 {
-    put_raw(", \"signatures\": {\"layer\": [", f);
+    put_raw("\"signatures\": {\"layer\": [", f);
     for (uint32_t i = 0; i < trace_nsigs; i++)
         put_text(f, i, layer_names[trace_sigs[i].layer]);
     put_raw("], \"func\": [", f);
@@ -132,17 +97,28 @@ static void write_signatures(FILE *f)
     put_raw("], \"size\": [", f);
     for (uint32_t i = 0; i < trace_nsigs; i++)
         put_int(f, i, (long long)trace_sigs[i].size);
-    put_raw("], \"step\": [", f);
+    put_raw("]", f);
+    if (with_step) {
+        put_raw(", \"step\": ", f);
+        trace_put_steps(f);
+    }
+    put_raw(", \"mode\": [", f);
+    for (uint32_t i = 0; i < trace_nsigs; i++)
+        put_int(f, i, trace_sigs[i].mode);
+    put_raw("]}", f);
+    col_flush(f);
+}
+
+void trace_put_steps(FILE *f)
+{
+    put_raw("[", f);
     for (uint32_t i = 0; i < trace_nsigs; i++) {
         if (trace_sigs[i].has_step)
             put_int(f, i, trace_sigs[i].step);
         else
             put_text(f, i, "null");
     }
-    put_raw("], \"mode\": [", f);
-    for (uint32_t i = 0; i < trace_nsigs; i++)
-        put_int(f, i, trace_sigs[i].mode);
-    put_raw("]}", f);
+    put_raw("]", f);
     col_flush(f);
 }
 
@@ -153,10 +129,11 @@ static uint64_t first_seq(const trace_event *e)
 
 /* Runs in columns; sig, seq and start as differences from the previous run's (small numbers
  * that repeat), times in ticks on the job's clock (origin), the period in thousandths of a
- * tick (an integer; precise to 0.05 ps a call, so 50 ns over a million calls). */
-static void write_runs(FILE *f, double origin)
+ * tick (an integer; precise to 0.05 ps a call, so 50 ns over a million calls). The columns of
+ * the calls' order first, then those of their times. */
+static void write_run_order(FILE *f)
 {
-    put_raw(", \"runs\": {\"sig\": [", f);
+    put_raw("\"sig\": [", f);
     for (size_t i = 0; i < trace_nevents; i++)
         put_int(f, i,
                 (long long)trace_events[i].sig - (i ? (long long)trace_events[i - 1].sig : 0));
@@ -171,7 +148,13 @@ static void write_runs(FILE *f, double origin)
     put_raw("], \"stride\": [", f);
     for (size_t i = 0; i < trace_nevents; i++)
         put_int(f, i, trace_events[i].count > 1 ? trace_events[i].stride : 0);
-    put_raw("], \"start\": [", f);
+    put_raw("]", f);
+    col_flush(f);
+}
+
+static void write_run_times(FILE *f, double origin)
+{
+    put_raw("\"start\": [", f);
     long long before = 0;
     for (size_t i = 0; i < trace_nevents; i++) {
         long long t = ticks(trace_events[i].start - origin);
@@ -192,8 +175,13 @@ static void write_runs(FILE *f, double origin)
         long long idle = ticks(e->end - origin) - ticks(e->start - origin) - ticks(e->busy);
         put_int(f, i, idle > 0 ? idle : 0); /* never below by rounding */
     }
-    put_raw("]}", f);
+    put_raw("]", f);
     col_flush(f);
+}
+
+void trace_put_times(FILE *f, double origin)
+{
+    write_run_times(f, origin);
 }
 
 static const char *text_or_null(const trace_strtab *t, int id)
@@ -213,19 +201,30 @@ static const char *name_or_null(const char *const *names, int n, int i)
     return i >= 0 && i < n ? names[i] : "null";
 }
 
-static void write_body(FILE *f, double origin)
+void trace_put_files(FILE *f)
 {
     int nrecs = 0;
     iot_file_rec *recs = iot_recs(&nrecs);
-    fputs(", \"files\": [", f); /* signatures name files by index here */
+    fputs("[", f); /* signatures name files by index here */
     for (int i = 0; i < nrecs; i++) {
         fputs(i ? ", " : "", f);
         iot_json_string(f, recs[i].name);
     }
-    fputs("], \"datasets\": [", f);
+    fputs("]", f);
+}
+
+/* Everything but the files, the offsets' steps and the times; names: the datasets name their
+ * file and the steps are in (schema 4), else a dataset gives its file's index in the files and
+ * the steps are left out (the host's file, schema 5). */
+static void write_shape(FILE *f, int names)
+{
+    fputs("\"datasets\": [", f);
     for (uint32_t i = 0; i < trace_dset_keys.n; i++) {
         fputs(i ? ", {\"file\": " : "{\"file\": ", f);
-        iot_json_string(f, trace_dsets[i].rec >= 0 ? iot_rec(trace_dsets[i].rec)->name : NULL);
+        if (names)
+            iot_json_string(f, trace_dsets[i].rec >= 0 ? iot_rec(trace_dsets[i].rec)->name : NULL);
+        else
+            fprintf(f, "%d", trace_dsets[i].rec);
         fputs(", \"name\": ", f);
         iot_json_string(f, strchr(trace_dset_keys.s[i], '\x1f') + 1);
         const trace_dataset *d = &trace_dsets[i];
@@ -249,48 +248,47 @@ static void write_body(FILE *f, double origin)
         fputs(i ? ", " : "", f);
         fputs(trace_memory.s[i], f);
     }
-    fputs("]", f);
-    write_signatures(f);
-    write_runs(f, origin);
+    fputs("], ", f);
+    write_signatures(f, names);
+}
+
+void trace_put_shape(FILE *f)
+{
+    write_shape(f, 0);
+}
+
+void trace_put_order(FILE *f)
+{
+    write_run_order(f);
 }
 
 int iot_trace_write(const char *path, int rank, int nranks, const char *session, double origin,
                     double epoch)
 {
-    gz_sink g = {iot_real_fopen(path, "w"), {0}, 0};
-    if (!g.out)
+    trace_gz *g;
+    FILE *f = trace_gz_open(path, &g);
+    if (!f)
         return errno ? errno : EIO;
-    /* windowBits 15 + 16: a gzip header. Level 1, the fastest: on irregular calls (a run per
-     * call) zlib's default level 6 costs six times the instructions for 15 % fewer bytes. */
-    if (deflateInit2(&g.z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-        iot_real_fclose(g.out);
-        return ENOMEM;
-    }
-    cookie_io_functions_t io = {NULL, gz_write, NULL, NULL};
-    FILE *f = fopencookie(&g, "w", io);
-    int err = f ? 0 : (errno ? errno : ENOMEM);
-    if (f) {
-        setvbuf(f, NULL, _IOFBF, 1 << 16);
-        fputs("{\"schema\": \"iotune-trace\", \"version\": 4, \"session\": ", f);
-        iot_json_string(f, session);
-        fprintf(f,
-                ", \"rank\": %d, \"ranks\": %d, \"start\": %.6f, \"truncated\": %s, "
-                "\"dropped_calls\": %llu, \"limits\": {\"runs\": %zu, \"signatures\": %u}, "
-                "\"tick_s\": %g, \"tolerance_s\": %g",
-                rank, nranks, epoch, trace_dropped ? "true" : "false",
-                (unsigned long long)trace_dropped, trace_max_events, trace_max_sigs, TICK,
-                TRACE_TIME_TOLERANCE);
-        write_body(f, origin);
-        fputs("}\n", f);
-        if (fclose(f) != 0 && !err)
-            err = g.err ? g.err : (errno ? errno : EIO);
-        if (!err && gz_pump(&g, Z_FINISH) != 0)
-            err = errno ? errno : EIO;
-    }
-    deflateEnd(&g.z);
-    if (ferror(g.out) && !err)
-        err = errno ? errno : EIO;
-    if (iot_real_fclose(g.out) != 0 && !err)
-        err = errno ? errno : EIO;
-    return err;
+    fputs("{\"schema\": \"iotune-trace\", \"version\": 4, \"session\": ", f);
+    iot_json_string(f, session);
+    fprintf(f, ", \"rank\": %d, \"ranks\": %d, \"start\": %.6f, ", rank, nranks, epoch);
+    trace_put_limits(f);
+    fprintf(f, ", \"truncated\": %s, \"dropped_calls\": %llu, \"files\": ",
+            trace_dropped ? "true" : "false", (unsigned long long)trace_dropped);
+    trace_put_files(f);
+    fputs(", ", f);
+    write_shape(f, 1);
+    fputs(", \"runs\": {", f);
+    write_run_order(f);
+    fputs(", ", f);
+    write_run_times(f, origin);
+    fputs("}}\n", f);
+    return trace_gz_close(f, g);
+}
+
+void trace_put_limits(FILE *f)
+{
+    fprintf(f,
+            "\"limits\": {\"runs\": %zu, \"signatures\": %u}, \"tick_s\": %g, \"tolerance_s\": %g",
+            trace_max_events, trace_max_sigs, TICK, TRACE_TIME_TOLERANCE);
 }

@@ -4,7 +4,6 @@ schema; this expands its signatures and counts into one Call per call)."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,20 +92,20 @@ def load_traces(profile_path: str) -> tuple[dict[str, Any], list[Trace]]:
     if type(ranks) is not int or not 1 <= ranks <= 1 << 24:
         raise FromProfileError(f"{profile_path}: not an iotune profile (ranks)")
     traces = []
+    try:
+        found = iotrace.by_rank(profile_path)  # hosts' files (schema 5), or ranks' own
+    except iotrace.TraceError as e:
+        raise FromProfileError(str(e)) from None
     for r in range(ranks):
-        path = iotrace.rank_path(profile_path, r)  # schema 3, or an older runtime's schema 2
-        if not os.path.exists(path):
+        if r not in found:
             raise FromProfileError(
-                f"{path}: missing: the profile has no trace of rank {r}; record one with "
-                "`iotune profile --trace -- COMMAND`"
+                f"{iotrace.rank_path(profile_path, r)}: missing: the profile has no trace of "
+                f"rank {r}; record one with `iotune profile --trace -- COMMAND`"
             )
-        try:
-            t = iotrace.read(path)
-        except iotrace.TraceError as e:
-            raise FromProfileError(str(e)) from None
+        path, t = found[r]
         if t.get("truncated"):
             raise FromProfileError(
-                f"{path}: the trace was truncated at its limit "
+                f"{path}: the trace of rank {r} was truncated at its limit "
                 f"({t.get('dropped_calls')} calls dropped); raise "
                 "IOTUNE_TRACE_LIMIT and profile again"
             )
