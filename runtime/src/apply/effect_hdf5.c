@@ -365,10 +365,13 @@ void iot_readback_dataset(const iot_file_settings *rules, const char *dset, hid_
     if (a >= 0)
         h->H5Pclose(a);
     /* the transfer list is made at each transfer: what the open can say is what will be set */
-    static const int xfer[] = {IOT_P_TRANSFER_MODE, IOT_P_MPIO_CHUNK_OPT,
-                               IOT_P_MPIO_COLLECTIVE_OPT};
-    for (int i = 0; mode >= 0 && i < 3; i++)
-        if ((mode >> (2 * i) & 3) && (e = iot_resolved_for(rules, xfer[i], dset)))
+    static const int xfer[] = {IOT_P_TRANSFER_MODE, IOT_P_MPIO_CHUNK_OPT, IOT_P_MPIO_COLLECTIVE_OPT,
+                               IOT_P_MPIO_CHUNK_OPT_NUM, IOT_P_MPIO_CHUNK_OPT_RATIO};
+    const iot_xfer *x = iot_xfer_of(mode);
+    const long long set[] = {x ? x->mode : -1, x ? x->chunk_opt : -1, x ? x->coll_opt : -1,
+                             x ? x->chunk_num : -1, x ? x->chunk_ratio : -1};
+    for (int i = 0; x && i < 5; i++)
+        if (set[i] >= 0 && (e = iot_resolved_for(rules, xfer[i], dset)))
             judge(dset, e, 1, "", out);
     iot_h5_quiet_end(&quiet);
 }
