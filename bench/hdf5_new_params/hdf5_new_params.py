@@ -180,8 +180,16 @@ def stats(base: list[float], times: list[float], n_configs: int) -> dict:
     slower = noise.paired_test(times, base, maximize=False)
     level = 0.05 / max(1, n_configs)
     verdict = "wins" if faster < level else "loses" if slower < level else "no difference shown"
-    return {"median_s": mt, "min_s": min(times), "max_s": max(times), "speedup": mb / mt,
-            "p_faster": faster, "p_slower": slower, "level": level, "verdict": verdict}
+    return {
+        "median_s": mt,
+        "min_s": min(times),
+        "max_s": max(times),
+        "speedup": mb / mt,
+        "p_faster": faster,
+        "p_slower": slower,
+        "level": level,
+        "verdict": verdict,
+    }
 
 
 def uptime() -> str:
@@ -260,8 +268,9 @@ def main() -> int:
     ap.add_argument("--gcrm-args", default="--cells 4096 --levels 25 --chunk-cells 256 "
                     "--iterations 4")  # fmt: skip
     ap.add_argument("--wheel-python", default=WHEEL_PYTHON)
-    ap.add_argument("--lib", default=os.environ.get("IOTUNE_LIB",
-                                                    str(REPO / "build/runtime/libiotune.so")))
+    ap.add_argument(
+        "--lib", default=os.environ.get("IOTUNE_LIB", str(REPO / "build/runtime/libiotune.so"))
+    )
     ap.add_argument("--smoke", action="store_true", help="tiny sizes, 1 round, no warm-up")
     ap.add_argument("--out", default="hdf5_new_params.json")
     a = ap.parse_args()

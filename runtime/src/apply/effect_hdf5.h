@@ -30,8 +30,10 @@ const iot_xfer *iot_xfer_of(int code);
 
 /* After the file opened with the control file's file access settings: which are in effect,
  * read back from the file's access list (collective for the MPI-IO driver, as the open is),
- * and for a file created now (created) its creation list. */
-void iot_readback_file(const iot_file_settings *rules, hid_t fid, int created, iot_h5_outcome *out);
+ * and for a file created now (created) its creation list; taken: the access list the open
+ * took (for what HDF5 keeps with the open file but leaves off the file's list). */
+void iot_readback_file(const iot_file_settings *rules, hid_t fid, int created, hid_t taken,
+                       iot_h5_outcome *out);
 
 /* After a dataset was created or opened with settings: which are in effect, read back from its
  * creation and access lists (dcpl, dapl: whether they were given); mode: the forced transfer
