@@ -220,7 +220,11 @@ def run_case(case: str, a: argparse.Namespace, root: Path) -> dict:
         shutil.copy(command(case, works[name], a)[1], works[name] / "kept.h5")
     times: dict[str, dict[str, list[float]]] = {n: {} for n in configs}
     rng = random.Random(a.seed)
-    for _ in range(a.rounds):
+    start = time.monotonic()
+    for done in range(a.rounds):
+        spent = time.monotonic() - start
+        if done >= 5 and spent / done * (done + 1) > a.budget_s:
+            break  # the next round would overrun the budget (a locked run stays short)
         order = list(configs)
         rng.shuffle(order)
         for name in order:
@@ -230,6 +234,7 @@ def run_case(case: str, a: argparse.Namespace, root: Path) -> dict:
             for ph, s in [*phases.items(), ("total", sum(phases.values()))]:
                 times[name].setdefault(ph, []).append(s)
     result["uptime_after"] = uptime()
+    result["rounds_done"] = len(times["default"].get("total", []))
     result["times"] = times
     n = len(configs) - 1
     for name in configs:
@@ -264,7 +269,13 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--no-warmup", dest="warmup", action="store_false")
     ap.add_argument("--seed", type=int, default=27)
-    ap.add_argument("--small-args", default="--groups 200")
+    ap.add_argument(
+        "--budget-s",
+        type=float,
+        default=540,
+        help="stop after the round that would overrun this (at least 5 rounds)",
+    )
+    ap.add_argument("--small-args", default="--groups 100")
     ap.add_argument("--gcrm-args", default="--cells 4096 --levels 25 --chunk-cells 256 "
                     "--iterations 4")  # fmt: skip
     ap.add_argument("--wheel-python", default=WHEEL_PYTHON)
@@ -282,9 +293,10 @@ def main() -> int:
     if "wheel" in cases and not Path(a.wheel_python).exists():
         print(f"no pip h5py wheel venv at {a.wheel_python}: the wheel case is left out")
         cases.remove("wheel")
+    started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
     results = {"machine": platform.node(), "command": sys.argv, "rounds": a.rounds,
                "warmup": a.warmup, "small_args": a.small_args, "gcrm_args": a.gcrm_args,
-               "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "cases": {}}  # fmt: skip
+               "started": started, "cases": {}}  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="hdf5_new_params.") as tmp:
         for case in cases:
             results["cases"][case] = run_case(case, a, Path(tmp))
