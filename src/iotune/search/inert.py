@@ -110,6 +110,9 @@ def traits(profile: Mapping[str, Any] | None) -> dict[str, Any]:
         out["same_dataset_calls"] = same
     if isinstance(profile.get("ranks"), int) and "mpi" in profile:  # for the launch check
         out["ranks"], out["mpi"] = profile["ranks"], bool(profile["mpi"])
+    lib = profile.get("hdf5_library")
+    if isinstance(lib, dict) and isinstance(lib.get("version"), str):
+        out["hdf5_library"] = {"version": lib["version"], "parallel": bool(lib.get("parallel"))}
     component = (profile.get("mpi_library") or {}).get("io_component")
     if component:
         out["io_component"] = component
