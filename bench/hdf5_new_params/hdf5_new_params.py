@@ -4,7 +4,8 @@
 Cases (`--cases`):
   wheel    many_small.py (beside this script: many small datasets in many groups, with
            attributes, written then read back) run by the h5py of pip's wheel, HDF5 2.0 serial
-           (`--wheel-python`, default /work/main/.venv-h5wheel/bin/python, scripts/install.sh);
+           (`--wheel-python`, default $IOTUNE_H5WHEEL_PYTHON, else .venv-h5wheel/bin/python of
+           the checkout, made by scripts/install.sh; left out, said, when there is none);
   debian   the same program run serially by the h5py built on Debian's parallel HDF5 1.10.8
            (this interpreter's h5py): the serial-only settings are refused there, and said so;
   gcrmio   the GCRM-IO kernel (chunked, five datasets per step, several steps) on 2 ranks with
@@ -49,7 +50,8 @@ REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(HERE.parent / "common"))
 PROGRAM = HERE / "many_small.py"
-WHEEL_PYTHON = "/work/main/.venv-h5wheel/bin/python"
+# pip's h5py (scripts/install.sh makes .venv-h5wheel), as tests/python/test_h5py_wheel.py finds it
+WHEEL_PYTHON = os.environ.get("IOTUNE_H5WHEEL_PYTHON", str(REPO / ".venv-h5wheel/bin/python"))
 
 SERIAL = {
     "default": {},
