@@ -235,6 +235,8 @@ def run_case(case: str, a: argparse.Namespace, root: Path) -> dict:
             phases, _ = run(case, cfgs[name], works[name], a)
             for ph, s in [*phases.items(), ("total", sum(phases.values()))]:
                 times[name].setdefault(ph, []).append(s)
+        # the rounds so far, kept should the run be stopped (a locked run's timeout)
+        Path(f"{a.out}.{case}.partial").write_text(json.dumps({**result, "times": times}) + "\n")
     result["uptime_after"] = uptime()
     result["rounds_done"] = len(times["default"].get("total", []))
     result["times"] = times
