@@ -84,3 +84,24 @@ def test_a_study_on_parallel_110_never_proposes_a_refused_combination(strategy):
     for settings in ran[1:]:
         assert not REFUSED_110 & set(settings), settings
     assert REFUSED_110 <= set(study.user_attrs[loop.INERT])
+
+
+@pytest.mark.parametrize("name", space.preset_names())
+def test_no_preset_space_proposes_what_parallel_110_refuses(name):
+    """Whatever a preset searches, a study on parallel 1.10.8 with MPI-IO files leaves out
+    every parameter the library refuses there (h5versions.tsv), and a preset that searches
+    page buffering forbids it without paged files."""
+    from iotune import h5versions
+
+    sp = space.load(name)
+    out = inert.inert(sp, {}, traits(PARALLEL_110, {"mpio": 1}))
+    for d in sp.dims:
+        refused = h5versions.support(d.name) and h5versions.support(d.name).lacks(
+            (1, 10, 8), parallel_build=True, mpio=True
+        )
+        assert bool(refused) == (d.name in out and "1.10.8" in out[d.name]), d.name
+    if "page_buffer_size" in sp.names():
+        on = [v for v in sp.dim("page_buffer_size").values if v not in ("0", space.UNSET)]
+        assert on and all(sp.forbidden({**sp.default_config(), "page_buffer_size": v,
+                                         "file_space_strategy": "fsm_aggr"})
+                          for v in on)  # fmt: skip
