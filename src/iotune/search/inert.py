@@ -70,7 +70,8 @@ STRIPING = ("striping_factor", "striping_unit", "start_iodevice")
 STRIPING_FS = ("lustre", "ceph", "cephfs", "pvfs2", "orangefs")
 CEPH_ONLY = ("striping_object_size",)
 NOT_CEPH = "the files are not on CephFS ({fs}): the object size is CephFS's own"
-MPIIO_ONLY = ("transfer_mode", "coll_metadata_read", "coll_metadata_write")
+MPIIO_ONLY = ("transfer_mode", "coll_metadata_read", "coll_metadata_write", "mpio_chunk_opt",
+              "mpio_chunk_opt_num", "mpio_chunk_opt_ratio", "mpio_collective_opt")  # fmt: skip
 CHUNK_CACHE = ("chunk_cache_bytes", "chunk_cache_slots", "chunk_cache_w0")
 CHUNKING = ("chunk", "chunk_size")
 # the MPI-IO hints Open MPI's OMPIO reads (the runtime's abi.c says the same in its read-back)
