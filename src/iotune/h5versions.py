@@ -10,10 +10,12 @@ is not 1.10's (1 MiB, 521).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from iotune import params
 
@@ -130,6 +132,16 @@ def drop_defaults(settings: dict[str, str], version: Version) -> tuple[dict[str,
     return kept, dropped
 
 
+def without_defaults(
+    settings: Mapping[str, str], version: Version | None
+) -> tuple[dict[str, str], list[str]]:
+    """drop_defaults for a release that may be unknown (None: the settings as they are): what a
+    knowledge-base entry, `kb suggest` and the site defaults keep of a study's settings."""
+    if version is None:
+        return dict(settings), []
+    return drop_defaults(dict(settings), version)
+
+
 def describe(name: str) -> str:
     """The `hdf5` column of `iotune check --list`: since which release, where, the defaults
     ("1.8.0+; default 1 MiB, 8 MiB from 2.0.0"); empty for other parameters."""
@@ -145,9 +157,10 @@ def describe(name: str) -> str:
     return text
 
 
-def profile_version(profile: dict) -> Version | None:
-    """The HDF5 release a profile's process used (its `hdf5_library`), or None."""
-    lib = profile.get("hdf5_library")
+def profile_version(profile: Mapping[str, Any]) -> Version | None:
+    """The HDF5 release a profile's process used (its `hdf5_library`), or None; also of a
+    study's summary and a trial's traits, which keep the baseline's `hdf5_library`."""
+    lib = profile.get("hdf5_library") if isinstance(profile, Mapping) else None
     if not isinstance(lib, dict) or not isinstance(lib.get("version"), str):
         return None
     try:

@@ -847,6 +847,7 @@ def finish(
         "min_gain": cfg.min_gain,
         "not_searched": dict(study.user_attrs.get(loop.INERT, {})),
         "switched_on": on,
+        "hdf5_library": hdf5_library(study),  # the release the study ran on, or None
         "values_not_searched": dict(study.user_attrs.get(loop.VALUES_OUT, {})),
         "not_in_effect": off,
         "leaders": leaders,
@@ -873,6 +874,16 @@ def finish(
 
 
 # ----------------------------------------------------------------------------- knowledge base
+
+
+def hdf5_library(study: Any) -> dict[str, Any] | None:
+    """The HDF5 library the study's application ran with ({"version", "parallel"}, from the
+    first trial whose profile says it: the baseline's), or None."""
+    for t in study.get_trials(deepcopy=False):
+        lib = (t.user_attrs.get("traits") or {}).get("hdf5_library")
+        if isinstance(lib, dict):
+            return dict(lib)
+    return None
 
 
 def _uid(study: Any) -> str:

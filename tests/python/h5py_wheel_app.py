@@ -20,6 +20,11 @@ with h5py.File(name, "w") as f:
     writes += 1
     c = f.create_dataset("c", data=np.arange(105.0), chunks=(10,), compression="gzip")
     writes += 1  # a filtered dataset with a partial edge chunk
+    g = f.create_group("many")
+    for i in range(50):  # created and closed at once: what evict_on_close takes out of the cache
+        g.create_dataset(f"d{i}", data=np.full(4, float(i)))
+    writes += 50
+    cached = f.id.get_mdc_size()[3]  # the metadata cache's entries now
     fapl = f.id.get_access_plist()
     dapl = d.id.get_access_plist()
     dcpl = d.id.get_create_plist()
@@ -32,8 +37,11 @@ with h5py.File(name, "w") as f:
         "fs_strategy": list(f.id.get_create_plist().get_file_space_strategy()),
         "fs_page_size": f.id.get_create_plist().get_file_space_page_size(),
         "page_buffer": list(fapl.get_page_buffer_size()),
+        "cached_entries": cached,
     }
 with h5py.File(name, "r") as f:
     total = float(f["a"][...].sum()) + float(f["b"][...].sum()) + float(f["c"][...].sum())
+    total += sum(float(f["many"][k][...].sum()) for k in f["many"])
+    reads += len(f["many"])
     reads += 3
 print(json.dumps({"seen": seen, "writes": writes, "reads": reads, "sum": total}))

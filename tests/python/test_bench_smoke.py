@@ -21,7 +21,7 @@ from conftest import BENCH, BUILD, REPO, mpi_info
 TIMEOUT = 90  # seconds per bench; each takes a few seconds to ~20 s on the 2-core VM
 # benches that chain several commands even at their tiny size (agreement: a study, advise, a
 # skeleton and adapt: ~50 s here, more on a loaded machine)
-TIMEOUTS = {"agreement": 240}
+TIMEOUTS = {"agreement": 240, "hdf5_new_params": 240}
 
 # folder: (arguments, output file to parse); {out} is the test's tmp_path
 SMOKE = {
@@ -31,6 +31,9 @@ SMOKE = {
                     "advise_gain.csv"),
     "advise_scale": (["--sizes", "100", "--namings", "per_process", "--out", "{out}/a.json"],
                      "a.json"),
+    # each new HDF5 parameter once, tiny programs: pip's HDF5 2.0 (when its venv is there),
+    # Debian's 1.10.8 serially and GCRM-IO on 2 ranks
+    "hdf5_new_params": (["--smoke", "--out", "{out}/h.json"], "h.json"),
     "kb_each_setting": (["--rounds", "1", "--out", "{out}/k.json"], "k.json"),
     "kb_warmstart": (["--seeds", "1", "--kernels", "gcrmio", "--out", "{out}/k.json"], "k.json"),
     "landscape_stats": (["landscape.csv", "--out", "{out}/l.json"], "l.json"),

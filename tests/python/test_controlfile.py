@@ -619,6 +619,8 @@ def every_param_value():
         "mdc_image": "yes",
         "filter_partial_chunks": False,
         "mpio_chunk_opt": "multi_io",
+        "mpio_chunk_opt_num": 8,
+        "mpio_chunk_opt_ratio": 30,
         "mpio_collective_opt": "individual_io",
         "cb_buffer_size": 4 << 20,
         "cb_nodes": 2,

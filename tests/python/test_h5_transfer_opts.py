@@ -53,3 +53,29 @@ def test_individual_io_is_refused_for_chunked_datasets(tmp_path, libiotune):
     said = "mpio_collective_opt=individual_io NOT applied to chunked datasets"
     assert proc.stderr.count(said) == 1, proc.stderr
     assert "mpio_collective_opt" not in f["applied"]["hdf5"]
+
+
+def test_chunk_opt_thresholds_fire_and_keep_the_data(tmp_path, libiotune):
+    """mpio_chunk_opt_num above the 4 chunks each rank writes turns HDF5's default linked-chunk
+    transfer into one per chunk (as multi_io); mpio_chunk_opt_ratio=0 then makes each chunk,
+    which one rank of two selects (50 %, under the default 60 %), collective instead of
+    independent: each changes the MPI-IO calls, the data stay the same."""
+    runs = {"base": "", "one": "<mpio_chunk_opt>one_io</mpio_chunk_opt>",
+            "multi": "<mpio_chunk_opt>multi_io</mpio_chunk_opt>",
+            "num": "<mpio_chunk_opt_num>64</mpio_chunk_opt_num>",
+            "ratio": "<mpio_chunk_opt_num>64</mpio_chunk_opt_num>"
+                     "<mpio_chunk_opt_ratio>0</mpio_chunk_opt_ratio>"}  # fmt: skip
+    files = {name: run(tmp_path, libiotune, name, setting)[1] for name, setting in runs.items()}
+    calls = {k: (f["mpiio"]["collective_writes"], f["mpiio"]["independent_writes"])
+             for k, f in files.items()}  # fmt: skip
+    assert calls["base"] == calls["one"] != calls["multi"], calls
+    assert calls["num"] == calls["multi"], calls
+    assert calls["ratio"] != calls["num"], calls
+    assert files["num"]["applied"]["hdf5"] == {"mpio_chunk_opt_num": "64"}
+    assert files["ratio"]["applied"]["hdf5"] == {"mpio_chunk_opt_num": "64",
+                                                 "mpio_chunk_opt_ratio": "0"}  # fmt: skip
+    for name in ("num", "ratio"):
+        diff = subprocess.run(["h5diff", tmp_path / "base" / "data.h5",
+                               tmp_path / name / "data.h5"],
+                              capture_output=True, text=True, timeout=60)  # fmt: skip
+        assert diff.returncode == 0, diff.stdout

@@ -420,3 +420,47 @@ def test_postgresql_beside_a_shared_study(pg_server, monkeypatch, tmp_path):
     p = iotune("kb", "list", env=env)
     assert p.returncode == 0 and f"pg-{os.getpid()}" in p.stdout
     assert pg_server.password not in p.stdout + p.stderr
+
+
+# ----------------------------------------------------------------------------- library defaults
+
+
+def test_an_entry_drops_the_defaults_of_the_hdf5_release_the_study_ran_on():
+    """8 MiB of chunk cache is a change on 1.10 and nothing on 2.0 (h5versions.tsv): the entry
+    of a study on 2.0 keeps only what differs, with the switch only if a setting is left."""
+    summary = {
+        "study": "w", "space": "local", "command": "python app.py",
+        "recommended": {"chunk_cache_bytes": "8388608", "fill_time": "never"},
+        "switched_on": {"serial_files": {"value": "true", "why": "sec2 files"}},
+        "final": {"improved": True, "speedup": 1.3, "p_nominal": 0.02, "pair_ratios": [1.3]},
+        "leaders": {"order": ["a"], "settings": {"a": {"chunk_cache_slots": "8191"}},
+                    "values": {"a": [1.0]}},
+    }  # fmt: skip
+    on_2 = kb.entry_from_summary({**summary, "hdf5_library": {"version": "2.0.0"}}, sig())
+    assert on_2.settings == {"fill_time": "never", "serial_files": "true"}
+    assert all(x["settings"] == {} for x in on_2.leaders), on_2.leaders
+    on_110 = kb.entry_from_summary({**summary, "hdf5_library": {"version": "1.10.8"}}, sig())
+    assert on_110.settings == {"chunk_cache_bytes": "8388608", "fill_time": "never",
+                               "serial_files": "true"}  # fmt: skip
+    unknown = kb.entry_from_summary(summary, sig())  # an older summary: as it was
+    assert unknown.settings == on_110.settings
+
+
+def test_suggest_leaves_out_the_defaults_of_the_new_runs_release():
+    e = entry({"chunk_cache_slots": "8191", "serial_files": "true"})
+    e.id = 1
+    assert kb.suggest([e], sig(), hdf5=(1, 10, 8)).settings == {
+        "chunk_cache_slots": "8191", "serial_files": "true"}  # fmt: skip
+    s = kb.suggest([e], sig(), hdf5=(2, 0, 0))
+    assert s.settings == {}  # the switch alone changes nothing
+    assert "chunk_cache_slots=8191 is HDF5 2.0.0's own default: left out" in s.notes
+
+
+def test_the_study_summary_and_traits_carry_the_hdf5_release():
+    from iotune import h5versions
+    from iotune.search import inert
+
+    t = inert.traits({"hdf5_library": {"version": "2.0.0", "parallel": False}, "files": []})
+    assert t["hdf5_library"] == {"version": "2.0.0", "parallel": False}
+    assert "hdf5_library" not in inert.traits({"hdf5_library": None, "files": []})
+    assert h5versions.profile_version({"hdf5_library": t["hdf5_library"]}) == (2, 0, 0)

@@ -149,7 +149,12 @@ def test_every_registry_parameter_takes_effect(tuned, baseline):
     # options by their effect on the MPI-IO calls (test_h5_transfer_opts.py)
     checked |= {"file_space_strategy", "file_space_page_size", "page_buffer_size", "libver_low",
                 "evict_on_close", "mdc_image", "filter_partial_chunks"}  # fmt: skip
-    checked |= {"mpio_chunk_opt", "mpio_collective_opt"}
+    checked |= {
+        "mpio_chunk_opt",
+        "mpio_collective_opt",
+        "mpio_chunk_opt_num",
+        "mpio_chunk_opt_ratio",
+    }
     runtime_params = {n for n, r in registry().items() if r["target"] != "mca"}
     assert checked >= runtime_params, f"untested parameters: {runtime_params - checked}"
     assert data["mismatches"] == 0

@@ -33,13 +33,9 @@ hid_t iot_apply_dcpl(const iot_file_info *f, const char *file, const char *dset,
 hid_t iot_apply_dapl(const iot_file_info *f, const char *file, const char *dset, hid_t dapl,
                      iot_h5_outcome *out);
 
-/* What the transfers of the open dataset id get, as one code (-1: nothing; not the MPI-IO
- * driver, or independent asked for a filtered dataset): IOT_XFER_MODE (H5FD_MPIO_COLLECTIVE /
- * H5FD_MPIO_INDEPENDENT, or -1), IOT_XFER_CHUNK_OPT (H5FD_mpio_chunk_opt_t or -1) and
- * IOT_XFER_COLL_OPT (H5FD_mpio_collective_opt_t or -1). */
-#define IOT_XFER_MODE(code) (((code)&3) - 1)
-#define IOT_XFER_CHUNK_OPT(code) ((((code) >> 2) & 3) - 1)
-#define IOT_XFER_COLL_OPT(code) ((((code) >> 4) & 3) - 1)
+/* The transfers of the open dataset id, as one code (-1: nothing; not the MPI-IO driver, or
+ * independent asked for a filtered dataset): an index below IOT_XFER_MAX into the run's table
+ * of distinct combinations (iot_xfer_of). */
 int iot_transfer_mode(const iot_file_info *f, const char *file, const char *dset, hid_t id);
 
 #endif

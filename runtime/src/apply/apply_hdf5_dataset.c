@@ -288,14 +288,50 @@ static int transfer_option(const iot_file_info *f, const char *file, const char 
     return (int)e->value.v[0];
 }
 
+/* A chunk optimisation threshold (mpio_chunk_opt_num, mpio_chunk_opt_ratio), or -1. */
+static long long threshold(const iot_file_info *f, const char *file, const char *dset, int p)
+{
+    const iot_entry *e = iot_resolved_for(f->rules, p, dset);
+    char where[96];
+    if (!e)
+        return -1;
+    if (iot_g.verbose && f->leader)
+        iot_log("%s:%s: hdf5 transfer: %s=%s [%s]", file, dset, e->name, e->value.text,
+                iot_origin(e, where, sizeof where));
+    return e->value.v[0];
+}
+
+/* The run's distinct transfer combinations: a code is an index here. */
+static iot_xfer xfers[IOT_XFER_MAX];
+static int xfer_count;
+
+const iot_xfer *iot_xfer_of(int code)
+{
+    return code >= 0 && code < xfer_count ? &xfers[code] : NULL;
+}
+
 int iot_transfer_mode(const iot_file_info *f, const char *file, const char *dset, hid_t id)
 {
     if (!f->mpio)
         return -1;
-    int mode = forced_mode(f, file, dset, id);
-    int chunk = transfer_option(f, file, dset, id, IOT_P_MPIO_CHUNK_OPT);
-    int coll = transfer_option(f, file, dset, id, IOT_P_MPIO_COLLECTIVE_OPT);
-    if (mode < 0 && chunk < 0 && coll < 0)
+    iot_xfer x = {forced_mode(f, file, dset, id),
+                  transfer_option(f, file, dset, id, IOT_P_MPIO_CHUNK_OPT),
+                  transfer_option(f, file, dset, id, IOT_P_MPIO_COLLECTIVE_OPT),
+                  threshold(f, file, dset, IOT_P_MPIO_CHUNK_OPT_NUM),
+                  threshold(f, file, dset, IOT_P_MPIO_CHUNK_OPT_RATIO)};
+    if (x.mode < 0 && x.chunk_opt < 0 && x.coll_opt < 0 && x.chunk_num < 0 && x.chunk_ratio < 0)
         return -1;
-    return (mode + 1) | (chunk + 1) << 2 | (coll + 1) << 4;
+    for (int i = 0; i < xfer_count; i++)
+        if (!memcmp(&xfers[i], &x, sizeof x))
+            return i;
+    if (xfer_count == IOT_XFER_MAX) { /* more distinct combinations than any control file has */
+        if (f->leader)
+            iot_warn_once("xfer-table",
+                          "%s:%s: more than %d different transfer settings: "
+                          "these transfers keep the application's own",
+                          file, dset, IOT_XFER_MAX);
+        return -1;
+    }
+    xfers[xfer_count] = x;
+    return xfer_count++;
 }

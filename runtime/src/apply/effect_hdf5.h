@@ -15,10 +15,25 @@ typedef struct {
     char withdrawn[256]; /* "name\n" lines: settings withdrawn before the call (too costly) */
 } iot_h5_outcome;
 
+/* What the transfers of a dataset get: the forced mode (H5FD_MPIO_COLLECTIVE /
+ * H5FD_MPIO_INDEPENDENT), mpio_chunk_opt (H5FD_mpio_chunk_opt_t), mpio_collective_opt
+ * (H5FD_mpio_collective_opt_t) and the chunk optimisation thresholds; -1: not set. */
+typedef struct {
+    int mode, chunk_opt, coll_opt;
+    long long chunk_num, chunk_ratio;
+} iot_xfer;
+#define IOT_XFER_MAX 64
+
+/* The combination of a code of iot_transfer_mode (apply_hdf5.h); NULL for -1 or an unknown
+ * code. */
+const iot_xfer *iot_xfer_of(int code);
+
 /* After the file opened with the control file's file access settings: which are in effect,
  * read back from the file's access list (collective for the MPI-IO driver, as the open is),
- * and for a file created now (created) its creation list. */
-void iot_readback_file(const iot_file_settings *rules, hid_t fid, int created, iot_h5_outcome *out);
+ * and for a file created now (created) its creation list; taken: the access list the open
+ * took (for what HDF5 keeps with the open file but leaves off the file's list). */
+void iot_readback_file(const iot_file_settings *rules, hid_t fid, int created, hid_t taken,
+                       iot_h5_outcome *out);
 
 /* After a dataset was created or opened with settings: which are in effect, read back from its
  * creation and access lists (dcpl, dapl: whether they were given); mode: the forced transfer

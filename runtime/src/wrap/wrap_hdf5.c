@@ -18,7 +18,8 @@
 /* Open datasets the runtime follows: id -> {capture record, transfer code (iot_transfer_mode)
  * or -1}. Empty, and never consulted, unless transfer settings are set or capture is on. */
 iot_idmap dsets;
-static hid_t xfer_default[64]; /* the runtime's own transfer list per code, made on first use */
+static hid_t
+    xfer_default[IOT_XFER_MAX]; /* the runtime's own transfer list per code, made on first use */
 
 static int following(void)
 {
@@ -70,16 +71,29 @@ iot_idmap traced;
 /* Open files the runtime follows (settings or capture): id -> {capture record or -1, unused}. */
 iot_idmap files;
 
-/* The collective options of a transfer code put on a transfer list. */
-static herr_t set_options(hid_t l, int code)
+/* The collective options of a transfer combination put on a transfer list; the thresholds
+ * read back through their properties' names where the library has them (no H5Pget_ call of
+ * their own): a value the list does not hold is a refusal. */
+static herr_t set_options(hid_t l, const iot_xfer *x)
 {
     herr_t rc = 0;
-    if (IOT_XFER_CHUNK_OPT(code) >= 0)
-        rc |= IOT_H5_CALL(H5Pset_dxpl_mpio_chunk_opt, l,
-                          (H5FD_mpio_chunk_opt_t)IOT_XFER_CHUNK_OPT(code));
-    if (IOT_XFER_COLL_OPT(code) >= 0)
+    if (x->chunk_opt >= 0)
+        rc |= IOT_H5_CALL(H5Pset_dxpl_mpio_chunk_opt, l, (H5FD_mpio_chunk_opt_t)x->chunk_opt);
+    if (x->coll_opt >= 0)
         rc |= IOT_H5_CALL(H5Pset_dxpl_mpio_collective_opt, l,
-                          (H5FD_mpio_collective_opt_t)IOT_XFER_COLL_OPT(code));
+                          (H5FD_mpio_collective_opt_t)x->coll_opt);
+    static const char *const names[] = {"mpio_chunk_opt_num", "mpio_chunk_opt_ratio"};
+    const long long want[] = {x->chunk_num, x->chunk_ratio};
+    for (int i = 0; i < 2; i++) {
+        if (want[i] < 0)
+            continue;
+        rc |= i ? IOT_H5_CALL(H5Pset_dxpl_mpio_chunk_opt_ratio, l, (unsigned)want[i])
+                : IOT_H5_CALL(H5Pset_dxpl_mpio_chunk_opt_num, l, (unsigned)want[i]);
+        unsigned got = 0;
+        if (IOT_H5_CALL(H5Pexist, l, names[i]) > 0 &&
+            (IOT_H5_CALL(H5Pget, l, names[i], &got) < 0 || got != (unsigned)want[i]))
+            rc = -1;
+    }
     return rc;
 }
 
@@ -90,16 +104,17 @@ static herr_t set_options(hid_t l, int code)
 static hid_t transfer_list(const iot_h5_api *h, int code, hid_t dxpl, H5FD_mpio_xfer_t *saved,
                            hid_t *made)
 {
-    int mode = IOT_XFER_MODE(code);
+    const iot_xfer *x = iot_xfer_of(code);
+    int mode = x ? x->mode : -1;
     *saved = (H5FD_mpio_xfer_t)-1;
     *made = H5I_INVALID_HID;
     if (dxpl == H5P_DEFAULT) {
-        if (code < 0 || code >= 64)
+        if (!x)
             return dxpl;
         if (xfer_default[code] == 0) { /* 0: not made yet, -1: could not be */
             hid_t l = h->H5Pcreate(h->cls_dxpl);
             if (l >= 0 && ((mode >= 0 && h->H5Pset_dxpl_mpio(l, (H5FD_mpio_xfer_t)mode) < 0) ||
-                           set_options(l, code) < 0)) {
+                           set_options(l, x) < 0)) {
                 h->H5Pclose(l);
                 l = H5I_INVALID_HID;
             }
@@ -107,10 +122,10 @@ static hid_t transfer_list(const iot_h5_api *h, int code, hid_t dxpl, H5FD_mpio_
         }
         return xfer_default[code] > 0 ? xfer_default[code] : dxpl;
     }
-    if (IOT_XFER_CHUNK_OPT(code) >= 0 || IOT_XFER_COLL_OPT(code) >= 0) {
+    if (x && (x->chunk_opt >= 0 || x->coll_opt >= 0 || x->chunk_num >= 0 || x->chunk_ratio >= 0)) {
         hid_t l = h->H5Pcopy(dxpl);
         if (l >= 0 && ((mode >= 0 && h->H5Pset_dxpl_mpio(l, (H5FD_mpio_xfer_t)mode) < 0) ||
-                       set_options(l, code) < 0)) {
+                       set_options(l, x) < 0)) {
             h->H5Pclose(l);
             l = H5I_INVALID_HID;
         }

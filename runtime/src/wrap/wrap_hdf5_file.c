@@ -132,8 +132,8 @@ static hid_t open_file(int create, const char *name, unsigned flags, hid_t fcpl,
     hid_t fid = rc;
     hid_t copies[2] = {use != fapl ? use : H5I_INVALID_HID,
                        use_fcpl != fcpl ? use_fcpl : H5I_INVALID_HID};
-    close_copies(real, fid, copies, 2);
     if (fid < 0) {
+        close_copies(real, fid, copies, 2);
         iot_resolved_free(info.rules);
         return fid;
     }
@@ -146,9 +146,10 @@ static hid_t open_file(int create, const char *name, unsigned flags, hid_t fcpl,
         iot_describe_settings(info.rules, NULL, IOT_TARGET_FAPL, list, sizeof list);
         say_withdrawn(how, known, NULL, list, why, info.leader, rec);
     } else if ((use != fapl || use_fcpl != fcpl || (iot_adapt_on && info.mpio)) && rec >= 0) {
-        iot_readback_file(info.rules, fid, create,
+        iot_readback_file(info.rules, fid, create, use,
                           &out); /* collective for MPI-IO, as the open is */
     }
+    close_copies(real, fid, copies, 2);
     keep_outcome(rec, &out);
     if (s)
         iot_files_remember(known, &info); /* it keeps info.rules */

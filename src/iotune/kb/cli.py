@@ -204,21 +204,28 @@ def _show(base, args) -> int:
 
 
 def _suggest(base, args) -> int:
-    from iotune import kb
+    import tempfile
+
+    from iotune import h5versions, kb
+    from iotune import profile as prof
     from iotune.kb import capture, signature
 
     command = list(args.command)
     command = command[1:] if command[:1] == ["--"] else command
-    try:
-        if args.profile:
-            sig = signature.from_profile(args.profile)
-        elif command:
-            sig = capture.profile_signature(command, cwd=os.getcwd())
-        else:
-            return _error("give the command after -- (or --profile PROFILE.json)")
-    except (ValueError, capture.CaptureFailed) as e:
-        return _error(f"no signature: {e}")
-    s = kb.suggest(base.entries(), sig, args.nearest)
+    with tempfile.TemporaryDirectory(prefix="iotune-suggest-") as tmp:
+        kept = args.profile or os.path.join(tmp, "profile.json")
+        try:
+            if args.profile:
+                sig = signature.from_profile(args.profile)
+            elif command:
+                sig = capture.profile_signature(command, cwd=os.getcwd(), keep=kept)
+            else:
+                return _error("give the command after -- (or --profile PROFILE.json)")
+            # the release the run uses: its own defaults are no suggestion
+            release = h5versions.profile_version(prof.load(kept).data)
+        except (ValueError, capture.CaptureFailed) as e:
+            return _error(f"no signature: {e}")
+    s = kb.suggest(base.entries(), sig, args.nearest, hdf5=release)
     if s.settings and args.out != "-":
         write_with_evidence(args.out, s)
     if args.json:
@@ -373,7 +380,7 @@ def register_defaults(sub: argparse._SubParsersAction) -> None:
 def cmd_defaults(args: argparse.Namespace) -> int:
     import random
 
-    from iotune import defaults, mpifamily, paths, space, study, tune_cli
+    from iotune import defaults, h5versions, mpifamily, paths, space, study, tune_cli
 
     names = [n for n in args.proxies.split(",") if n]
     unknown = [n for n in names if n not in defaults.PROXIES]
@@ -433,7 +440,10 @@ def cmd_defaults(args: argparse.Namespace) -> int:
             defaults.Proxy(
                 name,
                 app,
-                dict(s.get("recommended") or {}),
+                # a setting equal to the default of the HDF5 release the proxy ran on is none
+                h5versions.without_defaults(
+                    dict(s.get("recommended") or {}), h5versions.profile_version(s)
+                )[0],
                 head.get("speedup") if head.get("established") else None,
                 s,
             )  # fmt: skip

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from iotune import h5versions
 from iotune.kb.signature import Signature, distance, platform_differences, same_motif
 from iotune.kb.store import Entry
 from iotune.search import switches
@@ -72,9 +73,12 @@ class Suggestion:
         }
 
 
-def suggest(entries: Sequence[Entry], sig: Signature, k: int = 5) -> Suggestion:
+def suggest(
+    entries: Sequence[Entry], sig: Signature, k: int = 5, hdf5: h5versions.Version | None = None
+) -> Suggestion:
     """The settings of the nearest stored motif (the closest entry; among equally close ones,
-    the best verified speedup), with the evidence and what to beware of."""
+    the best verified speedup), with the evidence and what to beware of; hdf5: the release the
+    new run uses, whose own defaults are left out of the suggestion (said in the notes)."""
     matches = nearest(entries, sig, k)
     notes: list[str] = []
     if not matches:
@@ -105,7 +109,11 @@ def suggest(entries: Sequence[Entry], sig: Signature, k: int = 5) -> Suggestion:
             for k in best.other_platform
         )
         notes.append(f"the stored entry comes from another platform: {where}")
-    return Suggestion(sig, dict(best.entry.settings), matches, notes)
+    settings, dropped = h5versions.without_defaults(best.entry.settings, hdf5)
+    notes += dropped
+    if not set(settings) - set(switches.SWITCHED):  # only a switch is left: nothing to change
+        settings = {}
+    return Suggestion(sig, settings, matches, notes)
 
 
 def runners_up(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -167,9 +175,13 @@ def entry_from_summary(summary: Mapping[str, Any], sig: Signature, source: str =
         else {}
     )
 
+    release = h5versions.profile_version(summary)
+
     def with_switches(settings: Mapping[str, Any]) -> dict[str, str]:
-        # as best.xml has them: with the switches they need (serial_files for sec2 files)
-        on = switches.apply(settings, summary.get("switched_on"))
+        # as best.xml has them: with the switches they need (serial_files for sec2 files), less
+        # any setting equal to the default of the HDF5 release the study ran on (no advice)
+        kept = h5versions.without_defaults({str(k): str(v) for k, v in settings.items()}, release)
+        on = switches.apply(kept[0], summary.get("switched_on"))
         return {str(k): str(v) for k, v in on.items()}
 
     return Entry(

@@ -14,6 +14,11 @@ The baseline run (the stack's defaults) is profiled like every trial; what it sh
 - the files on file systems without striping (ext4, xfs, tmpfs, ...): no striping;
 - `transfer_mode=collective` only when the profile shows that every rank makes the same number
   of dataset calls: a collective transfer that some rank never joins hangs the job;
+- what the application's HDF5 library lacks or refuses (the profile's `hdf5_library`, the
+  registry's h5versions.tsv): a parameter newer than its release; page buffering and eviction
+  on close in a parallel build (refused for every file); the metadata cache image for files
+  opened with MPI-IO. Judged even when inert parameters are kept (every strategy): the runtime
+  would only withdraw them, trial after trial;
 - under Open MPI's OMPIO (the profile's `mpi_library.io_component`), no ROMIO hint OMPIO never
   reads (it reads only OMPIO_HINTS), unless the space searches the component itself (`io`
   with `romio321`): then ROMIO's hints apply in the trials that switch to ROMIO.
@@ -65,7 +70,8 @@ STRIPING = ("striping_factor", "striping_unit", "start_iodevice")
 STRIPING_FS = ("lustre", "ceph", "cephfs", "pvfs2", "orangefs")
 CEPH_ONLY = ("striping_object_size",)
 NOT_CEPH = "the files are not on CephFS ({fs}): the object size is CephFS's own"
-MPIIO_ONLY = ("transfer_mode", "coll_metadata_read", "coll_metadata_write")
+MPIIO_ONLY = ("transfer_mode", "coll_metadata_read", "coll_metadata_write", "mpio_chunk_opt",
+              "mpio_chunk_opt_num", "mpio_chunk_opt_ratio", "mpio_collective_opt")  # fmt: skip
 CHUNK_CACHE = ("chunk_cache_bytes", "chunk_cache_slots", "chunk_cache_w0")
 CHUNKING = ("chunk", "chunk_size")
 # the MPI-IO hints Open MPI's OMPIO reads (the runtime's abi.c says the same in its read-back)
@@ -110,6 +116,9 @@ def traits(profile: Mapping[str, Any] | None) -> dict[str, Any]:
         out["same_dataset_calls"] = same
     if isinstance(profile.get("ranks"), int) and "mpi" in profile:  # for the launch check
         out["ranks"], out["mpi"] = profile["ranks"], bool(profile["mpi"])
+    lib = profile.get("hdf5_library")
+    if isinstance(lib, dict) and isinstance(lib.get("version"), str):
+        out["hdf5_library"] = {"version": lib["version"], "parallel": bool(lib.get("parallel"))}
     component = (profile.get("mpi_library") or {}).get("io_component")
     if component:
         out["io_component"] = component
@@ -199,6 +208,8 @@ def inert(
         why = None
         if p.layer == "hdf5" and facts.get("static_hdf5"):
             why = STATIC_HDF5
+        elif p.layer == "hdf5" and (refused := library_refuses(p.name, facts)):
+            why = refused
         elif p.layer == "hdf5" and facts.get("hdf5_calls") == 0:
             why = NO_HDF5
         elif p.layer == "hdf5" and core_only:
@@ -233,6 +244,33 @@ def inert(
         if why:
             out[d.name] = why
     return out
+
+
+def library_facts(traits: Mapping[str, Any]) -> dict[str, Any]:
+    """The facts of a baseline's traits about its HDF5 library alone (whether its files are
+    opened with MPI-IO decides the not-MPI-IO parameters), for library_refuses."""
+    out = {k: traits[k] for k in ("hdf5_library",) if k in traits}
+    if "hdf5_drivers" in traits:
+        out["hdf5_mpio"] = "mpio" in (traits["hdf5_drivers"] or {})
+    return out
+
+
+def library_refuses(name: str, facts: Mapping[str, Any]) -> str | None:
+    """Why the application's HDF5 library (facts["hdf5_library"]: version, parallel) cannot
+    take the parameter (h5versions.tsv), or None (unknown library: kept)."""
+    from iotune import h5versions
+
+    lib = facts.get("hdf5_library")
+    support = h5versions.support(name)
+    version = h5versions.profile_version({"hdf5_library": lib})
+    if support is None or version is None:
+        return None
+    mpio = facts.get("hdf5_mpio", "mpio" in (facts.get("hdf5_drivers") or {}))
+    why = support.lacks(version, parallel_build=bool(lib.get("parallel")), mpio=bool(mpio))
+    if why is None:
+        return None
+    build = " (parallel build)" if lib.get("parallel") else ""
+    return f"the application's HDF5 is {h5versions.show(version)}{build}: {why}"
 
 
 def fs_inert(name: str, fs: list[str]) -> str | None:

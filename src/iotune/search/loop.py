@@ -201,8 +201,9 @@ def run(
                         raise BaselineFailed(outcome)
                     if leave_out_inert:
                         _after_baseline(study, space, outcome.metrics, {**outcome.traits, **facts})
-                    else:
-                        _after_baseline(study, space, {}, {})
+                    else:  # what the application's HDF5 refuses is left out all the same
+                        lib = inert.library_facts(outcome.traits)
+                        _after_baseline(study, space, {}, lib)
                     distributions = searched(study, space)
         if combine:
             warmstart.combine(study, space, maximize)
@@ -289,7 +290,8 @@ def _resume_warm_start(
     for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
         if t.user_attrs.get("origin") == warmstart.BASELINE:  # a failed one is run again
             metrics = t.user_attrs.get("metrics", {}) if leave_out_inert else {}
-            traits = {**t.user_attrs.get("traits", {}), **facts} if leave_out_inert else {}
+            traits = t.user_attrs.get("traits", {})
+            traits = {**traits, **facts} if leave_out_inert else inert.library_facts(traits)
             _after_baseline(study, space, metrics, traits)
             return
 

@@ -18,6 +18,7 @@ from iotune import params
 from iotune.space import Space
 
 SERIAL = "serial_files"
+SWITCHED = (SERIAL,)  # every switch a study turns on
 SERIAL_WHY = (
     "the application's HDF5 data files are opened with the serial sec2 driver ({files}), which "
     "gets HDF5 settings only with serial_files on"
