@@ -42,8 +42,9 @@ from iotune.storage import HEARTBEAT_S
 SIGNIFICANCE = sequential.ALPHA
 RACE_REUSE = False  # start the race from the contenders' search measurements (bench: no gain)
 RACE_ROUNDS = 3  # fresh rounds of the race at most (with RACE_REUSE)
-FUTILITY_PAIRS = 3  # pairs before the verification may stop for a gain below --min-gain
-FUTILITY_LEVEL = 0.2  # one-sided level of the interval that stop reads
+RACE_EARLY_KEEP = True  # end the race once its choice would be the defaults (from round 2)
+FUTILITY_PAIRS = 5  # pairs before the verification may stop for a gain below --min-gain
+FUTILITY_LEVEL = 0.1  # one-sided level of the interval that stop reads
 RACE_LEADERS = 2  # leaders raced (with the defaults and a simpler set) when --leaders is not given
 STDERR_LINES = 15  # of a failing application's stderr, shown when its baseline fails
 
@@ -435,7 +436,10 @@ def race_leaders(
     cfg.n_leaders best medians of the search (loop.leaders), the best measured configuration
     made of some of the first leader's settings (fewer settings for the same gain), and the
     defaults. The choice: _race_choice, on the fresh runs only (the search's runs of the
-    leaders were chosen for being fast). Returns remeasure_leaders' fields and "rounds" run,
+    leaders were chosen for being fast). From the second round on, the race ends as soon as
+    its choice would be the defaults (RACE_EARLY_KEEP: in the replay a third round changed
+    that choice too rarely to show in the verdicts, and it cost a flat landscape 3 runs).
+    Returns remeasure_leaders' fields and "rounds" run,
     "left" (who left the race, after which round), "reused" (search runs counted)."""
     maximize, stats, leaders = _leaders(cfg, study)
     if not stats:
@@ -480,6 +484,11 @@ def race_leaders(
             if best_k is None or local.gain(worst_lead, best_k, maximize) >= cfg.min_gain:
                 alive.remove(k)
                 left[k] = rounds
+        none = config_key({})
+        if RACE_EARLY_KEEP and none in alive and values[none]:
+            now = {k: noise.ConfigStats(k, by_key[k], values[k]) for k in alive if values[k]}
+            if _race_choice(now, alive, cfg.min_gain, maximize) == none:
+                break  # the defaults would be kept: a third round rarely changes that
     fresh = {k: noise.ConfigStats(k, by_key[k], v) for k, v in values.items() if v}
     best_key = leaders[0].key if not fresh else _race_choice(fresh, alive, cfg.min_gain, maximize)
     return {

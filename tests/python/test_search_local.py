@@ -160,7 +160,17 @@ def test_the_race_keeps_the_defaults_when_nothing_leaves_them_behind(tmp_path):
     evaluate = _noisy({"(defaults)": 1.0, "fill_time=never": 0.98}, [1.0, 0.93, 1.06])
     res = race_leaders(_cfg(tmp_path), study, evaluate, random.Random(0))
     assert res["best_settings"] == {} and res["left"] == {}  # keep the defaults: no verification
-    assert res["rounds"] == 3
+    assert res["rounds"] == 2  # the choice is the defaults after round 2: no third round
+
+
+def test_without_the_early_keep_the_race_runs_its_third_round(tmp_path, monkeypatch):
+    from iotune import study as study_mod
+
+    monkeypatch.setattr(study_mod, "RACE_EARLY_KEEP", False)
+    study = _study_with({"(defaults)": [1.0], "fill_time=never": [0.8]})
+    evaluate = _noisy({"(defaults)": 1.0, "fill_time=never": 0.98}, [1.0, 0.93, 1.06])
+    res = race_leaders(_cfg(tmp_path), study, evaluate, random.Random(0))
+    assert res["best_settings"] == {} and res["rounds"] == 3
 
 
 def test_a_noisy_race_that_keeps_the_defaults_in_sends_a_real_gain_to_the_verification(
