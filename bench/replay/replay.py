@@ -646,6 +646,7 @@ def main_studies(args: argparse.Namespace) -> int:
         "seeds": args.seeds,
         "first_seed": args.first_seed,
         "warmup": args.warmup,
+        "noisier": args.noisier,
         "budgets": STUDY_BUDGETS,
         "landscapes": {},
     }
@@ -654,6 +655,8 @@ def main_studies(args: argparse.Namespace) -> int:
         files, kernel = parse_landscape(text)
         land = load_landscape(files, kernel)
         name = (kernel or files[0].stem) + f" ({files[0].name}{' +' if len(files) > 1 else ''})"
+        if args.noisier != 1.0:  # a stress test: the same medians, more noise
+            land, name = noisier(land, args.noisier), f"{name} (noise x{args.noisier:g})"
         todo.append((name, land, space.load(space_file), [str(f) for f in files], str(space_file)))
     if args.flat or args.flat_only:
         name, land, sp, files, sf = todo[0]
@@ -785,6 +788,14 @@ def main() -> int:
         "--flat-only",
         action="store_true",
         help="with --studies: replay only the flat landscape of --flat",
+    )
+    ap.add_argument(
+        "--noisier",
+        type=float,
+        default=1.0,
+        metavar="F",
+        help="with --studies: every run's deviation from its configuration's median x F in "
+        "log scale (noisier(): the same medians, F times the noise; a stress test)",
     )
     ap.add_argument(
         "--warmup",
