@@ -428,11 +428,12 @@ def race_leaders(
     cfg: TuneConfig, study: Any, evaluate: loop.Evaluate, rng: random.Random
 ) -> dict[str, Any]:
     """Races the leading configurations against each other and the defaults: interleaved
-    rounds, each running every contender still in the race once. Each contender starts with
-    its search measurements (RACE_REUSE: the defaults' baseline, the leaders' trials), so a
-    contender can leave after the first fresh round: once every run of it is slower than every
-    run of the race's leader by cfg.min_gain or more (it can no longer change rank); at most
-    RACE_ROUNDS fresh rounds (max(cfg.repeat, 2) without the reuse). The contenders: the
+    rounds, each running every contender still in the race once; from the second round on, a
+    contender leaves the race once it can no longer change rank with the race's leader (every
+    run of it slower than every run of the leader by cfg.min_gain or more); at most
+    max(cfg.repeat, 2) rounds. With RACE_REUSE (off: no gain in the replay) each contender
+    starts with its search runs (the defaults' baseline, the leaders' trials), may leave after
+    the first round, and the race runs at most RACE_ROUNDS rounds. The contenders: the
     cfg.n_leaders best medians of the search (loop.leaders), the best measured configuration
     made of some of the first leader's settings (fewer settings for the same gain), and the
     defaults. The choice: _race_choice, on the fresh runs only (the search's runs of the
@@ -567,8 +568,9 @@ class Pairs:
         too_small: float | None = None,
     ):
         """too_small: also stop a variant's test, as "no gain worth recommending", once the
-        upper end of its interval (verdict.hodges_lehmann at the design's level: a repeated
-        confidence interval, valid at every look) is below a gain of too_small (0.05: 5 %)."""
+        upper end of its Hodges-Lehmann interval at the one-sided FUTILITY_LEVEL is below a
+        gain of too_small (0.05: 5 %), from FUTILITY_PAIRS pairs on. A stop for futility never
+        adds a false win (it ends only tests that did not reject), so its level is free."""
         self.cfg, self.evaluate, self.rng = cfg, evaluate, rng
         self.design = sequential.design(min(cfg.verify_min, cfg.verify_pairs), cfg.verify_pairs)
         self.too_small = too_small
@@ -612,8 +614,7 @@ class Pairs:
         return res
 
     def _below(self, a: list[float], b: list[float], maximize: bool) -> bool:
-        """The interval of b's gain over a lies below too_small (after the design's fewest
-        pairs)."""
+        """The interval of b's gain over a lies below too_small (from FUTILITY_PAIRS on)."""
         if self.too_small is None or len(a) < FUTILITY_PAIRS:
             return False
         d = verdict.log_ratios(a, b, maximize)
