@@ -104,13 +104,18 @@ def verdict_of(summary: dict[str, Any]) -> dict[str, Any]:
         "interval_from": source,
         "verdict": summary.get("verdict"),
         "best_settings": summary.get("best_settings"),
+        "runs": summary.get("runs"),  # every application run of the study, by phase
+        "stopped": summary.get("stopped"),
     }
 
 
-def one_demo(hold: bool, workdir: Path, timeout: float) -> dict[str, Any]:
+def one_demo(
+    hold: bool, workdir: Path, timeout: float, strategy: str | None = None
+) -> dict[str, Any]:
     out = workdir / f"demo-{time.strftime('%H%M%S')}-{'held' if hold else 'plain'}"
     cmd = [sys.executable, "-m", "iotune", "tune", "--demo", "--no-progress", "--no-kb",
-           "--out", str(out), *(["--hold-freed-memory"] if hold else [])]  # fmt: skip
+           "--out", str(out), *(["--hold-freed-memory"] if hold else []),
+           *(["--strategy", strategy] if strategy else [])]  # fmt: skip
     rec: dict[str, Any] = {
         "hold": hold,
         "command": cmd,
@@ -187,6 +192,7 @@ def main() -> int:
     ap.add_argument("--tag", default="held", help="output name: data/demo_verdicts-TAG.json")
     ap.add_argument("--timeout", type=float, default=1800.0, help="seconds per demo (1800)")
     ap.add_argument("--out", type=Path, default=HERE)
+    ap.add_argument("--strategy", help="tune's --strategy (default: tune's own default)")
     a = ap.parse_args()
     meta = {
         "machine": {
@@ -206,7 +212,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="demo-verdicts-") as tmp:
         for i in range(a.runs):
             hold = (i % 2 == 0) if a.alternate else a.hold_freed_memory
-            records.append(one_demo(hold, Path(tmp), a.timeout))
+            records.append(one_demo(hold, Path(tmp), a.timeout, a.strategy))
             r = records[-1]
             print(table([r])[-1].replace("| 1 |", f"| {i + 1} |", 1), flush=True)
             meta["end_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

@@ -207,6 +207,49 @@ def top_group(land: Landscape, alpha: float = 0.05) -> frozenset[str]:
                      and mann_whitney_less(ok[best], v) >= alpha)  # fmt: skip
 
 
+BOOT = 400  # resamples of a landscape's repetitions (noise_of)
+
+
+def noise_of(land: Landscape, q: float = 0.95, resamples: int = BOOT, seed: int = 0) -> dict:
+    """How far the landscape's noise lets "within q of the best" be told: each resample draws
+    every configuration's repetitions again (with replacement) and takes their medians as
+    another equally likely truth. Per configuration: the share of resamples in which it is
+    within q of that resample's best ("p"); for the landscape: how often the best median's
+    configuration stays the best, and how often the set within q stays the same set. Cached on
+    the landscape."""
+    have = getattr(land, "_noise", None)
+    if have is not None:
+        return have
+    r = random.Random(seed)
+    ok = {k: [v for v, _, _ in s if v is not None] for k, s in land.samples.items()}
+    ok = {k: v for k, v in ok.items() if land.truth.get(k, math.inf) != math.inf and v}
+    within = frozenset(k for k in ok if land.reached(k, q))
+    best_key = min(land.truth, key=land.truth.get)
+    hits: Counter = Counter()
+    same_best = same_set = 0
+    sizes = []
+    for _ in range(resamples):
+        med = {k: statistics.median(r.choices(v, k=len(v))) for k, v in ok.items()}
+        b = min(med.values())
+        w = frozenset(k for k, m in med.items() if m <= b / q)
+        hits.update(w)
+        sizes.append(len(w))
+        same_best += min(med, key=med.get) == best_key
+        same_set += w == within
+    out = {
+        "p": {k: hits[k] / resamples for k in ok},
+        "best_stays_best": same_best / resamples,
+        "set_within_stays_same": same_set / resamples,
+        "within_median_size": statistics.median(sizes),
+        "likely_within": sum(1 for k in ok if hits[k] / resamples >= 0.5),
+        "resamples": resamples,
+        "repetitions_median": statistics.median(len(v) for v in ok.values()),
+        "top_group": len(top_group(land)),
+    }
+    land._noise = out
+    return out
+
+
 def replay(
     land: Landscape,
     sp: space.Space,
@@ -322,7 +365,33 @@ def flat_landscape(land: Landscape, key: str = "(defaults)") -> Landscape:
     flat.params, flat.reads = set(land.params), land.reads
     flat.truth = {k: land.truth[key] for k in land.samples}
     flat.best = flat.default = land.truth[key]
+    # the truth is exact by construction (every configuration is the same one): no noise in
+    # which configuration is within 95 % of the best, every one is
+    flat._top = frozenset(flat.samples)
+    flat._noise = {"p": dict.fromkeys(flat.samples, 1.0), "best_stays_best": None,
+                   "set_within_stays_same": 1.0, "within_median_size": len(flat.samples),
+                   "likely_within": len(flat.samples), "resamples": 0,
+                   "repetitions_median": len(land.samples[key]),
+                   "top_group": len(flat.samples)}  # fmt: skip
     return flat
+
+
+def noisier(land: Landscape, factor: float) -> Landscape:
+    """The landscape with every run's deviation from its configuration's median raised to
+    `factor` in log scale (value = median x (value / median) ** factor): the same medians,
+    factor times the noise (e.g. 2: the demo's CV of 24-36 % from the held landscapes'
+    12-18 %). A stress test of a strategy's reliability, not a measurement."""
+    out = Landscape.__new__(Landscape)
+    out.samples = {}
+    for k, s in land.samples.items():
+        med = land.truth[k]
+        out.samples[k] = [
+            (None if v is None or med == math.inf else med * (v / med) ** factor, w, m)
+            for v, w, m in s
+        ]
+    out.params, out.reads = set(land.params), land.reads
+    out.truth, out.best, out.default = dict(land.truth), land.best, land.default
+    return out
 
 
 def kb_guesses(land: Landscape, sp: space.Space, seed: int) -> list[space.Guess]:
@@ -381,6 +450,9 @@ def replay_study(
         return Outcome("ok", value, "kernel", wall, metrics=dict(metrics))
 
     reached: dict[str, int] = {}
+    shape = noise_of(land)
+    top = top_group(land) if not hasattr(land, "_top") else land._top
+    land._top = top
 
     def on_trial(p: loop.Progress) -> None:
         inc = loop.incumbent(study, maximize=False)
@@ -390,6 +462,10 @@ def replay_study(
         for q in TARGETS:
             if str(q) not in reached and land.reached(key, q):
                 reached[str(q)] = p.done
+        if "likely" not in reached and shape["p"].get(key, 0.0) >= 0.5:
+            reached["likely"] = p.done  # more likely than not within 95 %, noise counted
+        if TOP not in reached and key in top:
+            reached[TOP] = p.done
 
     with tempfile.TemporaryDirectory() as d, mock.patch("iotune.report.write_all"):
         # (the report's plots cost 5 s a study and change nothing replayed)
@@ -403,7 +479,7 @@ def replay_study(
     key = land.key(recommended)
     out = {
         "seed": seed,
-        "reach": {q: reached.get(str(q)) for q in map(str, TARGETS)},
+        "reach": {q: reached.get(q) for q in [*map(str, TARGETS), "likely", TOP]},
         "search_trials": loop.used(study),
         "runs": {**summary["runs"], "counted": runs["all"], "search_replayed": search_runs},
         "stopped": summary["stopped"],
@@ -411,6 +487,8 @@ def replay_study(
         "keep_defaults": not recommended,
         "quality": land.best / land.truth.get(key, float("inf")),
         "correct": land.reached(key, 0.95),
+        "p_within_95": shape["p"].get(key, 0.0),  # the verdict's chance, noise counted
+        "in_top": key in top,
     }
     if keep_summary:
         out["summary"] = summary
@@ -438,6 +516,10 @@ def summarise_studies(studies: list[dict], budget: int) -> dict:
         "trials_95": median_ci(trials),
         "trials_90": median_ci([st["reach"]["0.9"] or budget for st in studies]),
         "reached_95": sum(1 for st in studies if st["reach"]["0.95"]) / len(studies),
+        "trials_likely": median_ci([st["reach"].get("likely") or budget for st in studies]),
+        "trials_top": median_ci([st["reach"].get(TOP) or budget for st in studies]),
+        "correct_expected": statistics.fmean(st.get("p_within_95", 0.0) for st in studies),
+        "correct_top": sum(st.get("in_top", False) for st in studies) / len(studies),
         "runs_total": median_ci(totals),
         "search_trials_median": statistics.median(st["search_trials"] for st in studies),
         "correct": sum(st["correct"] for st in studies) / len(studies),
@@ -457,13 +539,36 @@ def summarise_studies(studies: list[dict], budget: int) -> dict:
     return out
 
 
+def noise_table(results: dict) -> str:
+    """Per landscape: how many configurations are within 95 % of the best median, and how
+    well the landscape's own repetitions can tell which (noise_of)."""
+    lines = [
+        "| landscape | configurations | repetitions (median) | defaults / best | within 95 % "
+        "(medians) | likely within 95 % (p >= 0.5) | best stays best | the set within 95 % "
+        "stays the same | indistinguishable from the best (Mann-Whitney, 5 %) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for lname, lres in results["landscapes"].items():
+        n = lres.get("noise") or {}
+        stays = n.get("best_stays_best")
+        lines.append(
+            f"| {lname} | {lres['configurations']} | {n.get('repetitions_median', '-')} | "
+            f"{lres['best_speedup']:.2f}x | {lres['within_95']} | {n.get('likely_within', '-')} "
+            f"| {'-' if stays is None else f'{stays:.0%}'} | "
+            f"{n.get('set_within_stays_same', 0):.0%} | {n.get('top_group', '-')} |"
+        )
+    return "\n".join(lines)
+
+
 def study_table(results: dict) -> str:
     lines = [
         "| landscape | strategy | studies | trials to 95 % (median [95 % CI]) | reached 95 % | "
         "trials to 90 % | runs to a verified verdict (median [95 % CI]) | search / re-measure / "
         "verification / reduction runs (medians) | correct verdicts | verdict's quality "
-        "(median) | keep the defaults | stopped early |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "(median) | keep the defaults | stopped early | trials to likely within 95 % | "
+        "trials to the top group | verdicts' expected correct share | verdicts in the top "
+        "group |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for lname, lres in results["landscapes"].items():
         for sname, st in lres["strategies"].items():
@@ -474,9 +579,17 @@ def study_table(results: dict) -> str:
                 f"{r[0]:g} [{r[1]:g}, {r[2]:g}] | {ph['search']:g} / {ph['re-measure']:g} / "
                 f"{ph['verification']:g} / {ph['reduction']:g} | {st['correct']:.0%} | "
                 f"{st['quality_median']:.0%} | "
-                f"{st['keep_defaults']:.0%} | {st['stopped_early']:.0%} |"
+                f"{st['keep_defaults']:.0%} | {st['stopped_early']:.0%} | "
+                + _ci(st.get("trials_likely"))
+                + " | "
+                + _ci(st.get("trials_top"))
+                + f" | {st.get('correct_expected', 0):.0%} | {st.get('correct_top', 0):.0%} |"
             )
     return "\n".join(lines)
+
+
+def _ci(t: list | tuple | None) -> str:
+    return "-" if not t else f"{t[0]:g} [{t[1]:g}, {t[2]:g}]"
 
 
 def parse_landscape(text: str) -> tuple[list[Path], str | None]:
@@ -533,6 +646,7 @@ def main_studies(args: argparse.Namespace) -> int:
         "seeds": args.seeds,
         "first_seed": args.first_seed,
         "warmup": args.warmup,
+        "noisier": args.noisier,
         "budgets": STUDY_BUDGETS,
         "landscapes": {},
     }
@@ -541,6 +655,8 @@ def main_studies(args: argparse.Namespace) -> int:
         files, kernel = parse_landscape(text)
         land = load_landscape(files, kernel)
         name = (kernel or files[0].stem) + f" ({files[0].name}{' +' if len(files) > 1 else ''})"
+        if args.noisier != 1.0:  # a stress test: the same medians, more noise
+            land, name = noisier(land, args.noisier), f"{name} (noise x{args.noisier:g})"
         todo.append((name, land, space.load(space_file), [str(f) for f in files], str(space_file)))
     if args.flat or args.flat_only:
         name, land, sp, files, sf = todo[0]
@@ -548,6 +664,7 @@ def main_studies(args: argparse.Namespace) -> int:
         todo = [flat] if args.flat_only else [*todo, flat]
     for name, land, sp, files, space_file in todo:
         lres = {"files": files, "space": space_file, **shape_of(land), "strategies": {}}
+        lres["noise"] = {k: v for k, v in noise_of(land).items() if k != "p"}
         results["landscapes"][name] = lres
         for strategy in args.strategies.split(","):
             t0 = time.monotonic()
@@ -591,7 +708,8 @@ def merge_studies(files: list[Path], out: Path) -> int:
     out.with_suffix(".txt").write_text(
         "\n".join(f"{r['command']}\n  {r['started']} .. {r.get('finished')}, load "
                   f"{r['load_at_start']} .. {r.get('load_at_end')}" for r in merged["runs"])
-        + f"\nhost {merged['host']}, git {merged['git']}\n\n{study_table(merged)}\n"
+        + f"\nhost {merged['host']}, git {merged['git']}\n\n{noise_table(merged)}\n\n"
+        + f"{study_table(merged)}\n"
     )  # fmt: skip
     print(study_table(merged))
     return 0
@@ -606,7 +724,7 @@ def write_studies(out: Path, results: dict) -> None:
     out.with_suffix(".txt").write_text(
         f"{results['command']}\n{results['started']} .. {results['finished']}, host "
         f"{results['host']}, git {results['git']}, load {results['load_at_start']} .. "
-        f"{results['load_at_end']}\n\n{text}\n"
+        f"{results['load_at_end']}\n\n{noise_table(results)}\n\n{text}\n"
     )
 
 
@@ -670,6 +788,14 @@ def main() -> int:
         "--flat-only",
         action="store_true",
         help="with --studies: replay only the flat landscape of --flat",
+    )
+    ap.add_argument(
+        "--noisier",
+        type=float,
+        default=1.0,
+        metavar="F",
+        help="with --studies: every run's deviation from its configuration's median x F in "
+        "log scale (noisier(): the same medians, F times the noise; a stress test)",
     )
     ap.add_argument(
         "--warmup",

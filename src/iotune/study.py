@@ -11,7 +11,9 @@ shared file system (journal:PATH) or a PostgreSQL URL; all but one can skip the 
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 import random
 import shlex
 import socket
@@ -38,6 +40,11 @@ from iotune.space import Space, config_key
 from iotune.storage import HEARTBEAT_S
 
 SIGNIFICANCE = sequential.ALPHA
+RACE_REUSE = False  # start the race from the contenders' search measurements (bench: no gain)
+RACE_ROUNDS = 3  # fresh rounds of the race at most (with RACE_REUSE)
+RACE_EARLY_KEEP = True  # end the race once its choice would be the defaults (from round 2)
+FUTILITY_PAIRS = 5  # pairs before the verification may stop for a gain below --min-gain
+FUTILITY_LEVEL = 0.1  # one-sided level of the interval that stop reads
 RACE_LEADERS = 2  # leaders raced (with the defaults and a simpler set) when --leaders is not given
 STDERR_LINES = 15  # of a failing application's stderr, shown when its baseline fails
 
@@ -423,12 +430,18 @@ def race_leaders(
     """Races the leading configurations against each other and the defaults: interleaved
     rounds, each running every contender still in the race once; from the second round on, a
     contender leaves the race once it can no longer change rank with the race's leader (every
-    fresh run of it slower than every fresh run of the leader by cfg.min_gain or more); at
-    most max(cfg.repeat, 2) rounds. The contenders: the cfg.n_leaders best medians of the
-    search (loop.leaders), the best measured configuration made of some of the first leader's
-    settings (fewer settings for the same gain), and the defaults. The choice: _race_choice.
-    Returns remeasure_leaders' fields and "rounds" run, "left" (who left the race, after which
-    round)."""
+    run of it slower than every run of the leader by cfg.min_gain or more); at most
+    max(cfg.repeat, 2) rounds. With RACE_REUSE (off: no gain in the replay) each contender
+    starts with its search runs (the defaults' baseline, the leaders' trials), may leave after
+    the first round, and the race runs at most RACE_ROUNDS rounds. The contenders: the
+    cfg.n_leaders best medians of the search (loop.leaders), the best measured configuration
+    made of some of the first leader's settings (fewer settings for the same gain), and the
+    defaults. The choice: _race_choice, on the fresh runs only (the search's runs of the
+    leaders were chosen for being fast). From the second round on, the race ends as soon as
+    its choice would be the defaults (RACE_EARLY_KEEP: in the replay a third round changed
+    that choice too rarely to show in the verdicts, and it cost a flat landscape 3 runs).
+    Returns remeasure_leaders' fields and "rounds" run,
+    "left" (who left the race, after which round), "reused" (search runs counted)."""
     maximize, stats, leaders = _leaders(cfg, study)
     if not stats:
         return {"leaders": [], "values": {}, "best": None}
@@ -441,31 +454,42 @@ def race_leaders(
         by_key[simplest.key] = simplest.settings
     by_key.setdefault(config_key({}), {})
     values: dict[str, list[float]] = {k: [] for k in by_key}
+    prior: dict[str, list[float]] = {
+        k: list(stats[k].values) if RACE_REUSE and k in stats else [] for k in by_key
+    }
     alive = list(by_key)
     left: dict[str, int] = {}
     rounds = 0
-    while len(alive) > 1 and rounds < max(cfg.repeat, 2):
+    most = RACE_ROUNDS if RACE_REUSE else max(cfg.repeat, 2)
+    first_cut = 1 if RACE_REUSE else 2
+    while len(alive) > 1 and rounds < most:
         rounds += 1
         for key in noise.interleaved(alive, 1, rng):
             o = _measure(evaluate, by_key[key], cfg.warmup)
             if o.ok:
                 values[key].append(o.value)
-        if rounds < 2:
+        if rounds < first_cut:
             continue
-        measured_ = {k: values[k] for k in alive if values[k]}
+        every = {k: prior[k] + values[k] for k in by_key}
+        measured_ = {k: every[k] for k in alive if values[k]}
         if not measured_:
             continue
         lead = noise.ranked(
             {k: noise.ConfigStats(k, by_key[k], v) for k, v in measured_.items()}, maximize
         )[0].key
-        worst_lead = min(values[lead]) if maximize else max(values[lead])
+        worst_lead = min(every[lead]) if maximize else max(every[lead])
         for k in list(alive):
             if k == lead:
                 continue
-            best_k = (max(values[k]) if maximize else min(values[k])) if values[k] else None
+            best_k = (max(every[k]) if maximize else min(every[k])) if every[k] else None
             if best_k is None or local.gain(worst_lead, best_k, maximize) >= cfg.min_gain:
                 alive.remove(k)
                 left[k] = rounds
+        none = config_key({})
+        if RACE_EARLY_KEEP and none in alive and values[none]:
+            now = {k: noise.ConfigStats(k, by_key[k], values[k]) for k in alive if values[k]}
+            if _race_choice(now, alive, cfg.min_gain, maximize) == none:
+                break  # the defaults would be kept: a third round rarely changes that
     fresh = {k: noise.ConfigStats(k, by_key[k], v) for k, v in values.items() if v}
     best_key = leaders[0].key if not fresh else _race_choice(fresh, alive, cfg.min_gain, maximize)
     return {
@@ -476,6 +500,7 @@ def race_leaders(
         "best_settings": dict(by_key[best_key]),
         "rounds": rounds,
         "left": left,
+        "reused": {k: len(v) for k, v in prior.items() if v},
         "raced": True,
     }
 
@@ -535,9 +560,20 @@ class Pairs:
     """Interleaved rounds of several variants against one reference, each tested sequentially
     (search/sequential.py): a variant stops being measured once its test is decided."""
 
-    def __init__(self, cfg: TuneConfig, evaluate: loop.Evaluate, rng: random.Random):
+    def __init__(
+        self,
+        cfg: TuneConfig,
+        evaluate: loop.Evaluate,
+        rng: random.Random,
+        too_small: float | None = None,
+    ):
+        """too_small: also stop a variant's test, as "no gain worth recommending", once the
+        upper end of its Hodges-Lehmann interval at the one-sided FUTILITY_LEVEL is below a
+        gain of too_small (0.05: 5 %), from FUTILITY_PAIRS pairs on. A stop for futility never
+        adds a false win (it ends only tests that did not reject), so its level is free."""
         self.cfg, self.evaluate, self.rng = cfg, evaluate, rng
         self.design = sequential.design(min(cfg.verify_min, cfg.verify_pairs), cfg.verify_pairs)
+        self.too_small = too_small
         self.not_in_effect: dict[str, str] = {}
         self.runs = 0
 
@@ -569,10 +605,21 @@ class Pairs:
                 r["a"].append(got[name])
                 r["b"].append(got["(reference)"])
                 v = sequential.verdict(r["a"], r["b"], self.design, maximize)
+                if not v.decided and self._below(r["a"], r["b"], maximize):
+                    v = dataclasses.replace(v, decided=True, futile=True)
+                    r["below_min_gain"] = True
                 r["verdict"] = v
                 if v.decided:
                     open_.discard(name)
         return res
+
+    def _below(self, a: list[float], b: list[float], maximize: bool) -> bool:
+        """The interval of b's gain over a lies below too_small (from FUTILITY_PAIRS on)."""
+        if self.too_small is None or len(a) < FUTILITY_PAIRS:
+            return False
+        d = verdict.log_ratios(a, b, maximize)
+        high = verdict.hodges_lehmann(d, FUTILITY_LEVEL)[2]
+        return high is not None and high < math.log1p(self.too_small)
 
 
 def pair_ratio(default: float, tuned: float, maximize: bool) -> float | None:
@@ -583,7 +630,11 @@ def pair_ratio(default: float, tuned: float, maximize: bool) -> float | None:
 
 
 def _verdict_text(
-    v: sequential.Verdict | None, ratios: list[float], design: Any, what: str = "tuned settings"
+    v: sequential.Verdict | None,
+    ratios: list[float],
+    design: Any,
+    what: str = "tuned settings",
+    below: float | None = None,
 ) -> str:
     """The sequential test's outcome for one verification (summary.json's final.verdict and the
     console's log); the study's headline is verdict.headline's, measured on best.xml."""
@@ -597,6 +648,8 @@ def _verdict_text(
             f"{v.pairs} pairs, significant by a sequential signed-rank test at {design.alpha:g})"
         )
     why = "stopped: it cannot become significant" if v.futile else "not significant"
+    if below is not None:
+        why = f"stopped: its interval lies below a gain of {below:.0%} (--min-gain)"
     return (
         f"no better setting found: {what} vs default {v.speedup:.2f}x, faster in {v.wins} "
         f"of {v.pairs} pairs ({why}); keep the defaults"
@@ -610,10 +663,12 @@ def verify(
     maximize: bool,
     rng: random.Random,
     what: str = "tuned settings",
+    too_small: float | None = None,
 ) -> dict[str, Any]:
     """Default vs tuned measured in interleaved pairs until a sequential signed-rank test decides
-    (at least cfg.verify_min pairs, at most cfg.verify_pairs); `what` names them in its text."""
-    pairs = Pairs(cfg, evaluate, rng)
+    (at least cfg.verify_min pairs, at most cfg.verify_pairs); `what` names them in its text.
+    too_small (e.g. --min-gain): it also stops once the gain's interval lies below it (Pairs)."""
+    pairs = Pairs(cfg, evaluate, rng, too_small)
     design = pairs.design
     if not best:
         return {
@@ -628,6 +683,7 @@ def verify(
         }
     res = pairs.run(best, {"default": {}}, maximize)["default"]
     v = res["verdict"]
+    below = bool(res.get("below_min_gain"))
     base, tuned = res["a"], res["b"]
     # the pairs' ratios (a pair with a side that measured 0 has none)
     ratios = [r for d, t in zip(base, tuned, strict=True) if (r := pair_ratio(d, t, maximize))]
@@ -640,7 +696,10 @@ def verify(
         "futile": bool(v and v.futile),
         "pair_ratios": ratios,
         "design": {"min": design.min_pairs, "max": design.max_pairs, "level": design.level},
-        "verdict": _verdict_text(v, ratios, design, f"{what} ({len(best)})"),
+        "below_min_gain": below,
+        "verdict": _verdict_text(
+            v, ratios, design, f"{what} ({len(best)})", too_small if below else None
+        ),
         "variants": {"default": {}, "tuned": dict(best)},
         "rounds": [{"default": d, "tuned": t} for d, t in zip(base, tuned, strict=True)],
         "summary": {"default": noise.summary(base), "tuned": noise.summary(tuned)},
@@ -789,7 +848,8 @@ def finish(
         f"default vs tuned ({config_key(best)}): interleaved pairs until a sequential test "
         f"decides ({min(cfg.verify_min, cfg.verify_pairs)} to {cfg.verify_pairs})"
     )
-    final = verify(cfg, best, evaluate, maximize, rng, "the full winner")
+    too_small = cfg.min_gain if raced and cfg.min_gain > 0 else None
+    final = verify(cfg, best, evaluate, maximize, rng, "the full winner", too_small)
     off = {k: why for k, why in final.get("not_in_effect", {}).items() if k in best}
     effective = {k: v for k, v in best.items() if k not in off}
     reduced: dict[str, Any] = {"settings": effective, "contributions": {}, "removed": {}}

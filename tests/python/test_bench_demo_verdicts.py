@@ -53,3 +53,22 @@ def test_agreement_counts_the_same_decision_and_settings_and_interval_overlap(dv
     assert a["commonest_verdict"] == [True, {"fill_time": "never"}]
     assert a["intervals_share_a_value"] is False  # the keep-defaults run's lies below
     assert dv.agree(runs[:2])["intervals_share_a_value"] is True
+
+
+def test_the_strategy_is_given_to_tune_and_the_runs_are_kept(dv, monkeypatch, tmp_path):
+    import subprocess
+
+    seen = []
+
+    def fake_run(cmd, **kw):
+        seen.append(cmd)
+        return subprocess.CompletedProcess(cmd, 1, "", "failed")
+
+    monkeypatch.setattr(dv.subprocess, "run", fake_run)
+    rec = dv.one_demo(True, tmp_path, 5.0, "local")
+    assert seen[0][-3:] == ["--hold-freed-memory", "--strategy", "local"]
+    assert rec["returncode"] == 1 and "result" not in rec
+    dv.one_demo(False, tmp_path, 5.0)
+    assert "--strategy" not in seen[1] and "--hold-freed-memory" not in seen[1]
+    r = dv.verdict_of({"runs": {"total": 31, "search": 9}, "stopped": "no progress"})
+    assert r["runs"]["total"] == 31 and r["stopped"] == "no progress"

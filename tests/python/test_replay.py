@@ -146,3 +146,39 @@ def test_a_flat_landscape_is_one_configuration_s_runs_everywhere(replay, tmp_pat
     assert summary["count_mismatches"] == 0 and summary["studies"] == 1
     assert replay.median_ci([1, 2, 3])[0] == 2
     assert replay.parse_landscape("a.csv,b.csv@k") == ([Path("a.csv"), Path("b.csv")], "k")
+
+
+def test_noise_of_says_how_well_the_repetitions_tell_the_best(replay, tmp_path):
+    land, _ = _tiny(replay, tmp_path)
+    n = replay.noise_of(land, resamples=100)
+    # fill_time=never (0.5 s) is within 95 % of the best in every resample, nothing else is
+    assert n["p"]["fill_time=never"] == 1.0 and n["p"]["(defaults)"] == 0.0
+    assert n["best_stays_best"] == 1.0 and n["set_within_stays_same"] == 1.0
+    assert n["likely_within"] == 1 and replay.noise_of(land) is n  # cached
+    # two configurations whose runs overlap: each is within 95 % in some resamples only
+    rows = [_row({}, v) for v in (1.0, 1.3, 0.8, 1.1, 0.9)]
+    rows += [_row({"fill_time": "never"}, v) for v in (1.05, 0.75, 1.25, 0.95, 1.0)]
+    close = replay.noise_of(replay.Landscape(rows), resamples=200)
+    assert 0.1 < close["p"]["(defaults)"] < 1.0 and 0.1 < close["p"]["fill_time=never"] < 1.0
+    assert close["best_stays_best"] < 1.0
+
+
+def test_noisier_keeps_the_medians_and_scales_the_log_deviations(replay, tmp_path):
+    land, _ = _tiny(replay, tmp_path)
+    loud = replay.noisier(land, 2.0)
+    assert loud.truth == land.truth and loud.best == land.best
+    for key, runs in land.samples.items():
+        med = land.truth[key]
+        for (v, w, _), (v2, w2, _) in zip(runs, loud.samples[key], strict=True):
+            assert v2 == pytest.approx(med * (v / med) ** 2) and w2 == w
+    flat = replay.flat_landscape(land)
+    assert set(replay.noise_of(flat)["p"].values()) == {1.0}  # exact by construction
+
+
+def test_a_replayed_study_is_judged_with_the_noise_counted(replay, tmp_path):
+    land, sp = _tiny(replay, tmp_path)
+    st = replay.replay_study(land, sp, "local", 0)
+    assert st["p_within_95"] == 1.0 and st["in_top"]
+    assert st["reach"]["likely"] == st["reach"]["top"] == 2
+    summary = replay.summarise_studies([st], 30)
+    assert summary["correct_expected"] == 1.0 and summary["trials_likely"][0] == 2

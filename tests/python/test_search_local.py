@@ -160,7 +160,17 @@ def test_the_race_keeps_the_defaults_when_nothing_leaves_them_behind(tmp_path):
     evaluate = _noisy({"(defaults)": 1.0, "fill_time=never": 0.98}, [1.0, 0.93, 1.06])
     res = race_leaders(_cfg(tmp_path), study, evaluate, random.Random(0))
     assert res["best_settings"] == {} and res["left"] == {}  # keep the defaults: no verification
-    assert res["rounds"] == 3
+    assert res["rounds"] == 2  # the choice is the defaults after round 2: no third round
+
+
+def test_without_the_early_keep_the_race_runs_its_third_round(tmp_path, monkeypatch):
+    from iotune import study as study_mod
+
+    monkeypatch.setattr(study_mod, "RACE_EARLY_KEEP", False)
+    study = _study_with({"(defaults)": [1.0], "fill_time=never": [0.8]})
+    evaluate = _noisy({"(defaults)": 1.0, "fill_time=never": 0.98}, [1.0, 0.93, 1.06])
+    res = race_leaders(_cfg(tmp_path), study, evaluate, random.Random(0))
+    assert res["best_settings"] == {} and res["rounds"] == 3
 
 
 def test_a_noisy_race_that_keeps_the_defaults_in_sends_a_real_gain_to_the_verification(
@@ -211,3 +221,56 @@ def test_search_runs_counts_what_ran_not_what_was_refused():
             )
         )
     assert search_runs(study) == 3
+
+
+def test_a_race_started_from_the_search_runs_lets_a_contender_leave_after_one_round(
+    tmp_path, monkeypatch
+):
+    """With RACE_REUSE, the search's runs count: a leader faster than the defaults in the
+    baseline and in one fresh run each sends the defaults out after the first round."""
+    from iotune import study as study_mod
+
+    monkeypatch.setattr(study_mod, "RACE_REUSE", True)
+    study = _study_with({"(defaults)": [1.0], "fill_time=never": [0.5]})
+    times = {"(defaults)": 1.0, "fill_time=never": 0.5}
+    res = race_leaders(_cfg(tmp_path), study, _noisy(times, [1.0]), random.Random(0))
+    assert res["left"] == {"(defaults)": 1} and res["rounds"] == 1
+    assert res["reused"] == {"(defaults)": 1, "fill_time=never": 1}
+    assert res["best_settings"] == {"fill_time": "never"}
+    monkeypatch.setattr(study_mod, "RACE_REUSE", False)  # fresh runs only: a second round
+    res = race_leaders(_cfg(tmp_path), study, _noisy(times, [1.0]), random.Random(0))
+    assert res["left"] == {"(defaults)": 2} and res["rounds"] == 2 and res["reused"] == {}
+
+
+def _pairs_of(ratio: float, wobble: list[float]):
+    """An evaluate: the defaults take 1.0 s, the tuned settings 1/ratio s, each run x wobble."""
+    times = {"(defaults)": 1.0, "fill_time=never": 1.0 / ratio}
+    return _noisy(times, wobble)
+
+
+@pytest.mark.parametrize("ratio", [1.0, 1.01])
+def test_a_verification_stops_once_its_gain_lies_below_min_gain(tmp_path, ratio):
+    """No gain (or 1 %) at a 2 % noise: the interval lies below 5 % after a few pairs, and the
+    local strategy's verification stops there (keep the defaults) instead of running on to
+    the futility bound; without min_gain it runs on."""
+    from iotune.study import FUTILITY_PAIRS, verify
+
+    wobble = [1.0, 1.02, 0.98, 1.01, 0.99]
+    stopped = verify(_cfg(tmp_path), {"fill_time": "never"}, _pairs_of(ratio, wobble), False,
+                     random.Random(1), too_small=0.05)  # fmt: skip
+    assert not stopped["improved"] and stopped["below_min_gain"]
+    assert FUTILITY_PAIRS <= stopped["pairs"] < 8
+    assert "below a gain of 5% (--min-gain)" in stopped["verdict"]
+    full = verify(_cfg(tmp_path), {"fill_time": "never"}, _pairs_of(ratio, wobble), False,
+                  random.Random(1))  # fmt: skip
+    assert not full["below_min_gain"] and full["pairs"] > stopped["pairs"]
+
+
+def test_a_real_gain_is_not_stopped_by_the_min_gain_futility(tmp_path):
+    """A 1.5x gain at a 30 % noise: the interval never lies below 5 %; the test decides."""
+    from iotune.study import verify
+
+    wobble = [1.0, 1.3, 0.75, 1.1, 0.85, 1.2]
+    res = verify(_cfg(tmp_path), {"fill_time": "never"}, _pairs_of(1.5, wobble), False,
+                 random.Random(2), too_small=0.05)  # fmt: skip
+    assert res["improved"] and not res["below_min_gain"]
