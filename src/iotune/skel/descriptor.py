@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from iotune.skel import expr
+from iotune.skel import attrs, expr
 
 FORMAT = 1
 APIS = ("hdf5", "mpiio", "posix")
@@ -160,6 +160,7 @@ class File:
     writes: list[Write]
     line: int = 0
     sync: bool = False  # flushed to storage after each step's writes (fsync, H5Fflush)
+    attributes: list[attrs.Attribute] = field(default_factory=list)  # HDF5 files
 
     @property
     def per_rank(self) -> bool:
@@ -494,7 +495,9 @@ def _method(c: _Checker, m: Any, line: int) -> dict[str, Any]:
 
 
 def _file(c: _Checker, f: Any, line: int, where: str, known: set[str]) -> File:
-    f = c.mapping(f, line, where, {"name", "api", "datasets", "groups", "writes", "sync"})
+    f = c.mapping(
+        f, line, where, {"name", "api", "datasets", "groups", "writes", "sync", "attributes"}
+    )
     sync = f.get("sync", False)
     if type(sync) is not bool:
         c.fail(c.line_of(f, "sync"), f"{where}.sync", "expected true or false")
@@ -530,7 +533,12 @@ def _file(c: _Checker, f: Any, line: int, where: str, known: set[str]) -> File:
     for i, (w, ln) in enumerate(zip(writes_raw, getattr(writes_raw, "lines", []), strict=False)):
         writes.append(_write(c, w, ln, f"{where}.writes[{i}]", known, api, by_name))
     del names
-    return File(name, api, datasets, list(groups), writes, line, sync)
+    attributes = attrs.parse(
+        c, f.get("attributes"), c.line_of(f, "attributes"), f"{where}.attributes", TYPES, MAX_NAME
+    )
+    if attributes and api != "hdf5":
+        c.fail(c.line_of(f, "attributes"), f"{where}.attributes", f"an {api} file has none")
+    return File(name, api, datasets, list(groups), writes, line, sync, attributes)
 
 
 def _dataset(c: _Checker, d: Any, line: int, where: str, known: set[str]) -> Dataset:

@@ -25,9 +25,9 @@ import os
 import re
 from typing import Any
 
+from iotune.skel import attrs, h5layout
 from iotune.skel import decomposition as dec
 from iotune.skel import descriptor as dmod
-from iotune.skel import h5layout
 from iotune.skel import steps as stepmod
 from iotune.skel.dataset_types import dataset_entry
 from iotune.skel.ops import Op, align, ops_of, rank_pattern
@@ -234,6 +234,9 @@ class Builder:
                 )
                 if groups:
                     entry["groups"] = groups
+                attributes = self._attributes(name, layout, ops_by_rank)
+                if attributes:
+                    entry["attributes"] = attributes
         syncs = [sum(1 for op in ops if op.kind == "sync") for ops in ops_by_rank]
         if any(syncs):
             entry["sync"] = True
@@ -244,6 +247,43 @@ class Builder:
             )
         entry["writes"] = self._writes(name, api, ops_by_rank, entry.get("datasets", []))
         return entry
+
+    def _attributes(
+        self, name: str, layout: dict[str, Any], ops_by_rank: list[list[Op]]
+    ) -> list[dict[str, Any]]:
+        """The attributes of the application's file, on the paths the descriptor uses: a
+        dataset's as its entry names it, a group's with a step number as {step}; those on
+        another step's objects are the step's own (the body's are kept)."""
+        datasets = {  # the real path of each dataset of the body -> its name in the descriptor
+            op.dset_info["name"]: op.dataset
+            for ops in ops_by_rank
+            for op in ops
+            if op.kind in ("write", "create") and op.dataset and op.dset_info
+        }
+        out, seen, skipped = [], set(), set()
+        for found in layout.get("attributes", []):
+            on = found["on"]
+            if on in datasets:
+                on = datasets[on]
+            elif on in layout["datasets"]:
+                continue  # a dataset of another step
+            elif self.step_where is not None:
+                on = stepmod.to_step_pattern(on)
+                if on is None:
+                    continue
+            entry = attrs.from_layout(dict(found, on=on), dmod.TYPES)
+            if entry is None:
+                skipped.add(found["name"])
+                continue
+            if (on, found["name"]) not in seen:
+                seen.add((on, found["name"]))
+                out.append(entry)
+        if skipped:
+            self.note(
+                f"{name}: attributes of a type a skeleton does not write (compound, array, "
+                f"reference, enum, null dataspace) left out: {', '.join(sorted(skipped)[:20])}"
+            )
+        return out
 
     def _writes(
         self, name: str, api: str, ops_by_rank: list[list[Op]], datasets: list[dict[str, Any]]

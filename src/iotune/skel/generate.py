@@ -15,7 +15,8 @@ import shutil
 import stat
 from importlib import resources
 
-from iotune.skel import expr
+from iotune.skel import attrs, expr
+from iotune.skel.attrs import Attribute
 from iotune.skel.descriptor import Dataset, Descriptor, File, View, Write
 
 API_C = {"hdf5": "SKEL_HDF5", "mpiio": "SKEL_MPIIO", "posix": "SKEL_POSIX"}
@@ -89,6 +90,23 @@ def _type_code(ds: Dataset) -> list[str]:
             f"hid_t type = skel_type_compound({ds.type_size}, {len(ms)}, names, types, offsets);",
         ]
     return [f"hid_t type = skel_type_named({_cstr(ds.type)});"]
+
+
+def _attribute_code(a: Attribute, ind: str) -> list[str]:
+    """An attribute on its object, of zeros (skel_attribute)."""
+    if a.type == "string":
+        typ = f"skel_type_string({a.size}, {attrs.PADS[a.pad]}, {attrs.CSETS[a.cset]})"
+    else:
+        typ = f"skel_type_named({_cstr(a.type)})"
+    dims = a.dims or []
+    arr = _array("dims", [f"{v}LL" for v in dims]) if dims else "const long long *dims = NULL;"
+    return [
+        f"{ind}{{ /* an attribute */",
+        f"{ind}  {arr}",
+        f"{ind}  skel_attribute(f, {_cstr(a.on)}, step, {_cstr(a.name)}, {typ}, "
+        f"{len(dims)}, dims);",
+        f"{ind}}}",
+    ]
 
 
 def _write_code(w: Write, nd: int, ind: str) -> list[str]:
@@ -219,6 +237,8 @@ def _file_body(f: File, index: int) -> list[str]:
         if name not in created:
             out.extend(_dataset_code(by_name[name], "  "))
             created.add(name)
+    for a in f.attributes:
+        out.extend(_attribute_code(a, "  "))
     if f.sync:
         out.append("  skel_sync(f); /* the application flushed the file to storage */")
     out.append("}")

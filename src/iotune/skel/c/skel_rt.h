@@ -45,6 +45,12 @@ hid_t skel_type_compound(long long size, int n, const char *const *names, const 
 void skel_dataset(skel_file_t *f, const char *pattern, long long step, hid_t type, int nd,
                   const long long *dims, const long long *maxdims, const long long *chunks,
                   const char *filters);
+/* A string type: size bytes (0: variable length), its padding and character set. */
+hid_t skel_type_string(long long size, H5T_str_t pad, H5T_cset_t cset);
+/* An attribute name of type t (closed here) on the object at path `on` (group or dataset), of
+ * nd dimensions (0: scalar), written with zeros; one that exists already is left as it is. */
+void skel_attribute(skel_file_t *f, const char *on, long long step, const char *name, hid_t t,
+                    int nd, const long long *dims);
 void skel_write(skel_file_t *f, const char *pattern, long long step, int nd, const long long *start,
                 const long long *count, int collective, int active);
 void skel_write_bytes(skel_file_t *f, long long offset, long long size, int collective, int active);
