@@ -821,3 +821,50 @@ def test_skeleton_recreates_the_attributes_of_groups_datasets_and_root(
     for name in names:
         assert "ATTRIBUTE" in "".join(_header(orig / name))
         assert _header(out / name) == _header(orig / name), name
+
+
+# ----------------------------------------------------------------------------- reads
+
+READERS = {
+    "vorpalio-read": ("vorpalio", ["--block", "4,6,6", "--procs", "2,1,1", "--read"]),
+    "iorio-hdf5-read": ("iorio", ["--api", "hdf5", "--block", "16K", "--transfer", "4K",
+                                  "--segments", "2", "--read"]),
+    "iorio-mpiio-read": ("iorio", ["--api", "mpiio", "--block", "16K", "--transfer", "4K",
+                                   "--read"]),
+    "iorio-posix-read": ("iorio", ["--api", "posix", "--block", "16K", "--transfer", "8K",
+                                   "--read"]),
+}  # fmt: skip
+
+
+def _moved_per_layer(profile: Path) -> dict[tuple[str, str], int]:
+    """(layer, written|read) -> bytes over the run's data files."""
+    out = {}
+    for f in json.loads(profile.read_text())["files"]:
+        if f["name"].endswith((".json", ".iotune-skel-files")):
+            continue
+        for layer in ("hdf5", "mpiio", "posix"):
+            for way in ("written", "read"):
+                key = (layer, way)
+                out[key] = out.get(key, 0) + int(f.get(layer, {}).get(f"bytes_{way}", 0))
+    return out
+
+
+@needs_cc
+@pytest.mark.parametrize("case", list(READERS))
+def test_skeleton_reads_what_the_application_read_back(case, kernel, libiotune, tmp_path):
+    """A program that writes, closes and reads its file back: the skeleton reopens its own
+    file (open: existing) and reads the same selections; bytes read and written at every layer
+    are the original's within 1 % (HDF5's: equal). Skeletons used to write only."""
+    name, args = READERS[case]
+    orig, prof = _profiled(tmp_path, [kernel(name), *args], libiotune)
+    desc = fp.from_profile(str(prof), str(orig))
+    assert any(w.get("read") for f in desc["files"] for w in f["writes"]), desc["files"]
+    want = _moved_per_layer(prof)
+    assert want[("posix", "read")] > 0
+    skeleton = _skeleton(desc, tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    got = _moved_per_layer(_profile(out, [skeleton, "--timing", tmp_path / "t.json"], libiotune))
+    assert got[("hdf5", "read")] == want[("hdf5", "read")]
+    for key, value in want.items():
+        assert abs(got[key] - value) <= 0.01 * value, (key, got, want)

@@ -46,6 +46,7 @@ class Builder:
         self.notes: list[str] = []
         self.blocks = dec.Blocks()
         self.step_where: str | None = None
+        self.data_files: set[str] = set()
 
     def note(self, text: str) -> None:
         if text not in self.notes:
@@ -72,11 +73,15 @@ class Builder:
         data_files = {
             op.file for ops in ops_by_rank for op in ops if op.kind in ("write", "create")
         }
-        reads = sum(  # of the application's data files, not an interpreter's own (pyvenv.cfg)
-            1 for ops in ops_by_rank for op in ops if op.kind == "read" and op.file in data_files
+        self.data_files = data_files  # reads of other files (an input, a script) are left out
+        others = sorted(
+            {op.file for ops in ops_by_rank for op in ops if op.kind == "read"} - data_files
         )
-        if reads:
-            self.note(f"{reads} read calls are not reproduced: skeletons write only")
+        if others:
+            self.note(
+                "reads of files the application did not write are not reproduced (the "
+                f"skeleton reads only what it wrote): {', '.join(others[:10])}"
+            )
         steps, where = stepmod.find_steps(ops_by_rank)
         self.step_where = where
         for ops in ops_by_rank:
@@ -96,7 +101,7 @@ class Builder:
         if steps > 1 and any(b is None for b in body):
             self.note("the steps found in names do not repeat the same calls: unrolled instead")
             flat = Builder(self.prof, self.traces, self.data_dir)
-            flat.notes = self.notes
+            flat.notes, flat.data_files = self.notes, self.data_files
             return flat._build_flat()
         compute = stepmod.compute_gap(ops_by_rank, steps) if steps > 1 else 0.0
         return self._assemble(body, steps, compute)
@@ -108,18 +113,23 @@ class Builder:
     # ------------------------------------------------------------------------- assembly
 
     def _sessions(self, ops: list[Op]) -> list[tuple[str, str, list[Op]]]:
-        """(file pattern, api, calls) per open..close of a file, in the order of opening."""
+        """(file pattern, api, calls) per open..close of a file, in the order of opening; the
+        reads of the application's data files are calls too."""
         out: list[tuple[str, str, list[Op]]] = []
         open_idx: dict[str, int] = {}
         for op in ops:
             if op.kind == "open":
                 open_idx[op.file] = len(out)
                 out.append((op.file, op.api, []))
-            elif op.kind in ("write", "create", "sync"):
+            elif op.kind in ("write", "create", "sync") or (
+                op.kind == "read" and op.file in self.data_files
+            ):
                 if op.file not in open_idx:  # file opened before the step body
                     open_idx[op.file] = len(out)
                     out.append((op.file, op.api, []))
                 session = out[open_idx[op.file]]
+                if session[1] == "hdf5" and op.api != "hdf5" and op.kind == "read":
+                    continue  # H5Dread's own reads below HDF5: the skeleton's H5Dread makes them
                 if session[1] == "hdf5" and op.api != "hdf5" and op.kind == "write":
                     # HDF5's own metadata, written inside an HDF5 call the runtime does not
                     # follow (H5Fflush): the skeleton's HDF5 library writes its own
@@ -153,7 +163,7 @@ class Builder:
 
     def _assemble(self, body: list[list[Op]], steps: int, compute: float) -> dict[str, Any]:
         sessions = self._align([self._sessions(ops) for ops in body])
-        files = []
+        files: list[dict[str, Any]] = []
         for i in range(len(sessions[0])):
             per_rank = [s[i] for s in sessions]
             names = {p[0] for p in per_rank}
@@ -163,7 +173,8 @@ class Builder:
             if not any(p[2] for p in per_rank):
                 self.note(f"{name}: opened but neither written nor given a dataset: left out")
                 continue
-            files.append(self._file(name, api, [p[2] for p in per_rank]))
+            existing = any(f["name"] == name for f in files)  # opened again: not replaced
+            files.append(self._file(name, api, [p[2] for p in per_rank], existing))
         method = {"name": "native"}
         out: dict[str, Any] = {
             "skel": dmod.FORMAT,
@@ -203,17 +214,28 @@ class Builder:
                     return None
         return None
 
-    def _file(self, name: str, api: str, ops_by_rank: list[list[Op]]) -> dict[str, Any]:
+    def _file(
+        self, name: str, api: str, ops_by_rank: list[list[Op]], existing: bool = False
+    ) -> dict[str, Any]:
         entry: dict[str, Any] = {"name": name, "api": api}
+        if existing:
+            entry["open"] = "existing"
         if api == "hdf5":
             layout = self._layout(name)  # groups; types and chunks of an older trace
             datasets: dict[str, dict[str, Any]] = {}
+            created = {op.dataset for ops in ops_by_rank for op in ops if op.kind == "create"}
             for ops in ops_by_rank:  # written or only created: the file's structure is kept
                 for op in ops:
-                    if op.kind in ("write", "create") and op.dataset and op.dataset not in datasets:
+                    if (
+                        op.kind in ("write", "create", "read")
+                        and op.dataset
+                        and op.dataset not in datasets
+                    ):
                         datasets[op.dataset] = dataset_entry(
                             name, op, layout, self.traces[0].version, self.note
                         )
+                        if existing and op.dataset not in created:
+                            datasets[op.dataset]["exists"] = True
             entry["datasets"] = list(datasets.values())
             if layout is None and any(
                 d.get("chunks") or isinstance(d["type"], dict) for d in datasets.values()
@@ -223,7 +245,7 @@ class Builder:
                     "(deflate, shuffle, ...) and compound members are not in the trace and are "
                     "not reproduced"
                 )
-            if layout:
+            if layout and not existing:  # an existing file's were made when it was written
                 groups = sorted(
                     {
                         g if self.step_where is None else stepmod.to_step_pattern(g)
@@ -288,7 +310,7 @@ class Builder:
     def _writes(
         self, name: str, api: str, ops_by_rank: list[list[Op]], datasets: list[dict[str, Any]]
     ) -> list[dict[str, Any]]:
-        ops_by_rank = [[op for op in ops if op.kind == "write"] for ops in ops_by_rank]
+        ops_by_rank = [[op for op in ops if op.kind in ("write", "read")] for ops in ops_by_rank]
         for ops in ops_by_rank:
             for op in ops:
                 if op.func in VIEW_WRITES and not (op.view and op.view.get("blocks") is not None):
@@ -319,7 +341,7 @@ class Builder:
     def _write(self, group: list[tuple[int, Op]], api: str, dims_of: dict) -> dict[str, Any]:
         ranks = [r for r, _ in group]
         ops = [op for _, op in group]
-        w: dict[str, Any] = {}
+        w: dict[str, Any] = {"read": True} if ops[0].kind == "read" else {}
         if api == "hdf5":
             w["dataset"] = ops[0].dataset
         if ranks != list(range(self.ranks)):
