@@ -105,7 +105,7 @@ def from_layout(found: dict[str, Any], types: dict) -> dict[str, Any] | None:
     """The descriptor entry of an attribute of h5layout.parse (None: a type a skeleton does
     not write: compound, array, reference, enum, ...)."""
     typ: Any
-    if found["dims"] == "null":
+    if found["dims"] == "null" or found["dims"] == []:  # null dataspace, or no extent read
         return None
     if isinstance(found["type"], dict):
         s = found["type"]

@@ -34,8 +34,11 @@ def _dims(text: str) -> tuple[list[int], list[int | None]]:
     m = re.search(r"\(([^)]*)\)\s*/\s*\(([^)]*)\)", text)
     if not m:
         return [], []
-    cur = [int(x) for x in m.group(1).split(",") if x.strip()]
-    mx = [None if "UNLIMITED" in x else int(x) for x in m.group(2).split(",") if x.strip()]
+    try:
+        cur = [int(x) for x in m.group(1).split(",") if x.strip()]
+        mx = [None if "UNLIMITED" in x else int(x) for x in m.group(2).split(",") if x.strip()]
+    except ValueError:  # not h5dump's numbers: no extent known
+        return [], []
     return cur, mx
 
 
@@ -98,8 +101,9 @@ def parse(text: str) -> dict[str, Any]:
         elif ds is not None and top == "FILTERS" and s not in ("NONE", "}"):
             datasets[ds]["filters"].append(_filter(s))
         if ds is not None and s.startswith("CHUNKED"):
-            m2 = re.search(r"CHUNKED \(([^)]*)\)", s)
-            datasets[ds]["chunks"] = [int(x) for x in m2.group(1).split(",")]
+            m2 = re.search(r"CHUNKED \(\s*(\d+(?:\s*,\s*\d+)*)\s*\)", s)
+            if m2:
+                datasets[ds]["chunks"] = [int(x) for x in m2.group(1).split(",")]
         if s.endswith("{"):
             if top == "DATASET" and s.startswith("DATATYPE") and "H5T_COMPOUND" in s:
                 stack.append(("COMPOUND", ""))
