@@ -112,21 +112,21 @@ class Builder:
 
     # ------------------------------------------------------------------------- assembly
 
-    def _sessions(self, ops: list[Op]) -> list[tuple[str, str, list[Op]]]:
-        """(file pattern, api, calls) per open..close of a file, in the order of opening; the
-        reads of the application's data files are calls too."""
-        out: list[tuple[str, str, list[Op]]] = []
+    def _sessions(self, ops: list[Op]) -> list[tuple[str, str, list[Op], str]]:
+        """(file pattern, api, calls, the opening call) per open..close of a file, in the order
+        of opening; the reads of the application's data files are calls too."""
+        out: list[tuple[str, str, list[Op], str]] = []
         open_idx: dict[str, int] = {}
         for op in ops:
             if op.kind == "open":
                 open_idx[op.file] = len(out)
-                out.append((op.file, op.api, []))
+                out.append((op.file, op.api, [], op.func))
             elif op.kind in ("write", "create", "sync") or (
                 op.kind == "read" and op.file in self.data_files
             ):
                 if op.file not in open_idx:  # file opened before the step body
                     open_idx[op.file] = len(out)
-                    out.append((op.file, op.api, []))
+                    out.append((op.file, op.api, [], ""))
                 session = out[open_idx[op.file]]
                 if session[1] == "hdf5" and op.api != "hdf5" and op.kind == "read":
                     continue  # H5Dread's own reads below HDF5: the skeleton's H5Dread makes them
@@ -140,7 +140,7 @@ class Builder:
                 open_idx.pop(op.file, None)
         return out
 
-    def _align(self, sessions: list[list[tuple[str, str, list[Op]]]]) -> list[list[Any]]:
+    def _align(self, sessions: list[list[tuple[str, str, list[Op], str]]]) -> list[list[Any]]:
         """Each rank's sessions, so that the i-th of every rank is the same file. Opens that
         write nothing and that only some ranks make (IOR asks a file's size through an open
         of its own on rank 0) are left out when they are what breaks the match."""
@@ -169,11 +169,12 @@ class Builder:
             names = {p[0] for p in per_rank}
             if len(names) != 1:
                 raise FromProfileError(f"ranks' file #{i} differ in name: {sorted(names)}")
-            name, api, _ = per_rank[0]
+            name, api, _, opener = per_rank[0]
             if not any(p[2] for p in per_rank):
                 self.note(f"{name}: opened but neither written nor given a dataset: left out")
                 continue
-            existing = any(f["name"] == name for f in files)  # opened again: not replaced
+            # opened again (not created anew, as H5Fcreate does): the file an entry wrote
+            existing = opener not in ("H5Fcreate", "creat") and any(f["name"] == name for f in files)
             files.append(self._file(name, api, [p[2] for p in per_rank], existing))
         method = {"name": "native"}
         out: dict[str, Any] = {
