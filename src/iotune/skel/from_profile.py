@@ -174,7 +174,9 @@ class Builder:
                 self.note(f"{name}: opened but neither written nor given a dataset: left out")
                 continue
             # opened again (not created anew, as H5Fcreate does): the file an entry wrote
-            existing = opener not in ("H5Fcreate", "creat") and any(f["name"] == name for f in files)
+            existing = opener not in ("H5Fcreate", "creat") and any(
+                f["name"] == name for f in files
+            )
             files.append(self._file(name, api, [p[2] for p in per_rank], existing))
         method = {"name": "native"}
         out: dict[str, Any] = {
