@@ -58,6 +58,9 @@ SMOKE = {
                     "--new-args", "--cells 4096", "--out", "{out}/k.json"], "k.json"),
     "skel_fidelity": (["--smoke", "--out", "{out}/s.json"], "s.json"),
     "skel_prepare_ab": (["--smoke", "--out", "{out}/s.json"], "s.json"),
+    # the corpus's smallest case (none when the corpus is not built: an empty record)
+    "skel_corpus": (["--cases", "h5perf-posix", "--rounds", "1", "--out", "{out}/s.json"],
+                    "s.json"),
     "skel_tune": (["--args", "--cells 2048 --levels 2 --chunk-cells 512", "--trials", "1",
                    "--repeats", "1", "--verify-pairs", "5", "--out", "{out}/s.json"], "s.json"),
     "verify_power": (["measure", "--kernel", "gcrmio", "--rounds", "1", "--out", "{out}"],

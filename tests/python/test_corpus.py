@@ -21,7 +21,11 @@ import pytest
 from conftest import REPO, need_family
 
 sys.path.insert(0, str(REPO / "corpus"))
+sys.path.insert(0, str(REPO / "bench" / "agreement"))
+import agree_calc  # noqa: E402
+
 import corpus  # noqa: E402
+from iotune import trace as iotrace  # noqa: E402
 
 CASES = corpus.load_cases()
 IDS = [c.name for c in CASES]
@@ -40,7 +44,8 @@ HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 MPI_WARNING = re.compile(r"yaksa|leaked|\[WARNING\]|MPI_ABORT|mca_base|PMIX ERROR", re.I)
 TIMEOUT = 150
 COMPRESSED = re.compile(r"SIZE \d+ \([\d.]+:1 COMPRESSION\)")
-TESTS = {"same_data", "counts", "advise", "skel", "warnings"}  # the checks (manifest's xfail)
+# the checks (manifest's xfail)
+TESTS = {"same_data", "counts", "advise", "skel", "skel_bytes", "warnings"}
 
 
 @dataclass
@@ -289,6 +294,64 @@ def test_skeleton_has_the_structure_of_the_original(case, base, request):
         copy = out / original.relative_to(runs.plain)
         assert copy.exists(), f"the skeleton wrote no {copy.name}: {sorted(os.listdir(out))}"
         assert structure(copy) == structure(original), original.name
+
+
+def _moved(profile_path: Path, run_dir: Path, names: set[str]) -> dict:
+    """Layer -> rank -> {w, r} bytes on the run's data files (by last path component), per
+    rank from the traces and summed over ranks ("all") from the profile's counters."""
+    profile = json.loads(profile_path.read_text())
+    names = names | set(agree_calc.run_files(profile, str(run_dir), ("iotune-profile",)))
+    names = {n for n in names if not n.startswith(".iotune") and "iotune-profile" not in n}
+    names -= {"skel-timing.json", "t.json"}
+    return agree_calc.merge_bytes(
+        agree_calc.trace_bytes(iotrace.load(str(profile_path)), names),
+        agree_calc.profile_bytes(profile, names),
+    )
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_skeleton_moves_the_originals_bytes_per_rank_and_layer(case, base, request):
+    """(d') The skeleton made from the run's profile, run traced under the same settings,
+    writes and reads the original's bytes per rank, layer (HDF5, MPI-IO, POSIX) and direction
+    within 1 % (issue 22), on the program's data files."""
+    runs = runs_of(case, base, request, "skel_bytes")
+    work = base / case.name / "skel-bytes"
+    work.mkdir()
+    desc, src = work / "skel.yaml", work / "src"
+    fam = case.family
+    got = iotune(case, "skel", "from-profile", runs.tuned / "iotune-profile.json", "-o", desc,
+                 "--data-dir", runs.tuned, cwd=runs.tuned)  # fmt: skip
+    assert got.returncode == 0, got.stdout + got.stderr
+    got = iotune(case, "skel", "generate", desc, "-o", src, "--cc", f"mpicc.{fam}", "--pkg",
+                 f"hdf5-{fam}", cwd=work)  # fmt: skip
+    assert got.returncode == 0, got.stdout + got.stderr
+    made = subprocess.run(["make", "-s", "-C", str(src)], capture_output=True, text=True,
+                          timeout=TIMEOUT)  # fmt: skip
+    assert made.returncode == 0, made.stderr[-2000:]
+    data = work / "data"
+    data.mkdir()
+    argv = [*corpus.launcher(case), str(src / "skeleton"), "--dir", str(data),
+            "--timing", str(work / "t.json")]  # fmt: skip
+    control = base / case.name / "control.xml"
+    got = iotune(case, "profile", "--trace", "--config", control, "-o", work / "p.json", "--",
+                 *argv, cwd=work)  # fmt: skip
+    assert got.returncode == 0, got.stdout[-2000:] + got.stderr[-2000:]
+    want = _moved(runs.tuned / "iotune-profile.json", runs.tuned,
+                  {Path(f["name"]).name for f in data_files(runs)})  # fmt: skip
+    have = _moved(work / "p.json", data, {p.name for p in data.iterdir()})
+    verdict = agree_calc.compare_bytes(want, have)
+    if not verdict["within"]:  # the original again: cells where its own runs differ are left out
+        again = work / "orig-again"
+        again.mkdir()
+        argv = [*corpus.launcher(case), *corpus.command(case, again)]
+        got = iotune(case, "profile", "--trace", "--config", control, "--", *argv, cwd=again)
+        assert got.returncode == 0, got.stdout[-2000:] + got.stderr[-2000:]
+        second = _moved(again / "iotune-profile.json", again,
+                        {Path(f["name"]).name for f in data_files(runs)})  # fmt: skip
+        unstable = agree_calc.unstable_cells(want, second)
+        verdict = agree_calc.compare_bytes(agree_calc.drop_cells(want, unstable),
+                                           agree_calc.drop_cells(have, unstable))  # fmt: skip
+    assert verdict["within"], f"worst {verdict['worst']:.2%}: {verdict['where']}"
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)

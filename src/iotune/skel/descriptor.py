@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from iotune.skel import expr
+from iotune.skel import attrs, expr
 
 FORMAT = 1
 APIS = ("hdf5", "mpiio", "posix")
@@ -113,6 +113,7 @@ class Dataset:
     type_size: int = 0  # opaque and compound: bytes of one element
     members: list[Member] | None = None
     filters: list[str] = field(default_factory=list)  # shuffle, fletcher32, deflate=N
+    exists: bool = False  # in a file opened `existing`: opened (it was made before), not created
 
     @property
     def element_size(self) -> int:
@@ -149,6 +150,7 @@ class Write:
     view_by_rank: dict[int, View] | None = None
     memory: list[int] | None = None  # the pieces of a noncontiguous memory datatype (MPI-IO)
     memory_by_rank: dict[int, list[int]] | None = None
+    read: bool = False  # a read of the same selection (the file's own data, written before)
 
 
 @dataclass
@@ -160,6 +162,8 @@ class File:
     writes: list[Write]
     line: int = 0
     sync: bool = False  # flushed to storage after each step's writes (fsync, H5Fflush)
+    attributes: list[attrs.Attribute] = field(default_factory=list)  # HDF5 files
+    existing: bool = False  # opened, not created: an earlier entry of the skeleton wrote it
 
     @property
     def per_rank(self) -> bool:
@@ -494,7 +498,15 @@ def _method(c: _Checker, m: Any, line: int) -> dict[str, Any]:
 
 
 def _file(c: _Checker, f: Any, line: int, where: str, known: set[str]) -> File:
-    f = c.mapping(f, line, where, {"name", "api", "datasets", "groups", "writes", "sync"})
+    f = c.mapping(
+        f,
+        line,
+        where,
+        {"name", "api", "datasets", "groups", "writes", "sync", "attributes", "open"},
+    )
+    opening = f.get("open", "create")
+    if opening not in ("create", "existing"):
+        c.fail(c.line_of(f, "open"), f"{where}.open", "expected create or existing")
     sync = f.get("sync", False)
     if type(sync) is not bool:
         c.fail(c.line_of(f, "sync"), f"{where}.sync", "expected true or false")
@@ -530,11 +542,25 @@ def _file(c: _Checker, f: Any, line: int, where: str, known: set[str]) -> File:
     for i, (w, ln) in enumerate(zip(writes_raw, getattr(writes_raw, "lines", []), strict=False)):
         writes.append(_write(c, w, ln, f"{where}.writes[{i}]", known, api, by_name))
     del names
-    return File(name, api, datasets, list(groups), writes, line, sync)
+    attributes = attrs.parse(
+        c, f.get("attributes"), c.line_of(f, "attributes"), f"{where}.attributes", TYPES, MAX_NAME
+    )
+    if attributes and api != "hdf5":
+        c.fail(c.line_of(f, "attributes"), f"{where}.attributes", f"an {api} file has none")
+    if any(d.exists for d in datasets) and opening != "existing":
+        c.fail(c.line_of(f, "datasets"), f"{where}.datasets", "exists: true needs open: existing")
+    return File(
+        name, api, datasets, list(groups), writes, line, sync, attributes, opening == "existing"
+    )
 
 
 def _dataset(c: _Checker, d: Any, line: int, where: str, known: set[str]) -> Dataset:
-    d = c.mapping(d, line, where, {"name", "type", "dims", "maxdims", "chunks", "filters"})
+    d = c.mapping(
+        d, line, where, {"name", "type", "dims", "maxdims", "chunks", "filters", "exists"}
+    )
+    exists = d.get("exists", False)
+    if type(exists) is not bool:
+        c.fail(c.line_of(d, "exists"), f"{where}.exists", "expected true or false")
     name = c.require(d, "name", where)
     if (
         not isinstance(name, str)
@@ -583,7 +609,7 @@ def _dataset(c: _Checker, d: Any, line: int, where: str, known: set[str]) -> Dat
                "expected a list of shuffle, fletcher32, deflate=LEVEL (0-9)")  # fmt: skip
     if filters and chunks is None:
         c.fail(c.line_of(d, "filters"), f"{where}.filters", "filters need chunks")
-    return Dataset(name, typ, dims, maxdims, chunks, line, size, members, list(filters))
+    return Dataset(name, typ, dims, maxdims, chunks, line, size, members, list(filters), exists)
 
 
 def _type(c: _Checker, t: Any, line: int, where: str) -> tuple[str, int, list[Member] | None]:
@@ -647,8 +673,14 @@ def _write(
         "when",
         "view",
         "memory",
+        "read",
     }
     w = c.mapping(w, line, where, fields)
+    is_read = w.get("read", False)
+    if type(is_read) is not bool:
+        c.fail(c.line_of(w, "read"), f"{where}.read", "expected true or false")
+    if is_read and "view" in w:
+        c.fail(c.line_of(w, "view"), f"{where}.view", "reads go without a file view")
     view_ok = api == "mpiio"
     for key in ("view", "memory"):
         if key in w and not view_ok:
@@ -656,7 +688,7 @@ def _write(
     transfer = w.get("transfer", "collective")
     if not isinstance(transfer, str) or transfer not in TRANSFERS:
         c.fail(c.line_of(w, "transfer"), f"{where}.transfer", "expected collective or independent")
-    out = Write(dataset=None, collective=transfer == "collective", line=line)
+    out = Write(dataset=None, collective=transfer == "collective", line=line, read=is_read)
     out.repeat = c.expression(w.get("repeat", 1), c.line_of(w, "repeat"), f"{where}.repeat", known)
     if w.get("when") is not None:
         out.when = c.expression(w["when"], c.line_of(w, "when"), f"{where}.when", known)
@@ -706,6 +738,8 @@ def _write(
                 out.memory_by_rank = out.memory_by_rank or {}
                 out.memory_by_rank[r] = _pieces(c, entry["memory"], c.line_of(entry, "memory"),
                                                 f"{at}.memory")  # fmt: skip
+        if out.view_by_rank and is_read:
+            c.fail(c.line_of(w, "by_rank"), f"{where}.by_rank", "reads go without a file view")
         if out.view_by_rank and set(out.view_by_rank) != set(out.by_rank):
             c.fail(c.line_of(w, "by_rank"), f"{where}.by_rank", "a view for every rank or none")
     else:

@@ -25,9 +25,9 @@ import os
 import re
 from typing import Any
 
+from iotune.skel import attrs, h5layout
 from iotune.skel import decomposition as dec
 from iotune.skel import descriptor as dmod
-from iotune.skel import h5layout
 from iotune.skel import steps as stepmod
 from iotune.skel.dataset_types import dataset_entry
 from iotune.skel.ops import Op, align, ops_of, rank_pattern
@@ -46,6 +46,7 @@ class Builder:
         self.notes: list[str] = []
         self.blocks = dec.Blocks()
         self.step_where: str | None = None
+        self.data_files: set[str] = set()
 
     def note(self, text: str) -> None:
         if text not in self.notes:
@@ -72,11 +73,15 @@ class Builder:
         data_files = {
             op.file for ops in ops_by_rank for op in ops if op.kind in ("write", "create")
         }
-        reads = sum(  # of the application's data files, not an interpreter's own (pyvenv.cfg)
-            1 for ops in ops_by_rank for op in ops if op.kind == "read" and op.file in data_files
+        self.data_files = data_files  # reads of other files (an input, a script) are left out
+        others = sorted(
+            {op.file for ops in ops_by_rank for op in ops if op.kind == "read"} - data_files
         )
-        if reads:
-            self.note(f"{reads} read calls are not reproduced: skeletons write only")
+        if others:
+            self.note(
+                "reads of files the application did not write are not reproduced (the "
+                f"skeleton reads only what it wrote): {', '.join(others[:10])}"
+            )
         steps, where = stepmod.find_steps(ops_by_rank)
         self.step_where = where
         for ops in ops_by_rank:
@@ -96,7 +101,7 @@ class Builder:
         if steps > 1 and any(b is None for b in body):
             self.note("the steps found in names do not repeat the same calls: unrolled instead")
             flat = Builder(self.prof, self.traces, self.data_dir)
-            flat.notes = self.notes
+            flat.notes, flat.data_files = self.notes, self.data_files
             return flat._build_flat()
         compute = stepmod.compute_gap(ops_by_rank, steps) if steps > 1 else 0.0
         return self._assemble(body, steps, compute)
@@ -107,19 +112,24 @@ class Builder:
 
     # ------------------------------------------------------------------------- assembly
 
-    def _sessions(self, ops: list[Op]) -> list[tuple[str, str, list[Op]]]:
-        """(file pattern, api, calls) per open..close of a file, in the order of opening."""
-        out: list[tuple[str, str, list[Op]]] = []
+    def _sessions(self, ops: list[Op]) -> list[tuple[str, str, list[Op], str]]:
+        """(file pattern, api, calls, the opening call) per open..close of a file, in the order
+        of opening; the reads of the application's data files are calls too."""
+        out: list[tuple[str, str, list[Op], str]] = []
         open_idx: dict[str, int] = {}
         for op in ops:
             if op.kind == "open":
                 open_idx[op.file] = len(out)
-                out.append((op.file, op.api, []))
-            elif op.kind in ("write", "create", "sync"):
+                out.append((op.file, op.api, [], op.func))
+            elif op.kind in ("write", "create", "sync") or (
+                op.kind == "read" and op.file in self.data_files
+            ):
                 if op.file not in open_idx:  # file opened before the step body
                     open_idx[op.file] = len(out)
-                    out.append((op.file, op.api, []))
+                    out.append((op.file, op.api, [], ""))
                 session = out[open_idx[op.file]]
+                if session[1] == "hdf5" and op.api != "hdf5" and op.kind == "read":
+                    continue  # H5Dread's own reads below HDF5: the skeleton's H5Dread makes them
                 if session[1] == "hdf5" and op.api != "hdf5" and op.kind == "write":
                     # HDF5's own metadata, written inside an HDF5 call the runtime does not
                     # follow (H5Fflush): the skeleton's HDF5 library writes its own
@@ -130,7 +140,7 @@ class Builder:
                 open_idx.pop(op.file, None)
         return out
 
-    def _align(self, sessions: list[list[tuple[str, str, list[Op]]]]) -> list[list[Any]]:
+    def _align(self, sessions: list[list[tuple[str, str, list[Op], str]]]) -> list[list[Any]]:
         """Each rank's sessions, so that the i-th of every rank is the same file. Opens that
         write nothing and that only some ranks make (IOR asks a file's size through an open
         of its own on rank 0) are left out when they are what breaks the match."""
@@ -153,17 +163,21 @@ class Builder:
 
     def _assemble(self, body: list[list[Op]], steps: int, compute: float) -> dict[str, Any]:
         sessions = self._align([self._sessions(ops) for ops in body])
-        files = []
+        files: list[dict[str, Any]] = []
         for i in range(len(sessions[0])):
             per_rank = [s[i] for s in sessions]
             names = {p[0] for p in per_rank}
             if len(names) != 1:
                 raise FromProfileError(f"ranks' file #{i} differ in name: {sorted(names)}")
-            name, api, _ = per_rank[0]
+            name, api, _, opener = per_rank[0]
             if not any(p[2] for p in per_rank):
                 self.note(f"{name}: opened but neither written nor given a dataset: left out")
                 continue
-            files.append(self._file(name, api, [p[2] for p in per_rank]))
+            # opened again (not created anew, as H5Fcreate does): the file an entry wrote
+            existing = opener not in ("H5Fcreate", "creat") and any(
+                f["name"] == name for f in files
+            )
+            files.append(self._file(name, api, [p[2] for p in per_rank], existing))
         method = {"name": "native"}
         out: dict[str, Any] = {
             "skel": dmod.FORMAT,
@@ -203,17 +217,28 @@ class Builder:
                     return None
         return None
 
-    def _file(self, name: str, api: str, ops_by_rank: list[list[Op]]) -> dict[str, Any]:
+    def _file(
+        self, name: str, api: str, ops_by_rank: list[list[Op]], existing: bool = False
+    ) -> dict[str, Any]:
         entry: dict[str, Any] = {"name": name, "api": api}
+        if existing:
+            entry["open"] = "existing"
         if api == "hdf5":
             layout = self._layout(name)  # groups; types and chunks of an older trace
             datasets: dict[str, dict[str, Any]] = {}
+            created = {op.dataset for ops in ops_by_rank for op in ops if op.kind == "create"}
             for ops in ops_by_rank:  # written or only created: the file's structure is kept
                 for op in ops:
-                    if op.kind in ("write", "create") and op.dataset and op.dataset not in datasets:
+                    if (
+                        op.kind in ("write", "create", "read")
+                        and op.dataset
+                        and op.dataset not in datasets
+                    ):
                         datasets[op.dataset] = dataset_entry(
                             name, op, layout, self.traces[0].version, self.note
                         )
+                        if existing and op.dataset not in created:
+                            datasets[op.dataset]["exists"] = True
             entry["datasets"] = list(datasets.values())
             if layout is None and any(
                 d.get("chunks") or isinstance(d["type"], dict) for d in datasets.values()
@@ -223,7 +248,7 @@ class Builder:
                     "(deflate, shuffle, ...) and compound members are not in the trace and are "
                     "not reproduced"
                 )
-            if layout:
+            if layout and not existing:  # an existing file's were made when it was written
                 groups = sorted(
                     {
                         g if self.step_where is None else stepmod.to_step_pattern(g)
@@ -234,6 +259,9 @@ class Builder:
                 )
                 if groups:
                     entry["groups"] = groups
+                attributes = self._attributes(name, layout, ops_by_rank)
+                if attributes:
+                    entry["attributes"] = attributes
         syncs = [sum(1 for op in ops if op.kind == "sync") for ops in ops_by_rank]
         if any(syncs):
             entry["sync"] = True
@@ -245,10 +273,47 @@ class Builder:
         entry["writes"] = self._writes(name, api, ops_by_rank, entry.get("datasets", []))
         return entry
 
+    def _attributes(
+        self, name: str, layout: dict[str, Any], ops_by_rank: list[list[Op]]
+    ) -> list[dict[str, Any]]:
+        """The attributes of the application's file, on the paths the descriptor uses: a
+        dataset's as its entry names it, a group's with a step number as {step}; those on
+        another step's objects are the step's own (the body's are kept)."""
+        datasets = {  # the real path of each dataset of the body -> its name in the descriptor
+            op.dset_info["name"]: op.dataset
+            for ops in ops_by_rank
+            for op in ops
+            if op.kind in ("write", "create") and op.dataset and op.dset_info
+        }
+        out, seen, skipped = [], set(), set()
+        for found in layout.get("attributes", []):
+            on = found["on"]
+            if on in datasets:
+                on = datasets[on]
+            elif on in layout["datasets"]:
+                continue  # a dataset of another step
+            elif self.step_where is not None:
+                on = stepmod.to_step_pattern(on)
+                if on is None:
+                    continue
+            entry = attrs.from_layout(dict(found, on=on), dmod.TYPES)
+            if entry is None:
+                skipped.add(found["name"])
+                continue
+            if (on, found["name"]) not in seen:
+                seen.add((on, found["name"]))
+                out.append(entry)
+        if skipped:
+            self.note(
+                f"{name}: attributes of a type a skeleton does not write (compound, array, "
+                f"reference, enum, null dataspace) left out: {', '.join(sorted(skipped)[:20])}"
+            )
+        return out
+
     def _writes(
         self, name: str, api: str, ops_by_rank: list[list[Op]], datasets: list[dict[str, Any]]
     ) -> list[dict[str, Any]]:
-        ops_by_rank = [[op for op in ops if op.kind == "write"] for ops in ops_by_rank]
+        ops_by_rank = [[op for op in ops if op.kind in ("write", "read")] for ops in ops_by_rank]
         for ops in ops_by_rank:
             for op in ops:
                 if op.func in VIEW_WRITES and not (op.view and op.view.get("blocks") is not None):
@@ -279,7 +344,7 @@ class Builder:
     def _write(self, group: list[tuple[int, Op]], api: str, dims_of: dict) -> dict[str, Any]:
         ranks = [r for r, _ in group]
         ops = [op for _, op in group]
-        w: dict[str, Any] = {}
+        w: dict[str, Any] = {"read": True} if ops[0].kind == "read" else {}
         if api == "hdf5":
             w["dataset"] = ops[0].dataset
         if ranks != list(range(self.ranks)):

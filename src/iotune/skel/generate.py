@@ -15,7 +15,8 @@ import shutil
 import stat
 from importlib import resources
 
-from iotune.skel import expr
+from iotune.skel import attrs, expr
+from iotune.skel.attrs import Attribute
 from iotune.skel.descriptor import Dataset, Descriptor, File, View, Write
 
 API_C = {"hdf5": "SKEL_HDF5", "mpiio": "SKEL_MPIIO", "posix": "SKEL_POSIX"}
@@ -46,6 +47,10 @@ def _array(name: str, values: list[str]) -> str:
 
 
 def _dataset_code(ds: Dataset, ind: str) -> list[str]:
+    if ds.exists:  # made by an earlier entry of the same file: opened
+        opened = f"{ind}  skel_dataset_open(f, {_cstr(ds.name)}, step, type);"
+        return [f"{ind}{{ /* open a dataset */", *(f"{ind}  {x}" for x in _type_code(ds)),
+                opened, f"{ind}}}"]  # fmt: skip
     nd = len(ds.dims)
     lines = [
         f"{ind}{{ /* create a dataset */",
@@ -91,6 +96,23 @@ def _type_code(ds: Dataset) -> list[str]:
     return [f"hid_t type = skel_type_named({_cstr(ds.type)});"]
 
 
+def _attribute_code(a: Attribute, ind: str) -> list[str]:
+    """An attribute on its object, of zeros (skel_attribute)."""
+    if a.type == "string":
+        typ = f"skel_type_string({a.size}, {attrs.PADS[a.pad]}, {attrs.CSETS[a.cset]})"
+    else:
+        typ = f"skel_type_named({_cstr(a.type)})"
+    dims = a.dims or []
+    arr = _array("dims", [f"{v}LL" for v in dims]) if dims else "const long long *dims = NULL;"
+    return [
+        f"{ind}{{ /* an attribute */",
+        f"{ind}  {arr}",
+        f"{ind}  skel_attribute(f, {_cstr(a.on)}, step, {_cstr(a.name)}, {typ}, "
+        f"{len(dims)}, dims);",
+        f"{ind}}}",
+    ]
+
+
 def _write_code(w: Write, nd: int, ind: str) -> list[str]:
     coll = "1" if w.collective else "0"
     when = _c(w.when) if w.when is not None else "1"
@@ -100,7 +122,8 @@ def _write_code(w: Write, nd: int, ind: str) -> list[str]:
     if w.memory is not None or w.memory_by_rank is not None:  # MPI-IO files only
         lines.extend(_memory_code(w, inner))
     if w.dataset is not None:
-        lines[0] = f"{ind}/* write a dataset's selection */\n" + lines[0]
+        what = "read" if w.read else "write"
+        lines[0] = f"{ind}/* {what} a dataset's selection */\n" + lines[0]
         lines.append(f"{inner}long long start[{nd}], count[{nd}];")
         lines.append(f"{inner}int active = {when};")
         stride = [_c(x) for x in w.stride] if w.stride else ["0LL"] * nd
@@ -120,8 +143,9 @@ def _write_code(w: Write, nd: int, ind: str) -> list[str]:
             zero = " ".join(f"start[{k}] = 0; count[{k}] = 0;" for k in range(nd))
             lines.append(f"{inner}default: {zero} active = 0;")
             lines.append(f"{inner}}}")
+        call = "skel_read" if w.read else "skel_write"
         lines.append(
-            f"{inner}skel_write(f, {_cstr(w.dataset)}, step, {nd}, start, count, {coll}, active);"
+            f"{inner}{call}(f, {_cstr(w.dataset)}, step, {nd}, start, count, {coll}, active);"
         )
     elif w.view is not None or w.view_by_rank is not None:
         lines[0] = f"{ind}/* write bytes through a file view */\n" + lines[0]
@@ -131,7 +155,7 @@ def _write_code(w: Write, nd: int, ind: str) -> list[str]:
             f"{inner}skel_write_view(f, offset, size, lb, extent, nblocks, view, {coll}, active);"
         )
     else:
-        lines[0] = f"{ind}/* write bytes */\n" + lines[0]
+        lines[0] = f"{ind}/* {'read' if w.read else 'write'} bytes */\n" + lines[0]
         stride = "" if once else f" + i * {_c(w.stride) if w.stride is not None else '0LL'}"
         lines.append(f"{inner}long long offset, size;")
         lines.append(f"{inner}int active = {when};")
@@ -146,7 +170,8 @@ def _write_code(w: Write, nd: int, ind: str) -> list[str]:
                 )
             lines.append(f"{inner}default: offset = 0; size = 0; active = 0;")
             lines.append(f"{inner}}}")
-        lines.append(f"{inner}skel_write_bytes(f, offset, size, {coll}, active);")
+        call = "skel_read_bytes" if w.read else "skel_write_bytes"
+        lines.append(f"{inner}{call}(f, offset, size, {coll}, active);")
     lines.append(f"{ind}}}")
     return lines
 
@@ -219,33 +244,50 @@ def _file_body(f: File, index: int) -> list[str]:
         if name not in created:
             out.extend(_dataset_code(by_name[name], "  "))
             created.add(name)
+    for a in f.attributes:
+        out.extend(_attribute_code(a, "  "))
     if f.sync:
         out.append("  skel_sync(f); /* the application flushed the file to storage */")
     out.append("}")
     return out
 
 
+def _open_flags(f: File) -> str:
+    flags = ["SKEL_OPEN_EXISTING"] if f.existing else []
+    if any(w.read for w in f.writes):
+        flags.append("SKEL_OPEN_READS")
+    only_reads = all(w.read for w in f.writes) and all(d.exists for d in f.datasets)
+    if f.existing and only_reads and not f.attributes and not f.groups and not f.sync:
+        flags.append("SKEL_OPEN_READONLY")  # as the application opened it to read
+    return " | ".join(flags) or "0"
+
+
 def _steps_code(d: Descriptor, timed: bool) -> list[str]:
-    """The step loop of main(): files opened once around it, per-step files inside."""
+    """The step loop of main(): files opened once around it, per-step files inside, and so
+    are the entries of a file opened more than once (written, closed, opened again to read):
+    each is opened and closed around its calls, in the descriptor's order."""
     var = "f" if timed else "p"
     lines = []
-    once = [i for i, f in enumerate(d.files) if not f.per_step]
+    names = [f.name for f in d.files]
+    inside = [f.per_step or names.count(f.name) > 1 for f in d.files]
+    once = [i for i, f in enumerate(d.files) if not inside[i]]
     for i in once:
         lines.append(
             f"  skel_file_t *{var}{i} = skel_open(s, {_cstr(d.files[i].name)}, "
-            f"{API_C[d.files[i].api]}, 0);"
+            f"{API_C[d.files[i].api]}, 0, {_open_flags(d.files[i])});"
         )
     lines.append("  for (long long step = 0; step < steps; step++) {")
     lines.append("    skel_step(s, step);")
     if d.compute_s > 0 and timed:
         lines.append(f"    if (step > 0) skel_compute(s, {d.compute_s!r}); /* between steps */")
     for i, f in enumerate(d.files):
-        if f.per_step:
+        if inside[i]:
             lines.append(
-                f"    skel_file_t *{var}{i} = skel_open(s, {_cstr(f.name)}, {API_C[f.api]}, step);"
+                f"    skel_file_t *{var}{i} = skel_open(s, {_cstr(f.name)}, {API_C[f.api]}, step, "
+                f"{_open_flags(f)});"
             )
         lines.append(f"    file_{i}({var}{i}, step, rank, size);")
-        if f.per_step:
+        if inside[i]:
             lines.append(f"    skel_close({var}{i});")
     lines.append("  }")
     for i in once:

@@ -34,8 +34,11 @@ def _dims(text: str) -> tuple[list[int], list[int | None]]:
     m = re.search(r"\(([^)]*)\)\s*/\s*\(([^)]*)\)", text)
     if not m:
         return [], []
-    cur = [int(x) for x in m.group(1).split(",") if x.strip()]
-    mx = [None if "UNLIMITED" in x else int(x) for x in m.group(2).split(",") if x.strip()]
+    try:
+        cur = [int(x) for x in m.group(1).split(",") if x.strip()]
+        mx = [None if "UNLIMITED" in x else int(x) for x in m.group(2).split(",") if x.strip()]
+    except ValueError:  # not h5dump's numbers: no extent known
+        return [], []
     return cur, mx
 
 
@@ -55,14 +58,19 @@ def _filter(line: str) -> str:
 
 
 def parse(text: str) -> dict[str, Any]:
-    """Groups and datasets of `h5dump -H -p` output. A dataset: type (h5dump's name; compound
-    types also their members, [[type, name], ...], None when a member is itself compound or
-    an array), dims, maxdims, chunks, filters (shuffle, deflate=N, fletcher32, other: ...)."""
+    """Groups, datasets and attributes of `h5dump -H -p` output. A dataset: type (h5dump's
+    name; compound types also their members, [[type, name], ...], None when a member is itself
+    compound or an array), dims, maxdims, chunks, filters (shuffle, deflate=N, fletcher32,
+    other: ...). An attribute: on (its object's path), name, type (h5dump's name; a string
+    {size (0: variable), pad, cset}; None: another class), dims (None: scalar; "null")."""
     groups: list[str] = []
     datasets: dict[str, dict[str, Any]] = {}
+    attributes: list[dict[str, Any]] = []
     stack: list[tuple[str, str]] = []  # (kind, path) of open blocks; other blocks ("", "")
     for line in text.splitlines():
         s = line.strip()
+        if _attribute_line(s, stack, attributes):
+            continue
         m = re.match(r'(GROUP|DATASET) "([^"]*)" \{', s)
         if m:
             kind, name = m.groups()
@@ -93,8 +101,9 @@ def parse(text: str) -> dict[str, Any]:
         elif ds is not None and top == "FILTERS" and s not in ("NONE", "}"):
             datasets[ds]["filters"].append(_filter(s))
         if ds is not None and s.startswith("CHUNKED"):
-            m2 = re.search(r"CHUNKED \(([^)]*)\)", s)
-            datasets[ds]["chunks"] = [int(x) for x in m2.group(1).split(",")]
+            m2 = re.search(r"CHUNKED \(\s*(\d+(?:\s*,\s*\d+)*)\s*\)", s)
+            if m2:
+                datasets[ds]["chunks"] = [int(x) for x in m2.group(1).split(",")]
         if s.endswith("{"):
             if top == "DATASET" and s.startswith("DATATYPE") and "H5T_COMPOUND" in s:
                 stack.append(("COMPOUND", ""))
@@ -105,4 +114,51 @@ def parse(text: str) -> dict[str, Any]:
         elif s == "}" or s.startswith("}"):
             if stack:
                 stack.pop()
-    return {"groups": groups, "datasets": datasets}
+    return {"groups": groups, "datasets": datasets, "attributes": attributes}
+
+
+_ATTRIBUTE = re.compile(r'ATTRIBUTE "(.*)" \{\Z')
+
+
+def _attribute_line(s: str, stack: list[tuple[str, str]], out: list[dict[str, Any]]) -> bool:
+    """Reads a line that opens an attribute or is inside one (True: handled). Attribute blocks
+    are ("ATTR", owner) on the stack, a string type inside one ("ATTRSTR", "")."""
+    m = _ATTRIBUTE.match(s)
+    top = stack[-1][0] if stack else ""
+    if m and top in ("GROUP", "DATASET"):
+        out.append({"on": stack[-1][1], "name": m.group(1), "type": None, "dims": None})
+        stack.append(("ATTR", stack[-1][1]))
+        return True
+    if top == "ATTRSTR":
+        t = out[-1]["type"]
+        if s.startswith("}"):
+            stack.pop()
+        elif s.startswith("STRSIZE "):
+            v = s[8:].rstrip(";")
+            t["size"] = 0 if v == "H5T_VARIABLE" else int(v) if v.isdigit() else None
+        elif s.startswith("STRPAD "):
+            t["pad"] = s[7:].rstrip(";")
+        elif s.startswith("CSET "):
+            t["cset"] = s[5:].rstrip(";")
+        return True
+    if top != "ATTR":
+        return False
+    if s.startswith("}"):
+        stack.pop()
+    elif s.startswith("DATATYPE"):
+        words = s.split()
+        if len(words) == 3 and words[1] == "H5T_STRING" and words[2] == "{":
+            out[-1]["type"] = {"size": None, "pad": None, "cset": None}
+            stack.append(("ATTRSTR", ""))
+        elif len(words) == 2:
+            out[-1]["type"] = words[1]
+        elif s.endswith("{"):  # compound, array, ...: read to its end, type unknown
+            stack.append(("", ""))
+    elif s.startswith("DATASPACE"):
+        if "NULL" in s.split():
+            out[-1]["dims"] = "null"
+        elif "SIMPLE" in s:
+            out[-1]["dims"] = _dims(s)[0]
+    elif s.endswith("{"):
+        stack.append(("", ""))
+    return True

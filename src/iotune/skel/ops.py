@@ -90,7 +90,7 @@ def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
         if c.dataset is not None and 0 <= c.dataset < len(tr.datasets):
             dinfo = tr.datasets[c.dataset]
             dname = dinfo["name"]
-            if kind == "write" and c.dims is not None:
+            if kind in ("write", "read") and c.dims is not None:
                 count = list(c.dims)
                 elem = c.offset // max(int(dinfo["type_size"]), 1) if c.offset is not None else 0
                 start = _unravel(elem, dinfo["dims"])

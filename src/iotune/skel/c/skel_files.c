@@ -65,8 +65,22 @@ static void claim(skel_t *s, const char *path)
     close(fd);
 }
 
-skel_file_t *skel_open(skel_t *s, const char *pattern, enum skel_api api, long long step)
+/* A file an earlier entry of the skeleton wrote, opened again: it must be the skeleton's. */
+static void check_own(skel_t *s, const char *path)
 {
+    struct stat st;
+    if (lstat(path, &st) == 0 && listed(path))
+        return;
+    char msg[4400];
+    snprintf(msg, sizeof msg,
+             "%s: %s: not opening it (a skeleton reopens only the files it wrote in this run)",
+             path, lstat(path, &st) == 0 ? "not written by a skeleton" : "does not exist");
+    skel_die(s, msg);
+}
+
+skel_file_t *skel_open(skel_t *s, const char *pattern, enum skel_api api, long long step, int flags)
+{
+    int existing = (flags & SKEL_OPEN_EXISTING) != 0;
     skel_file_t *f = calloc(1, sizeof *f);
     if (!f)
         skel_die(s, "out of memory");
@@ -99,7 +113,9 @@ skel_file_t *skel_open(skel_t *s, const char *pattern, enum skel_api api, long l
         MPI_Comm_rank(s->group_comm, &grank);
         is_owner = grank == 0;
     }
-    if (is_owner) {
+    if (is_owner && existing) {
+        check_own(s, path);
+    } else if (is_owner) {
         claim(s, path);
         unlink(path);
         skel_remember(s, path);
@@ -109,10 +125,15 @@ skel_file_t *skel_open(skel_t *s, const char *pattern, enum skel_api api, long l
     if (m == SKEL_M_HDF5) {
         hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
         H5Pset_fapl_mpio(fapl, f->comm, MPI_INFO_NULL);
-        f->h5 = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+        unsigned acc = (flags & SKEL_OPEN_READONLY) ? H5F_ACC_RDONLY : H5F_ACC_RDWR;
+        f->h5 =
+            existing ? H5Fopen(path, acc, fapl) : H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
         H5Pclose(fapl);
         if (f->h5 < 0)
-            skel_die(s, "H5Fcreate failed");
+            skel_die(s, existing ? "H5Fopen failed" : "H5Fcreate failed");
+        H5G_info_t gi; /* the hdf5 method on a raw file: its next dataset /wN after those there */
+        if (existing && api != SKEL_HDF5 && H5Gget_info(f->h5, &gi) >= 0)
+            f->nwrites = (int)gi.nlinks;
     } else if (m == SKEL_M_MPIIO || (m == SKEL_NATIVE && api == SKEL_MPIIO)) {
         MPI_Info info = MPI_INFO_NULL;
         if (m == SKEL_M_MPIIO) { /* MPI_LUSTRE: stripes the size of the ranks' blocks */
@@ -121,13 +142,19 @@ skel_file_t *skel_open(skel_t *s, const char *pattern, enum skel_api api, long l
             snprintf(v, sizeof v, "%lld", s->stripe);
             MPI_Info_set(info, "striping_unit", v);
         }
-        if (MPI_File_open(f->comm, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, info, &f->mf) !=
+        int amode = (flags & SKEL_OPEN_READONLY) ? MPI_MODE_RDONLY
+                    : (flags & SKEL_OPEN_READS)  ? MPI_MODE_RDWR
+                                                 : MPI_MODE_WRONLY;
+        if (MPI_File_open(f->comm, path, amode | (existing ? 0 : MPI_MODE_CREATE), info, &f->mf) !=
             MPI_SUCCESS)
             skel_die(s, "MPI_File_open failed");
         if (info != MPI_INFO_NULL)
             MPI_Info_free(&info);
     } else if (is_owner || m == SKEL_NATIVE) {
-        f->fd = open(path, O_CREAT | O_WRONLY, 0644);
+        int mode = (flags & SKEL_OPEN_READONLY) ? O_RDONLY
+                   : (flags & SKEL_OPEN_READS)  ? O_CREAT | O_RDWR
+                                                : O_CREAT | O_WRONLY;
+        f->fd = open(path, mode, 0644);
         if (f->fd < 0)
             skel_die(s, "open failed");
     }

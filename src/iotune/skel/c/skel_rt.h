@@ -33,7 +33,14 @@ void skel_prepare_begin(skel_t *s);
 void skel_prepare_end(skel_t *s);
 void skel_step(skel_t *s, long long step); /* the step whose time the next calls count */
 void skel_compute(skel_t *s, double seconds);
-skel_file_t *skel_open(skel_t *s, const char *pattern, enum skel_api api, long long step);
+/* flags: SKEL_OPEN_EXISTING (open a file an earlier entry wrote, never create; it must be on
+ * the skeleton's list), SKEL_OPEN_READS (the entry reads too: opened read-write), or only
+ * reads (READONLY) */
+#define SKEL_OPEN_EXISTING 1
+#define SKEL_OPEN_READS 2
+#define SKEL_OPEN_READONLY 4 /* with EXISTING: nothing is written (H5F_ACC_RDONLY, ...) */
+skel_file_t *skel_open(skel_t *s, const char *pattern, enum skel_api api, long long step,
+                       int flags);
 void skel_group(skel_file_t *f, const char *pattern, long long step);
 /* Element types: a descriptor type name (float32 ... uint64), n opaque bytes, or a compound of
  * n members (names, descriptor type names, byte offsets) in size bytes. */
@@ -45,9 +52,22 @@ hid_t skel_type_compound(long long size, int n, const char *const *names, const 
 void skel_dataset(skel_file_t *f, const char *pattern, long long step, hid_t type, int nd,
                   const long long *dims, const long long *maxdims, const long long *chunks,
                   const char *filters);
+/* A string type: size bytes (0: variable length), its padding and character set. */
+hid_t skel_type_string(long long size, H5T_str_t pad, H5T_cset_t cset);
+/* An attribute name of type t (closed here) on the object at path `on` (group or dataset), of
+ * nd dimensions (0: scalar), written with zeros; one that exists already is left as it is. */
+void skel_attribute(skel_file_t *f, const char *on, long long step, const char *name, hid_t t,
+                    int nd, const long long *dims);
 void skel_write(skel_file_t *f, const char *pattern, long long step, int nd, const long long *start,
                 const long long *count, int collective, int active);
 void skel_write_bytes(skel_file_t *f, long long offset, long long size, int collective, int active);
+/* A dataset made before (a file opened existing): opened, its elements read as type t. */
+void skel_dataset_open(skel_file_t *f, const char *pattern, long long step, hid_t t);
+/* Reads of the same selections (the native method, and the hdf5 method on HDF5 files; the
+ * other methods skip them): into the skeleton's memory, timed as its I/O. */
+void skel_read(skel_file_t *f, const char *pattern, long long step, int nd, const long long *start,
+               const long long *count, int collective, int active);
+void skel_read_bytes(skel_file_t *f, long long offset, long long size, int collective, int active);
 /* The application's memory datatype of the next write on f: n pieces of these lengths (gaps
  * between them are the skeleton's own); used by the native method on an MPI-IO file when the
  * write's size is their sum, else the write is from contiguous memory. */

@@ -1,0 +1,138 @@
+/* Reads: the application's reads of its own files (a read-back after the writes, a restart),
+ * repeated on the skeleton's files with the same selections and sizes. Only the native method
+ * (and the hdf5 method on HDF5 files) reads; the others write raw layouts of their own and
+ * skip the reads. A read's time is counted with the writes' (the step's I/O). */
+#define _GNU_SOURCE
+#include "skel_internal.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static int find(skel_file_t *f, const char *name)
+{
+    int k = f->ndsets - 1;
+    while (k >= 0 && strcmp(f->dsets[k].name, name) != 0)
+        k--;
+    return k;
+}
+
+void skel_dataset_open(skel_file_t *f, const char *pattern, long long step, hid_t t)
+{
+    if (f->api != SKEL_HDF5)
+        return;
+    if (f->ndsets == MAX_OPEN_DATASETS)
+        skel_die(f->s, "too many datasets open in one file");
+    char name[1024];
+    skel_format_name(name, sizeof name, pattern, step, f->s->rank);
+    hid_t id = -1;
+    if (skel_is_hdf5(f) && !f->s->sizing) {
+        double t0 = skel_now();
+        id = H5Dopen2(f->h5, name, H5P_DEFAULT);
+        if (id < 0)
+            skel_die(f->s, "H5Dopen of a dataset an earlier step made failed");
+        skel_add(f->s, T_WRITE, t0);
+    }
+    snprintf(f->dsets[f->ndsets].name, sizeof f->dsets[0].name, "%s", name);
+    f->dsets[f->ndsets].id = id;
+    f->dsets[f->ndsets++].type = t;
+}
+
+static void h5_read(skel_file_t *f, int k, int nd, const hsize_t *start, const hsize_t *count,
+                    int collective, int active)
+{
+    skel_t *s = f->s;
+    int coll = skel_transfer_of(s, collective) && f->comm == MPI_COMM_WORLD;
+    if (!active && !coll)
+        return;
+    size_t esize = H5Tget_size(f->dsets[k].type);
+    long long n = active ? 1 : 0;
+    for (int i = 0; i < nd && active; i++)
+        n = skel_imul(n, (long long)count[i]);
+    char *data = skel_data_for(s, (size_t)skel_imul(n, (long long)esize));
+    if (s->sizing)
+        return;
+    double t0 = skel_now();
+    hid_t fspace = H5Dget_space(f->dsets[k].id);
+    hsize_t one = 1;
+    hid_t mspace =
+        active && n > 0 ? H5Screate_simple(nd, count, NULL) : H5Screate_simple(1, &one, NULL);
+    if (active && n > 0) {
+        H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL);
+    } else {
+        H5Sselect_none(fspace);
+        H5Sselect_none(mspace);
+    }
+    hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
+    H5Pset_dxpl_mpio(dxpl, coll ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT);
+    herr_t rc = H5Dread(f->dsets[k].id, f->dsets[k].type, mspace, fspace, dxpl, data);
+    H5Pclose(dxpl);
+    H5Sclose(mspace);
+    H5Sclose(fspace);
+    if (rc < 0)
+        skel_die(s, "H5Dread failed");
+    skel_add(s, T_WRITE, t0);
+}
+
+void skel_read(skel_file_t *f, const char *pattern, long long step, int nd, const long long *start,
+               const long long *count, int collective, int active)
+{
+    skel_t *s = f->s;
+    if (nd < 1 || nd > 32)
+        skel_die(s, "a dataset of more than 32 dimensions");
+    char name[1024];
+    skel_format_name(name, sizeof name, pattern, step, s->rank);
+    if (!skel_is_hdf5(f) || f->api != SKEL_HDF5)
+        return; /* the raw methods skip reads */
+    int k = find(f, name);
+    if (k < 0)
+        skel_die(s, "read of a dataset that was neither created nor opened");
+    hsize_t st[32], ct[32];
+    for (int i = 0; i < nd; i++) {
+        if (start[i] < 0 || count[i] < 0)
+            skel_die(s, "a negative selection start or count for these parameters");
+        st[i] = (hsize_t)start[i];
+        ct[i] = (hsize_t)count[i];
+    }
+    h5_read(f, k, nd, st, ct, collective, active);
+}
+
+void skel_read_bytes(skel_file_t *f, long long offset, long long size, int collective, int active)
+{
+    skel_t *s = f->s;
+    if (s->method != SKEL_NATIVE || f->api == SKEL_HDF5)
+        return; /* the raw methods skip reads */
+    if (!active)
+        size = 0;
+    if (size < 0 || (active && offset < -1))
+        skel_die(s, "a negative offset or size for these parameters");
+    if (size > INT_MAX && f->api == SKEL_MPIIO)
+        skel_die(s, "one MPI-IO read of more than 2 GiB - 1 bytes (an int count)");
+    char *data = skel_data_for(s, (size_t)size);
+    if (s->sizing)
+        return;
+    if (offset < 0)
+        offset = f->pos;
+    double t0 = skel_now();
+    if (f->api == SKEL_MPIIO) {
+        MPI_Status st;
+        int rc = skel_transfer_of(s, collective)
+                     ? MPI_File_read_at_all(f->mf, offset, data, (int)size, MPI_BYTE, &st)
+                     : (size ? MPI_File_read_at(f->mf, offset, data, (int)size, MPI_BYTE, &st)
+                             : MPI_SUCCESS);
+        if (rc != MPI_SUCCESS)
+            skel_die(s, "MPI_File_read_at failed");
+    } else {
+        for (long long done = 0; done < size;) {
+            ssize_t r = pread(f->fd, data + done, (size_t)(size - done), offset + done);
+            if (r < 0)
+                skel_die(s, "pread failed");
+            if (r == 0)
+                break; /* past the end: the application read what was there */
+            done += r;
+        }
+    }
+    skel_add(s, T_WRITE, t0);
+    f->pos = skel_iadd(offset, size);
+}
