@@ -40,7 +40,14 @@ HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 MPI_WARNING = re.compile(r"yaksa|leaked|\[WARNING\]|MPI_ABORT|mca_base|PMIX ERROR", re.I)
 TIMEOUT = 150
 COMPRESSED = re.compile(r"SIZE \d+ \([\d.]+:1 COMPRESSION\)")
-TESTS = {"same_data", "counts", "advise", "skel", "warnings"}  # the checks (manifest's xfail)
+TESTS = {
+    "same_data",
+    "counts",
+    "advise",
+    "skel",
+    "warnings",
+    "adapt",
+}  # the checks (manifest's xfail)
 
 
 @dataclass
@@ -297,5 +304,31 @@ def test_no_mpi_warning_under_iotune(case, base, request):
     runs = runs_of(case, base, request, "warnings")
     before = set(MPI_WARNING.findall(runs.plain_err))
     added = [ln for ln in (runs.tuned_out + runs.tuned_err).splitlines()
+             if MPI_WARNING.search(ln) and not set(MPI_WARNING.findall(ln)) <= before]  # fmt: skip
+    assert not added, added[:5]
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_adapt_says_what_it_applied_per_file_and_adds_no_mpi_warning(case, base, request):
+    """(f) `iotune adapt` on the case: the run succeeds with the same data, its summary ends
+    with what the mode applied per file or why it applied nothing, every file it names is one
+    of the program's, and no MPI warning (MPICH's yaksa leaked handles at exit, Open MPI's
+    warnings) appears that the plain run had not."""
+    runs = runs_of(case, base, request, "adapt")
+    d = base / case.name / "adapt"
+    d.mkdir()
+    argv = [*corpus.launcher(case), *corpus.command(case, d)]
+    t = iotune(case, "adapt", "-o", d / "adapt.json", "--", *argv, cwd=d)
+    assert t.returncode == 0, t.stdout[-2000:] + t.stderr[-2000:]
+    same, detail = corpus.same_data(case, runs.plain, d)
+    assert same, detail
+    said = [ln.strip() for ln in t.stdout.splitlines()
+            if ln.strip().startswith(("applied per file:", "nothing applied:"))]  # fmt: skip
+    assert len(said) == 1, t.stdout[-3000:]
+    phases = (json.loads((d / "adapt.json").read_text()).get("adaptive") or {}).get("phases")
+    for p in phases or []:
+        assert not p.get("applied") or p["file"] in said[0], (p["file"], said[0])
+    before = set(MPI_WARNING.findall(runs.plain_err))
+    added = [ln for ln in (t.stdout + t.stderr).splitlines()
              if MPI_WARNING.search(ln) and not set(MPI_WARNING.findall(ln)) <= before]  # fmt: skip
     assert not added, added[:5]
