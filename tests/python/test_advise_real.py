@@ -144,6 +144,33 @@ def test_interpreter_files_get_no_finding(tmp_path, capsys, libiotune):
     assert "gone" not in json.dumps(advice)
 
 
+def _corpus_program(name: str) -> Path:
+    """A built program of the corpus (corpus/cases.toml), or skip."""
+    sys.path.insert(0, str(REAL.parents[2] / "corpus"))
+    import corpus
+
+    (case,) = [c for c in corpus.load_cases() if c.name == name]
+    if not corpus.built(case) or case.family != "mpich":
+        pytest.skip(f"{name}: {corpus.why_not_built(case)}")
+    return Path(corpus.command(case, Path("."))[0])
+
+
+def test_sequential_rows_partly_collective_get_sio1(tmp_path, capsys, libiotune):
+    # HDF5's ph5example (the corpus) writes 1 KiB rows of a shared file, some collective, some
+    # independent: transfer_mode "mixed". tune's study found transfer_mode=independent (2x in
+    # its search); SIO-1 asked for every transfer collective and said nothing
+    profile = profile_kernel(tmp_path, _corpus_program("ph5example"), ["-c"], libiotune)
+    advice = _advice(capsys, tmp_path, profile)
+    g = _group(advice, "ParaEg*.h5")
+    assert (g["insights"]["transfer_mode"], g["insights"]["access_pattern"]) == (
+        "mixed",
+        "sequential",
+    )
+    (sio1,) = [f for f in advice["findings"] if f["code"] == "SIO-1"]
+    assert sio1["settings"] == {"transfer_mode": "independent"} and sio1["severity"] == "low"
+    assert "mixed now" in sio1["evidence"]
+
+
 # ----------------------------------------------------------------------------- Darshan logs
 
 
