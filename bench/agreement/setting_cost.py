@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import random
+import signal
 import statistics
 import subprocess
 import sys
@@ -42,6 +43,35 @@ def control(settings: list[str], path: Path) -> Path:
     return path
 
 
+def save(a, up: list[str], times: dict, final: bool = False) -> None:
+    """The raw times and per case the pairs' ratios, after each round (a stopped run keeps
+    them); the last uptime with the final save."""
+    now = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    out = {"meta": {"command": " ".join(sys.argv), "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+                    "uptime": [*up, now], "settings": a.setting, "rounds": a.rounds},
+           "cases": {}}  # fmt: skip
+    for name, tm in times.items():
+        ratios = [d / s for d, s in zip(tm["defaults"], tm["setting"], strict=True)]
+        if not ratios:
+            continue
+        out["cases"][name] = {
+            "times": tm,
+            "ratio_median": statistics.median(ratios),
+            "ratio_min": min(ratios),
+            "ratio_max": max(ratios),
+            "defaults_median_s": statistics.median(tm["defaults"]),
+            "setting_median_s": statistics.median(tm["setting"]),
+        }
+        c = out["cases"][name]
+        if final:
+            print(f"{name}: defaults {c['defaults_median_s']:.3f} s, setting "
+                  f"{c['setting_median_s']:.3f} s, defaults/setting {c['ratio_median']:.2f} "
+                  f"({c['ratio_min']:.2f}-{c['ratio_max']:.2f}, n={len(ratios)})")  # fmt: skip
+    Path(a.out).write_text(json.dumps(out, indent=1) + "\n")
+    if final:
+        print(out["meta"]["uptime"])
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--setting", action="append", required=True, help="NAME=VALUE (repeatable)")
@@ -59,37 +89,24 @@ def main() -> int:
     times: dict[str, dict[str, list[float]]] = {c.name: {"defaults": [], "setting": []}
                                                 for c in cases}  # fmt: skip
     rng = random.Random(a.seed)
-    for _ in range(a.rounds):
-        rng.shuffle(cases)
-        for case in cases:
-            order = ["defaults", "setting"]
-            rng.shuffle(order)
-            for which in order:
-                d = scratch / case.name / which
-                d.mkdir(parents=True, exist_ok=True)
-                extra = {"IOTUNE_CONFIG": str(xml)} if which == "setting" else {}
-                t, _ = ag.one_timed(case, case.command(d), d, extra)
-                times[case.name][which].append(t)
-    up.append(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
-    out = {"meta": {"command": " ".join(sys.argv), "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-                    "uptime": up, "settings": a.setting, "rounds": a.rounds},
-           "cases": {}}  # fmt: skip
-    for name, tm in times.items():
-        ratios = [d / s for d, s in zip(tm["defaults"], tm["setting"], strict=True)]
-        out["cases"][name] = {
-            "times": tm,
-            "ratio_median": statistics.median(ratios),
-            "ratio_min": min(ratios),
-            "ratio_max": max(ratios),
-            "defaults_median_s": statistics.median(tm["defaults"]),
-            "setting_median_s": statistics.median(tm["setting"]),
-        }
-        c = out["cases"][name]
-        print(f"{name}: defaults {c['defaults_median_s']:.3f} s, setting "
-              f"{c['setting_median_s']:.3f} s, defaults/setting {c['ratio_median']:.2f} "
-              f"({c['ratio_min']:.2f}-{c['ratio_max']:.2f}, n={len(ratios)})")  # fmt: skip
-    Path(a.out).write_text(json.dumps(out, indent=1) + "\n")
-    print(up)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a timeout keeps what was measured
+    try:
+        for _ in range(a.rounds):
+            rng.shuffle(cases)
+            for case in cases:
+                order = ["defaults", "setting"]
+                rng.shuffle(order)
+                pair = {}
+                for which in order:
+                    d = scratch / case.name / which
+                    d.mkdir(parents=True, exist_ok=True)
+                    extra = {"IOTUNE_CONFIG": str(xml)} if which == "setting" else {}
+                    pair[which], _ = ag.one_timed(case, case.command(d), d, extra)
+                for which, t in pair.items():  # whole pairs only
+                    times[case.name][which].append(t)
+            save(a, up, times)
+    finally:
+        save(a, up, times, final=True)
     return 0
 
 
