@@ -332,3 +332,39 @@ def test_adapt_says_what_it_applied_per_file_and_adds_no_mpi_warning(case, base,
     added = [ln for ln in (t.stdout + t.stderr).splitlines()
              if MPI_WARNING.search(ln) and not set(MPI_WARNING.findall(ln)) <= before]  # fmt: skip
     assert not added, added[:5]
+
+
+def _recorded_verdicts() -> dict[str, list[dict]]:
+    """tune's verdicts per case in the agreement bench's recorded outputs
+    (bench/agreement/agreement*.json): {case: [best.xml's settings, ...]} where it recommended."""
+    found: dict[str, list[dict]] = {}
+    for path in sorted((REPO / "bench" / "agreement").glob("agreement*.json")):
+        try:
+            rows = json.loads(path.read_text())["cases"]
+        except (OSError, ValueError, KeyError):
+            continue
+        for r in rows:
+            if isinstance(r.get("tune"), dict) and r["tune"].get("recommends"):
+                found.setdefault(r["case"], []).append(r["tune"]["settings"])
+    return found
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_advise_names_a_setting_of_the_recorded_best_xml(case, base, request):
+    """(g) Where an agreement bench's study of the case recommended settings (a recorded
+    best.xml), `iotune advise -- PROGRAM` on a run with the defaults proposes at least one of
+    them (at any severity): advise reads the program as tune measured it (issue 22)."""
+    verdicts = _recorded_verdicts().get(case.name)
+    if not verdicts:
+        pytest.skip(f"{case.name}: the recorded study kept the defaults (or the case was not run)")
+    runs_of(case, base, request, "advise")
+    d = base / case.name / "advise-defaults"
+    d.mkdir()
+    argv = [*corpus.launcher(case), *corpus.command(case, d)]
+    t = iotune(case, "advise", "--json", "-o", "-", "--", *argv, cwd=d)
+    assert t.returncode == 0, t.stderr[-2000:]
+    start = t.stdout.rindex("{", 0, t.stdout.index('"schema": "iotune-advice"'))
+    advice = json.loads(t.stdout[start:])
+    proposed = {k for f in advice["findings"] for k in f.get("settings") or {}}
+    for best in verdicts:
+        assert proposed & set(best), (best, sorted(proposed))
