@@ -171,6 +171,34 @@ def test_sequential_rows_partly_collective_get_sio1(tmp_path, capsys, libiotune)
     assert "mixed now" in sio1["evidence"]
 
 
+def test_chunked_file_the_program_removed_still_gets_fill_time_never(tmp_path, capsys, libiotune):
+    # h5perf (the corpus, chunked, 4 iterations) removes its file at the end, as it does unless
+    # HDF5_NOCLEANUP is set: the fill time could not be read, so IOT-1 was "not decided" where
+    # tune's study found fill_time=never 2.09x. The trace's datasets carry their chunks, extent
+    # and element size, and the bytes beyond the data show the fill (as from a Darshan log)
+    exe = _corpus_program("h5perf-phdf5-chunked")
+    args = ["-A", "phdf5", "-C", "-c", "-e", "4M", "-x", "1M", "-X", "1M", "-B", "1M", "-d", "2",
+            "-i", "2", "-p", "2", "-P", "2"]  # fmt: skip
+    os.environ.pop("HDF5_NOCLEANUP", None)
+    profile = profile_kernel(tmp_path, exe, args, libiotune)
+    assert not list(tmp_path.glob("*.h5")), "h5perf kept its file: nothing to show here"
+    advice = _advice(capsys, tmp_path, profile)
+    g = _group(advice, "#pio_tmp_*.h5")
+    assert (g["insights"]["layout"], g["insights"]["fill_time"]) == ("chunked", "filled"), g
+    assert g["insights"]["chunk_bytes_max"] == 1 << 20
+    assert _settings(tmp_path).get("fill_time") == "never"
+    assert "IOT-1" in _codes(advice)
+
+
+def test_fill_shows_only_a_whole_copy_of_the_chunked_datasets():
+    from iotune import insights
+
+    assert insights.fill_shows(16 << 20, 16 << 20) and insights.fill_shows(15 << 20, 16 << 20)
+    assert not insights.fill_shows(4 << 20, 16 << 20)  # metadata, or a compressed fill
+    assert not insights.fill_shows(1 << 19, 1 << 19)  # too small to tell from metadata
+    assert not insights.fill_shows(None, 16 << 20)
+
+
 # ----------------------------------------------------------------------------- Darshan logs
 
 
