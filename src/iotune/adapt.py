@@ -126,6 +126,18 @@ def _limits(phases: list[Mapping[str, Any]]) -> list[str]:
                 f"{', '.join(left)} reached no phase that {word} (the class's "
                 f"{'writes' if io == 'write' else 'reads'} were in its learning phase)"
             )
+    learned: dict[str, list[int]] = {}  # class: [phases with data, of them writing]
+    for p in phases:
+        if p.get("role") != "no data":
+            n = learned.setdefault(str(p.get("class")), [0, 0])
+            n[0] += 1
+            n[1] += (p.get("insights") or {}).get("io_mix") in ("write", "mixed")
+    classes = [c for c in dict.fromkeys(str(p.get("class")) for p in phases if p.get("applied"))
+               if c in learned]  # fmt: skip
+    if classes:
+        out.append("each class learned from its first phase, which ran with the defaults: "
+                   + ", ".join(f"{c} (1 of {learned[c][0]} phases, {learned[c][1]} writing)"
+                               for c in classes))  # fmt: skip
     return out
 
 

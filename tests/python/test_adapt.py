@@ -376,6 +376,11 @@ def test_summary_line_names_each_file_once_and_what_the_mode_could_not_use():
                                        for i in range(1, 8)])  # fmt: skip
     assert line.count("#pio_tmp_1.h5") == 1 and "(7 of 8 phases)" in line, line
     assert "reached no phase" not in line
+    # why a search's gain is out of reach: the learning phase, one of four writes, had none
+    assert (
+        "learned from its first phase, which ran with the defaults: #pio_tmp_*.h5 (1 of 8 "
+        "phases, 4 writing)" in line
+    )
     # nothing applied: the reason first, then the rule held offline
     line = applied_per_file([phase(0, "write", offline=["SIO-1"])])
     assert line.startswith("nothing applied: no phase recurred"), line
