@@ -3,7 +3,9 @@ iotune, generically for every case of the manifest: a run under the runtime of t
 family with settings at several layers gives the same data as a run without iotune and the
 settings are read back; the profile counts what the program did at the layers it uses; advise
 makes findings only on the program's data files and never calls an existing file gone; the
-skeleton of an HDF5 case has the original's structure (h5dump -H -p); no MPI warning appears.
+skeleton of an HDF5 case has the original's structure (h5dump -H -p); no MPI warning appears,
+also under the adaptive mode, whose summary says what it applied per file; advise names a
+setting of every best.xml the agreement bench recorded for the case.
 
 A case that is not built (corpus.py build; scripts/install.sh runs it) or whose MPI family has
 no runtime build is skipped with the reason. Each case runs twice (plain and under iotune
