@@ -110,10 +110,17 @@ def test_contiguous_datasets_with_8x_the_bytes_get_a_finding(
 def test_chunked_datasets_zero_decides_the_layout_without_the_file(
     tmp_path, capsys, checkpoint, libiotune
 ):
-    # the files are gone (moved elsewhere), but the profile counted no chunked dataset
+    # the files are gone (moved elsewhere), but the trace's datasets (and the profile's
+    # counters: no chunked dataset) say contiguous
     profile = profile_kernel(tmp_path, checkpoint, ["--layout", "contiguous", *SMALL], libiotune)
     for f in tmp_path.glob("chk_*.h5"):
         f.unlink()
+    advice = _advice(capsys, tmp_path, profile)
+    g = _group(advice, "chk_*.h5")
+    assert (g["insights"]["layout"], g["insights"]["filters"]) == ("contiguous", "no")
+    assert "trace's datasets" in g["notes"]["layout"]
+    # without the trace, the profile's counters decide it
+    shutil.rmtree(tmp_path / "profile.json.trace")
     advice = _advice(capsys, tmp_path, profile)
     g = _group(advice, "chk_*.h5")
     assert (g["insights"]["layout"], g["insights"]["filters"]) == ("contiguous", "no")
