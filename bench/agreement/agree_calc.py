@@ -355,8 +355,10 @@ def adapt_share(tune_speedup: float | None, adapt_speedup: float | None) -> floa
 
 def adapt_accepted(row: Mapping[str, Any]) -> bool | None:
     """Issue 22's adapt criterion on a row: applies where tune recommends and phases recur;
-    met when adapt reaches ADAPT_SHARE of tune's gain, or applied nothing of best.xml and said
-    why (its 'nothing applied: ...' line)."""
+    met when adapt reaches ADAPT_SHARE of tune's gain, or says why it cannot: it applied
+    nothing and its line says why ('nothing applied: ...'), or its line names every setting of
+    best.xml among what it could not use (held as offline advice only, or applied only to
+    phases that did not do the accesses the setting is for: iotune.adapt.applied_per_file)."""
     verdict = row.get("tune") or {}
     a = row.get("adapt") or {}
     if not verdict.get("recommends") or not a.get("recurring"):
@@ -365,7 +367,12 @@ def adapt_accepted(row: Mapping[str, Any]) -> bool | None:
     if share is not None and share >= ADAPT_SHARE:
         return True
     said = str(a.get("said") or "")
-    return not a.get("applied") and said.startswith("nothing applied:")
+    if not a.get("applied") and said.startswith("nothing applied:"):
+        return True
+    limits = " ".join(c for c in said.split("; ")
+                      if c.startswith("held, not applied") or "reached no phase" in c)  # fmt: skip
+    best = verdict.get("settings") or {}
+    return bool(best) and all(re.search(rf"\b{re.escape(k)}\b", limits) for k in best)
 
 
 # --------------------------------------------------------------------------------- summary

@@ -220,7 +220,8 @@ def h5dumps(d: Path) -> dict[str, str]:
 
 def step_tune(case: Case, work: Path, a) -> dict:
     out = work / "study"
-    r = iotune("tune", "--trials", str(a.trials), "--leaders", "1", "--repeat", "1",
+    r = iotune("tune", "--trials", str(a.trials), "--leaders", str(a.leaders),
+               "--repeat", str(a.repeat),
                "--verify-pairs", str(a.verify_pairs), "--no-progress", "--isolate",
                "--kb", str(a.kb), "--out", str(out), "-n", str(case.ranks), "--mpi", case.family,
                "--", *case.command(work / "study-run"), cwd=work)  # fmt: skip
@@ -424,6 +425,7 @@ def provenance(a, held: dict | None = None) -> dict:
         "corpus_dir": str(corpus.cache_dir()),
         "manifest": a.manifest,
         "trials": a.trials, "verify_pairs": a.verify_pairs, "rounds": a.rounds,
+        "leaders": a.leaders, "repeat": a.repeat,
     }  # fmt: skip
 
 
@@ -487,6 +489,8 @@ def main() -> int:
                     help="the corpus manifest (default corpus/cases.toml)")  # fmt: skip
     ap.add_argument("--trials", type=int, default=6)
     ap.add_argument("--verify-pairs", type=int, default=6)
+    ap.add_argument("--leaders", type=int, default=1, help="tune's --leaders (default 1)")
+    ap.add_argument("--repeat", type=int, default=1, help="tune's --repeat (default 1)")
     ap.add_argument("--rounds", type=int, default=5, help="interleaved timing rounds")
     ap.add_argument("--darshan-lib", help="libdarshan.so of a Darshan runtime (default: none)")
     ap.add_argument("--hold-freed-memory", action="store_true")

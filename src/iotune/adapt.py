@@ -93,25 +93,91 @@ def _offline(code: str) -> str:
     return f"{code} " + ", ".join(f"{n}={v}" for n, v in rule.settings)
 
 
+def _rule_io(code: str) -> str:
+    """The accesses a rule is about (write, read, rw; rw for a code not in the table)."""
+    from iotune import rules
+
+    rule = next((r for r in rules.all_rules() if r.code == code), None)
+    return rule.io if rule else "rw"
+
+
+def _limits(phases: list[Mapping[str, Any]]) -> list[str]:
+    """What the mode could not use: rules that held on a learning phase but are offline advice
+    only, and settings for writes (reads) applied only to phases that wrote (read) nothing."""
+    out = []
+    offline = list(dict.fromkeys(c for p in phases for c in p.get("offline") or []))
+    if offline:
+        out.append("held, not applied (offline advice only: iotune advise, iotune tune): "
+                   + ", ".join(_offline(c) for c in offline))  # fmt: skip
+    idle: dict[str, set[str]] = {}
+    for io, word in (("write", "wrote"), ("read", "read")):
+        acted = set()
+        for p in phases:
+            mix = (p.get("insights") or {}).get("io_mix")
+            for s in p.get("applied") or []:
+                if _rule_io(str(s.get("rule"))) == io:
+                    name = f"{s['name']}={s['value']}"
+                    idle.setdefault(word, set()).add(name)
+                    if mix in (io, "mixed"):
+                        acted.add(name)
+        left = sorted(idle.get(word, set()) - acted)
+        if left:
+            out.append(
+                f"{', '.join(left)} reached no phase that {word} (the class's "
+                f"{'writes' if io == 'write' else 'reads'} were in its learning phase)"
+            )
+    learned: dict[str, list[int]] = {}  # class: [phases with data, of them writing]
+    for p in phases:
+        if p.get("role") != "no data":
+            n = learned.setdefault(str(p.get("class")), [0, 0])
+            n[0] += 1
+            n[1] += (p.get("insights") or {}).get("io_mix") in ("write", "mixed")
+    classes = [c for c in dict.fromkeys(str(p.get("class")) for p in phases if p.get("applied"))
+               if c in learned]  # fmt: skip
+    if classes:
+        out.append("each class learned from its first phase, which ran with the defaults: "
+                   + ", ".join(f"{c} (1 of {learned[c][0]} phases, {learned[c][1]} writing)"
+                               for c in classes))  # fmt: skip
+    return out
+
+
 def applied_per_file(phases: list[Mapping[str, Any]]) -> str:
-    """What the mode applied, file by file, or why it applied nothing."""
-    changed = [p for p in phases if p.get("applied")]
-    if changed:
-        return "applied per file: " + "; ".join(
-            f"{p['file']}: " + ", ".join(f"{s['name']}={s['value']}" for s in p["applied"])
-            for p in changed
+    """What the mode applied, file by file (each file once: its settings and in how many of
+    its phases), or why it applied nothing; then what it could not use (_limits)."""
+    per_file: dict[str, dict[str, str]] = {}
+    counts: dict[str, list[int]] = {}  # file: [phases applied, phases with data]
+    for p in phases:
+        f = str(p.get("file"))
+        n = counts.setdefault(f, [0, 0])
+        n[1] += p.get("role") != "no data"
+        if p.get("applied"):
+            n[0] += 1
+            for s in p["applied"]:
+                per_file.setdefault(f, {})[str(s["name"])] = str(s["value"])
+    limits = _limits(phases)
+    tail = "; " + "; ".join(limits) if limits else ""
+    if per_file:
+        return (
+            "applied per file: "
+            + "; ".join(
+                f"{f} ({counts[f][0]} of {counts[f][1]} phases): "
+                + ", ".join(f"{k}={v}" for k, v in settings.items())
+                for f, settings in per_file.items()
+            )
+            + tail
         )
     with_data: dict[str, int] = {}
     for p in phases:
         if p.get("role") != "no data":
             with_data[p.get("class", "?")] = with_data.get(p.get("class", "?"), 0) + 1
     if not any(n > 1 for n in with_data.values()):
-        return "nothing applied: no phase recurred (each class of file had one phase with data)"
+        return ("nothing applied: no phase recurred (each class of file had one phase with "
+                "data)" + tail)  # fmt: skip
     if not any(p.get("fired") for p in phases):
-        return "nothing applied: no rule fired on a learning phase"
+        return "nothing applied: no rule fired on a learning phase" + tail
     return (
         "nothing applied: the rules that fired set only what the control file sets, or "
-        "the ranks of a file did not agree on them"
+        "the ranks of a file did not agree on them" + tail
     )
 
 

@@ -935,6 +935,8 @@ def from_profile(
                 _add_layouts(g, names, mine, trace_layouts, layouts, search_dirs, dirs)
                 g.values["element_type"] = element_type(names, transfers, traces)
                 if g.values.get("layout") is None:
+                    _layout_from_trace_datasets(g, names, traces)
+                if g.values.get("layout") is None:
                     _layout_from_counters(g, fs)
             _complete(g.values)
             groups.append(g)
@@ -971,6 +973,54 @@ def _system_file(f: Mapping[str, Any], script: Any) -> bool:
     if "system" in f or not isinstance(f.get("name"), str):
         return False
     return prof.classify(f["name"], prof.was_written(f), script=script) is not None
+
+
+FILL_SHARE = 0.9  # bytes written beyond the data that show a fill of the chunked datasets
+FILL_MIN = MIB  # ... when those datasets hold at least this much (metadata is smaller)
+
+
+def fill_shows(excess: float | None, chunked_bytes: float) -> bool:
+    """Did the bytes written below HDF5 beyond the data hold a fill of the chunked datasets?
+    Parallel HDF5 allocates chunked datasets early and writes their fill first: about one more
+    copy of them. At least 90 % of their size (1 MiB or more) means the fill was written and
+    unfiltered (a filtered fill compresses to a fraction of it)."""
+    return chunked_bytes >= FILL_MIN and (excess or 0) >= FILL_SHARE * chunked_bytes
+
+
+def _layout_from_trace_datasets(g: Group, names: Sequence[str],
+                                traces: Sequence[Mapping[str, Any]]) -> None:  # fmt: skip
+    """The file is gone (the program removed it) and the trace records no layouts, but its
+    datasets carry their chunk dimensions, extent and element size: the layout, the largest
+    chunk, and, as from a Darshan log, the fill when the bytes beyond the data show one
+    (fill_shows). Without chunk dimensions on every dataset nothing is decided here."""
+    seen: dict[tuple[str, str], Mapping[str, Any]] = {}
+    for t in traces:
+        for d in t.get("datasets") or []:
+            if d.get("file") in names and isinstance(d.get("name"), str):
+                seen.setdefault((d["file"], d["name"]), d)
+    if not seen or any("chunks" not in d for d in seen.values()):
+        return  # a trace that does not say which datasets are chunked
+    layouts, chunked_bytes = [], 0
+    for d in seen.values():
+        chunk = tuple(int(c) for c in d.get("chunks") or ())
+        size = d.get("type_size") if isinstance(d.get("type_size"), int) else None
+        layouts.append(Layout("chunked" if chunk else "contiguous", chunk, False, None, size))
+        if chunk and size and d.get("dims"):
+            chunked_bytes += math.prod(int(x) for x in d["dims"]) * size
+    lay = _layout_insights(layouts)
+    why = g.notes.get("layout", "").removeprefix("unknown: ")
+    g.notes["layout"] = "from the trace's datasets (chunk dimensions)" + (
+        f", not the file: {why}" if why else "")  # fmt: skip
+    if lay["layout"] != "contiguous":
+        lay.pop("filters")  # the trace does not record filters
+        excess = g.values.get("write_excess_bytes")
+        if fill_shows(excess, chunked_bytes):
+            lay["fill_time"], lay["filters"] = "filled", "no"
+            g.notes["fill_time"] = g.notes["filters"] = (
+                f"inferred: {excess} bytes written below HDF5 beyond the data, "
+                f"{excess / chunked_bytes:.2f}x the chunked datasets' {chunked_bytes} bytes"
+            )
+    g.values.update(lay)
 
 
 def _layout_from_counters(g: Group, files: list[Mapping[str, Any]]) -> None:

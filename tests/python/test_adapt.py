@@ -189,7 +189,7 @@ def test_cli_adapt_says_per_file_what_it_applied_and_mpi_ends_clean(tmp_path, ke
     rows = {ln.split()[0]: ln for ln in table}
     assert rows["iorio.1.h5"].rstrip().endswith("1 settings"), rows
     assert rows["iorio.0.h5"].rstrip().endswith("-"), rows
-    assert "applied per file: iorio.1.h5: romio_cb_write=disable" in r.stdout
+    assert "applied per file: iorio.1.h5 (1 of 1 phases): romio_cb_write=disable" in r.stdout
     # what tune finds for this pattern (transfer_mode=independent, SIO-1) is advice only: the
     # mode says it held and was not applied, rather than leaving it out silently
     assert p["adaptive"]["phases"][0]["offline"] == ["SIO-1"]
@@ -345,3 +345,43 @@ def test_a_rank_alone_reverting_a_class_does_not_hang_its_next_hdf5_file(tmp_pat
     reverted = [x for x in phases if (x.get("guard") or {}).get("reverted")]
     assert reverted and all(x["ranks"] == 1 for x in reverted), phases
     _same_data(base, tmp_path / "adapt", ["self.h5"])
+
+
+def test_summary_line_names_each_file_once_and_what_the_mode_could_not_use():
+    """The summary's last line (applied_per_file, pure): a file reopened phase after phase is
+    named once with its settings and the phases they reached; a rule held but offline only is
+    named with its setting; a write setting that reached only reading phases (h5perf writes
+    and reads one file: its one write phase is the learning phase) is said to have had nothing
+    to act on."""
+    from iotune.adapt import applied_per_file
+
+    def phase(index, mix, applied=(), fired=(), offline=()):
+        return {"file": "#pio_tmp_1.h5", "class": "#pio_tmp_*.h5", "index": index,
+                "role": "learning" if index == 0 else "optimised", "insights": {"io_mix": mix},
+                "fired": list(fired), "offline": list(offline),
+                "applied": [{"rule": r, "name": n, "value": v} for r, n, v in applied]}  # fmt: skip
+
+    both = [("SIO-7", "romio_cb_write", "disable"), ("IOT-1", "fill_time", "never")]
+    learn = phase(0, "write", fired=["SIO-7", "IOT-1"], offline=["SIO-1"])
+    line = applied_per_file([learn, phase(1, "read", both)])
+    assert line.startswith("applied per file: #pio_tmp_1.h5 (1 of 2 phases): "
+                           "romio_cb_write=disable, fill_time=never; "), line  # fmt: skip
+    assert (
+        "held, not applied (offline advice only: iotune advise, iotune tune): SIO-1 "
+        "transfer_mode=independent" in line
+    )
+    assert "fill_time=never, romio_cb_write=disable reached no phase that wrote" in line
+    # four iterations: the later writes got the settings, the file is named once
+    line = applied_per_file([learn] + [phase(i, ("read", "write")[i % 2 == 0], both)
+                                       for i in range(1, 8)])  # fmt: skip
+    assert line.count("#pio_tmp_1.h5") == 1 and "(7 of 8 phases)" in line, line
+    assert "reached no phase" not in line
+    # why a search's gain is out of reach: the learning phase, one of four writes, had none
+    assert (
+        "learned from its first phase, which ran with the defaults: #pio_tmp_*.h5 (1 of 8 "
+        "phases, 4 writing)" in line
+    )
+    # nothing applied: the reason first, then the rule held offline
+    line = applied_per_file([phase(0, "write", offline=["SIO-1"])])
+    assert line.startswith("nothing applied: no phase recurred"), line
+    assert "SIO-1 transfer_mode=independent" in line

@@ -110,10 +110,17 @@ def test_contiguous_datasets_with_8x_the_bytes_get_a_finding(
 def test_chunked_datasets_zero_decides_the_layout_without_the_file(
     tmp_path, capsys, checkpoint, libiotune
 ):
-    # the files are gone (moved elsewhere), but the profile counted no chunked dataset
+    # the files are gone (moved elsewhere), but the trace's datasets (and the profile's
+    # counters: no chunked dataset) say contiguous
     profile = profile_kernel(tmp_path, checkpoint, ["--layout", "contiguous", *SMALL], libiotune)
     for f in tmp_path.glob("chk_*.h5"):
         f.unlink()
+    advice = _advice(capsys, tmp_path, profile)
+    g = _group(advice, "chk_*.h5")
+    assert (g["insights"]["layout"], g["insights"]["filters"]) == ("contiguous", "no")
+    assert "trace's datasets" in g["notes"]["layout"]
+    # without the trace, the profile's counters decide it
+    shutil.rmtree(tmp_path / "profile.json.trace")
     advice = _advice(capsys, tmp_path, profile)
     g = _group(advice, "chk_*.h5")
     assert (g["insights"]["layout"], g["insights"]["filters"]) == ("contiguous", "no")
@@ -142,6 +149,61 @@ def test_interpreter_files_get_no_finding(tmp_path, capsys, libiotune):
     g = _group(advice, "steps.h5")
     assert (g["insights"]["layout"], g["insights"]["transfer_mode"]) == ("chunked", "collective")
     assert "gone" not in json.dumps(advice)
+
+
+def _corpus_program(name: str) -> Path:
+    """A built program of the corpus (corpus/cases.toml), or skip."""
+    sys.path.insert(0, str(REAL.parents[2] / "corpus"))
+    import corpus
+
+    (case,) = [c for c in corpus.load_cases() if c.name == name]
+    if not corpus.built(case) or case.family != "mpich":
+        pytest.skip(f"{name}: {corpus.why_not_built(case)}")
+    return Path(corpus.command(case, Path("."))[0])
+
+
+def test_sequential_rows_partly_collective_get_sio1(tmp_path, capsys, libiotune):
+    # HDF5's ph5example (the corpus) writes 1 KiB rows of a shared file, some collective, some
+    # independent: transfer_mode "mixed". tune's study found transfer_mode=independent (2x in
+    # its search); SIO-1 asked for every transfer collective and said nothing
+    profile = profile_kernel(tmp_path, _corpus_program("ph5example"), ["-c"], libiotune)
+    advice = _advice(capsys, tmp_path, profile)
+    g = _group(advice, "ParaEg*.h5")
+    assert (g["insights"]["transfer_mode"], g["insights"]["access_pattern"]) == (
+        "mixed",
+        "sequential",
+    )
+    (sio1,) = [f for f in advice["findings"] if f["code"] == "SIO-1"]
+    assert sio1["settings"] == {"transfer_mode": "independent"} and sio1["severity"] == "low"
+    assert "mixed now" in sio1["evidence"]
+
+
+def test_chunked_file_the_program_removed_still_gets_fill_time_never(tmp_path, capsys, libiotune):
+    # h5perf (the corpus, chunked, 4 iterations) removes its file at the end, as it does unless
+    # HDF5_NOCLEANUP is set: the fill time could not be read, so IOT-1 was "not decided" where
+    # tune's study found fill_time=never 2.09x. The trace's datasets carry their chunks, extent
+    # and element size, and the bytes beyond the data show the fill (as from a Darshan log)
+    exe = _corpus_program("h5perf-phdf5-chunked")
+    args = ["-A", "phdf5", "-C", "-c", "-e", "4M", "-x", "1M", "-X", "1M", "-B", "1M", "-d", "2",
+            "-i", "2", "-p", "2", "-P", "2"]  # fmt: skip
+    os.environ.pop("HDF5_NOCLEANUP", None)
+    profile = profile_kernel(tmp_path, exe, args, libiotune)
+    assert not list(tmp_path.glob("*.h5")), "h5perf kept its file: nothing to show here"
+    advice = _advice(capsys, tmp_path, profile)
+    g = _group(advice, "#pio_tmp_*.h5")
+    assert (g["insights"]["layout"], g["insights"]["fill_time"]) == ("chunked", "filled"), g
+    assert g["insights"]["chunk_bytes_max"] == 1 << 20
+    assert _settings(tmp_path).get("fill_time") == "never"
+    assert "IOT-1" in _codes(advice)
+
+
+def test_fill_shows_only_a_whole_copy_of_the_chunked_datasets():
+    from iotune import insights
+
+    assert insights.fill_shows(16 << 20, 16 << 20) and insights.fill_shows(15 << 20, 16 << 20)
+    assert not insights.fill_shows(4 << 20, 16 << 20)  # metadata, or a compressed fill
+    assert not insights.fill_shows(1 << 19, 1 << 19)  # too small to tell from metadata
+    assert not insights.fill_shows(None, 16 << 20)
 
 
 # ----------------------------------------------------------------------------- Darshan logs

@@ -165,6 +165,18 @@ def test_adapt_share_and_acceptance():
     assert calc.adapt_accepted(row) is True
     row["adapt"]["recurring"] = False
     assert calc.adapt_accepted(row) is None
+    # applied something short of tune's gain: met only when the line names every setting of
+    # best.xml among what it could not use (offline advice, or no phase of that access left)
+    row = {"tune": {"recommends": True, "settings": {"fill_time": "never"}},
+           "adapt": {"recurring": True, "share": 0.1, "applied": {"f": {"fill_time": "never"}},
+                     "said": "applied per file: f (1 of 2 phases): fill_time=never"}}  # fmt: skip
+    assert calc.adapt_accepted(row) is False
+    row["adapt"]["said"] += "; fill_time=never reached no phase that wrote (the class's ...)"
+    assert calc.adapt_accepted(row) is True
+    row["tune"]["settings"] = {"fill_time": "never", "transfer_mode": "independent"}
+    assert calc.adapt_accepted(row) is False
+    row["adapt"]["said"] += "; held, not applied (offline advice only: ...): SIO-1 transfer_mode="
+    assert calc.adapt_accepted(row) is True
     assert (
         calc.adapt_accepted({"tune": {"recommends": False}, "adapt": {"recurring": True}}) is None
     )

@@ -3,7 +3,9 @@ iotune, generically for every case of the manifest: a run under the runtime of t
 family with settings at several layers gives the same data as a run without iotune and the
 settings are read back; the profile counts what the program did at the layers it uses; advise
 makes findings only on the program's data files and never calls an existing file gone; the
-skeleton of an HDF5 case has the original's structure (h5dump -H -p); no MPI warning appears.
+skeleton of an HDF5 case has the original's structure (h5dump -H -p); no MPI warning appears,
+also under the adaptive mode, whose summary says what it applied per file; advise names a
+setting of every best.xml the agreement bench recorded for the case.
 
 A case that is not built (corpus.py build; scripts/install.sh runs it) or whose MPI family has
 no runtime build is skipped with the reason. Each case runs twice (plain and under iotune
@@ -45,7 +47,7 @@ MPI_WARNING = re.compile(r"yaksa|leaked|\[WARNING\]|MPI_ABORT|mca_base|PMIX ERRO
 TIMEOUT = 150
 COMPRESSED = re.compile(r"SIZE \d+ \([\d.]+:1 COMPRESSION\)")
 # the checks (manifest's xfail)
-TESTS = {"same_data", "counts", "advise", "skel", "skel_bytes", "warnings"}
+TESTS = {"same_data", "counts", "advise", "skel", "skel_bytes", "warnings", "adapt"}
 
 
 @dataclass
@@ -362,3 +364,65 @@ def test_no_mpi_warning_under_iotune(case, base, request):
     added = [ln for ln in (runs.tuned_out + runs.tuned_err).splitlines()
              if MPI_WARNING.search(ln) and not set(MPI_WARNING.findall(ln)) <= before]  # fmt: skip
     assert not added, added[:5]
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_adapt_says_what_it_applied_per_file_and_adds_no_mpi_warning(case, base, request):
+    """(f) `iotune adapt` on the case: the run succeeds with the same data, its summary ends
+    with what the mode applied per file or why it applied nothing, every file it names is one
+    of the program's, and no MPI warning (MPICH's yaksa leaked handles at exit, Open MPI's
+    warnings) appears that the plain run had not."""
+    runs = runs_of(case, base, request, "adapt")
+    d = base / case.name / "adapt"
+    d.mkdir()
+    argv = [*corpus.launcher(case), *corpus.command(case, d)]
+    t = iotune(case, "adapt", "-o", d / "adapt.json", "--", *argv, cwd=d)
+    assert t.returncode == 0, t.stdout[-2000:] + t.stderr[-2000:]
+    same, detail = corpus.same_data(case, runs.plain, d)
+    assert same, detail
+    said = [ln.strip() for ln in t.stdout.splitlines()
+            if ln.strip().startswith(("applied per file:", "nothing applied:"))]  # fmt: skip
+    assert len(said) == 1, t.stdout[-3000:]
+    phases = (json.loads((d / "adapt.json").read_text()).get("adaptive") or {}).get("phases")
+    for p in phases or []:
+        assert not p.get("applied") or p["file"] in said[0], (p["file"], said[0])
+    before = set(MPI_WARNING.findall(runs.plain_err))
+    added = [ln for ln in (t.stdout + t.stderr).splitlines()
+             if MPI_WARNING.search(ln) and not set(MPI_WARNING.findall(ln)) <= before]  # fmt: skip
+    assert not added, added[:5]
+
+
+def _recorded_verdicts() -> dict[str, list[dict]]:
+    """tune's verdicts per case in the agreement bench's recorded outputs
+    (bench/agreement/agreement*.json): {case: [best.xml's settings, ...]} where it recommended."""
+    found: dict[str, list[dict]] = {}
+    for path in sorted((REPO / "bench" / "agreement").glob("agreement*.json")):
+        try:
+            rows = json.loads(path.read_text())["cases"]
+        except (OSError, ValueError, KeyError):
+            continue
+        for r in rows:
+            if isinstance(r.get("tune"), dict) and r["tune"].get("recommends"):
+                found.setdefault(r["case"], []).append(r["tune"]["settings"])
+    return found
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_advise_names_a_setting_of_the_recorded_best_xml(case, base, request):
+    """(g) Where an agreement bench's study of the case recommended settings (a recorded
+    best.xml), `iotune advise -- PROGRAM` on a run with the defaults proposes at least one of
+    them (at any severity): advise reads the program as tune measured it (issue 22)."""
+    verdicts = _recorded_verdicts().get(case.name)
+    if not verdicts:
+        pytest.skip(f"{case.name}: the recorded study kept the defaults (or the case was not run)")
+    runs_of(case, base, request, "advise")
+    d = base / case.name / "advise-defaults"
+    d.mkdir()
+    argv = [*corpus.launcher(case), *corpus.command(case, d)]
+    t = iotune(case, "advise", "--json", "-o", "-", "--", *argv, cwd=d)
+    assert t.returncode == 0, t.stderr[-2000:]
+    start = t.stdout.rindex("{", 0, t.stdout.index('"schema": "iotune-advice"'))
+    advice = json.loads(t.stdout[start:])
+    proposed = {k for f in advice["findings"] for k in f.get("settings") or {}}
+    for best in verdicts:
+        assert proposed & set(best), (best, sorted(proposed))

@@ -77,6 +77,20 @@ CASES = {
 
 
 # near misses that CASES cannot hold (one per rule): what each rule must not fire on
+# fires that CASES cannot hold: what each rule must also fire on
+MORE_FIRE = [
+    # some transfers collective, all sequential (HDF5's ph5example): the collective ones gain
+    # nothing from two-phase I/O either
+    ("SIO-1", {**COLL_SEQ, "transfer_mode": "mixed"}),
+]
+
+
+@pytest.mark.parametrize(("code", "fire"), MORE_FIRE)
+def test_rule_also_fires_on(code, fire):
+    rule = next(r for r in rules.all_rules() if r.code == code)
+    assert rules.evaluate(rule, {**BASE, **fire}).fired
+
+
 MORE_QUIET = [
     ("IOT-1", {**CHUNKED, "filters": "yes"}),  # deflate: measured 0.65x with fill time never
     ("IOT-1", {**CHUNKED, "filters": None}),  # unknown filters: not decided

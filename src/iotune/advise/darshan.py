@@ -234,10 +234,6 @@ def _h5d_transfer_mode(h5d: list[dict[str, Any]], mpi: bool) -> str:
     return insights.transfer_mode(coll, total)
 
 
-FILL_SHARE = 0.9  # bytes beyond the data that show a fill of the chunked datasets
-FILL_MIN = 1 << 20  # ... when those datasets hold at least this much (metadata is smaller)
-
-
 def _fill_from_excess(v, notes, h5d: list[dict[str, Any]]) -> None:
     """Darshan does not record fill times or filters, but their trace shows below HDF5: a
     parallel HDF5 file whose chunked datasets were filled before being written carries, beyond
@@ -252,7 +248,7 @@ def _fill_from_excess(v, notes, h5d: list[dict[str, Any]]) -> None:
             sizes[r["name"]] = points * float(r.get("H5D_DATATYPE_SIZE", 0) or 0)
     chunked = sum(sizes.values())
     excess = v.get("write_excess_bytes") or 0
-    if chunked >= FILL_MIN and excess >= FILL_SHARE * chunked:
+    if insights.fill_shows(excess, chunked):
         v["fill_time"], v["filters"] = "filled", "no"
         why = (f"inferred: {excess:.0f} bytes written below HDF5 beyond the data, "
                f"{excess / chunked:.2f}x the chunked datasets' {chunked:.0f} bytes")  # fmt: skip
