@@ -7,9 +7,8 @@
 #include "platform/mpiapi.h"
 
 #define IOT_HOST_LEN 64 /* a host name, NUL-padded (longer ones are cut: the count stays) */
-#define IOT_HOSTS_LISTED                                                                           \
-    1024 /* names gathered: those of the first hosts (by their lowest rank)                        \
-          */
+/* names gathered: those of the first hosts (by their lowest rank) */
+#define IOT_HOSTS_LISTED 1024
 
 typedef struct {
     int count;                   /* rank 0: distinct host names; 0 unknown (elsewhere: 0) */
