@@ -17,20 +17,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "bench" / "common"))
 sys.path.insert(0, str(REPO / "tools"))
-import mpitools  # noqa: E402
+from emuseries import Series, emulated_hosts, run_kernel  # noqa: E402
 from profile_identity import TIME_FIELD, flatten  # noqa: E402
 
-EMU = REPO / "scripts" / "emuhosts.sh"
 ARGS = ["--particles", "1000", "--steps", "2"]
 
 
@@ -43,24 +39,12 @@ def timed(path: str) -> bool:
     )
 
 
-def launcher(ranks: int, hosts: int) -> list[str]:
-    if hosts == 1:
-        return mpitools.mpiexec(ranks)
-    return [str(EMU), "run", str(hosts), "-n", str(ranks)]
-
-
 def run(lib: Path, kernel: Path, ranks: int, hosts: int, timeout: int) -> dict:
     with tempfile.TemporaryDirectory(prefix="iotune-scale-") as d:
         prof, stats = Path(d) / "p.json", Path(d) / "stats.json"
         env = {"LD_PRELOAD": str(lib), "IOTUNE_PROFILE": str(prof),
                "IOTUNE_REDUCE_STATS": str(stats)}  # fmt: skip
-        cmd = launcher(ranks, hosts)
-        for k, v in env.items():
-            cmd += ["-genv", k, v]
-        t0 = time.monotonic()
-        r = subprocess.run(["nice", "timeout", str(timeout), *cmd, str(kernel), *ARGS], cwd=d,
-                           capture_output=True, text=True)  # fmt: skip
-        wall = time.monotonic() - t0
+        r, wall = run_kernel(kernel, ARGS, ranks, hosts, env, d, timeout)
         if r.returncode != 0 or not prof.exists():
             return {"error": f"exit {r.returncode}: {r.stderr[-500:]}"}
         text = prof.read_text().replace(d, "<dir>")
@@ -118,27 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, required=True)
     a = ap.parse_args(argv)
     kernel = a.kernels / "vpicio"
-    hosts_list = [int(h) for h in a.hosts.split(",")]
-    most = max(hosts_list)
-    if most > 1:
-        check = subprocess.run([EMU, "check"], capture_output=True, text=True)
-        if check.returncode != 0:
-            print(f"emulated hosts left out: {check.stdout.strip()}")
-            hosts_list = [1]
-        else:
-            subprocess.run([EMU, "up", str(most)], check=True)
-    rows: list[dict] = []
-    uname = platform.uname()
-    doc = {"command": [sys.executable, *sys.argv], "kernel": ["vpicio", *ARGS],
-           "machine": {"host": uname.node, "system": f"{uname.system} {uname.release}",
-                       "cpus": os.cpu_count()},
-           "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "runs": rows}  # fmt: skip
-
-    def save() -> None:  # after every run: a long series stopped midway keeps what it measured
-        doc["loadavg_at_end"] = os.getloadavg()
-        a.out.write_text(json.dumps(doc, indent=1) + "\n")
-
-    try:
+    series = Series(a.out, ["vpicio", *ARGS])
+    with emulated_hosts([int(h) for h in a.hosts.split(",")]) as hosts_list:
         for hosts in hosts_list:
             for ranks in [int(x) for x in a.ranks.split(",")]:
                 before = run(a.before.resolve(), kernel, ranks, hosts, a.timeout)
@@ -146,9 +111,8 @@ def main(argv: list[str] | None = None) -> int:
                 row = {"ranks": ranks, "hosts": hosts}
                 if "error" in before or "error" in after:
                     row["error"] = before.get("error") or after.get("error")
-                    rows.append(row)
+                    series.add(row)
                     print(row)
-                    save()
                     continue
                 s = after.get("stats", {})
                 fb, fa = before.pop("flat"), after.pop("flat")
@@ -161,8 +125,7 @@ def main(argv: list[str] | None = None) -> int:
                     "profile_fields_differ_outside_per_rank":
                         [k for k in differ if ".per_rank." not in k],
                     "profile_fields_compared": len(fb)})  # fmt: skip
-                rows.append(row)
-                save()
+                series.add(row)
                 print(f"P={ranks:4d} H={hosts} rank0 bytes before "
                       f"{row['before']['bytes_to_rank0']:>10,} after "
                       f"{s.get('bytes_to_rank0', 0):>10,}"
@@ -171,10 +134,7 @@ def main(argv: list[str] | None = None) -> int:
                       f" wall {before['wall_s']}/{after['wall_s']} s reduce {s.get('reduce_s')} s"
                       f" rss {s.get('rank0_max_rss_kb')} KiB"
                       f" differ {len(differ)}")  # fmt: skip
-    finally:
-        if most > 1 and hosts_list != [1]:
-            subprocess.run([EMU, "down", str(most)])
-    save()
+    series.save()
     return 0
 
 

@@ -19,29 +19,19 @@ import argparse
 import gzip
 import json
 import os
-import platform
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "bench" / "common"))
 sys.path.insert(0, str(REPO / "src"))
-import mpitools  # noqa: E402
+from emuseries import Series, emulated_hosts, run_kernel  # noqa: E402
 
 from iotune import trace as iotrace  # noqa: E402
 
-EMU = REPO / "scripts" / "emuhosts.sh"
 ARGS = ["--api", "mpiio", "--block", "65536", "--transfer", "4096", "--segments", "8",
         "--steps", "4"]  # fmt: skip
-
-
-def launcher(ranks: int, hosts: int) -> list[str]:
-    if hosts == 1:
-        return mpitools.mpiexec(ranks)
-    return [str(EMU), "run", str(hosts), "-n", str(ranks)]
 
 
 def host_stats(path: Path) -> dict:
@@ -76,13 +66,7 @@ def run(lib: Path, kernel: Path, ranks: int, hosts: int, level: str, timeout: in
         prof = Path(d) / "p.json"
         env = {"LD_PRELOAD": str(lib), "IOTUNE_PROFILE": str(prof), "IOTUNE_TRACE": level,
                "IOTUNE_TRACE_FILES": "both"}  # fmt: skip
-        cmd = launcher(ranks, hosts)
-        for k, v in env.items():
-            cmd += ["-genv", k, v]
-        t0 = time.monotonic()
-        r = subprocess.run(["nice", "timeout", str(timeout), *cmd, str(kernel), *ARGS], cwd=d,
-                           capture_output=True, text=True)  # fmt: skip
-        wall = time.monotonic() - t0
+        r, wall = run_kernel(kernel, ARGS, ranks, hosts, env, d, timeout)
         tdir = Path(f"{prof}.trace")
         if r.returncode != 0 or not tdir.is_dir():
             return {"error": f"exit {r.returncode}: {r.stderr[-500:]}"}
@@ -148,42 +132,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, required=True)
     a = ap.parse_args(argv)
     kernel = a.kernels / "iorio"
-    hosts_list = [int(h) for h in a.hosts.split(",")]
-    most = max(hosts_list)
-    if most > 1:
-        check = subprocess.run([EMU, "check"], capture_output=True, text=True)
-        if check.returncode != 0:
-            print(f"emulated hosts left out: {check.stdout.strip()}")
-            hosts_list = [1]
-        else:
-            subprocess.run([EMU, "up", str(most)], check=True)
-    rows: list[dict] = []
-    uname = platform.uname()
-    doc = {"command": [sys.executable, *sys.argv], "kernel": ["iorio", *ARGS],
-           "machine": {"host": uname.node, "system": f"{uname.system} {uname.release}",
-                       "cpus": os.cpu_count()},
-           "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "runs": rows}  # fmt: skip
-    if a.out.exists():  # a series run in parts: earlier parts' runs kept
-        rows.extend(json.loads(a.out.read_text()).get("runs", []))
-
-    def save() -> None:  # after every run: a long series stopped midway keeps what it measured
-        doc["loadavg_at_end"] = os.getloadavg()
-        a.out.write_text(json.dumps(doc, indent=1) + "\n")
-
-    try:
+    series = Series(a.out, ["iorio", *ARGS], keep_earlier=True)
+    with emulated_hosts([int(h) for h in a.hosts.split(",")]) as hosts_list:
         for level in a.levels.split(","):
             for hosts in hosts_list:
                 for ranks in [int(x) for x in a.ranks.split(",")]:
                     got = run(a.lib.resolve(), kernel, ranks, hosts, level, a.timeout)
                     row = {"level": level, "ranks": ranks, "hosts": hosts, **got}
-                    rows.append(row)
-                    save()
+                    series.add(row)
                     print(table([a.out]).splitlines()[-1] if "error" not in row else row,
                           flush=True)  # fmt: skip
-    finally:
-        if most > 1 and hosts_list != [1]:
-            subprocess.run([EMU, "down", str(most)])
-    save()
+    series.save()
     return 0
 
 
