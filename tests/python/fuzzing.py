@@ -126,3 +126,15 @@ def encoded(draw: st.DrawFn, doc: Any) -> bytes:
     if how == "prefix":
         return draw(st.binary(min_size=1, max_size=8)) + text
     return text
+
+
+def check_trace(tr: dict[str, Any]) -> None:
+    """A rank's logical trace as iotune.trace gives it: events index its signatures, counts are
+    whole, runs are Run records (the outcome every trace reader's fuzz test accepts)."""
+    from iotune import trace as iotrace
+
+    assert isinstance(tr["signatures"], list) and isinstance(tr["events"], list)
+    for e in tr["events"]:
+        assert 0 <= e[0] < len(tr["signatures"]) and e[1] >= 1
+    for r in tr["runs"]:
+        assert isinstance(r, iotrace.Run)

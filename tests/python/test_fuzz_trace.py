@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from fuzzing import EXAMPLES, encoded, load_seed, mutated, seeds
+from fuzzing import EXAMPLES, check_trace, encoded, load_seed, mutated, seeds
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -29,14 +29,6 @@ def small_expansion_bound():
     iotrace.MAX_EXPANDED = old
 
 
-def _check(tr):
-    assert isinstance(tr["signatures"], list) and isinstance(tr["events"], list)
-    for e in tr["events"]:
-        assert 0 <= e[0] < len(tr["signatures"]) and e[1] >= 1
-    for r in tr["runs"]:
-        assert isinstance(r, iotrace.Run)
-
-
 def test_the_corpus_is_there():
     assert len(SEEDS) >= 10 and len(GOOD) >= 3
 
@@ -44,7 +36,7 @@ def test_the_corpus_is_there():
 @pytest.mark.parametrize("path", SEEDS, ids=lambda p: p.name)
 def test_corpus_replay(path):
     if path.name.startswith("ok_"):
-        _check(iotrace.read(path))
+        check_trace(iotrace.read(path))
     else:
         with pytest.raises(iotrace.TraceError) as e:
             iotrace.read(path)
@@ -72,7 +64,7 @@ def test_mutated_traces_are_read_or_refused(data, monkeypatch_blocks):
             event("refused")
             return
     event("read")
-    _check(tr)
+    check_trace(tr)
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from fuzzing import EXAMPLES, encoded, load_seed, mutated, seeds
+from fuzzing import EXAMPLES, check_trace, encoded, load_seed, mutated, seeds
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -41,11 +41,7 @@ def _check(traces):
     else:
         assert len(traces) == 1
     for tr in traces:
-        assert isinstance(tr["signatures"], list) and isinstance(tr["events"], list)
-        for e in tr["events"]:
-            assert 0 <= e[0] < len(tr["signatures"]) and e[1] >= 1
-        for r in tr["runs"]:
-            assert isinstance(r, iotrace.Run)
+        check_trace(tr)
 
 
 def test_the_corpus_is_there():
