@@ -259,6 +259,36 @@ def unstable_cells(first: Mapping, second: Mapping, tol: float = BYTES_TOLERANCE
     return out
 
 
+def compare_runs(origs: list, skels: list, tol: float = BYTES_TOLERANCE) -> dict[str, Any]:
+    """Per layer, rank and direction: do the skeleton's runs and the original's overlap?
+
+    Where a program's bytes below HDF5 move from run to run (ROMIO's read-modify-write reads
+    beyond a file's end that another rank has not yet written come back short), each side is
+    a range of values, not one value. A cell agrees when the ranges, the original's widened by
+    tol, overlap; with one run each this is compare_bytes' test. worst: the smallest relative
+    gap between the ranges, over the cell where it is largest."""
+    worst, where = 0.0, ""
+    cells = {
+        (layer, rank) for run in (*origs, *skels) for layer, ranks in run.items() for rank in ranks
+    }
+    for layer, rank in sorted(cells):
+        for d in ("w", "r"):
+            o = [int(r.get(layer, {}).get(rank, {}).get(d, 0)) for r in origs]
+            s = [int(r.get(layer, {}).get(rank, {}).get(d, 0)) for r in skels]
+            lo, hi = min(o) * (1 - tol), max(o) * (1 + tol)
+            if max(s) < lo:
+                rel = (min(o) - max(s)) / min(o)
+            elif min(s) > hi:
+                rel = (min(s) - max(o)) / max(o) if max(o) else 1.0
+            else:
+                continue
+            if rel > worst:
+                worst, where = rel, f"{layer} rank {rank} {d}: {sorted(set(s))} vs {sorted(set(o))}"
+    if not any(origs):
+        return {"within": None, "worst": None, "where": "the original moved no data"}
+    return {"within": worst <= tol, "worst": worst, "where": where}
+
+
 def drop_cells(counts: Mapping, cells: set) -> dict:
     """counts without the given (layer, rank, direction) cells (set to 0 in both runs)."""
     out: dict = {}

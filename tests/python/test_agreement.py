@@ -269,3 +269,23 @@ def test_advise_of_a_command_preloads_the_runtime_of_its_mpi(monkeypatch, tmp_pa
     assert paths.library_family(seen["lib"]) == "openmpi"
     cli._profile_first(["mpiexec.mpich", "-n", "2", "true"], str(tmp_path / "p.json"))
     assert paths.library_family(seen["lib"]) == "mpich"
+
+
+def test_compare_runs_overlapping_ranges_agree_and_a_steady_gap_does_not():
+    def cell(v):
+        return {"posix": {"all": {"w": 100, "r": v}}}
+
+    # one run each: compare_bytes' test
+    assert calc.compare_runs([cell(1000)], [cell(1005)])["within"]
+    assert not calc.compare_runs([cell(1000)], [cell(1100)])["within"]
+    # the original's own runs spread over 1000-1100: a skeleton inside the range agrees
+    r = calc.compare_runs([cell(1000), cell(1100)], [cell(1150), cell(1050)])
+    assert r["within"], r
+    # a skeleton that stays above the original's whole range does not
+    r = calc.compare_runs([cell(1000), cell(1100)], [cell(1200), cell(1210)])
+    assert not r["within"] and r["where"].startswith("posix rank all r"), r
+    assert abs(r["worst"] - 100 / 1100) < 1e-9
+    # a skeleton that moved nothing where the original did
+    r = calc.compare_runs([cell(1000)], [{"posix": {"all": {"w": 100, "r": 0}}}])
+    assert not r["within"] and r["worst"] == 1.0
+    assert calc.compare_runs([{}], [{}])["within"] is None

@@ -330,29 +330,43 @@ def test_skeleton_moves_the_originals_bytes_per_rank_and_layer(case, base, reque
     made = subprocess.run(["make", "-s", "-C", str(src)], capture_output=True, text=True,
                           timeout=TIMEOUT)  # fmt: skip
     assert made.returncode == 0, made.stderr[-2000:]
-    data = work / "data"
-    data.mkdir()
-    argv = [*corpus.launcher(case), str(src / "skeleton"), "--dir", str(data),
-            "--timing", str(work / "t.json")]  # fmt: skip
     control = base / case.name / "control.xml"
-    got = iotune(case, "profile", "--trace", "--config", control, "-o", work / "p.json", "--",
-                 *argv, cwd=work)  # fmt: skip
-    assert got.returncode == 0, got.stdout[-2000:] + got.stderr[-2000:]
-    want = _moved(runs.tuned / "iotune-profile.json", runs.tuned,
-                  {Path(f["name"]).name for f in data_files(runs)})  # fmt: skip
-    have = _moved(work / "p.json", data, {p.name for p in data.iterdir()})
-    verdict = agree_calc.compare_bytes(want, have)
-    if not verdict["within"]:  # the original again: cells where its own runs differ are left out
-        again = work / "orig-again"
+    names = {Path(f["name"]).name for f in data_files(runs)}
+
+    def skeleton(i):
+        data = work / f"data{i}"
+        data.mkdir()
+        argv = [*corpus.launcher(case), str(src / "skeleton"), "--dir", str(data),
+                "--timing", str(work / f"t{i}.json")]  # fmt: skip
+        got = iotune(case, "profile", "--trace", "--config", control, "-o", work / f"p{i}.json",
+                     "--", *argv, cwd=work)  # fmt: skip
+        assert got.returncode == 0, got.stdout[-2000:] + got.stderr[-2000:]
+        return _moved(work / f"p{i}.json", data, {p.name for p in data.iterdir()})
+
+    def original(i):
+        again = work / f"orig{i}"
         again.mkdir()
         argv = [*corpus.launcher(case), *corpus.command(case, again)]
         got = iotune(case, "profile", "--trace", "--config", control, "--", *argv, cwd=again)
         assert got.returncode == 0, got.stdout[-2000:] + got.stderr[-2000:]
-        second = _moved(again / "iotune-profile.json", again,
-                        {Path(f["name"]).name for f in data_files(runs)})  # fmt: skip
-        unstable = agree_calc.unstable_cells(want, second)
-        verdict = agree_calc.compare_bytes(agree_calc.drop_cells(want, unstable),
-                                           agree_calc.drop_cells(have, unstable))  # fmt: skip
+        return _moved(again / "iotune-profile.json", again, names)
+
+    origs = [_moved(runs.tuned / "iotune-profile.json", runs.tuned, names)]
+    skels = [skeleton(0)]
+    verdict = agree_calc.compare_runs(origs, skels)
+    # Bytes below HDF5 can move from run to run (short read-modify-write reads near a file's
+    # end): then both sides are sampled again while either varies, and their ranges must
+    # overlap. A difference that stays put on both sides is a skeleton's, and fails at once.
+    for i in range(1, 4):
+        if verdict["within"]:
+            break
+        origs.append(original(i))
+        skels.append(skeleton(i))
+        verdict = agree_calc.compare_runs(origs, skels)
+        varies = [agree_calc.unstable_cells(side[0], run) for side in (origs, skels)
+                  for run in side[1:]]  # fmt: skip
+        if not any(varies):
+            break
     assert verdict["within"], f"worst {verdict['worst']:.2%}: {verdict['where']}"
 
 
