@@ -13,6 +13,8 @@ study is finished, so their options (FINAL) take effect at once and are only rep
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -32,6 +34,8 @@ COMPARED = {
     "cache's",
     "drop_caches": "the page cache dropped before each trial: reads come from the device, not "
     "from memory",
+    "file_system": "the file system the trials run in (its type and mount point): another "
+    "device or file system, another measurement",
 }
 # Recorded and shown, never compared: they decide which runs are given up, or where the runtime
 # comes from, never the value a finished run measured.
@@ -60,6 +64,7 @@ LABELS = {
     "runtime": "runtime",
     "sync": "sync before close (--sync)",
     "drop_caches": "page cache dropped (--drop-caches)",
+    "file_system": "file system of the trials' directory (--workdir)",
     "timeout": "timeout per trial",
     "cap": "capping factor (--cap)",
     "runtime_lib": "runtime library",
@@ -92,10 +97,47 @@ def options(cfg: Any) -> dict[str, Any]:
         "runtime": "none" if not cfg.preload else (_family(lib) if lib else None),
         "sync": cfg.sync,
         "drop_caches": cfg.drop_caches,
+        "file_system": file_system(_ran_in(cfg)),
         "timeout": cfg.timeout,
         "cap": max(float(cap), 0.0),
         "runtime_lib": str(lib) if cfg.preload and lib else None,
     }
+
+
+def _ran_in(cfg: Any) -> Path:
+    """The directory the trials' applications run in (and write their files to, unless they
+    name other places): a scratch directory under the workdir when isolated, else the user's."""
+    if getattr(cfg, "isolate", False):
+        return Path(getattr(cfg, "workdir", None) or Path(cfg.out) / "scratch")
+    return Path(getattr(cfg, "cwd", None) or Path.cwd())
+
+
+def file_system(path: Path, mountinfo: str = "/proc/self/mountinfo") -> str | None:
+    """'TYPE at MOUNT POINT' of the mount holding path (which may not exist yet), from the
+    kernel's mount table; None where that table cannot be read."""
+    try:
+        with open(mountinfo, encoding="utf-8", errors="replace") as f:
+            table = f.read(1 << 22)
+    except OSError:
+        return None
+    target = os.path.realpath(path)  # a directory not made yet: its would-be place
+    best: tuple[str, str] | None = None
+    for line in table.splitlines():
+        fields = line.split(" ")
+        if " - " not in line or len(fields) < 5:
+            continue
+        point = _unescape(fields[4])
+        fstype = line.split(" - ", 1)[1].split(" ")[0]
+        inside = target == point or target.startswith(point.rstrip("/") + "/")
+        if inside and (best is None or len(point) >= len(best[0])):
+            best = (point, fstype)
+    return f"{best[1]} at {best[0]}" if best else None
+
+
+def _unescape(field: str) -> str:
+    """A mount point as the kernel escapes it in mountinfo (space, tab, newline, backslash as
+    octal)."""
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
 
 
 def final(cfg: Any) -> dict[str, Any]:

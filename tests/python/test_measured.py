@@ -241,3 +241,48 @@ def test_a_study_uid_is_part_of_the_entry_and_checked():
     tampered = {**owned.to_json(), "study_uid": "ef" * 16}
     with pytest.raises(InputError, match="does not match its content"):
         validate.entry(tampered, "export.json: entry 0")
+
+
+MOUNTINFO = """\
+22 1 253:1 / / rw,relatime shared:1 - ext4 /dev/vda1 rw
+30 22 0:26 / /tmp rw,nosuid shared:5 - tmpfs tmpfs rw
+41 22 0:40 / /lus/scratch rw shared:9 - lustre 10.0.0.1@tcp:/scratch rw
+42 41 0:41 / /lus/scratch/my\\040data rw shared:10 - fuse.ceph-fuse ceph-fuse rw
+"""
+
+
+def test_the_file_system_of_the_trials_directory_is_its_mount(tmp_path, monkeypatch):
+    table = tmp_path / "mountinfo"
+    table.write_text(MOUNTINFO)
+
+    def fs(path):
+        return measured.file_system(Path(path), str(table))
+
+    assert fs("/lus/scratch/run/not-made-yet") == "lustre at /lus/scratch"
+    assert fs("/lus/scratch") == "lustre at /lus/scratch"
+    assert fs("/lus/scratchy") == "ext4 at /"  # a prefix of a name is not a parent
+    assert fs("/lus/scratch/my data/x") == "fuse.ceph-fuse at /lus/scratch/my data"
+    assert fs("/tmp/a/b") == "tmpfs at /tmp"
+    assert measured.file_system(Path("/"), str(tmp_path / "none")) is None
+    # on this machine: the real table names some mount for the test's directory
+    assert " at /" in (measured.file_system(tmp_path) or " at /")
+
+
+def test_another_file_system_is_a_compared_option():
+    old = {"objective": "io", "file_system": "ext4 at /"}
+    assert measured.differences(old, {**old, "file_system": "lustre at /lus"}) == [
+        ("file_system", "ext4 at /", "lustre at /lus")
+    ]
+    assert measured.differences(old, {**old, "file_system": None}) == []  # not known: kept
+    assert measured.differences({"objective": "io"}, old) == []  # an older record lacks it
+
+
+def test_the_options_name_the_file_system_of_the_directory_the_trials_run_in(tmp_path):
+    cfg = study.TuneConfig(
+        app=["true"], out=tmp_path / "out", space=space.load(SPACE), cwd=tmp_path, preload=False
+    )
+    here = measured.file_system(tmp_path)
+    assert measured.options(cfg)["file_system"] == here
+    cfg.isolate, cfg.workdir = True, Path("/dev/shm/iotune-x")
+    if Path("/dev/shm").is_dir():
+        assert measured.options(cfg)["file_system"] == measured.file_system(Path("/dev/shm"))
