@@ -103,6 +103,8 @@ def test_a_worker_killed_on_another_host_has_its_trial_failed(kind, request, tmp
     assert all(t.user_attrs["worker"].startswith("elsewhere:") == (t.number == lost)
                for t in counted if "worker" in t.user_attrs)  # fmt: skip
 
+    if kind != "sqlite":  # finishing reads the study as every backend gives it: once is enough
+        return
     fin = subprocess.run(
         [sys.executable, "-m", "iotune.tune_cli", *_args(url, name, budget), "--finish-only",
          "--leaders", "2", "--repeat", "1", "--verify-pairs", "5", "--out",
