@@ -28,10 +28,10 @@ sys.path.insert(0, str(HERE.parent / "common"))
 import mpitools  # noqa: E402  (the MPI tools of the runtime's MPI)
 
 
-def tune(kernel: str, trials: int, out: Path, seed: int) -> dict:
+def tune(kernel: str, trials: int, out: Path, seed: int, extra: list[str]) -> dict:
     cmd = [sys.executable, "-m", "iotune.tune_cli", "--kernel", kernel, "--trials", str(trials),
            "--out", str(out), "--study", f"minimal-{kernel}", "--seed", str(seed),
-           "--no-progress", "--warmup", "1"]  # fmt: skip
+           "--no-progress", "--warmup", "1", *extra]  # fmt: skip
     print("+", shlex.join(cmd), flush=True)
     subprocess.run(cmd, check=True, cwd=out.parent)
     return json.loads((out / "summary.json").read_text())
@@ -73,9 +73,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=12)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=HERE, help="folder of data and table (this one)")
+    ap.add_argument("--tune-args", default="", help="more options for iotune tune, one string "
+                    "(default: none; e.g. '--verify-pairs 5' for a quick check)")  # fmt: skip
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="minimal-study-") as tmp:
-        summary = tune(args.kernel, args.trials, Path(tmp) / "out", args.seed)
+        summary = tune(args.kernel, args.trials, Path(tmp) / "out", args.seed,
+                       shlex.split(args.tune_args))  # fmt: skip
     full = summary["best_settings"]
     minimal = summary["recommended"]
     variants = {"default": {}, "full": full, "minimal": minimal}

@@ -73,7 +73,8 @@ SMOKE = {
                            "--command", "{{mpiexec}} {{kernels}}/vorpalio --block 16,16,8 "
                            "--file {{work}}/v.h5 --read-only"], "landscape.csv"),
     "callcost": (["--smoke", "--out", "{out}/c.json"], "c.json"),
-    "minimal": (["--kernel", "gcrmio", "--trials", "2", "--rounds", "1", "--out", "{out}"],
+    "minimal": (["--kernel", "gcrmio", "--trials", "2", "--rounds", "1", "--out", "{out}",
+                 "--tune-args=--verify-pairs 5 --leaders 1 --repeat 1 --warmup 0"],
                 "minimal-gcrmio.json"),
     "ompio_study": (["--trials", "2", "--verify-pairs", "5", "--rounds", "1", "--studies",
                      "mpich", "--out", "{out}"], "remeasure.json"),
