@@ -62,6 +62,7 @@ class Op:
     step: int | None = None
     view: dict[str, Any] | None = None  # a write through a file view: the view (trace)
     memory: list[int] | None = None  # the pieces of a noncontiguous memory datatype (trace)
+    filter_mask: int = 0  # a direct chunk transfer's filters skipped
 
 
 def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
@@ -111,6 +112,7 @@ def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
                 c.t1,
                 view=views.get(c.file) if c.func in VIEW_WRITES else None,
                 memory=(c.memory or {}).get("pieces"),
+                filter_mask=c.filter_mask,
             )
         )
     return ops

@@ -22,8 +22,11 @@ OPENS = {
 }
 SYNCS = {"fsync", "fdatasync", "MPI_File_sync", "H5Fflush"}
 CLOSES = {"H5Fclose", "MPI_File_close", "close", "fclose"}
+# direct chunk transfers (H5Dwrite_chunk, H5Dread_chunk): their mode is the filter mask
+DIRECT = {"H5Dwrite_chunk", "H5Dread_chunk"}
 WRITES = {
     "H5Dwrite",
+    "H5Dwrite_chunk",
     "MPI_File_write_at",
     "MPI_File_write_at_all",
     "MPI_File_write",
@@ -71,6 +74,7 @@ class Call:
     t1: float
     view: dict[str, Any] | None = None  # MPI_File_set_view: the view set
     memory: dict[str, Any] | None = None  # an MPI-IO transfer's noncontiguous memory layout
+    filter_mask: int = 0  # a direct chunk transfer's (DIRECT)
 
 
 @dataclass
@@ -127,6 +131,8 @@ def _calls(rank: int, t: dict[str, Any]) -> Trace:
                 offset = last.get(key, 0) + int(s["step"])
                 last[key] = offset
             t0 = start + (span - busy) * k / max(count, 1) + each * k
+            direct = s["func"] in DIRECT
+            mode = s.get("mode")
             out.calls.append(
                 Call(
                     s["func"],
@@ -136,11 +142,12 @@ def _calls(rank: int, t: dict[str, Any]) -> Trace:
                     s.get("dims"),
                     int(s.get("size") or 0),
                     offset,
-                    s.get("mode") == 1,
+                    mode == 1 and not direct,
                     t0,
                     t0 + each,
                     s.get("view"),
                     s.get("memory"),
+                    mode if direct and type(mode) is int and 0 <= mode < 2**31 else 0,
                 )
             )
     return out
