@@ -1,10 +1,11 @@
-/* Direct chunk transfers: H5Dwrite_chunk (which the high-level H5DOwrite_chunk calls, e.g.
- * h5py's write_direct_chunk) and H5Dread_chunk move a chunk as stored, past the filters and
+/* Direct chunk transfers and extents. H5Dwrite_chunk (which the high-level H5DOwrite_chunk calls,
+ * e.g. h5py's write_direct_chunk) and H5Dread_chunk move a chunk as stored, past the filters and
  * selections. Counted as independent HDF5 transfers of the chunk's stored bytes, and traced
  * (a skeleton makes the same chunks): size the stored bytes, offset the chunk's first element
  * as a byte offset in the dataset (row-major over the extent, as a transfer's), box the
- * chunk's dimensions clipped to the extent, mode the filter mask. Without capture they cost
- * one branch. */
+ * chunk's dimensions clipped to the extent, mode the filter mask. H5Dset_extent is traced with
+ * the new extent as its box (a skeleton extends its datasets before writing past their extent).
+ * Without capture they cost one branch. */
 #include "capture/capture.h"
 #include "core/core.h"
 #include "trace/trace.h"
@@ -99,5 +100,38 @@ IOT_EXPORT herr_t H5Dread_chunk(hid_t dset, hid_t dxpl, const hsize_t *offset, u
         iot_h5_quiet_end(&quiet);
     }
     chunk_done(real, 0, dset, rc >= 0 && filters ? *filters : 0, offset, size, t, dt, outer);
+    return rc;
+}
+
+IOT_EXPORT herr_t H5Dset_extent(hid_t dset, const hsize_t size[])
+{
+    const iot_h5_api *real = iot_h5_real();
+    if (!iot_trace_on)
+        return real->H5Dset_extent(dset, size);
+    int wanted = iot_trace_wanted();
+    IOT_TIMED(real->H5Dset_extent(dset, size));
+    (void)outer; /* not a transfer: counts toward no I/O time */
+    int *tv = iot_idmap_get(&traced, (uint64_t)dset);
+    int ds = tv ? tv[0] : -1, n = 0;
+    uint64_t box[H5S_MAX_RANK];
+    if (ds >= 0)
+        iot_trace_extent_changed(ds); /* even when it failed: HDF5 may have changed it */
+    if (wanted && rc >= 0 && ds >= 0 && size) {
+        iot_h5_quiet quiet;
+        iot_h5_quiet_begin(&quiet);
+        hid_t space = real->H5Dget_space(dset);
+        n = space >= 0 ? real->H5Sget_simple_extent_ndims(space) : 0;
+        n = n > 0 && n <= H5S_MAX_RANK ? n : 0;
+        if (space >= 0)
+            real->H5Sclose(space);
+        iot_h5_quiet_end(&quiet);
+        for (int d = 0; d < n; d++)
+            box[d] = size[d];
+    }
+    if (!n || !iot_lock())
+        return rc;
+    int *v = iot_idmap_get(&dsets, (uint64_t)dset);
+    iot_trace_h5("H5Dset_extent", v ? v[0] : -1, ds, 0, -1, 0, n, box, t, dt);
+    iot_unlock();
     return rc;
 }
