@@ -157,3 +157,41 @@ def test_direct_chunk_writes_are_traced_and_made_with_their_stored_sizes(
         name = f"direct_{r}.h5"
         assert h5layout.read(str(out / name)) == h5layout.read(str(orig / name)), name
         assert _stored_sizes(out / name) == _stored_sizes(orig / name), name
+
+
+@needs_cc
+def test_extended_datasets_are_extended_by_the_skeleton_before_its_writes(libiotune, tmp_path):
+    """tests/data/zero_extend.c (as netCDF-4 appends along an unlimited dimension): datasets
+    created empty, then H5Dset_extent and a collective write past the old extent, 3 times. The
+    trace has the extents, the descriptor `extent` entries in call order, and the skeleton's
+    file has the original's h5dump -H -p (final extents included); without them its first
+    write fails (dataspace out of range)."""
+    exe = tmp_path / "zero_extend"
+    flags = subprocess.run(["pkg-config", "--cflags", "--libs", HDF5_PC], capture_output=True,
+                           text=True, check=True).stdout.split()  # fmt: skip
+    subprocess.run([MPICC, "-O1", "-o", str(exe), str(REPO / "tests/data/zero_extend.c"), *flags],
+                   check=True, timeout=120)  # fmt: skip
+    orig = tmp_path / "orig"
+    orig.mkdir()
+    prof = orig / "profile.json"
+    env = {"IOTUNE_PROFILE": str(prof), "IOTUNE_TRACE": "1",
+           "IOTUNE_SESSION": f"test-skel-extend-{os.getpid()}"}  # fmt: skip
+    run_mpi(2, [exe, "zero.h5"], env=env, cwd=orig, preload=libiotune, timeout=120)
+    desc = fp.from_profile(str(prof), str(orig))
+    writes = desc["files"][0]["writes"]
+    extents = [(w["dataset"], w["extent"]) for w in writes if "extent" in w]
+    assert extents == [(name, [n, 4][: 1 if name == "/appended" else 2])
+                       for n in (1024, 2048, 3072) for name in ("/appended", "/rows")]  # fmt: skip
+    rows = [w for w in writes if w.get("dataset") == "/rows" and "start" in w]
+    assert [w["start"] for w in rows] == [["rank * 512", 0], ["1024 + rank * 512", 0],
+                                          ["2048 + rank * 512", 0]]  # fmt: skip
+    d = dmod.parse_text(fp.to_yaml(desc, "profile.json"), "skel.yaml")
+    gen.generate(d, str(tmp_path / "src"), "skel.yaml", pkg=HDF5_PC, cc=MPICC)
+    skeleton = Path(runmod.build(str(tmp_path / "src")))
+    out = tmp_path / "out"
+    out.mkdir()
+    run_mpi(2, [skeleton, "--dir", out, "--timing", tmp_path / "t.json"], timeout=120)
+    assert h5layout.read(str(out / "zero.h5")) == h5layout.read(str(orig / "zero.h5"))
+    bad = fp.to_yaml(desc, "p.json").replace("extent: [3072, 4]", "extent: [3072, 5]", 1)
+    with pytest.raises(dmod.DescriptorError, match="beyond maxdims"):
+        dmod.parse_text(bad, "skel.yaml")

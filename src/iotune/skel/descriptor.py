@@ -159,6 +159,8 @@ class Write:
     # stored bytes, filters skipped by the mask's bits (count: the chunk, clipped to the extent)
     direct: bool = False
     filter_mask: int = 0
+    # not a write: H5Dset_extent of the dataset to these dimensions (collective on a shared file)
+    extent: list[ast.expr] | None = None
 
 
 @dataclass
@@ -702,8 +704,11 @@ def _write(
         "read",
         "direct",
         "filter_mask",
+        "extent",
     }
     w = c.mapping(w, line, where, fields)
+    if "extent" in w:
+        return _extent(c, w, line, where, known, api, datasets)
     is_read = w.get("read", False)
     if type(is_read) is not bool:
         c.fail(c.line_of(w, "read"), f"{where}.read", "expected true or false")
@@ -788,6 +793,29 @@ def _write(
             )
         else:
             out.stride = c.expression(w["stride"], c.line_of(w, "stride"), f"{where}.stride", known)
+    return out
+
+
+def _extent(
+    c: _Checker, w: _Map, line: int, where: str, known: set[str], api: str, datasets: dict
+) -> Write:
+    """{dataset, extent: [...], when}: the dataset extended (or shrunk) to extent, by every
+    rank (H5Dset_extent is collective on a shared file)."""
+    c.mapping(w, line, where, {"dataset", "extent", "when"})
+    name = w.get("dataset")
+    if api != "hdf5" or not isinstance(name, str) or name not in datasets:
+        c.fail(c.line_of(w, "extent"), f"{where}.extent", "an extent needs a dataset of this file")
+    ds = datasets[name]
+    if ds.maxdims is None:
+        c.fail(c.line_of(w, "extent"), f"{where}.extent",
+               f"dataset {name!r} has no maxdims: its extent cannot change")  # fmt: skip
+    no_rank = known - {"rank"}  # every rank sets the same extent
+    out = Write(dataset=name, line=line, collective=True)
+    out.extent = c.expressions(
+        w["extent"], c.line_of(w, "extent"), f"{where}.extent", no_rank, len(ds.dims)
+    )
+    if w.get("when") is not None:
+        out.when = c.expression(w["when"], c.line_of(w, "when"), f"{where}.when", known)
     return out
 
 
@@ -922,6 +950,12 @@ def _check_write(d: Descriptor, w: Write, dsets: dict[str, Dataset], env: dict[s
                 raise expr.ExprError(f"view blocks {blocks} or extent negative")
         return
     ds = dsets[w.dataset]
+    if w.extent is not None:
+        extent = [expr.evaluate(x, env) for x in w.extent]
+        maxdims = [None if x is None else expr.evaluate(x, env) for x in ds.maxdims or []]
+        if any(v < 0 or (m is not None and v > m) for v, m in zip(extent, maxdims, strict=True)):
+            raise expr.ExprError(f"extent {extent} negative or beyond maxdims {maxdims}")
+        return
     if w.direct and w.size is not None and expr.evaluate(w.size, env) < 0:
         raise expr.ExprError(f"chunk size {expr.evaluate(w.size, env)} negative")
     dims = [expr.evaluate(x, env) for x in ds.dims]

@@ -121,7 +121,7 @@ class Builder:
             if op.kind == "open":
                 open_idx[op.file] = len(out)
                 out.append((op.file, op.api, [], op.func))
-            elif op.kind in ("write", "create", "sync") or (
+            elif op.kind in ("write", "create", "sync", "extend") or (
                 op.kind == "read" and op.file in self.data_files
             ):
                 if op.file not in open_idx:  # file opened before the step body
@@ -232,7 +232,7 @@ class Builder:
             for ops in ops_by_rank:  # written or only created: the file's structure is kept
                 for op in ops:
                     if (
-                        op.kind in ("write", "create", "read")
+                        op.kind in ("write", "create", "read", "extend")
                         and op.dataset
                         and op.dataset not in datasets
                     ):
@@ -334,7 +334,9 @@ class Builder:
     def _writes(
         self, name: str, api: str, ops_by_rank: list[list[Op]], datasets: list[dict[str, Any]]
     ) -> list[dict[str, Any]]:
-        ops_by_rank = [[op for op in ops if op.kind in ("write", "read")] for ops in ops_by_rank]
+        ops_by_rank = [
+            [op for op in ops if op.kind in ("write", "read", "extend")] for ops in ops_by_rank
+        ]
         for ops in ops_by_rank:
             for op in ops:
                 if op.func in VIEW_WRITES and not (op.view and op.view.get("blocks") is not None):
@@ -384,6 +386,12 @@ class Builder:
                 if len(ranks) > 1
                 else (f"rank == {ranks[0]}")
             )
+        if ops[0].kind == "extend":  # H5Dset_extent (collective in parallel: one extent)
+            extents = [op.count for op in ops if op.count]
+            if any(e != extents[0] for e in extents):
+                self.note(f"{ops[0].dataset}: ranks set different extents: the largest is kept")
+            w["extent"] = [max(e[k] for e in extents) for k in range(len(extents[0]))]
+            return w
         if api == "hdf5":
             w.update(
                 dec.selection(

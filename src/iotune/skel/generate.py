@@ -118,6 +118,11 @@ def _attribute_code(a: Attribute, ind: str) -> list[str]:
 def _write_code(w: Write, nd: int, ind: str) -> list[str]:
     coll = "1" if w.collective else "0"
     when = _c(w.when) if w.when is not None else "1"
+    if w.extent is not None:  # H5Dset_extent: every rank of the file, as in HDF5
+        dims = _array("extent", [_c(x) for x in w.extent])
+        return [f"{ind}{{ /* extend a dataset */", f"{ind}  {dims}",
+                f"{ind}  skel_extend(f, {_cstr(w.dataset)}, step, {nd}, extent, {when});",
+                f"{ind}}}"]  # fmt: skip
     once = isinstance(w.repeat, ast.Constant) and w.repeat.value == 1
     lines = [f"{ind}{{" if once else f"{ind}for (long long i = 0; i < {_c(w.repeat)}; i++) {{"]
     inner = ind + "  "

@@ -46,7 +46,7 @@ def rank_pattern(names_by_rank: list[str], ranks: int) -> str | None:
 class Op:
     """A call of one rank, with names in pattern form."""
 
-    kind: str  # open, close, write, read
+    kind: str  # open, close, write, read, create, sync, extend (count: the new extent)
     func: str
     file: str  # pattern ({rank}, later {step})
     api: str
@@ -68,6 +68,7 @@ class Op:
 def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
     ops = []
     views: dict[str, dict[str, Any] | None] = {}  # file -> the view set last
+    extents: dict[int, list[int]] = {}  # dataset -> its extent since H5Dset_extent
     for c in tr.calls:
         if c.func == "MPI_File_set_view":
             views[c.file] = c.view
@@ -80,6 +81,8 @@ def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
             kind = "write"
         elif c.func == "H5Dcreate":
             kind = "create"  # kept for datasets created and never written
+        elif c.func == "H5Dset_extent":
+            kind = "extend"  # the dataset's new extent: c.dims
         elif c.func in SYNCS:
             kind = "sync"
         elif c.func.startswith(READS_PREFIX):
@@ -91,10 +94,16 @@ def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
         if c.dataset is not None and 0 <= c.dataset < len(tr.datasets):
             dinfo = tr.datasets[c.dataset]
             dname = dinfo["name"]
+            if c.func in ("H5Dcreate", "H5Dopen") and c.dims is not None:
+                extents[c.dataset] = list(c.dims)  # the extent then (the table: the first's)
+            if kind == "extend" and c.dims is not None:
+                extents[c.dataset] = list(c.dims)
+                count = list(c.dims)  # the new extent
             if kind in ("write", "read") and c.dims is not None:
                 count = list(c.dims)
                 elem = c.offset // max(int(dinfo["type_size"]), 1) if c.offset is not None else 0
-                start = _unravel(elem, dinfo["dims"])
+                # the offset counts in the extent at the call: after H5Dset_extent, the new one
+                start = _unravel(elem, extents.get(c.dataset, dinfo["dims"]))
         ops.append(
             Op(
                 kind,

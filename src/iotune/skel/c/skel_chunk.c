@@ -1,4 +1,5 @@
-/* Direct chunk writes and reads (H5Dwrite_chunk, H5Dread_chunk; h5py's write_direct_chunk):
+/* Direct chunk writes and reads (H5Dwrite_chunk, H5Dread_chunk; h5py's write_direct_chunk),
+ * and extents (H5Dset_extent, as netCDF-4 grows unlimited dimensions):
  * the application's chunks go to the file as stored, past HDF5's filters, and so do the
  * skeleton's, of the stored sizes the trace recorded. Their bytes must still read back through
  * the dataset's filters (the application may read the chunk with H5Dread): the skeleton's chunk
@@ -224,4 +225,33 @@ void skel_read_chunk(skel_file_t *f, const char *pattern, long long step, int nd
     free(own);
     if (rc < 0)
         skel_die(s, "H5Dread_chunk failed");
+}
+
+void skel_extend(skel_file_t *f, const char *pattern, long long step, int nd,
+                 const long long *extent, int active)
+{
+    skel_t *s = f->s;
+    if (!skel_is_hdf5(f) || f->api != SKEL_HDF5 || s->sizing)
+        return;
+    if (!active && f->comm != MPI_COMM_WORLD)
+        return; /* a file of its own: only the ranks that extend it */
+    char name[1024];
+    skel_format_name(name, sizeof name, pattern, step, s->rank);
+    int k = f->ndsets - 1;
+    while (k >= 0 && strcmp(f->dsets[k].name, name) != 0)
+        k--;
+    if (k < 0 || f->dsets[k].id < 0)
+        skel_die(s, "extent of a dataset that was neither created nor opened");
+    if (nd < 1 || nd > 32)
+        skel_die(s, "a dataset of more than 32 dimensions");
+    hsize_t dims[32];
+    for (int i = 0; i < nd; i++) {
+        if (extent[i] < 0)
+            skel_die(s, "a negative extent for these parameters");
+        dims[i] = (hsize_t)extent[i];
+    }
+    double t0 = skel_now();
+    if (H5Dset_extent(f->dsets[k].id, dims) < 0)
+        skel_die(s, "H5Dset_extent failed");
+    skel_add(s, T_WRITE, t0);
 }

@@ -75,6 +75,10 @@ void skel_read_bytes(skel_file_t *f, long long offset, long long size, int colle
  * bytes and skip the reads. */
 void skel_write_chunk(skel_file_t *f, const char *pattern, long long step, int nd,
                       const long long *start, long long size, unsigned mask, int active);
+/* H5Dset_extent of a dataset to extent (nd dimensions); on a file shared by the ranks every
+ * rank calls it (active or not: it is collective), with the same extent. Other methods: none. */
+void skel_extend(skel_file_t *f, const char *pattern, long long step, int nd,
+                 const long long *extent, int active);
 void skel_read_chunk(skel_file_t *f, const char *pattern, long long step, int nd,
                      const long long *start, long long size, int active);
 /* The application's memory datatype of the next write on f: n pieces of these lengths (gaps
