@@ -85,6 +85,21 @@ def test_direct_writes_are_read_and_checked():
         dmod.parse_text(raw, "d.yaml")
 
 
+def test_a_version_1_timing_file_has_no_read_part(tmp_path):
+    """Timing files of skeletons generated before reads had their part (4 columns) still load:
+    their read part is 0 (their reads are in write)."""
+    old = tmp_path / "t.json"
+    old.write_text('{"schema": "iotune-skel-timing", "version": 1, "skeleton": "x", '
+                   '"method": "native", "ranks": 1, "per_rank": [{"rank": 0, '
+                   '"steps": [[0.1, 0.0, 0.2, 0.01], [0.1, 0.0, 0.3, 0.01]]}]}')  # fmt: skip
+    (totals,) = runmod.per_rank_totals(runmod.load_timing(str(old)))
+    assert totals["read"] == 0 and totals["write"] == pytest.approx(0.5)
+    assert totals["total"] == pytest.approx(0.72)
+    old.write_text(old.read_text().replace("0.01]]", "0.01, 0.0, 1.0]]"))  # 6 columns
+    with pytest.raises(runmod.RunError, match="not a skeleton timing file"):
+        runmod.load_timing(str(old))
+
+
 def _stored_sizes(path: Path) -> int:
     """The dataset's stored bytes (h5dump -p: SIZE)."""
     out = subprocess.run(["h5dump", "-H", "-p", str(path)], capture_output=True, text=True,
@@ -104,6 +119,10 @@ def test_the_skeletons_chunks_have_the_stored_sizes_and_read_back_through_the_fi
     out = tmp_path / "out"
     out.mkdir()
     run_mpi(1, [skeleton, "--dir", out, "--timing", tmp_path / "t.json"], timeout=120)
+    t = runmod.load_timing(str(tmp_path / "t.json"))
+    assert t["version"] == 2 and t["parts"] == list(runmod.PARTS)
+    (totals,) = runmod.per_rank_totals(t)
+    assert totals["read"] > 0 and totals["write"] > 0  # reads are their own part
     stored = _stored_sizes(out / "c.h5")
     assert 700 + 2048 < stored < 700 + 2048 + 100  # the second: its stream, a few dozen bytes
     layout = h5layout.read(str(out / "c.h5"))["datasets"]["/d"]

@@ -221,7 +221,7 @@ void skel_read_chunk(skel_file_t *f, const char *pattern, long long step, int nd
     uint32_t filters = 0;
     double t0 = skel_now();
     herr_t rc = H5Dread_chunk(f->dsets[c.k].id, H5P_DEFAULT, c.at, &filters, own ? own : data);
-    skel_add(s, T_WRITE, t0);
+    skel_add(s, T_READ, t0);
     free(own);
     if (rc < 0)
         skel_die(s, "H5Dread_chunk failed");
