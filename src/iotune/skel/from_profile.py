@@ -388,6 +388,7 @@ class Builder:
             )
         if ops[0].kind == "extend":  # H5Dset_extent (collective in parallel: one extent)
             extents = [op.count for op in ops if op.count]
+            extents = [e for e in extents if len(e) == len(extents[0])]
             if any(e != extents[0] for e in extents):
                 self.note(f"{ops[0].dataset}: ranks set different extents: the largest is kept")
             w["extent"] = [max(e[k] for e in extents) for k in range(len(extents[0]))]

@@ -82,7 +82,7 @@ def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
         elif c.func == "H5Dcreate":
             kind = "create"  # kept for datasets created and never written
         elif c.func == "H5Dset_extent":
-            kind = "extend"  # the dataset's new extent: c.dims
+            kind = "extend"  # the dataset's new extent: c.dims (op.count)
         elif c.func in SYNCS:
             kind = "sync"
         elif c.func.startswith(READS_PREFIX):
@@ -94,16 +94,21 @@ def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
         if c.dataset is not None and 0 <= c.dataset < len(tr.datasets):
             dinfo = tr.datasets[c.dataset]
             dname = dinfo["name"]
-            if c.func in ("H5Dcreate", "H5Dopen") and c.dims is not None:
+            same_rank = c.dims is not None and len(c.dims) == len(dinfo.get("dims") or [])
+            if c.func in ("H5Dcreate", "H5Dopen") and same_rank:
                 extents[c.dataset] = list(c.dims)  # the extent then (the table: the first's)
-            if kind == "extend" and c.dims is not None:
+            if kind == "extend" and same_rank:
                 extents[c.dataset] = list(c.dims)
                 count = list(c.dims)  # the new extent
-            if kind in ("write", "read") and c.dims is not None:
+            extent = extents.get(c.dataset, dinfo.get("dims") or [])
+            if kind in ("write", "read") and c.dims is not None and len(c.dims) == len(extent):
                 count = list(c.dims)
-                elem = c.offset // max(int(dinfo["type_size"]), 1) if c.offset is not None else 0
+                size = int(dinfo.get("type_size") or 1)
+                elem = c.offset // max(size, 1) if c.offset is not None else 0
                 # the offset counts in the extent at the call: after H5Dset_extent, the new one
-                start = _unravel(elem, extents.get(c.dataset, dinfo["dims"]))
+                start = _unravel(max(elem, 0), extent)
+        if kind == "extend" and count is None:  # no dataset or extent known: nothing to make
+            kind = "other"
         ops.append(
             Op(
                 kind,

@@ -113,12 +113,33 @@ def load_traces(profile_path: str) -> tuple[dict[str, Any], list[Trace]]:
                 f"({t.get('dropped_calls')} calls dropped); raise "
                 "IOTUNE_TRACE_LIMIT and profile again"
             )
+        _check_datasets(path, t)
         traces.append(_calls(r, t))
     return prof, traces
 
 
+def _check_datasets(path: str, t: dict[str, Any]) -> None:
+    """What a skeleton needs of the trace's datasets (the trace reader lets an older runtime's
+    leave fields out): a path, an extent, an element size, maximum extent and chunks of its
+    rank."""
+    for i, d in enumerate(t.get("datasets") or []):
+        name, dims = d.get("name"), d.get("dims")
+        ok = isinstance(name, str) and name.startswith("/") and isinstance(dims, list)
+        ok = ok and type(d.get("type_size")) is int and d["type_size"] >= 0
+        for key in ("maxdims", "chunks"):
+            ok = ok and (d.get(key) is None or len(d[key]) == len(dims))
+        if not ok:
+            raise FromProfileError(
+                f"{path}: datasets[{i}]: a dataset without its path, extent or element size, or "
+                "with a maximum extent or chunks of another rank"
+            )
+    for i, sig in enumerate(t.get("signatures") or []):
+        if sig.get("layer") not in API_OF_LAYER:
+            raise FromProfileError(f"{path}: signature {i}: unknown layer {sig.get('layer')!r}")
+
+
 def _calls(rank: int, t: dict[str, Any]) -> Trace:
-    out = Trace(rank, t.get("datasets", []), version=int(t.get("version", 4)))
+    out = Trace(rank, t.get("datasets") or [], version=int(t.get("version", 4)))
     last: dict[tuple[str, str], int] = {}
     sigs = t["signatures"]
     for sig_i, count, start, busy, span in t["events"]:
