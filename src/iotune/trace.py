@@ -104,12 +104,17 @@ def by_rank(profile_path: str | os.PathLike[str]) -> dict[int, tuple[str, dict[s
     out: dict[int, tuple[str, dict[str, Any]]] = {}
     for path in files(profile_path):
         base = os.path.basename(path)
+        rank = None
         if base.startswith("rank-"):
             rank = int(base[5:].split(".")[0])
             if rank in out or path != rank_path(profile_path, rank):
                 continue  # in a host's file, or schema 2's beside schema 4's
         for t in read_all(path):
-            out.setdefault(t["rank"], (path, t))
+            # a rank's own file that does not say its rank (the header is optional): its name's
+            r = t.get("rank", rank)
+            if r is None:
+                raise TraceError(f"{path}: a trace without its rank")
+            out.setdefault(r, (path, t))
     return out
 
 

@@ -241,7 +241,7 @@ files:
     "text, said",
     [
         ("ranks: 4294967296\n", "ranks: expected an integer from 1 to 2147483647"),
-        ("steps: 9223372036854775807\n", "steps: expected 1 to 536870911"),
+        ("steps: 9223372036854775807\n", "steps: expected 1 to 429496729"),
     ],
 )
 def test_a_parameter_file_is_bounded_like_the_descriptor(tmp_path, text, said):

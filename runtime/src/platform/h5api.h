@@ -33,6 +33,7 @@
     X(H5Dwrite_chunk)                                                                              \
     X(H5Dread_chunk)                                                                               \
     X(H5Dget_chunk_storage_size)                                                                   \
+    X(H5Dset_extent)                                                                               \
     X(H5Dclose)                                                                                    \
     X(H5Dget_space)                                                                                \
     X(H5Dget_type)                                                                                 \

@@ -59,6 +59,8 @@ struct iot_block; /* mpitype.h */
  * change (maximum extent equal to it): returns its rank, or 0 when unknown or extendible. Needs
  * no lock: what a transfer uses instead of asking HDF5 for the file space's extent. */
 int iot_trace_fixed_extent(int ds, uint64_t *dims);
+/* Dataset ds's extent changed (H5Dset_extent): transfers ask HDF5 for it from now on. */
+void iot_trace_extent_changed(int ds);
 
 int iot_trace_view(int64_t disp, uint64_t etype_size, uint64_t size, int64_t lb, int64_t extent,
                    const struct iot_block *blocks, int nblocks);

@@ -133,6 +133,15 @@ int iot_trace_fixed_extent(int ds, uint64_t *dims)
     return n;
 }
 
+void iot_trace_extent_changed(int ds)
+{
+    if (ds < 0 || ds / EXTENT_CHUNK >= EXTENT_CHUNKS)
+        return;
+    extent_entry *chunk = __atomic_load_n(&extent_chunks[ds / EXTENT_CHUNK], __ATOMIC_ACQUIRE);
+    if (chunk)
+        __atomic_store_n(&chunk[ds % EXTENT_CHUNK][0], 0, __ATOMIC_RELEASE);
+}
+
 int iot_trace_dataset(int rec, const char *path, const iot_trace_dset_desc *d)
 {
     char key[IOT_REC_NAME + 1100];

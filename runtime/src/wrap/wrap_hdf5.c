@@ -316,54 +316,6 @@ IOT_EXPORT herr_t H5Dread(hid_t dset, hid_t mtype, hid_t mspace, hid_t fspace, h
     return transfer(0, dset, mtype, mspace, fspace, dxpl, buf);
 }
 
-/* Direct chunk transfers: H5Dwrite_chunk (which the high-level H5DOwrite_chunk calls, e.g.
- * h5py's write_direct_chunk) and H5Dread_chunk move a chunk as stored, past the filters and
- * selections. Counted as independent HDF5 transfers of the chunk's stored bytes; not traced
- * (they have no selection). Without capture they cost one branch. */
-static void chunk_counted(int is_write, hid_t dset, uint64_t bytes, double dt, int outer)
-{
-    int *v = iot_idmap_get(&dsets, (uint64_t)dset);
-    int rec = v ? v[0] : -1;
-    if (!iot_lock())
-        return;
-    iot_count_access(rec, IOT_L_HDF5, is_write, -1, bytes, dt, outer);
-    if (rec >= 0) {
-        iot_counters *c = &iot_rec(rec)->c[IOT_L_HDF5];
-        is_write ? c->indep_writes++ : c->indep_reads++;
-    }
-    iot_unlock();
-}
-
-IOT_EXPORT herr_t H5Dwrite_chunk(hid_t dset, hid_t dxpl, uint32_t filters, const hsize_t *offset,
-                                 size_t size, const void *buf)
-{
-    const iot_h5_api *real = iot_h5_real();
-    if (!iot_capture_on)
-        return real->H5Dwrite_chunk(dset, dxpl, filters, offset, size, buf);
-    IOT_TIMED(real->H5Dwrite_chunk(dset, dxpl, filters, offset, size, buf));
-    chunk_counted(1, dset, rc >= 0 ? size : 0, dt, outer);
-    return rc;
-}
-
-IOT_EXPORT herr_t H5Dread_chunk(hid_t dset, hid_t dxpl, const hsize_t *offset, uint32_t *filters,
-                                void *buf)
-{
-    const iot_h5_api *real = iot_h5_real();
-    if (!iot_capture_on)
-        return real->H5Dread_chunk(dset, dxpl, offset, filters, buf);
-    IOT_TIMED(real->H5Dread_chunk(dset, dxpl, offset, filters, buf));
-    hsize_t size = 0;
-    if (rc >= 0 && real->H5Dget_chunk_storage_size) {
-        iot_h5_quiet quiet;
-        iot_h5_quiet_begin(&quiet);
-        if (real->H5Dget_chunk_storage_size(dset, offset, &size) < 0)
-            size = 0;
-        iot_h5_quiet_end(&quiet);
-    }
-    chunk_counted(0, dset, size, dt, outer);
-    return rc;
-}
-
 /* The trace's description of a dataset (HDF5 calls, outside the lock): space, type and creation
  * list are the application's own when it creates the dataset (what it asked for, not the tuned
  * chunking), else the dataset's. */

@@ -17,8 +17,10 @@ def dataset_entry(
     layout: dict[str, Any] | None,
     trace_version: int,
     note: Callable[[str], None],
+    parallel: bool = True,
 ) -> dict[str, Any]:
-    """The entry of the dataset op creates or writes (file: its file's pattern, for notes)."""
+    """The entry of the dataset op creates or writes (file: its file's pattern, for notes;
+    parallel: written through MPI-IO, where HDF5 allocates every dataset early itself)."""
     info = op.dset_info
     real = info["name"]
     found = layout["datasets"].get(real) if layout else None
@@ -58,6 +60,7 @@ def dataset_entry(
                     f"trace (schema {trace_version}) has no types or chunks: "
                     f"{real}: element size {size}, class assumed {d['type']}, contiguous"
                 )
+    _times(d, found, parallel)
     if found and found.get("filters"):
         known = [f for f in found["filters"] if not f.startswith("other")]
         for f in found["filters"]:
@@ -117,3 +120,21 @@ def _compound(
     if offset < size:
         note(f"{real}: compound of {size} bytes, members {offset}: offsets assumed packed")
     return {"compound": size, "members": out}
+
+
+# HDF5's defaults: fill time ifset; allocation by layout (chunked incr, contiguous late)
+def _times(d: dict[str, Any], found: dict[str, Any] | None, parallel: bool) -> None:
+    """The fill time and allocation time of the application's file (h5dump -p), where they are
+    not HDF5's defaults (and not the early allocation MPI-IO forces anyway)."""
+    if not found:
+        return
+    if found.get("fill_time") in ("alloc", "never"):
+        d["fill_time"] = found["fill_time"]
+    alloc = found.get("alloc_time")
+    default = "incr" if d.get("chunks") else "late"
+    if (
+        alloc in ("early", "late", "incr")
+        and alloc != default
+        and not (parallel and alloc == "early")
+    ):
+        d["alloc_time"] = alloc

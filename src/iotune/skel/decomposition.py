@@ -199,6 +199,8 @@ def _difference(a: dict[str, Any], b: dict[str, Any]) -> Any:
         return None
     if any(a.get(k) != b.get(k) for k in keys - {"start", "offset"}):
         return None
+    if "offset" not in a and ("start" not in a or "start" not in b):
+        return None  # an extent (H5Dset_extent) is no write
     if "offset" in a:
         da, db = split_lin(a["offset"]), split_lin(b["offset"])
         if da is None or db is None or da[1] != db[1]:

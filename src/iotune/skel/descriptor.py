@@ -35,6 +35,8 @@ TYPES = {
     "uint64": (8, "H5T_NATIVE_UINT64", "H5T_STD_U64LE"),
 }
 FILTERS = ("shuffle", "fletcher32")  # and deflate=LEVEL (0-9)
+FILL_TIMES = ("alloc", "never", "ifset")  # a dataset's fill time (H5Pset_fill_time)
+ALLOC_TIMES = ("early", "late", "incr")  # its allocation time (H5Pset_alloc_time)
 _DEFLATE = re.compile(r"deflate=([0-9])\Z")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 # Bounds of what a descriptor may say (each a limit of the C runtime or of MPI): more is an
@@ -46,7 +48,7 @@ MAX_FILE_NAME = 3960  # bytes of a file name (4096 - 128)
 MAX_MEMBERS = 1024  # members of a compound type
 MAX_TYPE_SIZE = 2**31 - 1
 MAX_COMPUTE_S = 86400.0  # seconds between two steps
-MAX_STEPS = (2**31 - 1) // 4  # the runtime gathers 4 times per step per rank (an int count)
+MAX_STEPS = (2**31 - 1) // 5  # the runtime gathers 5 times per step per rank (an int count)
 CHECKED_RANKS = 4096  # selections are checked at every rank up to this, beyond at a sample
 MAX_NODES = 1_000_000  # YAML nodes of one descriptor
 MAX_BYTES = 64 * 1024 * 1024
@@ -114,6 +116,8 @@ class Dataset:
     members: list[Member] | None = None
     filters: list[str] = field(default_factory=list)  # shuffle, fletcher32, deflate=N
     exists: bool = False  # in a file opened `existing`: opened (it was made before), not created
+    fill_time: str | None = None  # alloc, never, ifset (None: HDF5's default)
+    alloc_time: str | None = None  # early, late, incr (None: HDF5's default)
 
     @property
     def element_size(self) -> int:
@@ -151,6 +155,12 @@ class Write:
     memory: list[int] | None = None  # the pieces of a noncontiguous memory datatype (MPI-IO)
     memory_by_rank: dict[int, list[int]] | None = None
     read: bool = False  # a read of the same selection (the file's own data, written before)
+    # a direct chunk transfer (H5Dwrite_chunk / H5Dread_chunk) of the chunk at `start`: `size`
+    # stored bytes, filters skipped by the mask's bits (count: the chunk, clipped to the extent)
+    direct: bool = False
+    filter_mask: int = 0
+    # not a write: H5Dset_extent of the dataset to these dimensions (collective on a shared file)
+    extent: list[ast.expr] | None = None
 
 
 @dataclass
@@ -164,6 +174,7 @@ class File:
     sync: bool = False  # flushed to storage after each step's writes (fsync, H5Fflush)
     attributes: list[attrs.Attribute] = field(default_factory=list)  # HDF5 files
     existing: bool = False  # opened, not created: an earlier entry of the skeleton wrote it
+    serial: bool = False  # HDF5 through the serial (sec2) driver, by one rank (as the application)
 
     @property
     def per_rank(self) -> bool:
@@ -502,8 +513,11 @@ def _file(c: _Checker, f: Any, line: int, where: str, known: set[str]) -> File:
         f,
         line,
         where,
-        {"name", "api", "datasets", "groups", "writes", "sync", "attributes", "open"},
+        {"name", "api", "datasets", "groups", "writes", "sync", "attributes", "open", "serial"},
     )
+    serial = f.get("serial", False)
+    if type(serial) is not bool:
+        c.fail(c.line_of(f, "serial"), f"{where}.serial", "expected true or false")
     opening = f.get("open", "create")
     if opening not in ("create", "existing"):
         c.fail(c.line_of(f, "open"), f"{where}.open", "expected create or existing")
@@ -549,15 +563,28 @@ def _file(c: _Checker, f: Any, line: int, where: str, known: set[str]) -> File:
         c.fail(c.line_of(f, "attributes"), f"{where}.attributes", f"an {api} file has none")
     if any(d.exists for d in datasets) and opening != "existing":
         c.fail(c.line_of(f, "datasets"), f"{where}.datasets", "exists: true needs open: existing")
-    return File(
+    if serial and api != "hdf5":
+        c.fail(c.line_of(f, "serial"), f"{where}.serial", "an HDF5 file's (its driver)")
+    out = File(
         name, api, datasets, list(groups), writes, line, sync, attributes, opening == "existing"
     )
+    out.serial = serial
+    return out
 
 
 def _dataset(c: _Checker, d: Any, line: int, where: str, known: set[str]) -> Dataset:
     d = c.mapping(
-        d, line, where, {"name", "type", "dims", "maxdims", "chunks", "filters", "exists"}
-    )
+        d,
+        line,
+        where,
+        {"name", "type", "dims", "maxdims", "chunks", "filters", "exists", "fill_time",
+         "alloc_time"},
+    )  # fmt: skip
+    times = {}
+    for key, allowed in (("fill_time", FILL_TIMES), ("alloc_time", ALLOC_TIMES)):
+        if d.get(key) is not None and d[key] not in allowed:
+            c.fail(c.line_of(d, key), f"{where}.{key}", "expected one of " + ", ".join(allowed))
+        times[key] = d.get(key)
     exists = d.get("exists", False)
     if type(exists) is not bool:
         c.fail(c.line_of(d, "exists"), f"{where}.exists", "expected true or false")
@@ -609,7 +636,8 @@ def _dataset(c: _Checker, d: Any, line: int, where: str, known: set[str]) -> Dat
                "expected a list of shuffle, fletcher32, deflate=LEVEL (0-9)")  # fmt: skip
     if filters and chunks is None:
         c.fail(c.line_of(d, "filters"), f"{where}.filters", "filters need chunks")
-    return Dataset(name, typ, dims, maxdims, chunks, line, size, members, list(filters), exists)
+    return Dataset(name, typ, dims, maxdims, chunks, line, size, members, list(filters), exists,
+                   **times)  # fmt: skip
 
 
 def _type(c: _Checker, t: Any, line: int, where: str) -> tuple[str, int, list[Member] | None]:
@@ -674,8 +702,13 @@ def _write(
         "view",
         "memory",
         "read",
+        "direct",
+        "filter_mask",
+        "extent",
     }
     w = c.mapping(w, line, where, fields)
+    if "extent" in w:
+        return _extent(c, w, line, where, known, api, datasets)
     is_read = w.get("read", False)
     if type(is_read) is not bool:
         c.fail(c.line_of(w, "read"), f"{where}.read", "expected true or false")
@@ -689,6 +722,7 @@ def _write(
     if not isinstance(transfer, str) or transfer not in TRANSFERS:
         c.fail(c.line_of(w, "transfer"), f"{where}.transfer", "expected collective or independent")
     out = Write(dataset=None, collective=transfer == "collective", line=line, read=is_read)
+    _direct(c, w, where, known, api, datasets, out)
     out.repeat = c.expression(w.get("repeat", 1), c.line_of(w, "repeat"), f"{where}.repeat", known)
     if w.get("when") is not None:
         out.when = c.expression(w["when"], c.line_of(w, "when"), f"{where}.when", known)
@@ -760,6 +794,57 @@ def _write(
         else:
             out.stride = c.expression(w["stride"], c.line_of(w, "stride"), f"{where}.stride", known)
     return out
+
+
+def _extent(
+    c: _Checker, w: _Map, line: int, where: str, known: set[str], api: str, datasets: dict
+) -> Write:
+    """{dataset, extent: [...], when}: the dataset extended (or shrunk) to extent, by every
+    rank (H5Dset_extent is collective on a shared file)."""
+    c.mapping(w, line, where, {"dataset", "extent", "when"})
+    name = w.get("dataset")
+    if api != "hdf5" or not isinstance(name, str) or name not in datasets:
+        c.fail(c.line_of(w, "extent"), f"{where}.extent", "an extent needs a dataset of this file")
+    ds = datasets[name]
+    if ds.maxdims is None:
+        c.fail(c.line_of(w, "extent"), f"{where}.extent",
+               f"dataset {name!r} has no maxdims: its extent cannot change")  # fmt: skip
+    no_rank = known - {"rank"}  # every rank sets the same extent
+    out = Write(dataset=name, line=line, collective=True)
+    out.extent = c.expressions(
+        w["extent"], c.line_of(w, "extent"), f"{where}.extent", no_rank, len(ds.dims)
+    )
+    if w.get("when") is not None:
+        out.when = c.expression(w["when"], c.line_of(w, "when"), f"{where}.when", known)
+    return out
+
+
+def _direct(
+    c: _Checker, w: _Map, where: str, known: set[str], api: str, datasets: dict, out: Write
+) -> None:
+    """`direct: true` (a direct chunk transfer of `size` stored bytes) and `filter_mask`."""
+    direct = w.get("direct", False)
+    if type(direct) is not bool:
+        c.fail(c.line_of(w, "direct"), f"{where}.direct", "expected true or false")
+    mask = w.get("filter_mask", 0)
+    if type(mask) is not int or not 0 <= mask < 2**31:
+        c.fail(c.line_of(w, "filter_mask"), f"{where}.filter_mask",
+               "expected the filters skipped, as bits (0 to 2^31-1)")  # fmt: skip
+    if "filter_mask" in w and not direct:
+        c.fail(c.line_of(w, "filter_mask"), f"{where}.filter_mask", "needs direct: true")
+    if not direct:
+        return
+    name = w.get("dataset")
+    if api != "hdf5" or not isinstance(name, str) or name not in datasets:
+        c.fail(c.line_of(w, "direct"), f"{where}.direct", "a direct chunk transfer needs a "
+               "dataset of this file")  # fmt: skip
+    if datasets[name].chunks is None:
+        c.fail(c.line_of(w, "direct"), f"{where}.direct", f"dataset {name!r} is not chunked")
+    if "view" in w or "memory" in w:
+        c.fail(c.line_of(w, "direct"), f"{where}.direct", "a chunk goes without view or memory")
+    size = c.require(w, "size", where)
+    out.direct, out.filter_mask = True, mask
+    out.size = c.expression(size, c.line_of(w, "size"), f"{where}.size", known)
 
 
 def _view(c: _Checker, v: Any, line: int, where: str, known: set[str]) -> View:
@@ -865,6 +950,14 @@ def _check_write(d: Descriptor, w: Write, dsets: dict[str, Dataset], env: dict[s
                 raise expr.ExprError(f"view blocks {blocks} or extent negative")
         return
     ds = dsets[w.dataset]
+    if w.extent is not None:
+        extent = [expr.evaluate(x, env) for x in w.extent]
+        maxdims = [None if x is None else expr.evaluate(x, env) for x in ds.maxdims or []]
+        if any(v < 0 or (m is not None and v > m) for v, m in zip(extent, maxdims, strict=True)):
+            raise expr.ExprError(f"extent {extent} negative or beyond maxdims {maxdims}")
+        return
+    if w.direct and w.size is not None and expr.evaluate(w.size, env) < 0:
+        raise expr.ExprError(f"chunk size {expr.evaluate(w.size, env)} negative")
     dims = [expr.evaluate(x, env) for x in ds.dims]
     start = [expr.evaluate(x, env) for x in first]
     count = [expr.evaluate(x, env) for x in second]

@@ -31,7 +31,7 @@ from iotune.skel import descriptor as dmod
 from iotune.skel import steps as stepmod
 from iotune.skel.dataset_types import dataset_entry
 from iotune.skel.ops import Op, align, ops_of, rank_pattern
-from iotune.skel.trace_calls import VIEW_WRITES, FromProfileError, Trace, load_traces
+from iotune.skel.trace_calls import DIRECT, VIEW_WRITES, FromProfileError, Trace, load_traces
 
 __all__ = ["FromProfileError", "from_profile", "load_traces", "to_yaml"]
 
@@ -121,7 +121,7 @@ class Builder:
             if op.kind == "open":
                 open_idx[op.file] = len(out)
                 out.append((op.file, op.api, [], op.func))
-            elif op.kind in ("write", "create", "sync") or (
+            elif op.kind in ("write", "create", "sync", "extend") or (
                 op.kind == "read" and op.file in self.data_files
             ):
                 if op.file not in open_idx:  # file opened before the step body
@@ -223,6 +223,8 @@ class Builder:
         entry: dict[str, Any] = {"name": name, "api": api}
         if existing:
             entry["open"] = "existing"
+        if api == "hdf5" and self._serial(name):
+            entry["serial"] = True
         if api == "hdf5":
             layout = self._layout(name)  # groups; types and chunks of an older trace
             datasets: dict[str, dict[str, Any]] = {}
@@ -230,13 +232,14 @@ class Builder:
             for ops in ops_by_rank:  # written or only created: the file's structure is kept
                 for op in ops:
                     if (
-                        op.kind in ("write", "create", "read")
+                        op.kind in ("write", "create", "read", "extend")
                         and op.dataset
                         and op.dataset not in datasets
                     ):
                         datasets[op.dataset] = dataset_entry(
-                            name, op, layout, self.traces[0].version, self.note
-                        )
+                            name, op, layout, self.traces[0].version, self.note,
+                            parallel=not entry.get("serial"),
+                        )  # fmt: skip
                         if existing and op.dataset not in created:
                             datasets[op.dataset]["exists"] = True
             entry["datasets"] = list(datasets.values())
@@ -272,6 +275,24 @@ class Builder:
             )
         entry["writes"] = self._writes(name, api, ops_by_rank, entry.get("datasets", []))
         return entry
+
+    def _serial(self, pattern: str) -> bool:
+        """Did the application write this file through a serial HDF5 driver (the profile's
+        hdf5_driver: sec2, core, ...), each file by one rank? The skeleton then does too:
+        with MPI-IO, HDF5 allocates chunks early and the file differs (h5dump, POSIX bytes)."""
+        if self.ranks > 1 and not dmod.has_placeholder(pattern, "rank"):
+            return False
+        parts = re.split(r"(\{(?:step|rank)(?::0\d+)?\})", pattern)
+        regex = re.compile(
+            "".join(r"\d+" if p.startswith("{") else re.escape(p) for p in parts if p)
+        )
+        drivers = {
+            f.get("hdf5_driver")
+            for f in self.prof.get("files") or []
+            if isinstance(f, dict) and isinstance(f.get("name"), str)
+            and regex.fullmatch(f["name"]) and f.get("hdf5_driver")
+        }  # fmt: skip
+        return bool(drivers) and "mpio" not in drivers
 
     def _attributes(
         self, name: str, layout: dict[str, Any], ops_by_rank: list[list[Op]]
@@ -313,7 +334,9 @@ class Builder:
     def _writes(
         self, name: str, api: str, ops_by_rank: list[list[Op]], datasets: list[dict[str, Any]]
     ) -> list[dict[str, Any]]:
-        ops_by_rank = [[op for op in ops if op.kind in ("write", "read")] for ops in ops_by_rank]
+        ops_by_rank = [
+            [op for op in ops if op.kind in ("write", "read", "extend")] for ops in ops_by_rank
+        ]
         for ops in ops_by_rank:
             for op in ops:
                 if op.func in VIEW_WRITES and not (op.view and op.view.get("blocks") is not None):
@@ -337,6 +360,16 @@ class Builder:
             groups = [[(r, op)] for r, ops in enumerate(ops_by_rank) for op in ops]
         else:
             groups = [[(r, ops_by_rank[r][i]) for r, i in group] for group in aligned]
+        # direct chunk transfers of different stored sizes on different ranks: one entry each
+        groups = [
+            part
+            for g in groups
+            for part in (
+                [[x] for x in g]
+                if g[0][1].func in DIRECT and len({op.size for _, op in g}) > 1
+                else [g]
+            )
+        ]
         dims_of = {d["name"]: (d, list(d["dims"])) for d in datasets}
         writes = [self._write(group, api, dims_of) for group in groups]
         return dec.compress(writes)
@@ -353,12 +386,25 @@ class Builder:
                 if len(ranks) > 1
                 else (f"rank == {ranks[0]}")
             )
+        if ops[0].kind == "extend":  # H5Dset_extent (collective in parallel: one extent)
+            extents = [op.count for op in ops if op.count]
+            extents = [e for e in extents if len(e) == len(extents[0])]
+            if any(e != extents[0] for e in extents):
+                self.note(f"{ops[0].dataset}: ranks set different extents: the largest is kept")
+            w["extent"] = [max(e[k] for e in extents) for k in range(len(extents[0]))]
+            return w
         if api == "hdf5":
             w.update(
                 dec.selection(
                     ranks, ops, dims_of.get(ops[0].dataset), self.ranks, self.blocks, self.note
                 )
             )
+            if ops[0].func in DIRECT:  # a chunk as stored: its stored size, filters skipped
+                w["direct"], w["size"] = True, ops[0].size
+                if ops[0].filter_mask:
+                    w["filter_mask"] = ops[0].filter_mask
+                w["transfer"] = "independent"
+                return w
         else:
             offsets = [op.offset or 0 for op in ops]
             sizes = [op.size for op in ops]

@@ -67,9 +67,11 @@ def _dataset_code(ds: Dataset, ind: str) -> list[str]:
         chunks = "chunks"
     lines.extend(f"{ind}  {x}" for x in _type_code(ds))
     filters = _cstr(",".join(ds.filters)) if ds.filters else "NULL"
+    fill = f"H5D_FILL_TIME_{ds.fill_time.upper()}" if ds.fill_time else "-1"
+    alloc = f"H5D_ALLOC_TIME_{ds.alloc_time.upper()}" if ds.alloc_time else "-1"
     lines.append(
         f"{ind}  skel_dataset(f, {_cstr(ds.name)}, step, type, {nd}, dims, "
-        f"{maxdims}, {chunks}, {filters});"
+        f"{maxdims}, {chunks}, {filters}, {alloc}, {fill});"
     )
     lines.append(f"{ind}}}")
     return lines
@@ -116,6 +118,11 @@ def _attribute_code(a: Attribute, ind: str) -> list[str]:
 def _write_code(w: Write, nd: int, ind: str) -> list[str]:
     coll = "1" if w.collective else "0"
     when = _c(w.when) if w.when is not None else "1"
+    if w.extent is not None:  # H5Dset_extent: every rank of the file, as in HDF5
+        dims = _array("extent", [_c(x) for x in w.extent])
+        return [f"{ind}{{ /* extend a dataset */", f"{ind}  {dims}",
+                f"{ind}  skel_extend(f, {_cstr(w.dataset)}, step, {nd}, extent, {when});",
+                f"{ind}}}"]  # fmt: skip
     once = isinstance(w.repeat, ast.Constant) and w.repeat.value == 1
     lines = [f"{ind}{{" if once else f"{ind}for (long long i = 0; i < {_c(w.repeat)}; i++) {{"]
     inner = ind + "  "
@@ -143,10 +150,18 @@ def _write_code(w: Write, nd: int, ind: str) -> list[str]:
             zero = " ".join(f"start[{k}] = 0; count[{k}] = 0;" for k in range(nd))
             lines.append(f"{inner}default: {zero} active = 0;")
             lines.append(f"{inner}}}")
-        call = "skel_read" if w.read else "skel_write"
-        lines.append(
-            f"{inner}{call}(f, {_cstr(w.dataset)}, step, {nd}, start, count, {coll}, active);"
-        )
+        if w.direct:  # a chunk as stored: its offset and stored size
+            lines[0] = lines[0].replace("a dataset's selection", "a chunk as stored (direct)")
+            size = _c(w.size) if w.size is not None else "0LL"
+            tail = "active);" if w.read else f"{w.filter_mask}u, active);"
+            call = "skel_read_chunk" if w.read else "skel_write_chunk"
+            lines.append(f"{inner}(void)count;")
+            lines.append(f"{inner}{call}(f, {_cstr(w.dataset)}, step, {nd}, start, {size}, {tail}")
+        else:
+            call = "skel_read" if w.read else "skel_write"
+            lines.append(
+                f"{inner}{call}(f, {_cstr(w.dataset)}, step, {nd}, start, count, {coll}, active);"
+            )
     elif w.view is not None or w.view_by_rank is not None:
         lines[0] = f"{ind}/* write bytes through a file view */\n" + lines[0]
         stride = "" if once else f" + i * {_c(w.stride or expr.parse(0))}"
@@ -254,6 +269,8 @@ def _file_body(f: File, index: int) -> list[str]:
 
 def _open_flags(f: File) -> str:
     flags = ["SKEL_OPEN_EXISTING"] if f.existing else []
+    if f.serial:
+        flags.append("SKEL_OPEN_SERIAL")
     if any(w.read for w in f.writes):
         flags.append("SKEL_OPEN_READS")
     only_reads = all(w.read for w in f.writes) and all(d.exists for d in f.datasets)

@@ -42,6 +42,7 @@ def _dims(text: str) -> tuple[list[int], list[int | None]]:
     return cur, mx
 
 
+_TIMES = re.compile(r"(?:FILL_TIME )?H5D_(FILL|ALLOC)_TIME_(ALLOC|NEVER|IFSET|EARLY|LATE|INCR)\Z")
 _MEMBER = re.compile(r'(\S+) "(.*)";\Z')  # h5dump does not escape quotes in member names
 
 
@@ -61,8 +62,9 @@ def parse(text: str) -> dict[str, Any]:
     """Groups, datasets and attributes of `h5dump -H -p` output. A dataset: type (h5dump's
     name; compound types also their members, [[type, name], ...], None when a member is itself
     compound or an array), dims, maxdims, chunks, filters (shuffle, deflate=N, fletcher32,
-    other: ...). An attribute: on (its object's path), name, type (h5dump's name; a string
-    {size (0: variable), pad, cset}; None: another class), dims (None: scalar; "null")."""
+    other: ...), fill_time (alloc, never, ifset) and alloc_time (early, late, incr) when shown.
+    An attribute: on (its object's path), name, type (h5dump's name; a string {size (0:
+    variable), pad, cset}; None: another class), dims (None: scalar; "null")."""
     groups: list[str] = []
     datasets: dict[str, dict[str, Any]] = {}
     attributes: list[dict[str, Any]] = []
@@ -100,6 +102,10 @@ def parse(text: str) -> dict[str, Any]:
                 datasets[ds]["members"] = None
         elif ds is not None and top == "FILTERS" and s not in ("NONE", "}"):
             datasets[ds]["filters"].append(_filter(s))
+        m3 = _TIMES.match(s) if ds is not None else None
+        if m3:  # FILLVALUE's FILL_TIME, ALLOCATION_TIME's value
+            key = "fill_time" if m3.group(1) == "FILL" else "alloc_time"
+            datasets[ds][key] = m3.group(2).lower()
         if ds is not None and s.startswith("CHUNKED"):
             m2 = re.search(r"CHUNKED \(\s*(\d+(?:\s*,\s*\d+)*)\s*\)", s)
             if m2:

@@ -46,7 +46,7 @@ def rank_pattern(names_by_rank: list[str], ranks: int) -> str | None:
 class Op:
     """A call of one rank, with names in pattern form."""
 
-    kind: str  # open, close, write, read
+    kind: str  # open, close, write, read, create, sync, extend (count: the new extent)
     func: str
     file: str  # pattern ({rank}, later {step})
     api: str
@@ -62,11 +62,13 @@ class Op:
     step: int | None = None
     view: dict[str, Any] | None = None  # a write through a file view: the view (trace)
     memory: list[int] | None = None  # the pieces of a noncontiguous memory datatype (trace)
+    filter_mask: int = 0  # a direct chunk transfer's filters skipped
 
 
 def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
     ops = []
     views: dict[str, dict[str, Any] | None] = {}  # file -> the view set last
+    extents: dict[int, list[int]] = {}  # dataset -> its extent since H5Dset_extent
     for c in tr.calls:
         if c.func == "MPI_File_set_view":
             views[c.file] = c.view
@@ -79,6 +81,8 @@ def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
             kind = "write"
         elif c.func == "H5Dcreate":
             kind = "create"  # kept for datasets created and never written
+        elif c.func == "H5Dset_extent":
+            kind = "extend"  # the dataset's new extent: c.dims (op.count)
         elif c.func in SYNCS:
             kind = "sync"
         elif c.func.startswith(READS_PREFIX):
@@ -90,10 +94,21 @@ def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
         if c.dataset is not None and 0 <= c.dataset < len(tr.datasets):
             dinfo = tr.datasets[c.dataset]
             dname = dinfo["name"]
-            if kind in ("write", "read") and c.dims is not None:
+            same_rank = c.dims is not None and len(c.dims) == len(dinfo.get("dims") or [])
+            if c.func in ("H5Dcreate", "H5Dopen") and same_rank:
+                extents[c.dataset] = list(c.dims)  # the extent then (the table: the first's)
+            if kind == "extend" and same_rank:
+                extents[c.dataset] = list(c.dims)
+                count = list(c.dims)  # the new extent
+            extent = extents.get(c.dataset, dinfo.get("dims") or [])
+            if kind in ("write", "read") and c.dims is not None and len(c.dims) == len(extent):
                 count = list(c.dims)
-                elem = c.offset // max(int(dinfo["type_size"]), 1) if c.offset is not None else 0
-                start = _unravel(elem, dinfo["dims"])
+                size = int(dinfo.get("type_size") or 1)
+                elem = c.offset // max(size, 1) if c.offset is not None else 0
+                # the offset counts in the extent at the call: after H5Dset_extent, the new one
+                start = _unravel(max(elem, 0), extent)
+        if kind == "extend" and count is None:  # no dataset or extent known: nothing to make
+            kind = "other"
         ops.append(
             Op(
                 kind,
@@ -111,6 +126,7 @@ def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
                 c.t1,
                 view=views.get(c.file) if c.func in VIEW_WRITES else None,
                 memory=(c.memory or {}).get("pieces"),
+                filter_mask=c.filter_mask,
             )
         )
     return ops

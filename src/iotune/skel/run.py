@@ -15,7 +15,8 @@ from iotune import launch as launching
 from iotune.skel import descriptor as dmod
 from iotune.skel import generate as gen
 
-PARTS = ("open", "comm", "write", "close")
+# the parts of a step's time, as the timing file lists them (version 2; version 1: the first 4)
+PARTS = ("open", "comm", "write", "close", "read")
 
 
 class RunError(RuntimeError):
@@ -118,7 +119,7 @@ def load_timing(path: str) -> dict[str, Any]:
             and isinstance(r.get("steps"), list)
             and all(
                 isinstance(s, list)
-                and len(s) == len(PARTS)
+                and len(s) in (len(PARTS) - 1, len(PARTS))
                 and all(isinstance(x, int | float) for x in s)
                 for s in r["steps"]
             )
@@ -134,7 +135,9 @@ def per_rank_totals(t: dict[str, Any]) -> list[dict[str, float]]:
     """Per rank: seconds of each part summed over steps, and their total."""
     out = []
     for r in t["per_rank"]:
-        sums = {p: sum(step[i] for step in r["steps"]) for i, p in enumerate(PARTS)}
+        sums = {
+            p: sum(step[i] for step in r["steps"] if i < len(step)) for i, p in enumerate(PARTS)
+        }  # a version 1 file: no read part (its reads counted under write)
         sums["total"] = sum(sums[p] for p in PARTS)
         sums["rank"] = r["rank"]
         out.append(sums)

@@ -22,8 +22,11 @@ OPENS = {
 }
 SYNCS = {"fsync", "fdatasync", "MPI_File_sync", "H5Fflush"}
 CLOSES = {"H5Fclose", "MPI_File_close", "close", "fclose"}
+# direct chunk transfers (H5Dwrite_chunk, H5Dread_chunk): their mode is the filter mask
+DIRECT = {"H5Dwrite_chunk", "H5Dread_chunk"}
 WRITES = {
     "H5Dwrite",
+    "H5Dwrite_chunk",
     "MPI_File_write_at",
     "MPI_File_write_at_all",
     "MPI_File_write",
@@ -71,6 +74,7 @@ class Call:
     t1: float
     view: dict[str, Any] | None = None  # MPI_File_set_view: the view set
     memory: dict[str, Any] | None = None  # an MPI-IO transfer's noncontiguous memory layout
+    filter_mask: int = 0  # a direct chunk transfer's (DIRECT)
 
 
 @dataclass
@@ -109,12 +113,33 @@ def load_traces(profile_path: str) -> tuple[dict[str, Any], list[Trace]]:
                 f"({t.get('dropped_calls')} calls dropped); raise "
                 "IOTUNE_TRACE_LIMIT and profile again"
             )
+        _check_datasets(path, t)
         traces.append(_calls(r, t))
     return prof, traces
 
 
+def _check_datasets(path: str, t: dict[str, Any]) -> None:
+    """What a skeleton needs of the trace's datasets (the trace reader lets an older runtime's
+    leave fields out): a path, an extent, an element size, maximum extent and chunks of its
+    rank."""
+    for i, d in enumerate(t.get("datasets") or []):
+        name, dims = d.get("name"), d.get("dims")
+        ok = isinstance(name, str) and name.startswith("/") and isinstance(dims, list)
+        ok = ok and type(d.get("type_size")) is int and d["type_size"] >= 0
+        for key in ("maxdims", "chunks"):
+            ok = ok and (d.get(key) is None or len(d[key]) == len(dims))
+        if not ok:
+            raise FromProfileError(
+                f"{path}: datasets[{i}]: a dataset without its path, extent or element size, or "
+                "with a maximum extent or chunks of another rank"
+            )
+    for i, sig in enumerate(t.get("signatures") or []):
+        if sig.get("layer") not in API_OF_LAYER:
+            raise FromProfileError(f"{path}: signature {i}: unknown layer {sig.get('layer')!r}")
+
+
 def _calls(rank: int, t: dict[str, Any]) -> Trace:
-    out = Trace(rank, t.get("datasets", []), version=int(t.get("version", 4)))
+    out = Trace(rank, t.get("datasets") or [], version=int(t.get("version", 4)))
     last: dict[tuple[str, str], int] = {}
     sigs = t["signatures"]
     for sig_i, count, start, busy, span in t["events"]:
@@ -127,6 +152,8 @@ def _calls(rank: int, t: dict[str, Any]) -> Trace:
                 offset = last.get(key, 0) + int(s["step"])
                 last[key] = offset
             t0 = start + (span - busy) * k / max(count, 1) + each * k
+            direct = s["func"] in DIRECT
+            mode = s.get("mode")
             out.calls.append(
                 Call(
                     s["func"],
@@ -136,11 +163,12 @@ def _calls(rank: int, t: dict[str, Any]) -> Trace:
                     s.get("dims"),
                     int(s.get("size") or 0),
                     offset,
-                    s.get("mode") == 1,
+                    mode == 1 and not direct,
                     t0,
                     t0 + each,
                     s.get("view"),
                     s.get("memory"),
+                    mode if direct and type(mode) is int and 0 <= mode < 2**31 else 0,
                 )
             )
     return out

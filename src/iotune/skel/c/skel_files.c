@@ -89,7 +89,11 @@ skel_file_t *skel_open(skel_t *s, const char *pattern, enum skel_api api, long l
     f->fd = -1;
     skel_format_name(f->name, sizeof f->name, pattern, step, s->rank);
     int per_rank = strstr(pattern, "{rank}") != NULL || strstr(pattern, "{rank:0") != NULL;
-    f->comm = per_rank ? MPI_COMM_SELF : MPI_COMM_WORLD;
+    int serial = (flags & SKEL_OPEN_SERIAL) && api == SKEL_HDF5;
+    if (serial && !per_rank && s->size > 1)
+        skel_die(s, "a serial HDF5 file (serial: true) shared by several ranks: run at 1 rank "
+                    "or name it per rank ({rank})");
+    f->comm = per_rank || serial ? MPI_COMM_SELF : MPI_COMM_WORLD;
     enum skel_method m = s->method;
     if (m == SKEL_NATIVE && api == SKEL_HDF5)
         m = SKEL_M_HDF5;
@@ -124,7 +128,8 @@ skel_file_t *skel_open(skel_t *s, const char *pattern, enum skel_api api, long l
     double t0 = skel_now();
     if (m == SKEL_M_HDF5) {
         hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-        H5Pset_fapl_mpio(fapl, f->comm, MPI_INFO_NULL);
+        if (!serial) /* serial: HDF5's default driver (sec2), as the application's */
+            H5Pset_fapl_mpio(fapl, f->comm, MPI_INFO_NULL);
         unsigned acc = (flags & SKEL_OPEN_READONLY) ? H5F_ACC_RDONLY : H5F_ACC_RDWR;
         f->h5 =
             existing ? H5Fopen(path, acc, fapl) : H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);

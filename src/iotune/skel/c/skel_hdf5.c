@@ -108,7 +108,7 @@ void skel_group(skel_file_t *f, const char *pattern, long long step)
 
 void skel_dataset(skel_file_t *f, const char *pattern, long long step, hid_t t, int nd,
                   const long long *dims, const long long *maxdims, const long long *chunks,
-                  const char *filters)
+                  const char *filters, int alloc_time, int fill_time)
 {
     if (f->api != SKEL_HDF5) {
         if (owned_type(t))
@@ -143,6 +143,10 @@ void skel_dataset(skel_file_t *f, const char *pattern, long long step, hid_t t, 
     if (chunks)
         H5Pset_chunk(dcpl, nd, ch);
     set_filters(f->s, dcpl, filters);
+    if (alloc_time >= 0)
+        H5Pset_alloc_time(dcpl, (H5D_alloc_time_t)alloc_time);
+    if (fill_time >= 0)
+        H5Pset_fill_time(dcpl, (H5D_fill_time_t)fill_time);
     hid_t id = H5Dcreate2(f->h5, name, t, space, lcpl, dcpl, H5P_DEFAULT);
     H5Pclose(lcpl);
     H5Pclose(dcpl);

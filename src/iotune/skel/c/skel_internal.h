@@ -20,7 +20,8 @@
 #include <hdf5.h>
 #include <stddef.h>
 
-enum { T_OPEN, T_COMM, T_WRITE, T_CLOSE, T_N };
+/* the parts of a step's time (skel_report.c names them; read last, after version 1's four) */
+enum { T_OPEN, T_COMM, T_WRITE, T_CLOSE, T_READ, T_N };
 #define MAX_OPEN_DATASETS 4096
 
 struct skel {

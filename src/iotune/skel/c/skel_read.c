@@ -1,7 +1,7 @@
 /* Reads: the application's reads of its own files (a read-back after the writes, a restart),
  * repeated on the skeleton's files with the same selections and sizes. Only the native method
  * (and the hdf5 method on HDF5 files) reads; the others write raw layouts of their own and
- * skip the reads. A read's time is counted with the writes' (the step's I/O). */
+ * skip the reads. A read's time is its own part of the step's time (T_READ, "read"). */
 #define _GNU_SOURCE
 #include "skel_internal.h"
 
@@ -72,7 +72,7 @@ static void h5_read(skel_file_t *f, int k, int nd, const hsize_t *start, const h
     H5Sclose(fspace);
     if (rc < 0)
         skel_die(s, "H5Dread failed");
-    skel_add(s, T_WRITE, t0);
+    skel_add(s, T_READ, t0);
 }
 
 void skel_read(skel_file_t *f, const char *pattern, long long step, int nd, const long long *start,
@@ -133,6 +133,6 @@ void skel_read_bytes(skel_file_t *f, long long offset, long long size, int colle
             done += r;
         }
     }
-    skel_add(s, T_WRITE, t0);
+    skel_add(s, T_READ, t0);
     f->pos = skel_iadd(offset, size);
 }

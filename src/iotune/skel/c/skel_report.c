@@ -27,7 +27,7 @@ int skel_finish(skel_t *s)
     MPI_Gather(s->times, n, MPI_DOUBLE, all, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     MPI_Gather(mine, 3, MPI_LONG_LONG, bytes, 3, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
     if (s->rank == 0) {
-        static const char *parts[] = {"open", "comm", "write", "close"};
+        static const char *parts[] = {"open", "comm", "write", "close", "read"};
         double worst[T_N] = {0};
         long long total_bytes = 0;
         for (int r = 0; r < s->size; r++) {
@@ -46,9 +46,10 @@ int skel_finish(skel_t *s)
             fprintf(stderr, "skeleton %s: cannot write %s\n", s->name, path);
         else {
             fprintf(out,
-                    "{\"schema\": \"iotune-skel-timing\", \"version\": 1, \"skeleton\": \"%s\", "
+                    "{\"schema\": \"iotune-skel-timing\", \"version\": 2, \"skeleton\": \"%s\", "
                     "\"method\": \"%s\", \"ranks\": %d, \"steps\": %lld, \"bytes\": %lld,\n"
-                    " \"parts\": [\"open\", \"comm\", \"write\", \"close\"],\n \"per_rank\": [",
+                    " \"parts\": [\"open\", \"comm\", \"write\", \"close\", \"read\"],\n"
+                    " \"per_rank\": [",
                     s->name, skel_method_name(s->method), s->size, s->steps, total_bytes);
             for (int r = 0; r < s->size; r++) {
                 fprintf(out,
@@ -57,15 +58,17 @@ int skel_finish(skel_t *s)
                         r ? "," : "", r, bytes[3 * r], bytes[3 * r + 1], bytes[3 * r + 2]);
                 for (long long st = 0; st < s->steps; st++) {
                     const double *t = all + (size_t)r * (size_t)n + (size_t)st * T_N;
-                    fprintf(out, "%s[%.9f, %.9f, %.9f, %.9f]", st ? ", " : "", t[0], t[1], t[2],
-                            t[3]);
+                    fprintf(out, "%s[%.9f, %.9f, %.9f, %.9f, %.9f]", st ? ", " : "", t[0], t[1],
+                            t[2], t[3], t[4]);
                 }
                 fprintf(out, "]}");
             }
             fprintf(out, "\n]}\n");
             fclose(out);
         }
-        double tot = worst[0] + worst[1] + worst[2] + worst[3];
+        double tot = 0;
+        for (int k = 0; k < T_N; k++)
+            tot += worst[k];
         printf("skeleton %s: method %s, %d ranks, %lld steps, %lld bytes", s->name,
                skel_method_name(s->method), s->size, s->steps, total_bytes);
         for (int k = 0; k < T_N; k++)

@@ -39,6 +39,7 @@ void skel_compute(skel_t *s, double seconds);
 #define SKEL_OPEN_EXISTING 1
 #define SKEL_OPEN_READS 2
 #define SKEL_OPEN_READONLY 4 /* with EXISTING: nothing is written (H5F_ACC_RDONLY, ...) */
+#define SKEL_OPEN_SERIAL 8   /* an HDF5 file of one rank through the serial (sec2) driver */
 skel_file_t *skel_open(skel_t *s, const char *pattern, enum skel_api api, long long step,
                        int flags);
 void skel_group(skel_file_t *f, const char *pattern, long long step);
@@ -48,10 +49,11 @@ hid_t skel_type_named(const char *name);
 hid_t skel_type_opaque(long long size);
 hid_t skel_type_compound(long long size, int n, const char *const *names, const char *const *types,
                          const long long *offsets);
-/* filters: NULL or a comma-separated list of shuffle, fletcher32, deflate=LEVEL (in order) */
+/* filters: NULL or a comma-separated list of shuffle, fletcher32, deflate=LEVEL (in order);
+ * alloc_time, fill_time: an H5D_alloc_time_t, H5D_fill_time_t or -1 (HDF5's default) */
 void skel_dataset(skel_file_t *f, const char *pattern, long long step, hid_t type, int nd,
                   const long long *dims, const long long *maxdims, const long long *chunks,
-                  const char *filters);
+                  const char *filters, int alloc_time, int fill_time);
 /* A string type: size bytes (0: variable length), its padding and character set. */
 hid_t skel_type_string(long long size, H5T_str_t pad, H5T_cset_t cset);
 /* An attribute name of type t (closed here) on the object at path `on` (group or dataset), of
@@ -68,6 +70,17 @@ void skel_dataset_open(skel_file_t *f, const char *pattern, long long step, hid_
 void skel_read(skel_file_t *f, const char *pattern, long long step, int nd, const long long *start,
                const long long *count, int collective, int active);
 void skel_read_bytes(skel_file_t *f, long long offset, long long size, int collective, int active);
+/* Direct chunk transfers (H5Dwrite_chunk, H5Dread_chunk) of the chunk at start of a dataset:
+ * size stored bytes, filters skipped by mask (skel_chunk.c); other methods write size raw
+ * bytes and skip the reads. */
+void skel_write_chunk(skel_file_t *f, const char *pattern, long long step, int nd,
+                      const long long *start, long long size, unsigned mask, int active);
+/* H5Dset_extent of a dataset to extent (nd dimensions); on a file shared by the ranks every
+ * rank calls it (active or not: it is collective), with the same extent. Other methods: none. */
+void skel_extend(skel_file_t *f, const char *pattern, long long step, int nd,
+                 const long long *extent, int active);
+void skel_read_chunk(skel_file_t *f, const char *pattern, long long step, int nd,
+                     const long long *start, long long size, int active);
 /* The application's memory datatype of the next write on f: n pieces of these lengths (gaps
  * between them are the skeleton's own); used by the native method on an MPI-IO file when the
  * write's size is their sum, else the write is from contiguous memory. */

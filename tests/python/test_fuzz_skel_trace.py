@@ -1,0 +1,81 @@
+"""Fuzzing `iotune skel from-profile` on traces (issue 22: direct chunk transfers and extents
+are now read from the trace): the checked-in seeds tests/data/fuzz/skel_trace/ (real one-rank
+traces: h5py's direct chunk writes, zero_extend.c's H5Dset_extent appends, a GCRM-IO rank)
+replayed, then Hypothesis mutations of them (tests/python/fuzzing.py) as the trace of a
+one-rank profile. The only outcomes allowed: a descriptor that the descriptor reader accepts
+or refuses with one DescriptorError, or one FromProfileError; never another exception."""
+
+import gzip
+import json
+import tempfile
+from pathlib import Path
+
+import pytest
+from fuzzing import EXAMPLES, load_seed, mutated, seeds
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from iotune.skel import descriptor as dmod
+from iotune.skel import from_profile as fp
+
+SEEDS = seeds("skel_trace", "ok_")
+GOOD = [load_seed(p) for p in SEEDS]
+PROFILE = {"schema": "iotune-profile", "ranks": 1, "program": "app", "files": []}
+
+
+def _outcome(trace_doc) -> str:
+    """from-profile on a profile whose rank 0 trace is trace_doc, and the descriptor read back."""
+    with tempfile.TemporaryDirectory() as d:
+        prof = Path(d) / "p.json"
+        prof.write_text(json.dumps(PROFILE))
+        (Path(d) / "p.json.trace").mkdir()
+        with gzip.open(Path(d) / "p.json.trace" / "rank-0.json.gz", "wt") as fh:
+            json.dump(trace_doc, fh)
+        try:
+            desc = fp.from_profile(str(prof), d)
+        except fp.FromProfileError as e:
+            assert str(e) and "\n" not in str(e).strip()
+            return "refused"
+        try:
+            dmod.parse_text(fp.to_yaml(desc, "p.json"), "skel.yaml")
+        except dmod.DescriptorError as e:
+            assert str(e).startswith("skel.yaml")
+            return "descriptor refused"
+        return "descriptor"
+
+
+def test_the_seeds_give_descriptors_with_direct_writes_and_extents():
+    assert len(GOOD) >= 3
+    for p, doc in zip(SEEDS, GOOD, strict=True):
+        assert _outcome(doc) == "descriptor", p.name
+    texts = {p.name: json.dumps(doc) for p, doc in zip(SEEDS, GOOD, strict=True)}
+    assert any("H5Dwrite_chunk" in t for t in texts.values())
+    assert any("H5Dset_extent" in t for t in texts.values())
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(range(len(GOOD))), st.data())
+def test_mutated_traces(i, data):
+    doc = data.draw(mutated(GOOD[i]))
+    event(_outcome(doc))
+
+
+@pytest.mark.parametrize("func", ["H5Dwrite_chunk", "H5Dread_chunk", "H5Dset_extent"])
+def test_odd_modes_and_boxes_of_the_new_calls(func):
+    """The new calls' signatures with a filter mask out of range, no box, a box of another
+    rank: a descriptor or a clean refusal."""
+    for mode, dims in ((-1, None), (2**40, [1]), (1, [1, 2, 3, 4]), (0, [])):
+        doc = json.loads(json.dumps(GOOD[0]))
+        sigs = doc["signatures"]
+        for k, f in enumerate(sigs["func"]):
+            if f in ("H5Dwrite_chunk", "H5Dread", "H5Dwrite"):
+                sigs["func"][k], sigs["mode"][k], sigs["dims"][k] = func, mode, dims
+        assert _outcome(doc) in ("descriptor", "refused", "descriptor refused")
+
+
+@pytest.mark.parametrize("path", seeds("skel_trace", "bad_"), ids=lambda p: p.name)
+def test_what_the_fuzzer_found_is_refused_cleanly_or_read(path):
+    """Crashes the fuzzer found, fixed and kept: a box of another rank than its dataset, a
+    rank's trace without its rank, a dataset without path or element size, datasets null, an
+    unknown layer."""
+    assert _outcome(load_seed(path)) in ("descriptor", "refused", "descriptor refused")
