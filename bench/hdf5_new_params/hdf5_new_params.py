@@ -286,7 +286,7 @@ def table(results: dict) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--cases", default="wheel,debian,gcrmio")
+    ap.add_argument("--cases", default="wheel,debian,gcrmio,wheel_attrs,debian_attrs")
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--no-warmup", dest="warmup", action="store_false")
     ap.add_argument("--seed", type=int, default=27)
