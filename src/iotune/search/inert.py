@@ -11,6 +11,11 @@ The baseline run (the stack's defaults) is profiled like every trial; what it sh
   registry's `io` column says which is which);
 - no HDF5 datasets: no dataset setting; no chunked dataset (when the profile says so, and
   chunking is not itself searched): no chunk cache setting;
+- few attributes per object (the profile's per-file `attribute_creates` against the datasets
+  and groups created): no file format bounds (`libver_low`). They pay where an object carries
+  many attributes: in the earliest format every attribute lives in the object header and each
+  creation or lookup by name scans them all, while 1.8's format indexes them past 8
+  (bench/README.md, "Many attributes on one object": 2.4-2.5x faster with 3,000 per object);
 - the files on file systems without striping (ext4, xfs, tmpfs, ...): no striping;
 - `transfer_mode=collective` only when the profile shows that every rank makes the same number
   of dataset calls: a collective transfer that some rank never joins hangs the job;
@@ -26,8 +31,8 @@ Searching inert settings costs trials (the model must learn that they do nothing
 the recommendation with settings that look tuned but are noise.
 
 The profile keys read here that a runtime may not write (`chunked_datasets`, `hdf5_driver`,
-`per_rank`) are optional: without them the decision is the cautious one, and the reason says
-what was missing.
+`per_rank`, `attribute_creates`) are optional: without them the decision is the cautious one,
+and the reason says what was missing.
 """
 
 from __future__ import annotations
@@ -43,6 +48,13 @@ NO_HDF5 = "the baseline run made no HDF5 calls"
 NO_MPIIO = "the baseline run made no MPI-IO calls"
 NO_DATASETS = "the baseline run created or opened no HDF5 dataset"
 NO_CHUNKED = "the baseline run's datasets are not chunked"
+# the format bounds: searched when some file's objects carry this many attributes on average
+FORMAT_BOUNDS = ("libver_low",)
+MANY_ATTRIBUTES = 100
+FEW_ATTRIBUTES = (
+    "the baseline run created at most {n:g} attributes per created object in a file (the file "
+    "format bounds matter from about " + str(MANY_ATTRIBUTES) + " on: indexed attributes)"
+)
 NO_STRIPING = "the files are on a file system without striping ({fs})"
 STATIC_HDF5 = "HDF5 is linked statically into the program: its settings cannot be injected"
 COLLECTIVE_UNKNOWN = (
@@ -105,6 +117,9 @@ def traits(profile: Mapping[str, Any] | None) -> dict[str, Any]:
     ]
     if chunked:
         out["chunked_datasets"] = sum(int(c) for c in chunked)
+    per_object = attributes_per_object(files)
+    if per_object is not None:
+        out["attributes_per_object"] = per_object
     drivers: dict[str, int] = {}
     for f in files:
         if f.get("hdf5_driver") and not f.get("system"):  # the application's data files
@@ -124,6 +139,20 @@ def traits(profile: Mapping[str, Any] | None) -> dict[str, Any]:
         out["io_component"] = component
     out["not_in_effect"] = not_in_effect(profile)
     return out
+
+
+def attributes_per_object(files: list[dict]) -> float | None:
+    """The most attributes created per created object (dataset, group, and the root group) in
+    one of the application's files; None when no file's counters say (an older runtime)."""
+    most = None
+    for f in files:
+        h5 = f.get("hdf5") or {}
+        if f.get("system") or "attribute_creates" not in h5:
+            continue
+        objects = 1 + sum(int(h5.get(k) or 0) for k in ("dataset_creates", "group_creates"))
+        ratio = round(int(h5["attribute_creates"] or 0) / objects, 1)
+        most = ratio if most is None else max(most, ratio)
+    return most
 
 
 def same_dataset_calls(profile: Mapping[str, Any]) -> bool | None:
@@ -232,6 +261,12 @@ def inert(
             and not searched & set(CHUNKING)
         ):
             why = NO_CHUNKED
+        elif (
+            p.name in FORMAT_BOUNDS
+            and facts.get("attributes_per_object") is not None
+            and facts["attributes_per_object"] < MANY_ATTRIBUTES
+        ):
+            why = FEW_ATTRIBUTES.format(n=facts["attributes_per_object"])
         elif (
             p.is_hint
             and facts.get("io_component") == "ompio"
