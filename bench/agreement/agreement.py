@@ -285,6 +285,15 @@ def step_advise_log(case: Case, work: Path, lib: str) -> dict:
     env.update(launch.root_permission(cmd, env))
     r = subprocess.run(cmd, cwd=run, env=env, capture_output=True, text=True, timeout=TIMEOUT)
     logs = list(run.rglob("*.darshan"))
+    if not r.returncode and not logs:  # the program never initialised MPI (an h5py script
+        # without mpi4py): Darshan writes a log of such a program in its non-MPI mode only
+        head = len(launcher(case))
+        cmd = [*cmd[:head], *env_flags(case.family, "DARSHAN_ENABLE_NONMPI", "1"), *cmd[head:]]
+        r = subprocess.run(cmd, cwd=run, env=env, capture_output=True, text=True, timeout=TIMEOUT)
+        # there every process writes one, the commands the program starts too (Python's
+        # platform module runs uname): the program's own is named after its executable
+        exe = Path(case.command(run)[0]).name
+        logs = [p for p in run.rglob("*.darshan") if f"_{exe}_id" in p.name]
     if r.returncode or len(logs) != 1:
         return {"error": f"exit {r.returncode}, {len(logs)} logs: {r.stderr[-400:]}"}
     r = iotune("advise", "--json", "-o", "-", str(logs[0]), cwd=run)

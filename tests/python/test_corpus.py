@@ -47,7 +47,7 @@ MPI_WARNING = re.compile(r"yaksa|leaked|\[WARNING\]|MPI_ABORT|mca_base|PMIX ERRO
 TIMEOUT = 150
 COMPRESSED = re.compile(r"SIZE \d+ \([\d.]+:1 COMPRESSION\)")
 # the checks (manifest's xfail)
-TESTS = {"same_data", "counts", "advise", "skel", "skel_bytes", "warnings", "adapt"}
+TESTS = {"same_data", "counts", "advise", "advise_best", "skel", "skel_bytes", "warnings", "adapt"}
 
 
 @dataclass
@@ -431,7 +431,7 @@ def test_advise_names_a_setting_of_the_recorded_best_xml(case, base, request):
     verdicts = _recorded_verdicts().get(case.name)
     if not verdicts:
         pytest.skip(f"{case.name}: the recorded study kept the defaults (or the case was not run)")
-    runs_of(case, base, request, "advise")
+    runs_of(case, base, request, "advise_best")
     d = base / case.name / "advise-defaults"
     d.mkdir()
     argv = [*corpus.launcher(case), *corpus.command(case, d)]

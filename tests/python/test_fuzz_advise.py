@@ -208,3 +208,35 @@ def test_the_indented_advice_is_json_dumps_with_indent_2(value):
     from iotune.advise import render
 
     assert render.indented(value) == json.dumps(value, indent=2)
+
+
+# ------------------------------------------------------- H5D selection counters of a log
+
+_H5D_KEYS = ["H5D_DATASPACE_NDIMS", "H5D_DATASPACE_NPOINTS", "H5D_DATATYPE_SIZE", "H5D_WRITES",
+             "H5D_READS", "H5D_POINT_SELECTS", "H5D_IRREGULAR_HYPERSLAB_SELECTS",
+             "H5D_REGULAR_HYPERSLAB_SELECTS"] + [
+    f"H5D_ACCESS{k}_{what}_D{d}" for k in range(1, 5) for what in ("LENGTH", "STRIDE")
+    for d in range(1, 6)] + [f"H5D_ACCESS{k}_COUNT" for k in range(1, 5)]  # fmt: skip
+_COUNTER = st.one_of(st.integers(-2, 8), st.integers(-(2**63), 2**63 - 1),
+                     st.sampled_from([0, 1, 24, 576, 1 << 40]))  # fmt: skip
+_H5D_RECORD = st.fixed_dictionaries(
+    {"name": st.sampled_from(["/f0.h5:/a", "/f1.h5:/a", "/f0.h5:/b", "odd", ""]),
+     "rank": st.sampled_from([-1, 0, 1])},
+    optional={k: _COUNTER for k in _H5D_KEYS},
+)  # fmt: skip
+
+
+@settings(max_examples=300, **SETTINGS)
+@given(st.lists(_H5D_RECORD, max_size=6))
+def test_h5d_selection_counters_give_bounds_or_nothing(records):
+    # whatever numbers a log's H5D records hold (negative, huge, ranks beyond 5, shapes that
+    # contradict the points): bounds 0 <= low <= high <= 1, or no answer; never an exception
+    from iotune.advise import darshan  # noqa: PLC0415
+
+    shares = darshan.selection_shares(records)
+    if shares is not None:
+        low, high, n = shares
+        assert 0 <= low <= high <= 1 and n > 0
+    v, notes = {}, {}
+    decided = darshan._pattern_from_selections(v, notes, records)
+    assert decided == (v.get("access_pattern") in ("sequential", "strided"))

@@ -4,7 +4,7 @@ The same named insights as iotune.insights.from_profile(), from Darshan's per-fi
 POSIX, MPI-IO, H5F/H5D (Darshan's HDF5 module), LUSTRE, the mount table and, when the log has
 them, DXT traces (offsets). What a log does not record stays unknown and is said (LIMITS and
 each group's notes): the fill time and filters of HDF5 datasets, the MPI-IO hints in effect,
-the layout without the HDF5 module, and the access pattern of HDF5 selections.
+the layout without the HDF5 module, and the order (offsets) of HDF5 selections.
 """
 
 from __future__ import annotations
@@ -171,6 +171,129 @@ def _pattern_from_counters(v, notes, posix: list[dict[str, Any]]) -> None:
     notes["access_pattern"] = "from Darshan's POSIX sequential/consecutive counters"
 
 
+NDIMS_MAX = 5  # Darshan's H5D_MAX_NDIMS: the common accesses keep 5 lengths and strides
+COMMON = 4  # the common accesses a record keeps (H5D_ACCESS1..4)
+
+
+def _shapes(r: dict[str, Any]) -> list[tuple[tuple[int, ...], tuple[int, ...], int]]:
+    """A dataset record's common regular-hyperslab selections: (lengths, strides, count), the
+    lengths per dimension slowest first. Darshan keeps dimension i of a selection in D(5 - i)
+    (the slowest in D5, a 2-D selection's fastest in D4: darshan-hdf5.c, and the traces of the
+    same runs); accesses that were not regular hyperslabs (the whole dataset, points) have no
+    lengths."""
+    n = int(r.get("H5D_DATASPACE_NDIMS") or 0)
+    out = []
+    if not 1 <= n <= NDIMS_MAX:
+        return out
+    for k in range(1, COMMON + 1):
+        count = int(r.get(f"H5D_ACCESS{k}_COUNT") or 0)
+        dims = range(NDIMS_MAX, NDIMS_MAX - n, -1)
+        lengths = tuple(int(r.get(f"H5D_ACCESS{k}_LENGTH_D{d}") or 0) for d in dims)
+        strides = tuple(int(r.get(f"H5D_ACCESS{k}_STRIDE_D{d}") or 0) for d in dims)
+        if count > 0 and all(x > 0 for x in lengths):
+            out.append((lengths, strides, count))
+    return out
+
+
+def _extents(h5d: list[dict[str, Any]]) -> dict[tuple, tuple[int, ...]]:
+    """The extent of each dataset where the selections pin it: Darshan records a dataset's rank
+    and number of points, not its dimensions; each dimension is at least the longest selection
+    made in it, so when those longest lengths multiply to the number of points they are the
+    extent. Datasets of one name, rank, size and element size in files of one group pool their
+    selections (a product beyond the points, where they differ, decides nothing)."""
+    longest: dict[tuple, list[int]] = {}
+    for r in h5d:
+        key = _dataset_key(r)
+        for lengths, _strides, _n in _shapes(r):
+            top = longest.setdefault(key, [0] * len(lengths))
+            for i, x in enumerate(lengths[: len(top)]):
+                top[i] = max(top[i], x)
+    return {k: tuple(t) for k, t in longest.items() if math.prod(t) == k[2]}
+
+
+def _dataset_key(r: dict[str, Any]) -> tuple:
+    name = str(r.get("name", "")).rsplit(":/", 1)[-1]
+    shape = ("H5D_DATASPACE_NDIMS", "H5D_DATASPACE_NPOINTS", "H5D_DATATYPE_SIZE")
+    return (name, *(int(r.get(k) or 0) for k in shape))
+
+
+def _contiguous(lengths, strides, points: int, extent) -> bool | None:
+    """Is a selection one run of the file's elements (True), not (False), or unknown (None)?"""
+    if any(s > 1 for x, s in zip(lengths, strides, strict=True) if x > 1):
+        return None  # Darshan keeps count x block and the application's stride: with one
+        # block the stride means nothing (IOR passes its block size), with more it leaves gaps
+    if math.prod(lengths) == points:
+        return True  # the whole dataset
+    first = next((i for i, x in enumerate(lengths) if x > 1), len(lengths) - 1)
+    if first == len(lengths) - 1:
+        return True  # a run along the fastest dimension
+    if extent is None:
+        return None
+    return insights.contiguous_box(lengths, extent)
+
+
+def selection_shares(h5d: list[dict[str, Any]]) -> tuple[float, float, int] | None:
+    """The share of HDF5 transfers whose file selection is noncontiguous, as bounds (low,
+    high: the selections the log does not pin between them) and the transfers counted; None
+    without transfers or without Darshan's selection counters (built without them: -1)."""
+    extents = _extents(h5d)
+    transfers = noncontig = unknown = 0
+    for r in h5d:
+        n = int((r.get("H5D_WRITES") or 0) + (r.get("H5D_READS") or 0))
+        sel = [int(r.get(k) or 0) for k in ("H5D_POINT_SELECTS",
+               "H5D_IRREGULAR_HYPERSLAB_SELECTS", "H5D_REGULAR_HYPERSLAB_SELECTS")]  # fmt: skip
+        if n <= 0:
+            continue
+        if min(sel) < 0:
+            return None
+        transfers += n
+        unknown += sel[0] + sel[1]  # points and irregular hyperslabs: not described
+        key = _dataset_key(r)
+        seen = 0
+        for lengths, strides, count in _shapes(r):
+            count = min(count, sel[2] - seen)
+            seen += count
+            c = _contiguous(lengths, strides, key[2], extents.get(key))
+            if c is None:
+                unknown += count
+            elif not c:
+                noncontig += count
+        unknown += max(sel[2] - seen, 0)  # beyond the four common selections
+    if not transfers:
+        return None
+    unknown = min(unknown, transfers - noncontig)
+    return noncontig / transfers, (noncontig + unknown) / transfers, transfers
+
+
+def _pattern_from_selections(v, notes, h5d: list[dict[str, Any]]) -> bool:
+    """The pattern of HDF5 transfers from Darshan's H5D selection counters (the run's rule:
+    strided when at least half the selections are noncontiguous, else sequential); whether a
+    rank's successive transfers of one dataset go backwards is not in the log (no offsets
+    below DXT) and is taken as not. True when decided."""
+    shares = selection_shares(h5d)
+    if shares is None:
+        return False
+    low, high, n = shares
+    if low >= insights.STRIDED_SHARE:
+        v["access_pattern"] = "strided"
+    elif high < insights.STRIDED_SHARE:
+        v["access_pattern"] = "sequential"
+    else:
+        notes["access_pattern"] = (
+            f"unknown: {low:.2f}-{high:.2f} of {n} HDF5 selections are noncontiguous (Darshan "
+            "keeps four common selection shapes per dataset, not every dataset's extent)"
+        )
+        return False
+    if low == high:
+        v["noncontiguous_fraction"] = low
+    share = f"{low:.2f}" if low == high else f"{low:.2f}-{high:.2f}"
+    notes["access_pattern"] = (
+        f"from Darshan's H5D selection counters: {share} of {n} selections noncontiguous; the "
+        "order of a rank's transfers of one dataset is not in the log (taken as in order)"
+    )
+    return True
+
+
 AGGREGATED = 0.5  # spread of the ranks' POSIX bytes (sd / mean) when ROMIO aggregated
 NOT_AGGREGATED = 0.25  # ... when each rank wrote its own piece
 EXCESS_SHARE = 1.25  # POSIX bytes per HDF5 data byte above which the spread is not the data's
@@ -309,8 +432,9 @@ def from_log(path: str | Path) -> tuple[list[insights.Group], list[str]]:
     if not mods["H5D"] and (mods["H5F"] or any(n.endswith(".h5") for n in per_file)):
         limits.append("HDF5 dataset layout: the log has no H5D records (Darshan's HDF5 module)")
     limits.append(
-        "access pattern of HDF5 datasets: not recorded per selection (DXT offsets "
-        "are not read yet); of raw MPI-IO and POSIX files: from the counters"
+        "access pattern of HDF5 datasets: from the shapes of their selections (H5D module), "
+        "not their offsets (DXT is not read yet): the order of a rank's transfers of one "
+        "dataset is unknown; of raw MPI-IO and POSIX files: from the counters"
     )
     groups_files, took = insights.group_files(per_file)
     groups = []
@@ -380,7 +504,9 @@ def from_log(path: str | Path) -> tuple[list[insights.Group], list[str]]:
             notes["access_pattern"] = (
                 "unknown: Darshan's POSIX and MPI-IO counters mix HDF5 metadata with the data"
             )
-            if v["transfer_mode"] == "collective" and not _sum(mpi, "MPIIO_HINTS"):
+            decided = _pattern_from_selections(v, notes, h5d)
+            if (not decided and v["transfer_mode"] == "collective"
+                    and not _sum(mpi, "MPIIO_HINTS")):  # fmt: skip
                 data = _sum(h5d, "H5D_BYTES_WRITTEN") + _sum(h5d, "H5D_BYTES_READ")
                 _pattern_from_aggregation(v, notes, posix, ranks, data)
         else:
