@@ -133,14 +133,20 @@ def round_spearman(rows: list[dict]) -> dict[str, float]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
-        "groups", nargs="+", help="CSV files of bench/measure_landscape/, one group of rounds each"
+        "groups",
+        nargs="+",
+        help="CSV files of bench/measure_landscape/, one group of rounds each (A.csv,B.csv: "
+        "the rounds of several files as one group)",
     )
     ap.add_argument("--seeds-from", type=Path, help="a kb_warmstart JSON: judge its KB seeds")
     ap.add_argument("--out", type=Path)
     ap.add_argument("--per-round", action="store_true",
                     help="runs relative to their round median (round_normalised)")  # fmt: skip
     args = ap.parse_args()
-    groups = {g: list(csv.DictReader(open(LANDSCAPES / g))) for g in args.groups}
+    groups = {
+        g: [r for f in g.split(",") for r in csv.DictReader(open(LANDSCAPES / f))]
+        for g in args.groups
+    }
     if args.per_round:
         groups = {g: replay.round_normalised(rows) for g, rows in groups.items()}
     seeds_json = json.loads(args.seeds_from.read_text()) if args.seeds_from else None

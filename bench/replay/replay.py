@@ -122,9 +122,17 @@ class Landscape:
     def key(self, settings: dict) -> str:
         """The landscape's key of a configuration. A setting of a parameter the landscape never
         varied is left out only when it cannot change what was measured (a read-side setting
-        on a landscape that read nothing); otherwise the landscape cannot stand for it."""
+        on a landscape that read nothing); otherwise the landscape cannot stand for it. A
+        setting that the configuration's MPI-IO component never reads (Open MPI's OMPIO
+        parameters with io=romio321, ROMIO's hints under OMPIO) is left out too: the landscape
+        measured that component with its own settings only."""
+        from iotune import mpifamily
+
         kept = {}
+        io = settings.get("io")
         for k, v in settings.items():
+            if io is not None and mpifamily.unread_under(k, io):
+                continue
             if k in self.params:
                 kept[k] = v
             elif k in READ_DIMS and not self.reads:

@@ -335,6 +335,16 @@ def ompio_only(name: str) -> bool:
     return p is not None and p.is_mca
 
 
+def unread_under(name: str, io: str) -> bool:
+    """Whether a parameter is never read by the MPI-IO component that the `io` MCA value `io`
+    selects (a configuration that searches `io`): under ROMIO (romio321) Open MPI's OMPIO
+    parameters (fcoll, io_ompio_*), under OMPIO the ROMIO-only hints. `io` itself is read."""
+    component = _component_of(io)
+    if name == "io" or component is None:
+        return False
+    return ompio_only(name) if component.startswith("romio") else romio_only(name)
+
+
 def space_for(sp, family: str | None, component: str | None = None):
     """The search space of what the application's MPI and MPI-IO component use: without Open
     MPI's MCA parameters under any other MPI, or under Open MPI with ROMIO chosen at launch;

@@ -36,7 +36,9 @@ SMOKE = {
     "hdf5_new_params": (["--smoke", "--out", "{out}/h.json"], "h.json"),
     "kb_each_setting": (["--rounds", "1", "--out", "{out}/k.json"], "k.json"),
     "kb_warmstart": (["--seeds", "1", "--kernels", "gcrmio", "--out", "{out}/k.json"], "k.json"),
-    "landscape_stats": (["landscape.csv", "--out", "{out}/l.json"], "l.json"),
+    # two files of one landscape as one group of rounds (a round per file)
+    "landscape_stats": (["landscape-ompio-vorpalio.csv,landscape-ompio-vorpalio-round1.csv",
+                         "--out", "{out}/l.json"], "l.json"),
     "overhead": (["--rounds", "1", "--cases", "hdf5-small-writes", "--out", "{out}/o.json"],
                  "o.json"),
     "replay": (["--seeds", "1", "--strategies", "tpe", "--out", "{out}/r.json"], "r.json"),

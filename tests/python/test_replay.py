@@ -182,3 +182,15 @@ def test_a_replayed_study_is_judged_with_the_noise_counted(replay, tmp_path):
     assert st["reach"]["likely"] == st["reach"]["top"] == 2
     summary = replay.summarise_studies([st], 30)
     assert summary["correct_expected"] == 1.0 and summary["trials_likely"][0] == 2
+
+
+def test_a_setting_the_components_never_reads_stands_for_its_absence(replay):
+    """Under ROMIO (io=romio321) OMPIO's parameters are never read: a landscape that measured
+    io=romio321 alone stands for io=romio321 with any of them (the OMPIO landscape)."""
+    rows = [_row({}, 1.0, bytes="500"), _row({"io": "romio321"}, 0.5, bytes="500"),
+            _row({"fcoll": "two_phase"}, 0.7, bytes="500")]  # fmt: skip
+    land = replay.Landscape(rows)
+    assert land.key({"io": "romio321", "fcoll": "vulcan"}) == "io=romio321"
+    assert land.key({"fcoll": "two_phase"}) == "fcoll=two_phase"
+    with pytest.raises(replay.CannotReplay):  # ROMIO reads this hint: never measured
+        land.key({"io": "romio321", "romio_cb_write": "disable"})

@@ -274,3 +274,38 @@ def test_a_real_gain_is_not_stopped_by_the_min_gain_futility(tmp_path):
     res = verify(_cfg(tmp_path), {"fill_time": "never"}, _pairs_of(1.5, wobble), False,
                  random.Random(2), too_small=0.05)  # fmt: skip
     assert res["improved"] and not res["below_min_gain"]
+
+
+COMPONENT_SPACE = space.parse(
+    {
+        "params": {
+            "io": {"values": ["ompio", "romio321"], "default": "ompio"},
+            "fcoll": {"values": ["dynamic", "two_phase"]},
+            "io_ompio_bytes_per_agg": {"values": ["1M", "32M"], "default": "32M"},
+            "romio_cb_write": {"values": ["automatic", "disable"], "default": "automatic"},
+        }
+    }
+)
+
+
+def test_neighbours_change_only_what_the_centres_mpiio_component_reads():
+    """Under ROMIO (io=romio321) OMPIO's parameters are never read, under OMPIO ROMIO's hints:
+    changing them alone measures the centre again (the OMPIO landscape, bench/README.md)."""
+    sp = COMPONENT_SPACE
+    study = optuna.create_study()
+    names = list(sp.distributions())
+    under_romio = {n for n, _ in local.neighbours(study, sp, {"io": "romio321"}, names)}
+    assert under_romio == {"io", "romio_cb_write"}
+    under_ompio = {n for n, _ in local.neighbours(study, sp, {}, names)}
+    assert under_ompio == {"io", "fcoll", "io_ompio_bytes_per_agg"}
+    # a space without the component searched: every parameter is a neighbour (as before)
+    plain = space.parse(
+        {
+            "params": {
+                "fcoll": {"values": ["dynamic", "two_phase"]},
+                "romio_cb_write": {"values": ["automatic", "disable"], "default": "automatic"},
+            }
+        }
+    )
+    found = {n for n, _ in local.neighbours(study, plain, {}, list(plain.distributions()))}
+    assert found == {"fcoll", "romio_cb_write"}

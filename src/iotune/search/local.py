@@ -3,6 +3,8 @@
 After the warm start (the defaults, the rule-based and knowledge-base guesses, their
 combination), the default strategy measures the one-parameter neighbours of the incumbent:
 the configurations that change one searched setting of the best configuration found so far.
+A neighbour never changes a parameter that the incumbent's MPI-IO component does not read
+(Open MPI's OMPIO parameters when it runs ROMIO, io=romio321; ROMIO's hints under OMPIO).
 Their order: the parameters of which only one value was measured so far first (what the
 guesses did not probe is the largest unknown), then those whose values made the largest
 measured difference (the spread of the per-value medians over every measured trial, in log
@@ -31,6 +33,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
 
+from iotune import mpifamily
 from iotune.space import Space, config_key
 
 MIN_GAIN = 0.05  # the smallest gain worth recommending: 5 % (--min-gain)
@@ -88,8 +91,14 @@ def neighbours(
     tried = tried_keys(study)
     weight = importance(study, searched)
     order = sorted(searched, key=lambda n: (-weight.get(n, 0.0), space.names().index(n)))
+    # a parameter that the centre's MPI-IO component never reads (OMPIO's under io=romio321,
+    # ROMIO's hints under io=ompio) changes nothing there: such a neighbour would only measure
+    # the centre again and crown its luckiest run
+    io = centre.get("io") if "io" in space.names() else None
     out = []
     for name in order:
+        if io is not None and mpifamily.unread_under(name, io):
+            continue
         d = space.dim(name)
         for value in d.values:
             if value == centre.get(name):
