@@ -356,19 +356,18 @@ def test_skeleton_moves_the_originals_bytes_per_rank_and_layer(case, base, reque
     origs = [_moved(runs.tuned / "iotune-profile.json", runs.tuned, names)]
     skels = [skeleton(0)]
     verdict = agree_calc.compare_runs(origs, skels)
-    # Bytes below HDF5 can move from run to run (short read-modify-write reads near a file's
-    # end): then both sides are sampled again while either varies, and their ranges must
-    # overlap. A difference that stays put on both sides is a skeleton's, and fails at once.
-    for i in range(1, 4):
+    # Bytes below HDF5 can move from run to run: ROMIO's data-sieving writes read back up to
+    # 512 KiB past a file's end that the other rank may or may not have written yet. Both the
+    # original and its skeleton draw from the same few values (h5perf-phdf5-chunked, 10 runs
+    # each: 23.08 MB in half, 23.61 and 24.13 MB in the rest), so two runs of each side can
+    # agree with themselves and not with each other. Hence both sides are sampled up to 6
+    # times while their ranges do not overlap; a skeleton's real gap fails after 5 reruns.
+    for i in range(1, 6):
         if verdict["within"]:
             break
         origs.append(original(i))
         skels.append(skeleton(i))
         verdict = agree_calc.compare_runs(origs, skels)
-        varies = [agree_calc.unstable_cells(side[0], run) for side in (origs, skels)
-                  for run in side[1:]]  # fmt: skip
-        if not any(varies):
-            break
     assert verdict["within"], f"worst {verdict['worst']:.2%}: {verdict['where']}"
 
 
