@@ -22,7 +22,7 @@ done
 # the corpus is still replayed by CTest above).
 echo "== fuzz"
 rc=0
-bash tests/fuzz/run.sh 15 controlfile:30 value match || rc=$?
+bash tests/fuzz/run.sh 8 controlfile:15 value match || rc=$?
 [ "$rc" = 0 ] || [ "$rc" = 77 ] || exit "$rc"
 echo "== pytest"
 .venv/bin/python -m pytest -q -p no:cacheprovider tests/python
