@@ -361,8 +361,10 @@ def test_skeleton_moves_the_originals_bytes_per_rank_and_layer(case, base, reque
     # original and its skeleton draw from the same few values (h5perf-phdf5-chunked, 10 runs
     # each: 23.08 MB in half, 23.61 and 24.13 MB in the rest), so two runs of each side can
     # agree with themselves and not with each other. Hence both sides are sampled up to 6
-    # times while their ranges do not overlap; a skeleton's real gap fails after 5 reruns.
-    for i in range(1, 6):
+    # times while their ranges do not overlap; a skeleton's real gap fails after 5 reruns (one
+    # rerun where the manifest knows the gap: it only has to show again).
+    reruns = 1 if dict(case.xfail).get("skel_bytes") else 5
+    for i in range(1, reruns + 1):
         if verdict["within"]:
             break
         origs.append(original(i))

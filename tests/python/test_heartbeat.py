@@ -107,7 +107,7 @@ def test_a_worker_killed_on_another_host_has_its_trial_failed(kind, request, tmp
         return
     fin = subprocess.run(
         [sys.executable, "-m", "iotune.tune_cli", *_args(url, name, budget), "--finish-only",
-         "--leaders", "2", "--repeat", "1", "--verify-pairs", "5", "--out",
+         "--leaders", "2", "--repeat", "1", "--verify-pairs", "5", "--no-partial", "--out",
          str(tmp_path / "final")],
         cwd=tmp_path, capture_output=True, text=True, timeout=180,
     )  # fmt: skip

@@ -76,7 +76,7 @@ def test_two_workers_and_a_finisher_share_a_postgresql_study(pg, kernel, libiotu
     fin = subprocess.run(
         tune_cmd("--storage", pg.url(), "--study", study, "--finish-only",
                  "--out", tmp_path / "final", "--leaders", 2, "--repeat", 1,
-                 "--verify-pairs", 5, "--no-progress"),
+                 "--verify-pairs", 5, "--no-partial", "--no-progress"),
         env=env, capture_output=True, text=True, timeout=TIMEOUT,
     )  # fmt: skip
     texts += [fin.stdout, fin.stderr]

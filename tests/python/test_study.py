@@ -22,6 +22,8 @@ FAKE = [sys.executable, str(HERE / "fake_app.py")]
 SPACE = str(HERE / "fake_space.toml")
 FAKE_OPTS = ["--launcher", "none", "--no-preload", "--objective", "kernel", "--no-progress",
              "--verify-pairs", "6"]  # fmt: skip
+# for tests of what happens around a study, not of its final phases: one leader, no reduction
+QUICK_FINISH = ["--leaders", 1, "--no-partial"]
 
 
 def tune(*args, env=None, timeout=120, cwd=None, **kw):
@@ -393,8 +395,8 @@ def test_relative_program_runs_from_the_users_directory(tmp_path):
     somewhere = tmp_path / "somewhere"
     somewhere.mkdir()
     _app_script(somewhere)
-    r = tune("--space", SPACE, *FAKE_OPTS, "--trials", 6, "--repeat", 1, "--", "./app",
-             cwd=somewhere)  # fmt: skip
+    r = tune("--space", SPACE, *FAKE_OPTS, *QUICK_FINISH, "--trials", 6, "--repeat", 1, "--",
+             "./app", cwd=somewhere)  # fmt: skip
     assert r.returncode == 0, r.stdout + r.stderr
     assert f"each trial runs in {somewhere}" in r.stdout
     (out,) = (somewhere / "iotune-results").iterdir()
@@ -442,7 +444,8 @@ def test_an_error_the_application_prints_on_stdout_is_shown(tmp_path):
 
 def test_another_command_into_the_same_output_directory_is_refused(tmp_path):
     out = tmp_path / "out"
-    common = ["--space", SPACE, *FAKE_OPTS, "--trials", 3, "--repeat", 1, "--out", out]
+    common = ["--space", SPACE, *FAKE_OPTS, *QUICK_FINISH, "--trials", 3, "--repeat", 1,
+              "--out", out]  # fmt: skip
     r = tune(*common, "--", *FAKE)
     assert r.returncode == 0, r.stdout + r.stderr
     r = tune(*common, "--", *FAKE, "--other-input")
@@ -454,7 +457,8 @@ def test_another_command_into_the_same_output_directory_is_refused(tmp_path):
 
 
 def test_the_same_study_name_with_another_command_is_refused(tmp_path):
-    common = ["--space", SPACE, *FAKE_OPTS, "--trials", 3, "--repeat", 1, "--study", "x"]
+    common = ["--space", SPACE, *FAKE_OPTS, *QUICK_FINISH, "--trials", 3, "--repeat", 1,
+              "--study", "x"]  # fmt: skip
     r = tune(*common, "--out", tmp_path / "a", "--storage", f"sqlite:///{tmp_path}/s.db",
              "--", *FAKE)  # fmt: skip
     assert r.returncode == 0, r.stdout + r.stderr
@@ -501,8 +505,8 @@ def test_mpiio_only_application_is_not_tuned_for_hdf5(tmp_path, libiotune, test_
 
 def test_a_study_stopped_by_a_failed_baseline_runs_it_again(tmp_path):
     _app_script(tmp_path, 'import os, sys\nif os.environ.get("APP_FAIL"):\n    sys.exit("boom")\n')
-    args = ["--space", SPACE, *FAKE_OPTS, "--trials", 4, "--repeat", 1, "--out", tmp_path / "o",
-            "--", "./app"]  # fmt: skip
+    args = ["--space", SPACE, *FAKE_OPTS, *QUICK_FINISH, "--trials", 4, "--repeat", 1, "--out",
+            tmp_path / "o", "--", "./app"]  # fmt: skip
     assert tune(*args, env={"APP_FAIL": "1"}, cwd=tmp_path).returncode != 0
     r = tune(*args, cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
