@@ -93,7 +93,7 @@ if [ ! -x .venv/bin/python ]; then
   say "creating .venv"
   "$PYTHON" -m venv .venv
 fi
-if ! .venv/bin/python -c 'import iotune, optuna, pytest, darshan, hypothesis, orjson' 2>/dev/null; then
+if ! .venv/bin/python -c 'import iotune, optuna, pytest, xdist, darshan, hypothesis, orjson' 2>/dev/null; then
   say "installing the iotune Python package into .venv"
   .venv/bin/pip install -q --upgrade pip
   .venv/bin/pip install -q -e '.[dev]'
