@@ -61,9 +61,10 @@ def test_regular_calls_make_one_run(test_prog, libiotune, tmp_path):
     assert calls_of(tr) == [opened("d.0"), ("posix", "pwrite", "d.0", 256, 0, 1),
                             ("posix", "pwrite", "d.0", 256, 256, n - 1), closed("d.0")]  # fmt: skip
     # one run unless a pause longer than the tolerance (preemption, the VM's page faults) broke
-    # it: O(1), not O(n). 60-78 runs were seen here with the runtime of before and after this
-    # bound was raised from 50; an O(n) trace would hold thousands (n / 100 = 200)
-    assert len(tr["runs"]) < n // 100, tr["runs"]
+    # it: O(1), not O(n). 60-78 runs were seen here on one test worker, more when another
+    # worker's MPI job shares the 2 cores (scripts/test.sh runs two); an O(n) trace holds n:
+    # the bound, 5 % of the calls, tells the two apart with room for a loaded machine
+    assert len(tr["runs"]) < n // 20, tr["runs"]
     runs = [r for r in tr["runs"] if tr["signatures"][r.sig]["step"] == 256]
     assert sum(r.count for r in runs) == n - 1 and all(r.stride == 1 for r in runs)
     first, last = runs[0], runs[-1]
@@ -96,7 +97,8 @@ def test_alternating_layers_merge_in_each_layer(test_prog, libiotune, tmp_path):
     loop_runs = [r for r in tr["runs"] if tr["signatures"][r.sig]["step"] == 256]
     assert sum(r.count for r in loop_runs) == 3 * (n - 1)
     assert {r.stride for r in loop_runs if r.count > 1} == {3}
-    assert len(loop_runs) < 3 * 50, len(loop_runs)
+    # pauses split runs as above (204 seen beside another test worker): 5 % of the calls
+    assert len(loop_runs) < 3 * (n - 1) // 20, len(loop_runs)
 
 
 def test_several_files_merge_per_file(test_prog, libiotune, tmp_path):
