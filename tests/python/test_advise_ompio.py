@@ -48,6 +48,9 @@ def test_ompio_collective_strided_writes_get_io_romio321(tmp_path, capsys, profi
     (f,) = _findings(advice, "IOT-12")
     assert f["settings"] == {"io": "romio321"} and f["severity"] == "medium"
     assert "1.45x" in f["source"]  # the measured claim, not a guess
+    # ROMIO-only hints are not "undecided" under OMPIO: they do not apply (IOT-3's
+    # cb_buffer_size, which OMPIO reads, stays undecided: its value is unknown)
+    assert {u["code"] for u in advice["undecided"]} == {"IOT-3"}
     assert settings == {"io": "romio321"}
 
 

@@ -111,6 +111,8 @@ def advise(
             continue  # a file nothing was moved in (e.g. only opened)
         for out in evaluate(g.values):
             rule = out.rule
+            if out.missing and unread_hints(rule.settings, g.get("mpiio_component")):
+                continue  # a ROMIO hint OMPIO does not read: nothing to decide
             if out.missing:
                 notes = [g.notes[n] for n in out.missing if n in g.notes]
                 advice.undecided.append(Undecided(rule.code, g.pattern, list(out.missing), notes))
