@@ -786,6 +786,19 @@ def _hint_values(files: list[Mapping[str, Any]], romio: bool = True) -> dict[str
     return out
 
 
+def mpiio_component(library: Any) -> tuple[str | None, str]:
+    """(romio | ompio | None, where it comes from) of a profile's mpi_library: the component
+    the runtime saw in force (romio for the MPICH family, Open MPI's romio321 or ompio)."""
+    io = (library or {}).get("io_component") if isinstance(library, Mapping) else None
+    if not isinstance(io, str) or not io:
+        return None, "unknown: the profile does not record the MPI-IO component"
+    word = "ompio" if io == "ompio" else "romio" if io.startswith("romio") else None
+    if word is None:
+        return None, f"unknown: MPI-IO component {io!r}"
+    why = (library or {}).get("io_component_from") or "the profile"
+    return word, f"{io}, from the profile's mpi_library ({why})"
+
+
 def _chunk_cache(files: list[Mapping[str, Any]], config: Mapping[str, Any]) -> int:
     for f in files:
         v = ((f.get("applied") or {}).get("hdf5") or {}).get("chunk_cache_bytes")
@@ -889,6 +902,7 @@ def from_profile(
         script = prof.script_of(data.get("argv"))  # once, not once per file
         files = [f for f in files if not _system_file(f, script)]
     romio = (data.get("mpi_library") or {}).get("io_component") != "ompio"
+    component, component_note = mpiio_component(data.get("mpi_library"))
     calls = [c for t in traces for c in _calls(t)]
     trace_layouts = _ByFile(_trace_layouts(traces))
     groups = []
@@ -910,6 +924,9 @@ def from_profile(
             fs = [f for n in unique for f in files_of[n]]
             g = Group(pattern, names, _counter_insights(fs, ranks))
             g.values.update(_hint_values(fs, romio))
+            if g.values.get("interface") in ("hdf5", "mpiio"):
+                g.values["mpiio_component"] = component
+                g.notes["mpiio_component"] = component_note
             g.values["chunk_cache_bytes"] = _chunk_cache(fs, config)
             if took.get(pattern):
                 g.notes["files"] = lone_note(took[pattern])

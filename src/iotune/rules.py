@@ -225,6 +225,14 @@ def all_rules() -> tuple[Rule, ...]:
     return read_table(table_path())
 
 
+def runtime_rules(table: tuple[Rule, ...] | None = None) -> tuple[Rule, ...]:
+    """The rules the C runtime holds (tools/gen_rules.py): those whose settings it can apply.
+    A rule that sets an Open MPI MCA parameter (io: the MPI-IO component, chosen when MPI
+    starts) is offline advice only, and the runtime's parameter table has no MCA parameters."""
+    table = all_rules() if table is None else table
+    return tuple(r for r in table if not any(params.get(n).is_mca for n, _ in r.settings))
+
+
 # ----------------------------------------------------------------------------- evaluation
 
 

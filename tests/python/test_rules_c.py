@@ -46,7 +46,7 @@ def _python_view() -> str:
     from iotune import insights
 
     lines = [f"v{insights.VERSION} {len(insights.INSIGHTS)}"]
-    for r in rules.all_rules():
+    for r in rules.runtime_rules():
         parts = [f"{r.code} online={int(r.online)}"]
         for t in r.when:
             vals = [v[1] if isinstance(v, tuple) else f"{v:.17g}" if not isinstance(v, str)
@@ -70,3 +70,13 @@ def test_generated_header_compiles_and_matches(tmp_path):
                    check=True)  # fmt: skip
     out = subprocess.run([exe], capture_output=True, text=True, check=True).stdout
     assert out == _python_view()
+
+
+def test_rules_that_set_mca_parameters_stay_offline_and_out_of_the_runtime():
+    """IOT-12's io=romio321 (Open MPI's MPI-IO component) is chosen when MPI starts: the
+    runtime cannot apply it, and its parameter table has no MCA parameters."""
+    held = {r.code for r in rules.runtime_rules()}
+    mca = [r for r in rules.all_rules() if any(n == "io" for n, _ in r.settings)]
+    assert mca and not any(r.online for r in mca)
+    assert not held & {r.code for r in mca}
+    assert held == {r.code for r in rules.all_rules()} - {r.code for r in mca}

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from iotune import controlfile, h5versions, insights, params, rules
+from iotune import controlfile, h5versions, insights, mpifamily, params, rules
 
 SEVERITY_ORDER = {s: i for i, s in enumerate(rules.SEVERITIES)}  # high first
 DEFAULT_CONTROL_SEVERITY = "medium"
@@ -36,6 +36,7 @@ class Finding:
     online: bool
     in_control_file: bool = False
     note: str = ""  # e.g. why a setting was left out of the control file
+    assumed: list[str] = field(default_factory=list)  # what the input could not tell
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -44,6 +45,7 @@ class Finding:
             "evidence": self.evidence, "source": self.source, "explain": self.explain,
             "settings": {k: v for k, v in self.settings}, "online": self.online,
             "in_control_file": self.in_control_file, "note": self.note,
+            "assumed": self.assumed,
         }  # fmt: skip
 
 
@@ -109,11 +111,21 @@ def advise(
             continue  # a file nothing was moved in (e.g. only opened)
         for out in evaluate(g.values):
             rule = out.rule
+            if out.missing and unread_hints(rule.settings, g.get("mpiio_component")):
+                continue  # a ROMIO hint OMPIO does not read: nothing to decide
             if out.missing:
                 notes = [g.notes[n] for n in out.missing if n in g.notes]
                 advice.undecided.append(Undecided(rule.code, g.pattern, list(out.missing), notes))
                 continue
             if not out.fired:
+                continue
+            unread = unread_hints(out.settings, g.get("mpiio_component"))
+            if unread:
+                advice.limits.append(
+                    f"{rule.code} on {g.pattern} not made: {', '.join(unread)} "
+                    f"{'is a ROMIO hint' if len(unread) == 1 else 'are ROMIO hints'}, which "
+                    "the run's MPI-IO component, Open MPI's OMPIO, does not read"
+                )
                 continue
             f = Finding(
                 code=rule.code, kind=rule.kind, layer=rule.layer, severity=rule.severity,
@@ -121,6 +133,8 @@ def advise(
                 evidence=rules.format_evidence(rule, g.values), source=rule.source,
                 explain=rule.explain, settings=list(out.settings), online=rule.online,
             )  # fmt: skip
+            f.assumed = sorted({g.notes[n] for n in rule.needs
+                                if str(g.notes.get(n, "")).startswith("assumed")})  # fmt: skip
             advice.findings.append(f)
             if not f.settings:
                 continue
@@ -146,6 +160,15 @@ def advise(
         advice.settings.append(controlfile.Setting(name, layer, value, file=pattern))
     advice.findings.sort(key=lambda f: SEVERITY_ORDER[f.severity])
     return advice
+
+
+def unread_hints(settings: Sequence[tuple[str, str]], component: Any) -> list[str]:
+    """The ROMIO-only hints among a finding's settings when the run's MPI-IO component is
+    OMPIO (which never reads them), unless the finding also switches the component to ROMIO
+    (io=romio321): then they apply. [] otherwise."""
+    if component != "ompio" or any(n == "io" and v.startswith("romio") for n, v in settings):
+        return []
+    return [n for n, _ in settings if mpifamily.romio_only(n)]
 
 
 def _library_default(name: str, value: str, own: Any, hdf5) -> str | None:

@@ -25,7 +25,7 @@ LIMITS = (
     "fill is inferred when the bytes written below HDF5 hold one more copy of the chunked "
     "datasets)",
     "MPI-IO hints in effect: Darshan counts hints set (MPIIO_HINTS), not their values (when "
-    "the application set none, ROMIO's defaults are assumed)",
+    "the application set none and the log shows no Open MPI, ROMIO's defaults are assumed)",
     "the HDF5 chunk cache the application set: the HDF5 default (1 MiB) is assumed",
 )
 BINS = ("0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M", "1M_4M", "4M_10M", "10M_100M",
@@ -42,6 +42,31 @@ ROMIO_DEFAULTS = {
     "hint_romio_cb_read": "automatic", "hint_romio_ds_write": "automatic",
     "hint_romio_ds_read": "automatic", "hint_cb_config_list": "*:1",
 }  # fmt: skip
+
+
+# what Open MPI leaves among the files a log names (data/system_files.tsv says the same):
+# OMPIO's file-locking test beside each data file (<file>.locktest.<rank>) and its shared file
+# pointers (sharedfp/sm: <file>_cid-<n>-<n>.sm) in Open MPI's session directory; ROMIO (the
+# MPICH family, Open MPI's romio321) creates neither
+_OMPIO_FILE = re.compile(r"(\.locktest\.\d+|/ompi\.[^/]+/pid\.\d+/.*_cid-[-\d]+\.sm)$")
+_OPENMPI_FILE = re.compile(r"/(ompi|prte)\.[^/]+/")  # Open MPI's (PRRTE's) session directory
+
+
+def mpi_io_of(names: Any) -> tuple[str | None, str, bool]:
+    """(mpiio_component, why, Open MPI seen) from the file names a log records: "ompio" when it
+    holds OMPIO's own files; None when it shows Open MPI without them (its component cannot be
+    told); "romio" assumed when it shows no Open MPI at all (said so)."""
+    openmpi = None
+    for name in names:
+        if _OMPIO_FILE.search(name):
+            return "ompio", f"Open MPI's OMPIO: the log names its file {name}", True
+        if openmpi is None and _OPENMPI_FILE.search(name):
+            openmpi = name
+    if openmpi:
+        return None, (f"unknown: Open MPI ran (the log names {openmpi}) but not which MPI-IO "
+                      "component"), True  # fmt: skip
+    return "romio", ("assumed: ROMIO (the log shows no file of Open MPI's OMPIO; a Darshan "
+                     "log does not record the MPI library)"), False  # fmt: skip
 
 
 class DarshanUnavailable(RuntimeError):
@@ -426,6 +451,7 @@ def from_log(path: str | Path) -> tuple[list[insights.Group], list[str]]:
                 continue
             per_file[name][mod].append(rec)
     script = prof.script_of(str(report.metadata.get("exe") or "").split())
+    component, component_why, openmpi = mpi_io_of(report.name_records.values())
     for name in [n for n in per_file if _system_file(n, per_file[n], script)]:
         del per_file[name]
     limits = list(LIMITS)
@@ -507,8 +533,16 @@ def from_log(path: str | Path) -> tuple[list[insights.Group], list[str]]:
             decided = _pattern_from_selections(v, notes, h5d)
             if (not decided and v["transfer_mode"] == "collective"
                     and not _sum(mpi, "MPIIO_HINTS")):  # fmt: skip
-                data = _sum(h5d, "H5D_BYTES_WRITTEN") + _sum(h5d, "H5D_BYTES_READ")
-                _pattern_from_aggregation(v, notes, posix, ranks, data)
+                if openmpi:  # OMPIO aggregates by its own rules, not ROMIO's
+                    notes["access_pattern"] = (
+                        "unknown: the ranks' spread tells ROMIO's choice to aggregate, and "
+                        f"this run's MPI-IO is not known to be ROMIO ({component_why})"
+                    )
+                else:
+                    data = _sum(h5d, "H5D_BYTES_WRITTEN") + _sum(h5d, "H5D_BYTES_READ")
+                    _pattern_from_aggregation(v, notes, posix, ranks, data)
+                    if v.get("access_pattern"):
+                        notes["access_pattern"] = f"assumed: ROMIO; {notes['access_pattern']}"
         else:
             _pattern_from_counters(v, notes, posix)
         if layer == "hdf5":
@@ -536,15 +570,22 @@ def from_log(path: str | Path) -> tuple[list[insights.Group], list[str]]:
         if len(fs) == 1:
             v["fs"] = fs.pop()
             v["parallel_fs"] = "yes" if v["fs"] in insights.PARALLEL_FS else "no"
-        if mpi and not _sum(mpi, "MPIIO_HINTS"):
+        if mpi:
+            v["mpiio_component"] = component
+            notes["mpiio_component"] = component_why
+        if mpi and not _sum(mpi, "MPIIO_HINTS") and not openmpi:
             for k, value in ROMIO_DEFAULTS.items():
                 v[k] = value
                 notes[k] = ("assumed: ROMIO's default (the application set no MPI-IO hints, "
-                            "MPIIO_HINTS 0)")  # fmt: skip
+                            "MPIIO_HINTS 0, and the log shows no Open MPI)")  # fmt: skip
+        elif mpi and not _sum(mpi, "MPIIO_HINTS"):
+            for k in ROMIO_DEFAULTS:
+                notes[k] = (f"unknown: {component_why.split(': ', 1)[-1]}; "
+                            "ROMIO's defaults are not assumed")  # fmt: skip
         notes.setdefault("hint_cb_buffer_size", "unknown: Darshan does not record hint values")
         for i in insights.INSIGHTS:
             v.setdefault(i.name, None)
             if v[i.name] is None and i.name.startswith("hint_"):
-                notes[i.name] = "unknown: Darshan does not record hint values"
+                notes.setdefault(i.name, "unknown: Darshan does not record hint values")
         groups.append(g)
     return groups, limits

@@ -47,6 +47,8 @@ def text(a: Advice, control_path: str | None = None) -> str:
         lines.append(f"    source:   {f.source}")
         if f.note:
             lines.append(f"    note:     {f.note}")
+        for why in f.assumed:
+            lines.append(f"    assumed:  {why}")
     if a.undecided:
         lines += ["", "not decided (an insight the source does not give):"]
         for u in a.undecided:
@@ -123,10 +125,11 @@ def as_html(a: Advice) -> str:
     rows = []
     for f in a.findings:
         settings = ", ".join(f"{k}={v}" for k, v in f.settings) or "-"
+        assumed = "".join(f"<br><i>assumed: {e(w)}</i>" for w in f.assumed)
         rows.append(
             f"<tr class='{e(f.severity)}'><td>{e(f.severity)}</td><td>{e(f.code)}</td>"
             f"<td>{e(f.group)}</td><td><code>{e(settings)}</code></td><td>{e(f.evidence)}</td>"
-            f"<td>{e(f.explain)}{'<br><i>' + e(f.note) + '</i>' if f.note else ''}</td>"
+            f"<td>{e(f.explain)}{'<br><i>' + e(f.note) + '</i>' if f.note else ''}{assumed}</td>"
             f"<td>{e(f.source)}</td></tr>"
         )
     groups = "".join(
