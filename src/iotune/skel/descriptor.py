@@ -175,6 +175,9 @@ class File:
     attributes: list[attrs.Attribute] = field(default_factory=list)  # HDF5 files
     existing: bool = False  # opened, not created: an earlier entry of the skeleton wrote it
     serial: bool = False  # HDF5 through the serial (sec2) driver, by one rank (as the application)
+    # opened by the ranks where it is non-zero only, on a communicator of theirs (None: all)
+    when: ast.expr | None = None
+    readwrite: bool = False  # `open: existing` opened read-write even when it only reads
 
     @property
     def per_rank(self) -> bool:
@@ -513,8 +516,9 @@ def _file(c: _Checker, f: Any, line: int, where: str, known: set[str]) -> File:
         f,
         line,
         where,
-        {"name", "api", "datasets", "groups", "writes", "sync", "attributes", "open", "serial"},
-    )
+        {"name", "api", "datasets", "groups", "writes", "sync", "attributes", "open", "serial",
+         "when", "readwrite"},
+    )  # fmt: skip
     serial = f.get("serial", False)
     if type(serial) is not bool:
         c.fail(c.line_of(f, "serial"), f"{where}.serial", "expected true or false")
@@ -569,6 +573,17 @@ def _file(c: _Checker, f: Any, line: int, where: str, known: set[str]) -> File:
         name, api, datasets, list(groups), writes, line, sync, attributes, opening == "existing"
     )
     out.serial = serial
+    readwrite = f.get("readwrite", False)
+    if type(readwrite) is not bool:
+        c.fail(c.line_of(f, "readwrite"), f"{where}.readwrite", "expected true or false")
+    if readwrite and opening != "existing":
+        c.fail(c.line_of(f, "readwrite"), f"{where}.readwrite", "readwrite needs open: existing")
+    out.readwrite = readwrite
+    if f.get("when") is not None:
+        out.when = c.expression(f["when"], c.line_of(f, "when"), f"{where}.when", known)
+        if "step" in expr.names(out.when):
+            c.fail(c.line_of(f, "when"), f"{where}.when",
+                   "the ranks that open a file cannot depend on the step")  # fmt: skip
     return out
 
 
@@ -912,6 +927,8 @@ def _check_values(c: _Checker, d: Descriptor) -> None:
             where = f"files[{fi}].writes[{wi}]"
             for r in checked_ranks(d.ranks):
                 try:
+                    if f.when is not None and not expr.evaluate(f.when, d.env(rank=r)):
+                        continue  # the rank does not open the file
                     _check_write(d, w, dsets, d.env(rank=r))
                 except expr.ExprError as e:
                     c.fail(w.line, where, f"at rank {r} of {d.ranks}: {e}")

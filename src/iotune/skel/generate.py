@@ -240,7 +240,7 @@ def _file_body(f: File, index: int) -> list[str]:
         f"/* files[{index}] ({f.api}): the calls of one step */",
         f"static void file_{index}(skel_file_t *f, long long step, long long rank, "
         "long long size) {",
-        "  (void)rank; (void)size; (void)step;",
+        "  (void)f; (void)rank; (void)size; (void)step;",
     ]
     for g in f.groups:
         out.append(f"  skel_group(f, {_cstr(g)}, step);")
@@ -275,8 +275,16 @@ def _open_flags(f: File) -> str:
         flags.append("SKEL_OPEN_READS")
     only_reads = all(w.read for w in f.writes) and all(d.exists for d in f.datasets)
     if f.existing and only_reads and not f.attributes and not f.groups and not f.sync:
-        flags.append("SKEL_OPEN_READONLY")  # as the application opened it to read
+        if not f.readwrite:
+            flags.append("SKEL_OPEN_READONLY")  # as the application opened it to read
+    if f.when is not None:
+        flags.append("SKEL_OPEN_SUBSET")
     return " | ".join(flags) or "0"
+
+
+def _member(f: File) -> str:
+    """skel_open's member argument: the entry's `when` (1: every rank)."""
+    return _c(f.when) if f.when is not None else "1"
 
 
 def _steps_code(d: Descriptor, timed: bool) -> list[str]:
@@ -291,7 +299,7 @@ def _steps_code(d: Descriptor, timed: bool) -> list[str]:
     for i in once:
         lines.append(
             f"  skel_file_t *{var}{i} = skel_open(s, {_cstr(d.files[i].name)}, "
-            f"{API_C[d.files[i].api]}, 0, {_open_flags(d.files[i])});"
+            f"{API_C[d.files[i].api]}, 0, {_open_flags(d.files[i])}, {_member(d.files[i])});"
         )
     lines.append("  for (long long step = 0; step < steps; step++) {")
     lines.append("    skel_step(s, step);")
@@ -301,9 +309,12 @@ def _steps_code(d: Descriptor, timed: bool) -> list[str]:
         if inside[i]:
             lines.append(
                 f"    skel_file_t *{var}{i} = skel_open(s, {_cstr(f.name)}, {API_C[f.api]}, step, "
-                f"{_open_flags(f)});"
+                f"{_open_flags(f)}, {_member(f)});"
             )
-        lines.append(f"    file_{i}({var}{i}, step, rank, size);")
+        if f.when is not None:  # the ranks that opened it make its calls
+            lines.append(f"    if (skel_member({var}{i})) file_{i}({var}{i}, step, rank, size);")
+        else:
+            lines.append(f"    file_{i}({var}{i}, step, rank, size);")
         if inside[i]:
             lines.append(f"    skel_close({var}{i});")
     lines.append("  }")

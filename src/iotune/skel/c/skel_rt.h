@@ -40,8 +40,14 @@ void skel_compute(skel_t *s, double seconds);
 #define SKEL_OPEN_READS 2
 #define SKEL_OPEN_READONLY 4 /* with EXISTING: nothing is written (H5F_ACC_RDONLY, ...) */
 #define SKEL_OPEN_SERIAL 8   /* an HDF5 file of one rank through the serial (sec2) driver */
-skel_file_t *skel_open(skel_t *s, const char *pattern, enum skel_api api, long long step,
-                       int flags);
+#define SKEL_OPEN_SUBSET 16  /* opened by the ranks where member is non-zero only, together */
+/* member: with SKEL_OPEN_SUBSET, whether this rank opens the file (the entry's `when`); every
+ * rank calls skel_open, the members open it on a communicator of theirs (native and hdf5
+ * methods; the others open it on every rank). skel_member(f): whether the rank makes the
+ * entry's calls. */
+skel_file_t *skel_open(skel_t *s, const char *pattern, enum skel_api api, long long step, int flags,
+                       int member);
+int skel_member(const skel_file_t *f);
 void skel_group(skel_file_t *f, const char *pattern, long long step);
 /* Element types: a descriptor type name (float32 ... uint64), n opaque bytes, or a compound of
  * n members (names, descriptor type names, byte offsets) in size bytes. */
