@@ -7,17 +7,12 @@ the original's."""
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from conftest import REPO, run_mpi
 from test_skel import HDF5_PC, MPICC, _profiled, _skeleton, needs_cc
 
-sys.path.insert(0, str(REPO / "bench" / "agreement"))
-import agree_calc  # noqa: E402
-
-from iotune import trace as iotrace
 from iotune.skel import descriptor as dmod
 from iotune.skel import from_profile as fp
 from iotune.skel import generate as gen
@@ -50,12 +45,6 @@ def _per_file_layer(profile: Path) -> dict[tuple[str, str], tuple[int, int]]:
     return out
 
 
-def _trace_cells(profile: Path) -> dict:
-    """layer -> rank -> {w, r}: the bytes of each rank's traced calls (the application's own:
-    an HDF5 call, and what it calls below HDF5 outside the HDF5 calls the runtime follows)."""
-    return agree_calc.trace_bytes(iotrace.load(str(profile)), {"empty.h5", "sessions.h5"})
-
-
 @needs_cc
 def test_opens_without_data_are_made_as_the_application_made_them(
     sessions_program, libiotune, tmp_path
@@ -67,34 +56,24 @@ def test_opens_without_data_are_made_as_the_application_made_them(
         ("empty.h5", "rank == 0", None, None),  # made by rank 0 alone, no dataset
         ("sessions.h5", None, None, None),
         ("sessions.h5", None, "existing", True),  # H5F_ACC_RDWR, only read
-        ("sessions.h5", None, "existing", None),  # a dataset opened, nothing read through HDF5
+        ("sessions.h5", None, "existing", None),  # only datasets opened
     ], files
-    # both datasets opened, the unread one too
-    assert [(d["name"], d.get("exists")) for d in files[2]["datasets"]] == [
-        ("/data", True),
-        ("/spare", True),
-    ]
-    assert [(d["name"], d.get("exists")) for d in files[3]["datasets"]] == [("/data", True)]
-    # H5Oget_info_by_name's reads of object headers, below HDF5: read as bytes
-    raw = [w for w in files[3]["writes"] if "offset" in w]
-    assert raw and all(w["read"] and "dataset" not in w for w in raw), files[3]["writes"]
-    replayed = sum(w["size"] for w in raw) * 2  # both ranks
+    for f in files[2:]:  # both datasets opened, the unread one too
+        assert [(d["name"], d.get("exists")) for d in f["datasets"]] == [
+            ("/data", True),
+            ("/spare", True),
+        ]
     skeleton = _skeleton(desc, tmp_path)
     out = tmp_path / "out"
     out.mkdir()
     env = {"IOTUNE_PROFILE": str(out / "p.json"), "IOTUNE_TRACE": "1"}
     run_mpi(2, [skeleton, "--timing", tmp_path / "t.json"], env=env, cwd=out,
             preload=libiotune, timeout=120)  # fmt: skip
-    # per rank and layer, the calls the application made itself: the same bytes
-    assert _trace_cells(out / "p.json") == _trace_cells(prof)
     want, got = _per_file_layer(prof), _per_file_layer(out / "p.json")
     assert set(got) == set(want), (got, want)
     for key, (w, r) in want.items():
         gw, gr = got[key]
-        assert abs(gw - w) <= 0.01 * w, (key, got, want)
-        # the bytes read as bytes do not fill HDF5's metadata cache: the skeleton's H5Dopen
-        # reads an object header again that the application's found there
-        assert r - 0.01 * r <= gr <= r + replayed, (key, got, want)
+        assert abs(gw - w) <= 0.01 * w and abs(gr - r) <= 0.01 * r, (key, got, want)
     assert want[("empty.h5", "posix")][0] > 0  # the empty file's superblock was counted
 
 
@@ -156,15 +135,3 @@ def test_when_and_readwrite_reach_the_generated_open(tmp_path):
 def test_a_bad_file_when_or_readwrite_gives_one_message(old, new, where):
     with pytest.raises(dmod.DescriptorError, match=re.escape(where)):
         dmod.parse_text(DESC.replace(old, new, 1), "s.yaml")
-
-
-def test_an_hdf5_file_reads_bytes_below_hdf5_but_never_writes_them(tmp_path):
-    raw = "    writes: [{offset: 0, size: 512, read: true, transfer: independent}]\n"
-    text = DESC.replace("    writes: [{dataset: /d, start: [0], count: [4], read: true}]\n", raw)
-    d = dmod.parse_text(text, "s.yaml")
-    (w,) = d.files[2].writes
-    assert w.read and w.dataset is None
-    gen.generate(d, str(tmp_path), "s.yaml", pkg=HDF5_PC, cc=MPICC)
-    assert "skel_read_bytes(f, offset, size, 0, active);" in (tmp_path / "skeleton.c").read_text()
-    with pytest.raises(dmod.DescriptorError, match=re.escape("files[2].writes[0]: missing")):
-        dmod.parse_text(text.replace(", read: true", ""), "s.yaml")

@@ -741,8 +741,7 @@ def _write(
     out.repeat = c.expression(w.get("repeat", 1), c.line_of(w, "repeat"), f"{where}.repeat", known)
     if w.get("when") is not None:
         out.when = c.expression(w["when"], c.line_of(w, "when"), f"{where}.when", known)
-    raw_read = api == "hdf5" and is_read and "dataset" not in w and "direct" not in w
-    if api == "hdf5" and not raw_read:  # (a raw read: the file's bytes below HDF5)
+    if api == "hdf5":
         name = c.require(w, "dataset", where)
         if not isinstance(name, str) or name not in datasets:
             c.fail(

@@ -21,7 +21,6 @@ and writes it as YAML.
 
 from __future__ import annotations
 
-import bisect
 import difflib
 import os
 import re
@@ -134,13 +133,6 @@ class Builder:
         on it; the reads of the application's data files are calls too."""
         out: list[Session] = []
         open_idx: dict[str, int] = {}
-        calls = sorted((op.t0, op.t1) for op in ops if op.api == "hdf5")
-        starts = [t0 for t0, _ in calls]
-
-        def inside_hdf5(op: Op) -> bool:  # made by a traced HDF5 call (an "all" trace)
-            i = bisect.bisect_right(starts, op.t0) - 1
-            return i >= 0 and op.t0 <= calls[i][1]
-
         for op in ops:
             if op.kind == "open":
                 open_idx[op.file] = len(out)
@@ -153,15 +145,7 @@ class Builder:
                     out.append(Session(op.file, op.api, [], "", None))
                 session = out[open_idx[op.file]]
                 if session.api == "hdf5" and op.api != "hdf5" and op.kind == "read":
-                    if inside_hdf5(op):
-                        continue  # H5Dread's own reads: the skeleton's H5Dread makes them
-                    # read by an HDF5 call the runtime does not follow (netCDF-4's lookups of
-                    # its dimension scales and attributes): the skeleton's HDF5 calls would not
-                    # make it, so it is read as bytes below HDF5, through the file's handle
-                    self.note(
-                        f"{op.file}: reads below HDF5 outside the HDF5 calls the trace follows "
-                        "(the application's metadata lookups) are read as bytes"
-                    )
+                    continue  # H5Dread's own reads below HDF5: the skeleton's H5Dread makes them
                 if session.api == "hdf5" and op.api != "hdf5" and op.kind == "write":
                     # HDF5's own metadata, written inside an HDF5 call the runtime does not
                     # follow (H5Fflush): the skeleton's HDF5 library writes its own
@@ -422,7 +406,7 @@ class Builder:
                         "rank's data of the call is written as one block, ranks in order from "
                         "the lowest offset"
                     )
-                if op.offset is None and op.api != "hdf5":
+                if op.offset is None and api != "hdf5":
                     self.note(
                         f"{name}: {op.func} has no offset in the trace (shared file "
                         "pointer, stdio): written at the rank's running position"
@@ -454,8 +438,6 @@ class Builder:
         ranks = [r for r, _ in group]
         ops = [op for _, op in group]
         w: dict[str, Any] = {"read": True} if ops[0].kind == "read" else {}
-        if api == "hdf5" and ops[0].api != "hdf5":
-            api = ops[0].api  # a read below HDF5 (its bytes): offset and size
         if api == "hdf5":
             w["dataset"] = ops[0].dataset
         if ranks != list(range(self.ranks)):

@@ -101,7 +101,6 @@ skel_file_t *skel_open(skel_t *s, const char *pattern, enum skel_api api, long l
                     "or name it per rank ({rank})");
     f->comm = per_rank || serial ? MPI_COMM_SELF : MPI_COMM_WORLD;
     f->subcomm = MPI_COMM_NULL;
-    f->serial = serial;
     enum skel_method m = s->method;
     if (m == SKEL_NATIVE && api == SKEL_HDF5)
         m = SKEL_M_HDF5;

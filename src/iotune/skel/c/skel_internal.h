@@ -56,7 +56,6 @@ struct skel_file {
     MPI_Comm comm;
     MPI_Comm subcomm; /* SKEL_OPEN_SUBSET: the members' communicator (else MPI_COMM_NULL) */
     int member;       /* the rank opens the file and makes the entry's calls */
-    int serial;       /* an HDF5 file through the serial (sec2) driver */
     hid_t h5;
     MPI_File mf;
     int fd;

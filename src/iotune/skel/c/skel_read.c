@@ -98,22 +98,10 @@ void skel_read(skel_file_t *f, const char *pattern, long long step, int nd, cons
     h5_read(f, k, nd, st, ct, collective, active);
 }
 
-/* An HDF5 file's own handle below HDF5 (H5Fget_vfd_handle): its MPI_File, or its descriptor
- * (serial driver) in *fd. */
-static MPI_File h5_handle(skel_file_t *f, int *fd)
-{
-    void *h = NULL;
-    if (H5Fget_vfd_handle(f->h5, H5P_DEFAULT, &h) < 0 || !h)
-        skel_die(f->s, "H5Fget_vfd_handle failed");
-    *fd = f->serial ? *(int *)h : -1;
-    return f->serial ? MPI_FILE_NULL : *(MPI_File *)h;
-}
-
 void skel_read_bytes(skel_file_t *f, long long offset, long long size, int collective, int active)
 {
     skel_t *s = f->s;
-    int raw_of_hdf5 = f->api == SKEL_HDF5; /* the application's reads below its HDF5 calls */
-    if (raw_of_hdf5 ? !skel_is_hdf5(f) : s->method != SKEL_NATIVE)
+    if (s->method != SKEL_NATIVE || f->api == SKEL_HDF5)
         return; /* the raw methods skip reads */
     if (!active)
         size = 0;
@@ -127,24 +115,17 @@ void skel_read_bytes(skel_file_t *f, long long offset, long long size, int colle
     if (offset < 0)
         offset = f->pos;
     double t0 = skel_now();
-    MPI_File mf = f->mf;
-    int fd = f->fd;
-    if (raw_of_hdf5) {
-        if (size > INT_MAX)
-            skel_die(s, "one read below HDF5 of more than 2 GiB - 1 bytes (an int count)");
-        mf = h5_handle(f, &fd);
-    }
-    if (raw_of_hdf5 ? mf != MPI_FILE_NULL : f->api == SKEL_MPIIO) {
-        MPI_Status st; /* collective only on the file's every rank */
-        int rc = skel_transfer_of(s, collective) && (!raw_of_hdf5 || f->comm != MPI_COMM_SELF)
-                     ? MPI_File_read_at_all(mf, offset, data, (int)size, MPI_BYTE, &st)
-                     : (size ? MPI_File_read_at(mf, offset, data, (int)size, MPI_BYTE, &st)
+    if (f->api == SKEL_MPIIO) {
+        MPI_Status st;
+        int rc = skel_transfer_of(s, collective)
+                     ? MPI_File_read_at_all(f->mf, offset, data, (int)size, MPI_BYTE, &st)
+                     : (size ? MPI_File_read_at(f->mf, offset, data, (int)size, MPI_BYTE, &st)
                              : MPI_SUCCESS);
         if (rc != MPI_SUCCESS)
             skel_die(s, "MPI_File_read_at failed");
     } else {
         for (long long done = 0; done < size;) {
-            ssize_t r = pread(fd, data + done, (size_t)(size - done), offset + done);
+            ssize_t r = pread(f->fd, data + done, (size_t)(size - done), offset + done);
             if (r < 0)
                 skel_die(s, "pread failed");
             if (r == 0)
