@@ -1,7 +1,8 @@
 /* An HDF5 program written for the skeleton tests: files opened in ways that move bytes without
  * moving data. Even ranks create an empty file on a communicator of their own and close it (as
  * HDF5's ph5example tests split communicators); every rank writes its rows of a small dataset
- * beside a dataset never written; then every rank opens the file again read-write
+ * beside a dataset never written, of a fill value (HDF5 writes it when it allocates the
+ * dataset, at its creation under MPI-IO); then every rank opens the file again read-write
  * (H5F_ACC_RDWR), opens both datasets, reads its rows of the first only, and closes; last,
  * every rank opens it again read-only and only opens the datasets (as netCDF-4 looks at its
  * variables). Usage: skel_sessions [ROWS_PER_RANK] */
@@ -53,8 +54,11 @@ int main(int argc, char **argv)
     hid_t fspace = H5Screate_simple(2, dims, NULL);
     hid_t data =
         H5Dcreate2(file, "/data", H5T_NATIVE_INT, fspace, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    hid_t spare =
-        H5Dcreate2(file, "/spare", H5T_NATIVE_INT, fspace, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE); /* a fill value, big-endian as its type */
+    int fill = -7;
+    H5Pset_fill_value(dcpl, H5T_NATIVE_INT, &fill);
+    hid_t spare = H5Dcreate2(file, "/spare", H5T_STD_I32BE, fspace, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    H5Pclose(dcpl);
     hsize_t mdims[2] = {rows, COLS};
     hid_t mspace = H5Screate_simple(2, mdims, NULL);
     hid_t sel = rows_of(data, rank, rows);

@@ -1,8 +1,9 @@
 """Skeletons of files opened in ways that move bytes without moving data (issue 22's corpus:
 HDF5's ph5example, netCDF-4): an empty HDF5 file made by some ranks only on a communicator of
-theirs, a file opened again read-write only to read, datasets opened and not read. The
-skeleton makes the same opens, so that the bytes below HDF5 (superblock, object headers) are
-the original's."""
+theirs, a file opened again read-write only to read, datasets opened and not read, a dataset's
+fill value (HDF5 writes it at allocation). The skeleton makes the same opens and sets the same
+fill value, so that the bytes below HDF5 (superblock, object headers, fill) are the
+original's."""
 
 import json
 import re
@@ -13,6 +14,7 @@ import pytest
 from conftest import REPO, run_mpi
 from test_skel import HDF5_PC, MPICC, _profiled, _skeleton, needs_cc
 
+from iotune import trace as iotrace
 from iotune.skel import descriptor as dmod
 from iotune.skel import from_profile as fp
 from iotune.skel import generate as gen
@@ -63,6 +65,14 @@ def test_opens_without_data_are_made_as_the_application_made_them(
             ("/data", True),
             ("/spare", True),
         ]
+    # the fill value, traced in the file's type (big-endian), written as the skeleton's
+    traced = {d["name"]: d["fill"] for d in iotrace.load(str(prof))[0]["datasets"]}
+    assert traced == {
+        "/data": {"time": "ifset", "value": None},
+        "/spare": {"time": "ifset", "value": "fffffff9"},
+    }
+    made = {d["name"]: d.get("fill_value") for d in files[1]["datasets"]}
+    assert made == {"/data": None, "/spare": "f9ffffff"}
     skeleton = _skeleton(desc, tmp_path)
     out = tmp_path / "out"
     out.mkdir()
@@ -135,3 +145,36 @@ def test_when_and_readwrite_reach_the_generated_open(tmp_path):
 def test_a_bad_file_when_or_readwrite_gives_one_message(old, new, where):
     with pytest.raises(dmod.DescriptorError, match=re.escape(where)):
         dmod.parse_text(DESC.replace(old, new, 1), "s.yaml")
+
+
+def test_a_fill_value_reaches_the_generated_dataset_and_a_bad_one_is_refused(tmp_path):
+    text = DESC.replace("dims: [4]}]\n    writes: [{dataset: /d, start: [0], count: [4], when",
+                        "dims: [4], fill_value: f9ffffff}]\n    writes: [{dataset: /d, start: [0], "
+                        "count: [4], when", 1)  # fmt: skip
+    d = dmod.parse_text(text, "s.yaml")
+    assert d.files[1].datasets[0].fill_value == "f9ffffff"
+    gen.generate(d, str(tmp_path), "s.yaml", pkg=HDF5_PC, cc=MPICC)
+    assert ', -1, -1, "f9ffffff");' in (tmp_path / "skeleton.c").read_text()
+    for bad in ("f9ffff", "f9ffffzz", "12345678901"):
+        with pytest.raises(dmod.DescriptorError, match=re.escape("datasets[0].fill_value")):
+            dmod.parse_text(text.replace("f9ffffff", bad), "s.yaml")
+
+
+def test_ranks_that_select_nothing_beside_ranks_that_select_a_box():
+    """netCDF-4's test.nc (tst_parallel3): rank 0 appends nothing to an unlimited variable
+    (no box in the trace), rank 1 one element: rank 1 keeps its box (its 4 bytes were lost),
+    rank 0 an empty selection of the dataset's rank."""
+    from iotune.skel import decomposition as dec
+    from iotune.skel.ops import Op
+
+    def op(start, count, size):
+        return Op("write", "H5Dwrite", "test.nc", "hdf5", "/vertex", None, start, count, None,
+                  size, True, 0.0, 0.0)  # fmt: skip
+
+    entry = {"name": "/vertex", "dims": [2, 1]}
+    notes: list[str] = []
+    ops = [op(None, None, 0), op([1, 0], [1, 1], 4)]
+    w = dec.selection([0, 1], ops, (entry, [2, 1]), 2, dec.Blocks(), notes.append)
+    assert w == {"by_rank": {0: {"start": [0, 0], "count": [0, 0]},
+                             1: {"start": [1, 0], "count": [1, 1]}}}, w  # fmt: skip
+    assert notes == []

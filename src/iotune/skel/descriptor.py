@@ -35,6 +35,7 @@ TYPES = {
     "uint64": (8, "H5T_NATIVE_UINT64", "H5T_STD_U64LE"),
 }
 FILTERS = ("shuffle", "fletcher32")  # and deflate=LEVEL (0-9)
+MAX_FILL_VALUE = 256  # bytes of a dataset's fill value (one element)
 FILL_TIMES = ("alloc", "never", "ifset")  # a dataset's fill time (H5Pset_fill_time)
 ALLOC_TIMES = ("early", "late", "incr")  # its allocation time (H5Pset_alloc_time)
 _DEFLATE = re.compile(r"deflate=([0-9])\Z")
@@ -118,6 +119,7 @@ class Dataset:
     exists: bool = False  # in a file opened `existing`: opened (it was made before), not created
     fill_time: str | None = None  # alloc, never, ifset (None: HDF5's default)
     alloc_time: str | None = None  # early, late, incr (None: HDF5's default)
+    fill_value: str | None = None  # one element's bytes in hex, as the type stores them
 
     @property
     def element_size(self) -> int:
@@ -593,7 +595,7 @@ def _dataset(c: _Checker, d: Any, line: int, where: str, known: set[str]) -> Dat
         line,
         where,
         {"name", "type", "dims", "maxdims", "chunks", "filters", "exists", "fill_time",
-         "alloc_time"},
+         "alloc_time", "fill_value"},
     )  # fmt: skip
     times = {}
     for key, allowed in (("fill_time", FILL_TIMES), ("alloc_time", ALLOC_TIMES)):
@@ -651,8 +653,17 @@ def _dataset(c: _Checker, d: Any, line: int, where: str, known: set[str]) -> Dat
                "expected a list of shuffle, fletcher32, deflate=LEVEL (0-9)")  # fmt: skip
     if filters and chunks is None:
         c.fail(c.line_of(d, "filters"), f"{where}.filters", "filters need chunks")
+    fill = d.get("fill_value")
+    if fill is not None and (
+        not isinstance(fill, str)
+        or len(fill) != 2 * size
+        or not re.fullmatch(r"[0-9a-f]*", fill)
+        or size > MAX_FILL_VALUE
+    ):
+        msg = f"expected the {size} bytes of one element in hex (at most {MAX_FILL_VALUE})"
+        c.fail(c.line_of(d, "fill_value"), f"{where}.fill_value", msg)
     return Dataset(name, typ, dims, maxdims, chunks, line, size, members, list(filters), exists,
-                   **times)  # fmt: skip
+                   **times, fill_value=fill)  # fmt: skip
 
 
 def _type(c: _Checker, t: Any, line: int, where: str) -> tuple[str, int, list[Member] | None]:

@@ -69,9 +69,10 @@ def _dataset_code(ds: Dataset, ind: str) -> list[str]:
     filters = _cstr(",".join(ds.filters)) if ds.filters else "NULL"
     fill = f"H5D_FILL_TIME_{ds.fill_time.upper()}" if ds.fill_time else "-1"
     alloc = f"H5D_ALLOC_TIME_{ds.alloc_time.upper()}" if ds.alloc_time else "-1"
+    value = _cstr(ds.fill_value) if ds.fill_value else "NULL"
     lines.append(
         f"{ind}  skel_dataset(f, {_cstr(ds.name)}, step, type, {nd}, dims, "
-        f"{maxdims}, {chunks}, {filters}, {alloc}, {fill});"
+        f"{maxdims}, {chunks}, {filters}, {alloc}, {fill}, {value});"
     )
     lines.append(f"{ind}}}")
     return lines

@@ -56,10 +56,11 @@ hid_t skel_type_opaque(long long size);
 hid_t skel_type_compound(long long size, int n, const char *const *names, const char *const *types,
                          const long long *offsets);
 /* filters: NULL or a comma-separated list of shuffle, fletcher32, deflate=LEVEL (in order);
- * alloc_time, fill_time: an H5D_alloc_time_t, H5D_fill_time_t or -1 (HDF5's default) */
+ * alloc_time, fill_time: an H5D_alloc_time_t, H5D_fill_time_t or -1 (HDF5's default);
+ * fill_value: one element's bytes in hex as type stores them, or NULL (HDF5's default) */
 void skel_dataset(skel_file_t *f, const char *pattern, long long step, hid_t type, int nd,
                   const long long *dims, const long long *maxdims, const long long *chunks,
-                  const char *filters, int alloc_time, int fill_time);
+                  const char *filters, int alloc_time, int fill_time, const char *fill_value);
 /* A string type: size bytes (0: variable length), its padding and character set. */
 hid_t skel_type_string(long long size, H5T_str_t pad, H5T_cset_t cset);
 /* An attribute name of type t (closed here) on the object at path `on` (group or dataset), of
