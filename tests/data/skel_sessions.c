@@ -1,13 +1,15 @@
 /* An HDF5 program written for the skeleton tests: files opened in ways that move bytes without
  * moving data. Even ranks create an empty file on a communicator of their own and close it (as
- * HDF5's ph5example tests split communicators); every rank writes its rows of a small dataset
- * beside a dataset never written, of a fill value (HDF5 writes it when it allocates the
- * dataset, at its creation under MPI-IO); then every rank opens the file again read-write
- * (H5F_ACC_RDWR), opens both datasets, reads its rows of the first only, and closes; last,
- * every rank opens it again read-only and only opens the datasets (as netCDF-4 looks at its
- * variables). Usage: skel_sessions [ROWS_PER_RANK] */
+ * HDF5's ph5example tests split communicators), and rank 0 deletes it (MPI_File_delete); every
+ * rank writes its rows of a small dataset beside a dataset never written, of a fill value (HDF5
+ * writes it when it allocates the dataset, at its creation under MPI-IO); then every rank opens
+ * the file again read-write (H5F_ACC_RDWR), opens both datasets, reads its rows of the first
+ * only, and closes; then every rank opens it again read-only and only opens the datasets (as
+ * netCDF-4 looks at its variables); last, every rank creates a scratch file and removes it
+ * (remove, one succeeds: as netCDF-4's test does). Usage: skel_sessions [ROWS_PER_RANK] */
 #include <hdf5.h>
 #include <mpi.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #define COLS 8
@@ -47,6 +49,8 @@ int main(int argc, char **argv)
     }
     MPI_Comm_free(&half);
     MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) /* the empty file deleted, as ph5example does */
+        MPI_File_delete("empty.h5", MPI_INFO_NULL);
 
     hid_t fapl = fapl_of(MPI_COMM_WORLD);
     hid_t file = H5Fcreate("sessions.h5", H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
@@ -86,6 +90,11 @@ int main(int argc, char **argv)
     H5Sclose(mspace);
     H5Sclose(fspace);
     H5Pclose(fapl);
+    fapl = fapl_of(MPI_COMM_WORLD); /* a scratch file every rank removes (one succeeds) */
+    H5Fclose(H5Fcreate("scratch.h5", H5F_ACC_TRUNC, H5P_DEFAULT, fapl));
+    H5Pclose(fapl);
+    MPI_Barrier(MPI_COMM_WORLD);
+    remove("scratch.h5");
     free(buf);
     MPI_Finalize();
     return 0;

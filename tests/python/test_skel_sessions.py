@@ -54,13 +54,16 @@ def test_opens_without_data_are_made_as_the_application_made_them(
     orig, prof = _profiled(tmp_path, [sessions_program], libiotune)
     desc = fp.from_profile(str(prof), str(orig))
     files = desc["files"]
-    assert [(f["name"], f.get("when"), f.get("open"), f.get("readwrite")) for f in files] == [
-        ("empty.h5", "rank == 0", None, None),  # made by rank 0 alone, no dataset
-        ("sessions.h5", None, None, None),
-        ("sessions.h5", None, "existing", True),  # H5F_ACC_RDWR, only read
-        ("sessions.h5", None, "existing", None),  # only datasets opened
+    got = [(f["name"], f.get("when"), f.get("open"), f.get("readwrite"), f.get("remove"))
+           for f in files]  # fmt: skip
+    assert got == [
+        ("empty.h5", "rank == 0", None, None, True),  # rank 0 alone, no dataset; deleted
+        ("sessions.h5", None, None, None, None),
+        ("sessions.h5", None, "existing", True, None),  # H5F_ACC_RDWR, only read
+        ("sessions.h5", None, "existing", None, None),  # only datasets opened
+        ("scratch.h5", None, None, None, True),  # removed (remove) by the rank that could
     ], files
-    for f in files[2:]:  # both datasets opened, the unread one too
+    for f in files[2:4]:  # both datasets opened, the unread one too
         assert [(d["name"], d.get("exists")) for d in f["datasets"]] == [
             ("/data", True),
             ("/spare", True),
@@ -85,6 +88,9 @@ def test_opens_without_data_are_made_as_the_application_made_them(
         gw, gr = got[key]
         assert abs(gw - w) <= 0.01 * w and abs(gr - r) <= 0.01 * r, (key, got, want)
     assert want[("empty.h5", "posix")][0] > 0  # the empty file's superblock was counted
+    # the files the application removed are gone from the skeleton's directory too
+    assert sorted(p.name for p in out.glob("*.h5")) == sorted(p.name for p in orig.glob("*.h5"))
+    assert sorted(p.name for p in orig.glob("*.h5")) == ["sessions.h5"]
 
 
 def _session(name: str, opener: str, ops: int) -> Session:
@@ -111,6 +117,7 @@ ranks: 2
 files:
   - name: a.h5
     when: rank == 0
+    remove: true
   - name: b.h5
     datasets: [{name: /d, type: int32, dims: [4]}]
     writes: [{dataset: /d, start: [0], count: [4], when: rank == 0}]
@@ -129,6 +136,7 @@ def test_when_and_readwrite_reach_the_generated_open(tmp_path):
     code = (tmp_path / "skeleton.c").read_text()
     assert "SKEL_OPEN_SUBSET, (rank == 0LL));" in code
     assert "if (skel_member(f0)) file_0(f0, step, rank, size);" in code
+    assert 'skel_remove(s, "a.h5", 0);' in code  # removed after its last close
     reopen = next(ln for ln in code.splitlines() if "skel_open" in ln and "f2 =" in ln)
     assert "SKEL_OPEN_EXISTING" in reopen and "SKEL_OPEN_READONLY" not in reopen
 
@@ -140,6 +148,7 @@ def test_when_and_readwrite_reach_the_generated_open(tmp_path):
         ("    readwrite: true\n", "    readwrite: yes please\n", "files[2].readwrite"),
         ("    when: rank == 0\n", "    when: step == 0\n", "files[0].when: the ranks"),
         ("    when: rank == 0\n", "    when: nope + 1\n", "files[0].when"),
+        ("    remove: true\n", "    remove: 1\n", "files[0].remove"),
     ],
 )
 def test_a_bad_file_when_or_readwrite_gives_one_message(old, new, where):

@@ -180,6 +180,7 @@ class File:
     # opened by the ranks where it is non-zero only, on a communicator of theirs (None: all)
     when: ast.expr | None = None
     readwrite: bool = False  # `open: existing` opened read-write even when it only reads
+    remove: bool = False  # removed after the entry's close (the application deleted the file)
 
     @property
     def per_rank(self) -> bool:
@@ -519,7 +520,7 @@ def _file(c: _Checker, f: Any, line: int, where: str, known: set[str]) -> File:
         line,
         where,
         {"name", "api", "datasets", "groups", "writes", "sync", "attributes", "open", "serial",
-         "when", "readwrite"},
+         "when", "readwrite", "remove"},
     )  # fmt: skip
     serial = f.get("serial", False)
     if type(serial) is not bool:
@@ -581,6 +582,10 @@ def _file(c: _Checker, f: Any, line: int, where: str, known: set[str]) -> File:
     if readwrite and opening != "existing":
         c.fail(c.line_of(f, "readwrite"), f"{where}.readwrite", "readwrite needs open: existing")
     out.readwrite = readwrite
+    remove = f.get("remove", False)
+    if type(remove) is not bool:
+        c.fail(c.line_of(f, "remove"), f"{where}.remove", "expected true or false")
+    out.remove = remove
     if f.get("when") is not None:
         out.when = c.expression(f["when"], c.line_of(f, "when"), f"{where}.when", known)
         if "step" in expr.names(out.when):

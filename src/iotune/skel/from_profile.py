@@ -50,6 +50,7 @@ class Session:
     ops: list[Op]
     opener: str  # "" when the file was opened before the step body
     mode: int | None  # the opening call's flags as traced
+    removed: bool = False  # the application removed the file after this session
 
 
 class Builder:
@@ -156,6 +157,10 @@ class Builder:
                 session.ops.append(op)
             elif op.kind == "close":
                 open_idx.pop(op.file, None)
+            elif op.kind == "delete":  # the file's last session is removed after its close
+                last = [x for x in out if x.file == op.file]
+                if last:
+                    last[-1].removed = True
         return out
 
     def _align(self, sessions: list[list[Session]]) -> list[list[Session | None]]:
@@ -232,6 +237,8 @@ class Builder:
                 at = list(entry).index("open") + 1
                 entry = dict([*list(entry.items())[:at], ("readwrite", True),
                               *list(entry.items())[at:]])  # fmt: skip
+            if any(x.removed for x in present):
+                entry["remove"] = True  # the application removed it (unlink, MPI_File_delete)
             files.append(entry)
         if partial_empty:
             self.note(

@@ -318,9 +318,13 @@ def _steps_code(d: Descriptor, timed: bool) -> list[str]:
             lines.append(f"    file_{i}({var}{i}, step, rank, size);")
         if inside[i]:
             lines.append(f"    skel_close({var}{i});")
+            if f.remove:  # the application removed it there
+                lines.append(f"    skel_remove(s, {_cstr(f.name)}, step);")
     lines.append("  }")
     for i in once:
         lines.append(f"  skel_close({var}{i});")
+        if d.files[i].remove:
+            lines.append(f"  skel_remove(s, {_cstr(d.files[i].name)}, 0);")
     return lines
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from iotune.skel.trace_calls import (
     API_OF_LAYER,
     CLOSES,
+    DELETES,
     OPENS,
     READS_PREFIX,
     SYNCS,
@@ -46,7 +47,8 @@ def rank_pattern(names_by_rank: list[str], ranks: int) -> str | None:
 class Op:
     """A call of one rank, with names in pattern form."""
 
-    kind: str  # open, close, write, read, create, dopen, sync, extend (count: the new extent)
+    # open, close, write, read, create, dopen, sync, extend (count: the new extent), delete
+    kind: str
     func: str
     file: str  # pattern ({rank}, later {step})
     api: str
@@ -88,6 +90,8 @@ def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
             kind = "extend"  # the dataset's new extent: c.dims (op.count)
         elif c.func in SYNCS:
             kind = "sync"
+        elif c.func in DELETES:
+            kind = "delete"
         elif c.func.startswith(READS_PREFIX):
             kind = "read"
         else:

@@ -22,6 +22,7 @@ OPENS = {
 }
 SYNCS = {"fsync", "fdatasync", "MPI_File_sync", "H5Fflush"}
 CLOSES = {"H5Fclose", "MPI_File_close", "close", "fclose"}
+DELETES = {"unlink", "remove", "MPI_File_delete"}  # a followed file removed
 # direct chunk transfers (H5Dwrite_chunk, H5Dread_chunk): their mode is the filter mask
 DIRECT = {"H5Dwrite_chunk", "H5Dread_chunk"}
 WRITES = {

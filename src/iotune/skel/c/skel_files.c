@@ -244,3 +244,15 @@ void skel_close(skel_file_t *f)
     free(f->pieces);
     free(f);
 }
+
+void skel_remove(skel_t *s, const char *pattern, long long step)
+{
+    if (s->sizing || (s->method != SKEL_NATIVE && s->method != SKEL_M_HDF5))
+        return;
+    char name[4096];
+    skel_format_name(name, sizeof name, pattern, step, s->rank);
+    int per_rank = strstr(pattern, "{rank}") != NULL || strstr(pattern, "{rank:0") != NULL;
+    MPI_Barrier(MPI_COMM_WORLD); /* every rank closed it */
+    if ((per_rank || s->rank == 0) && listed(name))
+        unlink(name);
+}

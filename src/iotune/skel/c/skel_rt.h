@@ -48,6 +48,10 @@ void skel_compute(skel_t *s, double seconds);
 skel_file_t *skel_open(skel_t *s, const char *pattern, enum skel_api api, long long step, int flags,
                        int member);
 int skel_member(const skel_file_t *f);
+/* The file of pattern removed once every rank closed it (the application deleted it): by rank
+ * 0, or each rank its own ({rank}); only a file the skeleton wrote, and only under the native
+ * and hdf5 methods (the others' layouts are their own). Collective. */
+void skel_remove(skel_t *s, const char *pattern, long long step);
 void skel_group(skel_file_t *f, const char *pattern, long long step);
 /* Element types: a descriptor type name (float32 ... uint64), n opaque bytes, or a compound of
  * n members (names, descriptor type names, byte offsets) in size bytes. */
