@@ -187,3 +187,13 @@ def test_ranks_that_select_nothing_beside_ranks_that_select_a_box():
     assert w == {"by_rank": {0: {"start": [0, 0], "count": [0, 0]},
                              1: {"start": [1, 0], "count": [1, 1]}}}, w  # fmt: skip
     assert notes == []
+
+
+def test_a_file_some_ranks_write_and_others_only_open_stays_one_session():
+    """Rank 0 writes a log of its own first, then a header into a file every rank opens: the
+    shared file's sessions (rank 0's with a write, rank 1's without) are one slot, opened
+    together, not two files made one after the other."""
+    b = Builder({"ranks": 2}, [], None)
+    r0 = [_session("log.txt", "open", 1), _session("h.h5", "H5Fcreate", 1)]
+    r1 = [_session("h.h5", "H5Fcreate", 0)]
+    assert b._align([r0, r1]) == [[r0[0], None], [r0[1], r1[0]]]

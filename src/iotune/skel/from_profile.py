@@ -196,7 +196,21 @@ class Builder:
                     slot[r] = sessions[r][j]
                     merged.append(slot)
             slots = merged
-        return slots
+        # one file that some ranks wrote and the others only opened (a header rank 0 writes)
+        # split into slots of disjoint ranks side by side: one session, opened together
+        out: list[list[Session | None]] = []
+        for slot in slots:
+            prev = out[-1] if out else None
+            mine = next(x for x in slot if x is not None)
+            if prev is not None and all(
+                a is None or b is None for a, b in zip(prev, slot, strict=True)
+            ):
+                theirs = next(x for x in prev if x is not None)
+                if (theirs.file, theirs.opener) == (mine.file, mine.opener):
+                    out[-1] = [a if a is not None else b for a, b in zip(prev, slot, strict=True)]
+                    continue
+            out.append(slot)
+        return out
 
     def _assemble(self, body: list[list[Op]], steps: int, compute: float) -> dict[str, Any]:
         slots = self._align([self._sessions(ops) for ops in body])
