@@ -9,6 +9,7 @@ Keys the reader does not use are not checked (a newer runtime may add some).
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 MAX_NUMBER = 2**64  # the runtime's columns are 64-bit
@@ -79,6 +80,13 @@ def _header(doc: dict[str, Any]) -> None:
         if d.get("type_size") is not None:
             _number(d["type_size"], f"{where}.type_size", minimum=0)
         _str(d.get("type_class"), f"{where}.type_class", optional=True)
+        if d.get("fill") is not None:  # schema 4 and 5 since the fill value was traced
+            fill = _dict(d["fill"], f"{where}.fill")
+            _str(fill.get("time"), f"{where}.fill.time", optional=True)
+            value = fill.get("value")
+            _str(value, f"{where}.fill.value", optional=True)
+            if value is not None and not re.fullmatch(r"(?:[0-9a-f]{2}){1,16}", value):
+                raise _Bad(f"{where}.fill.value is not 1 to 16 bytes in hex")
     for i, v in enumerate(_list(doc.get("views"), "views", optional=True)):
         where = f"views[{i}]"
         _dict(v, where)

@@ -106,6 +106,18 @@ int iot_rec_for(const char *name, iot_clayer layer)
     return found;
 }
 
+int iot_rec_find(const char *name)
+{
+    if (!iot_capture_on || !name)
+        return -1;
+    name = iot_strip_romio_prefix(name);
+    if (!iot_lock())
+        return -1;
+    int found = recs ? (int)iot_index_find(&by_name, iot_fnv1a(name), rec_is, name) - 1 : -1;
+    iot_unlock();
+    return found;
+}
+
 iot_file_rec *iot_rec(int index)
 {
     return &recs[index];

@@ -135,6 +135,9 @@ static inline void iot_unlock(void)
  * file is one the runtime does not track (/proc, /sys, /dev, ...). Takes the lock itself:
  * call it without holding it. */
 int iot_rec_for(const char *name, iot_clayer layer);
+/* Record index of a file the runtime already follows (never made here), or -1. Takes the lock
+ * itself. */
+int iot_rec_find(const char *name);
 iot_file_rec *iot_rec(int index);
 
 /* A setting withdrawn from a file because the call that applied it failed and the call

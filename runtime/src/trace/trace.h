@@ -33,6 +33,8 @@ void iot_trace(iot_clayer layer, const char *func, int rec, uint64_t size, int64
 void iot_trace_h5(const char *func, int rec, int dset, uint64_t size, int64_t offset, int mode,
                   int ndims, const uint64_t *box, double t, double dt);
 
+#define IOT_TRACE_FILL_MAX 16 /* a larger fill value is not kept (its time is) */
+
 /* An HDF5 dataset as the trace describes it once, at its creation or opening: what a
  * skeleton needs to make the same dataset. */
 typedef struct {
@@ -44,6 +46,9 @@ typedef struct {
     int type_class;  /* H5T_class_t (H5T_INTEGER 0, H5T_FLOAT 1, ...), -1 unknown */
     int type_signed; /* integers: 1 signed, 0 unsigned; -1 otherwise */
     int type_order;  /* H5T_order_t: 0 little-, 1 big-endian; -1 otherwise */
+    int fill_time;   /* H5D_fill_time_t (alloc 0, never 1, ifset 2); -1 unknown */
+    int fill_len;    /* bytes of a user-defined fill value in fill (the file type's), else 0 */
+    unsigned char fill[IOT_TRACE_FILL_MAX];
 } iot_trace_dset_desc;
 
 /* Index of HDF5 dataset path of file rec in the trace's dataset table (added with its

@@ -158,7 +158,7 @@ int iot_trace_dataset(int rec, const char *path, const iot_trace_dset_desc *d)
     uint32_t before = trace_dset_keys.n;
     int id = strtab_id(&trace_dset_keys, key);
     keep_extent(id, d, trace_dset_keys.n != before);
-    if (id >= 0 && trace_dset_keys.n != before) /* the boxes' cache (trace_dims_id) left alone */
+    if (id >= 0 && trace_dset_keys.n != before) { /* the boxes' cache left alone */
         trace_dsets[id] = (trace_dataset){rec,
                                           trace_dims_id(d->ndims, d->dims),
                                           d->maxdims ? dims_text_id(d->ndims, d->maxdims) : -1,
@@ -166,7 +166,12 @@ int iot_trace_dataset(int rec, const char *path, const iot_trace_dset_desc *d)
                                           d->type_size,
                                           d->type_class,
                                           d->type_signed,
-                                          d->type_order};
+                                          d->type_order,
+                                          d->fill_time,
+                                          d->fill_len,
+                                          {0}};
+        memcpy(trace_dsets[id].fill, d->fill, sizeof d->fill);
+    }
     return id;
 }
 

@@ -45,6 +45,8 @@ typedef struct {
     int rec, dims, maxdims, chunks; /* interned "[n, m]" texts, or -1 */
     uint64_t type_size;
     int type_class, type_signed, type_order; /* as iot_trace_dset_desc */
+    int fill_time, fill_len;
+    unsigned char fill[IOT_TRACE_FILL_MAX];
 } trace_dataset;
 
 /* Start times of a run may stray this far from the regular spacing: 10 us, or a sixteenth of

@@ -195,6 +195,7 @@ static const char *const type_classes[] = {
     "\"compound\"", "\"reference\"", "\"enum\"", "\"vlen\"",   "\"array\""};
 #define NCLASSES ((int)(sizeof type_classes / sizeof type_classes[0]))
 static const char *const byte_orders[] = {"\"LE\"", "\"BE\""};
+static const char *const fill_times[] = {"\"alloc\"", "\"never\"", "\"ifset\""};
 
 static const char *name_or_null(const char *const *names, int n, int i)
 {
@@ -231,12 +232,20 @@ static void write_shape(FILE *f, int names)
         fprintf(f, ", \"dims\": %s, \"maxdims\": %s, \"chunks\": %s, \"type_size\": %llu",
                 text_or_null(&trace_dims_tab, d->dims), text_or_null(&trace_dims_tab, d->maxdims),
                 text_or_null(&trace_dims_tab, d->chunks), (unsigned long long)d->type_size);
-        fprintf(f, ", \"type_class\": %s, \"type_signed\": %s, \"type_order\": %s}",
+        fprintf(f, ", \"type_class\": %s, \"type_signed\": %s, \"type_order\": %s",
                 name_or_null(type_classes, NCLASSES, d->type_class),
                 d->type_signed < 0 ? "null"
                 : d->type_signed   ? "true"
                                    : "false",
                 name_or_null(byte_orders, 2, d->type_order));
+        /* the fill value's time, and its bytes (hex) when the application set one */
+        fprintf(
+            f, ", \"fill\": {\"time\": %s, \"value\": ", name_or_null(fill_times, 3, d->fill_time));
+        if (d->fill_len <= 0)
+            fputs("null", f);
+        for (int k = 0; k < d->fill_len; k++)
+            fprintf(f, k ? "%02x" : "\"%02x", d->fill[k]);
+        fputs(d->fill_len > 0 ? "\"}}" : "}}", f);
     }
     fputs("], \"views\": [", f); /* MPI_File_set_view's signatures name them by index */
     for (uint32_t i = 0; i < trace_views.n; i++) {

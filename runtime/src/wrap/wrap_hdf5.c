@@ -316,6 +316,22 @@ IOT_EXPORT herr_t H5Dread(hid_t dset, hid_t mtype, hid_t mspace, hid_t fspace, h
     return transfer(0, dset, mtype, mspace, fspace, dxpl, buf);
 }
 
+/* The fill value the creation list cp sets (HDF5's default list: time ifset, no value): its time,
+ * and its bytes in the dataset's type ty when the application set one that fits. */
+static void describe_fill(const iot_h5_api *h, hid_t cp, hid_t ty, iot_trace_dset_desc *d)
+{
+    H5D_fill_time_t when = H5D_FILL_TIME_IFSET;
+    H5D_fill_value_t state = H5D_FILL_VALUE_DEFAULT;
+    if (cp != H5P_DEFAULT && (cp < 0 || IOT_H5_CALL(H5Pget_fill_time, cp, &when) < 0 ||
+                              h->H5Pfill_value_defined(cp, &state) < 0))
+        return;
+    d->fill_time = when;
+    size_t size = ty >= 0 ? h->H5Tget_size(ty) : 0;
+    if (state == H5D_FILL_VALUE_USER_DEFINED && size > 0 && size <= IOT_TRACE_FILL_MAX &&
+        IOT_H5_CALL(H5Pget_fill_value, cp, ty, d->fill) >= 0)
+        d->fill_len = (int)size;
+}
+
 /* The trace's description of a dataset (HDF5 calls, outside the lock): space, type and creation
  * list are the application's own when it creates the dataset (what it asked for, not the tuned
  * chunking), else the dataset's. */
@@ -350,7 +366,11 @@ void describe_dataset(const iot_h5_api *h, hid_t id, hid_t space, hid_t type, hi
                                sign == H5T_SGN_2      ? 1
                                : sign == H5T_SGN_NONE ? 0
                                                       : -1,
-                               order == H5T_ORDER_LE || order == H5T_ORDER_BE ? order : -1};
+                               order == H5T_ORDER_LE || order == H5T_ORDER_BE ? order : -1,
+                               -1,
+                               0,
+                               {0}};
+    describe_fill(h, cp, ty, d);
     if (!creating && sp >= 0)
         h->H5Sclose(sp);
     if (!creating && ty >= 0)

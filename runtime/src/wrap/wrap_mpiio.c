@@ -143,6 +143,20 @@ IOT_MPI_WRAPPER(int, MPI_File_sync, (MPI_File fh))
     return rc;
 }
 
+/* A followed file deleted: traced (a skeleton deletes its file there too), nothing counted. */
+IOT_MPI_WRAPPER(int, MPI_File_delete, (const char *filename, MPI_Info info))
+{
+    if (!iot_capture_on || !iot_trace_on || !filename)
+        return PMPI_File_delete(filename, info);
+    IOT_TIMED(PMPI_File_delete(filename, info));
+    int rec = rc == MPI_SUCCESS && outer ? iot_rec_find(filename) : -1;
+    if (rec >= 0 && iot_lock()) {
+        iot_trace(IOT_L_MPIIO, "MPI_File_delete", rec, 0, -1, 0, t, dt);
+        iot_unlock();
+    }
+    return rc;
+}
+
 /* The most blocks of a filetype the trace describes (a view's text holds about 1,500). */
 #define VIEW_BLOCKS 1024
 

@@ -47,6 +47,8 @@ REAL(dup2, int, int, int)
 REAL(dup3, int, int, int, int)
 REAL(fcntl, int, int, int, ...)
 REAL(fcntl64, int, int, int, ...)
+REAL(unlink, int, const char *)
+REAL(remove, int, const char *)
 
 /* ---- opens ---- */
 
@@ -339,4 +341,36 @@ IOT_EXPORT int fsync(int fd)
 IOT_EXPORT int fdatasync(int fd)
 {
     return sync_common(fd, 1);
+}
+
+/* ---- removals ---- */
+
+/* A followed file removed (unlink, remove; MPI_File_delete in wrap_mpiio.c): traced, so that a
+ * skeleton removes its file there too; nothing is counted. */
+static int removal(int (*real)(const char *), const char *func, const char *path)
+{
+    if (!real) {
+        errno = ENOSYS;
+        return -1;
+    }
+    if (!iot_capture_on || !iot_trace_on || !path)
+        return real(path);
+    IOT_TIMED_ERRNO(real(path));
+    int rec = rc == 0 && outer ? iot_rec_find(path) : -1;
+    if (rec >= 0 && iot_lock()) {
+        iot_trace(IOT_L_POSIX, func, rec, 0, -1, 0, t, dt);
+        iot_unlock();
+    }
+    errno = saved;
+    return rc;
+}
+
+IOT_EXPORT int unlink(const char *path)
+{
+    return removal(get_unlink(), "unlink", path);
+}
+
+IOT_EXPORT int remove(const char *path)
+{
+    return removal(get_remove(), "remove", path);
 }

@@ -66,6 +66,8 @@ def _rank_step(d: dmod.Descriptor, env: dict[str, int]) -> tuple[int, int]:
     """(bytes, calls) one rank writes in one step."""
     total = calls = 0
     for f in d.files:
+        if f.when is not None and not expr.evaluate(f.when, env):
+            continue  # a file the rank does not open
         dsets = {ds.name: ds for ds in f.datasets}
         for w in f.writes:
             if w.when is not None and not expr.evaluate(w.when, env):

@@ -61,6 +61,7 @@ def dataset_entry(
                     f"{real}: element size {size}, class assumed {d['type']}, contiguous"
                 )
     _times(d, found, parallel)
+    _fill(d, info)
     if found and found.get("filters"):
         known = [f for f in found["filters"] if not f.startswith("other")]
         for f in found["filters"]:
@@ -120,6 +121,29 @@ def _compound(
     if offset < size:
         note(f"{real}: compound of {size} bytes, members {offset}: offsets assumed packed")
     return {"compound": size, "members": out}
+
+
+def _fill(d: dict[str, Any], info: dict[str, Any]) -> None:
+    """The fill value the application set (the trace's, at the dataset's creation or opening):
+    with a fill value HDF5 writes it where it allocates (early under MPI-IO) at fill time ifset,
+    its default; without, it writes nothing (netCDF-4 sets one for every variable: a third of
+    its bytes below HDF5). Its bytes are in the application's type: a big-endian number, which
+    the skeleton writes little-endian, has them reversed. A compound's members are packed
+    differently in the skeleton: its fill value is left out."""
+    fill = info.get("fill")
+    if not isinstance(fill, dict):
+        return
+    if fill.get("time") in ("alloc", "never"):
+        d["fill_time"] = fill["time"]
+    value = fill.get("value")
+    if not isinstance(value, str) or len(value) != 2 * int(info.get("type_size") or 0):
+        return
+    typ = d["type"]
+    if isinstance(typ, dict) and "compound" in typ:
+        return
+    if info.get("type_order") == "BE" and isinstance(typ, str):
+        value = "".join(reversed([value[i : i + 2] for i in range(0, len(value), 2)]))
+    d["fill_value"] = value
 
 
 # HDF5's defaults: fill time ifset; allocation by layout (chunked incr, contiguous late)

@@ -85,6 +85,18 @@ def selection(
     dims = entry["dims"] if entry else None
     counts = [op.count for op in ops]
     starts = [op.start for op in ops]
+    boxed = [c is not None and s is not None for c, s in zip(counts, starts, strict=True)]
+    if (
+        any(boxed)
+        and not all(boxed)
+        and all(b or not op.size for b, op in zip(boxed, ops, strict=True))
+    ):
+        # some ranks selected nothing (no box in the trace, no bytes), the others a box: empty
+        # selections of the dataset's rank beside theirs (netCDF-4's rank 0 appends nothing
+        # to an unlimited variable its rank 1 appends to)
+        n = len(counts[boxed.index(True)] or [])
+        counts = [c if b else [0] * n for c, b in zip(counts, boxed, strict=True)]
+        starts = [s if b else [0] * n for s, b in zip(starts, boxed, strict=True)]
     if any(c is None for c in counts) or any(s is None for s in starts):
         if any(op.size for op in ops):
             note(f"{ops[0].dataset}: a write without a selection box in the trace")

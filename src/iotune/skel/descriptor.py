@@ -35,6 +35,7 @@ TYPES = {
     "uint64": (8, "H5T_NATIVE_UINT64", "H5T_STD_U64LE"),
 }
 FILTERS = ("shuffle", "fletcher32")  # and deflate=LEVEL (0-9)
+MAX_FILL_VALUE = 256  # bytes of a dataset's fill value (one element)
 FILL_TIMES = ("alloc", "never", "ifset")  # a dataset's fill time (H5Pset_fill_time)
 ALLOC_TIMES = ("early", "late", "incr")  # its allocation time (H5Pset_alloc_time)
 _DEFLATE = re.compile(r"deflate=([0-9])\Z")
@@ -118,6 +119,7 @@ class Dataset:
     exists: bool = False  # in a file opened `existing`: opened (it was made before), not created
     fill_time: str | None = None  # alloc, never, ifset (None: HDF5's default)
     alloc_time: str | None = None  # early, late, incr (None: HDF5's default)
+    fill_value: str | None = None  # one element's bytes in hex, as the type stores them
 
     @property
     def element_size(self) -> int:
@@ -175,6 +177,10 @@ class File:
     attributes: list[attrs.Attribute] = field(default_factory=list)  # HDF5 files
     existing: bool = False  # opened, not created: an earlier entry of the skeleton wrote it
     serial: bool = False  # HDF5 through the serial (sec2) driver, by one rank (as the application)
+    # opened by the ranks where it is non-zero only, on a communicator of theirs (None: all)
+    when: ast.expr | None = None
+    readwrite: bool = False  # `open: existing` opened read-write even when it only reads
+    remove: bool = False  # removed after the entry's close (the application deleted the file)
 
     @property
     def per_rank(self) -> bool:
@@ -513,8 +519,9 @@ def _file(c: _Checker, f: Any, line: int, where: str, known: set[str]) -> File:
         f,
         line,
         where,
-        {"name", "api", "datasets", "groups", "writes", "sync", "attributes", "open", "serial"},
-    )
+        {"name", "api", "datasets", "groups", "writes", "sync", "attributes", "open", "serial",
+         "when", "readwrite", "remove"},
+    )  # fmt: skip
     serial = f.get("serial", False)
     if type(serial) is not bool:
         c.fail(c.line_of(f, "serial"), f"{where}.serial", "expected true or false")
@@ -569,6 +576,21 @@ def _file(c: _Checker, f: Any, line: int, where: str, known: set[str]) -> File:
         name, api, datasets, list(groups), writes, line, sync, attributes, opening == "existing"
     )
     out.serial = serial
+    readwrite = f.get("readwrite", False)
+    if type(readwrite) is not bool:
+        c.fail(c.line_of(f, "readwrite"), f"{where}.readwrite", "expected true or false")
+    if readwrite and opening != "existing":
+        c.fail(c.line_of(f, "readwrite"), f"{where}.readwrite", "readwrite needs open: existing")
+    out.readwrite = readwrite
+    remove = f.get("remove", False)
+    if type(remove) is not bool:
+        c.fail(c.line_of(f, "remove"), f"{where}.remove", "expected true or false")
+    out.remove = remove
+    if f.get("when") is not None:
+        out.when = c.expression(f["when"], c.line_of(f, "when"), f"{where}.when", known)
+        if "step" in expr.names(out.when):
+            c.fail(c.line_of(f, "when"), f"{where}.when",
+                   "the ranks that open a file cannot depend on the step")  # fmt: skip
     return out
 
 
@@ -578,7 +600,7 @@ def _dataset(c: _Checker, d: Any, line: int, where: str, known: set[str]) -> Dat
         line,
         where,
         {"name", "type", "dims", "maxdims", "chunks", "filters", "exists", "fill_time",
-         "alloc_time"},
+         "alloc_time", "fill_value"},
     )  # fmt: skip
     times = {}
     for key, allowed in (("fill_time", FILL_TIMES), ("alloc_time", ALLOC_TIMES)):
@@ -636,8 +658,17 @@ def _dataset(c: _Checker, d: Any, line: int, where: str, known: set[str]) -> Dat
                "expected a list of shuffle, fletcher32, deflate=LEVEL (0-9)")  # fmt: skip
     if filters and chunks is None:
         c.fail(c.line_of(d, "filters"), f"{where}.filters", "filters need chunks")
+    fill = d.get("fill_value")
+    if fill is not None and (
+        not isinstance(fill, str)
+        or len(fill) != 2 * size
+        or not re.fullmatch(r"[0-9a-f]*", fill)
+        or size > MAX_FILL_VALUE
+    ):
+        msg = f"expected the {size} bytes of one element in hex (at most {MAX_FILL_VALUE})"
+        c.fail(c.line_of(d, "fill_value"), f"{where}.fill_value", msg)
     return Dataset(name, typ, dims, maxdims, chunks, line, size, members, list(filters), exists,
-                   **times)  # fmt: skip
+                   **times, fill_value=fill)  # fmt: skip
 
 
 def _type(c: _Checker, t: Any, line: int, where: str) -> tuple[str, int, list[Member] | None]:
@@ -912,6 +943,8 @@ def _check_values(c: _Checker, d: Descriptor) -> None:
             where = f"files[{fi}].writes[{wi}]"
             for r in checked_ranks(d.ranks):
                 try:
+                    if f.when is not None and not expr.evaluate(f.when, d.env(rank=r)):
+                        continue  # the rank does not open the file
                     _check_write(d, w, dsets, d.env(rank=r))
                 except expr.ExprError as e:
                     c.fail(w.line, where, f"at rank {r} of {d.ranks}: {e}")

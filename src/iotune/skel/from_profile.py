@@ -21,8 +21,10 @@ and writes it as YAML.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from iotune.skel import attrs, h5layout
@@ -34,6 +36,21 @@ from iotune.skel.ops import Op, align, ops_of, rank_pattern
 from iotune.skel.trace_calls import DIRECT, VIEW_WRITES, FromProfileError, Trace, load_traces
 
 __all__ = ["FromProfileError", "from_profile", "load_traces", "to_yaml"]
+
+
+H5F_ACC_RDWR = 0x0001  # HDF5's flag of a file opened read-write (H5Fpublic.h)
+
+
+@dataclass
+class Session:
+    """A rank's open..close of a file: its calls, the opening call and its flags."""
+
+    file: str
+    api: str
+    ops: list[Op]
+    opener: str  # "" when the file was opened before the step body
+    mode: int | None  # the opening call's flags as traced
+    removed: bool = False  # the application removed the file after this session
 
 
 class Builder:
@@ -112,72 +129,136 @@ class Builder:
 
     # ------------------------------------------------------------------------- assembly
 
-    def _sessions(self, ops: list[Op]) -> list[tuple[str, str, list[Op], str]]:
-        """(file pattern, api, calls, the opening call) per open..close of a file, in the order
-        of opening; the reads of the application's data files are calls too."""
-        out: list[tuple[str, str, list[Op], str]] = []
+    def _sessions(self, ops: list[Op]) -> list[Session]:
+        """The rank's open..close of each file, in the order of opening, with the calls made
+        on it; the reads of the application's data files are calls too."""
+        out: list[Session] = []
         open_idx: dict[str, int] = {}
         for op in ops:
             if op.kind == "open":
                 open_idx[op.file] = len(out)
-                out.append((op.file, op.api, [], op.func))
+                out.append(Session(op.file, op.api, [], op.func, op.mode))
             elif op.kind in ("write", "create", "sync", "extend") or (
-                op.kind == "read" and op.file in self.data_files
+                op.kind in ("read", "dopen") and op.file in self.data_files
             ):
                 if op.file not in open_idx:  # file opened before the step body
                     open_idx[op.file] = len(out)
-                    out.append((op.file, op.api, [], ""))
+                    out.append(Session(op.file, op.api, [], "", None))
                 session = out[open_idx[op.file]]
-                if session[1] == "hdf5" and op.api != "hdf5" and op.kind == "read":
+                if session.api == "hdf5" and op.api != "hdf5" and op.kind == "read":
                     continue  # H5Dread's own reads below HDF5: the skeleton's H5Dread makes them
-                if session[1] == "hdf5" and op.api != "hdf5" and op.kind == "write":
+                if session.api == "hdf5" and op.api != "hdf5" and op.kind == "write":
                     # HDF5's own metadata, written inside an HDF5 call the runtime does not
                     # follow (H5Fflush): the skeleton's HDF5 library writes its own
                     self.note(f"{op.file}: {op.func} below HDF5 (its metadata) left out")
                     continue
-                session[2].append(op)
+                if op.kind == "dopen" and session.api != "hdf5":
+                    continue
+                session.ops.append(op)
             elif op.kind == "close":
                 open_idx.pop(op.file, None)
+            elif op.kind == "delete":  # the file's last session is removed after its close
+                last = [x for x in out if x.file == op.file]
+                if last:
+                    last[-1].removed = True
         return out
 
-    def _align(self, sessions: list[list[tuple[str, str, list[Op], str]]]) -> list[list[Any]]:
-        """Each rank's sessions, so that the i-th of every rank is the same file. Opens that
-        write nothing and that only some ranks make (IOR asks a file's size through an open
-        of its own on rank 0) are left out when they are what breaks the match."""
+    def _align(self, sessions: list[list[Session]]) -> list[list[Session | None]]:
+        """The ranks' sessions as slots: the i-th slot holds each rank's session of the same
+        file (None for a rank that did not open it). Ranks that opened the same files in the
+        same order match one to one; otherwise a file opened by some ranks only (a file made
+        on a sub-communicator, IOR's size query on rank 0) gets a slot of its own, matched by
+        name, opening call and whether the session did anything."""
+        names = [[x.file for x in s] for s in sessions]
+        if all(n == names[0] for n in names):
+            return [list(slot) for slot in zip(*sessions, strict=True)]
 
-        def aligned(ss: list[list[Any]]) -> bool:
-            return len({len(s) for s in ss}) == 1 and all(
-                len({s[i][0] for s in ss}) == 1 for i in range(len(ss[0]))
-            )
+        def key(x: Session) -> tuple[str, str, bool]:
+            return (x.file, x.opener, bool(x.ops))
 
-        if aligned(sessions):
-            return sessions
-        written = [[x for x in s if x[2]] for s in sessions]
-        if not aligned(written):
-            raise FromProfileError(
-                "ranks opened different numbers of files; per-rank file sets are not supported"
-            )
-        left = sorted({x[0] for s in sessions for x in s if not x[2]})
-        self.note(f"opens that wrote nothing, made by some ranks only, left out: {', '.join(left)}")
-        return written
+        slots: list[list[Session | None]] = [
+            [x] + [None] * (len(sessions) - 1) for x in sessions[0]
+        ]
+        for r in range(1, len(sessions)):
+            ref = [key(next(x for x in slot if x is not None)) for slot in slots]
+            mine = [key(x) for x in sessions[r]]
+            merged: list[list[Session | None]] = []
+            sm = difflib.SequenceMatcher(a=ref, b=mine, autojunk=False)
+            for tag, i1, i2, j1, j2 in sm.get_opcodes():
+                if tag == "equal":
+                    for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
+                        slots[i][r] = sessions[r][j]
+                        merged.append(slots[i])
+                    continue
+                merged.extend(slots[i1:i2])  # delete, or the first half of a replace
+                for j in range(j1, j2):  # insert, or the second half of a replace
+                    slot: list[Session | None] = [None] * len(sessions)
+                    slot[r] = sessions[r][j]
+                    merged.append(slot)
+            slots = merged
+        # one file that some ranks wrote and the others only opened (a header rank 0 writes)
+        # split into slots of disjoint ranks side by side: one session, opened together
+        out: list[list[Session | None]] = []
+        for slot in slots:
+            prev = out[-1] if out else None
+            mine = next(x for x in slot if x is not None)
+            if prev is not None and all(
+                a is None or b is None for a, b in zip(prev, slot, strict=True)
+            ):
+                theirs = next(x for x in prev if x is not None)
+                if (theirs.file, theirs.opener) == (mine.file, mine.opener):
+                    out[-1] = [a if a is not None else b for a, b in zip(prev, slot, strict=True)]
+                    continue
+            out.append(slot)
+        return out
 
     def _assemble(self, body: list[list[Op]], steps: int, compute: float) -> dict[str, Any]:
-        sessions = self._align([self._sessions(ops) for ops in body])
+        slots = self._align([self._sessions(ops) for ops in body])
         files: list[dict[str, Any]] = []
-        for i in range(len(sessions[0])):
-            per_rank = [s[i] for s in sessions]
-            names = {p[0] for p in per_rank}
-            if len(names) != 1:
-                raise FromProfileError(f"ranks' file #{i} differ in name: {sorted(names)}")
-            name, api, _, opener = per_rank[0]
-            if not any(p[2] for p in per_rank):
-                self.note(f"{name}: opened but neither written nor given a dataset: left out")
-                continue
+        partial_empty: list[str] = []
+        for slot in slots:
+            present = [x for x in slot if x is not None]
+            ranks = [r for r, x in enumerate(slot) if x is not None]
+            name, api, opener = present[0].file, present[0].api, present[0].opener
             # opened again (not created anew, as H5Fcreate does): the file an entry wrote
             existing = opener not in ("H5Fcreate", "creat") and any(
                 f["name"] == name for f in files
             )
-            files.append(self._file(name, api, [p[2] for p in per_rank], existing))
+            if not any(x.ops for x in present):
+                # an HDF5 file created, or one an entry wrote opened again, moves bytes
+                # without a dataset (its superblock and root group); a raw file does not
+                if api != "hdf5" or not (opener == "H5Fcreate" or existing):
+                    if len(ranks) < self.ranks:
+                        partial_empty.append(name)
+                    else:
+                        self.note(
+                            f"{name}: opened but neither written nor given a dataset: left out"
+                        )
+                    continue
+            ops_by_rank = [x.ops if x is not None else [] for x in slot]
+            entry = self._file(name, api, ops_by_rank, existing)
+            if len(ranks) < self.ranks:  # opened by these ranks only, on a communicator of theirs
+                entry = {"name": entry.pop("name"), "api": entry.pop("api"),
+                         "when": " or ".join(f"rank == {r}" for r in ranks), **entry}  # fmt: skip
+            writes_only_read = all(w.get("read") for w in entry.get("writes", []))
+            if (
+                existing
+                and api == "hdf5"
+                and writes_only_read
+                and any(x.mode is not None and x.mode & H5F_ACC_RDWR for x in present)
+            ):
+                # as the application opened it (HDF5 then writes at close)
+                at = list(entry).index("open") + 1
+                entry = dict([*list(entry.items())[:at], ("readwrite", True),
+                              *list(entry.items())[at:]])  # fmt: skip
+            if any(x.removed for x in present):
+                entry["remove"] = True  # the application removed it (unlink, MPI_File_delete)
+            files.append(entry)
+        if partial_empty:
+            self.note(
+                "opens that wrote nothing, made by some ranks only, left out: "
+                + ", ".join(sorted(set(partial_empty)))
+            )
         method = {"name": "native"}
         out: dict[str, Any] = {
             "skel": dmod.FORMAT,
@@ -232,7 +313,7 @@ class Builder:
             for ops in ops_by_rank:  # written or only created: the file's structure is kept
                 for op in ops:
                     if (
-                        op.kind in ("write", "create", "read", "extend")
+                        op.kind in ("write", "create", "read", "extend", "dopen")
                         and op.dataset
                         and op.dataset not in datasets
                     ):

@@ -69,9 +69,10 @@ def _dataset_code(ds: Dataset, ind: str) -> list[str]:
     filters = _cstr(",".join(ds.filters)) if ds.filters else "NULL"
     fill = f"H5D_FILL_TIME_{ds.fill_time.upper()}" if ds.fill_time else "-1"
     alloc = f"H5D_ALLOC_TIME_{ds.alloc_time.upper()}" if ds.alloc_time else "-1"
+    value = _cstr(ds.fill_value) if ds.fill_value else "NULL"
     lines.append(
         f"{ind}  skel_dataset(f, {_cstr(ds.name)}, step, type, {nd}, dims, "
-        f"{maxdims}, {chunks}, {filters}, {alloc}, {fill});"
+        f"{maxdims}, {chunks}, {filters}, {alloc}, {fill}, {value});"
     )
     lines.append(f"{ind}}}")
     return lines
@@ -240,7 +241,7 @@ def _file_body(f: File, index: int) -> list[str]:
         f"/* files[{index}] ({f.api}): the calls of one step */",
         f"static void file_{index}(skel_file_t *f, long long step, long long rank, "
         "long long size) {",
-        "  (void)rank; (void)size; (void)step;",
+        "  (void)f; (void)rank; (void)size; (void)step;",
     ]
     for g in f.groups:
         out.append(f"  skel_group(f, {_cstr(g)}, step);")
@@ -275,8 +276,16 @@ def _open_flags(f: File) -> str:
         flags.append("SKEL_OPEN_READS")
     only_reads = all(w.read for w in f.writes) and all(d.exists for d in f.datasets)
     if f.existing and only_reads and not f.attributes and not f.groups and not f.sync:
-        flags.append("SKEL_OPEN_READONLY")  # as the application opened it to read
+        if not f.readwrite:
+            flags.append("SKEL_OPEN_READONLY")  # as the application opened it to read
+    if f.when is not None:
+        flags.append("SKEL_OPEN_SUBSET")
     return " | ".join(flags) or "0"
+
+
+def _member(f: File) -> str:
+    """skel_open's member argument: the entry's `when` (1: every rank)."""
+    return _c(f.when) if f.when is not None else "1"
 
 
 def _steps_code(d: Descriptor, timed: bool) -> list[str]:
@@ -291,7 +300,7 @@ def _steps_code(d: Descriptor, timed: bool) -> list[str]:
     for i in once:
         lines.append(
             f"  skel_file_t *{var}{i} = skel_open(s, {_cstr(d.files[i].name)}, "
-            f"{API_C[d.files[i].api]}, 0, {_open_flags(d.files[i])});"
+            f"{API_C[d.files[i].api]}, 0, {_open_flags(d.files[i])}, {_member(d.files[i])});"
         )
     lines.append("  for (long long step = 0; step < steps; step++) {")
     lines.append("    skel_step(s, step);")
@@ -301,14 +310,21 @@ def _steps_code(d: Descriptor, timed: bool) -> list[str]:
         if inside[i]:
             lines.append(
                 f"    skel_file_t *{var}{i} = skel_open(s, {_cstr(f.name)}, {API_C[f.api]}, step, "
-                f"{_open_flags(f)});"
+                f"{_open_flags(f)}, {_member(f)});"
             )
-        lines.append(f"    file_{i}({var}{i}, step, rank, size);")
+        if f.when is not None:  # the ranks that opened it make its calls
+            lines.append(f"    if (skel_member({var}{i})) file_{i}({var}{i}, step, rank, size);")
+        else:
+            lines.append(f"    file_{i}({var}{i}, step, rank, size);")
         if inside[i]:
             lines.append(f"    skel_close({var}{i});")
+            if f.remove:  # the application removed it there
+                lines.append(f"    skel_remove(s, {_cstr(f.name)}, step);")
     lines.append("  }")
     for i in once:
         lines.append(f"  skel_close({var}{i});")
+        if d.files[i].remove:
+            lines.append(f"  skel_remove(s, {_cstr(d.files[i].name)}, 0);")
     return lines
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from iotune.skel.trace_calls import (
     API_OF_LAYER,
     CLOSES,
+    DELETES,
     OPENS,
     READS_PREFIX,
     SYNCS,
@@ -46,7 +47,8 @@ def rank_pattern(names_by_rank: list[str], ranks: int) -> str | None:
 class Op:
     """A call of one rank, with names in pattern form."""
 
-    kind: str  # open, close, write, read, create, sync, extend (count: the new extent)
+    # open, close, write, read, create, dopen, sync, extend (count: the new extent), delete
+    kind: str
     func: str
     file: str  # pattern ({rank}, later {step})
     api: str
@@ -63,6 +65,7 @@ class Op:
     view: dict[str, Any] | None = None  # a write through a file view: the view (trace)
     memory: list[int] | None = None  # the pieces of a noncontiguous memory datatype (trace)
     filter_mask: int = 0  # a direct chunk transfer's filters skipped
+    mode: int | None = None  # an open's flags as traced (H5F_ACC_* for HDF5)
 
 
 def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
@@ -81,10 +84,14 @@ def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
             kind = "write"
         elif c.func == "H5Dcreate":
             kind = "create"  # kept for datasets created and never written
+        elif c.func == "H5Dopen":
+            kind = "dopen"  # a dataset opened (read, or only looked at: its header is read)
         elif c.func == "H5Dset_extent":
             kind = "extend"  # the dataset's new extent: c.dims (op.count)
         elif c.func in SYNCS:
             kind = "sync"
+        elif c.func in DELETES:
+            kind = "delete"
         elif c.func.startswith(READS_PREFIX):
             kind = "read"
         else:
@@ -127,6 +134,7 @@ def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
                 view=views.get(c.file) if c.func in VIEW_WRITES else None,
                 memory=(c.memory or {}).get("pieces"),
                 filter_mask=c.filter_mask,
+                mode=c.mode,
             )
         )
     return ops

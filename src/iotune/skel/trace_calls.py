@@ -22,6 +22,7 @@ OPENS = {
 }
 SYNCS = {"fsync", "fdatasync", "MPI_File_sync", "H5Fflush"}
 CLOSES = {"H5Fclose", "MPI_File_close", "close", "fclose"}
+DELETES = {"unlink", "remove", "MPI_File_delete"}  # a followed file removed
 # direct chunk transfers (H5Dwrite_chunk, H5Dread_chunk): their mode is the filter mask
 DIRECT = {"H5Dwrite_chunk", "H5Dread_chunk"}
 WRITES = {
@@ -75,6 +76,7 @@ class Call:
     view: dict[str, Any] | None = None  # MPI_File_set_view: the view set
     memory: dict[str, Any] | None = None  # an MPI-IO transfer's noncontiguous memory layout
     filter_mask: int = 0  # a direct chunk transfer's (DIRECT)
+    mode: int | None = None  # the signature's mode: an open's flags (H5F_ACC_*, amode, O_*)
 
 
 @dataclass
@@ -169,6 +171,7 @@ def _calls(rank: int, t: dict[str, Any]) -> Trace:
                     s.get("view"),
                     s.get("memory"),
                     mode if direct and type(mode) is int and 0 <= mode < 2**31 else 0,
+                    mode if type(mode) is int else None,
                 )
             )
     return out

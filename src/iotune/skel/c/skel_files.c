@@ -78,7 +78,13 @@ static void check_own(skel_t *s, const char *path)
     skel_die(s, msg);
 }
 
-skel_file_t *skel_open(skel_t *s, const char *pattern, enum skel_api api, long long step, int flags)
+int skel_member(const skel_file_t *f)
+{
+    return f->member;
+}
+
+skel_file_t *skel_open(skel_t *s, const char *pattern, enum skel_api api, long long step, int flags,
+                       int member)
 {
     int existing = (flags & SKEL_OPEN_EXISTING) != 0;
     skel_file_t *f = calloc(1, sizeof *f);
@@ -94,11 +100,25 @@ skel_file_t *skel_open(skel_t *s, const char *pattern, enum skel_api api, long l
         skel_die(s, "a serial HDF5 file (serial: true) shared by several ranks: run at 1 rank "
                     "or name it per rank ({rank})");
     f->comm = per_rank || serial ? MPI_COMM_SELF : MPI_COMM_WORLD;
+    f->subcomm = MPI_COMM_NULL;
     enum skel_method m = s->method;
     if (m == SKEL_NATIVE && api == SKEL_HDF5)
         m = SKEL_M_HDF5;
+    int subset = (flags & SKEL_OPEN_SUBSET) && (m == SKEL_M_HDF5 || m == SKEL_NATIVE);
+    f->member = subset ? member != 0 : 1;
     if (s->sizing)
         return f;
+    int lead = s->rank == 0; /* the rank that clears or checks a shared file */
+    if (subset) {            /* collective over every rank; non-members get MPI_COMM_NULL */
+        MPI_Comm_split(MPI_COMM_WORLD, f->member ? 0 : MPI_UNDEFINED, s->rank, &f->subcomm);
+        int srank = -1;
+        if (f->member) {
+            MPI_Comm_rank(f->subcomm, &srank);
+            if (!per_rank && !serial)
+                f->comm = f->subcomm;
+        }
+        lead = srank == 0;
+    }
     char path[4200];
     /* remove what a previous run left, outside the timed parts (as the kernels do) */
     if (m == SKEL_M_POSIX || m == SKEL_AGGREGATE) {
@@ -111,7 +131,7 @@ skel_file_t *skel_open(skel_t *s, const char *pattern, enum skel_api api, long l
     } else {
         snprintf(path, sizeof path, "%s", f->name);
     }
-    int is_owner = per_rank || m == SKEL_M_POSIX || s->rank == 0;
+    int is_owner = f->member && (per_rank || m == SKEL_M_POSIX || lead);
     if (m == SKEL_AGGREGATE) {
         int grank;
         MPI_Comm_rank(s->group_comm, &grank);
@@ -125,6 +145,8 @@ skel_file_t *skel_open(skel_t *s, const char *pattern, enum skel_api api, long l
         skel_remember(s, path);
     }
     MPI_Barrier(MPI_COMM_WORLD);
+    if (!f->member)
+        return f;
     double t0 = skel_now();
     if (m == SKEL_M_HDF5) {
         hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
@@ -197,6 +219,10 @@ void skel_close(skel_file_t *f)
         free(f);
         return;
     }
+    if (!f->member) { /* opened by other ranks only */
+        free(f);
+        return;
+    }
     if (s->method == SKEL_M_MPIIO || s->method == SKEL_AGGREGATE)
         skel_flush_packed(f);
     double t0 = skel_now();
@@ -212,7 +238,21 @@ void skel_close(skel_file_t *f)
         close(f->fd);
     }
     skel_add(s, T_CLOSE, t0);
+    if (f->subcomm != MPI_COMM_NULL)
+        MPI_Comm_free(&f->subcomm);
     skel_close_types(f);
     free(f->pieces);
     free(f);
+}
+
+void skel_remove(skel_t *s, const char *pattern, long long step)
+{
+    if (s->sizing || (s->method != SKEL_NATIVE && s->method != SKEL_M_HDF5))
+        return;
+    char name[4096];
+    skel_format_name(name, sizeof name, pattern, step, s->rank);
+    int per_rank = strstr(pattern, "{rank}") != NULL || strstr(pattern, "{rank:0") != NULL;
+    MPI_Barrier(MPI_COMM_WORLD); /* every rank closed it */
+    if ((per_rank || s->rank == 0) && listed(name))
+        unlink(name);
 }

@@ -106,9 +106,26 @@ void skel_group(skel_file_t *f, const char *pattern, long long step)
     skel_add(f->s, T_WRITE, t0);
 }
 
+/* The application's fill value: hex digits, two per byte of one element of type t. */
+static void set_fill_value(skel_t *s, hid_t dcpl, hid_t t, const char *hex)
+{
+    unsigned char value[256];
+    size_t n = H5Tget_size(t);
+    if (n == 0 || n > sizeof value || strlen(hex) != 2 * n)
+        skel_die(s, "a fill value of another size than its dataset's element");
+    for (size_t i = 0; i < n; i++) {
+        unsigned int byte;
+        if (sscanf(hex + 2 * i, "%2x", &byte) != 1)
+            skel_die(s, "a fill value that is not hex");
+        value[i] = (unsigned char)byte;
+    }
+    if (H5Pset_fill_value(dcpl, t, value) < 0)
+        skel_die(s, "H5Pset_fill_value failed");
+}
+
 void skel_dataset(skel_file_t *f, const char *pattern, long long step, hid_t t, int nd,
                   const long long *dims, const long long *maxdims, const long long *chunks,
-                  const char *filters, int alloc_time, int fill_time)
+                  const char *filters, int alloc_time, int fill_time, const char *fill_value)
 {
     if (f->api != SKEL_HDF5) {
         if (owned_type(t))
@@ -147,6 +164,8 @@ void skel_dataset(skel_file_t *f, const char *pattern, long long step, hid_t t, 
         H5Pset_alloc_time(dcpl, (H5D_alloc_time_t)alloc_time);
     if (fill_time >= 0)
         H5Pset_fill_time(dcpl, (H5D_fill_time_t)fill_time);
+    if (fill_value)
+        set_fill_value(f->s, dcpl, t, fill_value);
     hid_t id = H5Dcreate2(f->h5, name, t, space, lcpl, dcpl, H5P_DEFAULT);
     H5Pclose(lcpl);
     H5Pclose(dcpl);

@@ -54,6 +54,8 @@ struct skel_file {
     enum skel_api api;
     char name[4096];
     MPI_Comm comm;
+    MPI_Comm subcomm; /* SKEL_OPEN_SUBSET: the members' communicator (else MPI_COMM_NULL) */
+    int member;       /* the rank opens the file and makes the entry's calls */
     hid_t h5;
     MPI_File mf;
     int fd;

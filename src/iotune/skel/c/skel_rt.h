@@ -40,8 +40,18 @@ void skel_compute(skel_t *s, double seconds);
 #define SKEL_OPEN_READS 2
 #define SKEL_OPEN_READONLY 4 /* with EXISTING: nothing is written (H5F_ACC_RDONLY, ...) */
 #define SKEL_OPEN_SERIAL 8   /* an HDF5 file of one rank through the serial (sec2) driver */
-skel_file_t *skel_open(skel_t *s, const char *pattern, enum skel_api api, long long step,
-                       int flags);
+#define SKEL_OPEN_SUBSET 16  /* opened by the ranks where member is non-zero only, together */
+/* member: with SKEL_OPEN_SUBSET, whether this rank opens the file (the entry's `when`); every
+ * rank calls skel_open, the members open it on a communicator of theirs (native and hdf5
+ * methods; the others open it on every rank). skel_member(f): whether the rank makes the
+ * entry's calls. */
+skel_file_t *skel_open(skel_t *s, const char *pattern, enum skel_api api, long long step, int flags,
+                       int member);
+int skel_member(const skel_file_t *f);
+/* The file of pattern removed once every rank closed it (the application deleted it): by rank
+ * 0, or each rank its own ({rank}); only a file the skeleton wrote, and only under the native
+ * and hdf5 methods (the others' layouts are their own). Collective. */
+void skel_remove(skel_t *s, const char *pattern, long long step);
 void skel_group(skel_file_t *f, const char *pattern, long long step);
 /* Element types: a descriptor type name (float32 ... uint64), n opaque bytes, or a compound of
  * n members (names, descriptor type names, byte offsets) in size bytes. */
@@ -50,10 +60,11 @@ hid_t skel_type_opaque(long long size);
 hid_t skel_type_compound(long long size, int n, const char *const *names, const char *const *types,
                          const long long *offsets);
 /* filters: NULL or a comma-separated list of shuffle, fletcher32, deflate=LEVEL (in order);
- * alloc_time, fill_time: an H5D_alloc_time_t, H5D_fill_time_t or -1 (HDF5's default) */
+ * alloc_time, fill_time: an H5D_alloc_time_t, H5D_fill_time_t or -1 (HDF5's default);
+ * fill_value: one element's bytes in hex as type stores them, or NULL (HDF5's default) */
 void skel_dataset(skel_file_t *f, const char *pattern, long long step, hid_t type, int nd,
                   const long long *dims, const long long *maxdims, const long long *chunks,
-                  const char *filters, int alloc_time, int fill_time);
+                  const char *filters, int alloc_time, int fill_time, const char *fill_value);
 /* A string type: size bytes (0: variable length), its padding and character set. */
 hid_t skel_type_string(long long size, H5T_str_t pad, H5T_cset_t cset);
 /* An attribute name of type t (closed here) on the object at path `on` (group or dataset), of
