@@ -147,6 +147,11 @@ def test_best_xml_is_the_same_whichever_winner_the_search_found(tmp_path):
     (tested,) = add["tested"]
     assert tested["setting"] == f"{CW}=disable" and tested["measured"]["needed"]
     assert lacked["minimal"]["contributions"][CW]["cost"] > 1.2
+    from iotune.report import table
+
+    (line,) = [x for x in table.settings_lines(lacked) if x.startswith(f"{CW}=disable")]
+    assert line.startswith(f"{CW}=disable: added (the search's trials favoured it: ")
+    assert f"{CW}=disable: added (" in (tmp_path / "b" / "report.html").read_text()
     runs = lacked["runs"]
     assert runs["addition"] == add["runs"] > 0
     assert runs["total"] == sum(v for k, v in runs.items() if k != "total")
