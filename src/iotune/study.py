@@ -55,6 +55,7 @@ RACE_EARLY_KEEP = True  # end the race once its choice would be the defaults (fr
 FUTILITY_PAIRS = 5  # pairs before the verification may stop for a gain below --min-gain
 FUTILITY_LEVEL = 0.1  # one-sided level of the interval that stop reads
 ADDITIONS = True  # after the reduction, measure the settings the search's trials favour
+SHOWN = 5  # the clearest marginal effects kept in summary.json (minimal.additions.effects)
 RACE_LEADERS = 2  # leaders raced (with the defaults and a simpler set) when --leaders is not given
 STDERR_LINES = 15  # of a failing application's stderr, shown when its baseline fails
 
@@ -828,9 +829,9 @@ def additions(
     [candidates with their search effect and measured contribution], "runs"}."""
     space = cfg.space
     names = set(space.names()) - set(leave_out)
-    found = marginal.favourable(
-        noise.measured(study), settings, maximize, cfg.min_gain, names, tried
-    )
+    rows = noise.measured(study)
+    found = marginal.favourable(rows, settings, maximize, cfg.min_gain, names, tried)
+    seen = [e.as_dict() for e in marginal.effects(rows, settings, maximize, names)[:SHOWN]]
     base = {**space.default_config(), **settings}
     chosen: dict[str, tuple[marginal.Effect, dict[str, str]]] = {}
     for e in found:
@@ -843,7 +844,8 @@ def additions(
         chosen[f"{e.name}={e.value}"] = (e, more)
         if len(chosen) >= marginal.MAX_ADD:
             break
-    out: dict[str, Any] = {"settings": dict(settings), "added": {}, "tested": [], "runs": 0}
+    out: dict[str, Any] = {"settings": dict(settings), "added": {}, "tested": [], "runs": 0,
+                           "effects": seen}  # fmt: skip
     if not chosen:
         return out
     log(
@@ -891,10 +893,10 @@ def _with_additions(
     kept = reduced["settings"]
     tried = {(k, v) for k, v in effective.items() if k not in kept}
     more = additions(cfg, study, kept, tried, evaluate, maximize, rng, log, off)
-    record = {k: more[k] for k in ("tested", "runs")}
+    record = {k: more[k] for k in ("tested", "runs", "effects")}
     record["added"] = sorted(more["added"])
     if not more["added"]:
-        return {**reduced, "additions": record} if more["tested"] else reduced
+        return {**reduced, "additions": record}
     check = verify(cfg, more["settings"], evaluate, maximize, rng, "best.xml's settings")
     record["runs"] += check.get("runs", 0)
     if not check["improved"]:
