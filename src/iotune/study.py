@@ -830,8 +830,9 @@ def additions(
     space = cfg.space
     names = set(space.names()) - set(leave_out)
     rows = noise.measured(study)
-    found = marginal.favourable(rows, settings, maximize, cfg.min_gain, names, tried)
-    seen = [e.as_dict() for e in marginal.effects(rows, settings, maximize, names)[:SHOWN]]
+    within = marginal.stratum_for(rows, settings)
+    found = marginal.favourable(rows, settings, maximize, cfg.min_gain, names, tried, within)
+    seen = [e.as_dict() for e in marginal.effects(rows, settings, maximize, names, within)]
     base = {**space.default_config(), **settings}
     chosen: dict[str, tuple[marginal.Effect, dict[str, str]]] = {}
     for e in found:
@@ -845,7 +846,7 @@ def additions(
         if len(chosen) >= marginal.MAX_ADD:
             break
     out: dict[str, Any] = {"settings": dict(settings), "added": {}, "tested": [], "runs": 0,
-                           "effects": seen}  # fmt: skip
+                           "effects": seen[:SHOWN], "within": within}  # fmt: skip
     if not chosen:
         return out
     log(
@@ -893,10 +894,19 @@ def _with_additions(
     kept = reduced["settings"]
     tried = {(k, v) for k, v in effective.items() if k not in kept}
     more = additions(cfg, study, kept, tried, evaluate, maximize, rng, log, off)
-    record = {k: more[k] for k in ("tested", "runs", "effects")}
+    record = {k: more[k] for k in ("tested", "runs", "effects", "within")}
     record["added"] = sorted(more["added"])
     if not more["added"]:
         return {**reduced, "additions": record}
+    if reduced.get("rejected") and len(more["settings"]) > 1:
+        # the reduction kept the whole winner (what it left did not beat the defaults), e.g. a
+        # winner without the setting that carries the gain: with it added, reduce again
+        log(f"reducing the winner with the additions ({len(more['settings'])} settings) again")
+        again = minimal(cfg, more["settings"], evaluate, maximize, rng, log)
+        again = _checked_reduction(cfg, more["settings"], again, evaluate, maximize, rng, log)
+        record["runs"] += again.get("runs", 0)
+        if again.get("verified"):  # the reduced set beat the defaults on its own
+            return {**again, "additions": record}
     check = verify(cfg, more["settings"], evaluate, maximize, rng, "best.xml's settings")
     record["runs"] += check.get("runs", 0)
     if not check["improved"]:

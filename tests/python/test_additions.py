@@ -192,6 +192,66 @@ def test_a_favoured_setting_that_does_not_gain_when_measured_is_left_out(tmp_pat
     none = study.additions(cfg, s, dict(MAIN), {(CW, "disable")}, evaluate, False,
                            random.Random(1), print)  # fmt: skip
     assert {k: v for k, v in none.items() if k != "effects"} == {
-        "settings": MAIN, "added": {}, "tested": [], "runs": 0}  # fmt: skip
+        "settings": MAIN, "added": {}, "tested": [], "runs": 0, "within": MAIN}  # fmt: skip
     # what the search's trials showed is kept either way (the clearest effects first)
     assert none["effects"][0]["setting"] == f"{CW}=disable" and none["effects"][0]["p"] <= 0.05
+
+
+def _lacking_winner(tmp_path, monkeypatch):
+    """The search's winner lacks the setting that carries most of the gain (as one of five demos'
+    did: fill_time=never missing) and its reduction fails (what it leaves does not beat the
+    defaults), so the whole winner would be kept."""
+    cfg = _cfg(tmp_path)
+    s = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    winner = {CC: "8388608", CW: "disable"}
+    plan = [{}, {**winner}, {CW: "disable"}, {CC: "2097152"}, {CC: "8388608"}, {CC: "4194304"}]
+    plan += [{**MAIN}, {**MAIN}, {**MAIN, CC: "2097152"}, {**MAIN, CW: "disable"}]
+    plan += [{**MAIN, CC: "4194304"}]
+    for settings in plan:
+        s.enqueue_trial(cfg.space.trial_params_for(settings))
+    rng = random.Random(13)
+    phase = {"search": True}
+
+    def evaluate(settings, cap):
+        t = 0.5 if settings.get(CB) == "1048576" else 1.0
+        if settings.get(CC) == "8388608" and settings.get(CW) == "disable":
+            t *= 0.8  # the two together gain a little
+        t *= rng.lognormvariate(0, 0.03)
+        if phase["search"] and settings == winner:
+            t = 0.2  # one lucky run: the search's winner
+        return Outcome("ok", t, "kernel", t)
+
+    real = study.minimal
+    calls = []
+
+    def noisy_first(cfg, best, *a, **k):  # as seen under noise: the first reduction goes wrong
+        calls.append(dict(best))
+        if len(calls) == 1:
+            return {"settings": {CW: "disable"}, "contributions": {}, "removed": {}, "runs": 0}
+        return real(cfg, best, *a, **k)
+
+    monkeypatch.setattr(study, "minimal", noisy_first)
+    loop.run(s, cfg.space, evaluate, budget=len(plan))
+    phase["search"] = False
+    return study.finish(cfg, s, evaluate, log=lambda m: None), calls
+
+
+def test_a_winner_without_the_main_gain_gets_it_when_its_reduction_failed(tmp_path, monkeypatch):
+    summary, calls = _lacking_winner(tmp_path, monkeypatch)
+    assert CB not in summary["best_settings"]  # the search's winner lacked it
+    assert summary["minimal"]["rejected"]["settings"] == {CW: "disable"}  # the first reduction
+    add = summary["minimal"]["additions"]
+    assert add["within"] == {}  # no 6 trials held the whole winner: read over every trial
+    assert add["added"] == [CB]
+    assert calls[1] == {**summary["best_settings"], **MAIN}  # reduced again, with it
+    assert MAIN.items() <= summary["recommended"].items()
+    assert summary["headline"]["established"]
+    assert summary["headline"]["variants"]["tuned"] == summary["recommended"]
+    runs = summary["runs"]
+    assert runs["addition"] > 0 and runs["total"] == sum(v for k, v in runs.items() if k != "total")
+
+
+def test_without_the_additions_a_winner_without_the_main_gain_is_kept_whole(tmp_path, monkeypatch):
+    monkeypatch.setattr(study, "ADDITIONS", False)
+    summary, _ = _lacking_winner(tmp_path, monkeypatch)
+    assert summary["recommended"] == summary["best_settings"] and CB not in summary["recommended"]

@@ -77,20 +77,34 @@ def rank_sum_p(better: Sequence[float], worse: Sequence[float]) -> float:
     return sum(counts[u:]) / sum(counts)
 
 
+def holding(rows: Iterable[Mapping[str, Any]], within: Mapping[str, str]) -> list[Any]:
+    """The trials (settings, value) that hold every setting of `within` (the stratum)."""
+    return [
+        (dict(r["settings"]), float(r["value"]))
+        for r in rows
+        if all(r["settings"].get(k) == v for k, v in within.items())
+    ]
+
+
+def stratum_for(rows: Iterable[Mapping[str, Any]], base: Mapping[str, str]) -> dict[str, str]:
+    """What the comparison is read within: the trials holding every setting of base, or every
+    trial ({}) when fewer than 2 * MIN_SIDE hold them all (e.g. base is a whole winner of many
+    settings, kept because its reduction failed: only the winner's own trials hold it)."""
+    return dict(base) if len(holding(rows, base)) >= 2 * MIN_SIDE else {}
+
+
 def effects(
     rows: Iterable[Mapping[str, Any]],
     base: Mapping[str, str],
     maximize: bool,
     names: Collection[str] | None = None,
+    within: Mapping[str, str] | None = None,
 ) -> list[Effect]:
     """Every setting (a parameter in `names`, or any, not in `base`, at a value some trial of
-    the stratum held) with at least MIN_SIDE trials of the stratum on each side; rows: the
-    search's successful trials ({settings, value}, noise.measured). Most favourable first."""
-    stratum = [
-        (dict(r["settings"]), float(r["value"]))
-        for r in rows
-        if all(r["settings"].get(k) == v for k, v in base.items())
-    ]
+    the stratum held) with at least MIN_SIDE trials of the stratum on each side; the stratum:
+    the trials holding every setting of `within` (default: base); rows: the search's
+    successful trials ({settings, value}, noise.measured). Most favourable first."""
+    stratum = holding(rows, base if within is None else within)
     seen = sorted({(k, v) for s, _ in stratum for k, v in s.items()
                    if k not in base and (names is None or k in names)})  # fmt: skip
     out = []
@@ -115,12 +129,13 @@ def favourable(
     min_gain: float,
     names: Collection[str] | None = None,
     exclude: Collection[tuple[str, str]] = (),
+    within: Mapping[str, str] | None = None,
 ) -> list[Effect]:
     """The settings with a clear favourable marginal effect (effects'): better by at least
     min_gain (0.05: 5 %) in median and at LEVEL by the rank-sum test; not those in exclude
     ((name, value) pairs already measured: e.g. removed by the reduction). Clearest first."""
     return [
         e
-        for e in effects(rows, base, maximize, names)
+        for e in effects(rows, base, maximize, names, within)
         if e.p <= LEVEL and e.ratio >= 1.0 + max(min_gain, 0.0) and (e.name, e.value) not in exclude
     ]
