@@ -29,7 +29,7 @@ def _brute_p(better, worse):
     m = len(better)
 
     def u(a, b):
-        return sum(2 if x > y else 1 if x == y else 0 for x in a for y in b) // 2
+        return sum(2 if x > y else 1 if x == y else 0 for x in a for y in b)  # twice U
 
     obs = u(better, worse)
     hits = total = 0
