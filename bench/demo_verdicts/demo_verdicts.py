@@ -8,6 +8,12 @@ after are kept.
   .venv/bin/python bench/demo_verdicts/demo_verdicts.py --runs 5 --hold-freed-memory --tag held
   .venv/bin/python bench/demo_verdicts/demo_verdicts.py --runs 10 --alternate --tag alternate
 
+With --append, the runs are added to those already in demo_verdicts-TAG.json (one run per
+invocation, each under the measurement lock of its own, so that no locked stretch is long):
+
+  for i in 1 2 3 4 5; do flock /work/wt/measure.lock .venv/bin/python \
+      bench/demo_verdicts/demo_verdicts.py --runs 1 --append --hold-freed-memory --tag T; done
+
 Output: bench/demo_verdicts/demo_verdicts-TAG.json (every run's summary.json and console output,
 raw)
 and a table on stdout. "The same verdict" is the same decision (settings recommended or keep the
@@ -42,6 +48,32 @@ def _read(path: Path) -> str | None:
         return path.read_text().strip()
     except OSError:
         return None
+
+
+def _uptime() -> str:
+    """What `uptime` says (the time, how long up, the load averages), read without a process."""
+    up = (_read(Path("/proc/uptime")) or "0").split()[0]
+    a, b, c = os.getloadavg()
+    return (f"{time.strftime('%H:%M:%S', time.gmtime())} UTC up {float(up) / 3600:.2f} h, "
+            f"load average: {a:.2f}, {b:.2f}, {c:.2f}")  # fmt: skip
+
+
+def _git() -> str | None:
+    """The commit of the checkout whose iotune ran (the one this script is in)."""
+    try:
+        out = subprocess.run(["git", "-C", str(HERE), "rev-parse", "HEAD"], capture_output=True,
+                             text=True, timeout=10)  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
+def load_previous(path: Path) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """The meta and runs already in an output file (--append); (None, []) when there is none."""
+    if not path.exists():
+        return None, []
+    data = json.loads(path.read_text())
+    return data.get("meta"), list(data.get("runs") or [])
 
 
 def bootstrap_interval(ratios: list[float], seed: int = 0, n: int = 4000) -> list[float] | None:
@@ -121,6 +153,7 @@ def one_demo(
         "command": cmd,
         "start_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "load_before": os.getloadavg(),
+        "uptime_before": _uptime(),
         "min_free_ms_before": _read(PARAM),
     }
     t0 = time.monotonic()
@@ -128,6 +161,7 @@ def one_demo(
     rec.update(
         seconds=round(time.monotonic() - t0, 1),
         load_after=os.getloadavg(),
+        uptime_after=_uptime(),
         min_free_ms_after=_read(PARAM),
         returncode=proc.returncode,
         stdout=proc.stdout,
@@ -193,6 +227,11 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=1800.0, help="seconds per demo (1800)")
     ap.add_argument("--out", type=Path, default=HERE)
     ap.add_argument("--strategy", help="tune's --strategy (default: tune's own default)")
+    ap.add_argument(
+        "--append",
+        action="store_true",
+        help="add the runs to those already in the output file (one run per invocation)",
+    )
     a = ap.parse_args()
     meta = {
         "machine": {
@@ -205,16 +244,24 @@ def main() -> int:
         if PARAM.parent.is_dir()
         else None,
         "start_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "git": _git(),
     }
-    records: list[dict[str, Any]] = []
+    meta["invocations"] = [meta["start_utc"]]
     path = a.out / f"demo_verdicts-{a.tag}.json"
     a.out.mkdir(parents=True, exist_ok=True)
+    earlier, records = load_previous(path) if a.append else (None, [])
+    if earlier:
+        before = earlier.get("invocations") or [earlier.get("start_utc")]
+        meta = {**meta, "start_utc": earlier.get("start_utc", meta["start_utc"]),
+                "invocations": [*before, meta["start_utc"]]}  # fmt: skip
+    first = len(records)
     with tempfile.TemporaryDirectory(prefix="demo-verdicts-") as tmp:
         for i in range(a.runs):
-            hold = (i % 2 == 0) if a.alternate else a.hold_freed_memory
+            hold = ((first + i) % 2 == 0) if a.alternate else a.hold_freed_memory
             records.append(one_demo(hold, Path(tmp), a.timeout, a.strategy))
             r = records[-1]
-            print(table([r])[-1].replace("| 1 |", f"| {i + 1} |", 1), flush=True)
+            r["git"] = meta["git"]  # the code each run used (appended runs may differ)
+            print(table([r])[-1].replace("| 1 |", f"| {first + i + 1} |", 1), flush=True)
             meta["end_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
             result = {"meta": meta, "agreement": agree(records), "runs": records}
             path.write_text(json.dumps(result, indent=1) + "\n")  # after every run

@@ -537,7 +537,7 @@ def summarise_studies(studies: list[dict], budget: int) -> dict:
         / len(studies),
         "runs_by_phase_median": {
             ph: statistics.median(st["runs"].get(ph, 0) for st in studies)
-            for ph in ("search", "re-measure", "verification", "reduction", "warm-up")
+            for ph in ("search", "re-measure", "verification", "reduction", "addition", "warm-up")
         },
     }
     # the counted runs (every draw) must equal the summary's own count

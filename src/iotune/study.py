@@ -34,7 +34,16 @@ from iotune import (
     trial,
     verdict,
 )
-from iotune.search import get_strategy, local, loop, noise, sequential, switches, warmstart
+from iotune.search import (
+    get_strategy,
+    local,
+    loop,
+    marginal,
+    noise,
+    sequential,
+    switches,
+    warmstart,
+)
 from iotune.search.capping import Capping
 from iotune.space import Space, config_key
 from iotune.storage import HEARTBEAT_S
@@ -45,6 +54,8 @@ RACE_ROUNDS = 3  # fresh rounds of the race at most (with RACE_REUSE)
 RACE_EARLY_KEEP = True  # end the race once its choice would be the defaults (from round 2)
 FUTILITY_PAIRS = 5  # pairs before the verification may stop for a gain below --min-gain
 FUTILITY_LEVEL = 0.1  # one-sided level of the interval that stop reads
+ADDITIONS = True  # after the reduction, measure the settings the search's trials favour
+SHOWN = 5  # the clearest marginal effects kept in summary.json (minimal.additions.effects)
 RACE_LEADERS = 2  # leaders raced (with the defaults and a simpler set) when --leaders is not given
 STDERR_LINES = 15  # of a failing application's stderr, shown when its baseline fails
 
@@ -578,10 +589,15 @@ class Pairs:
         self.runs = 0
 
     def run(
-        self, reference: dict[str, str], variants: dict[str, dict[str, str]], maximize: bool
+        self,
+        reference: dict[str, str],
+        variants: dict[str, dict[str, str]],
+        maximize: bool,
+        variants_better: bool = False,
     ) -> dict[str, dict[str, Any]]:
-        """Is `reference` better than each variant? {variant: {"a", "b", "verdict"}}: a = the
-        variant's values, b = the reference's, verdict = sequential.Verdict."""
+        """Is `reference` better than each variant (with variants_better: is each variant
+        better than `reference`)? {variant: {"a", "b", "verdict"}}: a = the variant's values,
+        b = the reference's, verdict = sequential.Verdict of the question asked."""
         res: dict[str, dict[str, Any]] = {n: {"a": [], "b": [], "verdict": None} for n in variants}
         open_ = set(variants)
         attempts = 0
@@ -604,8 +620,9 @@ class Pairs:
                 r = res[name]
                 r["a"].append(got[name])
                 r["b"].append(got["(reference)"])
-                v = sequential.verdict(r["a"], r["b"], self.design, maximize)
-                if not v.decided and self._below(r["a"], r["b"], maximize):
+                a, b = (r["b"], r["a"]) if variants_better else (r["a"], r["b"])
+                v = sequential.verdict(a, b, self.design, maximize)
+                if not v.decided and self._below(a, b, maximize):
                     v = dataclasses.replace(v, decided=True, futile=True)
                     r["below_min_gain"] = True
                 r["verdict"] = v
@@ -788,6 +805,125 @@ def _checked_reduction(
     }
 
 
+def additions(
+    cfg: TuneConfig,
+    study: Any,
+    settings: dict[str, str],
+    tried: set[tuple[str, str]],
+    evaluate: loop.Evaluate,
+    maximize: bool,
+    rng: random.Random,
+    log: Callable[[str], None] = print,
+    leave_out: set[str] | frozenset[str] = frozenset(),
+) -> dict[str, Any]:
+    """Settings the recommendation lacks that the search's own trials favour (search/marginal.py:
+    a clear favourable marginal effect among the trials holding every recommended setting; at
+    most marginal.MAX_ADD, one per parameter, clearest first), measured side by side in
+    interleaved pairs against the recommendation (each candidate: the recommendation with it
+    vs without it, the same sequential test as the reduction's, also stopped once its gain's
+    interval lies below --min-gain) and kept only when that shows a gain. The winner a search
+    finds depends on what it sampled; this makes a setting with a gain of its own reach
+    best.xml whether or not that search's winner held it. tried: (name, value) pairs already
+    measured (the reduction's removals: measured once, not twice); leave_out: parameters not
+    to add (not in effect). Returns {"settings", "added" {name: contribution}, "tested"
+    [candidates with their search effect and measured contribution], "runs"}."""
+    space = cfg.space
+    names = set(space.names()) - set(leave_out)
+    rows = noise.measured(study)
+    within = marginal.stratum_for(rows, settings)
+    found = marginal.favourable(rows, settings, maximize, cfg.min_gain, names, tried, within)
+    seen = [e.as_dict() for e in marginal.effects(rows, settings, maximize, names, within)]
+    base = {**space.default_config(), **settings}
+    chosen: dict[str, tuple[marginal.Effect, dict[str, str]]] = {}
+    for e in found:
+        if any(c.name == e.name for c, _ in chosen.values()):
+            continue  # one value per parameter: the clearest
+        more = {**settings, e.name: e.value}
+        more.update({t.name: e.value for t in space.ties if t.to == e.name})
+        if space.forbidden({**base, **more}):
+            continue
+        chosen[f"{e.name}={e.value}"] = (e, more)
+        if len(chosen) >= marginal.MAX_ADD:
+            break
+    out: dict[str, Any] = {"settings": dict(settings), "added": {}, "tested": [], "runs": 0,
+                           "effects": seen[:SHOWN], "within": within}  # fmt: skip
+    if not chosen:
+        return out
+    log(
+        "settings the search's trials favour, measured against the recommendation: "
+        + ", ".join(
+            f"{k} ({e.ratio:.2f}x in {e.n_with} vs {e.n_without} trials, p={e.p:.3f})"
+            for k, (e, _) in chosen.items()
+        )  # fmt: skip
+    )
+    pairs = Pairs(cfg, evaluate, rng, cfg.min_gain if cfg.min_gain > 0 else None)
+    res = pairs.run(settings, {k: m for k, (_, m) in chosen.items()}, maximize, True)
+    for k, (e, more) in chosen.items():
+        c = _contribution(res[k], maximize)
+        out["tested"].append({**e.as_dict(), "measured": c})
+        if c["needed"]:
+            out["settings"].update({n: v for n, v in more.items() if n not in settings})
+            out["added"][e.name] = c
+    log(
+        "with vs without each: "
+        + ", ".join(
+            f"{t['setting']} {t['measured']['cost']:.2f}x ("
+            + ("kept" if t["measured"]["needed"] else "no gain shown: left out")
+            + ")"
+            for t in out["tested"]
+        )
+    )
+    out["runs"] = pairs.runs
+    return out
+
+
+def _with_additions(
+    cfg: TuneConfig,
+    study: Any,
+    effective: dict[str, str],
+    reduced: dict[str, Any],
+    off: set[str],
+    evaluate: loop.Evaluate,
+    maximize: bool,
+    rng: random.Random,
+    log: Callable[[str], None] = print,
+) -> dict[str, Any]:
+    """The reduced recommendation with the settings `additions` measured as gaining, when the
+    set so made beats the defaults on its own (its own verification, for the headline); else
+    the reduced recommendation as it was. Records what was tried under "additions"."""
+    kept = reduced["settings"]
+    tried = {(k, v) for k, v in effective.items() if k not in kept}
+    more = additions(cfg, study, kept, tried, evaluate, maximize, rng, log, off)
+    record = {k: more[k] for k in ("tested", "runs", "effects", "within")}
+    record["added"] = sorted(more["added"])
+    if not more["added"]:
+        return {**reduced, "additions": record}
+    if reduced.get("rejected") and len(more["settings"]) > 1:
+        # the reduction kept the whole winner (what it left did not beat the defaults), e.g. a
+        # winner without the setting that carries the gain: with it added, reduce again
+        log(f"reducing the winner with the additions ({len(more['settings'])} settings) again")
+        again = minimal(cfg, more["settings"], evaluate, maximize, rng, log)
+        again = _checked_reduction(cfg, more["settings"], again, evaluate, maximize, rng, log)
+        record["runs"] += again.get("runs", 0)
+        if again.get("verified"):  # the reduced set beat the defaults on its own
+            return {**again, "additions": record}
+    check = verify(cfg, more["settings"], evaluate, maximize, rng, "best.xml's settings")
+    record["runs"] += check.get("runs", 0)
+    if not check["improved"]:
+        log(f"the settings with the additions ({config_key(more['settings'])}) did not beat the "
+            f"defaults on their own ({check['verdict']}): the additions are left out")  # fmt: skip
+        record["rejected"] = {"settings": more["settings"], "verdict": check["verdict"]}
+        record["added"] = []
+        return {**reduced, "additions": record}
+    return {
+        **reduced,
+        "settings": dict(more["settings"]),
+        "contributions": {**reduced.get("contributions", {}), **more["added"]},
+        "verified": check,
+        "additions": record,
+    }
+
+
 def _verification_of(
     settings: dict[str, str], final: dict[str, Any], reduced: dict[str, Any]
 ) -> dict[str, Any] | None:
@@ -858,6 +994,10 @@ def finish(
         counter.phase = "reduction"
         reduced = minimal(cfg, effective, evaluate, maximize, rng, log)
         reduced = _checked_reduction(cfg, effective, reduced, evaluate, maximize, rng, log)
+    if final["improved"] and cfg.partial and not raced and ADDITIONS:
+        counter.phase = "addition"
+        reduced = _with_additions(cfg, study, effective, reduced, set(off), evaluate, maximize,
+                                  rng, log)  # fmt: skip
     proposed = reduced["settings"] if final["improved"] else {}
     best_check = _verification_of(proposed, final, reduced)
     if proposed and best_check is None:  # e.g. settings not in effect left out: best.xml differs

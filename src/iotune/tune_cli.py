@@ -165,7 +165,8 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     noise.add_argument(
         "--no-partial",
         action="store_true",
-        help="keep every setting of the winner (do not measure which ones carry the gain)",
+        help="keep every setting of the winner (do not measure which ones carry the gain, nor "
+        "add the settings the search's trials favour)",
     )
 
     run = p.add_argument_group("running trials")

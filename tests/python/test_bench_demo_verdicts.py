@@ -72,3 +72,34 @@ def test_the_strategy_is_given_to_tune_and_the_runs_are_kept(dv, monkeypatch, tm
     assert "--strategy" not in seen[1] and "--hold-freed-memory" not in seen[1]
     r = dv.verdict_of({"runs": {"total": 31, "search": 9}, "stopped": "no progress"})
     assert r["runs"]["total"] == 31 and r["stopped"] == "no progress"
+
+
+def test_runs_appended_one_invocation_at_a_time_are_merged(dv, monkeypatch, tmp_path):
+    """--append: one demo per invocation (each under a lock of its own), the file keeps all."""
+    import json
+    import sys
+
+    n = iter(range(1, 10))
+
+    def fake_demo(hold, workdir, timeout, strategy=None):
+        i = next(n)
+        final = {"improved": True, "speedup": 1.5, "pairs": 3, "pair_ratios": [1.4, 1.5, 1.6]}
+        s = {"recommended": {"fill_time": "never"}, "verdict": "v", "final": final}
+        return {"hold": hold, "load_before": (1.0, 1, 1), "load_after": (1.0, 1, 1),
+                "min_free_ms_before": "0", "min_free_ms_after": "0", "seconds": float(i),
+                "returncode": 0, "summary": s, "result": dv.verdict_of(s)}  # fmt: skip
+
+    monkeypatch.setattr(dv, "one_demo", fake_demo)
+    argv = ["demo_verdicts.py", "--runs", "1", "--append", "--tag", "t", "--out", str(tmp_path)]
+    for _ in range(3):
+        monkeypatch.setattr(sys, "argv", argv)
+        assert dv.main() == 0
+    data = json.loads((tmp_path / "demo_verdicts-t.json").read_text())
+    assert [r["seconds"] for r in data["runs"]] == [1.0, 2.0, 3.0]
+    assert len(data["meta"]["invocations"]) == 3
+    assert data["agreement"]["runs"] == 3 and data["agreement"]["same_verdict"] == 3
+    # without --append the file starts again
+    monkeypatch.setattr(sys, "argv", [a for a in argv if a != "--append"])
+    assert dv.main() == 0
+    data = json.loads((tmp_path / "demo_verdicts-t.json").read_text())
+    assert len(data["runs"]) == 1 and len(data["meta"]["invocations"]) == 1

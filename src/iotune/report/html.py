@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from iotune import hostnoise
-from iotune.report.table import settings_rows
+from iotune.report.table import addition_lines, settings_rows
 from iotune.space import Space
 
 
@@ -167,6 +167,7 @@ def write_html(
             [f"{n}: left out of the recommendation, {why}" for n, why in
              ((summary.get("minimal") or {}).get("removed") or {}).items()]
         ),
+        *addition_lines(summary),
         *[f"{n}: not in effect ({why})" for n, why in (summary.get("not_in_effect") or {}).items()],
         *[
             f"{n}={v}: not tried ({why})"

@@ -93,6 +93,27 @@ def settings_rows(summary: dict[str, Any]) -> tuple[str, list[list[str]]]:
     return title, rows
 
 
+def addition_lines(summary: dict[str, Any]) -> list[str]:
+    """What the step after the reduction measured: each setting the search's trials favoured,
+    whether it was added, its effect in the search and its measured contribution."""
+    add = (summary.get("minimal") or {}).get("additions") or {}
+    added = set(add.get("added") or [])
+    out = []
+    for t in add.get("tested") or []:
+        m = t.get("measured") or {}
+        name = str(t.get("setting", "")).split("=", 1)[0]
+        out.append(
+            f"{t.get('setting')}: {'added' if name in added else 'not added'} (the search's "
+            f"trials favoured it: {t.get('ratio', 0):.2f}x, {t.get('trials_with')} vs "
+            f"{t.get('trials_without')} trials; measured with vs without: "
+            f"{m.get('cost', 1.0):.2f}x in {m.get('pairs', 0)} pairs)"
+        )
+    if add.get("rejected"):
+        out.append("the settings with the additions did not beat the defaults on their own: "
+                   "the additions are left out")  # fmt: skip
+    return out
+
+
 def settings_lines(summary: dict[str, Any]) -> list[str]:
     """The settings table for a terminal."""
     title, rows = settings_rows(summary)
@@ -106,6 +127,7 @@ def settings_lines(summary: dict[str, Any]) -> list[str]:
     removed = (summary.get("minimal") or {}).get("removed") or {}
     for name, why in sorted(removed.items()):
         lines.append(f"left out of the recommendation: {name} ({why})")
+    lines += addition_lines(summary)
     for name, why in sorted((summary.get("not_in_effect") or {}).items()):
         lines.append(f"not in effect, left out: {name} ({why})")
     for name, on in sorted((summary.get("switched_on") or {}).items()):
