@@ -11,6 +11,17 @@ for both. Per case: the median of the rounds' skeleton/original ratios (a pair s
 machine's state), min and max, and the medians of each. With --hold-freed-memory the VM keeps
 freed memory for the whole run (bench/README.md, "The page cache's two modes").
 
+`--sizes FILE` (e.g. bench/skel_corpus/sizes-large.toml) gives cases other arguments (larger
+problems, so that I/O outweighs the machine's noise; `[case.NAME] argv = [...]`, the manifest's
+argv format); the cases it does not name run as the manifest says. `--build DIR` traces with
+the runtime built in DIR (MPICH) and DIR-openmpi (Open MPI) instead of the installed one.
+
+Per case the verdict says whether the pairs decide: the median pair ratio with a
+distribution-free ~95 % interval of that median (order statistics of the pairs), `within` when
+the interval lies inside 1.0 +- 10 % (1/1.1 to 1.1), `outside` when it lies wholly outside,
+else `undecided` (the median alone in or out of the band, `within_10pct`, is the acceptance's
+count).
+
     flock /work/wt/measure.lock .venv/bin/python bench/skel_corpus/skel_corpus.py \
         --hold-freed-memory --rounds 5 --out bench/skel_corpus/skel_corpus.json
 """
@@ -28,6 +39,9 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
+from dataclasses import replace
+from math import comb
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -37,10 +51,14 @@ import corpus  # noqa: E402
 from iotune import freedmem  # noqa: E402
 
 TIMEOUT = 600
+BAND = 1.1  # within 10 %: 1/1.1 <= skeleton/original <= 1.1
+LIBS: dict[str, str] = {}  # family -> libiotune.so to trace with (--build)
 
 
 def iotune(case, *argv, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, **corpus.run_env(case)}
+    if case.family in LIBS:
+        env["IOTUNE_LIB"] = LIBS[case.family]
     env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), env.get("PYTHONPATH", "")])
     return subprocess.run([sys.executable, "-m", "iotune", *map(str, argv)], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=TIMEOUT)  # fmt: skip
@@ -91,14 +109,51 @@ def argv_of(case, which: str, d: Path, skeleton: str) -> list[str]:
             str(d / "t.json")]  # fmt: skip
 
 
+def median_interval(values: list[float], level: float = 0.95) -> tuple[float, float]:
+    """A distribution-free interval of the median: the order statistics k-th from each end with
+    P(Binomial(n, 1/2) < k) <= (1 - level) / 2 (the whole range when n is too small)."""
+    v = sorted(values)
+    n = len(v)
+    k, tail = 0, 0.0
+    while k < n // 2:
+        tail += comb(n, k) / 2**n
+        if tail > (1 - level) / 2:
+            break
+        k += 1
+    k = max(k, 1)
+    return v[k - 1], v[n - k]
+
+
+def interval_level(n: int, k: int = 0) -> float:
+    """The coverage of median_interval's interval for n pairs (k: its order statistic, found
+    again when 0)."""
+    if not k:
+        k, tail = 0, 0.0
+        while k < n // 2:
+            tail += comb(n, k) / 2**n
+            if tail > 0.025:
+                break
+            k += 1
+        k = max(k, 1)
+    return 1 - 2 * sum(comb(n, i) for i in range(k)) / 2**n
+
+
 def summary(orig: list, skel: list) -> dict:
     pairs = [s / o for o, s in zip(orig, skel, strict=False) if o and s]
     if not pairs:
         return {"ratio": None}
     ratio = statistics.median(pairs)
+    lo, hi = median_interval(pairs)
+    level = interval_level(len(pairs))
+    decisive = level >= 0.95  # 6 pairs or more; fewer cannot say anything at 95 %
+    inside = decisive and 1 / BAND <= lo and hi <= BAND
+    outside = decisive and (hi < 1 / BAND or lo > BAND)
     return {"ratio": ratio, "min": min(pairs), "max": max(pairs), "n": len(pairs),
-            "orig_median": statistics.median(orig), "skel_median": statistics.median(skel),
-            "within_10pct": 1 / 1.1 <= ratio <= 1.1}  # fmt: skip
+            "ci95": [lo, hi], "ci_level": round(level, 4),
+            "verdict": "within" if inside else "outside" if outside else "undecided",
+            "orig_median": statistics.median([o for o in orig if o]),
+            "skel_median": statistics.median([s for s in skel if s]),
+            "within_10pct": 1 / BAND <= ratio <= BAND}  # fmt: skip
 
 
 def save(result: dict, out: Path) -> None:
@@ -107,9 +162,30 @@ def save(result: dict, out: Path) -> None:
     result["load_after"] = os.getloadavg()
     done = [r["summary"] for r in result["cases"].values() if r["summary"].get("ratio")]
     met = sum(1 for s in done if s["within_10pct"])
-    result["acceptance"] = f"skeleton I/O time within 10 % in {met}/{len(done)} cases"
+    sure = sum(1 for s in done if s["verdict"] == "within")
+    out_ = sum(1 for s in done if s["verdict"] == "outside")
+    result["acceptance"] = (
+        f"skeleton I/O time within 10 % (median of pairs) in {met}/{len(done)} cases; "
+        f"the pairs' 95 % interval of the median inside the band in {sure}, wholly outside "
+        f"in {out_}, undecided in {len(done) - sure - out_}"
+    )
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1))
+
+
+def load_sizes(path: Path) -> dict[str, tuple[str, ...]]:
+    """{case name: argv} of a sizes file ([case.NAME] argv = [...])."""
+    try:
+        doc = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise SystemExit(f"skel_corpus: {path}: {e}") from None
+    out = {}
+    for name, entry in (doc.get("case") or {}).items():
+        argv = entry.get("argv") if isinstance(entry, dict) else None
+        if not isinstance(argv, list) or not all(isinstance(x, str) for x in argv):
+            raise SystemExit(f"skel_corpus: {path}: case.{name}.argv: expected a list of strings")
+        out[name] = tuple(argv)
+    return out
 
 
 def main() -> int:
@@ -120,10 +196,19 @@ def main() -> int:
     ap.add_argument("--hold-freed-memory", action="store_true")
     ap.add_argument("--workdir", help="scratch (default: a new temporary folder, removed)")
     ap.add_argument("--out", default=str(REPO / "bench/skel_corpus/skel_corpus.json"))
+    ap.add_argument("--sizes", help="TOML: [case.NAME] argv = [...] for cases run at other sizes")
+    ap.add_argument("--build", help="trace with DIR/runtime (MPICH) and DIR-openmpi/runtime")
     a = ap.parse_args()
     cases = [c for c in corpus.load_cases() if corpus.built(c)]
     if a.cases:
         cases = [c for c in cases if c.name in a.cases.split(",")]
+    sizes = load_sizes(Path(a.sizes)) if a.sizes else {}
+    cases = [replace(c, argv=sizes[c.name]) if c.name in sizes else c for c in cases]
+    if a.build:
+        for fam, d in (("mpich", a.build), ("openmpi", a.build.rstrip("/") + "-openmpi")):
+            lib = Path(d) / "runtime" / "libiotune.so"
+            if lib.is_file():
+                LIBS[fam] = str(lib.resolve())
     scratch = Path(a.workdir or tempfile.mkdtemp(prefix="skel-corpus-"))
     result: dict = {
         "command": " ".join(["python", *sys.argv]).replace(str(REPO) + "/", ""),
@@ -131,6 +216,7 @@ def main() -> int:
                     "cpus": os.cpu_count()},
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
         "load_before": os.getloadavg(), "cases": {},
+        "sizes": {n: list(v) for n, v in sizes.items()}, "runtimes": dict(LIBS),
     }  # fmt: skip
     with freedmem.maybe_hold(a.hold_freed_memory) as held:
         result["freed_memory"] = {k: v for k, v in held.items() if k in ("held", "why")}
@@ -141,7 +227,8 @@ def main() -> int:
                 setups[case.name] = (case, work, prepare(case, work))
             except (OSError, RuntimeError, subprocess.SubprocessError) as e:
                 setups[case.name] = (case, work, {"error": str(e)[-500:]})
-            result["cases"][case.name] = {"prepare": setups[case.name][2], "orig": [], "skel": []}
+            result["cases"][case.name] = {"prepare": setups[case.name][2], "orig": [], "skel": [],
+                                          "argv": list(case.argv)}  # fmt: skip
             print(f"skel_corpus: {case.name}: {setups[case.name][2]}", flush=True)
         rng = random.Random(a.seed)
         names = [n for n, s in setups.items() if "skeleton" in s[2]]
@@ -166,14 +253,18 @@ def main() -> int:
             print(f"skel_corpus: round {rnd + 1}/{a.rounds} done", flush=True)
             save(result, Path(a.out))  # a stopped run keeps its rounds
     save(result, Path(a.out))
-    print("| case | skel/orig (median of pairs) | min-max | n | orig median s | skel median s |")
-    print("|---|---|---|---|---|---|")
+    print(
+        "| case | skel/orig (median of pairs) | 95 % interval | min-max | n | verdict | "
+        "orig median s | skel median s |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
     for n, row in result["cases"].items():
         s = row["summary"]
         if s.get("ratio") is None:
-            print(f"| {n} | - ({row['prepare'].get('error', 'no pair')[:80]}) | | | | |")
+            print(f"| {n} | - ({row['prepare'].get('error', 'no pair')[:80]}) | | | | | | |")
             continue
-        print(f"| {n} | {s['ratio']:.2f} | {s['min']:.2f}-{s['max']:.2f} | {s['n']} | "
+        print(f"| {n} | {s['ratio']:.2f} | {s['ci95'][0]:.2f}-{s['ci95'][1]:.2f} | "
+              f"{s['min']:.2f}-{s['max']:.2f} | {s['n']} | {s['verdict']} | "
               f"{s['orig_median']:.4f} | {s['skel_median']:.4f} |")  # fmt: skip
     print(result["acceptance"])
     if not a.workdir:
