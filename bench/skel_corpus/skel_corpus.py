@@ -16,6 +16,10 @@ problems, so that I/O outweighs the machine's noise; `[case.NAME] argv = [...]`,
 argv format); the cases it does not name run as the manifest says. `--build DIR` traces with
 the runtime built in DIR (MPICH) and DIR-openmpi (Open MPI) instead of the installed one.
 
+`--inner K --inner-below S`: for cases whose traced run's I/O took under S seconds (programs of
+fixed small sizes), each program of a pair is measured K times after its warm-up and the least
+kept (the undisturbed run's time; the K values are in the record as `orig_runs`/`skel_runs`).
+
 Per case the verdict says whether the pairs decide: the median pair ratio with a
 distribution-free ~95 % interval of that median (order statistics of the pairs), `within` when
 the interval lies inside 1.0 +- 10 % (1/1.1 to 1.1), `outside` when it lies wholly outside,
@@ -84,7 +88,7 @@ def prepare(case, work: Path) -> dict:
     """The original traced once, its skeleton built: {orig: argv maker, skel: argv} or error."""
     first = work / "first"
     fresh(first)
-    io_time(case, [*corpus.launcher(case), *corpus.command(case, first)], first, trace=True)
+    t = io_time(case, [*corpus.launcher(case), *corpus.command(case, first)], first, trace=True)
     fam = case.family
     desc, src = work / "skel.yaml", work / "src"
     r = iotune(case, "skel", "from-profile", first / "p.json", "-o", desc, "--data-dir", first,
@@ -99,7 +103,7 @@ def prepare(case, work: Path) -> dict:
                        timeout=TIMEOUT)  # fmt: skip
     if m.returncode:
         return {"error": f"make: {m.stderr[-500:]}"}
-    return {"skeleton": str(src / "skeleton")}
+    return {"skeleton": str(src / "skeleton"), "first_io_s": t}
 
 
 def argv_of(case, which: str, d: Path, skeleton: str) -> list[str]:
@@ -173,6 +177,12 @@ def save(result: dict, out: Path) -> None:
     out.write_text(json.dumps(result, indent=1))
 
 
+def sizes_path(value: str) -> Path:
+    """--sizes: a file, or NAME for bench/skel_corpus/sizes-NAME.toml."""
+    named = Path(__file__).resolve().parent / f"sizes-{value}.toml"
+    return named if not Path(value).exists() and named.is_file() else Path(value)
+
+
 def load_sizes(path: Path) -> dict[str, tuple[str, ...]]:
     """{case name: argv} of a sizes file ([case.NAME] argv = [...])."""
     try:
@@ -196,13 +206,18 @@ def main() -> int:
     ap.add_argument("--hold-freed-memory", action="store_true")
     ap.add_argument("--workdir", help="scratch (default: a new temporary folder, removed)")
     ap.add_argument("--out", default=str(REPO / "bench/skel_corpus/skel_corpus.json"))
-    ap.add_argument("--sizes", help="TOML: [case.NAME] argv = [...] for cases run at other sizes")
+    ap.add_argument("--sizes", help="TOML: [case.NAME] argv = [...] for cases run at other "
+                    "sizes (or NAME: sizes-NAME.toml beside this script, e.g. large)")  # fmt: skip
     ap.add_argument("--build", help="trace with DIR/runtime (MPICH) and DIR-openmpi/runtime")
+    ap.add_argument("--inner", type=int, default=1,
+                    help="measured runs per program and pair, the least kept (cases whose traced "
+                    "run's I/O took under --inner-below seconds)")  # fmt: skip
+    ap.add_argument("--inner-below", type=float, default=float("inf"))
     a = ap.parse_args()
     cases = [c for c in corpus.load_cases() if corpus.built(c)]
     if a.cases:
         cases = [c for c in cases if c.name in a.cases.split(",")]
-    sizes = load_sizes(Path(a.sizes)) if a.sizes else {}
+    sizes = load_sizes(sizes_path(a.sizes)) if a.sizes else {}
     cases = [replace(c, argv=sizes[c.name]) if c.name in sizes else c for c in cases]
     if a.build:
         for fam, d in (("mpich", a.build), ("openmpi", a.build.rstrip("/") + "-openmpi")):
@@ -241,11 +256,17 @@ def main() -> int:
                 for which in order:
                     d = work / which
                     argv = argv_of(case, which, d, prep["skeleton"])
+                    k = a.inner if prep["first_io_s"] < a.inner_below else 1
                     try:
                         fresh(d)
                         io_time(case, argv, d)  # warm-up, discarded
-                        fresh(d)
-                        t = io_time(case, argv, d)
+                        runs = []
+                        for _ in range(k):
+                            fresh(d)
+                            runs.append(io_time(case, argv, d))
+                        t = min(runs)
+                        if k > 1:
+                            result["cases"][n].setdefault(f"{which}_runs", []).append(runs)
                     except (OSError, RuntimeError, subprocess.SubprocessError) as e:
                         t = None
                         result["cases"][n].setdefault("errors", []).append(str(e)[-300:])
