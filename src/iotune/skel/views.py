@@ -48,11 +48,12 @@ def expanded(view: dict[str, Any] | None) -> list[tuple[int, int]] | None:
 def contiguous(view: dict[str, Any] | None) -> bool:
     """A view through which bytes land as they would without it (one block tiling its
     extent): a write through it is a write of bytes at the file offset."""
-    blocks = expanded(view)
-    if not blocks or not isinstance(view, dict):
-        return view is None
-    total = sum(n for _, n in blocks)
-    return len(blocks) == 1 and view.get("extent") == total
+    if view is None:
+        return True
+    lay = layout(view)
+    return (
+        lay is not None and len(lay) == 1 and len(lay[0]) == 2 and view.get("extent") == lay[0][1]
+    )
 
 
 def position(view: dict[str, Any], file_offset: int) -> int | None:
