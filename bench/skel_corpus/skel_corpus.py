@@ -17,8 +17,9 @@ argv format); the cases it does not name run as the manifest says. `--build DIR`
 the runtime built in DIR (MPICH) and DIR-openmpi (Open MPI) instead of the installed one.
 
 `--inner K --inner-below S`: for cases whose traced run's I/O took under S seconds (programs of
-fixed small sizes), each program of a pair is measured K times after its warm-up and the least
-kept (the undisturbed run's time; the K values are in the record as `orig_runs`/`skel_runs`).
+fixed small sizes), each program of a pair is measured K times (no separate warm-up: a cold
+first run is not the least) and the least kept (the undisturbed run's time; the K values are in
+the record as `orig_runs`/`skel_runs`).
 
 Per case the verdict says whether the pairs decide: the median pair ratio with a
 distribution-free ~95 % interval of that median (order statistics of the pairs), `within` when
@@ -258,8 +259,9 @@ def main() -> int:
                     argv = argv_of(case, which, d, prep["skeleton"])
                     k = a.inner if prep["first_io_s"] < a.inner_below else 1
                     try:
-                        fresh(d)
-                        io_time(case, argv, d)  # warm-up, discarded
+                        if k == 1:  # with k runs the least is kept: the first warms up
+                            fresh(d)
+                            io_time(case, argv, d)  # warm-up, discarded
                         runs = []
                         for _ in range(k):
                             fresh(d)
