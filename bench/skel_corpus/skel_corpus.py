@@ -164,7 +164,8 @@ def summary(orig: list, skel: list) -> dict:
 def save(result: dict, out: Path) -> None:
     for row in result["cases"].values():
         row["summary"] = summary(row["orig"], row["skel"])
-    result["load_after"] = os.getloadavg()
+    if "merged" not in result:
+        result["load_after"] = os.getloadavg()
     done = [r["summary"] for r in result["cases"].values() if r["summary"].get("ratio")]
     met = sum(1 for s in done if s["within_10pct"])
     sure = sum(1 for s in done if s["verdict"] == "within")
@@ -199,6 +200,41 @@ def load_sizes(path: Path) -> dict[str, tuple[str, ...]]:
     return out
 
 
+def table(result: dict) -> None:
+    print(
+        "| case | skel/orig (median of pairs) | 95 % interval | min-max | n | verdict | "
+        "orig median s | skel median s |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for n, row in result["cases"].items():
+        s = row["summary"]
+        if s.get("ratio") is None:
+            print(f"| {n} | - ({row['prepare'].get('error', 'no pair')[:80]}) | | | | | | |")
+            continue
+        print(f"| {n} | {s['ratio']:.2f} | {s['ci95'][0]:.2f}-{s['ci95'][1]:.2f} | "
+              f"{s['min']:.2f}-{s['max']:.2f} | {s['n']} | {s['verdict']} | "
+              f"{s['orig_median']:.4f} | {s['skel_median']:.4f} |")  # fmt: skip
+    print(result["acceptance"])
+
+
+def merge(paths: list[str], out: Path) -> int:
+    """The pairs of several runs' records pooled per case (each run's own record kept)."""
+    result: dict = {"merged": paths, "cases": {}, "runs": []}
+    for p in paths:
+        rec = json.loads(Path(p).read_text())
+        result["runs"].append({k: rec.get(k) for k in ("command", "date", "load_before",
+                                                        "load_after", "freed_memory")})  # fmt: skip
+        for name, row in rec["cases"].items():
+            first = {"prepare": row["prepare"], "orig": [], "skel": [], "argv": row.get("argv")}
+            pooled = result["cases"].setdefault(name, first)
+            n = min(len(row["orig"]), len(row["skel"]))
+            pooled["orig"] += row["orig"][:n]
+            pooled["skel"] += row["skel"][:n]
+    save(result, out)
+    table(result)
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases", help="comma-separated names (default: every built case)")
@@ -214,7 +250,21 @@ def main() -> int:
                     help="measured runs per program and pair, the least kept (cases whose traced "
                     "run's I/O took under --inner-below seconds)")  # fmt: skip
     ap.add_argument("--inner-below", type=float, default=float("inf"))
+    ap.add_argument(
+        "--budget-s",
+        type=float,
+        default=0,
+        help="start no round that would end past this many seconds of rounds",
+    )
+    ap.add_argument(
+        "--merge",
+        nargs="+",
+        metavar="JSON",
+        help="pool the pairs of earlier runs' records into --out (no run)",
+    )
     a = ap.parse_args()
+    if a.merge:
+        return merge(a.merge, Path(a.out))
     cases = [c for c in corpus.load_cases() if corpus.built(c)]
     if a.cases:
         cases = [c for c in cases if c.name in a.cases.split(",")]
@@ -248,7 +298,13 @@ def main() -> int:
             print(f"skel_corpus: {case.name}: {setups[case.name][2]}", flush=True)
         rng = random.Random(a.seed)
         names = [n for n, s in setups.items() if "skeleton" in s[2]]
+        started, last = time.monotonic(), 0.0
         for rnd in range(a.rounds):
+            spent = time.monotonic() - started
+            if a.budget_s and rnd and spent + last > a.budget_s:
+                print(f"skel_corpus: stopped after {rnd} rounds ({spent:.0f} s; --budget-s)")
+                result["stopped"] = f"after {rnd} rounds: --budget-s {a.budget_s}"
+                break
             rng.shuffle(names)
             for n in names:
                 case, work, prep = setups[n]
@@ -273,23 +329,11 @@ def main() -> int:
                         t = None
                         result["cases"][n].setdefault("errors", []).append(str(e)[-300:])
                     result["cases"][n][which].append(t)
+            last = time.monotonic() - started - spent
             print(f"skel_corpus: round {rnd + 1}/{a.rounds} done", flush=True)
             save(result, Path(a.out))  # a stopped run keeps its rounds
     save(result, Path(a.out))
-    print(
-        "| case | skel/orig (median of pairs) | 95 % interval | min-max | n | verdict | "
-        "orig median s | skel median s |"
-    )
-    print("|---|---|---|---|---|---|---|---|")
-    for n, row in result["cases"].items():
-        s = row["summary"]
-        if s.get("ratio") is None:
-            print(f"| {n} | - ({row['prepare'].get('error', 'no pair')[:80]}) | | | | | | |")
-            continue
-        print(f"| {n} | {s['ratio']:.2f} | {s['ci95'][0]:.2f}-{s['ci95'][1]:.2f} | "
-              f"{s['min']:.2f}-{s['max']:.2f} | {s['n']} | {s['verdict']} | "
-              f"{s['orig_median']:.4f} | {s['skel_median']:.4f} |")  # fmt: skip
-    print(result["acceptance"])
+    table(result)
     if not a.workdir:
         shutil.rmtree(scratch, ignore_errors=True)
     return 0
