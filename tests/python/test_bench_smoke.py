@@ -61,8 +61,8 @@ SMOKE = {
     "skel_fidelity": (["--smoke", "--out", "{out}/s.json"], "s.json"),
     "skel_prepare_ab": (["--smoke", "--out", "{out}/s.json"], "s.json"),
     # the corpus's smallest case (none when the corpus is not built: an empty record)
-    "skel_corpus": (["--cases", "h5perf-posix", "--rounds", "1", "--out", "{out}/s.json"],
-                    "s.json"),
+    "skel_corpus": (["--cases", "h5perf-posix", "--rounds", "1", "--sizes", "large", "--inner",
+                     "2", "--inner-below", "1000", "--out", "{out}/s.json"], "s.json"),
     "skel_tune": (["--args", "--cells 2048 --levels 2 --chunk-cells 512", "--trials", "1",
                    "--repeats", "1", "--verify-pairs", "5", "--out", "{out}/s.json"], "s.json"),
     "verify_power": (["measure", "--kernel", "gcrmio", "--rounds", "1", "--out", "{out}"],

@@ -118,7 +118,14 @@ needs_cc = pytest.mark.skipif(
 @needs_cc
 @pytest.mark.parametrize(
     "seed",
-    ["good.yaml", "injection.yaml", "reads_attributes.yaml", "direct_chunks.yaml", "sessions.yaml"],
+    [
+        "good.yaml",
+        "injection.yaml",
+        "reads_attributes.yaml",
+        "direct_chunks.yaml",
+        "view_runs_at.yaml",
+        "sessions.yaml",
+    ],
 )
 def test_seed_skeletons_compile(seed, tmp_path):
     compiles(gen.skeleton_c(dmod.load(str(CORPUS / seed)), seed), tmp_path)

@@ -168,3 +168,21 @@ int iot_type_blocks(MPI_Datatype type, iot_block *out, int max)
     sink s = {out, 0, max, 0};
     return place(&s, type, 0, 0) == 0 ? s.n : -1;
 }
+
+int iot_blocks_runs(const iot_block *b, int n, iot_run *out, int max)
+{
+    int runs = 0;
+    for (int i = 0; i < n;) {
+        int j = i + 1;
+        int64_t stride = j < n ? b[j].off - b[i].off : 0;
+        while (j < n && b[j].len == b[i].len && b[j].off - b[j - 1].off == stride)
+            j++;
+        if (j == i + 1)
+            stride = 0;
+        if (runs == max)
+            return -1;
+        out[runs++] = (iot_run){b[i].off, b[i].len, j - i, stride};
+        i = j;
+    }
+    return runs;
+}

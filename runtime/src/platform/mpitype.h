@@ -16,4 +16,12 @@ typedef struct iot_block {
  * untouched either way. */
 int iot_type_blocks(MPI_Datatype type, iot_block *out, int max);
 
+typedef struct iot_run {
+    int64_t off, len, count, stride; /* count blocks of len bytes, the k-th at off + k * stride */
+} iot_run;
+
+/* The n blocks as runs of blocks of one length at one stride, in order (a subarray's rows):
+ * at most max of them. Returns their number, or -1 when more than max are needed. */
+int iot_blocks_runs(const iot_block *b, int n, iot_run *out, int max);
+
 #endif

@@ -176,9 +176,11 @@ int iot_trace_dataset(int rec, const char *path, const iot_trace_dset_desc *d)
 }
 
 /* A view as the JSON object the trace writes, interned: a view set again (every step, every
- * reopen) is stored once. Blocks past what fits the text are left out, and it says so. */
+ * reopen) is stored once. Blocks past what fits the text are left out, and it says so; a view
+ * of too many blocks may be given as runs instead ("blocks": null, "runs": [[off, len, count,
+ * stride], ...]: a subarray's rows). */
 int iot_trace_view(int64_t disp, uint64_t etype_size, uint64_t size, int64_t lb, int64_t extent,
-                   const iot_block *blocks, int nblocks)
+                   const iot_block *blocks, int nblocks, const iot_run *runs, int nruns)
 {
     char text[1 << 15];
     int n = snprintf(text, sizeof text,
@@ -188,7 +190,19 @@ int iot_trace_view(int64_t disp, uint64_t etype_size, uint64_t size, int64_t lb,
                      (long long)lb, (long long)extent);
     size_t used = (size_t)n;
     if (nblocks < 0) {
-        used += (size_t)snprintf(text + used, sizeof text - used, "null}");
+        used += (size_t)snprintf(text + used, sizeof text - used, "null");
+        size_t bare = used;
+        if (nruns > 0)
+            used += (size_t)snprintf(text + used, sizeof text - used, ", \"runs\": [");
+        for (int i = 0; i < nruns && used + 96 < sizeof text; i++)
+            used += (size_t)snprintf(text + used, sizeof text - used, "%s[%lld, %lld, %lld, %lld]",
+                                     i ? ", " : "", (long long)runs[i].off, (long long)runs[i].len,
+                                     (long long)runs[i].count, (long long)runs[i].stride);
+        if (nruns > 0 && used + 96 >= sizeof text) /* too many for the text: none */
+            used = bare;
+        else if (nruns > 0)
+            text[used++] = ']';
+        snprintf(text + used, sizeof text - used, "}");
         return strtab_id(&trace_views, text);
     }
     text[used++] = '[';

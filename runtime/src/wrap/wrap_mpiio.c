@@ -157,24 +157,35 @@ IOT_MPI_WRAPPER(int, MPI_File_delete, (const char *filename, MPI_Info info))
     return rc;
 }
 
-/* The most blocks of a filetype the trace describes (a view's text holds about 1,500). */
+/* The most blocks of a filetype the trace describes (a view's text holds about 1,500), and of
+ * runs of them for a filetype of more blocks (RUN_BLOCKS at most, flattened to find them). */
 #define VIEW_BLOCKS 1024
+#define VIEW_RUNS 256
+#define RUN_BLOCKS (1 << 18)
 
 /* The view's description for the trace (MPI calls outside the lock): the etype's size, the
- * filetype's blocks, size and extent; interned, so a view set again costs no memory. */
+ * filetype's blocks (or runs of them), size and extent; interned, so a view set again costs
+ * no memory. */
 static int describe_view(MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
                          MPI_Count *size)
 {
     static iot_block blocks[VIEW_BLOCKS]; /* set_view is collective: no two threads at once */
+    static iot_run runs[VIEW_RUNS];
     MPI_Count esize = 0, lb = 0, extent = 0;
     PMPI_Type_size_x(etype, &esize);
     PMPI_Type_size_x(filetype, size);
     PMPI_Type_get_extent_x(filetype, &lb, &extent);
-    int n = iot_type_blocks(filetype, blocks, VIEW_BLOCKS);
+    int n = iot_type_blocks(filetype, blocks, VIEW_BLOCKS), nruns = -1;
+    iot_block *many = n < 0 ? malloc(sizeof *many * RUN_BLOCKS) : NULL;
+    if (many) {
+        int m = iot_type_blocks(filetype, many, RUN_BLOCKS);
+        nruns = m > 0 ? iot_blocks_runs(many, m, runs, VIEW_RUNS) : -1;
+        free(many);
+    }
     if (!iot_lock())
         return -1;
     int view = iot_trace_view(disp, esize > 0 ? (uint64_t)esize : 0,
-                              *size > 0 ? (uint64_t)*size : 0, lb, extent, blocks, n);
+                              *size > 0 ? (uint64_t)*size : 0, lb, extent, blocks, n, runs, nruns);
     iot_unlock();
     return view;
 }

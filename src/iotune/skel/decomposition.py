@@ -157,30 +157,39 @@ def view_write(
     ranks: list[int], views: list[dict[str, Any]], sizes: list[int], per_rank: bool = False
 ) -> dict:
     """A write through a file view: `offset` the view's displacement, `size` the call's bytes,
-    `view` the filetype (lb, extent, blocks). Values that follow a + b * rank across the ranks
-    become expressions; otherwise one entry per rank."""
-    fields = [[v["disp"], size, v["lb"], v["extent"]] for v, size in zip(views, sizes, strict=True)]
+    `view` the filetype (lb, extent, blocks: [offset, length] or runs [offset, length, count,
+    stride]; `at`: where in the view an explicit-offset write starts). Values that follow
+    a + b * rank across the ranks become expressions; otherwise one entry per rank."""
+    fields = [[v["disp"], size, v["lb"], v["extent"], v.get("at")]
+              for v, size in zip(views, sizes, strict=True)]  # fmt: skip
     blocks = [v["blocks"] for v in views]
-    fits = [affine([f[k] for f in fields], ranks) for k in range(4)]
-    same_shape = len({len(b) for b in blocks}) == 1
-    pairs = []
+    has_at = any(f[4] is not None for f in fields)
+    if has_at:
+        for f in fields:
+            f[4] = f[4] or 0
+    fits = [affine([f[k] for f in fields], ranks) for k in range(5 if has_at else 4)]
+    same_shape = len({tuple(len(x) for x in b) for b in blocks}) == 1
+    entries = []
     if same_shape:
         for i in range(len(blocks[0])):
-            off = affine([b[i][0] for b in blocks], ranks)
-            length = affine([b[i][1] for b in blocks], ranks)
-            pairs.append((off, length))
-    if all(fits) and same_shape and all(o and n for o, n in pairs) and not per_rank:
-        disp, size, lb, extent = (lin(*f) for f in fits)  # type: ignore[misc]
-        return {"offset": disp, "size": size,
-                "view": {"lb": lb, "extent": extent,
-                         "blocks": [[lin(*o), lin(*n)] for o, n in pairs]}}  # type: ignore[misc]  # fmt: skip
-    return {
-        "by_rank": {
-            r: {"offset": f[0], "size": f[1],
-                "view": {"lb": f[2], "extent": f[3], "blocks": [list(x) for x in b]}}
-            for r, f, b in zip(ranks, fields, blocks, strict=True)
-        }
-    }  # fmt: skip
+            entries.append(
+                [affine([b[i][j] for b in blocks], ranks) for j in range(len(blocks[0][i]))]
+            )
+    if all(fits) and same_shape and all(all(e) for e in entries) and not per_rank:
+        disp, size, lb, extent = (lin(*f) for f in fits[:4])  # type: ignore[misc]
+        view = {"lb": lb, "extent": extent,
+                "blocks": [[lin(*x) for x in e] for e in entries]}  # type: ignore[misc]  # fmt: skip
+        if has_at:
+            view["at"] = lin(*fits[4])  # type: ignore[misc]
+        return {"offset": disp, "size": size, "view": view}
+
+    def one(f: list, b: list) -> dict:
+        view = {"lb": f[2], "extent": f[3], "blocks": [list(x) for x in b]}
+        if has_at:
+            view["at"] = f[4]
+        return {"offset": f[0], "size": f[1], "view": view}
+
+    return {"by_rank": {r: one(f, b) for r, f, b in zip(ranks, fields, blocks, strict=True)}}
 
 
 def compress(writes: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -51,6 +51,7 @@ MAX_TYPE_SIZE = 2**31 - 1
 MAX_COMPUTE_S = 86400.0  # seconds between two steps
 MAX_STEPS = (2**31 - 1) // 5  # the runtime gathers 5 times per step per rank (an int count)
 CHECKED_RANKS = 4096  # selections are checked at every rank up to this, beyond at a sample
+MAX_VIEW_BLOCKS = 1 << 24  # blocks of one view, runs expanded (the C int of an hindexed type)
 MAX_NODES = 1_000_000  # YAML nodes of one descriptor
 MAX_BYTES = 64 * 1024 * 1024
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
@@ -129,11 +130,14 @@ class Dataset:
 @dataclass
 class View:
     """An MPI-IO file view's filetype, of bytes: blocks (offset, length) from the displacement,
-    resized to lb and extent (what the filetype tiles by when a write is longer than it)."""
+    or runs (offset, length, count, stride) of count blocks stride apart, resized to lb and
+    extent (what the filetype tiles by when a write is longer than it); `at`: the write starts
+    there in the view's bytes (MPI_File_write_at), None: at the view's start (write_all)."""
 
     lb: ast.expr
     extent: ast.expr
-    blocks: list[tuple[ast.expr, ast.expr]]
+    blocks: list[tuple[ast.expr, ...]]
+    at: ast.expr | None = None
 
 
 @dataclass
@@ -879,20 +883,23 @@ def _direct(
 
 
 def _view(c: _Checker, v: Any, line: int, where: str, known: set[str]) -> View:
-    v = c.mapping(v, line, where, {"lb", "extent", "blocks"})
+    v = c.mapping(v, line, where, {"lb", "extent", "blocks", "at"})
     blocks = c.require(v, "blocks", where)
+    expect = "expected a list of [offset, length] or [offset, length, count, stride]"
     if not isinstance(blocks, list):
-        c.fail(c.line_of(v, "blocks"), f"{where}.blocks", "expected a list of [offset, length]")
+        c.fail(c.line_of(v, "blocks"), f"{where}.blocks", expect)
     pairs = []
     for i, (b, ln) in enumerate(zip(blocks, getattr(blocks, "lines", []), strict=False)):
-        if not isinstance(b, list) or len(b) != 2:
-            c.fail(ln, f"{where}.blocks[{i}]", "expected [offset, length]")
-        off, length = c.expressions(b, ln, f"{where}.blocks[{i}]", known)
-        pairs.append((off, length))
+        if not isinstance(b, list) or len(b) not in (2, 4):
+            c.fail(ln, f"{where}.blocks[{i}]", expect)
+        pairs.append(tuple(c.expressions(b, ln, f"{where}.blocks[{i}]", known)))
     lb = c.expression(v.get("lb", 0), c.line_of(v, "lb"), f"{where}.lb", known)
     extent = c.expression(c.require(v, "extent", where), c.line_of(v, "extent"),
                           f"{where}.extent", known)  # fmt: skip
-    return View(lb, extent, pairs)
+    at = None
+    if "at" in v:
+        at = c.expression(v["at"], c.line_of(v, "at"), f"{where}.at", known)
+    return View(lb, extent, pairs, at)
 
 
 def _pieces(c: _Checker, v: Any, line: int, where: str) -> list[int]:
@@ -978,9 +985,13 @@ def _check_write(d: Descriptor, w: Write, dsets: dict[str, Dataset], env: dict[s
             raise expr.ExprError(f"offset {off} / size {size} negative")
         view = (w.view_by_rank or {}).get(env["rank"], w.view)
         if view is not None:
-            blocks = [(expr.evaluate(o, env), expr.evaluate(n, env)) for o, n in view.blocks]
-            if expr.evaluate(view.extent, env) < 0 or any(o < 0 or n < 0 for o, n in blocks):
+            blocks = [[expr.evaluate(x, env) for x in b] for b in view.blocks]
+            if expr.evaluate(view.extent, env) < 0 or any(x < 0 for b in blocks for x in b):
                 raise expr.ExprError(f"view blocks {blocks} or extent negative")
+            if sum(b[2] if len(b) == 4 else 1 for b in blocks) > MAX_VIEW_BLOCKS:
+                raise expr.ExprError(f"view of more than {MAX_VIEW_BLOCKS} blocks")
+            if view.at is not None and expr.evaluate(view.at, env) < 0:
+                raise expr.ExprError(f"view at {expr.evaluate(view.at, env)} negative")
         return
     ds = dsets[w.dataset]
     if w.extent is not None:

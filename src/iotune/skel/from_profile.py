@@ -31,6 +31,7 @@ from iotune.skel import attrs, h5layout
 from iotune.skel import decomposition as dec
 from iotune.skel import descriptor as dmod
 from iotune.skel import steps as stepmod
+from iotune.skel import views as vw
 from iotune.skel.dataset_types import dataset_entry
 from iotune.skel.ops import Op, align, ops_of, rank_pattern
 from iotune.skel.trace_calls import DIRECT, VIEW_WRITES, FromProfileError, Trace, load_traces
@@ -420,7 +421,7 @@ class Builder:
         ]
         for ops in ops_by_rank:
             for op in ops:
-                if op.func in VIEW_WRITES and not (op.view and op.view.get("blocks") is not None):
+                if op.func in VIEW_WRITES and vw.layout(op.view) is None:
                     self.note(
                         f"{name}: {op.func} through a file view whose layout is not in the "
                         "trace (an older trace, or a filetype it could not flatten): each "
@@ -489,11 +490,11 @@ class Builder:
         else:
             offsets = [op.offset or 0 for op in ops]
             sizes = [op.size for op in ops]
-            views = [op.view if op.view and op.view.get("blocks") is not None else None
+            views = [{**op.view, "blocks": vw.layout(op.view)} if vw.layout(op.view) else None
                      for op in ops]  # fmt: skip
             memory = [op.memory for op in ops]
             per_rank = any(m != memory[0] for m in memory)  # layouts differ: one entry per rank
-            if ops[0].func in VIEW_WRITES and all(views):
+            if (ops[0].func in VIEW_WRITES or ops[0].view is not None) and all(views):
                 w.update(dec.view_write(ranks, views, sizes, per_rank))  # type: ignore[arg-type]
                 dec.add_memory(w, ranks, memory)
                 w["transfer"] = "collective" if ops[0].collective else "independent"

@@ -168,7 +168,8 @@ def _write_code(w: Write, nd: int, ind: str) -> list[str]:
         stride = "" if once else f" + i * {_c(w.stride or expr.parse(0))}"
         lines.extend(_view_code(w, inner, stride))
         lines.append(
-            f"{inner}skel_write_view(f, offset, size, lb, extent, nblocks, view, {coll}, active);"
+            f"{inner}skel_write_view(f, offset, size, lb, extent, at, nblocks, view, {coll}, "
+            "active);"
         )
     else:
         lines[0] = f"{ind}/* {'read' if w.read else 'write'} bytes */\n" + lines[0]
@@ -209,20 +210,25 @@ def _memory_code(w: Write, ind: str) -> list[str]:
 
 
 def _view_code(w: Write, ind: str, stride: str) -> list[str]:
-    """Declarations of offset, size, lb, extent, nblocks and view[] (offset, length pairs) for
-    this rank, and active."""
+    """Declarations of offset, size, lb, extent, at (-1: none), nblocks and view[] (offset,
+    length, count, stride of each block or run) for this rank, and active."""
     views = w.view_by_rank or {}
     most = max([len(v.blocks) for v in views.values()] + [len(w.view.blocks) if w.view else 0])
     lines = [
-        f"{ind}long long offset = 0, size = 0, lb = 0, extent = 0, view[{2 * max(most, 1)}];",
+        f"{ind}long long offset = 0, size = 0, lb = 0, extent = 0, at = -1, "
+        f"view[{4 * max(most, 1)}];",
         f"{ind}int nblocks = 0, active = {_c(w.when) if w.when is not None else '1'};",
     ]
 
     def sets(off: ast.expr, size: ast.expr, v: View) -> str:
         out = [f"offset = {_c(off)}{stride};", f"size = {_c(size)};", f"lb = {_c(v.lb)};",
                f"extent = {_c(v.extent)};", f"nblocks = {len(v.blocks)};"]  # fmt: skip
-        for k, (o, n) in enumerate(v.blocks):
-            out.append(f"view[{2 * k}] = {_c(o)}; view[{2 * k + 1}] = {_c(n)};")
+        if v.at is not None:
+            out.append(f"at = {_c(v.at)};")
+        for k, b in enumerate(v.blocks):
+            count, step = (_c(b[2]), _c(b[3])) if len(b) == 4 else ("1", "0")
+            out.append(f"view[{4 * k}] = {_c(b[0])}; view[{4 * k + 1}] = {_c(b[1])}; "
+                       f"view[{4 * k + 2}] = {count}; view[{4 * k + 3}] = {step};")  # fmt: skip
         return " ".join(out)
 
     if w.view is not None and w.by_rank is None:

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from iotune.skel import views as vw
 from iotune.skel.trace_calls import (
     API_OF_LAYER,
     CLOSES,
@@ -15,6 +16,7 @@ from iotune.skel.trace_calls import (
     OPENS,
     READS_PREFIX,
     SYNCS,
+    VIEW_AT_WRITES,
     VIEW_WRITES,
     WRITES,
     Trace,
@@ -131,13 +133,26 @@ def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
                 c.collective,
                 c.t0,
                 c.t1,
-                view=views.get(c.file) if c.func in VIEW_WRITES else None,
+                view=_view_of(c, views.get(c.file)),
                 memory=(c.memory or {}).get("pieces"),
                 filter_mask=c.filter_mask,
                 mode=c.mode,
             )
         )
     return ops
+
+
+def _view_of(c: Any, view: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The view a write goes through: the one set last for MPI_File_write(_all); for an
+    explicit-offset write through a view that is not contiguous, that view with `at`, the
+    offset in the view's bytes where the call's file offset lies (None: written as bytes at
+    the file offset, as without a view)."""
+    if c.func in VIEW_WRITES:
+        return view
+    if c.func not in VIEW_AT_WRITES or view is None or vw.contiguous(view):
+        return None
+    at = vw.position(view, c.offset) if c.offset is not None else None
+    return None if at is None else {**view, "at": at}
 
 
 def _unravel(index: int, dims: list[int]) -> list[int]:

@@ -53,6 +53,14 @@ VIEW_WRITES = {
     "MPI_File_iwrite_all",
     "MPI_File_write_all_begin",
 }
+# explicit-offset writes: through a view that is not contiguous, the offset is in the view
+VIEW_AT_WRITES = {
+    "MPI_File_write_at",
+    "MPI_File_write_at_all",
+    "MPI_File_iwrite_at",
+    "MPI_File_iwrite_at_all",
+    "MPI_File_write_at_all_begin",
+}
 READS_PREFIX = ("H5Dread", "MPI_File_read", "MPI_File_iread", "read", "pread", "fread")
 API_OF_LAYER = {"hdf5": "hdf5", "mpiio": "mpiio", "posix": "posix", "stdio": "posix"}
 

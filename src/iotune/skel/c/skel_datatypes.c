@@ -50,9 +50,48 @@ const char *skel_write_memory(skel_file_t *f, long long size, MPI_Datatype *type
     return skel_data_for(f->s, (size_t)off);
 }
 
+/* The filetype of nblocks (offset, length, count, stride) entries: an hindexed type of their
+ * blocks, resized to lb and extent where it must be; MPI_BYTE for none. */
+static MPI_Datatype view_type(skel_t *s, long long lb, long long extent, int nblocks,
+                              const long long *view)
+{
+    long long total = 0;
+    for (int i = 0; i < nblocks; i++)
+        total += view[4 * i + 2] > 0 ? view[4 * i + 2] : 0;
+    if (total <= 0)
+        return MPI_BYTE; /* no blocks (a rank without data): bytes */
+    if (total > (1LL << 24))
+        skel_die(s, "a file view of more than 2^24 blocks");
+    int *len = malloc(sizeof(int) * (size_t)total);
+    MPI_Aint *at = malloc(sizeof(MPI_Aint) * (size_t)total);
+    if (!len || !at)
+        skel_die(s, "out of memory");
+    int n = 0;
+    for (int i = 0; i < nblocks; i++)
+        for (long long k = 0; k < view[4 * i + 2]; k++, n++) {
+            at[n] = (MPI_Aint)(view[4 * i] + k * view[4 * i + 3]);
+            len[n] = (int)view[4 * i + 1];
+        }
+    MPI_Datatype ftype;
+    MPI_Aint lo = 0, ext = 0;
+    MPI_Type_create_hindexed(n, len, at, MPI_BYTE, &ftype);
+    MPI_Type_get_extent(ftype, &lo, &ext);
+    /* resized only when it must be: ROMIO's collective writes of a resized type span a
+     * wider range of the file (measured: 432 bytes more, read and written back) */
+    if (lo != (MPI_Aint)lb || ext != (MPI_Aint)extent) {
+        MPI_Datatype blocks = ftype;
+        MPI_Type_create_resized(blocks, (MPI_Aint)lb, (MPI_Aint)extent, &ftype);
+        MPI_Type_free(&blocks);
+    }
+    MPI_Type_commit(&ftype);
+    free(len);
+    free(at);
+    return ftype;
+}
+
 void skel_write_view(skel_file_t *f, long long offset, long long size, long long lb,
-                     long long extent, int nblocks, const long long *view, int collective,
-                     int active)
+                     long long extent, long long at, int nblocks, const long long *view,
+                     int collective, int active)
 {
     skel_t *s = f->s;
     if (s->method != SKEL_NATIVE || f->api != SKEL_MPIIO) {
@@ -67,37 +106,20 @@ void skel_write_view(skel_file_t *f, long long offset, long long size, long long
         skel_write_memory(f, size, &mtype, &mcount);
         return;
     }
-    int *len = malloc(sizeof(int) * (size_t)(nblocks + 1));
-    MPI_Aint *at = malloc(sizeof(MPI_Aint) * (size_t)(nblocks + 1));
-    if (!len || !at)
-        skel_die(s, "out of memory");
-    for (int i = 0; i < nblocks; i++) {
-        at[i] = (MPI_Aint)view[2 * i];
-        len[i] = (int)view[2 * i + 1];
-    }
-    MPI_Datatype ftype = MPI_BYTE; /* no blocks (a rank without data): bytes */
-    if (nblocks > 0) {
-        MPI_Aint lo = 0, ext = 0;
-        MPI_Type_create_hindexed(nblocks, len, at, MPI_BYTE, &ftype);
-        MPI_Type_get_extent(ftype, &lo, &ext);
-        /* resized only when it must be: ROMIO's collective writes of a resized type span a
-         * wider range of the file (measured: 432 bytes more, read and written back) */
-        if (lo != (MPI_Aint)lb || ext != (MPI_Aint)extent) {
-            MPI_Datatype blocks = ftype;
-            MPI_Type_create_resized(blocks, (MPI_Aint)lb, (MPI_Aint)extent, &ftype);
-            MPI_Type_free(&blocks);
-        }
-        MPI_Type_commit(&ftype);
-    }
-    free(len);
-    free(at);
+    MPI_Datatype ftype = view_type(s, lb, extent, nblocks, view);
     MPI_Datatype mtype;
     int mcount;
     const char *data = skel_write_memory(f, size, &mtype, &mcount);
     double t0 = skel_now();
     MPI_Status st;
+    int coll = skel_transfer_of(s, collective);
+    MPI_Offset where = at > 0 && size ? (MPI_Offset)at : 0;
     int rc = MPI_File_set_view(f->mf, offset, MPI_BYTE, ftype, "native", MPI_INFO_NULL);
-    if (rc == MPI_SUCCESS && skel_transfer_of(s, collective))
+    if (rc == MPI_SUCCESS && at >= 0 && coll)
+        rc = MPI_File_write_at_all(f->mf, where, data, mcount, mtype, &st);
+    else if (rc == MPI_SUCCESS && at >= 0 && size)
+        rc = MPI_File_write_at(f->mf, where, data, mcount, mtype, &st);
+    else if (rc == MPI_SUCCESS && coll)
         rc = MPI_File_write_all(f->mf, data, mcount, mtype, &st);
     else if (rc == MPI_SUCCESS && size)
         rc = MPI_File_write(f->mf, data, mcount, mtype, &st);

@@ -96,12 +96,14 @@ void skel_read_chunk(skel_file_t *f, const char *pattern, long long step, int nd
  * between them are the skeleton's own); used by the native method on an MPI-IO file when the
  * write's size is their sum, else the write is from contiguous memory. */
 void skel_memory(skel_file_t *f, int n, const long long *pieces);
-/* Sets the file view (displacement offset, etype MPI_BYTE, filetype: nblocks (offset, length)
- * pairs of view[], resized to lb and extent) and writes size bytes through it (native method on
- * an MPI-IO file); the other methods write the bytes as skel_write_bytes does. */
+/* Sets the file view (displacement offset, etype MPI_BYTE, filetype: the blocks of nblocks
+ * (offset, length, count, stride) entries of view[], each count blocks of length bytes stride
+ * apart, resized to lb and extent) and writes size bytes through it, at byte at of the view
+ * (MPI_File_write_at(_all)) or, at -1, from its start (MPI_File_write(_all)); native method on
+ * an MPI-IO file; the other methods write the bytes as skel_write_bytes does. */
 void skel_write_view(skel_file_t *f, long long offset, long long size, long long lb,
-                     long long extent, int nblocks, const long long *view, int collective,
-                     int active);
+                     long long extent, long long at, int nblocks, const long long *view,
+                     int collective, int active);
 void skel_sync(skel_file_t *f); /* to storage: H5Fflush + fsync, MPI_File_sync, fsync */
 void skel_close(skel_file_t *f);
 int skel_finish(skel_t *s);
