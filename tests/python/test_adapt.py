@@ -385,3 +385,38 @@ def test_summary_line_names_each_file_once_and_what_the_mode_could_not_use():
     line = applied_per_file([phase(0, "write", offline=["SIO-1"])])
     assert line.startswith("nothing applied: no phase recurred"), line
     assert "SIO-1 transfer_mode=independent" in line
+
+
+def test_summary_line_says_when_the_guard_reverted_and_what_the_learning_phase_cost():
+    """A guard revert showed only as fewer phases ("3 of 16 phases", h5perf under load): the
+    line now names the rules reverted, the slow phases with their rate against the learning
+    phase, and how many later phases ran without them; and a class that learned from a write
+    says how many of its writes a write setting could reach."""
+    from iotune.adapt import applied_per_file
+
+    both = [{"rule": "SIO-7", "name": "romio_cb_write", "value": "disable"},
+            {"rule": "IOT-1", "name": "fill_time", "value": "never"}]  # fmt: skip
+
+    def phase(index, guard=None):
+        return {"file": "#pio_tmp_1.h5", "class": "#pio_tmp_*.h5", "index": index,
+                "role": "learning" if index == 0 else ("optimised" if index < 4 else "default"),
+                "insights": {"io_mix": ("write", "read")[index % 2]},
+                "applied": both if 0 < index < 4 else [], "guard": guard}  # fmt: skip
+
+    guards = {1: {"ratio": 34.8, "slow": False, "reverted": []},
+              2: {"ratio": 0.7721, "slow": True, "reverted": []},
+              3: {"ratio": 0.563, "slow": True, "reverted": ["SIO-7", "IOT-1"]}}  # fmt: skip
+    line = applied_per_file([phase(i, guards.get(i)) for i in range(16)])
+    assert "(3 of 16 phases)" in line, line
+    assert (
+        "the guard reverted SIO-7, IOT-1 for #pio_tmp_*.h5 after phase 2, phase 3 ran slower "
+        "than its learning phase (0.77x, 0.56x of its rate): its 12 later phases ran without "
+        "them" in line
+    ), line
+    assert "(1 of 16 phases, 8 writing), so a write setting could reach at most 7 of its 8 " \
+        "writes" in line, line  # fmt: skip
+    # no revert, no such words; a class that learned from a read loses no write
+    line = applied_per_file([phase(i) for i in range(4)])
+    assert "guard" not in line, line
+    reads_first = [dict(phase(i), insights={"io_mix": ("read", "write")[i % 2]}) for i in range(4)]
+    assert "could reach at most" not in applied_per_file(reads_first)
