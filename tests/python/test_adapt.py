@@ -252,6 +252,24 @@ def test_fill_time_never_fires_online_on_fully_written_chunked_datasets(tmp_path
     _same_data(base, tmp_path / "adapt", [f"chunked.{s}.h5" for s in range(3)])
 
 
+def test_a_dataset_written_piece_after_piece_is_proven_fully_written(tmp_path, test_prog,
+                                                                    libiotune):  # fmt: skip
+    """Each rank writes its share in 16 adjacent pieces (h5perf writes 32 MiB per rank in 1 MiB
+    transfers): more pieces than the boxes kept per rank left fully_written unknown and IOT-1
+    silent at every realistic size; adjacent boxes are now joined, so the share is one box."""
+    prog = test_prog("fill_probe")
+    base = tmp_path / "base"
+    base.mkdir()
+    run_mpi(2, [prog, "pieces", *FILL], cwd=base, timeout=120)
+    p = _run(tmp_path / "adapt", [prog, "pieces", *FILL], libiotune)
+    learn = _learning(p)
+    assert learn["insights"]["fully_written"] == "yes", learn["insights"]
+    assert "IOT-1" in learn["fired"]
+    nxt = p["adaptive"]["phases"][1]
+    assert {"rule": "IOT-1", "name": "fill_time", "value": "never"} in nxt["applied"]
+    _same_data(base, tmp_path / "adapt", [f"chunked.{s}.h5" for s in range(3)])
+
+
 def test_writes_boxes_are_exchanged_only_in_the_learning_phase(tmp_path, test_prog, libiotune):
     """Proving fully_written takes three collectives over the file's ranks; the rules are decided
     in the class's learning phase alone, so the optimised phases skip that exchange (their
