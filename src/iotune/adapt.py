@@ -126,18 +126,60 @@ def _limits(phases: list[Mapping[str, Any]]) -> list[str]:
                 f"{', '.join(left)} reached no phase that {word} (the class's "
                 f"{'writes' if io == 'write' else 'reads'} were in its learning phase)"
             )
+    out += _reverted(phases)
     learned: dict[str, list[int]] = {}  # class: [phases with data, of them writing]
+    first_wrote: dict[str, bool] = {}  # class: its learning phase wrote
     for p in phases:
         if p.get("role") != "no data":
-            n = learned.setdefault(str(p.get("class")), [0, 0])
+            c = str(p.get("class"))
+            wrote = (p.get("insights") or {}).get("io_mix") in ("write", "mixed")
+            n = learned.setdefault(c, [0, 0])
+            first_wrote.setdefault(c, wrote)
             n[0] += 1
-            n[1] += (p.get("insights") or {}).get("io_mix") in ("write", "mixed")
+            n[1] += wrote
     classes = [c for c in dict.fromkeys(str(p.get("class")) for p in phases if p.get("applied"))
                if c in learned]  # fmt: skip
     if classes:
         out.append("each class learned from its first phase, which ran with the defaults: "
                    + ", ".join(f"{c} (1 of {learned[c][0]} phases, {learned[c][1]} writing)"
+                               + _writes_left(learned[c][1], first_wrote[c])
                                for c in classes))  # fmt: skip
+    return out
+
+
+def _writes_left(writing: int, first_wrote: bool) -> str:
+    """What learning from a first phase that wrote costs a write setting, in words."""
+    if not first_wrote or writing < 2:
+        return ""
+    return f", so a write setting could reach at most {writing - 1} of its {writing} writes"
+
+
+def _reverted(phases: list[Mapping[str, Any]]) -> list[str]:
+    """The guard's reverts, in words: which rules of which class, after which slow phases
+    (their rate against the learning phase's), and how many later phases ran without them.
+    Without this a revert shows only as fewer phases in "(3 of 16 phases)"."""
+    out = []
+    for i, p in enumerate(phases):
+        codes = (p.get("guard") or {}).get("reverted") or []
+        if not codes:
+            continue
+        cls = p.get("class")
+        same = [q for q in phases[: i + 1] if q.get("class") == cls and q.get("guard")]
+        slow = []  # the run of slow optimised phases that ended in this revert
+        for q in reversed(same):
+            if not (q.get("guard") or {}).get("slow"):
+                break
+            slow.insert(0, q)
+        later = sum(1 for q in phases[i + 1 :]
+                    if q.get("class") == cls and q.get("role") != "no data")  # fmt: skip
+        ratios = ", ".join(f"{float(q['guard'].get('ratio') or 0):.2f}x" for q in slow)
+        names = ", ".join(f"phase {q.get('index')}" for q in slow)
+        out.append(
+            f"the guard reverted {', '.join(map(str, codes))} for {cls} after {names} ran "
+            f"slower than its learning phase ({ratios} of its rate): its {later} later "
+            f"phase{'s' if later != 1 else ''} ran without them (on a noisy machine a slow "
+            "phase may be noise, not the setting)"
+        )
     return out
 
 

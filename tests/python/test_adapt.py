@@ -252,6 +252,24 @@ def test_fill_time_never_fires_online_on_fully_written_chunked_datasets(tmp_path
     _same_data(base, tmp_path / "adapt", [f"chunked.{s}.h5" for s in range(3)])
 
 
+def test_a_dataset_written_piece_after_piece_is_proven_fully_written(tmp_path, test_prog,
+                                                                    libiotune):  # fmt: skip
+    """Each rank writes its share in 16 adjacent pieces (h5perf writes 32 MiB per rank in 1 MiB
+    transfers): more pieces than the boxes kept per rank left fully_written unknown and IOT-1
+    silent at every realistic size; adjacent boxes are now joined, so the share is one box."""
+    prog = test_prog("fill_probe")
+    base = tmp_path / "base"
+    base.mkdir()
+    run_mpi(2, [prog, "pieces", *FILL], cwd=base, timeout=120)
+    p = _run(tmp_path / "adapt", [prog, "pieces", *FILL], libiotune)
+    learn = _learning(p)
+    assert learn["insights"]["fully_written"] == "yes", learn["insights"]
+    assert "IOT-1" in learn["fired"]
+    nxt = p["adaptive"]["phases"][1]
+    assert {"rule": "IOT-1", "name": "fill_time", "value": "never"} in nxt["applied"]
+    _same_data(base, tmp_path / "adapt", [f"chunked.{s}.h5" for s in range(3)])
+
+
 def test_writes_boxes_are_exchanged_only_in_the_learning_phase(tmp_path, test_prog, libiotune):
     """Proving fully_written takes three collectives over the file's ranks; the rules are decided
     in the class's learning phase alone, so the optimised phases skip that exchange (their
@@ -385,3 +403,38 @@ def test_summary_line_names_each_file_once_and_what_the_mode_could_not_use():
     line = applied_per_file([phase(0, "write", offline=["SIO-1"])])
     assert line.startswith("nothing applied: no phase recurred"), line
     assert "SIO-1 transfer_mode=independent" in line
+
+
+def test_summary_line_says_when_the_guard_reverted_and_what_the_learning_phase_cost():
+    """A guard revert showed only as fewer phases ("3 of 16 phases", h5perf under load): the
+    line now names the rules reverted, the slow phases with their rate against the learning
+    phase, and how many later phases ran without them; and a class that learned from a write
+    says how many of its writes a write setting could reach."""
+    from iotune.adapt import applied_per_file
+
+    both = [{"rule": "SIO-7", "name": "romio_cb_write", "value": "disable"},
+            {"rule": "IOT-1", "name": "fill_time", "value": "never"}]  # fmt: skip
+
+    def phase(index, guard=None):
+        return {"file": "#pio_tmp_1.h5", "class": "#pio_tmp_*.h5", "index": index,
+                "role": "learning" if index == 0 else ("optimised" if index < 4 else "default"),
+                "insights": {"io_mix": ("write", "read")[index % 2]},
+                "applied": both if 0 < index < 4 else [], "guard": guard}  # fmt: skip
+
+    guards = {1: {"ratio": 34.8, "slow": False, "reverted": []},
+              2: {"ratio": 0.7721, "slow": True, "reverted": []},
+              3: {"ratio": 0.563, "slow": True, "reverted": ["SIO-7", "IOT-1"]}}  # fmt: skip
+    line = applied_per_file([phase(i, guards.get(i)) for i in range(16)])
+    assert "(3 of 16 phases)" in line, line
+    assert (
+        "the guard reverted SIO-7, IOT-1 for #pio_tmp_*.h5 after phase 2, phase 3 ran slower "
+        "than its learning phase (0.77x, 0.56x of its rate): its 12 later phases ran without "
+        "them" in line
+    ), line
+    assert "(1 of 16 phases, 8 writing), so a write setting could reach at most 7 of its 8 " \
+        "writes" in line, line  # fmt: skip
+    # no revert, no such words; a class that learned from a read loses no write
+    line = applied_per_file([phase(i) for i in range(4)])
+    assert "guard" not in line, line
+    reads_first = [dict(phase(i), insights={"io_mix": ("read", "write")[i % 2]}) for i in range(4)]
+    assert "could reach at most" not in applied_per_file(reads_first)

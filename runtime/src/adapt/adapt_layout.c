@@ -201,6 +201,28 @@ static int disjoint(const box *a, const box *b, int n)
     return 0;
 }
 
+/* b joined to a box of s that it extends along one dimension (equal in the others): a
+ * dataset written piece after piece stays one box per rank instead of overflowing BOXES. */
+static int merged(slot *s, const box *b, int n)
+{
+    for (int i = 0; i < s->nboxes; i++) {
+        box *a = &s->boxes[i];
+        int along = -1, fits = 1;
+        for (int d = 0; d < n && fits; d++) {
+            if (a->lo[d] == b->lo[d] && a->hi[d] == b->hi[d])
+                continue;
+            fits = along < 0 && (a->hi[d] + 1 == b->lo[d] || b->hi[d] + 1 == a->lo[d]);
+            along = d;
+        }
+        if (fits && along >= 0) {
+            a->lo[along] = a->lo[along] < b->lo[along] ? a->lo[along] : b->lo[along];
+            a->hi[along] = a->hi[along] > b->hi[along] ? a->hi[along] : b->hi[along];
+            return 1;
+        }
+    }
+    return 0;
+}
+
 void iot_adapt_layout_write(int rec, int64_t dset, int n, const uint64_t *start,
                             const uint64_t *end, double points, int is_box)
 {
@@ -219,11 +241,14 @@ void iot_adapt_layout_write(int rec, int64_t dset, int n, const uint64_t *start,
         box b = {.slot = s - f->slots};
         for (int d = 0; d < n && d < DIMS; d++)
             b.lo[d] = (int64_t)start[d], b.hi[d] = (int64_t)end[d];
-        s->bad = !is_box || n != s->ndims || s->nboxes >= BOXES;
+        s->bad = !is_box || n != s->ndims;
         for (int i = 0; i < s->nboxes && !s->bad; i++)
             s->bad = !disjoint(&s->boxes[i], &b, n); /* the same rank wrote an element twice */
-        if (!s->bad)
-            s->boxes[s->nboxes++] = b;
+        if (!s->bad && !merged(s, &b, n)) {
+            s->bad = s->nboxes >= BOXES;
+            if (!s->bad)
+                s->boxes[s->nboxes++] = b;
+        }
     }
     pthread_mutex_unlock(&layout_lock);
 }
