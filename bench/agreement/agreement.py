@@ -534,7 +534,8 @@ def main() -> int:
     if a.smoke:
         a.trials, a.verify_pairs, a.kinds = 2, 5, "project"
         a.rounds = min(a.rounds, 1)
-    scratch = Path(a.workdir or tempfile.mkdtemp(prefix="agreement-"))
+    # absolute: the steps run in subfolders of it
+    scratch = Path(a.workdir or tempfile.mkdtemp(prefix="agreement-")).resolve()
     scratch.mkdir(parents=True, exist_ok=True)
     a.kb = scratch / "kb.sqlite"
     kinds = a.kinds.split(",")
