@@ -239,6 +239,19 @@ def test_skel_bytes_judged_where_the_original_is_stable():
     assert calc.skel_bytes(row)["within"] is False
 
 
+def test_acceptance_judges_bytes_as_the_table_does():
+    """The summary counts a case whose only gap is in a cell the original moves as within,
+    as the table's column shows it (it counted the plain comparison: 5/8 beside eight yes)."""
+    orig = {"posix": {"all": {"w": 2000, "r": 15_000}}}
+    again = {"posix": {"all": {"w": 2000, "r": 0}}}
+    skel = {"posix": {"all": {"w": 2000, "r": 7}}}
+    row = {"case": "c", "kind": "corpus", "tune": {"recommends": False},
+           "skel": {"bytes_orig": orig, "bytes_skel": skel, "bytes": {"within": False}},
+           "orig_repeat": {"bytes_second": again}}  # fmt: skip
+    assert calc.acceptance([row])["skel_bytes_within"] == (1, 1)
+    assert "yes" in calc.table_rows([row])[2].split("|")[7]
+
+
 def test_run_files_are_the_runs_own_even_when_removed():
     prof = {"files": [{"name": "#pio_tmp_0.h5"}, {"name": "/run/x/out/a.h5"},
                       {"name": "/usr/lib/python3.11/os.py"}, {"name": "/proc/self/maps"},
