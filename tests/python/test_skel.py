@@ -219,18 +219,23 @@ CASES = {
 }
 
 
-@pytest.fixture(scope="module")
-def external_program(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("ext") / "skel_ext"
+def build_hdf5_program(tmp_path_factory, name: str) -> Path:
+    """tests/data/<name>.c compiled with the MPI compiler against parallel HDF5."""
+    out = tmp_path_factory.mktemp(name) / name
     flags = subprocess.run(
         ["pkg-config", "--cflags", "--libs", HDF5_PC], capture_output=True, text=True, check=True
     ).stdout.split()
     subprocess.run(
-        [MPICC, "-O1", "-o", str(out), str(REPO / "tests/data/skel_ext.c"), *flags],
+        [MPICC, "-O1", "-o", str(out), str(REPO / f"tests/data/{name}.c"), *flags],
         check=True,
         timeout=120,
     )
     return out
+
+
+@pytest.fixture(scope="module")
+def external_program(tmp_path_factory) -> Path:
+    return build_hdf5_program(tmp_path_factory, "skel_ext")
 
 
 def _profiled_case(case, kernel, libiotune, external_program, tmp_path) -> tuple[Path, Path]:

@@ -7,12 +7,11 @@ original's."""
 
 import json
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import REPO, run_mpi
-from test_skel import HDF5_PC, MPICC, _profiled, _skeleton, needs_cc
+from conftest import run_mpi
+from test_skel import HDF5_PC, MPICC, _profiled, _skeleton, build_hdf5_program, needs_cc
 
 from iotune import trace as iotrace
 from iotune.skel import descriptor as dmod
@@ -23,16 +22,7 @@ from iotune.skel.from_profile import Builder, Session
 
 @pytest.fixture(scope="module")
 def sessions_program(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("sessions") / "skel_sessions"
-    flags = subprocess.run(
-        ["pkg-config", "--cflags", "--libs", HDF5_PC], capture_output=True, text=True, check=True
-    ).stdout.split()
-    subprocess.run(
-        [MPICC, "-O1", "-o", str(out), str(REPO / "tests/data/skel_sessions.c"), *flags],
-        check=True,
-        timeout=120,
-    )
-    return out
+    return build_hdf5_program(tmp_path_factory, "skel_sessions")
 
 
 def _per_file_layer(profile: Path) -> dict[tuple[str, str], tuple[int, int]]:
