@@ -3,10 +3,10 @@
 A runtime and its kernels are built for one MPI ABI family (FAMILIES: "mpich", the MPICH ABI of
 MPICH, Intel MPI, MVAPICH and Cray MPICH; "openmpi"), and several families live side by side.
 Each is looked for, in order: an environment variable ($IOTUNE_LIB, $IOTUNE_KERNELS_DIR: one
-build, whatever its family); the install prefix of this Python environment
-(lib/iotune/<family>/, libexec/iotune/<family>/kernels, put there by `cmake --install`); the
-build trees of the source checkout this package was loaded from ($IOTUNE_BUILD_DIR, else
-<repo>/build and <repo>/build-<family>). Each build says its family in iotune-mpi.json.
+build, whatever its family); the build tree $IOTUNE_BUILD_DIR names; the install prefix of
+this Python environment (lib/iotune/<family>/, libexec/iotune/<family>/kernels, put there by
+`cmake --install`); the build trees of the source checkout this package was loaded from
+(<repo>/build and <repo>/build-<family>). Each build says its family in iotune-mpi.json.
 """
 
 from __future__ import annotations
@@ -85,22 +85,29 @@ def _read_info(path: Path) -> dict:
 
 
 def builds() -> dict[str, Build]:
-    """{family: Build} of every runtime found, the install prefix before the build trees, in
-    the order of FAMILIES."""
+    """{family: Build} of every runtime found, in the order of FAMILIES: a build tree named by
+    $IOTUNE_BUILD_DIR first (asked for by name, it wins over what is installed), then the
+    install prefix, then the checkout's build trees."""
     found: dict[str, Build] = {}
+
+    def add_trees() -> None:
+        for d in build_dirs():
+            info = _read_info(d / MPI_INFO)
+            fam = info.get("family")
+            lib = d / "runtime" / LIB_NAME
+            if fam in FAMILIES and fam not in found and lib.is_file():
+                found[fam] = Build(fam, lib.resolve(), d / "kernels", f"build tree {d}", info)
+
+    if os.environ.get("IOTUNE_BUILD_DIR"):
+        add_trees()
     prefix = Path(sys.prefix)
     for fam in FAMILIES:
         lib = prefix / "lib" / "iotune" / fam / LIB_NAME
-        if lib.is_file():
+        if lib.is_file() and fam not in found:
             kernels = prefix / "libexec" / "iotune" / fam / "kernels"
             info = _read_info(lib.parent / MPI_INFO)
             found[fam] = Build(fam, lib.resolve(), kernels, "install prefix", info)
-    for d in build_dirs():
-        info = _read_info(d / MPI_INFO)
-        fam = info.get("family")
-        lib = d / "runtime" / LIB_NAME
-        if fam in FAMILIES and fam not in found and lib.is_file():
-            found[fam] = Build(fam, lib.resolve(), d / "kernels", f"build tree {d}", info)
+    add_trees()
     return {fam: found[fam] for fam in FAMILIES if fam in found}
 
 
@@ -124,7 +131,8 @@ _BUILD_HINT = "build it first: scripts/install.sh (or cmake -S . -B build && cma
 def _lib_places(family: str | None) -> list[str]:
     fams = [family] if family else list(FAMILIES)
     places = [str(Path(sys.prefix) / "lib" / "iotune" / f / LIB_NAME) for f in fams]
-    return places + [str(d / "runtime" / LIB_NAME) for d in build_dirs()]
+    trees = [str(d / "runtime" / LIB_NAME) for d in build_dirs()]
+    return trees + places if os.environ.get("IOTUNE_BUILD_DIR") else places + trees
 
 
 def find_build(family: str | None = None) -> Build:

@@ -580,3 +580,22 @@ def test_a_runtime_named_by_iotune_lib_is_launched_by_its_own_mpi(family, monkey
     assert choice.build is None and choice.family == family
     template = tune_cli._launcher(None, ["./app"], choice.launcher_build())
     assert template.split()[0] == build.mpi["mpiexec"], template
+
+
+def test_iotune_build_dir_wins_over_the_installed_runtime(tmp_path, monkeypatch):
+    """A build tree asked for by name is the one used, even where one is installed."""
+    tree = tmp_path / "mybuild"
+    (tree / "runtime").mkdir(parents=True)
+    (tree / "runtime" / "libiotune.so").write_bytes(b"")
+    (tree / "iotune-mpi.json").write_text(json.dumps({"family": "mpich"}))
+    installed = tmp_path / "prefix" / "lib" / "iotune" / "mpich"
+    installed.mkdir(parents=True)
+    (installed / "libiotune.so").write_bytes(b"")
+    monkeypatch.setattr(sys, "prefix", str(tmp_path / "prefix"))
+    monkeypatch.delenv("IOTUNE_LIB", raising=False)
+    monkeypatch.delenv("IOTUNE_BUILD_DIR", raising=False)
+    assert paths.builds()["mpich"].where == "install prefix"  # nothing asked: installed first
+    monkeypatch.setenv("IOTUNE_BUILD_DIR", str(tree))
+    found = paths.builds()["mpich"]
+    assert found.where == f"build tree {tree}" and found.lib == (tree / "runtime" / "libiotune.so")
+    assert paths.find_library("mpich") == tree / "runtime" / "libiotune.so"
