@@ -810,11 +810,16 @@ def _chunk_cache(files: list[Mapping[str, Any]], config: Mapping[str, Any]) -> i
     return HDF5_CHUNK_CACHE_DEFAULT
 
 
+def _or(value: Any, default: Any) -> Any:
+    return default if value is None else value
+
+
 def _counter_insights(files: list[Mapping[str, Any]], ranks: int) -> dict[str, Any]:
     c = _sum_layers(files)
     layer = _outermost(c)
     v: dict[str, Any] = {"ranks": ranks, "files": len(files)}
-    v["file_ranks"] = max([int(f.get("ranks", 1)) for f in files], default=0)
+    # null is "not said" (profile_schema lets it through): one rank, as when it is absent
+    v["file_ranks"] = max([int(_or(f.get("ranks"), 1)) for f in files], default=0)
     if ranks <= 1:
         v["file_mode"] = "single"
     elif v["file_ranks"] > 1:
@@ -831,6 +836,8 @@ def _counter_insights(files: list[Mapping[str, Any]], ranks: int) -> dict[str, A
     v["transfer_mode"] = transfer_mode(coll, total)
     v["writes"], v["reads"] = int(w), int(r)
     v["bytes_written"], v["bytes_read"] = int(lc["bytes_written"]), int(lc["bytes_read"])
+    if r:
+        v["read_size_mean"] = int(lc["bytes_read"] // r)
     moved = lc["bytes_written"] + lc["bytes_read"]
     v["write_fraction"] = lc["bytes_written"] / moved if moved else 0.0
     v["io_mix"] = ("none" if not moved else "write" if not lc["bytes_read"]

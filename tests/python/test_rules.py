@@ -55,8 +55,8 @@ CASES = {
     "SIO-10b": ({**LUSTRE, "file_bytes": 300 << 20}, {**LUSTRE, "file_bytes": 5 << 30}),
     "SIO-10c": ({**LUSTRE, "file_bytes": 5 << 30}, {"file_bytes": 5 << 30}),
     "IOT-1": (CHUNKED, {**CHUNKED, "fully_written": "no"}),
-    "IOT-2": ({**CHUNKED, "reads": 8, "io_mix": "mixed"},
-              {**CHUNKED, "reads": 8, "chunk_cache_bytes": 4 << 20}),
+    "IOT-2": ({**CHUNKED, "reads": 8, "io_mix": "mixed", "read_size_mean": 256 << 10},
+              {**CHUNKED, "reads": 8, "read_size_mean": 256 << 10, "chunk_cache_bytes": 4 << 20}),
     "IOT-3": (STRIDED_COLL, {**STRIDED_COLL, "hint_cb_buffer_size": 1 << 20}),
     "IOT-4": ({**STRIDED_COLL, "io_mix": "mixed", "reads": 8},
               {**STRIDED_COLL, "io_mix": "mixed", "reads": 8, "hint_romio_cb_read": "disable"}),
@@ -169,6 +169,16 @@ def test_insight_value_setting_is_resolved_and_normalised():
     rule = next(r for r in rules.all_rules() if r.code == "IOT-2")
     out = rules.evaluate(rule, {**BASE, **CASES["IOT-2"][0]})
     assert out.settings == (("chunk_cache_bytes", str(3 << 20)),)
+
+
+def test_chunk_cache_not_proposed_for_reads_of_whole_chunks():
+    """Each read takes a whole chunk (h5py's dset[...] of a one-chunk dataset): every chunk is
+    read once, so a cache that holds one gains nothing (a finding where tune kept defaults)."""
+    rule = next(r for r in rules.all_rules() if r.code == "IOT-2")
+    partial = {**BASE, **CASES["IOT-2"][0]}
+    assert rules.evaluate(rule, partial).fired
+    assert not rules.evaluate(rule, {**partial, "read_size_mean": 3 << 20}).fired
+    assert rules.evaluate(rule, {**partial, "read_size_mean": (3 << 20) - 1}).fired
 
 
 def test_unknown_insight_keeps_rule_quiet_and_is_named():

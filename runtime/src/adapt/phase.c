@@ -204,6 +204,8 @@ void iot_phase_insights(iot_insights *in, const iot_phase_stats *s, int comm_siz
         num(in, IOT_I_READS, x[IOT_SL_R]);
         num(in, IOT_I_BYTES_WRITTEN, x[IOT_SL_BW]);
         num(in, IOT_I_BYTES_READ, x[IOT_SL_BR]);
+        if (x[IOT_SL_R] > 0)
+            num(in, IOT_I_READ_SIZE_MEAN, x[IOT_SL_BR] / x[IOT_SL_R]);
         num(in, IOT_I_WRITE_FRACTION, moved ? x[IOT_SL_BW] / moved : 0);
         word(in, IOT_I_IO_MIX,
              !moved          ? "none"

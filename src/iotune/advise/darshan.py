@@ -514,6 +514,8 @@ def from_log(path: str | Path) -> tuple[list[insights.Group], list[str]]:
             v["writes"], v["reads"] = int(_sum(outer, w_key)), int(_sum(outer, r_key))
         bw, br = _sum(outer, f"{pre}BYTES_WRITTEN"), _sum(outer, f"{pre}BYTES_READ")
         v["bytes_written"], v["bytes_read"] = int(bw), int(br)
+        if v["reads"]:
+            v["read_size_mean"] = int(br // v["reads"])
         v["write_fraction"] = bw / (bw + br) if bw + br else 0.0
         v["io_mix"] = ("none" if not bw + br else "write" if not br
                        else "read" if not bw else "mixed")  # fmt: skip
