@@ -441,7 +441,7 @@ def provenance(a, held: dict | None = None) -> dict:
 def save(a, meta: dict, rows: list[dict]) -> None:
     meta = dict(meta, load_now=os.getloadavg(), saved=time.strftime("%Y-%m-%d %H:%M:%S %Z"))
     for r in rows:
-        r["adapt_ok"] = calc.adapt_accepted(r)
+        r["adapt_ok"], r["adapt_ok_by"] = calc.adapt_verdict(r)
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"meta": meta, "cases": rows}, indent=1, default=str) + "\n")
