@@ -400,7 +400,8 @@ def learning_bound(writes: int, reached: int, gain: float) -> float | None:
 def adapt_verdict(row: Mapping[str, Any]) -> tuple[bool | None, str]:
     """Issue 22's adapt criterion on a row, and how it was met: it applies where tune
     recommends and phases recur; met when adapt reaches ADAPT_SHARE of tune's gain ("share"),
-    or when its line says why it cannot, from the mode's own reasons and never from its
+    when it applied something (a gain without a setting applied is noise), or when its line
+    says why it cannot, from the mode's own reasons and never from its
     timing: every setting of best.xml is named in a clause that says why it was not applied
     (a rule undecided or a condition false on the learning phase, fired but reached no later
     phase: "not applied: ..."; held as offline advice only; a write setting that reached no
@@ -415,8 +416,8 @@ def adapt_verdict(row: Mapping[str, Any]) -> tuple[bool | None, str]:
     if not verdict.get("recommends") or not a.get("recurring"):
         return None, ""
     share = a.get("share")
-    if share is not None and share >= ADAPT_SHARE:
-        return True, "share"
+    if share is not None and share >= ADAPT_SHARE and a.get("applied"):
+        return True, "share"  # a gain where the mode applied nothing is the timing's noise
     said = str(a.get("said") or "")
     clauses = said.split("; ")
     reasons = " ".join(c for c in clauses if c.startswith(("held, not applied", "not applied:"))
@@ -439,6 +440,15 @@ def adapt_accepted(row: Mapping[str, Any]) -> bool | None:
 
 
 # --------------------------------------------------------------------------------- summary
+
+
+def _share_text(row: Mapping[str, Any]) -> str:
+    a = row.get("adapt") or {}
+    share, tuned = a.get("share"), (row.get("tuned_timed") or {}).get("median")
+    if share is None:
+        return "-"
+    return f"{share:.0%}" + (f" (of best.xml's {tuned:.2f}x in the same rounds)"
+                             if a.get("share_basis") and tuned else "")  # fmt: skip
 
 
 def _adapt_ok(row: Mapping[str, Any]) -> str:
@@ -580,7 +590,6 @@ def table_rows(rows: Sequence[Mapping[str, Any]]) -> list[str]:
         app = app or a.get("said") or "-"
         if len(applied) > 2:
             app += f"; +{len(applied) - 2} files"
-        share = a.get("share")
         quiet = run.get("quiet")
         names = (f"{_yes(run.get('names'))} / {_yes(run.get('control'))}" if quiet is None
                  else f"quiet: {_yes(quiet)}")  # fmt: skip
@@ -590,6 +599,6 @@ def table_rows(rows: Sequence[Mapping[str, Any]]) -> list[str]:
             f"| {r.get('kind')} | {r['case']} | {verdict_words(r.get('tune'))} | {names} "
             f"| {_side(log)} | {h5s} | {bys} | {_ratio(sk.get('time'))} "
             f"| {motif} | {app[:120]} | {_ratio(a.get('speedup_ratio'))} "
-            f"| {'-' if share is None else f'{share:.0%}'} | {_adapt_ok(r)} |"
+            f"| {_share_text(r)} | {_adapt_ok(r)} |"
         )
     return out
