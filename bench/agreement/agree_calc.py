@@ -383,29 +383,77 @@ def adapt_share(tune_speedup: float | None, adapt_speedup: float | None) -> floa
     return (adapt_speedup - 1.0) / (tune_speedup - 1.0)
 
 
-def adapt_accepted(row: Mapping[str, Any]) -> bool | None:
-    """Issue 22's adapt criterion on a row: applies where tune recommends and phases recur;
-    met when adapt reaches ADAPT_SHARE of tune's gain, or says why it cannot: it applied
-    nothing and its line says why ('nothing applied: ...'), or its line names every setting of
-    best.xml among what it could not use (held as offline advice only, or applied only to
-    phases that did not do the accesses the setting is for: iotune.adapt.applied_per_file)."""
+_BOUND = re.compile(r"\(1 of \d+ phases, (\d+) writing\), so a write setting could reach at most "
+                    r"(\d+) of its \1 writes")  # fmt: skip
+
+
+def learning_bound(writes: int, reached: int, gain: float) -> float | None:
+    """The share of a search's gain g that a mode applying the same setting perfectly to
+    `reached` of a class's `writes` alike writes (the others at the defaults) reaches:
+    b = 1 / ((writes - reached)/writes + reached/(writes g)), share (b - 1)/(g - 1)."""
+    if gain <= 1.0 or writes < 1:
+        return None
+    b = 1.0 / ((writes - reached) / writes + reached / (writes * gain))
+    return (b - 1.0) / (gain - 1.0)
+
+
+def adapt_verdict(row: Mapping[str, Any]) -> tuple[bool | None, str]:
+    """Issue 22's adapt criterion on a row, and how it was met: it applies where tune
+    recommends and phases recur; met when adapt reaches ADAPT_SHARE of tune's gain ("share"),
+    when it applied something (a gain without a setting applied is noise), or when its line
+    says why it cannot, from the mode's own reasons and never from its
+    timing: every setting of best.xml is named in a clause that says why it was not applied
+    (a rule undecided or a condition false on the learning phase, fired but reached no later
+    phase: "not applied: ..."; held as offline advice only; a write setting that reached no
+    phase that wrote: iotune.adapt.applied_per_file) ("says why"); or adapt applied every
+    setting of best.xml to every phase but the class's learning one, no guard reverted it, and
+    the bound of learning from that phase (its line: "could reach at most K of its N writes")
+    stays below ADAPT_SHARE even at the low end of tune's interval ("learning bound NN %").
+    A line that says only "nothing applied: no rule fired" or a guard's revert (a timing,
+    maybe noise) does not count."""
     verdict = row.get("tune") or {}
     a = row.get("adapt") or {}
     if not verdict.get("recommends") or not a.get("recurring"):
-        return None
+        return None, ""
     share = a.get("share")
-    if share is not None and share >= ADAPT_SHARE:
-        return True
+    if share is not None and share >= ADAPT_SHARE and a.get("applied"):
+        return True, "share"  # a gain where the mode applied nothing is the timing's noise
     said = str(a.get("said") or "")
-    if not a.get("applied") and said.startswith("nothing applied:"):
-        return True
-    limits = " ".join(c for c in said.split("; ")
-                      if c.startswith("held, not applied") or "reached no phase" in c)  # fmt: skip
+    clauses = said.split("; ")
+    reasons = " ".join(c for c in clauses if c.startswith(("held, not applied", "not applied:"))
+                       or "reached no phase" in c)  # fmt: skip
     best = verdict.get("settings") or {}
-    return bool(best) and all(re.search(rf"\b{re.escape(k)}\b", limits) for k in best)
+    if best and all(re.search(rf"\b{re.escape(k)}\b", reasons) for k in best):
+        return True, "says why"
+    m = _BOUND.search(said)
+    missing = (a.get("against_best") or {}).get("missing")
+    if best and m and missing == [] and "the guard reverted" not in said:
+        bound = learning_bound(int(m.group(1)), int(m.group(2)), float(verdict.get("low") or 0))
+        if bound is not None and bound < ADAPT_SHARE:
+            return True, f"learning bound {bound:.0%}"
+    return False, ""
+
+
+def adapt_accepted(row: Mapping[str, Any]) -> bool | None:
+    """adapt_verdict's first half: met, not met, or None where the criterion does not apply."""
+    return adapt_verdict(row)[0]
 
 
 # --------------------------------------------------------------------------------- summary
+
+
+def _share_text(row: Mapping[str, Any]) -> str:
+    a = row.get("adapt") or {}
+    share, tuned = a.get("share"), (row.get("tuned_timed") or {}).get("median")
+    if share is None:
+        return "-"
+    return f"{share:.0%}" + (f" (of best.xml's {tuned:.2f}x in the same rounds)"
+                             if a.get("share_basis") and tuned else "")  # fmt: skip
+
+
+def _adapt_ok(row: Mapping[str, Any]) -> str:
+    ok, how = adapt_verdict(row)
+    return _yes(ok) + (f" ({how})" if ok and how != "share" else "")
 
 
 def _share(values: Iterable[bool | None]) -> tuple[int, int]:
@@ -542,7 +590,6 @@ def table_rows(rows: Sequence[Mapping[str, Any]]) -> list[str]:
         app = app or a.get("said") or "-"
         if len(applied) > 2:
             app += f"; +{len(applied) - 2} files"
-        share = a.get("share")
         quiet = run.get("quiet")
         names = (f"{_yes(run.get('names'))} / {_yes(run.get('control'))}" if quiet is None
                  else f"quiet: {_yes(quiet)}")  # fmt: skip
@@ -552,6 +599,6 @@ def table_rows(rows: Sequence[Mapping[str, Any]]) -> list[str]:
             f"| {r.get('kind')} | {r['case']} | {verdict_words(r.get('tune'))} | {names} "
             f"| {_side(log)} | {h5s} | {bys} | {_ratio(sk.get('time'))} "
             f"| {motif} | {app[:120]} | {_ratio(a.get('speedup_ratio'))} "
-            f"| {'-' if share is None else f'{share:.0%}'} | {_yes(adapt_accepted(r))} |"
+            f"| {_share_text(r)} | {_adapt_ok(r)} |"
         )
     return out

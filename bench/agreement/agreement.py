@@ -377,10 +377,15 @@ def step_orig_repeat(case: Case, work: Path, advise_dir: Path) -> dict:
     return {"bytes": calc.compare_bytes(a, b), "bytes_second": b}
 
 
-def timed_variants(case: Case, work: Path, skel: dict) -> dict:
-    """The programs of the interleaved rounds: original (defaults), skeleton, adapt."""
+def timed_variants(case: Case, work: Path, skel: dict, tuned: dict | None = None) -> dict:
+    """The programs of the interleaved rounds: original (defaults), skeleton, adapt; with
+    tuned (best.xml's settings, --time-tuned) the original under them as well."""
     v = {}
-    for name, extra in (("orig", {}), ("adapt", {"IOTUNE_MODE": "adaptive"})):
+    runs = [("orig", {}), ("adapt", {"IOTUNE_MODE": "adaptive"})]
+    if tuned:
+        control = controlfile.write(work / "tuned.xml", tuned)
+        runs.append(("tuned", {"IOTUNE_CONFIG": str(control)}))
+    for name, extra in runs:
         d = work / f"t-{name}"
         d.mkdir(exist_ok=True)
         v[name] = (case.command(d), d, extra)
@@ -441,7 +446,7 @@ def provenance(a, held: dict | None = None) -> dict:
 def save(a, meta: dict, rows: list[dict]) -> None:
     meta = dict(meta, load_now=os.getloadavg(), saved=time.strftime("%Y-%m-%d %H:%M:%S %Z"))
     for r in rows:
-        r["adapt_ok"] = calc.adapt_accepted(r)
+        r["adapt_ok"], r["adapt_ok_by"] = calc.adapt_verdict(r)
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"meta": meta, "cases": rows}, indent=1, default=str) + "\n")
@@ -501,6 +506,10 @@ def main() -> int:
     ap.add_argument("--leaders", type=int, default=1, help="tune's --leaders (default 1)")
     ap.add_argument("--repeat", type=int, default=1, help="tune's --repeat (default 1)")
     ap.add_argument("--rounds", type=int, default=5, help="interleaved timing rounds")
+    ap.add_argument("--time-tuned", action="store_true",
+                    help="also time the original under tune's best.xml in the rounds: adapt's "
+                    "share is then taken against that speedup, measured in the same rounds "
+                    "(default: against the study's headline)")  # fmt: skip
     ap.add_argument("--darshan-lib", help="libdarshan.so of a Darshan runtime (default: none)")
     ap.add_argument("--hold-freed-memory", action="store_true")
     ap.add_argument(
@@ -586,6 +595,10 @@ def update_ratios(setups: dict, times: dict) -> None:
             ad["speedup_ratio"] = calc.paired_ratio(tm["adapt"], tm["orig"])
             tune_s = (row.get("tune") or {}).get("speedup")
             rec = (row.get("tune") or {}).get("recommends")
+            if tm.get("tuned"):  # best.xml timed in the same rounds: the share against it
+                row["tuned_timed"] = calc.paired_ratio(tm["tuned"], tm["orig"])
+                tune_s = row["tuned_timed"]["median"]
+                ad["share_basis"] = "best.xml timed in the same rounds"
             ad["share"] = (calc.adapt_share(tune_s, ad["speedup_ratio"]["median"])
                            if rec else None)  # fmt: skip
 
@@ -630,10 +643,12 @@ def measure(a, cases: list[Case], rows: list[dict], scratch: Path, meta: dict,
             if f"advise_{side}" in row:
                 row[f"advise_{side}_match"] = calc.names_best(best, row[f"advise_{side}"])
         if a.rounds:
-            setups[case.name] = (case, timed_variants(case, work, row.get("skel") or {}), row)
+            tuned = (row.get("tune") or {}).get("settings") if a.time_tuned else None
+            setups[case.name] = (case, timed_variants(case, work, row.get("skel") or {}, tuned),
+                                 row)  # fmt: skip
     # the interleaved rounds
     rng = random.Random(a.seed)
-    times: dict[str, dict[str, list]] = {n: {"orig": [], "skel": [], "adapt": []}
+    times: dict[str, dict[str, list]] = {n: {"orig": [], "skel": [], "adapt": [], "tuned": []}
                                          for n in setups}  # fmt: skip
     for rnd in range(a.rounds):
         names = list(setups)

@@ -109,6 +109,7 @@ def _limits(phases: list[Mapping[str, Any]]) -> list[str]:
     if offline:
         out.append("held, not applied (offline advice only: iotune advise, iotune tune): "
                    + ", ".join(_offline(c) for c in offline))  # fmt: skip
+    out += considered(phases)
     idle: dict[str, set[str]] = {}
     for io, word in (("write", "wrote"), ("read", "read")):
         acted = set()
@@ -145,6 +146,74 @@ def _limits(phases: list[Mapping[str, Any]]) -> list[str]:
                                + _writes_left(learned[c][1], first_wrote[c])
                                for c in classes))  # fmt: skip
     return out
+
+
+def _why_not(rule: Any, p: Mapping[str, Any]) -> str | None:
+    """Why a setting rule that did not fire on learning phase p was not decided for it, from
+    the phase's insights as the runtime evaluated them: undecided (an insight it reads was
+    unknown: with the runtime's reason, the profile's unknown_why), or one comparison false
+    while the others held; None when it was further off (two or more comparisons false)."""
+    from iotune import rules
+
+    values = p.get("insights") or {}
+    outcome = rules.evaluate(rule, values)
+    if outcome.fired:
+        return None
+    why = p.get("unknown_why") or {}
+    if outcome.missing:
+        return "undecided: " + ", ".join(
+            f"{n} unknown" + (f": {why[n]}" if why.get(n) else "") for n in outcome.missing
+        )
+    false = rules.failing(rule, values)
+    if len(false) != 1:
+        return None
+    t = false[0]
+    return f"needs {t}, was {rules.format_insight(t.name, values.get(t.name))}"
+
+
+def considered(phases: list[Mapping[str, Any]]) -> list[str]:
+    """Per setting rule the mode considered on a class's learning phase and did not apply to
+    the class's later phases, why: undecided or one condition false on the learning phase
+    (_why_not; a rule held as offline advice is said by its own clause), or it fired and its
+    setting reached none of the later phases: the file's ranks did not agree on the class's
+    rules at their opens (every later phase ran with the defaults), or the control file or a
+    knowledge-base entry set the parameter, or the value it takes from an insight was unknown.
+    A rule the guard reverted is said by the guard's clause; a class without a later phase by
+    "no phase recurred". One clause per reason: "not applied: CODE NAME=VALUE, ... (reason)"."""
+    from iotune import rules
+
+    table = [r for r in rules.runtime_rules() if r.kind == "setting" and r.settings]
+    reasons: dict[str, str] = {}  # code: why (the first learning phase that gives one)
+    for i, p in enumerate(phases):
+        if p.get("role") != "learning":
+            continue
+        later = [q for q in phases[i + 1 :]
+                 if q.get("class") == p.get("class") and q.get("role") != "no data"]  # fmt: skip
+        reached = {str(s.get("rule")) for q in later for s in q.get("applied") or []}
+        reverted = {str(c) for q in later for c in (q.get("guard") or {}).get("reverted") or []}
+        fired, offline = set(p.get("fired") or []), set(p.get("offline") or [])
+        for r in table:
+            if r.code in reasons or r.code in offline or r.code in reverted:
+                continue
+            if r.code not in fired:
+                why = _why_not(r, p)
+            elif not later or r.code in reached:
+                why = None
+            elif all(q.get("role") == "default" for q in later):
+                why = ("fired; the ranks of the file did not agree on the class's rules at its "
+                       "opens, so every later phase ran with the defaults")  # fmt: skip
+            else:
+                why = ("fired; its setting reached no later phase: the control file or a "
+                       "knowledge-base entry sets it, or its value was unknown")  # fmt: skip
+            if why:
+                reasons[r.code] = why + ("" if r.online else "; offline advice only")
+    grouped: dict[str, list[str]] = {}  # undecided first, then fired, then a condition false
+    order = ("undecided", "fired", "needs")
+    for code, why in sorted(
+        reasons.items(), key=lambda kv: order.index(kv[1].split()[0].rstrip(":;"))
+    ):
+        grouped.setdefault(why, []).append(_offline(code))
+    return [f"not applied: {', '.join(codes)} ({why})" for why, codes in grouped.items()]
 
 
 def _writes_left(writing: int, first_wrote: bool) -> str:

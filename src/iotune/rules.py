@@ -295,6 +295,11 @@ def evaluate(rule: Rule, values: Mapping[str, Any]) -> Outcome:
     return Outcome(rule, True, (), resolve_settings(rule, values))
 
 
+def failing(rule: Rule, values: Mapping[str, Any]) -> tuple[Term, ...]:
+    """The comparisons of a rule that are false on the insights (unknown ones are not false)."""
+    return tuple(t for t in rule.when if _term(t, values) is False)
+
+
 def evaluate_all(values: Mapping[str, Any], rules: tuple[Rule, ...] | None = None) -> list[Outcome]:
     """Every rule of the table evaluated on one set of insights, in the table's order."""
     return [evaluate(r, values) for r in (rules if rules is not None else all_rules())]

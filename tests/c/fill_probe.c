@@ -2,6 +2,8 @@
  * each one chunked 1-D dataset /data of 2 N doubles per rank, written collectively as
  *   full     each rank its 2 N elements (every element written once)
  *   pieces   as full, in 16 writes of 2 N / 16 elements one after the other (adjacent boxes)
+ *   scattered as full, in 32 writes of 2 N / 32 elements: the even pieces, then the odd ones
+ *            (16 separate boxes before the odd pieces join them: more than a rank's boxes kept)
  *   partial  each rank the first N of its 2 N (half the dataset never written)
  *   overlap  every rank the first 2 N elements (as many elements as the extent, but the same
  *            ones: only rank 0's share is covered)
@@ -17,7 +19,7 @@ int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     if (argc != 4) {
-        fprintf(stderr, "usage: fill_probe full|pieces|partial|overlap|read STEPS N\n");
+        fprintf(stderr, "usage: fill_probe full|pieces|scattered|partial|overlap|read STEPS N\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     const char *mode = argv[1];
@@ -29,7 +31,8 @@ int main(int argc, char **argv)
     hsize_t dims = 2 * n * (hsize_t)size, chunk = 2 * n;
     hsize_t start = strcmp(mode, "overlap") == 0 ? 0 : 2 * n * (hsize_t)rank;
     hsize_t count = strcmp(mode, "partial") == 0 ? n : 2 * n;
-    hsize_t pieces = strcmp(mode, "pieces") == 0 ? 16 : 1;
+    int scattered = strcmp(mode, "scattered") == 0;
+    hsize_t pieces = strcmp(mode, "pieces") == 0 ? 16 : scattered ? 32 : 1;
     double *buf = malloc(2 * n * sizeof *buf);
     int overlap = strcmp(mode, "overlap") == 0; /* the same values: a well-defined file */
     for (hsize_t i = 0; i < 2 * n; i++)
@@ -59,7 +62,8 @@ int main(int argc, char **argv)
         } else {
             hsize_t part = count / pieces;
             hid_t pm = H5Screate_simple(1, &part, NULL);
-            for (hsize_t k = 0; k < pieces; k++) {
+            for (hsize_t j = 0; j < pieces; j++) {
+                hsize_t k = scattered ? (j < pieces / 2 ? 2 * j : 2 * (j - pieces / 2) + 1) : j;
                 hsize_t at = start + k * part;
                 H5Sselect_hyperslab(space, H5S_SELECT_SET, &at, NULL, &part, NULL);
                 H5Dwrite(d, H5T_NATIVE_DOUBLE, pm, space, x, buf + k * part);

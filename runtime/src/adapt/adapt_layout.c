@@ -24,6 +24,24 @@
 #define MAX_BOXES 4096         /* boxes of one dataset over all ranks that are checked pairwise */
 
 enum { FILL_IFSET, FILL_ALLOC, FILL_NEVER, FILLS };
+/* Why a dataset's coverage is not proven, the highest over its ranks; then the whole phase's. */
+enum { BAD_NOT_BOX = 1, BAD_DIMS, BAD_TWICE, BAD_BOXES, BAD_UNMAPPED, BAD_SLOTS, BAD_ALL_BOXES };
+enum { BAD_MEMORY = BAD_ALL_BOXES + 1, BAD_DIFFER, BAD_MORE, BAD_OVERLAP, BAD_NONE, BAD_LATER };
+static const char *const bad_why[] = {
+    NULL,
+    "a rank wrote a dataset through a selection that is not one box",
+    "a dataset has no dimensions or more than 8",
+    "a rank wrote an element of a dataset twice",
+    "a rank wrote a dataset in more than 8 separate boxes",
+    "a dataset was written that the runtime did not follow (opened before the phase?)",
+    "more than 16 datasets were written",
+    "more than 4096 boxes over all ranks",
+    "a rank had no memory for its boxes",
+    "the ranks saw a dataset differently (path or extent)",
+    "more elements were written than a dataset holds",
+    "the boxes the ranks wrote overlap",
+    "no dataset was written",
+    "computed in a class's learning phase only"};
 enum { L_CONTIGUOUS, L_CHUNKED, L_COMPACT, LAYOUTS };
 
 typedef struct {
@@ -32,9 +50,9 @@ typedef struct {
 } box;
 
 typedef struct {
-    uint32_t hash; /* of the dataset's path, 0: empty */
-    int collided;  /* more datasets than slots */
-    int ndims, bad, nboxes;
+    uint32_t hash;           /* of the dataset's path, 0: empty */
+    int collided;            /* more datasets than slots */
+    int ndims, bad, nboxes;  /* bad: why its coverage cannot be proven (BAD_*), 0 while it can */
     double elements, points; /* the extent; elements this rank wrote */
     box boxes[BOXES];
 } slot;
@@ -176,7 +194,7 @@ void iot_adapt_dataset(int rec, int64_t id, const char *path)
             s->hash = hash;
             s->ndims = d.ndims;
             s->elements = d.elements;
-            s->bad = d.ndims < 1 || d.ndims > DIMS;
+            s->bad = d.ndims < 1 || d.ndims > DIMS ? BAD_DIMS : 0;
         }
         int k = -1;
         for (int i = 0; i < OPEN_IDS && k < 0; i++)
@@ -187,7 +205,7 @@ void iot_adapt_dataset(int rec, int64_t id, const char *path)
             f->open[k].slot = at;
         } else { /* the write of an unmapped dataset cannot be placed: nothing proven */
             for (int i = 0; i < SLOTS; i++)
-                f->slots[i].bad = 1;
+                f->slots[i].bad = BAD_UNMAPPED;
         }
     }
     pthread_mutex_unlock(&layout_lock);
@@ -235,17 +253,17 @@ void iot_adapt_layout_write(int rec, int64_t dset, int n, const uint64_t *start,
     slot *s = k >= 0 ? &f->slots[k] : NULL;
     if (f && !s) { /* a dataset written that is not mapped: its coverage is unknown */
         for (int i = 0; i < SLOTS; i++)
-            f->slots[i].bad = 1;
+            f->slots[i].bad = BAD_UNMAPPED;
     } else if (s && !s->bad) {
         s->points += points;
         box b = {.slot = s - f->slots};
         for (int d = 0; d < n && d < DIMS; d++)
             b.lo[d] = (int64_t)start[d], b.hi[d] = (int64_t)end[d];
-        s->bad = !is_box || n != s->ndims;
-        for (int i = 0; i < s->nboxes && !s->bad; i++)
-            s->bad = !disjoint(&s->boxes[i], &b, n); /* the same rank wrote an element twice */
+        s->bad = !is_box || n != s->ndims ? BAD_NOT_BOX : 0;
+        for (int i = 0; i < s->nboxes && !s->bad; i++) /* the same rank wrote an element twice */
+            s->bad = disjoint(&s->boxes[i], &b, n) ? 0 : BAD_TWICE;
         if (!s->bad && !merged(s, &b, n)) {
-            s->bad = s->nboxes >= BOXES;
+            s->bad = s->nboxes >= BOXES ? BAD_BOXES : 0;
             if (!s->bad)
                 s->boxes[s->nboxes++] = b;
         }
@@ -298,7 +316,7 @@ void *iot_adapt_layout_begin(int rec, double *sum, double *max)
         sum[S_BOXES + i] = s->nboxes;
         max[M_HASH + i] = s->hash ? (double)s->hash : -1;
         max[M_NEG_HASH + i] = s->hash ? -(double)s->hash : -DBL_MAX;
-        max[M_BAD + i] = s->collided || s->bad;
+        max[M_BAD + i] = s->collided ? BAD_SLOTS : s->bad;
         max[M_EXTENT + i] = s->hash ? s->elements : -1;
         max[M_NEG_EXTENT + i] = s->hash ? -s->elements : -DBL_MAX;
     }
@@ -310,8 +328,8 @@ void *iot_adapt_layout_begin(int rec, double *sum, double *max)
     return f;
 }
 
-/* yes (1) when, within each written slot, the boxes of all ranks are pairwise disjoint; -1
- * unknown. Collective over comm: every rank reaches it with the same totals. */
+/* yes (0) when, within each written slot, the boxes of all ranks are pairwise disjoint; else why
+ * not proven (BAD_*). Collective over comm: every rank reaches it with the same totals. */
 static int boxes_disjoint(const file_layout *f, const int *written, const double *total,
                           MPI_Comm comm, int size)
 {
@@ -320,7 +338,7 @@ static int boxes_disjoint(const file_layout *f, const int *written, const double
         if (written[s])
             all_boxes += (int)total[s], mine += f->slots[s].nboxes;
     if (all_boxes > MAX_BOXES) /* the same on every rank */
-        return -1;
+        return BAD_ALL_BOXES;
     int words = (int)(sizeof(box) / sizeof(int64_t));
     int *counts = malloc(sizeof(int) * (size_t)size), *displs = malloc(sizeof(int) * (size_t)size);
     box *send = malloc(sizeof(box) * (size_t)(mine + 1));
@@ -328,7 +346,7 @@ static int boxes_disjoint(const file_layout *f, const int *written, const double
     int ok = counts && displs && send && all, all_ok = ok;
     if (comm != MPI_COMM_NULL)
         PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
-    int verdict = all_ok ? 1 : -1;
+    int verdict = all_ok ? 0 : BAD_MEMORY;
     if (all_ok) {
         int k = 0;
         for (int s = 0; s < SLOTS; s++)
@@ -343,11 +361,11 @@ static int boxes_disjoint(const file_layout *f, const int *written, const double
         } else {
             memcpy(all, send, sizeof(box) * (size_t)mine);
         }
-        for (int i = 0; i < all_boxes && verdict == 1; i++)
-            for (int j = i + 1; j < all_boxes && verdict == 1; j++)
+        for (int i = 0; i < all_boxes && !verdict; i++)
+            for (int j = i + 1; j < all_boxes && !verdict; j++)
                 if (all[i].slot == all[j].slot &&
                     !disjoint(&all[i], &all[j], f->slots[all[i].slot].ndims))
-                    verdict = -1;
+                    verdict = BAD_OVERLAP;
     }
     free(counts);
     free(displs);
@@ -399,8 +417,8 @@ void iot_adapt_layout_end(void *copy, const double *asum, const double *amax, MP
                 num(in, IOT_I_CHUNK_CACHE_BYTES, -amax[M_NEG_CACHE]);
         }
     }
-    /* fully_written: over the datasets written in the phase */
-    int written[SLOTS], any = 0, unknown = amax[M_NO_COPY] > 0, short_of = 0;
+    /* fully_written: over the datasets written in the phase; why, when it stays unknown */
+    int written[SLOTS], any = 0, why = amax[M_NO_COPY] > 0 ? BAD_MEMORY : 0, short_of = 0;
     for (int i = 0; i < SLOTS; i++) {
         written[i] = asum[S_POINTS + i] > 0;
         if (!written[i])
@@ -408,17 +426,21 @@ void iot_adapt_layout_end(void *copy, const double *asum, const double *amax, MP
         any = 1;
         int agreed = amax[M_HASH + i] == -amax[M_NEG_HASH + i] &&
                      amax[M_EXTENT + i] == -amax[M_NEG_EXTENT + i];
-        if (!agreed || amax[M_BAD + i] > 0)
-            unknown = 1;
-        else if (asum[S_POINTS + i] < amax[M_EXTENT + i])
+        int bad = !agreed ? BAD_DIFFER : (int)amax[M_BAD + i];
+        if (!bad && asum[S_POINTS + i] < amax[M_EXTENT + i])
             short_of = 1; /* fewer elements written than the extent holds: certainly not all */
-        else if (asum[S_POINTS + i] > amax[M_EXTENT + i])
-            unknown = 1; /* written twice somewhere: coverage not proven */
+        else if (!bad && asum[S_POINTS + i] > amax[M_EXTENT + i])
+            bad = BAD_MORE; /* written twice somewhere: coverage not proven */
+        why = why ? why : bad;
     }
+    why = why ? why : !kinds || !any ? BAD_NONE : !learning ? BAD_LATER : 0;
     if (kinds && any && short_of)
         word(in, IOT_I_FULLY_WRITTEN, "no");
-    else if (kinds && any && !unknown && learning && /* every rank takes this branch alike */
-             boxes_disjoint(f, written, asum + S_BOXES, comm, size) == 1)
+    else if (!why) /* every rank takes this branch alike */
+        why = boxes_disjoint(f, written, asum + S_BOXES, comm, size);
+    if (!in->v[IOT_I_FULLY_WRITTEN].known && !why)
         word(in, IOT_I_FULLY_WRITTEN, "yes");
+    else if (!in->v[IOT_I_FULLY_WRITTEN].known && why > 0 && why <= BAD_LATER)
+        in->why[IOT_I_FULLY_WRITTEN] = bad_why[why];
     free(f);
 }

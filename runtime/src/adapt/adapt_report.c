@@ -39,6 +39,20 @@ static void write_insights(FILE *f, const iot_insights *in)
     fputc('}', f);
 }
 
+/* Why the unknown insights are unknown, where the runtime knows: {name: text}. */
+static void write_unknown_why(FILE *f, const iot_insights *in)
+{
+    fputc('{', f);
+    for (int i = 0, n = 0; i < IOT_I_COUNT; i++)
+        if (!in->v[i].known && in->why[i]) {
+            fputs(n++ ? ", " : "", f);
+            iot_json_string(f, iot_insight_names[i]);
+            fputs(": ", f);
+            iot_json_string(f, in->why[i]);
+        }
+    fputc('}', f);
+}
+
 /* The settings a phase's rules gave it (those a control file left to the rules). */
 static const iot_adapt_class *class_of(const iot_phase_log *lg)
 {
@@ -129,6 +143,8 @@ void iot_adapt_write_json(FILE *f)
         }
         fputs(", \"insights\": ", f);
         write_insights(f, &lg->in);
+        fputs(", \"unknown_why\": ", f);
+        write_unknown_why(f, &lg->in);
         fputc('}', f);
     }
     fputc(']', f);

@@ -83,6 +83,9 @@ typedef struct {
 typedef struct {
     iot_insight v[IOT_I_COUNT];
     char fs[32];
+    /* why an unknown insight is unknown (static text, the same on every rank), or NULL: the
+     * profile says it, so that a rule left undecided by it says why (docs/adaptive.md) */
+    const char *why[IOT_I_COUNT];
 } iot_insights;
 
 /* The insights of a phase from its statistics over comm_size ranks of a job of world ranks. */
