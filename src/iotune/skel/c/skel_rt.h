@@ -90,6 +90,13 @@ void skel_write_chunk(skel_file_t *f, const char *pattern, long long step, int n
  * rank calls it (active or not: it is collective), with the same extent. Other methods: none. */
 void skel_extend(skel_file_t *f, const char *pattern, long long step, int nd,
                  const long long *extent, int active);
+/* Dimension scales (skel_scales.c, built only when the descriptor makes them): H5DSset_scale
+ * of a dataset with a name of name_size bytes (with its NUL; 0: none), H5DSattach_scale
+ * (attach 1) or H5DSdetach_scale (0) of dataset scale to dimension dim of a dataset; every rank
+ * of the file calls them (they change metadata). Other methods: none. */
+void skel_set_scale(skel_file_t *f, const char *pattern, long long step, long long name_size);
+void skel_attach_scale(skel_file_t *f, const char *pattern, const char *scale, long long step,
+                       long long dim, int attach);
 void skel_read_chunk(skel_file_t *f, const char *pattern, long long step, int nd,
                      const long long *start, long long size, int active);
 /* The application's memory datatype of the next write on f: n pieces of these lengths (gaps
