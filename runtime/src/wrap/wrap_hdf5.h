@@ -34,4 +34,8 @@ int record_of(const iot_h5_api *h, hid_t obj, const char *known_name);
 void describe_dataset(const iot_h5_api *h, hid_t id, hid_t space, hid_t type, hid_t dcpl,
                       iot_trace_dset_desc *d, uint64_t *dims, uint64_t *maxdims, uint64_t *chunks);
 
+/* A lookup call in loc's file (finding an object or attribute, iterating) that took dt
+ * seconds: HDF5 metadata time (wrap_hdf5_attr.c). */
+void iot_h5_lookup_done(hid_t loc, double dt, int outer);
+
 #endif
