@@ -4,7 +4,10 @@
  * 16-bit integer dataset; two 1-D big-endian coordinate datasets become dimension scales
  * (H5DSset_scale, one with a name, one without) attached to the field's dimensions
  * (H5DSattach_scale), and one is attached to the integers and detached again
- * (H5DSdetach_scale). Links libhdf5_hl. Usage: skel_scales [ROWS_PER_RANK] */
+ * (H5DSdetach_scale). Then every rank opens the file again and looks up the scales as netCDF-4
+ * does at every open (H5DSis_scale, H5DSget_num_scales, H5DSiterate_scales: they read
+ * DIMENSION_LIST, whose references are in the file's global heap) before reading its rows.
+ * Links libhdf5_hl. Usage: skel_scales [ROWS_PER_RANK] */
 #include <hdf5.h>
 #include <hdf5_hl.h>
 #include <mpi.h>
@@ -34,6 +37,24 @@ static void write_rows(hid_t d, hid_t memtype, int rank, hsize_t rows, const voi
     H5Sclose(space);
 }
 
+static void read_rows(hid_t d, int rank, hsize_t rows, double *buf)
+{
+    hid_t space = H5Dget_space(d);
+    hsize_t start[2] = {rank * rows, 0}, count[2] = {rows, COLS};
+    H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, count, NULL);
+    hid_t mspace = H5Screate_simple(2, count, NULL);
+    H5Dread(d, H5T_NATIVE_DOUBLE, mspace, space, H5P_DEFAULT, buf);
+    H5Sclose(mspace);
+    H5Sclose(space);
+}
+
+static herr_t count_scale(hid_t did, unsigned dim, hid_t scale, void *data)
+{
+    (void)did, (void)dim, (void)scale;
+    ++*(int *)data;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -51,14 +72,14 @@ int main(int argc, char **argv)
     H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL);
     hid_t file = H5Fcreate("scales.h5", H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     hsize_t dims[2] = {rows * size, COLS};
-    hid_t x = dataset(file, "/x", H5T_STD_I32BE, 1, &dims[0]);
-    hid_t y = dataset(file, "/y", H5T_IEEE_F32BE, 1, &dims[1]);
-    hid_t f = dataset(file, "/field", H5T_IEEE_F64BE, 2, dims);
-    hid_t n = dataset(file, "/counts", H5T_STD_I16BE, 2, dims);
+    hid_t x = dataset(file, "/x", H5T_STD_I32BE, 1, &dims[0]); /* as netCDF-4 orders them */
     H5DSset_scale(x, "rows");
+    hid_t y = dataset(file, "/y", H5T_IEEE_F32BE, 1, &dims[1]);
     H5DSset_scale(y, NULL);
+    hid_t f = dataset(file, "/field", H5T_IEEE_F64BE, 2, dims);
     H5DSattach_scale(f, x, 0);
     H5DSattach_scale(f, y, 1);
+    hid_t n = dataset(file, "/counts", H5T_STD_I16BE, 2, dims);
     H5DSattach_scale(n, y, 1);
     H5DSdetach_scale(n, y, 1);
     write_rows(f, H5T_NATIVE_DOUBLE, rank, rows, field);
@@ -66,6 +87,20 @@ int main(int argc, char **argv)
     H5Dclose(n);
     H5Dclose(f);
     H5Dclose(y);
+    H5Dclose(x);
+    H5Fclose(file);
+
+    /* read back as netCDF-4 opens a file: its variables' scales looked up, then the data */
+    file = H5Fopen("scales.h5", H5F_ACC_RDONLY, fapl);
+    x = H5Dopen2(file, "/x", H5P_DEFAULT);
+    f = H5Dopen2(file, "/field", H5P_DEFAULT);
+    int found = H5DSis_scale(x) > 0 && H5DSis_scale(f) == 0;
+    found += H5DSget_num_scales(f, 0);
+    H5DSiterate_scales(f, 1, NULL, count_scale, &found);
+    if (found != 3)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    read_rows(f, rank, rows, field);
+    H5Dclose(f);
     H5Dclose(x);
     H5Fclose(file);
     H5Pclose(fapl);

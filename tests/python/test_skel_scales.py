@@ -46,7 +46,7 @@ def test_big_endian_types_and_dimension_scales_are_made_as_the_application_made_
 ):
     orig, prof = _profiled(tmp_path, [scales_program], libiotune)
     desc = fp.from_profile(str(prof))  # the trace alone: no --data-dir
-    (f,) = desc["files"]
+    f, again = desc["files"]
     types = {d["name"]: d["type"] for d in f["datasets"]}
     assert types == {"/x": "int32be", "/y": "float32be", "/field": "float64be",
                      "/counts": "int16be"}  # fmt: skip
@@ -61,6 +61,15 @@ def test_big_endian_types_and_dimension_scales_are_made_as_the_application_made_
         {"dataset": "/counts", "detach_scale": "/y", "dim": 1},
     ], f["writes"]
     assert not [n for n in desc["notes"] if "endian" in n]
+    # the lookups of the read-back, on the datasets it opened (and read-only, as it opened)
+    assert again.get("open") == "existing" and not again.get("readwrite")
+    looked = [w for w in again["writes"] if "lookup_scales" in w]
+    assert looked == [
+        {"dataset": "/x", "lookup_scales": "is_scale"},
+        {"dataset": "/field", "lookup_scales": "is_scale"},
+        {"dataset": "/field", "lookup_scales": "count", "dim": 0},
+        {"dataset": "/field", "lookup_scales": "iterate", "dim": 1},
+    ], again["writes"]
     skeleton = _skeleton(desc, tmp_path)
     out = tmp_path / "out"
     out.mkdir()

@@ -5,7 +5,10 @@
  * attribute calls they make inside count as they do for the application. In the trace:
  * H5DSset_scale on the scale's dataset, size the bytes of its name with the NUL (0 without
  * one); H5DSattach_scale and H5DSdetach_scale on the dataset, dims [the scale's dataset index
- * in the trace], mode the dimension. Without a trace a call costs one branch. */
+ * in the trace], mode the dimension. The lookups netCDF-4 makes at every open (H5DSis_scale,
+ * H5DSget_num_scales, H5DSiterate_scales in wrap_hdf5_lookup.c: they read DIMENSION_LIST, whose
+ * references live in the file's global heap) are timed as HDF5 metadata and traced on their
+ * dataset, mode the dimension (0 for H5DSis_scale). Without capture a call costs one branch. */
 #include "capture/capture.h"
 #include "core/core.h"
 #include "trace/trace.h"
@@ -18,6 +21,8 @@
 herr_t H5DSset_scale(hid_t dsid, const char *dimname);
 herr_t H5DSattach_scale(hid_t did, hid_t dsid, unsigned int idx);
 herr_t H5DSdetach_scale(hid_t did, hid_t dsid, unsigned int idx);
+htri_t H5DSis_scale(hid_t did);
+int H5DSget_num_scales(hid_t did, unsigned int dim);
 
 /* The trace's index of open dataset id, or -1 (not followed, or anonymous). */
 static int traced_index(hid_t id)
@@ -79,4 +84,41 @@ IOT_EXPORT herr_t H5DSattach_scale(hid_t did, hid_t dsid, unsigned int idx)
 IOT_EXPORT herr_t H5DSdetach_scale(hid_t did, hid_t dsid, unsigned int idx)
 {
     return attach_or_detach("H5DSdetach_scale", IOT_H5_FN(H5DSdetach_scale), did, dsid, idx);
+}
+
+void iot_trace_scale_lookup(const char *func, hid_t did, int dim, double t, double dt)
+{
+    trace_scale(func, did, traced_index(did), 0, 0, NULL, dim, t, dt);
+}
+
+IOT_EXPORT htri_t H5DSis_scale(hid_t did)
+{
+    __typeof__(&H5DSis_scale) real = IOT_H5_FN(H5DSis_scale);
+    if (!real)
+        return -1;
+    if (!iot_capture_on)
+        return real(did);
+    int wanted = iot_trace_wanted();
+    IOT_TIMED(real(did));
+    if (rc >= 0)
+        iot_h5_lookup_done(did, dt, outer);
+    if (rc >= 0 && wanted)
+        iot_trace_scale_lookup("H5DSis_scale", did, 0, t, dt);
+    return rc;
+}
+
+IOT_EXPORT int H5DSget_num_scales(hid_t did, unsigned int dim)
+{
+    __typeof__(&H5DSget_num_scales) real = IOT_H5_FN(H5DSget_num_scales);
+    if (!real)
+        return -1;
+    if (!iot_capture_on)
+        return real(did, dim);
+    int wanted = iot_trace_wanted() && dim < 0x7fffffffu;
+    IOT_TIMED(real(did, dim));
+    if (rc >= 0)
+        iot_h5_lookup_done(did, dt, outer);
+    if (rc >= 0 && wanted)
+        iot_trace_scale_lookup("H5DSget_num_scales", did, (int)dim, t, dt);
+    return rc;
 }

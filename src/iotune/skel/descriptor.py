@@ -52,7 +52,8 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 # error when the descriptor is read, not a crash or an overflow in the job.
 MAX_RANKS = 2**31 - 1  # an MPI int
 MAX_DIMS = 32  # H5S_MAX_RANK
-SCALE_CALLS = ("set_scale", "attach_scale", "detach_scale")  # dimension scale entries
+SCALE_CALLS = ("set_scale", "attach_scale", "detach_scale", "lookup_scales")  # scale entries
+SCALE_LOOKUPS = ("is_scale", "count", "iterate")  # H5DSis_scale, _get_num_scales, _iterate_scales
 MAX_SCALE_NAME = 1024  # bytes of a dimension scale's name (the skeleton's buffer)
 MAX_NAME = 880  # bytes of a dataset or group path (the runtime's buffers: 1024 - 128 spare)
 MAX_FILE_NAME = 3960  # bytes of a file name (4096 - 128)
@@ -762,7 +763,7 @@ def _write(
     }
     w = c.mapping(w, line, where, fields)
     if any(k in w for k in SCALE_CALLS):
-        return _scale(c, w, line, where, api, datasets)
+        return _scale(c, w, line, where, known, api, datasets)
     if "extent" in w:
         return _extent(c, w, line, where, known, api, datasets)
     is_read = w.get("read", False)
@@ -875,26 +876,44 @@ def _extent(
     return out
 
 
-def _scale(c: _Checker, w: _Map, line: int, where: str, api: str, datasets: dict) -> Write:
+def _scale(
+    c: _Checker, w: _Map, line: int, where: str, known: set[str], api: str, datasets: dict
+) -> Write:
     """{dataset, set_scale: NAME_BYTES} or {dataset, attach_scale|detach_scale: SCALE, dim: N}:
     a dimension scale made (H5DSset_scale) on the dataset, or the dataset SCALE attached to (or
-    detached from) its dimension N, by every rank of the file."""
+    detached from) its dimension N, by every rank of the file; {dataset, lookup_scales:
+    is_scale | count | iterate, dim: N, when}: H5DSis_scale, H5DSget_num_scales or
+    H5DSiterate_scales on the dataset (dimension N), a lookup that reads its scales."""
     calls = [k for k in SCALE_CALLS if k in w]
     key = calls[0]
-    c.mapping(w, line, where, {"dataset", key} | ({"dim"} if key != "set_scale" else set()))
+    dims = key != "set_scale" and not (key == "lookup_scales" and w[key] == "is_scale")
+    c.mapping(w, line, where, {"dataset", key, "when"} | ({"dim"} if dims else set()))
     name = w.get("dataset")
     if len(calls) > 1 or api != "hdf5" or not isinstance(name, str) or name not in datasets:
         c.fail(c.line_of(w, key), f"{where}.{key}",
                "a dimension scale call needs one dataset of this file (and one call)")  # fmt: skip
     out = Write(dataset=name, line=line, collective=True, scale_call=key.split("_")[0])
     value = w[key]
+    if w.get("when") is not None:  # lookups: the ranks that made them (they change nothing)
+        if key != "lookup_scales":
+            c.fail(c.line_of(w, "when"), f"{where}.when", "scales are made by every rank")
+        out.when = c.expression(w["when"], c.line_of(w, "when"), f"{where}.when", known)
+    if key == "lookup_scales":
+        if value not in SCALE_LOOKUPS:
+            c.fail(c.line_of(w, key), f"{where}.{key}",
+                   "expected one of " + ", ".join(SCALE_LOOKUPS))  # fmt: skip
+        out.scale_call = f"lookup:{value}"
+        if value == "is_scale":
+            return out
     if key == "set_scale":
         if type(value) is not int or not 0 <= value <= MAX_SCALE_NAME:
             c.fail(c.line_of(w, key), f"{where}.{key}",
                    f"expected the bytes of the scale's name, 0 to {MAX_SCALE_NAME}")  # fmt: skip
         out.scale_name = value
         return out
-    if not isinstance(value, str) or value not in datasets or value == name:
+    if key == "lookup_scales":
+        pass
+    elif not isinstance(value, str) or value not in datasets or value == name:
         c.fail(c.line_of(w, key), f"{where}.{key}",
                f"expected another dataset of this file, not {value!r}")  # fmt: skip
     dim = w.get("dim")
@@ -903,7 +922,7 @@ def _scale(c: _Checker, w: _Map, line: int, where: str, api: str, datasets: dict
         c.fail(
             c.line_of(w, "dim"), f"{where}.dim", f"expected a dimension of {name!r}, 0 to {last}"
         )
-    out.scale, out.dim = value, dim
+    out.scale, out.dim = (None if key == "lookup_scales" else value), dim
     return out
 
 

@@ -33,7 +33,7 @@ from iotune.skel import descriptor as dmod
 from iotune.skel import steps as stepmod
 from iotune.skel import views as vw
 from iotune.skel.dataset_types import dataset_entry
-from iotune.skel.ops import SCALE_FUNCS, Op, align, ops_of, rank_pattern
+from iotune.skel.ops import SCALE_FUNCS, SCALE_LOOKUPS, Op, align, ops_of, rank_pattern
 from iotune.skel.trace_calls import DIRECT, VIEW_WRITES, FromProfileError, Trace, load_traces
 
 SCALE_KINDS = tuple(SCALE_FUNCS.values())  # dimension scale calls (ops.py)
@@ -147,7 +147,7 @@ class Builder:
                 open_idx[op.file] = len(out)
                 out.append(Session(op.file, op.api, [], op.func, op.mode))
             elif op.kind in ("write", "create", "sync", "extend", *SCALE_KINDS) or (
-                op.kind in ("read", "dopen") and op.file in self.data_files
+                op.kind in ("read", "dopen", "lookup") and op.file in self.data_files
             ):
                 if op.file not in open_idx:  # file opened before the step body
                     open_idx[op.file] = len(out)
@@ -160,7 +160,7 @@ class Builder:
                     # follow (H5Fflush): the skeleton's HDF5 library writes its own
                     self.note(f"{op.file}: {op.func} below HDF5 (its metadata) left out")
                     continue
-                if op.kind == "dopen" and session.api != "hdf5":
+                if op.kind in ("dopen", "lookup") and session.api != "hdf5":
                     continue
                 session.ops.append(op)
             elif op.kind == "close":
@@ -248,7 +248,9 @@ class Builder:
             if len(ranks) < self.ranks:  # opened by these ranks only, on a communicator of theirs
                 entry = {"name": entry.pop("name"), "api": entry.pop("api"),
                          "when": " or ".join(f"rank == {r}" for r in ranks), **entry}  # fmt: skip
-            writes_only_read = all(w.get("read") for w in entry.get("writes", []))
+            writes_only_read = all(
+                w.get("read") or "lookup_scales" in w for w in entry.get("writes", [])
+            )
             if (
                 existing
                 and api == "hdf5"
@@ -426,7 +428,7 @@ class Builder:
         self, name: str, api: str, ops_by_rank: list[list[Op]], datasets: list[dict[str, Any]]
     ) -> list[dict[str, Any]]:
         ops_by_rank = [
-            [op for op in ops if op.kind in ("write", "read", "extend", *SCALE_KINDS)]
+            [op for op in ops if op.kind in ("write", "read", "extend", "lookup", *SCALE_KINDS)]
             for ops in ops_by_rank
         ]
         for ops in ops_by_rank:
@@ -486,6 +488,11 @@ class Builder:
                 if len(ranks) > 1
                 else (f"rank == {ranks[0]}")
             )
+        if ops[0].kind == "lookup":  # netCDF-4's look at a dataset's scales (reads them)
+            w["lookup_scales"] = SCALE_LOOKUPS[ops[0].func]
+            if ops[0].func != "H5DSis_scale":
+                w["dim"] = ops[0].mode
+            return w
         if ops[0].kind in SCALE_KINDS:  # dimension scales: every rank of the file
             w.pop("when", None)
             if ops[0].kind == "scale":

@@ -119,6 +119,9 @@ def _attribute_code(a: Attribute, ind: str) -> list[str]:
 def _write_code(w: Write, nd: int, ind: str) -> list[str]:
     coll = "1" if w.collective else "0"
     when = _c(w.when) if w.when is not None else "1"
+    if w.scale_call and w.scale_call.startswith("lookup:"):  # reads the dataset's scales
+        kind = ("is_scale", "count", "iterate").index(w.scale_call[7:])
+        return [f"{ind}skel_lookup_scales(f, {_cstr(w.dataset)}, step, {kind}, {w.dim}, {when});"]
     if w.scale_call == "set":  # dimension scales: every rank of the file, as in HDF5
         return [f"{ind}skel_set_scale(f, {_cstr(w.dataset)}, step, {w.scale_name});"]
     if w.scale_call is not None:
@@ -260,11 +263,8 @@ def _file_body(f: File, index: int) -> list[str]:
     by_name = {d.name: d for d in f.datasets}
     order = [d.name for d in f.datasets]  # the order the application created them in
     created: set[str] = set()
-    scaled = [x for w in f.writes if w.scale_call for x in (w.dataset, w.scale) if x]
     for w in f.writes:
         named = [x for x in (w.dataset, w.scale) if x]
-        if w.scale_call is not None:  # scales are made once their datasets exist (netCDF-4's
-            named = scaled  # enddef): the datasets they name are created first, in order
         if any(x not in created for x in named):  # they, and those listed before them
             for name in order[: max(order.index(x) for x in named) + 1]:
                 if name not in created:
@@ -290,7 +290,8 @@ def _open_flags(f: File) -> str:
         flags.append("SKEL_OPEN_SERIAL")
     if any(w.read for w in f.writes):
         flags.append("SKEL_OPEN_READS")
-    only_reads = all(w.read for w in f.writes) and all(d.exists for d in f.datasets)
+    only_reads = all(w.read or (w.scale_call or "").startswith("lookup:") for w in f.writes)
+    only_reads = only_reads and all(d.exists for d in f.datasets)
     if f.existing and only_reads and not f.attributes and not f.groups and not f.sync:
         if not f.readwrite:
             flags.append("SKEL_OPEN_READONLY")  # as the application opened it to read

@@ -93,6 +93,8 @@ def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
             kind = "extend"  # the dataset's new extent: c.dims (op.count)
         elif c.func in SCALE_FUNCS:
             kind = SCALE_FUNCS[c.func]  # scale (count: [its name's bytes]), attach, detach
+        elif c.func in SCALE_LOOKUPS:
+            kind = "lookup"  # mode: the dimension
         elif c.func in SYNCS:
             kind = "sync"
         elif c.func in DELETES:
@@ -129,6 +131,8 @@ def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
             kind = kind if ok and 0 <= c.mode < len(dinfo.get("dims") or []) else "other"
         elif kind == "scale" and dname is None:
             kind = "other"
+        elif kind == "lookup" and (dname is None or type(c.mode) is not int or c.mode < 0):
+            kind = "other"
         ops.append(
             Op(
                 kind,
@@ -156,6 +160,9 @@ def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
 
 # dimension scales (libhdf5_hl): the op kinds of their traced calls
 SCALE_FUNCS = {"H5DSset_scale": "scale", "H5DSattach_scale": "attach", "H5DSdetach_scale": "detach"}
+# their lookups (netCDF-4's at every open): op kind "lookup", the descriptor's lookup_scales
+SCALE_LOOKUPS = {"H5DSis_scale": "is_scale", "H5DSget_num_scales": "count",
+                 "H5DSiterate_scales": "iterate"}  # fmt: skip
 
 
 def _view_of(c: Any, view: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -97,6 +97,11 @@ void skel_extend(skel_file_t *f, const char *pattern, long long step, int nd,
 void skel_set_scale(skel_file_t *f, const char *pattern, long long step, long long name_size);
 void skel_attach_scale(skel_file_t *f, const char *pattern, const char *scale, long long step,
                        long long dim, int attach);
+/* A lookup of a dataset's scales, as netCDF-4 makes at every open (they read DIMENSION_LIST and
+ * what it references): kind 0 H5DSis_scale, 1 H5DSget_num_scales, 2 H5DSiterate_scales of
+ * dimension dim; by the ranks where active is non-zero; timed as a read. */
+void skel_lookup_scales(skel_file_t *f, const char *pattern, long long step, int kind,
+                        long long dim, int active);
 void skel_read_chunk(skel_file_t *f, const char *pattern, long long step, int nd,
                      const long long *start, long long size, int active);
 /* The application's memory datatype of the next write on f: n pieces of these lengths (gaps

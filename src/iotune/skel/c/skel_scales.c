@@ -60,3 +60,27 @@ void skel_attach_scale(skel_file_t *f, const char *pattern, const char *scale, l
         skel_die(f->s, attach ? "H5DSattach_scale failed" : "H5DSdetach_scale failed");
     skel_add(f->s, T_WRITE, t0);
 }
+
+static herr_t no_visit(hid_t did, unsigned dim, hid_t scale, void *data)
+{
+    (void)did, (void)dim, (void)scale, (void)data;
+    return 0;
+}
+
+void skel_lookup_scales(skel_file_t *f, const char *pattern, long long step, int kind,
+                        long long dim, int active)
+{
+    if (!applies(f) || !active)
+        return;
+    hid_t id = dataset_id(f, pattern, step);
+    if (dim < 0 || dim >= 32)
+        skel_die(f->s, "a dimension scale lookup past dimension 32");
+    double t0 = skel_now();
+    if (kind == 0)
+        H5DSis_scale(id);
+    else if (kind == 1)
+        H5DSget_num_scales(id, (unsigned)dim);
+    else
+        H5DSiterate_scales(id, (unsigned)dim, NULL, no_visit, NULL);
+    skel_add(f->s, T_READ, t0);
+}
