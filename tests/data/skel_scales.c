@@ -4,14 +4,16 @@
  * 16-bit integer dataset; two 1-D big-endian coordinate datasets become dimension scales
  * (H5DSset_scale, one with a name, one without) attached to the field's dimensions
  * (H5DSattach_scale), and one is attached to the integers and detached again
- * (H5DSdetach_scale). Then every rank opens the file again and looks up the scales as netCDF-4
- * does at every open (H5DSis_scale, H5DSget_num_scales, H5DSiterate_scales: they read
- * DIMENSION_LIST, whose references are in the file's global heap) before reading its rows.
- * Links libhdf5_hl. Usage: skel_scales [ROWS_PER_RANK] */
+ * (H5DSdetach_scale). Then every rank opens the file again, finds its datasets as netCDF-4 does
+ * (H5Gopen2, H5Literate opening them from its callback, H5Aiterate2 over the attributes), looks
+ * up the scales as netCDF-4 does at every open (H5DSis_scale, H5DSget_num_scales,
+ * H5DSiterate_scales: they read DIMENSION_LIST, whose references are in the file's global heap)
+ * before reading its rows. Links libhdf5_hl. Usage: skel_scales [ROWS_PER_RANK] */
 #include <hdf5.h>
 #include <hdf5_hl.h>
 #include <mpi.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define COLS 6
 
@@ -46,6 +48,24 @@ static void read_rows(hid_t d, int rank, hsize_t rows, double *buf)
     H5Dread(d, H5T_NATIVE_DOUBLE, mspace, space, H5P_DEFAULT, buf);
     H5Sclose(mspace);
     H5Sclose(space);
+}
+
+/* As netCDF-4 finds its variables: the datasets opened from H5Literate's callback. */
+static herr_t open_variable(hid_t grp, const char *name, const H5L_info_t *info, void *data)
+{
+    (void)info;
+    hid_t *opened = data;
+    if (strcmp(name, "field") == 0)
+        opened[0] = H5Dopen2(grp, name, H5P_DEFAULT);
+    else if (strcmp(name, "x") == 0)
+        opened[1] = H5Dopen2(grp, name, H5P_DEFAULT);
+    return 0;
+}
+
+static herr_t skip_attribute(hid_t loc, const char *name, const H5A_info_t *info, void *data)
+{
+    (void)loc, (void)name, (void)info, (void)data;
+    return 0;
 }
 
 static herr_t count_scale(hid_t did, unsigned dim, hid_t scale, void *data)
@@ -92,8 +112,14 @@ int main(int argc, char **argv)
 
     /* read back as netCDF-4 opens a file: its variables' scales looked up, then the data */
     file = H5Fopen("scales.h5", H5F_ACC_RDONLY, fapl);
-    x = H5Dopen2(file, "/x", H5P_DEFAULT);
-    f = H5Dopen2(file, "/field", H5P_DEFAULT);
+    hid_t root = H5Gopen2(file, "/", H5P_DEFAULT);
+    hid_t opened[2] = {H5I_INVALID_HID, H5I_INVALID_HID}; /* /field, /x */
+    H5Literate(root, H5_INDEX_NAME, H5_ITER_INC, NULL, open_variable, opened);
+    H5Gclose(root);
+    f = opened[0];
+    x = opened[1];
+    hsize_t attrs = 0;
+    H5Aiterate2(f, H5_INDEX_NAME, H5_ITER_INC, &attrs, skip_attribute, NULL);
     int found = H5DSis_scale(x) > 0 && H5DSis_scale(f) == 0;
     found += H5DSget_num_scales(f, 0);
     H5DSiterate_scales(f, 1, NULL, count_scale, &found);

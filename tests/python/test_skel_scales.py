@@ -63,6 +63,11 @@ def test_big_endian_types_and_dimension_scales_are_made_as_the_application_made_
     assert not [n for n in desc["notes"] if "endian" in n]
     # the lookups of the read-back, on the datasets it opened (and read-only, as it opened)
     assert again.get("open") == "existing" and not again.get("readwrite")
+    # opened from H5Literate's callback, as netCDF-4 opens its variables: still traced
+    assert [(d["name"], d.get("exists")) for d in again["datasets"]] == [
+        ("/field", True),
+        ("/x", True),
+    ]
     looked = [w for w in again["writes"] if "lookup_scales" in w]
     assert looked == [
         {"dataset": "/x", "lookup_scales": "is_scale"},

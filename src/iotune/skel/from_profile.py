@@ -323,7 +323,8 @@ class Builder:
             for ops in ops_by_rank:  # written or only created: the file's structure is kept
                 for op in ops:
                     if (
-                        op.kind in ("write", "create", "read", "extend", "dopen", *SCALE_KINDS)
+                        op.kind
+                        in ("write", "create", "read", "extend", "dopen", "lookup", *SCALE_KINDS)
                         and op.dataset
                         and op.dataset not in datasets
                     ):
