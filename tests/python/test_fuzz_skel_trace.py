@@ -51,6 +51,7 @@ def test_the_seeds_give_descriptors_with_direct_writes_and_extents():
     texts = {p.name: json.dumps(doc) for p, doc in zip(SEEDS, GOOD, strict=True)}
     assert any("H5Dwrite_chunk" in t for t in texts.values())
     assert any("H5Dset_extent" in t for t in texts.values())
+    assert any("H5DSattach_scale" in t and "H5DSiterate_scales" in t for t in texts.values())
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
@@ -60,7 +61,11 @@ def test_mutated_traces(i, data):
     event(_outcome(doc))
 
 
-@pytest.mark.parametrize("func", ["H5Dwrite_chunk", "H5Dread_chunk", "H5Dset_extent"])
+@pytest.mark.parametrize(
+    "func",
+    ["H5Dwrite_chunk", "H5Dread_chunk", "H5Dset_extent", "H5DSset_scale", "H5DSattach_scale",
+     "H5DSdetach_scale", "H5DSiterate_scales", "H5DSget_num_scales", "H5DSis_scale"],
+)  # fmt: skip
 def test_odd_modes_and_boxes_of_the_new_calls(func):
     """The new calls' signatures with a filter mask out of range, no box, a box of another
     rank: a descriptor or a clean refusal."""

@@ -219,14 +219,15 @@ CASES = {
 }
 
 
-def build_hdf5_program(tmp_path_factory, name: str) -> Path:
-    """tests/data/<name>.c compiled with the MPI compiler against parallel HDF5."""
+def build_hdf5_program(tmp_path_factory, name: str, libs: tuple[str, ...] = ()) -> Path:
+    """tests/data/<name>.c compiled with the MPI compiler against parallel HDF5 (and libs,
+    e.g. -lhdf5_hl, after HDF5's own flags)."""
     out = tmp_path_factory.mktemp(name) / name
     flags = subprocess.run(
         ["pkg-config", "--cflags", "--libs", HDF5_PC], capture_output=True, text=True, check=True
     ).stdout.split()
     subprocess.run(
-        [MPICC, "-O1", "-o", str(out), str(REPO / f"tests/data/{name}.c"), *flags],
+        [MPICC, "-O1", "-o", str(out), str(REPO / f"tests/data/{name}.c"), *flags, *libs],
         check=True,
         timeout=120,
     )

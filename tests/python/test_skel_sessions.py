@@ -58,14 +58,15 @@ def test_opens_without_data_are_made_as_the_application_made_them(
             ("/data", True),
             ("/spare", True),
         ]
-    # the fill value, traced in the file's type (big-endian), written as the skeleton's
+    # the fill value, traced in the file's type (big-endian), the skeleton's too
     traced = {d["name"]: d["fill"] for d in iotrace.load(str(prof))[0]["datasets"]}
     assert traced == {
         "/data": {"time": "ifset", "value": None},
         "/spare": {"time": "ifset", "value": "fffffff9"},
     }
     made = {d["name"]: d.get("fill_value") for d in files[1]["datasets"]}
-    assert made == {"/data": None, "/spare": "f9ffffff"}
+    assert made == {"/data": None, "/spare": "fffffff9"}
+    assert [d["type"] for d in files[1]["datasets"]] == ["int32", "int32be"]
     skeleton = _skeleton(desc, tmp_path)
     out = tmp_path / "out"
     out.mkdir()

@@ -34,4 +34,11 @@ int record_of(const iot_h5_api *h, hid_t obj, const char *known_name);
 void describe_dataset(const iot_h5_api *h, hid_t id, hid_t space, hid_t type, hid_t dcpl,
                       iot_trace_dset_desc *d, uint64_t *dims, uint64_t *maxdims, uint64_t *chunks);
 
+/* A lookup call in loc's file (finding an object or attribute, iterating) that took dt
+ * seconds: HDF5 metadata time (wrap_hdf5_attr.c). */
+void iot_h5_lookup_done(hid_t loc, double dt, int outer);
+/* A dimension scale lookup (H5DSis_scale, H5DSget_num_scales, H5DSiterate_scales) on dataset
+ * did, dimension dim, traced (wrap_hdf5_scales.c; the trace's lock is taken there). */
+void iot_trace_scale_lookup(const char *func, hid_t did, int dim, double t, double dt);
+
 #endif

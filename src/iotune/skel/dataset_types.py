@@ -94,8 +94,8 @@ def type_of(
                                if cls == "compound" and found is None else "")
         )  # fmt: skip
         return {"opaque": size}
-    if info.get("type_order") == "BE":
-        note(f"{real}: big-endian {typ} in the application: written little-endian")
+    if info.get("type_order") == "BE":  # stored big-endian, as the application's file
+        typ += "be"
     return typ
 
 
@@ -127,9 +127,10 @@ def _fill(d: dict[str, Any], info: dict[str, Any]) -> None:
     """The fill value the application set (the trace's, at the dataset's creation or opening):
     with a fill value HDF5 writes it where it allocates (early under MPI-IO) at fill time ifset,
     its default; without, it writes nothing (netCDF-4 sets one for every variable: a third of
-    its bytes below HDF5). Its bytes are in the application's type: a big-endian number, which
-    the skeleton writes little-endian, has them reversed. A compound's members are packed
-    differently in the skeleton: its fill value is left out."""
+    its bytes below HDF5). Its bytes are in the application's type, as the skeleton's (a
+    big-endian number's too: the skeleton stores it big-endian); an old descriptor's number
+    type chosen little-endian for a big-endian one has them reversed. A compound's members are
+    packed differently in the skeleton: its fill value is left out."""
     fill = info.get("fill")
     if not isinstance(fill, dict):
         return
@@ -141,7 +142,7 @@ def _fill(d: dict[str, Any], info: dict[str, Any]) -> None:
     typ = d["type"]
     if isinstance(typ, dict) and "compound" in typ:
         return
-    if info.get("type_order") == "BE" and isinstance(typ, str):
+    if info.get("type_order") == "BE" and isinstance(typ, str) and not typ.endswith("be"):
         value = "".join(reversed([value[i : i + 2] for i in range(0, len(value), 2)]))
     d["fill_value"] = value
 

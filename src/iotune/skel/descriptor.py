@@ -34,6 +34,14 @@ TYPES = {
     "uint32": (4, "H5T_NATIVE_UINT32", "H5T_STD_U32LE"),
     "uint64": (8, "H5T_NATIVE_UINT64", "H5T_STD_U64LE"),
 }
+# the same numbers stored big-endian (netCDF-4's variables): written from the machine's own
+# order, HDF5 converting, as the application's are
+TYPES.update(
+    {
+        f"{name}be": (size, native, h5[:-2] + "BE")
+        for name, (size, native, h5) in list(TYPES.items())
+    }
+)
 FILTERS = ("shuffle", "fletcher32")  # and deflate=LEVEL (0-9)
 MAX_FILL_VALUE = 256  # bytes of a dataset's fill value (one element)
 FILL_TIMES = ("alloc", "never", "ifset")  # a dataset's fill time (H5Pset_fill_time)
@@ -44,6 +52,9 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 # error when the descriptor is read, not a crash or an overflow in the job.
 MAX_RANKS = 2**31 - 1  # an MPI int
 MAX_DIMS = 32  # H5S_MAX_RANK
+SCALE_CALLS = ("set_scale", "attach_scale", "detach_scale", "lookup_scales")  # scale entries
+SCALE_LOOKUPS = ("is_scale", "count", "iterate")  # H5DSis_scale, _get_num_scales, _iterate_scales
+MAX_SCALE_NAME = 1024  # bytes of a dimension scale's name (the skeleton's buffer)
 MAX_NAME = 880  # bytes of a dataset or group path (the runtime's buffers: 1024 - 128 spare)
 MAX_FILE_NAME = 3960  # bytes of a file name (4096 - 128)
 MAX_MEMBERS = 1024  # members of a compound type
@@ -167,6 +178,13 @@ class Write:
     filter_mask: int = 0
     # not a write: H5Dset_extent of the dataset to these dimensions (collective on a shared file)
     extent: list[ast.expr] | None = None
+    # not a write: a dimension scale call on the dataset (collective on a shared file): "set"
+    # (H5DSset_scale, a name of scale_name bytes with its NUL, 0 none), "attach" or "detach"
+    # (H5DSattach_scale / H5DSdetach_scale of dataset `scale` to dimension `dim`)
+    scale_call: str | None = None
+    scale: str | None = None
+    scale_name: int = 0
+    dim: int = 0
 
 
 @dataclass
@@ -740,8 +758,12 @@ def _write(
         "direct",
         "filter_mask",
         "extent",
+        *SCALE_CALLS,
+        "dim",
     }
     w = c.mapping(w, line, where, fields)
+    if any(k in w for k in SCALE_CALLS):
+        return _scale(c, w, line, where, known, api, datasets)
     if "extent" in w:
         return _extent(c, w, line, where, known, api, datasets)
     is_read = w.get("read", False)
@@ -851,6 +873,56 @@ def _extent(
     )
     if w.get("when") is not None:
         out.when = c.expression(w["when"], c.line_of(w, "when"), f"{where}.when", known)
+    return out
+
+
+def _scale(
+    c: _Checker, w: _Map, line: int, where: str, known: set[str], api: str, datasets: dict
+) -> Write:
+    """{dataset, set_scale: NAME_BYTES} or {dataset, attach_scale|detach_scale: SCALE, dim: N}:
+    a dimension scale made (H5DSset_scale) on the dataset, or the dataset SCALE attached to (or
+    detached from) its dimension N, by every rank of the file; {dataset, lookup_scales:
+    is_scale | count | iterate, dim: N, when}: H5DSis_scale, H5DSget_num_scales or
+    H5DSiterate_scales on the dataset (dimension N), a lookup that reads its scales."""
+    calls = [k for k in SCALE_CALLS if k in w]
+    key = calls[0]
+    dims = key != "set_scale" and not (key == "lookup_scales" and w[key] == "is_scale")
+    c.mapping(w, line, where, {"dataset", key, "when"} | ({"dim"} if dims else set()))
+    name = w.get("dataset")
+    if len(calls) > 1 or api != "hdf5" or not isinstance(name, str) or name not in datasets:
+        c.fail(c.line_of(w, key), f"{where}.{key}",
+               "a dimension scale call needs one dataset of this file (and one call)")  # fmt: skip
+    out = Write(dataset=name, line=line, collective=True, scale_call=key.split("_")[0])
+    value = w[key]
+    if w.get("when") is not None:  # lookups: the ranks that made them (they change nothing)
+        if key != "lookup_scales":
+            c.fail(c.line_of(w, "when"), f"{where}.when", "scales are made by every rank")
+        out.when = c.expression(w["when"], c.line_of(w, "when"), f"{where}.when", known)
+    if key == "lookup_scales":
+        if value not in SCALE_LOOKUPS:
+            c.fail(c.line_of(w, key), f"{where}.{key}",
+                   "expected one of " + ", ".join(SCALE_LOOKUPS))  # fmt: skip
+        out.scale_call = f"lookup:{value}"
+        if value == "is_scale":
+            return out
+    if key == "set_scale":
+        if type(value) is not int or not 0 <= value <= MAX_SCALE_NAME:
+            c.fail(c.line_of(w, key), f"{where}.{key}",
+                   f"expected the bytes of the scale's name, 0 to {MAX_SCALE_NAME}")  # fmt: skip
+        out.scale_name = value
+        return out
+    if key == "lookup_scales":
+        pass
+    elif not isinstance(value, str) or value not in datasets or value == name:
+        c.fail(c.line_of(w, key), f"{where}.{key}",
+               f"expected another dataset of this file, not {value!r}")  # fmt: skip
+    dim = w.get("dim")
+    if type(dim) is not int or not 0 <= dim < len(datasets[name].dims):
+        last = len(datasets[name].dims) - 1
+        c.fail(
+            c.line_of(w, "dim"), f"{where}.dim", f"expected a dimension of {name!r}, 0 to {last}"
+        )
+    out.scale, out.dim = (None if key == "lookup_scales" else value), dim
     return out
 
 
@@ -968,8 +1040,8 @@ def checked_ranks(ranks: int) -> list[int]:
 
 
 def _check_write(d: Descriptor, w: Write, dsets: dict[str, Dataset], env: dict[str, int]) -> None:
-    if w.when is not None and not expr.evaluate(w.when, env):
-        return
+    if w.scale_call is not None or (w.when is not None and not expr.evaluate(w.when, env)):
+        return  # a dimension scale call: checked when read
     if w.by_rank is not None:
         if env["rank"] not in w.by_rank:
             raise expr.ExprError("by_rank has no entry for this rank")

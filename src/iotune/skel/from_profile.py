@@ -33,8 +33,11 @@ from iotune.skel import descriptor as dmod
 from iotune.skel import steps as stepmod
 from iotune.skel import views as vw
 from iotune.skel.dataset_types import dataset_entry
-from iotune.skel.ops import Op, align, ops_of, rank_pattern
+from iotune.skel.ops import SCALE_FUNCS, SCALE_LOOKUPS, Op, align, ops_of, rank_pattern
 from iotune.skel.trace_calls import DIRECT, VIEW_WRITES, FromProfileError, Trace, load_traces
+
+SCALE_KINDS = tuple(SCALE_FUNCS.values())  # dimension scale calls (ops.py)
+SCALE_ATTRIBUTES = {"DIMENSION_LIST", "REFERENCE_LIST"}  # object references H5DS makes
 
 __all__ = ["FromProfileError", "from_profile", "load_traces", "to_yaml"]
 
@@ -114,6 +117,10 @@ class Builder:
                             op.dataset = pat
                 elif where == "dataset" and op.dataset is not None:
                     op.dataset, op.step = stepmod.first_number_to_step(op.dataset)
+                if op.scale is not None:  # a scale of the step's own, as its dataset
+                    pat, value = stepmod.first_number_to_step(op.scale)
+                    if value is not None and value == op.step:
+                        op.scale = pat
         # keep step 0 only (the body), checking that the other steps look the same
         body = [stepmod.step_body(ops, steps, where) for ops in ops_by_rank]
         if steps > 1 and any(b is None for b in body):
@@ -139,8 +146,8 @@ class Builder:
             if op.kind == "open":
                 open_idx[op.file] = len(out)
                 out.append(Session(op.file, op.api, [], op.func, op.mode))
-            elif op.kind in ("write", "create", "sync", "extend") or (
-                op.kind in ("read", "dopen") and op.file in self.data_files
+            elif op.kind in ("write", "create", "sync", "extend", *SCALE_KINDS) or (
+                op.kind in ("read", "dopen", "lookup") and op.file in self.data_files
             ):
                 if op.file not in open_idx:  # file opened before the step body
                     open_idx[op.file] = len(out)
@@ -153,7 +160,7 @@ class Builder:
                     # follow (H5Fflush): the skeleton's HDF5 library writes its own
                     self.note(f"{op.file}: {op.func} below HDF5 (its metadata) left out")
                     continue
-                if op.kind == "dopen" and session.api != "hdf5":
+                if op.kind in ("dopen", "lookup") and session.api != "hdf5":
                     continue
                 session.ops.append(op)
             elif op.kind == "close":
@@ -241,7 +248,9 @@ class Builder:
             if len(ranks) < self.ranks:  # opened by these ranks only, on a communicator of theirs
                 entry = {"name": entry.pop("name"), "api": entry.pop("api"),
                          "when": " or ".join(f"rank == {r}" for r in ranks), **entry}  # fmt: skip
-            writes_only_read = all(w.get("read") for w in entry.get("writes", []))
+            writes_only_read = all(
+                w.get("read") or "lookup_scales" in w for w in entry.get("writes", [])
+            )
             if (
                 existing
                 and api == "hdf5"
@@ -314,7 +323,8 @@ class Builder:
             for ops in ops_by_rank:  # written or only created: the file's structure is kept
                 for op in ops:
                     if (
-                        op.kind in ("write", "create", "read", "extend", "dopen")
+                        op.kind
+                        in ("write", "create", "read", "extend", "dopen", "lookup", *SCALE_KINDS)
                         and op.dataset
                         and op.dataset not in datasets
                     ):
@@ -406,6 +416,8 @@ class Builder:
             if (on, found["name"]) not in seen:
                 seen.add((on, found["name"]))
                 out.append(entry)
+        if any(op.kind in ("attach", "detach") for ops in ops_by_rank for op in ops):
+            skipped -= SCALE_ATTRIBUTES  # the skeleton's H5DS calls make them
         if skipped:
             self.note(
                 f"{name}: attributes of a type a skeleton does not write (compound, array, "
@@ -417,7 +429,8 @@ class Builder:
         self, name: str, api: str, ops_by_rank: list[list[Op]], datasets: list[dict[str, Any]]
     ) -> list[dict[str, Any]]:
         ops_by_rank = [
-            [op for op in ops if op.kind in ("write", "read", "extend")] for ops in ops_by_rank
+            [op for op in ops if op.kind in ("write", "read", "extend", "lookup", *SCALE_KINDS)]
+            for ops in ops_by_rank
         ]
         for ops in ops_by_rank:
             for op in ops:
@@ -454,6 +467,14 @@ class Builder:
         ]
         dims_of = {d["name"]: (d, list(d["dims"])) for d in datasets}
         writes = [self._write(group, api, dims_of) for group in groups]
+        lost = {w[k] for w in writes for k in ("attach_scale", "detach_scale") if k in w} - set(
+            dims_of
+        )
+        if lost:  # a scale the file's entry does not make (not traced there)
+            self.note(
+                f"{name}: dimension scales of datasets not made here left out: {sorted(lost)}"
+            )
+            writes = [w for w in writes if w.get("attach_scale", w.get("detach_scale")) not in lost]
         return dec.compress(writes)
 
     def _write(self, group: list[tuple[int, Op]], api: str, dims_of: dict) -> dict[str, Any]:
@@ -468,6 +489,18 @@ class Builder:
                 if len(ranks) > 1
                 else (f"rank == {ranks[0]}")
             )
+        if ops[0].kind == "lookup":  # netCDF-4's look at a dataset's scales (reads them)
+            w["lookup_scales"] = SCALE_LOOKUPS[ops[0].func]
+            if ops[0].func != "H5DSis_scale":
+                w["dim"] = ops[0].mode
+            return w
+        if ops[0].kind in SCALE_KINDS:  # dimension scales: every rank of the file
+            w.pop("when", None)
+            if ops[0].kind == "scale":
+                w["set_scale"] = min(ops[0].size, dmod.MAX_SCALE_NAME)
+            else:
+                w[f"{ops[0].kind}_scale"], w["dim"] = ops[0].scale, ops[0].mode
+            return w
         if ops[0].kind == "extend":  # H5Dset_extent (collective in parallel: one extent)
             extents = [op.count for op in ops if op.count]
             extents = [e for e in extents if len(e) == len(extents[0])]

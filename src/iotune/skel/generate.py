@@ -119,6 +119,15 @@ def _attribute_code(a: Attribute, ind: str) -> list[str]:
 def _write_code(w: Write, nd: int, ind: str) -> list[str]:
     coll = "1" if w.collective else "0"
     when = _c(w.when) if w.when is not None else "1"
+    if w.scale_call and w.scale_call.startswith("lookup:"):  # reads the dataset's scales
+        kind = ("is_scale", "count", "iterate").index(w.scale_call[7:])
+        return [f"{ind}skel_lookup_scales(f, {_cstr(w.dataset)}, step, {kind}, {w.dim}, {when});"]
+    if w.scale_call == "set":  # dimension scales: every rank of the file, as in HDF5
+        return [f"{ind}skel_set_scale(f, {_cstr(w.dataset)}, step, {w.scale_name});"]
+    if w.scale_call is not None:
+        attach = 1 if w.scale_call == "attach" else 0
+        return [f"{ind}skel_attach_scale(f, {_cstr(w.dataset)}, {_cstr(w.scale)}, step, "
+                f"{w.dim}, {attach});"]  # fmt: skip
     if w.extent is not None:  # H5Dset_extent: every rank of the file, as in HDF5
         dims = _array("extent", [_c(x) for x in w.extent])
         return [f"{ind}{{ /* extend a dataset */", f"{ind}  {dims}",
@@ -255,8 +264,9 @@ def _file_body(f: File, index: int) -> list[str]:
     order = [d.name for d in f.datasets]  # the order the application created them in
     created: set[str] = set()
     for w in f.writes:
-        if w.dataset and w.dataset not in created:  # it, and those listed before it
-            for name in order[: order.index(w.dataset) + 1]:
+        named = [x for x in (w.dataset, w.scale) if x]
+        if any(x not in created for x in named):  # they, and those listed before them
+            for name in order[: max(order.index(x) for x in named) + 1]:
                 if name not in created:
                     out.extend(_dataset_code(by_name[name], "  "))
                     created.add(name)
@@ -280,7 +290,8 @@ def _open_flags(f: File) -> str:
         flags.append("SKEL_OPEN_SERIAL")
     if any(w.read for w in f.writes):
         flags.append("SKEL_OPEN_READS")
-    only_reads = all(w.read for w in f.writes) and all(d.exists for d in f.datasets)
+    only_reads = all(w.read or (w.scale_call or "").startswith("lookup:") for w in f.writes)
+    only_reads = only_reads and all(d.exists for d in f.datasets)
     if f.existing and only_reads and not f.attributes and not f.groups and not f.sync:
         if not f.readwrite:
             flags.append("SKEL_OPEN_READONLY")  # as the application opened it to read
@@ -392,7 +403,7 @@ CC = {cc}
 HDF5_PC = {pc}
 CFLAGS = -O2 -std=c11 -Wall -Wextra
 CPPFLAGS = $(shell pkg-config --cflags $(HDF5_PC))
-LDLIBS = $(shell pkg-config --libs $(HDF5_PC))
+LDLIBS = $(shell pkg-config --libs $(HDF5_PC)){hl}
 
 RT_SRC = {rt_src}
 RT_HDR = {rt_hdr}
@@ -424,6 +435,9 @@ RUN_SLURM = """\
 cd "$SLURM_SUBMIT_DIR" || exit 1
 srun ./skeleton "$@"
 """
+
+
+SCALES_SOURCE = "skel_scales.c"  # the runtime's part that needs libhdf5_hl
 
 
 def runtime_files() -> list[str]:
@@ -459,9 +473,12 @@ def generate(
         with resources.as_file(src) as p:
             shutil.copyfile(p, os.path.join(out_dir, name))
         written.append(os.path.join(out_dir, name))
-    sources = " ".join(n for n in runtime if n.endswith(".c"))
+    # dimension scales need HDF5's high-level library: built and linked only when made
+    scales = any(w.scale_call for f in d.files for w in f.writes)
+    sources = " ".join(n for n in runtime if n.endswith(".c") and (scales or n != SCALES_SOURCE))
     headers = " ".join(n for n in runtime if n.endswith(".h"))
-    put("Makefile", MAKEFILE.format(cc=cc, pc=pkg, rt_src=sources, rt_hdr=headers))
+    put("Makefile", MAKEFILE.format(cc=cc, pc=pkg, rt_src=sources, rt_hdr=headers,
+                                    hl=" -lhdf5_hl" if scales else ""))  # fmt: skip
     put("run-local.sh", RUN_LOCAL.format(name=d.name, ranks=d.ranks, mpiexec=mpiexec), True)
     put("run-slurm.sbatch", RUN_SLURM.format(name=d.name, ranks=d.ranks), True)
     return written

@@ -68,6 +68,7 @@ class Op:
     memory: list[int] | None = None  # the pieces of a noncontiguous memory datatype (trace)
     filter_mask: int = 0  # a direct chunk transfer's filters skipped
     mode: int | None = None  # an open's flags as traced (H5F_ACC_* for HDF5)
+    scale: str | None = None  # attach, detach: the scale's dataset (its real path)
 
 
 def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
@@ -90,6 +91,10 @@ def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
             kind = "dopen"  # a dataset opened (read, or only looked at: its header is read)
         elif c.func == "H5Dset_extent":
             kind = "extend"  # the dataset's new extent: c.dims (op.count)
+        elif c.func in SCALE_FUNCS:
+            kind = SCALE_FUNCS[c.func]  # scale (count: [its name's bytes]), attach, detach
+        elif c.func in SCALE_LOOKUPS:
+            kind = "lookup"  # mode: the dimension
         elif c.func in SYNCS:
             kind = "sync"
         elif c.func in DELETES:
@@ -118,6 +123,16 @@ def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
                 start = _unravel(max(elem, 0), extent)
         if kind == "extend" and count is None:  # no dataset or extent known: nothing to make
             kind = "other"
+        scale = None
+        if kind in ("attach", "detach"):  # dims: [the scale's dataset], mode: the dimension
+            i = c.dims[0] if c.dims and len(c.dims) == 1 else -1
+            ok = dname is not None and 0 <= i < len(tr.datasets) and type(c.mode) is int
+            scale = tr.datasets[i]["name"] if ok else None
+            kind = kind if ok and 0 <= c.mode < len(dinfo.get("dims") or []) else "other"
+        elif kind == "scale" and dname is None:
+            kind = "other"
+        elif kind == "lookup" and (dname is None or type(c.mode) is not int or c.mode < 0):
+            kind = "other"
         ops.append(
             Op(
                 kind,
@@ -137,9 +152,17 @@ def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
                 memory=(c.memory or {}).get("pieces"),
                 filter_mask=c.filter_mask,
                 mode=c.mode,
+                scale=scale,
             )
         )
     return ops
+
+
+# dimension scales (libhdf5_hl): the op kinds of their traced calls
+SCALE_FUNCS = {"H5DSset_scale": "scale", "H5DSattach_scale": "attach", "H5DSdetach_scale": "detach"}
+# their lookups (netCDF-4's at every open): op kind "lookup", the descriptor's lookup_scales
+SCALE_LOOKUPS = {"H5DSis_scale": "is_scale", "H5DSget_num_scales": "count",
+                 "H5DSiterate_scales": "iterate"}  # fmt: skip
 
 
 def _view_of(c: Any, view: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+/* A descriptor's number type: its name as the file stores it (float32 is the machine's own order;
+ * float32be and the like big-endian, as netCDF-4 stores its variables). */
 static hid_t type_of(const char *t, size_t *size)
 {
     static const struct {
@@ -16,13 +18,39 @@ static hid_t type_of(const char *t, size_t *size)
     hid_t ids[] = {H5T_NATIVE_FLOAT,  H5T_NATIVE_DOUBLE, H5T_NATIVE_INT8,  H5T_NATIVE_INT16,
                    H5T_NATIVE_INT32,  H5T_NATIVE_INT64,  H5T_NATIVE_UINT8, H5T_NATIVE_UINT16,
                    H5T_NATIVE_UINT32, H5T_NATIVE_UINT64};
+    hid_t be[] = {H5T_IEEE_F32BE, H5T_IEEE_F64BE, H5T_STD_I8BE,  H5T_STD_I16BE, H5T_STD_I32BE,
+                  H5T_STD_I64BE,  H5T_STD_U8BE,   H5T_STD_U16BE, H5T_STD_U32BE, H5T_STD_U64BE};
+    size_t n = strlen(t);
+    int big = n > 2 && strcmp(t + n - 2, "be") == 0;
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
-        if (strcmp(types[i].name, t) == 0) {
+        if (strncmp(types[i].name, t, big ? n - 2 : n) == 0 &&
+            types[i].name[big ? n - 2 : n] == '\0') {
             *size = types[i].size;
-            return ids[i];
+            return big ? be[i] : ids[i];
         }
     *size = 1;
     return H5T_NATIVE_UINT8;
+}
+
+/* The memory type a write or read of a dataset of type t goes through: the machine's own
+ * number type for a number stored in the other byte order (HDF5 converts, as it does for the
+ * application, which holds its numbers in its own order), else t itself. */
+hid_t skel_mem_type(hid_t t)
+{
+    H5T_class_t c = H5Tget_class(t);
+    if ((c != H5T_INTEGER && c != H5T_FLOAT) || H5Tget_order(t) == H5Tget_order(H5T_NATIVE_INT))
+        return t;
+    size_t n = H5Tget_size(t);
+    if (c == H5T_FLOAT)
+        return n == 4 ? H5T_NATIVE_FLOAT : n == 8 ? H5T_NATIVE_DOUBLE : t;
+    int sgn = H5Tget_sign(t) == H5T_SGN_2;
+    switch (n) {
+    case 1: return sgn ? H5T_NATIVE_INT8 : H5T_NATIVE_UINT8;
+    case 2: return sgn ? H5T_NATIVE_INT16 : H5T_NATIVE_UINT16;
+    case 4: return sgn ? H5T_NATIVE_INT32 : H5T_NATIVE_UINT32;
+    case 8: return sgn ? H5T_NATIVE_INT64 : H5T_NATIVE_UINT64;
+    default: return t;
+    }
 }
 
 hid_t skel_type_named(const char *name)
@@ -246,7 +274,8 @@ void skel_write(skel_file_t *f, const char *pattern, long long step, int nd, con
             ct[i] = (hsize_t)count[i];
         }
         size_t esize = H5Tget_size(f->dsets[k].type);
-        skel_h5_write(f, f->dsets[k].id, f->dsets[k].type, esize, nd, st, ct, collective, active);
+        skel_h5_write(f, f->dsets[k].id, skel_mem_type(f->dsets[k].type), esize, nd, st, ct,
+                      collective, active);
         return;
     }
     /* other methods see a dataset write as its bytes */

@@ -66,7 +66,8 @@ static void h5_read(skel_file_t *f, int k, int nd, const hsize_t *start, const h
     }
     hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
     H5Pset_dxpl_mpio(dxpl, coll ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT);
-    herr_t rc = H5Dread(f->dsets[k].id, f->dsets[k].type, mspace, fspace, dxpl, data);
+    herr_t rc =
+        H5Dread(f->dsets[k].id, skel_mem_type(f->dsets[k].type), mspace, fspace, dxpl, data);
     H5Pclose(dxpl);
     H5Sclose(mspace);
     H5Sclose(fspace);

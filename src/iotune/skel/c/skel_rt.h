@@ -90,6 +90,18 @@ void skel_write_chunk(skel_file_t *f, const char *pattern, long long step, int n
  * rank calls it (active or not: it is collective), with the same extent. Other methods: none. */
 void skel_extend(skel_file_t *f, const char *pattern, long long step, int nd,
                  const long long *extent, int active);
+/* Dimension scales (skel_scales.c, built only when the descriptor makes them): H5DSset_scale
+ * of a dataset with a name of name_size bytes (with its NUL; 0: none), H5DSattach_scale
+ * (attach 1) or H5DSdetach_scale (0) of dataset scale to dimension dim of a dataset; every rank
+ * of the file calls them (they change metadata). Other methods: none. */
+void skel_set_scale(skel_file_t *f, const char *pattern, long long step, long long name_size);
+void skel_attach_scale(skel_file_t *f, const char *pattern, const char *scale, long long step,
+                       long long dim, int attach);
+/* A lookup of a dataset's scales, as netCDF-4 makes at every open (they read DIMENSION_LIST and
+ * what it references): kind 0 H5DSis_scale, 1 H5DSget_num_scales, 2 H5DSiterate_scales of
+ * dimension dim; by the ranks where active is non-zero; timed as a read. */
+void skel_lookup_scales(skel_file_t *f, const char *pattern, long long step, int kind,
+                        long long dim, int active);
 void skel_read_chunk(skel_file_t *f, const char *pattern, long long step, int nd,
                      const long long *start, long long size, int active);
 /* The application's memory datatype of the next write on f: n pieces of these lengths (gaps
