@@ -886,6 +886,10 @@ def additions(
     res = pairs.run(settings, {k: m for k, (_, m) in chosen.items()}, maximize, True)
     for k, (e, more) in chosen.items():
         c = _contribution(res[k], maximize)
+        if c["needed"] and c["cost"] < 1.0 + cfg.min_gain:
+            # significant but smaller than --min-gain: not worth a setting more in best.xml
+            # (the bar the candidate passed in the search, whose effect selection inflates)
+            c = {**c, "needed": False, "below_min_gain": True}
         out["tested"].append({**e.as_dict(), "measured": c})
         if c["needed"]:
             out["settings"].update({n: v for n, v in more.items() if n not in settings})
@@ -894,7 +898,13 @@ def additions(
         "with vs without each: "
         + ", ".join(
             f"{t['setting']} {t['measured']['cost']:.2f}x ("
-            + ("kept" if t["measured"]["needed"] else "no gain shown: left out")
+            + (
+                "kept"
+                if t["measured"]["needed"]
+                else f"below --min-gain {cfg.min_gain:.0%}: left out"
+                if t["measured"].get("below_min_gain")
+                else "no gain shown: left out"
+            )
             + ")"
             for t in out["tested"]
         )
