@@ -45,6 +45,7 @@ from unittest import mock
 import optuna
 
 from iotune import space
+from iotune import study as study_module
 from iotune.search import get_strategy, loop, warmstart
 from iotune.study import TuneConfig, capping_for, remeasure_leaders
 from iotune.trial import Outcome
@@ -497,6 +498,9 @@ def replay_study(
         "correct": land.reached(key, 0.95),
         "p_within_95": shape["p"].get(key, 0.0),  # the verdict's chance, noise counted
         "in_top": key in top,
+        # the reduced set's own check against the defaults (study._checked_reduction): its
+        # pairs, and whether it failed so that the whole winner was kept
+        "reduced_check": _reduced_check(summary.get("minimal") or {}),
     }
     if keep_summary:
         out["summary"] = summary
@@ -637,6 +641,16 @@ def shape_of(land: Landscape) -> dict:
     }
 
 
+def _reduced_check(minimal: dict) -> dict | None:
+    """The reduced set's check of one study: {"pairs", "passed"}; None when there was none."""
+    if minimal.get("rejected"):
+        return {"pairs": minimal["rejected"].get("pairs"), "passed": False}
+    verified = minimal.get("verified")
+    if verified and minimal.get("removed"):
+        return {"pairs": verified.get("pairs"), "passed": bool(verified.get("improved"))}
+    return None
+
+
 def main_studies(args: argparse.Namespace) -> int:
     pairs = list(zip(args.landscape_study or [], args.space or [], strict=False))
     if len(args.landscape_study or []) != len(args.space or []):
@@ -655,6 +669,7 @@ def main_studies(args: argparse.Namespace) -> int:
         "first_seed": args.first_seed,
         "warmup": args.warmup,
         "noisier": args.noisier,
+        "reduced_extra": study_module.REDUCED_EXTRA,
         "budgets": STUDY_BUDGETS,
         "landscapes": {},
     }
@@ -819,6 +834,13 @@ def main() -> int:
         help="merge the JSON files of several --studies runs (run side by side, one "
         "landscape and strategy each) into --out and its .txt table",
     )
+    ap.add_argument(
+        "--reduced-extra",
+        type=float,
+        metavar="F",
+        help="with --studies: the reduced set's check takes up to F x --verify-pairs more "
+        "pairs (study.REDUCED_EXTRA; 0: capped at --verify-pairs as before 2026-11-27)",
+    )
     ap.add_argument("--first-seed", type=int, default=0)
     ap.add_argument("--seeds", type=int, default=100)
     ap.add_argument("--strategies", default="tpe,random,genetic")
@@ -830,6 +852,8 @@ def main() -> int:
     )
     args = ap.parse_args()
     optuna.logging.set_verbosity(optuna.logging.ERROR)
+    if args.reduced_extra is not None:
+        study_module.REDUCED_EXTRA = args.reduced_extra
     if args.merge:
         return merge_studies(args.merge, args.out)
     if args.studies:
