@@ -15,6 +15,7 @@ from iotune.skel.trace_calls import (
     DELETES,
     OPENS,
     READS_PREFIX,
+    SET_SIZES,
     SYNCS,
     VIEW_AT_WRITES,
     VIEW_WRITES,
@@ -49,7 +50,8 @@ def rank_pattern(names_by_rank: list[str], ranks: int) -> str | None:
 class Op:
     """A call of one rank, with names in pattern form."""
 
-    # open, close, write, read, create, dopen, sync, extend (count: the new extent), delete
+    # open, close, write, read, create, dopen, sync, extend (count: the new extent), delete,
+    # setsize (size: the new size)
     kind: str
     func: str
     file: str  # pattern ({rank}, later {step})
@@ -68,6 +70,7 @@ class Op:
     memory: list[int] | None = None  # the pieces of a noncontiguous memory datatype (trace)
     filter_mask: int = 0  # a direct chunk transfer's filters skipped
     mode: int | None = None  # an open's flags as traced (H5F_ACC_* for HDF5)
+    fresh: bool = False  # a read into memory never touched before (trace_calls.Call.fresh)
 
 
 def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
@@ -94,6 +97,8 @@ def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
             kind = "sync"
         elif c.func in DELETES:
             kind = "delete"
+        elif c.func in SET_SIZES:
+            kind = "setsize"  # size: the file's new size
         elif c.func.startswith(READS_PREFIX):
             kind = "read"
         else:
@@ -137,6 +142,7 @@ def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
                 memory=(c.memory or {}).get("pieces"),
                 filter_mask=c.filter_mask,
                 mode=c.mode,
+                fresh=c.fresh,
             )
         )
     return ops
