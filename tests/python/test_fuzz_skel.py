@@ -125,6 +125,7 @@ needs_cc = pytest.mark.skipif(
         "direct_chunks.yaml",
         "view_runs_at.yaml",
         "sessions.yaml",
+        "memory_set_size.yaml",
     ],
 )
 def test_seed_skeletons_compile(seed, tmp_path):
