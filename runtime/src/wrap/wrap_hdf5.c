@@ -203,11 +203,15 @@ static int selection_box(const iot_h5_api *h, hid_t dset, hid_t fspace, int ds, 
 
 /* For the trace, before a read: is its destination, bytes at buf, memory never touched yet (a
  * new NumPy array's), so that the read faults its pages in? One mincore over at most 64 pages
- * after the first (where an allocator writes its header): 1 when none of them is resident. */
+ * after the first (where an allocator writes its header): 1 when none of them is resident.
+ * Asked of reads of 256 KiB or more only: a mincore costs 1.5-2 us here (bench/README.md,
+ * "Cost of the preloaded runtime per intercepted call"), little beside such a read. */
 static int fresh_memory(const void *buf, uint64_t bytes)
 {
-    long page = sysconf(_SC_PAGESIZE);
-    if (!buf || page <= 0 || bytes < 3 * (uint64_t)page)
+    static long page;
+    if (!page)
+        page = sysconf(_SC_PAGESIZE);
+    if (!buf || page <= 0 || bytes < 64 * (uint64_t)page)
         return 0;
     uintptr_t first = ((uintptr_t)buf / (uintptr_t)page + 1) * (uintptr_t)page;
     uintptr_t end = ((uintptr_t)buf + bytes) / (uintptr_t)page * (uintptr_t)page;
@@ -300,12 +304,15 @@ static herr_t transfer(int is_write, hid_t dset, hid_t mtype, hid_t mspace, hid_
     transfer_args args = {is_write, dset, mtype, mspace, fspace, dxpl, use, buf, mode, &saved};
     int injected = use != dxpl || saved != (H5FD_mpio_xfer_t)-1;
     uint64_t coll_before = iot_coll_calls;
-    int fresh = 0;
+    int fresh = 0, known = 0; /* a traced read's bytes are found before it (and kept) */
+    uint64_t want = 0;
     if (!is_write && iot_capture_on && iot_trace_wanted()) {
         iot_h5_quiet quiet; /* before the application's call: its arguments' errors are its own */
         iot_h5_quiet_begin(&quiet);
-        fresh = fresh_memory(buf, selected_bytes(real, dset, mtype, mspace, fspace));
+        want = selected_bytes(real, dset, mtype, mspace, fspace);
         iot_h5_quiet_end(&quiet);
+        fresh = fresh_memory(buf, want);
+        known = 1;
     }
     char why[512];
     IOT_TIMED((herr_t)with_fallback(real, transfer_call, &args, injected, why, sizeof why));
@@ -322,7 +329,9 @@ static herr_t transfer(int is_write, hid_t dset, hid_t mtype, hid_t mspace, hid_
         transfer_withdrawn(real, is_write, dset, rec, why);
     if (iot_capture_on) {
         iot_adapt_transfer(rec, dset, fspace, is_write && rc >= 0); /* failed: nothing written */
-        uint64_t bytes = rc >= 0 ? selected_bytes(real, dset, mtype, mspace, fspace) : 0;
+        uint64_t bytes = rc < 0  ? 0
+                         : known ? want
+                                 : selected_bytes(real, dset, mtype, mspace, fspace);
         /* the mode HDF5 really used shows in the MPI-IO calls it made (H5Pget_mpio_actual_io_mode
          * would need the application's transfer list, and H5P_DEFAULT has none to ask) */
         int coll = iot_coll_calls != coll_before;
