@@ -60,6 +60,8 @@ static MPI_Datatype view_type(skel_t *s, long long lb, long long extent, int nbl
         total += view[4 * i + 2] > 0 ? view[4 * i + 2] : 0;
     if (total <= 0)
         return MPI_BYTE; /* no blocks (a rank without data): bytes */
+    if (total == 1 && view[0] == 0 && lb == 0 && view[1] == extent)
+        return MPI_BYTE; /* one block tiling its extent: bytes (PnetCDF's contiguous views) */
     if (total > (1LL << 24))
         skel_die(s, "a file view of more than 2^24 blocks");
     int *len = malloc(sizeof(int) * (size_t)total);
@@ -106,7 +108,17 @@ void skel_write_view(skel_file_t *f, long long offset, long long size, long long
         skel_write_memory(f, size, &mtype, &mcount);
         return;
     }
-    MPI_Datatype ftype = view_type(s, lb, extent, nblocks, view);
+    /* the same view on every rank as the one set last: not set again (an application sets a
+     * view once for the writes through it); decided together, set_view being collective */
+    unsigned long long h = 1469598103934665603ULL;
+    long long key[4] = {offset, lb, extent, nblocks};
+    for (int i = 0; i < 4 + 4 * nblocks; i++)
+        h = (h ^ (unsigned long long)(i < 4 ? key[i] : view[i - 4])) * 1099511628211ULL;
+    h |= 1; /* never 0 (none set) */
+    int changed = h != f->view;
+    MPI_Allreduce(MPI_IN_PLACE, &changed, 1, MPI_INT, MPI_MAX, f->comm);
+    f->view = h;
+    MPI_Datatype ftype = changed ? view_type(s, lb, extent, nblocks, view) : MPI_BYTE;
     MPI_Datatype mtype;
     int mcount;
     const char *data = skel_write_memory(f, size, &mtype, &mcount);
@@ -114,7 +126,8 @@ void skel_write_view(skel_file_t *f, long long offset, long long size, long long
     MPI_Status st;
     int coll = skel_transfer_of(s, collective);
     MPI_Offset where = at > 0 && size ? (MPI_Offset)at : 0;
-    int rc = MPI_File_set_view(f->mf, offset, MPI_BYTE, ftype, "native", MPI_INFO_NULL);
+    int rc = changed ? MPI_File_set_view(f->mf, offset, MPI_BYTE, ftype, "native", MPI_INFO_NULL)
+                     : MPI_SUCCESS;
     if (rc == MPI_SUCCESS && at >= 0 && coll)
         rc = MPI_File_write_at_all(f->mf, where, data, mcount, mtype, &st);
     else if (rc == MPI_SUCCESS && at >= 0 && size)
