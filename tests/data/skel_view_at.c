@@ -30,6 +30,8 @@ int main(int argc, char **argv)
         data[i] = rank * count + i;
     MPI_File_set_view(fh, 512, MPI_INT, sub, "native", MPI_INFO_NULL);
     MPI_File_write_at_all(fh, 0, data, count / 2, MPI_INT, MPI_STATUS_IGNORE);
+    /* set again before the next write, as PnetCDF does per request */
+    MPI_File_set_view(fh, 512, MPI_INT, sub, "native", MPI_INFO_NULL);
     MPI_File_write_at_all(fh, count / 2, data + count / 2, count / 2, MPI_INT, MPI_STATUS_IGNORE);
     int g2[2] = {n, n}, l2[2] = {n, half}, s2[2] = {0, rank * half};
     MPI_Datatype sub2;

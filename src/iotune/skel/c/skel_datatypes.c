@@ -108,17 +108,7 @@ void skel_write_view(skel_file_t *f, long long offset, long long size, long long
         skel_write_memory(f, size, &mtype, &mcount);
         return;
     }
-    /* the same view on every rank as the one set last: not set again (an application sets a
-     * view once for the writes through it); decided together, set_view being collective */
-    unsigned long long h = 1469598103934665603ULL;
-    long long key[4] = {offset, lb, extent, nblocks};
-    for (int i = 0; i < 4 + 4 * nblocks; i++)
-        h = (h ^ (unsigned long long)(i < 4 ? key[i] : view[i - 4])) * 1099511628211ULL;
-    h |= 1; /* never 0 (none set) */
-    int changed = h != f->view;
-    MPI_Allreduce(MPI_IN_PLACE, &changed, 1, MPI_INT, MPI_MAX, f->comm);
-    f->view = h;
-    MPI_Datatype ftype = changed ? view_type(s, lb, extent, nblocks, view) : MPI_BYTE;
+    MPI_Datatype ftype = view_type(s, lb, extent, nblocks, view);
     MPI_Datatype mtype;
     int mcount;
     const char *data = skel_write_memory(f, size, &mtype, &mcount);
@@ -126,8 +116,9 @@ void skel_write_view(skel_file_t *f, long long offset, long long size, long long
     MPI_Status st;
     int coll = skel_transfer_of(s, collective);
     MPI_Offset where = at > 0 && size ? (MPI_Offset)at : 0;
-    int rc = changed ? MPI_File_set_view(f->mf, offset, MPI_BYTE, ftype, "native", MPI_INFO_NULL)
-                     : MPI_SUCCESS;
+    /* set before every write through it, as PnetCDF and h5perf do (a program that writes
+     * twice through a view it set once gets one MPI_File_set_view more here) */
+    int rc = MPI_File_set_view(f->mf, offset, MPI_BYTE, ftype, "native", MPI_INFO_NULL);
     if (rc == MPI_SUCCESS && at >= 0 && coll)
         rc = MPI_File_write_at_all(f->mf, where, data, mcount, mtype, &st);
     else if (rc == MPI_SUCCESS && at >= 0 && size)

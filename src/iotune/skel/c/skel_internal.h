@@ -65,8 +65,6 @@ struct skel_file {
     int nwrites;          /* hdf5 method on a raw file: datasets /w0, /w1 ... */
     const long long *mem; /* skel_memory: the next write's memory pieces */
     int nmem;
-    unsigned long long view; /* the view set last (a hash of it; 0: none): set again only when
-                                some rank's changes, as an application sets it */
     struct {
         char name[1024];
         hid_t id;
