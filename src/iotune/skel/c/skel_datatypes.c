@@ -60,8 +60,8 @@ static MPI_Datatype view_type(skel_t *s, long long lb, long long extent, int nbl
         total += view[4 * i + 2] > 0 ? view[4 * i + 2] : 0;
     if (total <= 0)
         return MPI_BYTE; /* no blocks (a rank without data): bytes */
-    if (total == 1 && view[0] == 0 && lb == 0 && view[1] == extent)
-        return MPI_BYTE; /* one block tiling its extent: bytes (PnetCDF's contiguous views) */
+    if (total == 1 && view[0] == 0 && lb == 0 && view[1] == 1 && extent == 1)
+        return MPI_BYTE; /* the filetype was MPI_BYTE itself (PnetCDF's contiguous views) */
     if (total > (1LL << 24))
         skel_die(s, "a file view of more than 2^24 blocks");
     int *len = malloc(sizeof(int) * (size_t)total);
