@@ -8,7 +8,8 @@ trace), the program runs twice under callgrind with N1 and N2 calls; the slope
 (I(N2) - I(N1)) / (calls2 - calls1) is the user-space instructions per call, free of start-up
 and shut-down costs. Kernel (system call) work is not counted: it is the same in every variant.
 
-usage: bench/callcost/callcost.py [--out FILE.json]    (takes a few minutes: valgrind is slow)
+usage: bench/callcost/callcost.py [--out FILE.json] [--modes hdf5read] [--lib LIBIOTUNE.so]
+(takes a few minutes: valgrind is slow)
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ LIB = BUILD / "runtime" / "libiotune.so"
 PROG = BUILD / "bench" / "c" / "callcost"
 # mode: (N1, N2, calls per N)
 MODES = {"posix": (2000, 6000, 2), "hdf5": (500, 1500, 1)}
+# hdf5read: H5Dread of 32 KiB; hdf5read1m: of 1 MiB (the trace checks its memory's residency)
+ALL_MODES = {**MODES, "hdf5read": (500, 1500, 1), "hdf5read1m": (200, 600, 1)}
 VARIANTS = ("plain", "preload", "capture", "trace")
 # --smoke (CI: does the bench run?): few calls, two variants; no number of it means anything
 SMOKE_MODES = {"posix": (20, 60, 2)}
@@ -62,8 +65,17 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(REPO / "bench" / "callcost" / "callcost.json"))
     ap.add_argument("--smoke", action="store_true", help="few calls, two variants (CI)")
+    ap.add_argument(
+        "--modes", help="comma-separated (default: posix,hdf5; also hdf5read, hdf5read1m)"
+    )
+    ap.add_argument("--lib", help="this libiotune.so instead of the build's (PROG stays)")
     args = ap.parse_args()
     modes, variants = (SMOKE_MODES, SMOKE_VARIANTS) if args.smoke else (MODES, VARIANTS)
+    if args.modes:
+        modes = {m: ALL_MODES[m] for m in args.modes.split(",")}
+    if args.lib:
+        global LIB
+        LIB = Path(args.lib)
     per_call: dict[str, dict[str, float]] = {}
     raw: dict[str, dict[str, list[int]]] = {}
     with tempfile.TemporaryDirectory(prefix="iotune-callcost-") as tmp:

@@ -126,6 +126,7 @@ needs_cc = pytest.mark.skipif(
         "view_runs_at.yaml",
         "sessions.yaml",
         "scales.yaml",
+        "memory_set_size.yaml",
     ],
 )
 def test_seed_skeletons_compile(seed, tmp_path):

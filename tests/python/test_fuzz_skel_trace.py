@@ -52,6 +52,7 @@ def test_the_seeds_give_descriptors_with_direct_writes_and_extents():
     assert any("H5Dwrite_chunk" in t for t in texts.values())
     assert any("H5Dset_extent" in t for t in texts.values())
     assert any("H5DSattach_scale" in t and "H5DSiterate_scales" in t for t in texts.values())
+    assert any("MPI_File_set_size" in t for t in texts.values())
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
@@ -75,6 +76,20 @@ def test_odd_modes_and_boxes_of_the_new_calls(func):
         for k, f in enumerate(sigs["func"]):
             if f in ("H5Dwrite_chunk", "H5Dread", "H5Dwrite"):
                 sigs["func"][k], sigs["mode"][k], sigs["dims"][k] = func, mode, dims
+        assert _outcome(doc) in ("descriptor", "refused", "descriptor refused")
+
+
+@pytest.mark.parametrize("func", ["H5Dread", "MPI_File_set_size"])
+def test_odd_fresh_modes_and_file_sizes(func):
+    """H5Dread's mode (bit 2: its memory untouched before the call) and MPI_File_set_size's
+    size (the new size) out of range or of another type: a descriptor or a clean refusal."""
+    (doc,) = [d for p, d in zip(SEEDS, GOOD, strict=True) if "fresh_read" in p.name]
+    for mode, size in ((2, -1), (3, 2**70), (6, None), (-2, 1.5), (2**40, "8"), (7, 0)):
+        doc = json.loads(json.dumps(doc))
+        sigs = doc["signatures"]
+        for k, f in enumerate(sigs["func"]):
+            if f == "H5Dread":
+                sigs["func"][k], sigs["mode"][k], sigs["size"][k] = func, mode, size
         assert _outcome(doc) in ("descriptor", "refused", "descriptor refused")
 
 

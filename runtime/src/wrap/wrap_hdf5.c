@@ -3,6 +3,8 @@
  * Without settings or capture a transfer costs one branch. */
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "adapt/adapt.h"
 #include "apply/apply_hdf5.h"
@@ -199,8 +201,34 @@ static int selection_box(const iot_h5_api *h, hid_t dset, hid_t fspace, int ds, 
     return n;
 }
 
-/* Capture bookkeeping of a transfer. */
-static void transferred(const iot_h5_api *h, int is_write, hid_t dset, int rec, int coll,
+/* For the trace, before a read: is its destination, bytes at buf, memory never touched yet (a
+ * new NumPy array's), so that the read faults its pages in? One mincore over at most 64 pages
+ * after the first (where an allocator writes its header): 1 when none of them is resident.
+ * Asked of reads of 256 KiB or more only: a mincore costs 1.5-2 us here (bench/README.md,
+ * "Cost of the preloaded runtime per intercepted call"), little beside such a read. */
+static int fresh_memory(const void *buf, uint64_t bytes)
+{
+    static long page;
+    if (!page)
+        page = sysconf(_SC_PAGESIZE);
+    if (!buf || page <= 0 || bytes < 64 * (uint64_t)page)
+        return 0;
+    uintptr_t first = ((uintptr_t)buf / (uintptr_t)page + 1) * (uintptr_t)page;
+    uintptr_t end = ((uintptr_t)buf + bytes) / (uintptr_t)page * (uintptr_t)page;
+    size_t n = end > first ? (end - first) / (size_t)page : 0;
+    unsigned char vec[64];
+    n = n < sizeof vec ? n : sizeof vec;
+    if (!n || mincore((void *)first, n * (size_t)page, vec) != 0)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (vec[i] & 1)
+            return 0;
+    return 1;
+}
+
+/* Capture bookkeeping of a transfer; fresh: a read into untouched memory (the trace's mode bit
+ * 2, docs/profile.md). */
+static void transferred(const iot_h5_api *h, int is_write, hid_t dset, int rec, int coll, int fresh,
                         uint64_t bytes, hid_t fspace, double t, double dt, int outer)
 {
     int *v = iot_trace_on ? iot_idmap_get(&traced, (uint64_t)dset) : NULL;
@@ -221,8 +249,8 @@ static void transferred(const iot_h5_api *h, int is_write, hid_t dset, int rec, 
             coll ? c->coll_reads++ : c->indep_reads++;
     }
     if (iot_trace_on && !unnamed)
-        iot_trace_h5(is_write ? "H5Dwrite" : "H5Dread", rec, ds, bytes, offset, coll, ndims, box, t,
-                     dt);
+        iot_trace_h5(is_write ? "H5Dwrite" : "H5Dread", rec, ds, bytes, offset, coll | fresh << 1,
+                     ndims, box, t, dt);
     iot_unlock();
 }
 
@@ -276,6 +304,16 @@ static herr_t transfer(int is_write, hid_t dset, hid_t mtype, hid_t mspace, hid_
     transfer_args args = {is_write, dset, mtype, mspace, fspace, dxpl, use, buf, mode, &saved};
     int injected = use != dxpl || saved != (H5FD_mpio_xfer_t)-1;
     uint64_t coll_before = iot_coll_calls;
+    int fresh = 0, known = 0; /* a traced read's bytes are found before it (and kept) */
+    uint64_t want = 0;
+    if (!is_write && iot_capture_on && iot_trace_wanted()) {
+        iot_h5_quiet quiet; /* before the application's call: its arguments' errors are its own */
+        iot_h5_quiet_begin(&quiet);
+        want = selected_bytes(real, dset, mtype, mspace, fspace);
+        iot_h5_quiet_end(&quiet);
+        fresh = fresh_memory(buf, want);
+        known = 1;
+    }
     char why[512];
     IOT_TIMED((herr_t)with_fallback(real, transfer_call, &args, injected, why, sizeof why));
     if (saved != (H5FD_mpio_xfer_t)-1) { /* the application's list as it gave it */
@@ -291,11 +329,13 @@ static herr_t transfer(int is_write, hid_t dset, hid_t mtype, hid_t mspace, hid_
         transfer_withdrawn(real, is_write, dset, rec, why);
     if (iot_capture_on) {
         iot_adapt_transfer(rec, dset, fspace, is_write && rc >= 0); /* failed: nothing written */
-        uint64_t bytes = rc >= 0 ? selected_bytes(real, dset, mtype, mspace, fspace) : 0;
+        uint64_t bytes = rc < 0  ? 0
+                         : known ? want
+                                 : selected_bytes(real, dset, mtype, mspace, fspace);
         /* the mode HDF5 really used shows in the MPI-IO calls it made (H5Pget_mpio_actual_io_mode
          * would need the application's transfer list, and H5P_DEFAULT has none to ask) */
         int coll = iot_coll_calls != coll_before;
-        transferred(real, is_write, dset, rec, coll, bytes, fspace, t, dt, outer);
+        transferred(real, is_write, dset, rec, coll, fresh, bytes, fspace, t, dt, outer);
     }
     return rc;
 }

@@ -185,6 +185,9 @@ class Write:
     scale: str | None = None
     scale_name: int = 0
     dim: int = 0
+    # not a write: a raw file's size set to this (MPI_File_set_size, collective; ftruncate)
+    set_size: ast.expr | None = None
+    fresh: bool = False  # a read into memory mapped for it (the application's was untouched)
 
 
 @dataclass
@@ -760,15 +763,26 @@ def _write(
         "extent",
         *SCALE_CALLS,
         "dim",
+        "set_size",
+        "fresh",
     }
     w = c.mapping(w, line, where, fields)
     if any(k in w for k in SCALE_CALLS):
         return _scale(c, w, line, where, known, api, datasets)
     if "extent" in w:
         return _extent(c, w, line, where, known, api, datasets)
+    if "set_size" in w:
+        return _set_size(c, w, line, where, known, api)
     is_read = w.get("read", False)
     if type(is_read) is not bool:
         c.fail(c.line_of(w, "read"), f"{where}.read", "expected true or false")
+    fresh = w.get("fresh", False)
+    if type(fresh) is not bool:
+        c.fail(c.line_of(w, "fresh"), f"{where}.fresh", "expected true or false")
+    if fresh and (not is_read or api != "hdf5" or w.get("direct")):
+        c.fail(c.line_of(w, "fresh"), f"{where}.fresh",
+               "only a read of an HDF5 dataset's selection (read: true) reads into "
+               "fresh memory")  # fmt: skip
     if is_read and "view" in w:
         c.fail(c.line_of(w, "view"), f"{where}.view", "reads go without a file view")
     view_ok = api == "mpiio"
@@ -779,6 +793,7 @@ def _write(
     if not isinstance(transfer, str) or transfer not in TRANSFERS:
         c.fail(c.line_of(w, "transfer"), f"{where}.transfer", "expected collective or independent")
     out = Write(dataset=None, collective=transfer == "collective", line=line, read=is_read)
+    out.fresh = fresh
     _direct(c, w, where, known, api, datasets, out)
     out.repeat = c.expression(w.get("repeat", 1), c.line_of(w, "repeat"), f"{where}.repeat", known)
     if w.get("when") is not None:
@@ -850,6 +865,22 @@ def _write(
             )
         else:
             out.stride = c.expression(w["stride"], c.line_of(w, "stride"), f"{where}.stride", known)
+    return out
+
+
+def _set_size(c: _Checker, w: _Map, line: int, where: str, known: set[str], api: str) -> Write:
+    """{set_size: EXPR, when}: a raw file's size set (MPI_File_set_size, collective: the same
+    size on every rank, so no `rank` in it; ftruncate on a POSIX file)."""
+    c.mapping(w, line, where, {"set_size", "when"})
+    if api == "hdf5":
+        c.fail(c.line_of(w, "set_size"), f"{where}.set_size",
+               "an mpiio or posix file's (HDF5 sets its files' sizes itself)")  # fmt: skip
+    out = Write(dataset=None, line=line, collective=True)
+    out.set_size = c.expression(
+        w["set_size"], c.line_of(w, "set_size"), f"{where}.set_size", known - {"rank"}
+    )
+    if w.get("when") is not None:
+        out.when = c.expression(w["when"], c.line_of(w, "when"), f"{where}.when", known)
     return out
 
 
@@ -1042,6 +1073,10 @@ def checked_ranks(ranks: int) -> list[int]:
 def _check_write(d: Descriptor, w: Write, dsets: dict[str, Dataset], env: dict[str, int]) -> None:
     if w.scale_call is not None or (w.when is not None and not expr.evaluate(w.when, env)):
         return  # a dimension scale call: checked when read
+    if w.set_size is not None:
+        if expr.evaluate(w.set_size, env) < 0:
+            raise expr.ExprError(f"file size {expr.evaluate(w.set_size, env)} negative")
+        return
     if w.by_rank is not None:
         if env["rank"] not in w.by_rank:
             raise expr.ExprError("by_rank has no entry for this rank")

@@ -37,6 +37,8 @@ from iotune.skel.ops import SCALE_FUNCS, SCALE_LOOKUPS, Op, align, ops_of, rank_
 from iotune.skel.trace_calls import DIRECT, VIEW_WRITES, FromProfileError, Trace, load_traces
 
 SCALE_KINDS = tuple(SCALE_FUNCS.values())  # dimension scale calls (ops.py)
+# the calls each rank replays in order: data, extents, file sizes, lookups and scales
+_REPLAYED = ("write", "read", "extend", "setsize", "lookup", *SCALE_KINDS)
 SCALE_ATTRIBUTES = {"DIMENSION_LIST", "REFERENCE_LIST"}  # object references H5DS makes
 
 __all__ = ["FromProfileError", "from_profile", "load_traces", "to_yaml"]
@@ -146,7 +148,7 @@ class Builder:
             if op.kind == "open":
                 open_idx[op.file] = len(out)
                 out.append(Session(op.file, op.api, [], op.func, op.mode))
-            elif op.kind in ("write", "create", "sync", "extend", *SCALE_KINDS) or (
+            elif op.kind in ("write", "create", "sync", "extend", "setsize", *SCALE_KINDS) or (
                 op.kind in ("read", "dopen", "lookup") and op.file in self.data_files
             ):
                 if op.file not in open_idx:  # file opened before the step body
@@ -162,6 +164,8 @@ class Builder:
                     continue
                 if op.kind in ("dopen", "lookup") and session.api != "hdf5":
                     continue
+                if op.kind == "setsize" and session.api == "hdf5":
+                    continue  # HDF5's own (its file's end): the skeleton's HDF5 sets its own
                 session.ops.append(op)
             elif op.kind == "close":
                 open_idx.pop(op.file, None)
@@ -428,10 +432,7 @@ class Builder:
     def _writes(
         self, name: str, api: str, ops_by_rank: list[list[Op]], datasets: list[dict[str, Any]]
     ) -> list[dict[str, Any]]:
-        ops_by_rank = [
-            [op for op in ops if op.kind in ("write", "read", "extend", "lookup", *SCALE_KINDS)]
-            for ops in ops_by_rank
-        ]
+        ops_by_rank = [[op for op in ops if op.kind in _REPLAYED] for ops in ops_by_rank]
         for ops in ops_by_rank:
             for op in ops:
                 if op.func in VIEW_WRITES and vw.layout(op.view) is None:
@@ -508,12 +509,19 @@ class Builder:
                 self.note(f"{ops[0].dataset}: ranks set different extents: the largest is kept")
             w["extent"] = [max(e[k] for e in extents) for k in range(len(extents[0]))]
             return w
+        if ops[0].kind == "setsize":  # MPI_File_set_size, ftruncate: collective, one size
+            if len({op.size for op in ops}) > 1:
+                self.note(f"{ops[0].file}: ranks set different file sizes: the largest is kept")
+            w["set_size"] = max(op.size for op in ops)
+            return w
         if api == "hdf5":
             w.update(
                 dec.selection(
                     ranks, ops, dims_of.get(ops[0].dataset), self.ranks, self.blocks, self.note
                 )
             )
+            if ops[0].kind == "read" and all(op.fresh for op in ops):
+                w["fresh"] = True  # into memory never touched before (a new array)
             if ops[0].func in DIRECT:  # a chunk as stored: its stored size, filters skipped
                 w["direct"], w["size"] = True, ops[0].size
                 if ops[0].filter_mask:

@@ -133,6 +133,9 @@ def _write_code(w: Write, nd: int, ind: str) -> list[str]:
         return [f"{ind}{{ /* extend a dataset */", f"{ind}  {dims}",
                 f"{ind}  skel_extend(f, {_cstr(w.dataset)}, step, {nd}, extent, {when});",
                 f"{ind}}}"]  # fmt: skip
+    if w.set_size is not None:  # MPI_File_set_size (every rank of the file), ftruncate
+        return [f"{ind}/* set the file's size */",
+                f"{ind}skel_set_size(f, {_c(w.set_size)}, {when});"]  # fmt: skip
     once = isinstance(w.repeat, ast.Constant) and w.repeat.value == 1
     lines = [f"{ind}{{" if once else f"{ind}for (long long i = 0; i < {_c(w.repeat)}; i++) {{"]
     inner = ind + "  "
@@ -169,8 +172,10 @@ def _write_code(w: Write, nd: int, ind: str) -> list[str]:
             lines.append(f"{inner}{call}(f, {_cstr(w.dataset)}, step, {nd}, start, {size}, {tail}")
         else:
             call = "skel_read" if w.read else "skel_write"
+            fresh = ("1, " if w.fresh else "0, ") if w.read else ""  # read into fresh memory
             lines.append(
-                f"{inner}{call}(f, {_cstr(w.dataset)}, step, {nd}, start, count, {coll}, active);"
+                f"{inner}{call}(f, {_cstr(w.dataset)}, step, {nd}, start, count, {coll}, "
+                f"{fresh}active);"
             )
     elif w.view is not None or w.view_by_rank is not None:
         lines[0] = f"{ind}/* write bytes through a file view */\n" + lines[0]

@@ -23,6 +23,7 @@ OPENS = {
 SYNCS = {"fsync", "fdatasync", "MPI_File_sync", "H5Fflush"}
 CLOSES = {"H5Fclose", "MPI_File_close", "close", "fclose"}
 DELETES = {"unlink", "remove", "MPI_File_delete"}  # a followed file removed
+SET_SIZES = {"MPI_File_set_size"}  # a raw file's size set (size: the new size)
 # direct chunk transfers (H5Dwrite_chunk, H5Dread_chunk): their mode is the filter mask
 DIRECT = {"H5Dwrite_chunk", "H5Dread_chunk"}
 WRITES = {
@@ -85,6 +86,7 @@ class Call:
     memory: dict[str, Any] | None = None  # an MPI-IO transfer's noncontiguous memory layout
     filter_mask: int = 0  # a direct chunk transfer's (DIRECT)
     mode: int | None = None  # the signature's mode: an open's flags (H5F_ACC_*, amode, O_*)
+    fresh: bool = False  # an H5Dread into memory not yet touched (mode bit 2)
 
 
 @dataclass
@@ -164,6 +166,8 @@ def _calls(rank: int, t: dict[str, Any]) -> Trace:
             t0 = start + (span - busy) * k / max(count, 1) + each * k
             direct = s["func"] in DIRECT
             mode = s.get("mode")
+            # H5Dread's mode: bit 1 collective, bit 2 its memory untouched before (fresh)
+            fresh = s["func"] == "H5Dread" and type(mode) is int and mode in (2, 3)
             out.calls.append(
                 Call(
                     s["func"],
@@ -173,13 +177,14 @@ def _calls(rank: int, t: dict[str, Any]) -> Trace:
                     s.get("dims"),
                     int(s.get("size") or 0),
                     offset,
-                    mode == 1 and not direct,
+                    (mode & 1 if fresh else mode) == 1 and not direct,
                     t0,
                     t0 + each,
                     s.get("view"),
                     s.get("memory"),
                     mode if direct and type(mode) is int and 0 <= mode < 2**31 else 0,
                     mode if type(mode) is int else None,
+                    fresh,
                 )
             )
     return out

@@ -60,6 +60,8 @@ static MPI_Datatype view_type(skel_t *s, long long lb, long long extent, int nbl
         total += view[4 * i + 2] > 0 ? view[4 * i + 2] : 0;
     if (total <= 0)
         return MPI_BYTE; /* no blocks (a rank without data): bytes */
+    if (total == 1 && view[0] == 0 && lb == 0 && view[1] == 1 && extent == 1)
+        return MPI_BYTE; /* the filetype was MPI_BYTE itself (PnetCDF's contiguous views) */
     if (total > (1LL << 24))
         skel_die(s, "a file view of more than 2^24 blocks");
     int *len = malloc(sizeof(int) * (size_t)total);
@@ -114,6 +116,8 @@ void skel_write_view(skel_file_t *f, long long offset, long long size, long long
     MPI_Status st;
     int coll = skel_transfer_of(s, collective);
     MPI_Offset where = at > 0 && size ? (MPI_Offset)at : 0;
+    /* set before every write through it, as PnetCDF and h5perf do (a program that writes
+     * twice through a view it set once gets one MPI_File_set_view more here) */
     int rc = MPI_File_set_view(f->mf, offset, MPI_BYTE, ftype, "native", MPI_INFO_NULL);
     if (rc == MPI_SUCCESS && at >= 0 && coll)
         rc = MPI_File_write_at_all(f->mf, where, data, mcount, mtype, &st);

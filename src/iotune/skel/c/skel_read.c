@@ -1,5 +1,6 @@
 /* Reads: the application's reads of its own files (a read-back after the writes, a restart),
- * repeated on the skeleton's files with the same selections and sizes. Only the native method
+ * repeated on the skeleton's files with the same selections and sizes; and a raw file's size
+ * set (skel_set_size). Only the native method
  * (and the hdf5 method on HDF5 files) reads; the others write raw layouts of their own and
  * skip the reads. A read's time is its own part of the step's time (T_READ, "read"). */
 #define _GNU_SOURCE
@@ -8,6 +9,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 static int find(skel_file_t *f, const char *name)
@@ -40,7 +42,7 @@ void skel_dataset_open(skel_file_t *f, const char *pattern, long long step, hid_
 }
 
 static void h5_read(skel_file_t *f, int k, int nd, const hsize_t *start, const hsize_t *count,
-                    int collective, int active)
+                    int collective, int fresh, int active)
 {
     skel_t *s = f->s;
     int coll = skel_transfer_of(s, collective) && f->comm == MPI_COMM_WORLD;
@@ -50,9 +52,16 @@ static void h5_read(skel_file_t *f, int k, int nd, const hsize_t *start, const h
     long long n = active ? 1 : 0;
     for (int i = 0; i < nd && active; i++)
         n = skel_imul(n, (long long)count[i]);
-    char *data = skel_data_for(s, (size_t)skel_imul(n, (long long)esize));
+    size_t bytes = (size_t)skel_imul(n, (long long)esize);
+    fresh = fresh && bytes > 0;
+    char *data = fresh ? NULL : skel_data_for(s, bytes);
     if (s->sizing)
         return;
+    if (fresh) { /* untouched pages, as a new array's: the read faults them in */
+        data = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (data == MAP_FAILED)
+            skel_die(s, "out of memory (mmap of a read's memory)");
+    }
     double t0 = skel_now();
     hid_t fspace = H5Dget_space(f->dsets[k].id);
     hsize_t one = 1;
@@ -74,10 +83,12 @@ static void h5_read(skel_file_t *f, int k, int nd, const hsize_t *start, const h
     if (rc < 0)
         skel_die(s, "H5Dread failed");
     skel_add(s, T_READ, t0);
+    if (fresh)
+        munmap(data, bytes);
 }
 
 void skel_read(skel_file_t *f, const char *pattern, long long step, int nd, const long long *start,
-               const long long *count, int collective, int active)
+               const long long *count, int collective, int fresh, int active)
 {
     skel_t *s = f->s;
     if (nd < 1 || nd > 32)
@@ -96,7 +107,7 @@ void skel_read(skel_file_t *f, const char *pattern, long long step, int nd, cons
         st[i] = (hsize_t)start[i];
         ct[i] = (hsize_t)count[i];
     }
-    h5_read(f, k, nd, st, ct, collective, active);
+    h5_read(f, k, nd, st, ct, collective, fresh, active);
 }
 
 void skel_read_bytes(skel_file_t *f, long long offset, long long size, int collective, int active)
@@ -136,4 +147,25 @@ void skel_read_bytes(skel_file_t *f, long long offset, long long size, int colle
     }
     skel_add(s, T_READ, t0);
     f->pos = skel_iadd(offset, size);
+}
+
+void skel_set_size(skel_file_t *f, long long size, int active)
+{
+    skel_t *s = f->s;
+    if (s->method != SKEL_NATIVE || f->api == SKEL_HDF5 || s->sizing)
+        return; /* the raw methods write layouts of their own */
+    if (active && size < 0)
+        skel_die(s, "a negative file size for these parameters");
+    double t0 = skel_now();
+    if (f->api == SKEL_MPIIO) {
+        if (!active && f->comm != MPI_COMM_WORLD)
+            return;   /* a file of its own: only the ranks that set its size */
+        if (size < 0) /* collective: every rank the same size (set_size names no rank) */
+            skel_die(s, "a negative file size for these parameters");
+        if (MPI_File_set_size(f->mf, (MPI_Offset)size) != MPI_SUCCESS)
+            skel_die(s, "MPI_File_set_size failed");
+    } else if (active && ftruncate(f->fd, (off_t)size) != 0) {
+        skel_die(s, "ftruncate failed");
+    }
+    skel_add(s, T_WRITE, t0);
 }

@@ -77,9 +77,10 @@ void skel_write_bytes(skel_file_t *f, long long offset, long long size, int coll
 /* A dataset made before (a file opened existing): opened, its elements read as type t. */
 void skel_dataset_open(skel_file_t *f, const char *pattern, long long step, hid_t t);
 /* Reads of the same selections (the native method, and the hdf5 method on HDF5 files; the
- * other methods skip them): into the skeleton's memory, timed as its I/O. */
+ * other methods skip them): into the skeleton's memory, timed as its I/O; fresh: into memory
+ * mapped for the read and unmapped after it (the application read into memory never touched). */
 void skel_read(skel_file_t *f, const char *pattern, long long step, int nd, const long long *start,
-               const long long *count, int collective, int active);
+               const long long *count, int collective, int fresh, int active);
 void skel_read_bytes(skel_file_t *f, long long offset, long long size, int collective, int active);
 /* Direct chunk transfers (H5Dwrite_chunk, H5Dread_chunk) of the chunk at start of a dataset:
  * size stored bytes, filters skipped by mask (skel_chunk.c); other methods write size raw
@@ -116,6 +117,10 @@ void skel_memory(skel_file_t *f, int n, const long long *pieces);
 void skel_write_view(skel_file_t *f, long long offset, long long size, long long lb,
                      long long extent, long long at, int nblocks, const long long *view,
                      int collective, int active);
+/* The file's size set to size (MPI_File_set_size on an MPI-IO file, by every rank of the file,
+ * active or not: it is collective; ftruncate on a POSIX file by the active ranks); native
+ * method only. */
+void skel_set_size(skel_file_t *f, long long size, int active);
 void skel_sync(skel_file_t *f); /* to storage: H5Fflush + fsync, MPI_File_sync, fsync */
 void skel_close(skel_file_t *f);
 int skel_finish(skel_t *s);
