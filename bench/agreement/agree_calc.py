@@ -301,15 +301,17 @@ def drop_cells(counts: Mapping, cells: set) -> dict:
 
 def skel_bytes(row: Mapping[str, Any], tol: float = BYTES_TOLERANCE) -> dict[str, Any]:
     """The skeleton's bytes against the original's, on the cells where the original itself is
-    stable (its two traced runs within tol: `orig_repeat`); the unstable cells are listed.
-    Without a second run of the original, the plain comparison."""
+    stable (every traced run of it within tol of the first: `orig_repeat`, its repeats or,
+    in older outputs, its second run); the unstable cells are listed. Without a second run of
+    the original, the plain comparison."""
     sk = row.get("skel") or {}
     if "bytes_orig" not in sk:
         return dict(sk.get("bytes") or {})
-    second = (row.get("orig_repeat") or {}).get("bytes_second")
-    if second is None:
+    rep = row.get("orig_repeat") or {}
+    repeats = rep.get("bytes_repeats") or ([rep["bytes_second"]] if rep.get("bytes_second") else [])
+    if not repeats:
         return dict(sk.get("bytes") or {}, unstable=[])
-    cells = unstable_cells(sk["bytes_orig"], second, tol)
+    cells = set().union(*(unstable_cells(sk["bytes_orig"], b, tol) for b in repeats))
     out = compare_bytes(
         drop_cells(sk["bytes_orig"], cells), drop_cells(sk["bytes_skel"], cells), tol
     )

@@ -292,6 +292,24 @@ def test_skel_bytes_judged_where_the_original_is_stable():
     assert calc.skel_bytes(row)["within"] is False
 
 
+def test_skel_bytes_unstable_in_any_repeat_of_the_original():
+    """Two runs of the original that agree by chance do not make a cell stable: a cell that
+    moves in any of its repeats is left out (checkpoint's POSIX reads under collective writes
+    moved 44.6-47.2 MB over 6 runs; two of them gave the same)."""
+    orig = {"posix": {"all": {"w": 2000, "r": 45_613_056}}}
+    same = {"posix": {"all": {"w": 2000, "r": 45_613_056}}}
+    moved = {"posix": {"all": {"w": 2000, "r": 47_185_920}}}
+    skel = {"posix": {"all": {"w": 2000, "r": 46_137_344}}}
+    row = {"skel": {"bytes_orig": orig, "bytes_skel": skel, "bytes": {"within": False}},
+           "orig_repeat": {"bytes_second": same, "bytes_repeats": [same]}}  # fmt: skip
+    assert calc.skel_bytes(row)["within"] is False
+    row["orig_repeat"]["bytes_repeats"] = [same, moved]
+    r = calc.skel_bytes(row)
+    assert r["within"] is True and r["unstable"] == ["posix rank all r"]
+    skel["posix"]["all"]["w"] = 1000  # a stable cell the skeleton misses still fails
+    assert calc.skel_bytes(row)["within"] is False
+
+
 def test_acceptance_judges_bytes_as_the_table_does():
     """The summary counts a case whose only gap is in a cell the original moves as within,
     as the table's column shows it (it counted the plain comparison: 5/8 beside eight yes)."""
