@@ -251,3 +251,13 @@ def test_a_parameter_file_is_bounded_like_the_descriptor(tmp_path, text, said):
     params.write_text(text)
     with pytest.raises(dmod.DescriptorError, match=said):
         runmod.apply_params(dmod.parse_text(SMALL), str(params))
+
+
+def test_rank_where_every_rank_gives_one_value_is_named_as_such():
+    """A file size (or an extent) set with `rank` in it is refused saying why, not as an unknown
+    name beside a list that names rank as known."""
+    seed = CORPUS / "bad_set_size_of_rank.yaml"
+    with pytest.raises(dmod.DescriptorError) as e:
+        dmod.load(str(seed))
+    assert "'rank' cannot be used here: every rank gives the same value" in str(e.value)
+    assert "unknown name" not in str(e.value)

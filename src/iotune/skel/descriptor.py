@@ -328,10 +328,14 @@ class _Checker:
             self.fail(line, where, str(e))
         unknown = expr.names(tree) - known
         if unknown:
+            name = sorted(unknown)[0]
+            if name == "rank":  # known elsewhere, left out where every rank gives one value
+                why = "every rank gives the same value (a file size, an extent: set by all ranks)"
+                self.fail(line, where, f"{name!r} cannot be used here: {why}")
             self.fail(
                 line,
                 where,
-                f"unknown name {sorted(unknown)[0]!r} (parameters and rank, size, step are known)",
+                f"unknown name {name!r} (parameters and rank, size, step are known)",
             )
         return tree
 
