@@ -63,6 +63,11 @@ if [[ " ${built[*]} " == *" openmpi "* ]] && can_apt; then
   have ncmpidiff || missing+=(pnetcdf-bin) # the data check of the corpus's PnetCDF cases
 fi
 # ---- MPI families (end) ----
+# HDF5's own parallel example (ph5example.c, a corpus case: corpus/cases.toml) ships in
+# libhdf5-doc; only where apt-get can (the corpus says which cases it could not build).
+if can_apt && [ ! -f /usr/share/doc/libhdf5-doc/examples/ph5example.c.gz ]; then
+  missing+=(libhdf5-doc)
+fi
 have h5diff || missing+=(hdf5-tools)
 { pkg-config --exists expat 2>/dev/null || [ -f /usr/include/expat.h ]; } || missing+=(libexpat1-dev)
 { pkg-config --exists zlib 2>/dev/null || [ -f /usr/include/zlib.h ]; } || missing+=(zlib1g-dev)
