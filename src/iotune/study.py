@@ -1029,9 +1029,13 @@ def _contribution(r: dict[str, Any], maximize: bool, bar: float = 0.0) -> dict[s
 
 
 def _removal_note(c: dict[str, Any], bar: float) -> str:
+    """Why a setting was removed. With a bar its test may end (unable to reach 1 + bar) before
+    the pairs could have shown any cost: "not shown to reach", not "not measurable"."""
     if c.get("below_min_gain"):
         return (f"removing it cost {c['cost']:.2f}x (measurable, but not shown to reach "
                 f"--min-gain {bar:.0%})")  # fmt: skip
+    if bar > 0:
+        return f"removing it cost {c['cost']:.2f}x (not shown to reach --min-gain {bar:.0%})"
     return f"removing it cost {c['cost']:.2f}x (not measurable)"
 
 

@@ -78,6 +78,16 @@ def test_min_gain_zero_is_the_test_against_one(tmp_path):
     assert _minimal(tmp_path, SMALL, min_gain=0.0)["settings"] == WINNER
 
 
+def test_a_removal_ended_by_the_bar_is_not_called_unmeasurable(tmp_path):
+    """A test against 1.05 can end before its pairs show any cost: its note says which bar."""
+    got = _minimal(tmp_path, [1.02, 0.97, 1.04, 0.99, 1.01, 1.03])
+    assert got["settings"] == MAIN
+    assert got["removed"][CW].endswith("(not shown to reach --min-gain 5%)")
+    assert _minimal(tmp_path, [1.02, 0.97, 1.04, 0.99, 1.01, 1.03], min_gain=0.0)["removed"][
+        CW
+    ].endswith("(not measurable)")
+
+
 def test_a_clear_second_gain_stays(tmp_path):
     """transfer_mode=independent's 1.4-1.5x in the demos of 2026-11-26: kept, in 6 pairs."""
     got = _minimal(tmp_path, [1.45, 1.38, 1.52, 1.41, 1.6, 1.35])
