@@ -55,7 +55,7 @@ FINAL = {
     "verify_pairs": "the most default/tuned pairs of the verification",
     "partial": "the winner reduced to the settings that carry its gain",
     "min_gain": "the smallest gain worth recommending: the search stops when the rest cannot "
-    "beat the best found by it",
+    "beat the best found by it; a setting beside others must be shown to carry it",
 }
 WHY = {**COMPARED, **NOT_COMPARED, **FINAL}
 LABELS = {

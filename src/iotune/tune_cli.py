@@ -159,8 +159,10 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         default=5.0,
         metavar="PERCENT",
         help="the smallest gain worth recommending, in percent: the default strategy's search "
-        "stops once the rest of the space cannot plausibly beat the best found by it "
-        "(docs/tune.md, Stopping early; 0: search the whole budget; default 5)",
+        "stops once the rest of the space cannot plausibly beat the best found by it, and a "
+        "setting stays in best.xml beside others only when its own contribution is shown to "
+        "reach it (docs/tune.md, Stopping early, A second setting; 0: search the whole budget, "
+        "keep any measurable contribution; default 5)",
     )
     noise.add_argument(
         "--no-partial",

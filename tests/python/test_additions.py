@@ -187,7 +187,9 @@ def test_a_favoured_setting_that_does_not_gain_when_measured_is_left_out(tmp_pat
     assert got["settings"] == MAIN and got["added"] == {}
     (tested,) = got["tested"]
     assert tested["setting"] == f"{CW}=disable" and not tested["measured"]["needed"]
-    assert 10 <= got["runs"] <= 2 * 10 * (1 + cfg.warmup)
+    # tested against 1 + --min-gain (study.SHOWN_MIN_GAIN), a gain of nothing is futile from
+    # the 4th pair on (it could no longer be shown above 1.05 in 10), against 1.0 the 5th
+    assert 8 <= got["runs"] <= 2 * 10 * (1 + cfg.warmup)
     # a forbidden combination is never proposed; a setting removed before is not re-measured
     none = study.additions(cfg, s, dict(MAIN), {(CW, "disable")}, evaluate, False,
                            random.Random(1), print)  # fmt: skip
