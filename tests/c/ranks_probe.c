@@ -5,14 +5,27 @@
  *   step.1.h5..step.S.h5 every rank, on MPI_COMM_WORLD: collective writes of one block per rank
  *   step.S+1.h5          rank 0 alone again, on a sub-communicator of its own
  *   step.S+2.h5          every rank again
- * Usage: mpiexec -n 2 ranks_probe [S] [N] (S steps on all ranks, default 3; N doubles per rank
- * and block, default 4096). */
+ * Usage: mpiexec -n 2 ranks_probe [S] [N] [MS] (S steps on all ranks, default 3; N doubles per
+ * rank and block, default 4096; MS: the last rank sleeps MS milliseconds before each phase on
+ * all ranks, so that the others wait for it in the collective H5Fcreate, default 0). */
 #include <hdf5.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
-static int n = 4096;
+static int n = 4096, delay_ms;
+
+static void late(MPI_Comm comm)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    if (delay_ms > 0 && size > 1 && rank == size - 1) {
+        struct timespec ts = {delay_ms / 1000, (long)(delay_ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
 
 static void h5_phase(MPI_Comm comm, int step)
 {
@@ -22,7 +35,8 @@ static void h5_phase(MPI_Comm comm, int step)
     char name[64];
     snprintf(name, sizeof name, "step.%d.h5", step);
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-    H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL);
+    H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL); /* duplicates comm: collective */
+    late(comm);
     hid_t f = H5Fcreate(name, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     hsize_t dims = (hsize_t)n * (hsize_t)size, start = (hsize_t)n * (hsize_t)rank,
             count = (hsize_t)n;
@@ -55,6 +69,8 @@ int main(int argc, char **argv)
         steps = atoi(argv[1]);
     if (argc > 2)
         n = atoi(argv[2]);
+    if (argc > 3)
+        delay_ms = atoi(argv[3]);
     if (rank == 0)
         h5_phase(MPI_COMM_SELF, 0);
     MPI_Barrier(MPI_COMM_WORLD);
