@@ -93,6 +93,67 @@ def _offline(code: str) -> str:
     return f"{code} " + ", ".join(f"{n}={v}" for n, v in rule.settings)
 
 
+def _offline_reason(code: str) -> str:
+    """Why the mode does not apply an offline-only rule by itself, from the rule's own text
+    (its "Not applied online: ..." sentence, or the one that says it is offline advice)."""
+    import re
+
+    from iotune import rules
+
+    rule = next((r for r in rules.all_rules() if r.code == code), None)
+    text = rule.explain if rule else ""
+    m = re.search(r"Not applied online: ([^.]*)\.", text)
+    if m:
+        return m.group(1)
+    said = [x for x in re.split(r"(?<=\.) ", text) if "offline advice only" in x]
+    if said:  # "It needs ..., so it is offline advice only." -> "it needs ..."
+        x = re.sub(r",? so it is offline advice only\.?$", "", said[0]).rstrip(".")
+        return x[:1].lower() + x[1:]
+    return "the rule table marks it online no"
+
+
+def _segments(phases: list[Mapping[str, Any]]) -> list[tuple[int, list[Mapping[str, Any]]]]:
+    """Per learning phase (its position in phases), the later phases it stands for: those of
+    its class after it, up to the class's next learning phase (a phase on more ranks than the
+    learning phase's makes the class learn again), without the phases that moved no data or
+    ran on fewer ranks than it (those run with the defaults, neither learned from nor judged)."""
+    out = []
+    for i, p in enumerate(phases):
+        if p.get("role") != "learning":
+            continue
+        later = []
+        for q in phases[i + 1 :]:
+            if q.get("class") != p.get("class"):
+                continue
+            if q.get("role") == "learning":
+                break
+            if q.get("role") != "no data" and not q.get("fewer_ranks"):
+                later.append(q)
+        out.append((i, later))
+    return out
+
+
+def _ranks_clauses(phases: list[Mapping[str, Any]]) -> list[str]:
+    """A class that learned again from a phase on more ranks, and the phases on fewer ranks than
+    their class's learning phase (run with the defaults), in words."""
+    out = []
+    for p in phases:
+        if p.get("relearned_from_ranks"):
+            n = p["relearned_from_ranks"]
+            out.append(f"{p.get('class')} learned again from {p.get('file')} on {p.get('ranks')} "
+                       f"ranks (its earlier learning phase had {n} rank{'s' if n != 1 else ''}: "
+                       "a file opened by fewer ranks does not stand for the class)")  # fmt: skip
+    fewer: dict[str, list[str]] = {}
+    for p in phases:
+        if p.get("fewer_ranks") and p.get("role") != "no data":
+            fewer.setdefault(str(p.get("class")), []).append(str(p.get("file")))
+    for c, files in fewer.items():
+        s = "s" if len(files) != 1 else ""
+        out.append(f"{len(files)} phase{s} of {c} on fewer ranks than its learning phase ran "
+                   f"with the defaults ({', '.join(files)})")  # fmt: skip
+    return out
+
+
 def _rule_io(code: str) -> str:
     """The accesses a rule is about (write, read, rw; rw for a code not in the table)."""
     from iotune import rules
@@ -105,10 +166,14 @@ def _limits(phases: list[Mapping[str, Any]]) -> list[str]:
     """What the mode could not use: rules that held on a learning phase but are offline advice
     only, and settings for writes (reads) applied only to phases that wrote (read) nothing."""
     out = []
-    offline = list(dict.fromkeys(c for p in phases for c in p.get("offline") or []))
-    if offline:
-        out.append("held, not applied (offline advice only: iotune advise, iotune tune): "
-                   + ", ".join(_offline(c) for c in offline))  # fmt: skip
+    with_data = [p for p in phases if p.get("role") != "no data"]
+    offline = list(dict.fromkeys(c for p in with_data for c in p.get("offline") or []))
+    for c in offline:
+        held = sum(c in (p.get("offline") or []) for p in with_data)
+        out.append(f"not applied: {_offline(c)} (offline advice, held on {held} of "
+                   f"{len(with_data)} phases, proposed by iotune advise and iotune tune: "
+                   f"{_offline_reason(c)})")  # fmt: skip
+    out += _ranks_clauses(phases)
     out += considered(phases)
     idle: dict[str, set[str]] = {}
     for io, word in (("write", "wrote"), ("read", "read")):
@@ -128,22 +193,25 @@ def _limits(phases: list[Mapping[str, Any]]) -> list[str]:
                 f"{'writes' if io == 'write' else 'reads'} were in its learning phase)"
             )
     out += _reverted(phases)
-    learned: dict[str, list[int]] = {}  # class: [phases with data, of them writing]
-    first_wrote: dict[str, bool] = {}  # class: its learning phase wrote
+    # class: [phases with data, of them writing, learning ones, writes no rule could reach (in
+    # a learning phase, or on fewer ranks than it)]
+    learned: dict[str, list[int]] = {}
     for p in phases:
         if p.get("role") != "no data":
             c = str(p.get("class"))
             wrote = (p.get("insights") or {}).get("io_mix") in ("write", "mixed")
-            n = learned.setdefault(c, [0, 0])
-            first_wrote.setdefault(c, wrote)
+            n = learned.setdefault(c, [0, 0, 0, 0])
             n[0] += 1
             n[1] += wrote
+            n[2] += p.get("role") == "learning"
+            n[3] += wrote and (p.get("role") == "learning" or bool(p.get("fewer_ranks")))
     classes = [c for c in dict.fromkeys(str(p.get("class")) for p in phases if p.get("applied"))
                if c in learned]  # fmt: skip
     if classes:
         out.append("each class learned from its first phase, which ran with the defaults: "
-                   + ", ".join(f"{c} (1 of {learned[c][0]} phases, {learned[c][1]} writing)"
-                               + _writes_left(learned[c][1], first_wrote[c])
+                   + ", ".join(f"{c} ({learned[c][2]} of {learned[c][0]} phases, "
+                               f"{learned[c][1]} writing)"
+                               + _writes_left(learned[c][1], learned[c][3])
                                for c in classes))  # fmt: skip
     return out
 
@@ -174,7 +242,8 @@ def _why_not(rule: Any, p: Mapping[str, Any]) -> str | None:
 def considered(phases: list[Mapping[str, Any]]) -> list[str]:
     """Per setting rule the mode considered on a class's learning phase and did not apply to
     the class's later phases, why: undecided or one condition false on the learning phase
-    (_why_not; a rule held as offline advice is said by its own clause), or it fired and its
+    (_why_not; a rule held as offline advice on any phase is said by its own clause; a learning
+    phase replaced before any phase it stood for, _segments, is passed over), or it fired and its
     setting reached none of the later phases: the file's ranks did not agree on the class's
     rules at their opens (every later phase ran with the defaults), or the control file or a
     knowledge-base entry set the parameter, or the value it takes from an insight was unknown.
@@ -184,16 +253,18 @@ def considered(phases: list[Mapping[str, Any]]) -> list[str]:
 
     table = [r for r in rules.runtime_rules() if r.kind == "setting" and r.settings]
     reasons: dict[str, str] = {}  # code: why (the first learning phase that gives one)
-    for i, p in enumerate(phases):
-        if p.get("role") != "learning":
-            continue
-        later = [q for q in phases[i + 1 :]
-                 if q.get("class") == p.get("class") and q.get("role") != "no data"]  # fmt: skip
+    held_offline = {str(c) for q in phases for c in q.get("offline") or []}
+    segments = _segments(phases)
+    for i, later in segments:
+        p = phases[i]
+        if not later and any(phases[j].get("class") == p.get("class") for j, _ in segments
+                             if j > i):  # fmt: skip
+            continue  # replaced before any phase it stood for: a later learning phase says
         reached = {str(s.get("rule")) for q in later for s in q.get("applied") or []}
         reverted = {str(c) for q in later for c in (q.get("guard") or {}).get("reverted") or []}
-        fired, offline = set(p.get("fired") or []), set(p.get("offline") or [])
+        fired = set(p.get("fired") or [])
         for r in table:
-            if r.code in reasons or r.code in offline or r.code in reverted:
+            if r.code in reasons or r.code in held_offline or r.code in reverted:
                 continue
             if r.code not in fired:
                 why = _why_not(r, p)
@@ -206,7 +277,9 @@ def considered(phases: list[Mapping[str, Any]]) -> list[str]:
                 why = ("fired; its setting reached no later phase: the control file or a "
                        "knowledge-base entry sets it, or its value was unknown")  # fmt: skip
             if why:
-                reasons[r.code] = why + ("" if r.online else "; offline advice only")
+                reasons[r.code] = why + (
+                    "" if r.online else f"; offline advice only: {_offline_reason(r.code)}"
+                )
     grouped: dict[str, list[str]] = {}  # undecided first, then fired, then a condition false
     order = ("undecided", "fired", "needs")
     for code, why in sorted(
@@ -216,11 +289,13 @@ def considered(phases: list[Mapping[str, Any]]) -> list[str]:
     return [f"not applied: {', '.join(codes)} ({why})" for why, codes in grouped.items()]
 
 
-def _writes_left(writing: int, first_wrote: bool) -> str:
-    """What learning from a first phase that wrote costs a write setting, in words."""
-    if not first_wrote or writing < 2:
+def _writes_left(writing: int, unreachable: int) -> str:
+    """What learning from phases that wrote (and phases on fewer ranks than the learning phase)
+    costs a write setting, in words."""
+    if not unreachable or writing < 2:
         return ""
-    return f", so a write setting could reach at most {writing - 1} of its {writing} writes"
+    return (f", so a write setting could reach at most {writing - unreachable} of its "
+            f"{writing} writes")  # fmt: skip
 
 
 def _reverted(phases: list[Mapping[str, Any]]) -> list[str]:

@@ -193,6 +193,15 @@ def test_adapt_share_and_acceptance():
     assert calc.adapt_accepted(row) is False
     row["adapt"]["said"] += "; held, not applied (offline advice only: ...): SIO-1 transfer_mode="
     assert calc.adapt_accepted(row) is True
+    # the line's form since 2026-11-27 (iotune.adapt): the rule with its reason, held or not
+    held = ("not applied: SIO-1 transfer_mode=independent (offline advice, held on 4 of 6 "
+            "phases, proposed by iotune advise and iotune tune: HDF5 may need ...)")  # fmt: skip
+    unheld = ("not applied: SIO-1 transfer_mode=independent (needs transfer_mode == "
+              "collective|mixed, was independent; offline advice only: HDF5 may ...)")  # fmt: skip
+    for clause in (held, unheld):
+        applied = "applied per file: f (1 of 2 phases): fill_time=never"
+        row["adapt"]["said"] = f"{applied}; fill_time=never reached no phase that wrote; {clause}"
+        assert calc.adapt_accepted(row) is True, clause
     assert (
         calc.adapt_accepted({"tune": {"recommends": False}, "adapt": {"recurring": True}}) is None
     )

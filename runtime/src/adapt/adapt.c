@@ -19,7 +19,8 @@ typedef struct {
     MPI_File fh;
     MPI_Comm comm; /* a duplicate: the phase's statistics are agreed on it at the close */
     int comm_size, rec, cls, index;
-    uint64_t applied; /* the class's rules in effect at the open */
+    int learning, fewer; /* iot_adapt_fit at the open: the class learns from it / other ranks */
+    uint64_t applied;    /* the class's rules in effect at the open */
     double t0, cost, wait;
     char name[IOT_REC_NAME], fs[32], hints[IOT_REC_HINTS];
     int64_t sel[IOT_SEL_COUNT];
@@ -56,6 +57,17 @@ static int find_class(const char *name)
     return -1;
 }
 
+/* What this rank brings to the agreement at an open of class c (-1: none yet) on `size` ranks
+ * (lock held): the class's rules in effect, or IOT_PLAIN_MASK when its learning phase had
+ * another number of ranks (iot_adapt_fit): no rank then gives the file adaptive settings. */
+static uint64_t class_mask(int c, int size)
+{
+    if (c < 0)
+        return 0;
+    const iot_adapt_class *k = &iot_adapt_classes[c];
+    return iot_adapt_fit(k, size) == IOT_FIT_SAME ? iot_adapt_active(k) : IOT_PLAIN_MASK;
+}
+
 /* A rank's rules for a class come from its own history of the class: a rank that opened one
  * of its files alone (IOR asks a file's size on MPI_COMM_SELF) may have judged, and reverted,
  * where its peers did not. Parallel HDF5 needs the same file-access and dataset-creation lists
@@ -68,24 +80,22 @@ const iot_settings *iot_adapt_file_settings(MPI_Comm comm, const char *filename)
         return s;
     char cls[IOT_CLASS_MAX];
     uint64_t mask = 0;
+    int size = 1;
+    PMPI_Comm_size(comm, &size);
     if (iot_phase_class(filename, cls, sizeof cls)) {
         pthread_mutex_lock(&iot_adapt_lock);
-        int c = find_class(cls);
-        if (c >= 0)
-            mask = iot_adapt_active(&iot_adapt_classes[c]);
+        mask = class_mask(find_class(cls), size);
         pthread_mutex_unlock(&iot_adapt_lock);
     }
     double mine[4] = {(double)(mask & 0xffffffffu), -(double)(mask & 0xffffffffu),
                       (double)(mask >> 32), -(double)(mask >> 32)};
     double all[4];
-    int size = 1;
-    PMPI_Comm_size(comm, &size);
     if (size > 1)
         PMPI_Allreduce(mine, all, 4, MPI_DOUBLE, MPI_MAX, comm);
     else
         memcpy(all, mine, sizeof all);
     int same = all[0] == -all[1] && all[2] == -all[3];
-    if (same && s)
+    if (same && s && !(mask & IOT_PLAIN_MASK))
         return s;
     return &iot_g.settings; /* the control file's: the same on every rank (maybe empty) */
 }
@@ -151,10 +161,10 @@ const iot_settings *iot_adapt_opening(MPI_Comm comm, const char *filename)
     char cls[IOT_CLASS_MAX];
     uint64_t mask = 0;
     int can = iot_phase_class(filename, cls, sizeof cls) && stats_ready();
+    int size = 1;
+    PMPI_Comm_size(comm, &size);
     pthread_mutex_lock(&iot_adapt_lock);
-    int c = can ? find_class(cls) : -1;
-    if (c >= 0)
-        mask = iot_adapt_active(&iot_adapt_classes[c]);
+    mask = class_mask(can ? find_class(cls) : -1, size);
     int room = 0;
     for (int i = 0; i < MAX_OPEN; i++)
         room += !open_phases[i];
@@ -168,8 +178,6 @@ const iot_settings *iot_adapt_opening(MPI_Comm comm, const char *filename)
                       (double)(mask >> 32),
                       -(double)(mask >> 32)};
     double all[6];
-    int size = 1;
-    PMPI_Comm_size(comm, &size);
     double w = iot_now();
     if (size > 1)
         PMPI_Allreduce(mine, all, 6, MPI_DOUBLE, MPI_MAX, comm);
@@ -177,7 +185,7 @@ const iot_settings *iot_adapt_opening(MPI_Comm comm, const char *filename)
         memcpy(all, mine, sizeof all);
     open_wait = iot_now() - w; /* mostly waiting for the slowest rank to reach its open */
     int follow = all[0] == 1 && all[1] == -1;
-    int same = all[2] == -all[3] && all[4] == -all[5];
+    int same = all[2] == -all[3] && all[4] == -all[5] && !(mask & IOT_PLAIN_MASK);
     open_agreed = follow ? 1 + same : 0;
     open_cost = iot_now() - t - open_wait;
     return same ? iot_active() : (iot_g.settings.count ? &iot_g.settings : NULL);
@@ -245,9 +253,13 @@ void iot_adapt_opened(MPI_Comm comm, const char *filename, int rec, MPI_File fh,
         snprintf(iot_adapt_classes[c].name, sizeof iot_adapt_classes[c].name, "%s", cls);
         iot_adapt_classes[c].kb_entry = -1;
     }
+    int fit = c >= 0 ? iot_adapt_fit(&iot_adapt_classes[c], size) : IOT_FIT_SAME;
     p->cls = c;
     p->index = c >= 0 ? iot_adapt_classes[c].phases : 0;
-    p->applied = c >= 0 && agreed == 2 ? iot_adapt_active(&iot_adapt_classes[c]) : 0;
+    p->learning = p->index == 0 || fit == IOT_FIT_MORE;
+    p->fewer = fit == IOT_FIT_FEWER;
+    p->applied =
+        c >= 0 && agreed == 2 && fit == IOT_FIT_SAME ? iot_adapt_active(&iot_adapt_classes[c]) : 0;
     int slot = -1;
     for (int i = 0; i < MAX_OPEN && slot < 0; i++)
         if (!open_phases[i])
@@ -299,13 +311,13 @@ void iot_adapt_closing(MPI_File fh)
     }
     local.max[IOT_M_ELAPSED] = t1 - p->t0;
     local.max[IOT_M_BUSY] = iot_adapt_test_seconds(p->applied, local.max[IOT_M_BUSY]);
-    /* the phase's statistics and its layout's, and the phase's index (the largest over the
-     * ranks: 0 only when it is the class's learning phase on every one), in one reduction */
+    /* the phase's statistics and its layout's, and whether it is not the class's learning
+     * phase (the largest over the ranks: 0 only when it is on every one), in one reduction */
     double v[STATS_N], all_v[STATS_N];
     double *sum = v, *max = v + STATS_NSUM;
     memcpy(sum, local.sum, sizeof local.sum);
     memcpy(max, local.max, sizeof local.max);
-    max[STATS_NMAX - 1] = p->index;
+    max[STATS_NMAX - 1] = !p->learning;
     void *layout = iot_adapt_layout_begin(p->rec, sum + IOT_S_COUNT, max + IOT_M_COUNT);
     memcpy(all_v, v, sizeof v);
     double w = iot_now(), close_wait = 0;
@@ -336,7 +348,10 @@ void iot_adapt_closing(MPI_File fh)
     if (p->cls >= 0) {
         iot_adapt_class *k = &iot_adapt_classes[p->cls];
         uint64_t before = iot_adapt_active(k);
-        iot_adapt_judge(k, p->index, p->applied, lg, iot_phase_bytes(&all), all.max[IOT_M_BUSY]);
+        lg->learning = p->learning;
+        lg->fewer = p->fewer;
+        lg->ranks = p->comm_size;
+        iot_adapt_judge(k, p->applied, lg, iot_phase_bytes(&all), all.max[IOT_M_BUSY]);
         if (iot_adapt_active(k) != before)
             iot_adapt_rebuild();
         snprintf(lg->cls, sizeof lg->cls, "%s", k->name);

@@ -48,35 +48,59 @@ double iot_adapt_test_seconds(uint64_t applied, double seconds)
     return seconds;
 }
 
+int iot_adapt_fit(const iot_adapt_class *k, int ranks)
+{
+    if (!k || k->learn_ranks == 0 || k->learn_ranks == ranks)
+        return IOT_FIT_SAME;
+    return ranks > k->learn_ranks ? IOT_FIT_MORE : IOT_FIT_FEWER;
+}
+
+/* The offline-only setting rules that hold on a phase's insights: advice `iotune advise` and
+ * `iotune tune` would give, said so that a setting the mode cannot apply is not silently
+ * missing (on every phase with data: a class's later phases may meet one its learning phase
+ * did not). */
+static uint64_t offline_rules(const iot_insights *in)
+{
+    uint64_t m = 0;
+    for (int r = 0; r < IOT_RULE_COUNT; r++)
+        if (!iot_rules[r].online && iot_rules[r].kind == IOT_RULE_SETTING &&
+            iot_rules[r].nsettings > 0 && iot_rule_holds(&iot_rules[r], in))
+            m |= (uint64_t)1 << r;
+    return m;
+}
+
 /* The measure is bytes per second of the slowest rank's time in the outermost layer's transfers
  * and metadata calls: the dataset creation, where parallel HDF5 writes the fill values, counts
  * (IOT-1 acts there); the time between the calls (the application's own work) does not.
  * A phase that moved no data (a file created or truncated before it is written, its size asked
  * through an open of its own) has no insights to learn from and no rate to judge: it is left
  * out of the class's count, so that the class learns from its first phase with data. */
-void iot_adapt_judge(iot_adapt_class *k, int index, uint64_t applied, iot_phase_log *lg,
-                     double bytes, double seconds)
+void iot_adapt_judge(iot_adapt_class *k, uint64_t applied, iot_phase_log *lg, double bytes,
+                     double seconds)
 {
     if (bytes <= 0) {
         lg->idle = 1;
         return;
     }
+    lg->offline = offline_rules(&lg->in);
     double bps = seconds > 0 ? bytes / seconds : 0;
-    if (index == 0) {
+    if (lg->learning) {
+        if (k->learn_ranks > 0) { /* a phase on more ranks replaces the learning phase */
+            lg->relearned_from = k->learn_ranks;
+            k->fired = k->reverted = 0;
+            k->strikes = 0;
+            k->kb_entry = -1;
+        }
+        k->learn_ranks = lg->ranks;
         k->learn_bps = bps;
         iot_insights_copy(&k->learned, &lg->in);
-        for (int r = 0; r < IOT_RULE_COUNT; r++) {
-            if (iot_rules[r].kind != IOT_RULE_SETTING || iot_rules[r].nsettings == 0 ||
-                !iot_rule_holds(&iot_rules[r], &lg->in))
-                continue;
-            if (iot_rules[r].online)
+        for (int r = 0; r < IOT_RULE_COUNT; r++)
+            if (iot_rules[r].online && iot_rules[r].kind == IOT_RULE_SETTING &&
+                iot_rules[r].nsettings > 0 && iot_rule_holds(&iot_rules[r], &lg->in))
                 k->fired |= (uint64_t)1 << r;
-            else /* said, so that a setting the mode cannot apply is not silently missing */
-                lg->offline |= (uint64_t)1 << r;
-        }
         lg->fired = k->fired;
         iot_adapt_kb_learn(k, lg);
-    } else if (applied && k->learn_bps > 0) {
+    } else if (applied && !lg->fewer && k->learn_bps > 0) {
         lg->ratio = bps / k->learn_bps;
         lg->slow = lg->ratio < IOT_GUARD_RATIO;
         k->strikes = lg->slow ? k->strikes + 1 : 0;

@@ -114,10 +114,10 @@ void iot_adapt_write_json(FILE *f)
                 "\"transfer_s\": %.9f, \"busy_s\": %.9f, "
                 "\"bytes\": %.0f, \"bytes_per_s\": %.1f, \"fired\": ",
                 lg->index,
-                lg->idle         ? "no data"
-                : lg->index == 0 ? "learning"
-                : lg->applied    ? "optimised"
-                                 : "default",
+                lg->idle       ? "no data"
+                : lg->learning ? "learning"
+                : lg->applied  ? "optimised"
+                               : "default",
                 lg->ranks, lg->elapsed, lg->transfer, lg->busy, lg->bytes, bps);
         write_codes(f, lg->fired);
         fputs(", \"offline\": ", f);
@@ -125,7 +125,7 @@ void iot_adapt_write_json(FILE *f)
         fputs(", \"applied\": ", f);
         write_applied(f, lg);
         fputs(", \"guard\": ", f);
-        if (lg->index > 0 && lg->applied && !lg->idle) {
+        if (!lg->learning && lg->applied && !lg->idle) {
             fprintf(f, "{\"ratio\": %.4f, \"slow\": %s, \"reverted\": ", lg->ratio,
                     lg->slow ? "true" : "false");
             write_codes(f, lg->reverted);
@@ -137,10 +137,14 @@ void iot_adapt_write_json(FILE *f)
                 ", \"overhead_s\": {\"extraction\": %.9f, \"optimisation\": %.9f, \"wait\": "
                 "%.9f}",
                 lg->extract_s, lg->optimise_s, lg->wait_s);
-        if (lg->index == 0 && !lg->idle) {
+        if (lg->learning && !lg->idle) {
             fputs(", \"kb\": ", f);
             iot_adapt_kb_write(f, lg);
         }
+        if (lg->relearned_from)
+            fprintf(f, ", \"relearned_from_ranks\": %d", lg->relearned_from);
+        if (lg->fewer && !lg->idle)
+            fputs(", \"fewer_ranks\": true", f);
         fputs(", \"insights\": ", f);
         write_insights(f, &lg->in);
         fputs(", \"unknown_why\": ", f);

@@ -14,11 +14,15 @@
 #include "capture/capture.h"
 #include "config/settings.h"
 
-_Static_assert(IOT_RULE_COUNT <= 63, "a class keeps its rules as bits of one word");
+_Static_assert(IOT_RULE_COUNT <= 62, "a class keeps its rules as bits of one word");
 /* The bit of a class's rules that stands for the knowledge base's settings (adapt_kb.c): agreed,
  * applied, judged and reverted with the rules. */
 #define IOT_KB_BIT 63
 #define IOT_KB_MASK ((uint64_t)1 << IOT_KB_BIT)
+/* Not a rule: in the agreement at an open, "this rank does not give the class's rules to this
+ * phase" (its learning phase had another number of ranks), so that every rank opens with the
+ * control file's settings alone. */
+#define IOT_PLAIN_MASK ((uint64_t)1 << 62)
 
 /* An optimised phase below this share of the learning phase's bytes/s reverts its rules. */
 #define IOT_GUARD_RATIO 0.9
@@ -31,6 +35,7 @@ _Static_assert(IOT_RULE_COUNT <= 63, "a class keeps its rules as bits of one wor
 typedef struct {
     char name[IOT_CLASS_MAX];
     int phases;       /* ended so far */
+    int learn_ranks;  /* ranks of the learning phase's file, 0 before it */
     double learn_bps; /* bytes/s of the learning phase */
     uint64_t fired;   /* online rules that held on the learning phase */
     uint64_t reverted;
@@ -43,9 +48,13 @@ typedef struct {
 typedef struct {
     char cls[IOT_CLASS_MAX], file[IOT_REC_NAME];
     int index, ranks, agreed;
+    int learning;       /* the class learns from this phase (if it moves data) */
+    int fewer;          /* on fewer ranks than the class's learning phase: neither learned
+                           from nor judged, run with the defaults */
+    int relearned_from; /* learning phase that replaced one on this many ranks, else 0 */
     double elapsed, transfer, busy, bytes, ratio;
     uint64_t applied, fired, reverted;
-    uint64_t offline; /* learning phase: setting rules that held but are advice only (online no) */
+    uint64_t offline; /* setting rules that held on this phase but are advice only (online no) */
     int slow;         /* below the guard ratio (a strike) */
     int idle;         /* moved no data: neither learned from nor judged */
     int kb_looked, kb_entry; /* learning phase: the knowledge base asked; its entry or -1 */
@@ -77,10 +86,20 @@ static inline void iot_insights_copy(iot_insights *dst, const iot_insights *src)
 
 /* adapt_guard.c: learning and the guard */
 void iot_adapt_guard_init(void); /* IOTUNE_TEST_SLOW_RULE */
-/* A phase of class k ended (lock held): the first (index 0) learns the rules that hold on its
- * insights, a later one that applied rules (applied) is judged against the learning phase. */
-void iot_adapt_judge(iot_adapt_class *k, int index, uint64_t applied, iot_phase_log *lg,
-                     double bytes, double seconds);
+/* How a phase on `ranks` ranks stands to class k (lock held): IOT_FIT_SAME, the class's rules
+ * apply (or it has not learned yet); IOT_FIT_MORE, its learning phase had fewer ranks (a file one
+ * rank opened alone on MPI_COMM_SELF or a sub-communicator does not stand for files all ranks
+ * open): this phase runs with the defaults and the class learns again from it; IOT_FIT_FEWER,
+ * its learning phase had more ranks: this phase runs with the defaults, neither learned from
+ * nor judged. */
+enum { IOT_FIT_SAME, IOT_FIT_MORE, IOT_FIT_FEWER };
+int iot_adapt_fit(const iot_adapt_class *k, int ranks);
+/* A phase of class k ended (lock held; lg->learning, lg->fewer, lg->ranks set): a learning
+ * phase learns the rules that hold on its insights, a later one that applied rules (applied)
+ * is judged against the learning phase. Every phase with data gets the offline-only setting
+ * rules that hold on its insights (lg->offline). */
+void iot_adapt_judge(iot_adapt_class *k, uint64_t applied, iot_phase_log *lg, double bytes,
+                     double seconds);
 /* Tests only: the transfer time a phase that applied rules is seen to take. */
 double iot_adapt_test_seconds(uint64_t applied, double seconds);
 

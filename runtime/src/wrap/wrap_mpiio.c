@@ -75,7 +75,9 @@ static void opened(MPI_Comm comm, const char *filename, MPI_File fh, const iot_m
 IOT_MPI_WRAPPER(int, MPI_File_open,
                 (MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh))
 {
+    double agree = iot_now(); /* as H5Fcreate's (wrap_hdf5_file.c): counted as the open's time */
     const iot_settings *s = filename ? iot_adapt_opening(comm, filename) : NULL;
+    agree = iot_now() - agree;
     if (!s && !iot_capture_on)
         return PMPI_File_open(comm, filename, amode, info, fh);
     iot_mpiio_hints hints;
@@ -88,7 +90,7 @@ IOT_MPI_WRAPPER(int, MPI_File_open,
     if (stripe) /* before any rank returns: so before the first write */
         iot_fs_after_open(comm, filename, rc == MPI_SUCCESS, &striping);
     if (rc == MPI_SUCCESS && iot_capture_on)
-        opened(comm, filename, *fh, &hints, t, dt, outer);
+        opened(comm, filename, *fh, &hints, t, dt + agree, outer);
     if (filename && iot_adapt_on)
         iot_adapt_opened(comm, filename, iot_rec_for(filename, IOT_L_MPIIO), *fh, !rc, t);
     int rank = 0, size = 0;
