@@ -257,6 +257,11 @@ static void write_shape(FILE *f, int names)
         fputs(i ? ", " : "", f);
         fputs(trace_memory.s[i], f);
     }
+    fputs("], \"attributes\": [", f); /* and HDF5 attribute calls their attributes */
+    for (uint32_t i = 0; i < trace_attrs.n; i++) {
+        fputs(i ? ", " : "", f);
+        fputs(trace_attrs.s[i], f);
+    }
     fputs("], ", f);
     write_signatures(f, names);
 }

@@ -41,4 +41,17 @@ void iot_h5_lookup_done(hid_t loc, double dt, int outer);
  * did, dimension dim, traced (wrap_hdf5_scales.c; the trace's lock is taken there). */
 void iot_trace_scale_lookup(const char *func, hid_t did, int dim, double t, double dt);
 
+/* Attribute calls in the trace (wrap_hdf5_attrtrace.c), after the application's call
+ * succeeded, when it was to be traced (iot_trace_wanted() before it): a creation or open of
+ * attribute attr on the object loc (obj: a path from it, or NULL), named name (NULL: asked of
+ * attr), of type and dataspace (H5I_INVALID_HID: asked of attr); a write or read of attr with
+ * memory type mtype from or into buf; a lookup, rename (new_name) or deletion by name. */
+void iot_attr_made(const char *func, hid_t loc, const char *obj, const char *name, hid_t type,
+                   hid_t space, hid_t attr, double t, double dt);
+void iot_attr_io(const char *func, hid_t attr, hid_t mtype, const void *buf, double t, double dt);
+void iot_attr_named(const char *func, hid_t loc, const char *obj, const char *name,
+                    const char *new_name, double t, double dt);
+/* An attribute id let go (H5Aclose, H5Idec_ref to 0): forgotten. */
+void iot_attr_closed(hid_t attr);
+
 #endif
