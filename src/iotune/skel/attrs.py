@@ -6,7 +6,7 @@
   writes zeros: `h5dump -H` of its file shows the original's attributes (their values are not
   the application's).
 - attribute calls among a file's `writes`, in the application's order (from the trace):
-  `{attribute: CALL, on: OBJECT, name: NAME, ...}`, CALL one of create (with `type`, and `dims`
+  `{attribute: CALL, object: PATH, name: NAME, ...}`, CALL one of create (with `type`, and `dims`
   or `empty: true` for a null dataspace; neither: a scalar), write (`size`: the characters of a
   variable-length string attribute, spread over its elements), read, open, exists, iterate (no
   name: H5Aiterate2 over the object's attributes), rename (`to`: the new name), delete. Reads,
@@ -151,23 +151,23 @@ class Call:
 
 
 def parse_call(c: Any, w: Any, line: int, where: str, types: dict, max_name: int) -> Call:
-    """One `{attribute: CALL, on, name, ...}` entry of a file's writes (w: a mapping)."""
+    """One `{attribute: CALL, object, name, ...}` entry of a file's writes (w: a mapping)."""
     call = w.get("attribute")
     if call not in CALLS:
         c.fail(
             c.line_of(w, "attribute"), f"{where}.attribute", "expected one of " + ", ".join(CALLS)
         )
-    allowed = {"attribute", "on"} | ({"name"} if call != "iterate" else set())
+    allowed = {"attribute", "object"} | ({"name"} if call != "iterate" else set())
     allowed |= {"when"} if call in LOOKS else set()
     allowed |= {"create": {"type", "dims", "empty"}, "write": {"size"}, "rename": {"to"}}.get(
         call, set()
     )
     w = c.mapping(w, line, where, allowed)
-    on = c.require(w, "on", where)
+    on = c.require(w, "object", where)
     if not isinstance(on, str) or not on.startswith("/") or "\0" in on or len(on) > max_name:
         msg = f"expected the object's absolute path (/ or /a/b; at most {max_name} bytes)"
-        c.fail(c.line_of(w, "on"), f"{where}.on", msg)
-    c.names_in(on, c.line_of(w, "on"), f"{where}.on", max_name)
+        c.fail(c.line_of(w, "object"), f"{where}.object", msg)
+    c.names_in(on, c.line_of(w, "object"), f"{where}.object", max_name)
     names = {}
     for key in ("name", "to") if call != "iterate" else ():
         if key == "to" and call != "rename":

@@ -188,6 +188,11 @@ class Write:
     # not a write: a raw file's size set to this (MPI_File_set_size, collective; ftruncate)
     set_size: ast.expr | None = None
     fresh: bool = False  # a read into memory mapped for it (the application's was untouched)
+    # not a write: an attribute call (`attribute: CALL`, attrs.py) on an object of the file
+    attr: attrs.Call | None = None
+    # not a write: the dataset created here (`create: true`), where the application created
+    # it (before attribute calls that precede its first use; else at its first use)
+    create: bool = False
 
 
 @dataclass
@@ -597,6 +602,11 @@ def _file(c: _Checker, f: Any, line: int, where: str, known: set[str]) -> File:
     )
     if attributes and api != "hdf5":
         c.fail(c.line_of(f, "attributes"), f"{where}.attributes", f"an {api} file has none")
+    objects = _objects_of(datasets, list(groups))
+    for i, w in enumerate(writes):  # a created file: on its root, a group or a dataset of it
+        if w.attr is not None and opening != "existing" and w.attr.on not in objects:
+            msg = f"no group or dataset {w.attr.on!r} in this file (groups, datasets, /)"
+            c.fail(w.line, f"{where}.writes[{i}].object", msg)
     if any(d.exists for d in datasets) and opening != "existing":
         c.fail(c.line_of(f, "datasets"), f"{where}.datasets", "exists: true needs open: existing")
     if serial and api != "hdf5":
@@ -770,6 +780,10 @@ def _write(
         "set_size",
         "fresh",
     }
+    if isinstance(w, dict) and "attribute" in w:
+        return _attribute(c, w, line, where, known, api)
+    if isinstance(w, dict) and "create" in w:
+        return _create(c, w, line, where, datasets)
     w = c.mapping(w, line, where, fields)
     if any(k in w for k in SCALE_CALLS):
         return _scale(c, w, line, where, known, api, datasets)
@@ -869,6 +883,39 @@ def _write(
             )
         else:
             out.stride = c.expression(w["stride"], c.line_of(w, "stride"), f"{where}.stride", known)
+    return out
+
+
+def _attribute(c: _Checker, w: Any, line: int, where: str, known: set[str], api: str) -> Write:
+    """{attribute: CALL, object: PATH, name, ...}: an attribute call (attrs.py)."""
+    if api != "hdf5":
+        c.fail(c.line_of(w, "attribute"), f"{where}.attribute", f"an {api} file has no attributes")
+    out = Write(dataset=None, line=line, collective=True)
+    out.attr = attrs.parse_call(c, w, line, where, TYPES, MAX_NAME)
+    if w.get("when") is not None:
+        out.when = c.expression(w["when"], c.line_of(w, "when"), f"{where}.when", known)
+    return out
+
+
+def _create(c: _Checker, w: Any, line: int, where: str, datasets: dict) -> Write:
+    """{dataset, create: true}: the dataset created here (by every rank of the file)."""
+    w = c.mapping(w, line, where, {"dataset", "create"})
+    name = w.get("dataset")
+    if w["create"] is not True or not isinstance(name, str) or name not in datasets:
+        c.fail(c.line_of(w, "create"), f"{where}.create",
+               "expected create: true and a dataset of this file")  # fmt: skip
+    if datasets[name].exists:
+        c.fail(c.line_of(w, "create"), f"{where}.create", f"dataset {name!r} exists already")
+    return Write(dataset=name, line=line, collective=True, create=True)
+
+
+def _objects_of(datasets: list[Dataset], groups: list[str]) -> set[str]:
+    """The paths of the objects a created file has: its root, groups and datasets and the
+    groups that hold them."""
+    out = {"/"}
+    for path in [d.name for d in datasets] + list(groups):
+        parts = path.strip("/").split("/")
+        out.update("/" + "/".join(parts[:k]) for k in range(1, len(parts) + 1))
     return out
 
 
@@ -1075,8 +1122,10 @@ def checked_ranks(ranks: int) -> list[int]:
 
 
 def _check_write(d: Descriptor, w: Write, dsets: dict[str, Dataset], env: dict[str, int]) -> None:
-    if w.scale_call is not None or (w.when is not None and not expr.evaluate(w.when, env)):
-        return  # a dimension scale call: checked when read
+    if w.scale_call is not None or w.attr is not None or w.create:
+        return  # a dimension scale or attribute call, a creation: checked when read
+    if w.when is not None and not expr.evaluate(w.when, env):
+        return
     if w.set_size is not None:
         if expr.evaluate(w.set_size, env) < 0:
             raise expr.ExprError(f"file size {expr.evaluate(w.set_size, env)} negative")

@@ -99,12 +99,18 @@ def _type_code(ds: Dataset) -> list[str]:
     return [f"hid_t type = skel_type_named({_cstr(ds.type)});"]
 
 
+def _attribute_type(a: Attribute) -> str:
+    """The C expression of an attribute's element type (skel_rt.h's skel_type_*)."""
+    if a.type == "string":
+        return f"skel_type_string({a.size}, {attrs.PADS[a.pad]}, {attrs.CSETS[a.cset]})"
+    if a.type == "opaque":
+        return f"skel_type_opaque({a.size})"
+    return f"skel_type_named({_cstr(a.type)})"
+
+
 def _attribute_code(a: Attribute, ind: str) -> list[str]:
     """An attribute on its object, of zeros (skel_attribute)."""
-    if a.type == "string":
-        typ = f"skel_type_string({a.size}, {attrs.PADS[a.pad]}, {attrs.CSETS[a.cset]})"
-    else:
-        typ = f"skel_type_named({_cstr(a.type)})"
+    typ = _attribute_type(a)
     dims = a.dims or []
     arr = _array("dims", [f"{v}LL" for v in dims]) if dims else "const long long *dims = NULL;"
     return [
@@ -116,9 +122,32 @@ def _attribute_code(a: Attribute, ind: str) -> list[str]:
     ]
 
 
+def _attribute_call_code(w: Write, ind: str) -> list[str]:
+    """An attribute call of the application's, in its place (skel_attr_create, _call)."""
+    a = w.attr
+    assert a is not None
+    name = _cstr(a.name) if a.name is not None else "NULL"
+    if a.call == "create" and a.attr is not None:
+        dims = a.attr.dims or []
+        nd = -1 if a.attr.empty else len(dims)
+        arr = _array("dims", [f"{v}LL" for v in dims]) if dims else "const long long *dims = NULL;"
+        return [f"{ind}{{ /* create an attribute */", f"{ind}  {arr}",
+                f"{ind}  skel_attr_create(f, {_cstr(a.on)}, step, {name}, "
+                f"{_attribute_type(a.attr)}, {nd}, dims);", f"{ind}}}"]  # fmt: skip
+    when = _c(w.when) if w.when is not None else "1"
+    to = _cstr(a.to) if a.to is not None else "NULL"
+    size = a.size if a.size is not None else -1
+    return [f"{ind}skel_attr_call(f, SKEL_ATTR_{a.call.upper()}, {_cstr(a.on)}, step, {name}, "
+            f"{to}, {size}LL, {when});"]  # fmt: skip
+
+
 def _write_code(w: Write, nd: int, ind: str) -> list[str]:
     coll = "1" if w.collective else "0"
     when = _c(w.when) if w.when is not None else "1"
+    if w.attr is not None:
+        return _attribute_call_code(w, ind)
+    if w.create:  # the dataset is made just before (_file_body)
+        return []
     if w.scale_call and w.scale_call.startswith("lookup:"):  # reads the dataset's scales
         kind = ("is_scale", "count", "iterate").index(w.scale_call[7:])
         return [f"{ind}skel_lookup_scales(f, {_cstr(w.dataset)}, step, {kind}, {w.dim}, {when});"]
@@ -269,7 +298,7 @@ def _file_body(f: File, index: int) -> list[str]:
     order = [d.name for d in f.datasets]  # the order the application created them in
     created: set[str] = set()
     for w in f.writes:
-        named = [x for x in (w.dataset, w.scale) if x]
+        named = [x for x in (w.dataset, w.scale, w.attr and w.attr.on) if x and x in by_name]
         if any(x not in created for x in named):  # they, and those listed before them
             for name in order[: max(order.index(x) for x in named) + 1]:
                 if name not in created:
@@ -295,7 +324,12 @@ def _open_flags(f: File) -> str:
         flags.append("SKEL_OPEN_SERIAL")
     if any(w.read for w in f.writes):
         flags.append("SKEL_OPEN_READS")
-    only_reads = all(w.read or (w.scale_call or "").startswith("lookup:") for w in f.writes)
+    only_reads = all(
+        w.read
+        or (w.scale_call or "").startswith("lookup:")
+        or (w.attr is not None and w.attr.call in attrs.LOOKS)
+        for w in f.writes
+    )
     only_reads = only_reads and all(d.exists for d in f.datasets)
     if f.existing and only_reads and not f.attributes and not f.groups and not f.sync:
         if not f.readwrite:

@@ -226,6 +226,7 @@ void skel_close(skel_file_t *f)
     if (s->method == SKEL_M_MPIIO || s->method == SKEL_AGGREGATE)
         skel_flush_packed(f);
     double t0 = skel_now();
+    skel_attr_release(f);
     for (int i = 0; i < f->ndsets; i++)
         if (f->dsets[i].id > 0)
             H5Dclose(f->dsets[i].id);

@@ -71,6 +71,26 @@ hid_t skel_type_string(long long size, H5T_str_t pad, H5T_cset_t cset);
  * nd dimensions (0: scalar), written with zeros; one that exists already is left as it is. */
 void skel_attribute(skel_file_t *f, const char *on, long long step, const char *name, hid_t t,
                     int nd, const long long *dims);
+/* The application's attribute calls, in its order (skel_attr_calls.c), on the object at path
+ * `on` (the root, a group, a dataset): a creation of attribute name of type t (closed here) and
+ * nd dimensions (0: scalar, -1: a null dataspace); the others by name (iterate: none) with
+ * H5Awrite (of zeros; a variable-length string's size characters), H5Aread, H5Aopen,
+ * H5Aexists, H5Aiterate2, H5Arename (to the name to) or H5Adelete. The attribute last created
+ * or opened stays open for the calls on it that follow, as an application holds it. The
+ * lookups are made by the ranks where active is non-zero, timed as reads. Other methods: none. */
+enum skel_attr_call {
+    SKEL_ATTR_WRITE,
+    SKEL_ATTR_READ,
+    SKEL_ATTR_OPEN,
+    SKEL_ATTR_EXISTS,
+    SKEL_ATTR_ITERATE,
+    SKEL_ATTR_RENAME,
+    SKEL_ATTR_DELETE
+};
+void skel_attr_create(skel_file_t *f, const char *on, long long step, const char *name, hid_t t,
+                      int nd, const long long *dims);
+void skel_attr_call(skel_file_t *f, enum skel_attr_call call, const char *on, long long step,
+                    const char *name, const char *to, long long size, int active);
 void skel_write(skel_file_t *f, const char *pattern, long long step, int nd, const long long *start,
                 const long long *count, int collective, int active);
 void skel_write_bytes(skel_file_t *f, long long offset, long long size, int collective, int active);
