@@ -53,6 +53,33 @@ def test_the_seeds_give_descriptors_with_direct_writes_and_extents():
     assert any("H5Dset_extent" in t for t in texts.values())
     assert any("H5DSattach_scale" in t and "H5DSiterate_scales" in t for t in texts.values())
     assert any("MPI_File_set_size" in t for t in texts.values())
+    assert any("H5Acreate" in t and "H5Arename" in t and '"attributes"' in t
+               for t in texts.values())  # fmt: skip
+
+
+@pytest.mark.parametrize("func", ["H5Acreate", "H5Aopen", "H5Awrite", "H5Aread", "H5Aexists",
+                                  "H5Aiterate", "H5Arename", "H5Adelete"])  # fmt: skip
+def test_odd_attribute_calls_and_entries(func):
+    """An attribute call whose attribute index is out of range or names an entry without its
+    name, object, dataspace or type, or with a box of another rank (a rename's new name): a
+    descriptor or a clean refusal."""
+    (doc,) = [d for p, d in zip(SEEDS, GOOD, strict=True) if "attributes" in p.name]
+    odd_entries = [{}, {"object": 3}, {"object": "rel", "name": "a"}, {"object": "/", "name": 5},
+                   {"object": "/", "name": "a", "space": "simple", "dims": None},
+                   {"object": "/", "name": "a", "space": "simple", "dims": [-1], "type_size": 4},
+                   {"object": "/", "name": "a", "space": "scalar", "type_size": 2**70},
+                   {"object": "/", "name": None, "space": "null", "type_size": 1,
+                    "type_class": "string", "string": {"pad": "?", "cset": None}}]  # fmt: skip
+    for entry in odd_entries:
+        odd = len(doc.get("attributes", []))  # the entry's index once appended
+        for index, dims in ((0, None), (10**6, [1]), (-5, [2**40]), (odd, [0, 1]), (odd, [odd])):
+            doc2 = json.loads(json.dumps(doc))
+            doc2["attributes"] = doc2.get("attributes", []) + [entry]
+            sigs = doc2["signatures"]
+            for k, f in enumerate(sigs["func"]):
+                if f.startswith("H5A"):
+                    sigs["func"][k], sigs["dataset"][k], sigs["dims"][k] = func, index, dims
+            assert _outcome(doc2) in ("descriptor", "refused", "descriptor refused")
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
