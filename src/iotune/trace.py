@@ -21,8 +21,9 @@ schema 2 (`rank-N.json`), and returns one trace per rank, the same logical conte
   `dims`, `size`, `step`, `mode`), as in schema 2, `view` (the view an
   `MPI_File_set_view` set, or None), `memory` (an MPI-IO transfer's memory layout when its
   datatype is not contiguous: `size` and the `pieces`' lengths; else None), `attribute` (an
-  attribute call's entry of `attributes`, its `dataset` then None; else None) and `renamed`
-  (`H5Arename`'s new name's entry);
+  attribute call's entry of `attributes`, its `dataset` then None; else None), `renamed`
+  (`H5Arename`'s new name's entry) and `format` (`H5Fcreate`'s and `H5Fopen`'s: [format bound
+  low, high, times tracked, link creation order, attribute creation order], else None);
 - `runs` (schema 3; for schema 2 each event is a run of stride 1): `Run` tuples, in the order
   of their first call;
 - `events`: `[signature, count, start_s, busy_s, span_s]`, consecutive calls of one signature
@@ -212,6 +213,7 @@ def _rebuild(doc: dict[str, Any], path: str, budget: list[int], who: str = "") -
             s.setdefault("memory", None)
             s.setdefault("attribute", None)
             s.setdefault("renamed", None)
+            s.setdefault("format", None)
         doc["runs"] = [
             Run(
                 e[0],
@@ -255,8 +257,11 @@ def _signatures(doc: dict[str, Any]) -> list[dict[str, Any]]:
     for row in zip(*(cols[k] for k in keys), strict=True):
         s = dict(zip(keys, row, strict=True))
         s["file"] = files[s["file"]] if s["file"] >= 0 else None
-        s["view"] = s["memory"] = s["attribute"] = s["renamed"] = None
-        if s["func"] in ATTRIBUTE_FUNCS and s["layer"] == "hdf5":  # an attribute's index
+        s["view"] = s["memory"] = s["attribute"] = s["renamed"] = s["format"] = None
+        if s["func"] in ("H5Fcreate", "H5Fopen") and s["layer"] == "hdf5":  # dims: its format
+            s["format"] = s["dims"] if s["dims"] and len(s["dims"]) == 5 else None
+            s["dims"] = None
+        elif s["func"] in ATTRIBUTE_FUNCS and s["layer"] == "hdf5":  # an attribute's index
             s["attribute"] = _entry(attributes, s["dataset"])
             if s["func"] == "H5Arename" and s["dims"] and len(s["dims"]) == 1:
                 s["renamed"] = _entry(attributes, s["dims"][0])

@@ -49,6 +49,9 @@ typedef struct {
     int fill_time;   /* H5D_fill_time_t (alloc 0, never 1, ifset 2); -1 unknown */
     int fill_len;    /* bytes of a user-defined fill value in fill (the file type's), else 0 */
     unsigned char fill[IOT_TRACE_FILL_MAX];
+    int track_times; /* its object header records times (H5Pset_obj_track_times): 1, 0; -1 unknown
+                      */
+    int attr_order;  /* H5Pset_attr_creation_order's flags (1 tracked, 2 indexed); -1 unknown */
 } iot_trace_dset_desc;
 
 /* Index of HDF5 dataset path of file rec in the trace's dataset table (added with its

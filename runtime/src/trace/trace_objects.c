@@ -170,7 +170,9 @@ int iot_trace_dataset(int rec, const char *path, const iot_trace_dset_desc *d)
                                           d->type_order,
                                           d->fill_time,
                                           d->fill_len,
-                                          {0}};
+                                          {0},
+                                          d->track_times,
+                                          d->attr_order};
         memcpy(trace_dsets[id].fill, d->fill, sizeof d->fill);
     }
     return id;

@@ -47,6 +47,7 @@ typedef struct {
     int type_class, type_signed, type_order; /* as iot_trace_dset_desc */
     int fill_time, fill_len;
     unsigned char fill[IOT_TRACE_FILL_MAX];
+    int track_times, attr_order; /* as iot_trace_dset_desc */
 } trace_dataset;
 
 /* Start times of a run may stray this far from the regular spacing: 10 us, or a sixteenth of

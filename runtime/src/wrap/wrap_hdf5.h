@@ -34,6 +34,10 @@ int record_of(const iot_h5_api *h, hid_t obj, const char *known_name);
 void describe_dataset(const iot_h5_api *h, hid_t id, hid_t space, hid_t type, hid_t dcpl,
                       iot_trace_dset_desc *d, uint64_t *dims, uint64_t *maxdims, uint64_t *chunks);
 
+/* What an object's creation list says of its header: times recorded (*track 1, 0), attribute
+ * creation order (*order: H5Pset_attr_creation_order's flags); -1 when unknown (wrap_hdf5.c). */
+void describe_header(hid_t cp, int *track, int *order);
+
 /* A lookup call in loc's file (finding an object or attribute, iterating) that took dt
  * seconds: HDF5 metadata time (wrap_hdf5_attr.c). */
 void iot_h5_lookup_done(hid_t loc, double dt, int outer);

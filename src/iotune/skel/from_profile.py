@@ -65,6 +65,7 @@ class Session:
     opener: str  # "" when the file was opened before the step body
     mode: int | None  # the opening call's flags as traced
     removed: bool = False  # the application removed the file after this session
+    file_format: list[int] | None = None  # H5Fcreate's format (trace_calls.Call.format)
 
 
 class Builder:
@@ -161,7 +162,8 @@ class Builder:
         for op in ops:
             if op.kind == "open":
                 open_idx[op.file] = len(out)
-                out.append(Session(op.file, op.api, [], op.func, op.mode))
+                out.append(Session(op.file, op.api, [], op.func, op.mode,
+                                   file_format=op.file_format))  # fmt: skip
             elif op.kind in ("write", "create", "sync", "extend", "setsize", *SCALE_KINDS) or (
                 op.kind in ("read", "dopen", "lookup", "attr") and op.file in self.data_files
             ):
@@ -280,6 +282,13 @@ class Builder:
                 at = list(entry).index("open") + 1
                 entry = dict([*list(entry.items())[:at], ("readwrite", True),
                               *list(entry.items())[at:]])  # fmt: skip
+            fmt = _format_entry(present[0].file_format)
+            if fmt and existing:  # opened: only its format bounds say something
+                fmt = {k: v for k, v in fmt.items() if k == "libver"} or None
+            if api == "hdf5" and fmt:  # the format the application created the file in
+                at = list(entry).index("api") + 1
+                entry = dict([*list(entry.items())[:at], ("format", fmt),
+                              *list(entry.items())[at:]])  # fmt: skip
             if any(x.removed for x in present):
                 entry["remove"] = True  # the application removed it (unlink, MPI_File_delete)
             files.append(entry)
@@ -384,10 +393,12 @@ class Builder:
                 attributes = self._attributes(name, layout, ops_by_rank, made)
                 if attributes:
                     entry["attributes"] = attributes
-        syncs = [sum(1 for op in ops if op.kind == "sync") for ops in ops_by_rank]
+        syncs = [sum(1 for op in ops if op.kind == "sync" and not _flush(op, api))
+                 for ops in ops_by_rank]  # fmt: skip
         if any(syncs):
             entry["sync"] = True
-            funcs = sorted({op.func for ops in ops_by_rank for op in ops if op.kind == "sync"})
+            funcs = sorted({op.func for ops in ops_by_rank for op in ops
+                            if op.kind == "sync" and not _flush(op, api)})  # fmt: skip
             self.note(
                 f"{name}: {'/'.join(funcs)} called {max(syncs)} time(s) per step on a rank: "
                 "the skeleton flushes the file to storage once, after each step's writes"
@@ -458,7 +469,8 @@ class Builder:
     def _writes(
         self, name: str, api: str, ops_by_rank: list[list[Op]], datasets: list[dict[str, Any]]
     ) -> list[dict[str, Any]]:
-        ops_by_rank = [[op for i, op in enumerate(ops) if op.kind in _REPLAYED or _pinned(ops, i)]
+        ops_by_rank = [[op for i, op in enumerate(ops)
+                        if op.kind in _REPLAYED or _pinned(ops, i) or _flush(op, api)]
                        for ops in ops_by_rank]  # fmt: skip
         ops_by_rank = self._attributes_made(name, ops_by_rank)
         for ops in ops_by_rank:
@@ -522,6 +534,8 @@ class Builder:
             return self._attribute_call(ops, w.get("when"))
         if ops[0].kind == "create":  # a dataset made in its place (_pinned)
             return {"dataset": ops[0].dataset, "create": True}
+        if ops[0].kind == "sync":  # H5Fflush in its place (_flush): every rank of the file
+            return {"flush": True}
         if ops[0].kind == "lookup":  # netCDF-4's look at a dataset's scales (reads them)
             w["lookup_scales"] = SCALE_LOOKUPS[ops[0].func]
             if ops[0].func != "H5DSis_scale":
@@ -649,6 +663,33 @@ class Builder:
         if isinstance(typ, dict):  # opaque: the descriptor's bounds
             typ = {"opaque": min(max(int(typ.get("opaque") or 1), 1), attrs.MAX_STRING)}
         return typ
+
+
+ORDERS = {1: "tracked", 3: "indexed"}  # H5P_CRT_ORDER_TRACKED, | H5P_CRT_ORDER_INDEXED
+
+
+def _format_entry(f: list[int] | None) -> dict[str, Any] | None:
+    """A created file's `format` entry (what differs from HDF5's defaults): `libver` [low, high]
+    when the low bound is not the earliest, `track_times: false`, `link_order` and
+    `attr_order` (tracked, indexed) of its root group."""
+    if not f:
+        return None
+    out: dict[str, Any] = {}
+    names = dmod.LIBVERS
+    if f[0] != 0 and f[0] < len(names) and f[1] < len(names):
+        out["libver"] = [names[f[0]], names[f[1]]]
+    if f[2] == 0:
+        out["track_times"] = False
+    for key, flags in (("link_order", f[3]), ("attr_order", f[4])):
+        if flags in ORDERS:
+            out[key] = ORDERS[flags]
+    return out or None
+
+
+def _flush(op: Op, api: str) -> bool:
+    """Is op an H5Fflush of an HDF5 file (made in its place: each rewrites the file's dirty
+    metadata; netCDF-4 flushes at every nc_enddef)?"""
+    return op.kind == "sync" and op.func == "H5Fflush" and api == "hdf5"
 
 
 def _pinned(ops: list[Op], i: int) -> bool:

@@ -17,7 +17,7 @@ from importlib import resources
 
 from iotune.skel import attrs, expr
 from iotune.skel.attrs import Attribute
-from iotune.skel.descriptor import Dataset, Descriptor, File, View, Write
+from iotune.skel.descriptor import LIBVERS, Dataset, Descriptor, File, View, Write
 
 API_C = {"hdf5": "SKEL_HDF5", "mpiio": "SKEL_MPIIO", "posix": "SKEL_POSIX"}
 
@@ -70,12 +70,29 @@ def _dataset_code(ds: Dataset, ind: str) -> list[str]:
     fill = f"H5D_FILL_TIME_{ds.fill_time.upper()}" if ds.fill_time else "-1"
     alloc = f"H5D_ALLOC_TIME_{ds.alloc_time.upper()}" if ds.alloc_time else "-1"
     value = _cstr(ds.fill_value) if ds.fill_value else "NULL"
+    header = f"{0 if not ds.track_times else -1}, {_ORDER.get(ds.attr_order, -1)}"
     lines.append(
         f"{ind}  skel_dataset(f, {_cstr(ds.name)}, step, type, {nd}, dims, "
-        f"{maxdims}, {chunks}, {filters}, {alloc}, {fill}, {value});"
+        f"{maxdims}, {chunks}, {filters}, {alloc}, {fill}, {value}, {header});"
     )
     lines.append(f"{ind}}}")
     return lines
+
+
+# a creation order's H5P_CRT_ORDER_* flags (tracked 1, tracked and indexed 3)
+_ORDER = {"tracked": 1, "indexed": 3}
+
+
+def _format_code(f: File, ind: str) -> list[str]:
+    """skel_file_format() before the file's skel_open: the format it is created or opened in
+    (-1: HDF5's default)."""
+    if not f.format:
+        return []
+    lo, hi = f.format.get("libver", [None, None])
+    libver = [str(LIBVERS.index(v)) if v else "-1" for v in (lo, hi)]
+    track = "0" if f.format.get("track_times") is False else "-1"
+    orders = [str(_ORDER.get(f.format.get(k), -1)) for k in ("link_order", "attr_order")]
+    return [f"{ind}skel_file_format(s, {', '.join([*libver, track, *orders])});"]
 
 
 def _type_code(ds: Dataset) -> list[str]:
@@ -148,6 +165,8 @@ def _write_code(w: Write, nd: int, ind: str) -> list[str]:
         return _attribute_call_code(w, ind)
     if w.create:  # the dataset is made just before (_file_body)
         return []
+    if w.flush:  # H5Fflush where the application flushed
+        return [f"{ind}skel_sync(f); /* H5Fflush */"]
     if w.scale_call and w.scale_call.startswith("lookup:"):  # reads the dataset's scales
         kind = ("is_scale", "count", "iterate").index(w.scale_call[7:])
         return [f"{ind}skel_lookup_scales(f, {_cstr(w.dataset)}, step, {kind}, {w.dim}, {when});"]
@@ -354,6 +373,7 @@ def _steps_code(d: Descriptor, timed: bool) -> list[str]:
     inside = [f.per_step or names.count(f.name) > 1 for f in d.files]
     once = [i for i, f in enumerate(d.files) if not inside[i]]
     for i in once:
+        lines.extend(_format_code(d.files[i], "  "))
         lines.append(
             f"  skel_file_t *{var}{i} = skel_open(s, {_cstr(d.files[i].name)}, "
             f"{API_C[d.files[i].api]}, 0, {_open_flags(d.files[i])}, {_member(d.files[i])});"
@@ -364,6 +384,7 @@ def _steps_code(d: Descriptor, timed: bool) -> list[str]:
         lines.append(f"    if (step > 0) skel_compute(s, {d.compute_s!r}); /* between steps */")
     for i, f in enumerate(d.files):
         if inside[i]:
+            lines.extend(_format_code(f, "    "))
             lines.append(
                 f"    skel_file_t *{var}{i} = skel_open(s, {_cstr(f.name)}, {API_C[f.api]}, step, "
                 f"{_open_flags(f)}, {_member(f)});"

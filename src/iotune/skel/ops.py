@@ -75,6 +75,7 @@ class Op:
     attr: dict[str, Any] | None = None  # kind attr: the attribute as the trace describes it
     attr_on: str | None = None  # its object's path (in pattern form: {step})
     attr_to: str | None = None  # a rename's new name
+    file_format: list[int] | None = None  # H5Fcreate: the format asked (trace_calls.Call)
 
 
 def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
@@ -169,6 +170,7 @@ def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
                 attr=c.attribute if kind == "attr" else None,
                 attr_on=c.attribute["object"] if kind == "attr" and c.attribute else None,
                 attr_to=(c.renamed or {}).get("name") if kind == "attr" else None,
+                file_format=c.format,
             )
         )
     return ops

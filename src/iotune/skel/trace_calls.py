@@ -89,6 +89,7 @@ class Call:
     fresh: bool = False  # an H5Dread into memory not yet touched (mode bit 2)
     attribute: dict[str, Any] | None = None  # an attribute call's attribute (the trace's entry)
     renamed: dict[str, Any] | None = None  # H5Arename: the new name's entry
+    format: list[int] | None = None  # H5Fcreate: the file's format (iotune.trace, `format`)
 
 
 @dataclass
@@ -189,9 +190,16 @@ def _calls(rank: int, t: dict[str, Any]) -> Trace:
                     fresh,
                     _entry(s.get("attribute")),
                     _entry(s.get("renamed")),
+                    _format(s.get("format")),
                 )
             )
     return out
+
+
+def _format(f: Any) -> list[int] | None:
+    """H5Fcreate's format: 5 small whole numbers, else None."""
+    ok = isinstance(f, list) and len(f) == 5 and all(type(v) is int and 0 <= v < 64 for v in f)
+    return f if ok else None
 
 
 def _entry(a: Any) -> dict[str, Any] | None:

@@ -45,6 +45,8 @@ struct skel {
     int cleanup;
     MPI_Comm group_comm; /* aggregate: ranks of one aggregator */
     int group;
+    int format[5]; /* skel_file_format's, for the next skel_open; has_format: set */
+    int has_format;
     char **created; /* files to remove with --cleanup */
     int ncreated;
 };

@@ -64,7 +64,14 @@ hid_t skel_type_compound(long long size, int n, const char *const *names, const 
  * fill_value: one element's bytes in hex as type stores them, or NULL (HDF5's default) */
 void skel_dataset(skel_file_t *f, const char *pattern, long long step, hid_t type, int nd,
                   const long long *dims, const long long *maxdims, const long long *chunks,
-                  const char *filters, int alloc_time, int fill_time, const char *fill_value);
+                  const char *filters, int alloc_time, int fill_time, const char *fill_value,
+                  int track_times, int attr_order);
+/* The format the next skel_open creates or opens an HDF5 file in (each -1: HDF5's default):
+ * format bounds (H5F_libver_t low, high), 0: object headers without times, the root group's
+ * link and attribute creation order (H5P_CRT_ORDER_* flags). A dataset's track_times (0: no
+ * times) and attr_order (flags) likewise, -1 for the default. */
+void skel_file_format(skel_t *s, int libver_low, int libver_high, int track_times, int link_order,
+                      int attr_order);
 /* A string type: size bytes (0: variable length), its padding and character set. */
 hid_t skel_type_string(long long size, H5T_str_t pad, H5T_cset_t cset);
 /* An attribute name of type t (closed here) on the object at path `on` (group or dataset), of
