@@ -5,7 +5,10 @@
  * deleted (H5Adelete, H5Adelete_by_name); calls that fail (a NULL name, an invalid location)
  * must fail as they do without iotune. Every rank writes its rows of a 2-D dataset. Then every
  * rank opens the file again and reads attributes back (H5Aexists, H5Aopen_by_name, H5Aopen_idx,
- * H5Aiterate2, H5Aread) before its rows. Usage: skel_attrs [ROWS_PER_RANK] */
+ * H5Aiterate2, H5Aread) before its rows. The file is made as netCDF-4 makes its own: format
+ * bounds (V18, LATEST), no times in object headers, link and attribute creation order tracked
+ * and indexed (the file's and the dataset's), flushed (H5Fflush) after its attributes.
+ * Usage: skel_attrs [ROWS_PER_RANK] */
 #include <hdf5.h>
 #include <mpi.h>
 #include <stdlib.h>
@@ -53,12 +56,18 @@ int main(int argc, char **argv)
         data[i] = (double)i + rank;
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL);
-    hid_t file = H5Fcreate("attrs.h5", H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST);
+    hid_t fcpl = H5Pcreate(H5P_FILE_CREATE), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_obj_track_times(fcpl, 0);
+    H5Pset_link_creation_order(fcpl, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED);
+    H5Pset_attr_creation_order(fcpl, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED);
+    H5Pset_obj_track_times(dcpl, 0);
+    H5Pset_attr_creation_order(dcpl, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED);
+    hid_t file = H5Fcreate("attrs.h5", H5F_ACC_TRUNC, fcpl, fapl);
     hid_t grp = H5Gcreate2(file, "/grp", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     hsize_t dims[2] = {rows * size, COLS};
     hid_t fspace = H5Screate_simple(2, dims, NULL);
-    hid_t dset =
-        H5Dcreate2(grp, "data", H5T_IEEE_F64LE, fspace, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t dset = H5Dcreate2(grp, "data", H5T_IEEE_F64LE, fspace, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     check(dset >= 0);
 
     /* the root: a fixed-size string (H5Acreate1, as netCDF-4) and integers (H5Acreate2) */
@@ -101,6 +110,7 @@ int main(int argc, char **argv)
               H5T_NATIVE_INT, version);
     check(H5Adelete_by_name(file, "/grp", "gone", H5P_DEFAULT) >= 0);
     check(H5Arename_by_name(file, "/", "version", "format_version", H5P_DEFAULT) >= 0);
+    check(H5Fflush(file, H5F_SCOPE_GLOBAL) >= 0);
     /* what fails without iotune fails with it, the same way */
     H5E_BEGIN_TRY
     {
@@ -164,6 +174,8 @@ int main(int argc, char **argv)
     H5Sclose(scalar);
     H5Tclose(vstr);
     H5Tclose(str);
+    H5Pclose(dcpl);
+    H5Pclose(fcpl);
     H5Pclose(fapl);
     free(data);
     MPI_Finalize();

@@ -126,3 +126,21 @@ def test_what_the_fuzzer_found_is_refused_cleanly_or_read(path):
     rank's trace without its rank, a dataset without path or element size, datasets null, an
     unknown layer."""
     assert _outcome(load_seed(path)) in ("descriptor", "refused", "descriptor refused")
+
+
+@pytest.mark.parametrize(
+    "fmt", [None, [], [1, 2], [1, 2, 0, 3, 3], [-1, 2, 0, 3, 3], [9, 99, 7, 2**40, 5], [1.5, "v18",
+            None, True, [3]]]
+)  # fmt: skip
+def test_odd_file_formats_and_dataset_headers(fmt):
+    """H5Fcreate's and H5Fopen's dims (the file's format) and a dataset's track_times and
+    attr_order of any shape: a descriptor or a clean refusal."""
+    (doc,) = [d for p, d in zip(SEEDS, GOOD, strict=True) if "attributes" in p.name]
+    doc = json.loads(json.dumps(doc))
+    sigs = doc["signatures"]
+    for k, f in enumerate(sigs["func"]):
+        if f in ("H5Fcreate", "H5Fopen"):
+            sigs["dims"][k] = fmt
+    for d in doc["datasets"]:
+        d["track_times"], d["attr_order"] = (fmt[0] if fmt else fmt), fmt
+    assert _outcome(doc) in ("descriptor", "refused", "descriptor refused")

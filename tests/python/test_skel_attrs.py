@@ -3,9 +3,13 @@ netcdf4-tst-parallel3 creates them with H5Acreate1 and deletes them): the runtim
 attribute calls (creations with H5Acreate1, H5Acreate2, H5Acreate_by_name; writes, reads, opens
 by name and index, lookups, renames, deletions) on the object they are on, with their type and
 extent; the skeleton makes the same calls in the same order, so `h5dump -H -p` of its file is the
-original's (attributes included) and its bytes per layer are the original's."""
+original's (attributes included) and its bytes per layer are the original's. The file is made
+as netCDF-4 makes its own (format bounds, no times, creation order tracked and indexed, an
+H5Fflush in between): the skeleton makes it so (object headers of the same versions and
+sizes) and flushes where the program did."""
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -92,6 +96,14 @@ def test_attributes_are_traced_and_made_again_by_the_skeleton(attrs_program, lib
     assert [w for w in made["writes"] if w.get("name") == "units" and "size" in w] == [
         {"attribute": "write", "object": "/grp", "name": "units", "size": 17}
     ]
+    # the format netCDF-4 asks for: version-2 object headers without times
+    assert made["format"] == {"libver": ["v18", "v110"], "track_times": False,
+                              "link_order": "indexed", "attr_order": "indexed"}  # fmt: skip
+    assert made["datasets"][0]["track_times"] is False
+    assert made["datasets"][0]["attr_order"] == "indexed"
+    assert again["format"] == {"libver": ["v18", "v110"]}  # opened with the same bounds
+    flush = made["writes"].index({"flush": True})  # in its place: after the last rename
+    assert made["writes"][flush - 1]["attribute"] == "rename" and "sync" not in made
     assert again.get("open") == "existing" and not again.get("readwrite")
     assert {w["attribute"] for w in again["writes"] if "attribute" in w} == {
         "exists", "open", "read", "iterate"}  # fmt: skip
@@ -119,9 +131,10 @@ skel: 1
 ranks: 2
 files:
   - name: a.h5
+    format: {libver: [v18, v110], track_times: false, attr_order: tracked}
     groups: [/g]
     datasets:
-      - {name: /g/v, type: float64, dims: [4]}
+      - {name: /g/v, type: float64, dims: [4], track_times: false, attr_order: indexed}
     writes:
       - {dataset: /g/v, create: true}
       - {attribute: create, object: /, name: title, type: {string: 12}}
@@ -133,6 +146,7 @@ files:
       - {attribute: exists, object: /g, name: s, when: rank == 0}
       - {attribute: iterate, object: /g}
       - {attribute: delete, object: /g/v, name: p}
+      - {flush: true}
       - {dataset: /g/v, start: [rank * 2], count: [2]}
 """
 
@@ -155,6 +169,9 @@ def test_descriptor_attribute_calls_are_read_and_generated(tmp_path):
     assert 'skel_attr_call(f, SKEL_ATTR_WRITE, "/g", step, "s", NULL, 9LL, 1);' in src
     assert 'skel_attr_call(f, SKEL_ATTR_ITERATE, "/g", step, NULL, NULL, -1LL, 1);' in src
     assert "(rank == 0)" in src or "rank == 0" in src
+    assert src.index("skel_file_format(s, 1, 2, 0, -1, 1);") < src.index("skel_open(s, ")
+    assert ", NULL, 0, 3);" in src  # the dataset: no times, creation order indexed
+    assert "skel_sync(f); /* H5Fflush */" in src
 
 
 @pytest.mark.parametrize(
@@ -174,6 +191,7 @@ def test_descriptor_attribute_calls_are_read_and_generated(tmp_path):
         ("{attribute: create, object: /, name: a, type: {opaque: 0}}", "type.opaque"),
         ("{dataset: /g/v, create: false}", "writes[0].create"),
         ("{dataset: /nope, create: true}", "writes[0].create"),
+        ("{flush: false}", "writes[0].flush"),
     ],
 )  # fmt: skip
 def test_bad_attribute_entries_give_one_message_with_line_and_field(entry, message):
@@ -181,6 +199,18 @@ def test_bad_attribute_entries_give_one_message_with_line_and_field(entry, messa
     with pytest.raises(dmod.DescriptorError) as e:
         dmod.parse_text(text, "a.yaml")
     assert "a.yaml:" in str(e.value) and message in str(e.value), str(e.value)
+
+
+@pytest.mark.parametrize(
+    ("fmt", "message"),
+    [("{libver: [v110, v18]}", "low <= high"), ("{libver: [v18]}", "expected [low, high]"),
+     ("{track_times: 0}", "expected true or false"), ("{attr_order: yes}", "tracked or indexed"),
+     ("{libver: [v18, v110], page: 1}", "unknown field")],
+)  # fmt: skip
+def test_bad_file_formats_are_refused(fmt, message):
+    text = DESC.replace("{libver: [v18, v110], track_times: false, attr_order: tracked}", fmt)
+    with pytest.raises(dmod.DescriptorError, match=re.escape(message)):
+        dmod.parse_text(text, "a.yaml")
 
 
 def test_an_attribute_call_on_a_raw_file_is_refused():

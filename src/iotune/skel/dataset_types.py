@@ -64,7 +64,8 @@ def dataset_entry(
     _fill(d, info)
     if info.get("track_times") is False:  # its header without times (netCDF-4's)
         d["track_times"] = False
-    order = {1: "tracked", 3: "indexed"}.get(info.get("attr_order"))  # type: ignore[arg-type]
+    flags = info.get("attr_order")
+    order = {1: "tracked", 3: "indexed"}.get(flags) if type(flags) is int else None
     if order:  # its attributes' creation order (netCDF-4's: indexed)
         d["attr_order"] = order
     if found and found.get("filters"):
