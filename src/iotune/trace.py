@@ -15,10 +15,15 @@ schema 2 (`rank-N.json`), and returns one trace per rank, the same logical conte
   perhaps `runs`, `[offset, length, count, stride]`, for a filetype of too many blocks);
 - `memory`: the memory layouts of MPI-IO transfers from noncontiguous datatypes (schema 4;
   `[]` before);
+- `attributes`: the HDF5 attributes the attribute calls name (`object`, `name`, and for
+  creations and opens `space`, `dims`, the type's fields and `string`; `[]` before);
 - `signatures`: one dict per signature (`layer`, `func`, `file` (a name or None), `dataset`,
   `dims`, `size`, `step`, `mode`), as in schema 2, `view` (the view an
-  `MPI_File_set_view` set, or None) and `memory` (an MPI-IO transfer's memory layout when its
-  datatype is not contiguous: `size` and the `pieces`' lengths; else None);
+  `MPI_File_set_view` set, or None), `memory` (an MPI-IO transfer's memory layout when its
+  datatype is not contiguous: `size` and the `pieces`' lengths; else None), `attribute` (an
+  attribute call's entry of `attributes`, its `dataset` then None; else None), `renamed`
+  (`H5Arename`'s new name's entry) and `format` (`H5Fcreate`'s and `H5Fopen`'s: [format bound
+  low, high, times tracked, link creation order, attribute creation order], else None);
 - `runs` (schema 3; for schema 2 each event is a run of stride 1): `Run` tuples, in the order
   of their first call;
 - `events`: `[signature, count, start_s, busy_s, span_s]`, consecutive calls of one signature
@@ -44,6 +49,11 @@ from iotune.inputs import MAX_BYTES, InputError, parse_json, read_bytes
 
 SCHEMA = "iotune-trace"
 VERSIONS = (2, 3, 4, 5)
+# HDF5 attribute calls: their signature's dataset column indexes the trace's attributes
+ATTRIBUTE_FUNCS = frozenset(
+    ("H5Acreate", "H5Aopen", "H5Awrite", "H5Aread", "H5Aexists", "H5Aiterate", "H5Arename",
+     "H5Adelete")
+)  # fmt: skip
 # the most bytes a trace's gzip data may expand to (read at each call: tests lower it)
 MAX_EXPANDED = MAX_BYTES
 # consecutive-call blocks rebuilt from a trace's runs: beyond this the trace is refused rather
@@ -194,12 +204,16 @@ def _rebuild(doc: dict[str, Any], path: str, budget: list[int], who: str = "") -
         raise TraceError(f"{path}: not a usable trace: {who}{wrong}")
     doc["views"] = doc.get("views") or []
     doc["memory"] = doc.get("memory") or []
+    doc["attributes"] = doc.get("attributes") or []
     if doc["version"] == 2:
         doc["signatures"] = doc.get("signatures") or []
         doc["events"] = doc.get("events") or []
         for s in doc["signatures"]:
             s.setdefault("view", None)
             s.setdefault("memory", None)
+            s.setdefault("attribute", None)
+            s.setdefault("renamed", None)
+            s.setdefault("format", None)
         doc["runs"] = [
             Run(
                 e[0],
@@ -237,13 +251,23 @@ def _counted(runs: list[Run], budget: list[int]) -> Iterator[tuple[Run, int, int
 def _signatures(doc: dict[str, Any]) -> list[dict[str, Any]]:
     cols = doc["signatures"]
     files, views, memory = doc.get("files") or [], doc["views"], doc["memory"]
+    attributes = doc["attributes"]
     keys = ("layer", "func", "file", "dataset", "dims", "size", "step", "mode")
     out = []
     for row in zip(*(cols[k] for k in keys), strict=True):
         s = dict(zip(keys, row, strict=True))
         s["file"] = files[s["file"]] if s["file"] >= 0 else None
-        s["view"] = s["memory"] = None
-        if s["func"] == "MPI_File_set_view":  # its dataset column is the view's index
+        s["view"] = s["memory"] = s["attribute"] = s["renamed"] = s["format"] = None
+        if s["func"] in ("H5Fcreate", "H5Fopen") and s["layer"] == "hdf5":  # dims: its format
+            s["format"] = s["dims"] if s["dims"] and len(s["dims"]) == 5 else None
+            s["dims"] = None
+        elif s["func"] in ATTRIBUTE_FUNCS and s["layer"] == "hdf5":  # an attribute's index
+            s["attribute"] = _entry(attributes, s["dataset"])
+            if s["func"] == "H5Arename" and s["dims"] and len(s["dims"]) == 1:
+                s["renamed"] = _entry(attributes, s["dims"][0])
+                s["dims"] = None
+            s["dataset"] = -1
+        elif s["func"] == "MPI_File_set_view":  # its dataset column is the view's index
             s["view"] = views[s["dataset"]] if 0 <= s["dataset"] < len(views) else None
             s["dataset"] = -1
         elif s["layer"] == "mpiio":  # a transfer's: its memory layout's, when not contiguous
@@ -252,6 +276,11 @@ def _signatures(doc: dict[str, Any]) -> list[dict[str, Any]]:
         s["dataset"] = s["dataset"] if s["dataset"] >= 0 else None
         out.append(s)
     return out
+
+
+def _entry(table: list[Any], i: Any) -> Any:
+    """table[i] when i indexes it (an attribute as the trace describes it), else None."""
+    return table[i] if type(i) is int and 0 <= i < len(table) else None
 
 
 def _runs(doc: dict[str, Any]) -> list[Run]:

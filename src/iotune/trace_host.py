@@ -8,8 +8,8 @@ The file: the header (`session`, `host`, `host_index`, `ranks`, `start`, `limits
 `dropped_calls`, `shape`, and what differs from the shape's first rank: `files`, `step`, the
 runs' order columns `sig`, `count`, `seq`, `stride`; always its own `runs` times `start`,
 `period`, `busy`, `idle`) and `shapes` (`first`: the rank whose trace it is; `datasets`
-(`file`: an index into `files`), `views`, `memory`, `signatures` without `step`; `runs` with
-the order columns; `files`; `step`; `step_per_rank`).
+(`file`: an index into `files`), `views`, `memory`, `attributes`, `signatures` without `step`;
+`runs` with the order columns; `files`; `step`; `step_per_rank`).
 A member's steps, when it has none, are the shape's `step + (rank - first) * step_per_rank`;
 a member whose `shape` is an object (the leader's memory was full) carries everything itself.
 """
@@ -110,6 +110,7 @@ def _member(doc: dict[str, Any], shapes: list[Any], m: Any, where: str) -> dict[
     out.update(version=5, rank=rank, start=m.get("start", doc.get("start")),
                truncated=dropped > 0, dropped_calls=dropped, files=files,
                datasets=datasets, views=sh.get("views", []), memory=sh.get("memory", []),
+               attributes=sh.get("attributes", []),
                signatures={**sigs, "step": _steps(m, None if inline else sh, n, rank, where)},
                runs={k: runs.get(k) for k in RUN_COLUMNS})  # fmt: skip
     return out

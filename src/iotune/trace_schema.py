@@ -97,6 +97,19 @@ def _header(doc: dict[str, Any]) -> None:
             if len(_list(b, f"{where}.blocks[{j}]")) != 2:
                 raise _Bad(f"{where}.blocks[{j}] is not [offset, length]")
             _ints(b, f"{where}.blocks[{j}]")
+    for i, a in enumerate(_list(doc.get("attributes"), "attributes", optional=True)):
+        where = f"attributes[{i}]"
+        _dict(a, where)
+        _str(a.get("object"), f"{where}.object")
+        for key in ("name", "space", "type_class", "type_order"):
+            _str(a.get(key), f"{where}.{key}", optional=True)
+        _ints(a.get("dims"), f"{where}.dims")
+        if a.get("type_size") is not None:
+            _number(a["type_size"], f"{where}.type_size", minimum=0)
+        if a.get("string") is not None:
+            string = _dict(a["string"], f"{where}.string")
+            _str(string.get("pad"), f"{where}.string.pad", optional=True)
+            _str(string.get("cset"), f"{where}.string.cset", optional=True)
     for i, m in enumerate(_list(doc.get("memory"), "memory", optional=True)):
         _dict(m, f"memory[{i}]")
         if m.get("size") is not None:

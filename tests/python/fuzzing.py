@@ -138,3 +138,5 @@ def check_trace(tr: dict[str, Any]) -> None:
         assert 0 <= e[0] < len(tr["signatures"]) and e[1] >= 1
     for r in tr["runs"]:
         assert isinstance(r, iotrace.Run)
+    for s in tr["signatures"]:  # an attribute call's entry: None or one of the table's
+        assert s.get("attribute") is None or s["attribute"] in tr["attributes"]

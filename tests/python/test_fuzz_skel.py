@@ -127,6 +127,7 @@ needs_cc = pytest.mark.skipif(
         "sessions.yaml",
         "scales.yaml",
         "memory_set_size.yaml",
+        "attribute_calls.yaml",
     ],
 )
 def test_seed_skeletons_compile(seed, tmp_path):

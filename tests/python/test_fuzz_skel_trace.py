@@ -53,6 +53,33 @@ def test_the_seeds_give_descriptors_with_direct_writes_and_extents():
     assert any("H5Dset_extent" in t for t in texts.values())
     assert any("H5DSattach_scale" in t and "H5DSiterate_scales" in t for t in texts.values())
     assert any("MPI_File_set_size" in t for t in texts.values())
+    assert any("H5Acreate" in t and "H5Arename" in t and '"attributes"' in t
+               for t in texts.values())  # fmt: skip
+
+
+@pytest.mark.parametrize("func", ["H5Acreate", "H5Aopen", "H5Awrite", "H5Aread", "H5Aexists",
+                                  "H5Aiterate", "H5Arename", "H5Adelete"])  # fmt: skip
+def test_odd_attribute_calls_and_entries(func):
+    """An attribute call whose attribute index is out of range or names an entry without its
+    name, object, dataspace or type, or with a box of another rank (a rename's new name): a
+    descriptor or a clean refusal."""
+    (doc,) = [d for p, d in zip(SEEDS, GOOD, strict=True) if "attributes" in p.name]
+    odd_entries = [{}, {"object": 3}, {"object": "rel", "name": "a"}, {"object": "/", "name": 5},
+                   {"object": "/", "name": "a", "space": "simple", "dims": None},
+                   {"object": "/", "name": "a", "space": "simple", "dims": [-1], "type_size": 4},
+                   {"object": "/", "name": "a", "space": "scalar", "type_size": 2**70},
+                   {"object": "/", "name": None, "space": "null", "type_size": 1,
+                    "type_class": "string", "string": {"pad": "?", "cset": None}}]  # fmt: skip
+    for entry in odd_entries:
+        odd = len(doc.get("attributes", []))  # the entry's index once appended
+        for index, dims in ((0, None), (10**6, [1]), (-5, [2**40]), (odd, [0, 1]), (odd, [odd])):
+            doc2 = json.loads(json.dumps(doc))
+            doc2["attributes"] = doc2.get("attributes", []) + [entry]
+            sigs = doc2["signatures"]
+            for k, f in enumerate(sigs["func"]):
+                if f.startswith("H5A"):
+                    sigs["func"][k], sigs["dataset"][k], sigs["dims"][k] = func, index, dims
+            assert _outcome(doc2) in ("descriptor", "refused", "descriptor refused")
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
@@ -99,3 +126,21 @@ def test_what_the_fuzzer_found_is_refused_cleanly_or_read(path):
     rank's trace without its rank, a dataset without path or element size, datasets null, an
     unknown layer."""
     assert _outcome(load_seed(path)) in ("descriptor", "refused", "descriptor refused")
+
+
+@pytest.mark.parametrize(
+    "fmt", [None, [], [1, 2], [1, 2, 0, 3, 3], [-1, 2, 0, 3, 3], [9, 99, 7, 2**40, 5], [1.5, "v18",
+            None, True, [3]]]
+)  # fmt: skip
+def test_odd_file_formats_and_dataset_headers(fmt):
+    """H5Fcreate's and H5Fopen's dims (the file's format) and a dataset's track_times and
+    attr_order of any shape: a descriptor or a clean refusal."""
+    (doc,) = [d for p, d in zip(SEEDS, GOOD, strict=True) if "attributes" in p.name]
+    doc = json.loads(json.dumps(doc))
+    sigs = doc["signatures"]
+    for k, f in enumerate(sigs["func"]):
+        if f in ("H5Fcreate", "H5Fopen"):
+            sigs["dims"][k] = fmt
+    for d in doc["datasets"]:
+        d["track_times"], d["attr_order"] = (fmt[0] if fmt else fmt), fmt
+    assert _outcome(doc) in ("descriptor", "refused", "descriptor refused")

@@ -562,7 +562,7 @@ def test_skeleton_keeps_compound_types_unwritten_datasets_padding_and_filters(
     desc = fp.from_profile(str(prof), str(orig))
     f = desc["files"][0]
     assert f["name"] == "chk_{step:04}.h5" and desc["steps"] == 2
-    assert f["sync"] is True  # H5Fflush after each step's writes
+    assert {"flush": True} in f["writes"]  # H5Fflush where the program flushed
     out, timing = _run_skeleton(desc, tmp_path)
     assert sorted(_files(out)) == sorted(_files(orig)) == ["chk_0000.h5", "chk_0001.h5"]
     for name in ("chk_0000.h5", "chk_0001.h5"):
@@ -822,7 +822,9 @@ def test_skeleton_recreates_the_attributes_of_groups_datasets_and_root(
         argv = [sys.executable, REPO / "tests/data/real" / program]
     orig, prof = _profiled(tmp_path, argv, libiotune)
     desc = fp.from_profile(str(prof), str(orig))
-    assert any(f.get("attributes") for f in desc["files"])
+    # made by the traced attribute calls (test_skel_attrs.py), else from the file (h5dump)
+    assert any(f.get("attributes") or any("attribute" in w for w in f["writes"])
+               for f in desc["files"])  # fmt: skip
     out, _ = _run_skeleton(desc, tmp_path)
     names = sorted(p.name for p in orig.glob("*.h5"))
     assert names and names == sorted(p.name for p in out.glob("*.h5"))

@@ -154,7 +154,7 @@ def test_a_fill_value_reaches_the_generated_dataset_and_a_bad_one_is_refused(tmp
     d = dmod.parse_text(text, "s.yaml")
     assert d.files[1].datasets[0].fill_value == "f9ffffff"
     gen.generate(d, str(tmp_path), "s.yaml", pkg=HDF5_PC, cc=MPICC)
-    assert ', -1, -1, "f9ffffff");' in (tmp_path / "skeleton.c").read_text()
+    assert ', -1, -1, "f9ffffff", -1, -1);' in (tmp_path / "skeleton.c").read_text()
     for bad in ("f9ffff", "f9ffffzz", "12345678901"):
         with pytest.raises(dmod.DescriptorError, match=re.escape("datasets[0].fill_value")):
             dmod.parse_text(text.replace("f9ffffff", bad), "s.yaml")

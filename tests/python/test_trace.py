@@ -253,8 +253,10 @@ def test_schema_2_files_read_as_before(tmp_path):
     (tmp_path / "p.json.trace").mkdir()
     (tmp_path / "p.json.trace" / "rank-0.json").write_text(json.dumps(doc))
     (tr,) = iotrace.load(tmp_path / "p.json")
-    assert tr["events"] == doc["events"] and tr["views"] == []
-    assert tr["signatures"] == [dict(s, view=None, memory=None) for s in doc["signatures"]]
+    assert tr["events"] == doc["events"] and tr["views"] == [] and tr["attributes"] == []
+    assert tr["signatures"] == [dict(s, view=None, memory=None, attribute=None, renamed=None,
+                                     format=None)
+                                for s in doc["signatures"]]  # fmt: skip
     assert [(r.count, r.start, r.busy, r.span) for r in tr["runs"]] == [
         (3, 0.5, 0.003, 0.01), (1, 1.0, 0.001, 0.001)]  # fmt: skip
 

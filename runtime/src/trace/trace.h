@@ -49,11 +49,34 @@ typedef struct {
     int fill_time;   /* H5D_fill_time_t (alloc 0, never 1, ifset 2); -1 unknown */
     int fill_len;    /* bytes of a user-defined fill value in fill (the file type's), else 0 */
     unsigned char fill[IOT_TRACE_FILL_MAX];
+    int track_times; /* its object header records times (H5Pset_obj_track_times): 1, 0; -1 unknown
+                      */
+    int attr_order;  /* H5Pset_attr_creation_order's flags (1 tracked, 2 indexed); -1 unknown */
 } iot_trace_dset_desc;
 
 /* Index of HDF5 dataset path of file rec in the trace's dataset table (added with its
  * description on first use), or -1. */
 int iot_trace_dataset(int rec, const char *path, const iot_trace_dset_desc *d);
+
+/* An HDF5 attribute as the trace describes it (an entry of its attribute table, which the
+ * dataset column of the attribute calls indexes: wrap_hdf5_attrtrace.c): the path of the object
+ * it is on and its name (NULL: none, as for an iteration over them); when described (creations,
+ * opens), its dataspace (H5S_class_t: 0 scalar, 1 simple with ndims dims, 2 null) and element
+ * type as a dataset's, and for strings the padding (H5T_str_t), character set (H5T_cset_t) and
+ * whether their length is variable. */
+typedef struct {
+    const char *object, *name;
+    int described;
+    int space, ndims;
+    const uint64_t *dims;
+    uint64_t type_size;
+    int type_class, type_signed, type_order;
+    int str_pad, str_cset, str_variable; /* -1 for other types */
+} iot_trace_attr_desc;
+
+/* Index of the attribute a describes in the trace's attribute table (added on first use), or
+ * -1 (no memory, or a name that is not UTF-8 text). */
+int iot_trace_attribute(const iot_trace_attr_desc *a);
 
 struct iot_block; /* mpitype.h */
 struct iot_run;

@@ -1,7 +1,8 @@
 /* What the trace says once rather than per call: texts it interns (selection boxes as
  * "[n, m]"), the HDF5 datasets the calls name (extent, maximum extent, chunks, element type),
- * the MPI-IO file views set (displacement, etype, the filetype's blocks) and the memory layouts
- * of MPI-IO transfers from noncontiguous datatypes. */
+ * the MPI-IO file views set (displacement, etype, the filetype's blocks), the memory layouts
+ * of MPI-IO transfers from noncontiguous datatypes and the HDF5 attributes (object, name,
+ * dataspace, element type). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +11,7 @@
 #include "trace/trace.h"
 #include "trace/trace_store.h"
 
-trace_strtab trace_dims_tab, trace_dset_keys, trace_views, trace_memory;
+trace_strtab trace_dims_tab, trace_dset_keys, trace_views, trace_memory, trace_attrs;
 trace_dataset *trace_dsets;
 static uint32_t cap_dsets;
 
@@ -169,7 +170,9 @@ int iot_trace_dataset(int rec, const char *path, const iot_trace_dset_desc *d)
                                           d->type_order,
                                           d->fill_time,
                                           d->fill_len,
-                                          {0}};
+                                          {0},
+                                          d->track_times,
+                                          d->attr_order};
         memcpy(trace_dsets[id].fill, d->fill, sizeof d->fill);
     }
     return id;
@@ -230,4 +233,98 @@ int iot_trace_memory(uint64_t size, const iot_block *blocks, int nblocks)
     else
         snprintf(text + used, sizeof text - used, "]}");
     return strtab_id(&trace_memory, text);
+}
+
+/* The length of the UTF-8 sequence at s (1 to 4), or 0 when it is not one (as Python reads
+ * UTF-8: no overlong forms, no surrogates, nothing past U+10FFFF). */
+static int utf8_length(const unsigned char *s)
+{
+    unsigned c = s[0];
+    if (c < 0x80)
+        return 1;
+    int n = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 && c < 0xf0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+    unsigned lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;
+    unsigned hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
+    if (n && (s[1] < lo || s[1] > hi))
+        return 0;
+    for (int i = 2; i < n; i++)
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+    return n;
+}
+
+/* s as a JSON string at text + *used (of len bytes); 0 when it does not fit or is not UTF-8. */
+static int put_string(char *text, size_t len, size_t *used, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t u = *used;
+    if (u + 2 >= len)
+        return 0;
+    text[u++] = '"';
+    while (*p) {
+        int n = utf8_length(p);
+        if (!n || u + 8 >= len)
+            return 0;
+        if (*p == '"' || *p == '\\')
+            u += (size_t)snprintf(text + u, len - u, "\\%c", *p);
+        else if (*p < 0x20)
+            u += (size_t)snprintf(text + u, len - u, "\\u%04x", *p);
+        else
+            memcpy(text + u, p, (size_t)n), u += (size_t)n;
+        p += n;
+    }
+    text[u++] = '"';
+    text[u] = '\0';
+    *used = u;
+    return 1;
+}
+
+int iot_trace_attribute(const iot_trace_attr_desc *a)
+{
+    static const char *const classes[] = {"integer",  "float",  "time",     "string",
+                                          "bitfield", "opaque", "compound", "reference",
+                                          "enum",     "vlen",   "array"};
+    static const char *const spaces[] = {"scalar", "simple", "null"};
+    static const char *const pads[] = {"nullterm", "nullpad", "spacepad"};
+    char text[8192];
+    size_t used = (size_t)snprintf(text, sizeof text, "{\"object\": ");
+    if (!a->object || !put_string(text, sizeof text, &used, a->object))
+        return -1;
+    used +=
+        (size_t)snprintf(text + used, sizeof text - used, ", \"name\": %s", a->name ? "" : "null");
+    if ((a->name && !put_string(text, sizeof text, &used, a->name)) || used + 1024 >= sizeof text)
+        return -1;
+    if (a->described) {
+        int space = a->space >= 0 && a->space < 3 ? a->space : 1;
+        used +=
+            (size_t)snprintf(text + used, sizeof text - used, ", \"space\": \"%s\"", spaces[space]);
+        if (space == 1) {
+            int id = trace_dims_id(a->ndims, a->dims);
+            if (id < 0)
+                return -1;
+            used += (size_t)snprintf(text + used, sizeof text - used, ", \"dims\": %s",
+                                     trace_dims_tab.s[id]);
+        }
+        int cls = a->type_class;
+        used += (size_t)snprintf(
+            text + used, sizeof text - used,
+            ", \"type_size\": %llu, \"type_class\": %s%s%s, \"type_signed\": %s, "
+            "\"type_order\": %s",
+            (unsigned long long)a->type_size, cls >= 0 && cls < 11 ? "\"" : "",
+            cls >= 0 && cls < 11 ? classes[cls] : "null", cls >= 0 && cls < 11 ? "\"" : "",
+            a->type_signed < 0 ? "null"
+            : a->type_signed   ? "true"
+                               : "false",
+            a->type_order == 0   ? "\"LE\""
+            : a->type_order == 1 ? "\"BE\""
+                                 : "null");
+        if (a->str_pad >= 0 && a->str_pad < 3 && a->str_cset >= 0 && a->str_cset < 2)
+            used += (size_t)snprintf(
+                text + used, sizeof text - used,
+                ", \"string\": {\"pad\": \"%s\", \"cset\": \"%s\", \"variable\": %s}",
+                pads[a->str_pad], a->str_cset ? "utf8" : "ascii",
+                a->str_variable > 0 ? "true" : "false");
+    }
+    snprintf(text + used, sizeof text - used, "}");
+    return strtab_id(&trace_attrs, text);
 }

@@ -47,6 +47,7 @@ typedef struct {
     int type_class, type_signed, type_order; /* as iot_trace_dset_desc */
     int fill_time, fill_len;
     unsigned char fill[IOT_TRACE_FILL_MAX];
+    int track_times, attr_order; /* as iot_trace_dset_desc */
 } trace_dataset;
 
 /* Start times of a run may stray this far from the regular spacing: 10 us, or a sixteenth of
@@ -61,8 +62,9 @@ extern size_t trace_nevents, trace_max_events;
 extern uint64_t trace_dropped;
 
 /* trace_objects.c: interned dims texts, the datasets (keys in trace_dset_keys, "rec\x1fpath"),
- * the file views and the memory layouts of MPI-IO transfers (each a JSON object's text). */
-extern trace_strtab trace_dims_tab, trace_dset_keys, trace_views, trace_memory;
+ * the file views, the memory layouts of MPI-IO transfers and the HDF5 attributes (each a JSON
+ * object's text). */
+extern trace_strtab trace_dims_tab, trace_dset_keys, trace_views, trace_memory, trace_attrs;
 extern trace_dataset *trace_dsets;
 
 /* The id of "[n, m, ...]" (interned), or -1 (ndims <= 0, no memory). */

@@ -245,7 +245,13 @@ static void write_shape(FILE *f, int names)
             fputs("null", f);
         for (int k = 0; k < d->fill_len; k++)
             fprintf(f, k ? "%02x" : "\"%02x", d->fill[k]);
-        fputs(d->fill_len > 0 ? "\"}}" : "}}", f);
+        fputs(d->fill_len > 0 ? "\"}" : "}", f);
+        /* its object header: times recorded, attribute creation order (flags) */
+        fprintf(f, ", \"track_times\": %s, \"attr_order\": ",
+                d->track_times < 0 ? "null"
+                : d->track_times   ? "true"
+                                   : "false");
+        fprintf(f, d->attr_order < 0 ? "null}" : "%d}", d->attr_order);
     }
     fputs("], \"views\": [", f); /* MPI_File_set_view's signatures name them by index */
     for (uint32_t i = 0; i < trace_views.n; i++) {
@@ -256,6 +262,11 @@ static void write_shape(FILE *f, int names)
     for (uint32_t i = 0; i < trace_memory.n; i++) {
         fputs(i ? ", " : "", f);
         fputs(trace_memory.s[i], f);
+    }
+    fputs("], \"attributes\": [", f); /* and HDF5 attribute calls their attributes */
+    for (uint32_t i = 0; i < trace_attrs.n; i++) {
+        fputs(i ? ", " : "", f);
+        fputs(trace_attrs.s[i], f);
     }
     fputs("], ", f);
     write_signatures(f, names);

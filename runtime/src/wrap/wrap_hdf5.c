@@ -372,6 +372,21 @@ static void describe_fill(const iot_h5_api *h, hid_t cp, hid_t ty, iot_trace_dse
         d->fill_len = (int)size;
 }
 
+/* What an object's creation list cp says of its header (HDF5's default list: times recorded,
+ * attribute creation order not tracked): *track 1 or 0, *order the creation order's flags; -1
+ * each when unknown. */
+void describe_header(hid_t cp, int *track, int *order)
+{
+    hbool_t t = 1;
+    unsigned flags = 0;
+    *track = *order = -1;
+    if (cp != H5P_DEFAULT && (cp < 0 || IOT_H5_CALL(H5Pget_obj_track_times, cp, &t) < 0 ||
+                              IOT_H5_CALL(H5Pget_attr_creation_order, cp, &flags) < 0))
+        return;
+    *track = t ? 1 : 0;
+    *order = (int)flags;
+}
+
 /* The trace's description of a dataset (HDF5 calls, outside the lock): space, type and creation
  * list are the application's own when it creates the dataset (what it asked for, not the tuned
  * chunking), else the dataset's. */
@@ -409,8 +424,11 @@ void describe_dataset(const iot_h5_api *h, hid_t id, hid_t space, hid_t type, hi
                                order == H5T_ORDER_LE || order == H5T_ORDER_BE ? order : -1,
                                -1,
                                0,
-                               {0}};
+                               {0},
+                               -1,
+                               -1};
     describe_fill(h, cp, ty, d);
+    describe_header(cp, &d->track_times, &d->attr_order);
     if (!creating && sp >= 0)
         h->H5Sclose(sp);
     if (!creating && ty >= 0)

@@ -34,11 +34,28 @@ int record_of(const iot_h5_api *h, hid_t obj, const char *known_name);
 void describe_dataset(const iot_h5_api *h, hid_t id, hid_t space, hid_t type, hid_t dcpl,
                       iot_trace_dset_desc *d, uint64_t *dims, uint64_t *maxdims, uint64_t *chunks);
 
+/* What an object's creation list says of its header: times recorded (*track 1, 0), attribute
+ * creation order (*order: H5Pset_attr_creation_order's flags); -1 when unknown (wrap_hdf5.c). */
+void describe_header(hid_t cp, int *track, int *order);
+
 /* A lookup call in loc's file (finding an object or attribute, iterating) that took dt
  * seconds: HDF5 metadata time (wrap_hdf5_attr.c). */
 void iot_h5_lookup_done(hid_t loc, double dt, int outer);
 /* A dimension scale lookup (H5DSis_scale, H5DSget_num_scales, H5DSiterate_scales) on dataset
  * did, dimension dim, traced (wrap_hdf5_scales.c; the trace's lock is taken there). */
 void iot_trace_scale_lookup(const char *func, hid_t did, int dim, double t, double dt);
+
+/* Attribute calls in the trace (wrap_hdf5_attrtrace.c), after the application's call
+ * succeeded, when it was to be traced (iot_trace_wanted() before it): a creation or open of
+ * attribute attr on the object loc (obj: a path from it, or NULL), named name (NULL: asked of
+ * attr), of type and dataspace (H5I_INVALID_HID: asked of attr); a write or read of attr with
+ * memory type mtype from or into buf; a lookup, rename (new_name) or deletion by name. */
+void iot_attr_made(const char *func, hid_t loc, const char *obj, const char *name, hid_t type,
+                   hid_t space, hid_t attr, double t, double dt);
+void iot_attr_io(const char *func, hid_t attr, hid_t mtype, const void *buf, double t, double dt);
+void iot_attr_named(const char *func, hid_t loc, const char *obj, const char *name,
+                    const char *new_name, double t, double dt);
+/* An attribute id let go (H5Aclose, H5Idec_ref to 0): forgotten. */
+void iot_attr_closed(hid_t attr);
 
 #endif

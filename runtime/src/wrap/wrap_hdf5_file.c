@@ -106,6 +106,29 @@ static const iot_settings *agreed_settings(const iot_h5_api *real, const char *n
     return agreed;
 }
 
+/* The format a created file was asked for, for the trace (H5Fcreate's dims): its format bounds
+ * (H5F_libver_t low, high), whether object headers record times, the link and attribute
+ * creation order flags of its root group, from the application's own lists (fapl, fcpl; HDF5's
+ * defaults for H5P_DEFAULT; an H5Fopen has no fcpl). 0 when unknown. */
+static int asked_format(hid_t fcpl, hid_t fapl, uint64_t *f)
+{
+    H5F_libver_t low = H5F_LIBVER_EARLIEST, high = H5F_LIBVER_LATEST;
+    int track = 1, order = 0;
+    unsigned links = 0;
+    iot_h5_quiet quiet;
+    iot_h5_quiet_begin(&quiet);
+    int ok = fapl == H5P_DEFAULT || IOT_H5_CALL(H5Pget_libver_bounds, fapl, &low, &high) >= 0;
+    ok = ok && (fcpl == H5P_DEFAULT || IOT_H5_CALL(H5Pget_link_creation_order, fcpl, &links) >= 0);
+    if (ok)
+        describe_header(fcpl, &track, &order);
+    iot_h5_quiet_end(&quiet);
+    if (!ok || track < 0 || order < 0 || (int)low < 0 || (int)high < 0)
+        return 0;
+    f[0] = (uint64_t)low, f[1] = (uint64_t)high, f[2] = (uint64_t)track, f[3] = links;
+    f[4] = (uint64_t)order;
+    return 5;
+}
+
 /* H5Fcreate and H5Fopen: settings for the file, the real call, then bookkeeping. */
 static hid_t open_file(int create, const char *name, unsigned flags, hid_t fcpl, hid_t fapl)
 {
@@ -141,6 +164,8 @@ static hid_t open_file(int create, const char *name, unsigned flags, hid_t fcpl,
         iot_resolved_free(info.rules);
         return fid;
     }
+    uint64_t format[5];
+    int nformat = iot_trace_on ? asked_format(create ? fcpl : H5P_DEFAULT, fapl, format) : 0;
     char actual[1024];
     const char *known = real->H5Fget_name(fid, actual, sizeof actual) > 0 ? actual : name;
     int rec = record_of(real, fid, known);
@@ -168,8 +193,8 @@ static hid_t open_file(int create, const char *name, unsigned flags, hid_t fcpl,
                 r->c[IOT_L_HDF5].opens++;
             iot_mark_open(rec, t);
             iot_count_meta(rec, IOT_L_HDF5, dt + agree, outer);
-            if (iot_trace_on)
-                iot_trace(IOT_L_HDF5, how, rec, 0, -1, (int)flags, t, dt);
+            if (iot_trace_on) /* dims: the format asked (an open: its bounds) */
+                iot_trace_h5(how, rec, -1, 0, -1, (int)flags, nformat, format, t, dt);
         }
         iot_unlock();
     }

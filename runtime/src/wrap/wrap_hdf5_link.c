@@ -79,7 +79,7 @@ static void dataset_named(const iot_h5_api *real, hid_t id, int rec, hid_t loc, 
         keep_outcome(rec, &out);
     }
     uint64_t dims[32], maxdims[32], chunks[32];
-    iot_trace_dset_desc d = {0, dims, NULL, NULL, 0, -1, -1, -1, -1, 0, {0}};
+    iot_trace_dset_desc d = {0, dims, NULL, NULL, 0, -1, -1, -1, -1, 0, {0}, -1, -1};
     if (rec >= 0 && iot_trace_on)
         describe_dataset(real, id, H5I_INVALID_HID, H5I_INVALID_HID, H5I_INVALID_HID, &d, dims,
                          maxdims, chunks);

@@ -1,11 +1,11 @@
 /* Interposed HDF5 lookups an application makes to find its way in a file it opened (netCDF-4 at
  * every open: H5Gopen2, H5Literate over the links, H5Gget_objinfo, H5Aiterate2,
- * H5Aget_num_attrs and H5Aopen_idx over the attributes, the high-level H5DSiterate_scales,
- * traced as wrap_hdf5_scales.c traces H5DSis_scale and H5DSget_num_scales): timed as HDF5 metadata
- * time, as the attribute lookups of wrap_hdf5_attr.c. Without them the object headers these calls
- * read came through as MPI-IO or POSIX reads of no followed HDF5 call, and a trace put them beside
- * the application's own raw reads. Without capture a call costs one branch; nothing is ever set
- * here. */
+ * H5Aget_num_attrs over the attributes (H5Aopen_idx: wrap_hdf5_attr.c), the high-level
+ * H5DSiterate_scales, traced as wrap_hdf5_scales.c traces H5DSis_scale and H5DSget_num_scales):
+ * timed as HDF5 metadata time, as the attribute lookups of wrap_hdf5_attr.c. Without them the
+ * object headers these calls read came through as MPI-IO or POSIX reads of no followed HDF5 call,
+ * and a trace put them beside the application's own raw reads. Without capture a call costs one
+ * branch; nothing is ever set here. */
 #include "capture/capture.h"
 #include "core/core.h"
 #include "platform/h5api.h"
@@ -42,7 +42,6 @@ IOT_LOOKUP(hid_t, H5Gopen2, (hid_t loc, const char *name, hid_t gapl), (loc, nam
 IOT_LOOKUP(herr_t, H5Gget_objinfo, (hid_t loc, const char *name, hbool_t follow, H5G_stat_t *info),
            (loc, name, follow, info), loc, -1)
 IOT_LOOKUP(int, H5Aget_num_attrs, (hid_t loc), (loc), loc, -1)
-IOT_LOOKUP(hid_t, H5Aopen_idx, (hid_t loc, unsigned idx), (loc, idx), loc, H5I_INVALID_HID)
 #endif
 
 /* The iterations call the application back: its calls there are its own (an H5Dopen2 inside
@@ -84,20 +83,23 @@ static herr_t scale_visit(hid_t did, unsigned dim, hid_t scale, void *data)
 }
 
 /* An iteration: real call expr, with the callback (op) wrapped when there is one; scale_dim
- * >= 0: a dimension scale iteration, traced (dimension scale_dim of dataset loc). */
+ * >= 0: a dimension scale iteration, traced (dimension scale_dim of dataset loc); -2: an
+ * iteration over loc's attributes, traced (H5Aiterate, wrap_hdf5_attrtrace.c). */
 #define IOT_ITERATE(fn, loc, op, data, expr_wrapped, expr_plain, scale_dim)                        \
     __typeof__(&fn) real = IOT_H5_FN(fn);                                                          \
     if (!real)                                                                                     \
         return -1;                                                                                 \
     if (!iot_capture_on || !(op))                                                                  \
         return expr_plain;                                                                         \
-    int wanted = (scale_dim) >= 0 && iot_trace_wanted();                                           \
+    int wanted = (scale_dim) != -1 && iot_trace_wanted();                                          \
     iteration it = {(void *)(uintptr_t)(op), (data), iot_depth, 0.0};                              \
     IOT_TIMED(expr_wrapped);                                                                       \
     if (rc >= 0)                                                                                   \
         iot_h5_lookup_done(loc, dt - it.inner, outer);                                             \
-    if (rc >= 0 && wanted)                                                                         \
+    if (rc >= 0 && wanted && (scale_dim) >= 0)                                                     \
         iot_trace_scale_lookup(#fn, loc, (scale_dim), t, dt - it.inner);                           \
+    if (rc >= 0 && wanted && (scale_dim) == -2)                                                    \
+        iot_attr_named("H5Aiterate", loc, NULL, NULL, NULL, t, dt - it.inner);                     \
     return rc
 
 IOT_EXPORT herr_t H5Literate(hid_t grp, H5_index_t type, H5_iter_order_t order, hsize_t *idx,
@@ -111,7 +113,7 @@ IOT_EXPORT herr_t H5Aiterate2(hid_t loc, H5_index_t type, H5_iter_order_t order,
                               H5A_operator2_t op, void *data)
 {
     IOT_ITERATE(H5Aiterate2, loc, op, data, real(loc, type, order, idx, attr_visit, &it),
-                real(loc, type, order, idx, op, data), -1);
+                real(loc, type, order, idx, op, data), -2);
 }
 
 IOT_EXPORT herr_t H5DSiterate_scales(hid_t did, unsigned int dim, int *idx, iot_h5ds_visit visitor,

@@ -94,7 +94,7 @@ static void dataset_opened(const iot_h5_api *h, hid_t id, int rec, const char *p
 {
     int creating = space != H5I_INVALID_HID;
     uint64_t dims[32], maxdims[32], chunks[32];
-    iot_trace_dset_desc d = {0, dims, NULL, NULL, 0, -1, -1, -1, -1, 0, {0}};
+    iot_trace_dset_desc d = {0, dims, NULL, NULL, 0, -1, -1, -1, -1, 0, {0}, -1, -1};
     if (iot_trace_on) /* HDF5 calls outside the lock */
         describe_dataset(h, id, space, type, dcpl, &d, dims, maxdims, chunks);
     /* the layout in force (the tuned chunking too): a run with no chunked dataset has no use

@@ -106,6 +106,8 @@ IOT_EXPORT int H5Idec_ref(hid_t id)
         int left = real->H5Idec_ref(id);
         if (left == 0 && (dsets.used || traced.used))
             dataset_released(real, id);
+        if (left == 0)
+            iot_attr_closed(id);
         return left;
     }
     char name[1024];

@@ -73,8 +73,15 @@ def _rank_step(d: dmod.Descriptor, env: dict[str, int]) -> tuple[int, int]:
             if w.when is not None and not expr.evaluate(w.when, env):
                 continue
             repeat = max(expr.evaluate(w.repeat, env), 0)
-            if w.extent is not None or w.scale_call is not None or w.set_size is not None:
-                # extent, scales, file size: no bytes
+            if (
+                w.extent is not None
+                or w.scale_call is not None
+                or w.set_size is not None
+                or w.attr is not None
+                or w.create
+                or w.flush
+            ):
+                # extent, scales, file size, attribute calls, creations: no bytes
                 calls += 1
                 continue
             if w.direct and w.size is not None:  # a chunk as stored: its stored bytes

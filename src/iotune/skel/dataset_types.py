@@ -62,6 +62,12 @@ def dataset_entry(
                 )
     _times(d, found, parallel)
     _fill(d, info)
+    if info.get("track_times") is False:  # its header without times (netCDF-4's)
+        d["track_times"] = False
+    flags = info.get("attr_order")
+    order = {1: "tracked", 3: "indexed"}.get(flags) if type(flags) is int else None
+    if order:  # its attributes' creation order (netCDF-4's: indexed)
+        d["attr_order"] = order
     if found and found.get("filters"):
         known = [f for f in found["filters"] if not f.startswith("other")]
         for f in found["filters"]:

@@ -43,6 +43,9 @@ TYPES.update(
     }
 )
 FILTERS = ("shuffle", "fletcher32")  # and deflate=LEVEL (0-9)
+# HDF5's file format bounds (H5F_libver_t, in its order) and creation order (tracked, indexed)
+LIBVERS = ("earliest", "v18", "v110", "v112", "v114", "v200")
+ORDERS = ("tracked", "indexed")
 MAX_FILL_VALUE = 256  # bytes of a dataset's fill value (one element)
 FILL_TIMES = ("alloc", "never", "ifset")  # a dataset's fill time (H5Pset_fill_time)
 ALLOC_TIMES = ("early", "late", "incr")  # its allocation time (H5Pset_alloc_time)
@@ -132,6 +135,8 @@ class Dataset:
     fill_time: str | None = None  # alloc, never, ifset (None: HDF5's default)
     alloc_time: str | None = None  # early, late, incr (None: HDF5's default)
     fill_value: str | None = None  # one element's bytes in hex, as the type stores them
+    track_times: bool = True  # its object header records times (H5Pset_obj_track_times)
+    attr_order: str | None = None  # its attributes' creation order: tracked, indexed
 
     @property
     def element_size(self) -> int:
@@ -188,6 +193,12 @@ class Write:
     # not a write: a raw file's size set to this (MPI_File_set_size, collective; ftruncate)
     set_size: ast.expr | None = None
     fresh: bool = False  # a read into memory mapped for it (the application's was untouched)
+    # not a write: an attribute call (`attribute: CALL`, attrs.py) on an object of the file
+    attr: attrs.Call | None = None
+    flush: bool = False  # not a write: H5Fflush in its place (every rank of the file)
+    # not a write: the dataset created here (`create: true`), where the application created
+    # it (before attribute calls that precede its first use; else at its first use)
+    create: bool = False
 
 
 @dataclass
@@ -206,6 +217,9 @@ class File:
     when: ast.expr | None = None
     readwrite: bool = False  # `open: existing` opened read-write even when it only reads
     remove: bool = False  # removed after the entry's close (the application deleted the file)
+    # a created HDF5 file's format: libver [low, high] (LIBVERS), track_times, link_order and
+    # attr_order (ORDERS) of its root group; empty: HDF5's defaults
+    format: dict[str, Any] = field(default_factory=dict)
 
     @property
     def per_rank(self) -> bool:
@@ -549,7 +563,7 @@ def _file(c: _Checker, f: Any, line: int, where: str, known: set[str]) -> File:
         line,
         where,
         {"name", "api", "datasets", "groups", "writes", "sync", "attributes", "open", "serial",
-         "when", "readwrite", "remove"},
+         "when", "readwrite", "remove", "format"},
     )  # fmt: skip
     serial = f.get("serial", False)
     if type(serial) is not bool:
@@ -597,6 +611,11 @@ def _file(c: _Checker, f: Any, line: int, where: str, known: set[str]) -> File:
     )
     if attributes and api != "hdf5":
         c.fail(c.line_of(f, "attributes"), f"{where}.attributes", f"an {api} file has none")
+    objects = _objects_of(datasets, list(groups))
+    for i, w in enumerate(writes):  # a created file: on its root, a group or a dataset of it
+        if w.attr is not None and opening != "existing" and w.attr.on not in objects:
+            msg = f"no group or dataset {w.attr.on!r} in this file (groups, datasets, /)"
+            c.fail(w.line, f"{where}.writes[{i}].object", msg)
     if any(d.exists for d in datasets) and opening != "existing":
         c.fail(c.line_of(f, "datasets"), f"{where}.datasets", "exists: true needs open: existing")
     if serial and api != "hdf5":
@@ -615,6 +634,13 @@ def _file(c: _Checker, f: Any, line: int, where: str, known: set[str]) -> File:
     if type(remove) is not bool:
         c.fail(c.line_of(f, "remove"), f"{where}.remove", "expected true or false")
     out.remove = remove
+    if f.get("format") is not None:
+        if api != "hdf5":
+            c.fail(c.line_of(f, "format"), f"{where}.format", "an HDF5 file's")
+        out.format = _format(c, f["format"], c.line_of(f, "format"), f"{where}.format")
+        if opening == "existing" and set(out.format) - {"libver"}:
+            msg = "a file opened existing takes libver only (its objects were made before)"
+            c.fail(c.line_of(f, "format"), f"{where}.format", msg)
     if f.get("when") is not None:
         out.when = c.expression(f["when"], c.line_of(f, "when"), f"{where}.when", known)
         if "step" in expr.names(out.when):
@@ -623,13 +649,31 @@ def _file(c: _Checker, f: Any, line: int, where: str, known: set[str]) -> File:
     return out
 
 
+def _format(c: _Checker, f: Any, line: int, where: str) -> dict[str, Any]:
+    """{libver: [low, high], track_times: false, link_order|attr_order: tracked|indexed}."""
+    f = c.mapping(f, line, where, {"libver", "track_times", "link_order", "attr_order"})
+    libver = f.get("libver")
+    if libver is not None and not (
+        isinstance(libver, list) and len(libver) == 2 and all(v in LIBVERS for v in libver)
+        and LIBVERS.index(libver[0]) <= LIBVERS.index(libver[1])
+    ):  # fmt: skip
+        c.fail(c.line_of(f, "libver"), f"{where}.libver",
+               "expected [low, high] of " + ", ".join(LIBVERS) + ", low <= high")  # fmt: skip
+    if type(f.get("track_times", True)) is not bool:
+        c.fail(c.line_of(f, "track_times"), f"{where}.track_times", "expected true or false")
+    for key in ("link_order", "attr_order"):
+        if f.get(key) is not None and f[key] not in ORDERS:
+            c.fail(c.line_of(f, key), f"{where}.{key}", "expected tracked or indexed")
+    return dict(f)
+
+
 def _dataset(c: _Checker, d: Any, line: int, where: str, known: set[str]) -> Dataset:
     d = c.mapping(
         d,
         line,
         where,
         {"name", "type", "dims", "maxdims", "chunks", "filters", "exists", "fill_time",
-         "alloc_time", "fill_value"},
+         "alloc_time", "fill_value", "track_times", "attr_order"},
     )  # fmt: skip
     times = {}
     for key, allowed in (("fill_time", FILL_TIMES), ("alloc_time", ALLOC_TIMES)):
@@ -696,8 +740,14 @@ def _dataset(c: _Checker, d: Any, line: int, where: str, known: set[str]) -> Dat
     ):
         msg = f"expected the {size} bytes of one element in hex (at most {MAX_FILL_VALUE})"
         c.fail(c.line_of(d, "fill_value"), f"{where}.fill_value", msg)
+    track = d.get("track_times", True)
+    if type(track) is not bool:
+        c.fail(c.line_of(d, "track_times"), f"{where}.track_times", "expected true or false")
+    order = d.get("attr_order")
+    if order is not None and order not in ORDERS:
+        c.fail(c.line_of(d, "attr_order"), f"{where}.attr_order", "expected tracked or indexed")
     return Dataset(name, typ, dims, maxdims, chunks, line, size, members, list(filters), exists,
-                   **times, fill_value=fill)  # fmt: skip
+                   **times, fill_value=fill, track_times=track, attr_order=order)  # fmt: skip
 
 
 def _type(c: _Checker, t: Any, line: int, where: str) -> tuple[str, int, list[Member] | None]:
@@ -770,6 +820,15 @@ def _write(
         "set_size",
         "fresh",
     }
+    if isinstance(w, dict) and "attribute" in w:
+        return _attribute(c, w, line, where, known, api)
+    if isinstance(w, dict) and "create" in w:
+        return _create(c, w, line, where, datasets)
+    if isinstance(w, dict) and "flush" in w:
+        w = c.mapping(w, line, where, {"flush"})
+        if w["flush"] is not True or api != "hdf5":
+            c.fail(c.line_of(w, "flush"), f"{where}.flush", "expected true, in an HDF5 file")
+        return Write(dataset=None, line=line, collective=True, flush=True)
     w = c.mapping(w, line, where, fields)
     if any(k in w for k in SCALE_CALLS):
         return _scale(c, w, line, where, known, api, datasets)
@@ -869,6 +928,39 @@ def _write(
             )
         else:
             out.stride = c.expression(w["stride"], c.line_of(w, "stride"), f"{where}.stride", known)
+    return out
+
+
+def _attribute(c: _Checker, w: Any, line: int, where: str, known: set[str], api: str) -> Write:
+    """{attribute: CALL, object: PATH, name, ...}: an attribute call (attrs.py)."""
+    if api != "hdf5":
+        c.fail(c.line_of(w, "attribute"), f"{where}.attribute", f"an {api} file has no attributes")
+    out = Write(dataset=None, line=line, collective=True)
+    out.attr = attrs.parse_call(c, w, line, where, TYPES, MAX_NAME)
+    if w.get("when") is not None:
+        out.when = c.expression(w["when"], c.line_of(w, "when"), f"{where}.when", known)
+    return out
+
+
+def _create(c: _Checker, w: Any, line: int, where: str, datasets: dict) -> Write:
+    """{dataset, create: true}: the dataset created here (by every rank of the file)."""
+    w = c.mapping(w, line, where, {"dataset", "create"})
+    name = w.get("dataset")
+    if w["create"] is not True or not isinstance(name, str) or name not in datasets:
+        c.fail(c.line_of(w, "create"), f"{where}.create",
+               "expected create: true and a dataset of this file")  # fmt: skip
+    if datasets[name].exists:
+        c.fail(c.line_of(w, "create"), f"{where}.create", f"dataset {name!r} exists already")
+    return Write(dataset=name, line=line, collective=True, create=True)
+
+
+def _objects_of(datasets: list[Dataset], groups: list[str]) -> set[str]:
+    """The paths of the objects a created file has: its root, groups and datasets and the
+    groups that hold them."""
+    out = {"/"}
+    for path in [d.name for d in datasets] + list(groups):
+        parts = path.strip("/").split("/")
+        out.update("/" + "/".join(parts[:k]) for k in range(1, len(parts) + 1))
     return out
 
 
@@ -1075,8 +1167,10 @@ def checked_ranks(ranks: int) -> list[int]:
 
 
 def _check_write(d: Descriptor, w: Write, dsets: dict[str, Dataset], env: dict[str, int]) -> None:
-    if w.scale_call is not None or (w.when is not None and not expr.evaluate(w.when, env)):
-        return  # a dimension scale call: checked when read
+    if w.scale_call is not None or w.attr is not None or w.create or w.flush:
+        return  # a dimension scale or attribute call, a creation: checked when read
+    if w.when is not None and not expr.evaluate(w.when, env):
+        return
     if w.set_size is not None:
         if expr.evaluate(w.set_size, env) < 0:
             raise expr.ExprError(f"file size {expr.evaluate(w.set_size, env)} negative")

@@ -32,13 +32,21 @@ from iotune.skel import decomposition as dec
 from iotune.skel import descriptor as dmod
 from iotune.skel import steps as stepmod
 from iotune.skel import views as vw
-from iotune.skel.dataset_types import dataset_entry
-from iotune.skel.ops import SCALE_FUNCS, SCALE_LOOKUPS, Op, align, ops_of, rank_pattern
+from iotune.skel.dataset_types import dataset_entry, type_of
+from iotune.skel.ops import (
+    ATTRIBUTE_CALLS,
+    SCALE_FUNCS,
+    SCALE_LOOKUPS,
+    Op,
+    align,
+    ops_of,
+    rank_pattern,
+)
 from iotune.skel.trace_calls import DIRECT, VIEW_WRITES, FromProfileError, Trace, load_traces
 
 SCALE_KINDS = tuple(SCALE_FUNCS.values())  # dimension scale calls (ops.py)
-# the calls each rank replays in order: data, extents, file sizes, lookups and scales
-_REPLAYED = ("write", "read", "extend", "setsize", "lookup", *SCALE_KINDS)
+# the calls each rank replays in order: data, extents, file sizes, lookups, scales, attributes
+_REPLAYED = ("write", "read", "extend", "setsize", "lookup", "attr", *SCALE_KINDS)
 SCALE_ATTRIBUTES = {"DIMENSION_LIST", "REFERENCE_LIST"}  # object references H5DS makes
 
 __all__ = ["FromProfileError", "from_profile", "load_traces", "to_yaml"]
@@ -57,6 +65,7 @@ class Session:
     opener: str  # "" when the file was opened before the step body
     mode: int | None  # the opening call's flags as traced
     removed: bool = False  # the application removed the file after this session
+    file_format: list[int] | None = None  # H5Fcreate's format (trace_calls.Call.format)
 
 
 class Builder:
@@ -123,6 +132,12 @@ class Builder:
                     pat, value = stepmod.first_number_to_step(op.scale)
                     if value is not None and value == op.step:
                         op.scale = pat
+                if op.attr_on is not None:  # an attribute on an object of the step's own
+                    pat, value = stepmod.first_number_to_step(op.attr_on)
+                    if where == "dataset" and op.step is None and value is not None:
+                        op.step = value
+                    if value is not None and value == op.step:
+                        op.attr_on = pat
         # keep step 0 only (the body), checking that the other steps look the same
         body = [stepmod.step_body(ops, steps, where) for ops in ops_by_rank]
         if steps > 1 and any(b is None for b in body):
@@ -147,9 +162,10 @@ class Builder:
         for op in ops:
             if op.kind == "open":
                 open_idx[op.file] = len(out)
-                out.append(Session(op.file, op.api, [], op.func, op.mode))
+                out.append(Session(op.file, op.api, [], op.func, op.mode,
+                                   file_format=op.file_format))  # fmt: skip
             elif op.kind in ("write", "create", "sync", "extend", "setsize", *SCALE_KINDS) or (
-                op.kind in ("read", "dopen", "lookup") and op.file in self.data_files
+                op.kind in ("read", "dopen", "lookup", "attr") and op.file in self.data_files
             ):
                 if op.file not in open_idx:  # file opened before the step body
                     open_idx[op.file] = len(out)
@@ -162,7 +178,7 @@ class Builder:
                     # follow (H5Fflush): the skeleton's HDF5 library writes its own
                     self.note(f"{op.file}: {op.func} below HDF5 (its metadata) left out")
                     continue
-                if op.kind in ("dopen", "lookup") and session.api != "hdf5":
+                if op.kind in ("dopen", "lookup", "attr") and session.api != "hdf5":
                     continue
                 if op.kind == "setsize" and session.api == "hdf5":
                     continue  # HDF5's own (its file's end): the skeleton's HDF5 sets its own
@@ -253,7 +269,8 @@ class Builder:
                 entry = {"name": entry.pop("name"), "api": entry.pop("api"),
                          "when": " or ".join(f"rank == {r}" for r in ranks), **entry}  # fmt: skip
             writes_only_read = all(
-                w.get("read") or "lookup_scales" in w for w in entry.get("writes", [])
+                w.get("read") or "lookup_scales" in w or w.get("attribute") in attrs.LOOKS
+                for w in entry.get("writes", [])
             )
             if (
                 existing
@@ -264,6 +281,13 @@ class Builder:
                 # as the application opened it (HDF5 then writes at close)
                 at = list(entry).index("open") + 1
                 entry = dict([*list(entry.items())[:at], ("readwrite", True),
+                              *list(entry.items())[at:]])  # fmt: skip
+            fmt = _format_entry(present[0].file_format)
+            if fmt and existing:  # opened: only its format bounds say something
+                fmt = {k: v for k, v in fmt.items() if k == "libver"} or None
+            if api == "hdf5" and fmt:  # the format the application created the file in
+                at = list(entry).index("api") + 1
+                entry = dict([*list(entry.items())[:at], ("format", fmt),
                               *list(entry.items())[at:]])  # fmt: skip
             if any(x.removed for x in present):
                 entry["remove"] = True  # the application removed it (unlink, MPI_File_delete)
@@ -347,24 +371,34 @@ class Builder:
                     "(deflate, shuffle, ...) and compound members are not in the trace and are "
                     "not reproduced"
                 )
-            if layout and not existing:  # an existing file's were made when it was written
-                groups = sorted(
-                    {
-                        g if self.step_where is None else stepmod.to_step_pattern(g)
-                        for g in layout["groups"]
-                        if g != "/"
-                    }
-                    - {None}
-                )
+            # the objects the application's attribute calls are on that are no dataset: groups
+            carriers = {op.attr_on for ops in ops_by_rank for op in ops if op.kind == "attr"}
+            carriers -= set(datasets) | {"/", None}
+            if not existing and (layout or carriers):  # an existing file's were made before
+                groups = {
+                    g if self.step_where is None else stepmod.to_step_pattern(g)
+                    for g in (layout or {}).get("groups", [])
+                    if g != "/"
+                }
+                groups = sorted((groups | carriers) - {None})
                 if groups:
                     entry["groups"] = groups
-                attributes = self._attributes(name, layout, ops_by_rank)
+            if layout and not existing:
+                made = {  # made by the attribute calls (the trace): not again at the step's end
+                    (op.attr_on, op.attr_to if op.func == "H5Arename" else op.attr["name"])
+                    for ops in ops_by_rank
+                    for op in ops
+                    if op.kind == "attr" and op.func in ("H5Acreate", "H5Arename")
+                }
+                attributes = self._attributes(name, layout, ops_by_rank, made)
                 if attributes:
                     entry["attributes"] = attributes
-        syncs = [sum(1 for op in ops if op.kind == "sync") for ops in ops_by_rank]
+        syncs = [sum(1 for op in ops if op.kind == "sync" and not _flush(op, api))
+                 for ops in ops_by_rank]  # fmt: skip
         if any(syncs):
             entry["sync"] = True
-            funcs = sorted({op.func for ops in ops_by_rank for op in ops if op.kind == "sync"})
+            funcs = sorted({op.func for ops in ops_by_rank for op in ops
+                            if op.kind == "sync" and not _flush(op, api)})  # fmt: skip
             self.note(
                 f"{name}: {'/'.join(funcs)} called {max(syncs)} time(s) per step on a rank: "
                 "the skeleton flushes the file to storage once, after each step's writes"
@@ -391,11 +425,12 @@ class Builder:
         return bool(drivers) and "mpio" not in drivers
 
     def _attributes(
-        self, name: str, layout: dict[str, Any], ops_by_rank: list[list[Op]]
+        self, name: str, layout: dict[str, Any], ops_by_rank: list[list[Op]], made: set
     ) -> list[dict[str, Any]]:
         """The attributes of the application's file, on the paths the descriptor uses: a
         dataset's as its entry names it, a group's with a step number as {step}; those on
-        another step's objects are the step's own (the body's are kept)."""
+        another step's objects are the step's own (the body's are kept); those the traced
+        attribute calls make ((object, name) in made) are left to them."""
         datasets = {  # the real path of each dataset of the body -> its name in the descriptor
             op.dset_info["name"]: op.dataset
             for ops in ops_by_rank
@@ -413,6 +448,8 @@ class Builder:
                 on = stepmod.to_step_pattern(on)
                 if on is None:
                     continue
+            if (on, found["name"]) in made:
+                continue
             entry = attrs.from_layout(dict(found, on=on), dmod.TYPES)
             if entry is None:
                 skipped.add(found["name"])
@@ -432,7 +469,10 @@ class Builder:
     def _writes(
         self, name: str, api: str, ops_by_rank: list[list[Op]], datasets: list[dict[str, Any]]
     ) -> list[dict[str, Any]]:
-        ops_by_rank = [[op for op in ops if op.kind in _REPLAYED] for ops in ops_by_rank]
+        ops_by_rank = [[op for i, op in enumerate(ops)
+                        if op.kind in _REPLAYED or _pinned(ops, i) or _flush(op, api)]
+                       for ops in ops_by_rank]  # fmt: skip
+        ops_by_rank = self._attributes_made(name, ops_by_rank)
         for ops in ops_by_rank:
             for op in ops:
                 if op.func in VIEW_WRITES and vw.layout(op.view) is None:
@@ -490,6 +530,12 @@ class Builder:
                 if len(ranks) > 1
                 else (f"rank == {ranks[0]}")
             )
+        if ops[0].kind == "attr":  # an attribute call, on the object it is on
+            return self._attribute_call(ops, w.get("when"))
+        if ops[0].kind == "create":  # a dataset made in its place (_pinned)
+            return {"dataset": ops[0].dataset, "create": True}
+        if ops[0].kind == "sync":  # H5Fflush in its place (_flush): every rank of the file
+            return {"flush": True}
         if ops[0].kind == "lookup":  # netCDF-4's look at a dataset's scales (reads them)
             w["lookup_scales"] = SCALE_LOOKUPS[ops[0].func]
             if ops[0].func != "H5DSis_scale":
@@ -555,6 +601,108 @@ class Builder:
             dec.add_memory(w, ranks, memory)
         w["transfer"] = "collective" if ops[0].collective else "independent"
         return w
+
+    def _attributes_made(self, name: str, ops_by_rank: list[list[Op]]) -> list[list[Op]]:
+        """The ranks' calls without those on attributes a skeleton cannot make (more elements
+        or bytes than a descriptor allows), said in a note."""
+        bad = set()
+        for ops in ops_by_rank:
+            for op in ops:
+                if op.kind != "attr" or op.func != "H5Acreate":
+                    continue
+                n = 1
+                for v in op.attr.get("dims") or []:
+                    n *= v
+                if n > attrs.MAX_ELEMENTS or op.attr["type_size"] > attrs.MAX_STRING:
+                    bad.add((op.attr_on, op.attr["name"]))
+        if bad:
+            self.note(f"{name}: attributes larger than a skeleton makes left out: "
+                      + ", ".join(f"{on} {a}" for on, a in sorted(bad)[:10]))  # fmt: skip
+        return [[op for op in ops if op.kind != "attr" or
+                 (op.attr_on, op.attr["name"]) not in bad] for ops in ops_by_rank]  # fmt: skip
+
+    def _attribute_call(self, ops: list[Op], when: Any) -> dict[str, Any]:
+        """`{attribute: CALL, object, name, ...}`: a lookup (read, open, exists, iterate) by the
+        ranks that made it; the others by every rank of the file (they change metadata)."""
+        op, call = ops[0], ATTRIBUTE_CALLS[ops[0].func]
+        a = op.attr or {}
+        out: dict[str, Any] = {"attribute": call, "object": op.attr_on}
+        if call != "iterate":
+            out["name"] = a["name"]
+        if call == "rename":
+            out["to"] = op.attr_to
+        if call in attrs.LOOKS and when is not None:
+            out["when"] = when
+        if call == "write" and max(o.size for o in ops) and self._variable(a):
+            out["size"] = min(max(o.size for o in ops), attrs.MAX_STRING)
+        if call != "create":
+            return out
+        out["type"] = self._attribute_type(a, f"{op.attr_on} attribute {a['name']}")
+        if a.get("space") == "simple":
+            out["dims"] = list(a["dims"])
+        elif a.get("space") == "null":
+            out["empty"] = True
+        return out
+
+    @staticmethod
+    def _variable(a: dict[str, Any]) -> bool:
+        """Is this attribute's a variable-length string type?"""
+        string = a.get("string")
+        return isinstance(string, dict) and string.get("variable") is True
+
+    def _attribute_type(self, a: dict[str, Any], what: str) -> Any:
+        """The descriptor's type of a traced attribute: a number type, a string of its size,
+        padding and character set, else opaque bytes of the same size (said in a note)."""
+        string, size = a.get("string"), a["type_size"]
+        if a.get("type_class") == "string" and isinstance(string, dict):
+            pad, cset = string.get("pad"), string.get("cset")
+            if pad in attrs.PADS and cset in attrs.CSETS and (self._variable(a) or size >= 1):
+                return {"string": "variable" if self._variable(a) else size, "pad": pad,
+                        "cset": cset}  # fmt: skip
+        typ = type_of(what, a, None, self.note)
+        if isinstance(typ, dict):  # opaque: the descriptor's bounds
+            typ = {"opaque": min(max(int(typ.get("opaque") or 1), 1), attrs.MAX_STRING)}
+        return typ
+
+
+ORDERS = {1: "tracked", 3: "indexed"}  # H5P_CRT_ORDER_TRACKED, | H5P_CRT_ORDER_INDEXED
+
+
+def _format_entry(f: list[int] | None) -> dict[str, Any] | None:
+    """A created file's `format` entry (what differs from HDF5's defaults): `libver` [low, high]
+    when the low bound is not the earliest, `track_times: false`, `link_order` and
+    `attr_order` (tracked, indexed) of its root group."""
+    if not f:
+        return None
+    out: dict[str, Any] = {}
+    names = dmod.LIBVERS
+    if f[0] != 0 and f[0] < len(names) and f[1] < len(names):
+        out["libver"] = [names[f[0]], names[f[1]]]
+    if f[2] == 0:
+        out["track_times"] = False
+    for key, flags in (("link_order", f[3]), ("attr_order", f[4])):
+        if flags in ORDERS:
+            out[key] = ORDERS[flags]
+    return out or None
+
+
+def _flush(op: Op, api: str) -> bool:
+    """Is op an H5Fflush of an HDF5 file (made in its place: each rewrites the file's dirty
+    metadata; netCDF-4 flushes at every nc_enddef)?"""
+    return op.kind == "sync" and op.func == "H5Fflush" and api == "hdf5"
+
+
+def _pinned(ops: list[Op], i: int) -> bool:
+    """Is ops[i] a dataset's creation that attribute calls follow before its first use (the
+    skeleton makes a dataset at its first use: there, the file's layout would differ)?"""
+    if ops[i].kind != "create" or not ops[i].dataset:
+        return False
+    for op in ops[i + 1 :]:
+        if op.kind == "attr":
+            return op.attr_on != ops[i].dataset
+        if ops[i].dataset in (op.dataset, op.scale):
+            return False
+    return False
 
 
 def from_profile(profile_path: str, data_dir: str | None = None) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from importlib import resources
 
 from iotune.skel import attrs, expr
 from iotune.skel.attrs import Attribute
-from iotune.skel.descriptor import Dataset, Descriptor, File, View, Write
+from iotune.skel.descriptor import LIBVERS, Dataset, Descriptor, File, View, Write
 
 API_C = {"hdf5": "SKEL_HDF5", "mpiio": "SKEL_MPIIO", "posix": "SKEL_POSIX"}
 
@@ -70,12 +70,29 @@ def _dataset_code(ds: Dataset, ind: str) -> list[str]:
     fill = f"H5D_FILL_TIME_{ds.fill_time.upper()}" if ds.fill_time else "-1"
     alloc = f"H5D_ALLOC_TIME_{ds.alloc_time.upper()}" if ds.alloc_time else "-1"
     value = _cstr(ds.fill_value) if ds.fill_value else "NULL"
+    header = f"{0 if not ds.track_times else -1}, {_ORDER.get(ds.attr_order, -1)}"
     lines.append(
         f"{ind}  skel_dataset(f, {_cstr(ds.name)}, step, type, {nd}, dims, "
-        f"{maxdims}, {chunks}, {filters}, {alloc}, {fill}, {value});"
+        f"{maxdims}, {chunks}, {filters}, {alloc}, {fill}, {value}, {header});"
     )
     lines.append(f"{ind}}}")
     return lines
+
+
+# a creation order's H5P_CRT_ORDER_* flags (tracked 1, tracked and indexed 3)
+_ORDER = {"tracked": 1, "indexed": 3}
+
+
+def _format_code(f: File, ind: str) -> list[str]:
+    """skel_file_format() before the file's skel_open: the format it is created or opened in
+    (-1: HDF5's default)."""
+    if not f.format:
+        return []
+    lo, hi = f.format.get("libver", [None, None])
+    libver = [str(LIBVERS.index(v)) if v else "-1" for v in (lo, hi)]
+    track = "0" if f.format.get("track_times") is False else "-1"
+    orders = [str(_ORDER.get(f.format.get(k), -1)) for k in ("link_order", "attr_order")]
+    return [f"{ind}skel_file_format(s, {', '.join([*libver, track, *orders])});"]
 
 
 def _type_code(ds: Dataset) -> list[str]:
@@ -99,12 +116,18 @@ def _type_code(ds: Dataset) -> list[str]:
     return [f"hid_t type = skel_type_named({_cstr(ds.type)});"]
 
 
+def _attribute_type(a: Attribute) -> str:
+    """The C expression of an attribute's element type (skel_rt.h's skel_type_*)."""
+    if a.type == "string":
+        return f"skel_type_string({a.size}, {attrs.PADS[a.pad]}, {attrs.CSETS[a.cset]})"
+    if a.type == "opaque":
+        return f"skel_type_opaque({a.size})"
+    return f"skel_type_named({_cstr(a.type)})"
+
+
 def _attribute_code(a: Attribute, ind: str) -> list[str]:
     """An attribute on its object, of zeros (skel_attribute)."""
-    if a.type == "string":
-        typ = f"skel_type_string({a.size}, {attrs.PADS[a.pad]}, {attrs.CSETS[a.cset]})"
-    else:
-        typ = f"skel_type_named({_cstr(a.type)})"
+    typ = _attribute_type(a)
     dims = a.dims or []
     arr = _array("dims", [f"{v}LL" for v in dims]) if dims else "const long long *dims = NULL;"
     return [
@@ -116,9 +139,34 @@ def _attribute_code(a: Attribute, ind: str) -> list[str]:
     ]
 
 
+def _attribute_call_code(w: Write, ind: str) -> list[str]:
+    """An attribute call of the application's, in its place (skel_attr_create, _call)."""
+    a = w.attr
+    assert a is not None
+    name = _cstr(a.name) if a.name is not None else "NULL"
+    if a.call == "create" and a.attr is not None:
+        dims = a.attr.dims or []
+        nd = -1 if a.attr.empty else len(dims)
+        arr = _array("dims", [f"{v}LL" for v in dims]) if dims else "const long long *dims = NULL;"
+        return [f"{ind}{{ /* create an attribute */", f"{ind}  {arr}",
+                f"{ind}  skel_attr_create(f, {_cstr(a.on)}, step, {name}, "
+                f"{_attribute_type(a.attr)}, {nd}, dims);", f"{ind}}}"]  # fmt: skip
+    when = _c(w.when) if w.when is not None else "1"
+    to = _cstr(a.to) if a.to is not None else "NULL"
+    size = a.size if a.size is not None else -1
+    return [f"{ind}skel_attr_call(f, SKEL_ATTR_{a.call.upper()}, {_cstr(a.on)}, step, {name}, "
+            f"{to}, {size}LL, {when});"]  # fmt: skip
+
+
 def _write_code(w: Write, nd: int, ind: str) -> list[str]:
     coll = "1" if w.collective else "0"
     when = _c(w.when) if w.when is not None else "1"
+    if w.attr is not None:
+        return _attribute_call_code(w, ind)
+    if w.create:  # the dataset is made just before (_file_body)
+        return []
+    if w.flush:  # H5Fflush where the application flushed
+        return [f"{ind}skel_sync(f); /* H5Fflush */"]
     if w.scale_call and w.scale_call.startswith("lookup:"):  # reads the dataset's scales
         kind = ("is_scale", "count", "iterate").index(w.scale_call[7:])
         return [f"{ind}skel_lookup_scales(f, {_cstr(w.dataset)}, step, {kind}, {w.dim}, {when});"]
@@ -269,7 +317,7 @@ def _file_body(f: File, index: int) -> list[str]:
     order = [d.name for d in f.datasets]  # the order the application created them in
     created: set[str] = set()
     for w in f.writes:
-        named = [x for x in (w.dataset, w.scale) if x]
+        named = [x for x in (w.dataset, w.scale, w.attr and w.attr.on) if x and x in by_name]
         if any(x not in created for x in named):  # they, and those listed before them
             for name in order[: max(order.index(x) for x in named) + 1]:
                 if name not in created:
@@ -295,7 +343,12 @@ def _open_flags(f: File) -> str:
         flags.append("SKEL_OPEN_SERIAL")
     if any(w.read for w in f.writes):
         flags.append("SKEL_OPEN_READS")
-    only_reads = all(w.read or (w.scale_call or "").startswith("lookup:") for w in f.writes)
+    only_reads = all(
+        w.read
+        or (w.scale_call or "").startswith("lookup:")
+        or (w.attr is not None and w.attr.call in attrs.LOOKS)
+        for w in f.writes
+    )
     only_reads = only_reads and all(d.exists for d in f.datasets)
     if f.existing and only_reads and not f.attributes and not f.groups and not f.sync:
         if not f.readwrite:
@@ -320,6 +373,7 @@ def _steps_code(d: Descriptor, timed: bool) -> list[str]:
     inside = [f.per_step or names.count(f.name) > 1 for f in d.files]
     once = [i for i, f in enumerate(d.files) if not inside[i]]
     for i in once:
+        lines.extend(_format_code(d.files[i], "  "))
         lines.append(
             f"  skel_file_t *{var}{i} = skel_open(s, {_cstr(d.files[i].name)}, "
             f"{API_C[d.files[i].api]}, 0, {_open_flags(d.files[i])}, {_member(d.files[i])});"
@@ -330,6 +384,7 @@ def _steps_code(d: Descriptor, timed: bool) -> list[str]:
         lines.append(f"    if (step > 0) skel_compute(s, {d.compute_s!r}); /* between steps */")
     for i, f in enumerate(d.files):
         if inside[i]:
+            lines.extend(_format_code(f, "    "))
             lines.append(
                 f"    skel_file_t *{var}{i} = skel_open(s, {_cstr(f.name)}, {API_C[f.api]}, step, "
                 f"{_open_flags(f)}, {_member(f)});"

@@ -72,6 +72,10 @@ class Op:
     mode: int | None = None  # an open's flags as traced (H5F_ACC_* for HDF5)
     scale: str | None = None  # attach, detach: the scale's dataset (its real path)
     fresh: bool = False  # a read into memory never touched before (trace_calls.Call.fresh)
+    attr: dict[str, Any] | None = None  # kind attr: the attribute as the trace describes it
+    attr_on: str | None = None  # its object's path (in pattern form: {step})
+    attr_to: str | None = None  # a rename's new name
+    file_format: list[int] | None = None  # H5Fcreate: the format asked (trace_calls.Call)
 
 
 def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
@@ -98,6 +102,8 @@ def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
             kind = SCALE_FUNCS[c.func]  # scale (count: [its name's bytes]), attach, detach
         elif c.func in SCALE_LOOKUPS:
             kind = "lookup"  # mode: the dimension
+        elif c.func in ATTRIBUTE_CALLS:
+            kind = "attr"  # an attribute call (the skeleton's attribute: CALL entries)
         elif c.func in SYNCS:
             kind = "sync"
         elif c.func in DELETES:
@@ -138,6 +144,8 @@ def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
             kind = "other"
         elif kind == "lookup" and (dname is None or type(c.mode) is not int or c.mode < 0):
             kind = "other"
+        elif kind == "attr" and not _attribute_call_known(c):
+            kind = "other"
         ops.append(
             Op(
                 kind,
@@ -159,9 +167,37 @@ def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
                 mode=c.mode,
                 scale=scale,
                 fresh=c.fresh,
+                attr=c.attribute if kind == "attr" else None,
+                attr_on=c.attribute["object"] if kind == "attr" and c.attribute else None,
+                attr_to=(c.renamed or {}).get("name") if kind == "attr" else None,
+                file_format=c.format,
             )
         )
     return ops
+
+
+# attribute calls (the trace's funcs): the call of the skeleton's `attribute:` entry
+ATTRIBUTE_CALLS = {"H5Acreate": "create", "H5Aopen": "open", "H5Awrite": "write",
+                   "H5Aread": "read", "H5Aexists": "exists", "H5Aiterate": "iterate",
+                   "H5Arename": "rename", "H5Adelete": "delete"}  # fmt: skip
+
+
+def _attribute_call_known(c: Any) -> bool:
+    """Does the trace say enough of an attribute call to make it: a name (but for an
+    iteration), a rename's new name, a creation's dataspace and type?"""
+    a, call = c.attribute, ATTRIBUTE_CALLS[c.func]
+    if a is None or (a.get("name") is None) != (call == "iterate"):
+        return False
+    if call == "rename":
+        return isinstance((c.renamed or {}).get("name"), str)
+    if call == "create":
+        dims = a.get("dims")
+        space_ok = a.get("space") in ("scalar", "null") or (
+            a.get("space") == "simple" and isinstance(dims, list) and 1 <= len(dims) <= 32
+            and all(type(v) is int and v >= 0 for v in dims)
+        )  # fmt: skip
+        return space_ok and type(a.get("type_size")) is int and a["type_size"] >= 0
+    return True
 
 
 # dimension scales (libhdf5_hl): the op kinds of their traced calls
@@ -198,7 +234,11 @@ def align(ops_by_rank: list[list[Op]]) -> list[list[tuple[int, int]]] | None:
     """Groups of (rank, index) of the same write across ranks, in call order, or None.
     Identical sequences align one to one; rank 0 may make extra writes (a header) or miss
     some that all others make."""
-    keys = [[(op.func, op.dataset, op.collective) for op in ops] for ops in ops_by_rank]
+    keys = [
+        [(op.func, op.dataset, op.collective, op.attr_on, (op.attr or {}).get("name"))
+         for op in ops]
+        for ops in ops_by_rank
+    ]  # fmt: skip
     n = len(keys)
     if all(k == keys[0] for k in keys):
         return [[(r, i) for r in range(n)] for i in range(len(keys[0]))]

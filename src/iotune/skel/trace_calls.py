@@ -87,6 +87,9 @@ class Call:
     filter_mask: int = 0  # a direct chunk transfer's (DIRECT)
     mode: int | None = None  # the signature's mode: an open's flags (H5F_ACC_*, amode, O_*)
     fresh: bool = False  # an H5Dread into memory not yet touched (mode bit 2)
+    attribute: dict[str, Any] | None = None  # an attribute call's attribute (the trace's entry)
+    renamed: dict[str, Any] | None = None  # H5Arename: the new name's entry
+    format: list[int] | None = None  # H5Fcreate: the file's format (iotune.trace, `format`)
 
 
 @dataclass
@@ -185,6 +188,25 @@ def _calls(rank: int, t: dict[str, Any]) -> Trace:
                     mode if direct and type(mode) is int and 0 <= mode < 2**31 else 0,
                     mode if type(mode) is int else None,
                     fresh,
+                    _entry(s.get("attribute")),
+                    _entry(s.get("renamed")),
+                    _format(s.get("format")),
                 )
             )
     return out
+
+
+def _format(f: Any) -> list[int] | None:
+    """H5Fcreate's format: 5 small whole numbers, else None."""
+    ok = isinstance(f, list) and len(f) == 5 and all(type(v) is int and 0 <= v < 64 for v in f)
+    return f if ok else None
+
+
+def _entry(a: Any) -> dict[str, Any] | None:
+    """An attribute entry of the trace with its object's path and name as text (name None: an
+    iteration), else None (the call is then no attribute call a skeleton makes)."""
+    if not isinstance(a, dict) or not isinstance(a.get("object"), str):
+        return None
+    if not a["object"].startswith("/") or not isinstance(a.get("name"), str | None):
+        return None
+    return a

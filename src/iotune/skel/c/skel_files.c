@@ -87,6 +87,9 @@ skel_file_t *skel_open(skel_t *s, const char *pattern, enum skel_api api, long l
                        int member)
 {
     int existing = (flags & SKEL_OPEN_EXISTING) != 0;
+    int format[5], has_format = s->has_format; /* skel_file_format's, for this open only */
+    memcpy(format, s->format, sizeof format);
+    s->has_format = 0;
     skel_file_t *f = calloc(1, sizeof *f);
     if (!f)
         skel_die(s, "out of memory");
@@ -149,12 +152,22 @@ skel_file_t *skel_open(skel_t *s, const char *pattern, enum skel_api api, long l
         return f;
     double t0 = skel_now();
     if (m == SKEL_M_HDF5) {
-        hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+        hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), fcpl = H5Pcreate(H5P_FILE_CREATE);
         if (!serial) /* serial: HDF5's default driver (sec2), as the application's */
             H5Pset_fapl_mpio(fapl, f->comm, MPI_INFO_NULL);
+        const int *fmt = has_format ? format : NULL; /* skel_file_format */
+        if (fmt && fmt[0] >= 0 &&
+            H5Pset_libver_bounds(fapl, (H5F_libver_t)fmt[0], (H5F_libver_t)fmt[1]) < 0)
+            skel_die(s, "H5Pset_libver_bounds failed");
+        if (fmt && fmt[2] == 0)
+            H5Pset_obj_track_times(fcpl, 0);
+        if (fmt && fmt[3] >= 0)
+            H5Pset_link_creation_order(fcpl, (unsigned)fmt[3]);
+        if (fmt && fmt[4] >= 0)
+            H5Pset_attr_creation_order(fcpl, (unsigned)fmt[4]);
         unsigned acc = (flags & SKEL_OPEN_READONLY) ? H5F_ACC_RDONLY : H5F_ACC_RDWR;
-        f->h5 =
-            existing ? H5Fopen(path, acc, fapl) : H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+        f->h5 = existing ? H5Fopen(path, acc, fapl) : H5Fcreate(path, H5F_ACC_TRUNC, fcpl, fapl);
+        H5Pclose(fcpl);
         H5Pclose(fapl);
         if (f->h5 < 0)
             skel_die(s, existing ? "H5Fopen failed" : "H5Fcreate failed");
@@ -187,6 +200,14 @@ skel_file_t *skel_open(skel_t *s, const char *pattern, enum skel_api api, long l
     }
     skel_add(s, T_OPEN, t0);
     return f;
+}
+
+void skel_file_format(skel_t *s, int libver_low, int libver_high, int track_times, int link_order,
+                      int attr_order)
+{
+    const int fmt[5] = {libver_low, libver_high, track_times, link_order, attr_order};
+    memcpy(s->format, fmt, sizeof fmt);
+    s->has_format = 1;
 }
 
 void skel_sync(skel_file_t *f)
@@ -226,6 +247,7 @@ void skel_close(skel_file_t *f)
     if (s->method == SKEL_M_MPIIO || s->method == SKEL_AGGREGATE)
         skel_flush_packed(f);
     double t0 = skel_now();
+    skel_attr_release(f);
     for (int i = 0; i < f->ndsets; i++)
         if (f->dsets[i].id > 0)
             H5Dclose(f->dsets[i].id);

@@ -153,7 +153,8 @@ static void set_fill_value(skel_t *s, hid_t dcpl, hid_t t, const char *hex)
 
 void skel_dataset(skel_file_t *f, const char *pattern, long long step, hid_t t, int nd,
                   const long long *dims, const long long *maxdims, const long long *chunks,
-                  const char *filters, int alloc_time, int fill_time, const char *fill_value)
+                  const char *filters, int alloc_time, int fill_time, const char *fill_value,
+                  int track_times, int attr_order)
 {
     if (f->api != SKEL_HDF5) {
         if (owned_type(t))
@@ -194,6 +195,10 @@ void skel_dataset(skel_file_t *f, const char *pattern, long long step, hid_t t, 
         H5Pset_fill_time(dcpl, (H5D_fill_time_t)fill_time);
     if (fill_value)
         set_fill_value(f->s, dcpl, t, fill_value);
+    if (track_times == 0)
+        H5Pset_obj_track_times(dcpl, 0);
+    if (attr_order >= 0)
+        H5Pset_attr_creation_order(dcpl, (unsigned)attr_order);
     hid_t id = H5Dcreate2(f->h5, name, t, space, lcpl, dcpl, H5P_DEFAULT);
     H5Pclose(lcpl);
     H5Pclose(dcpl);

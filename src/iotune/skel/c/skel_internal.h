@@ -45,6 +45,8 @@ struct skel {
     int cleanup;
     MPI_Comm group_comm; /* aggregate: ranks of one aggregator */
     int group;
+    int format[5]; /* skel_file_format's, for the next skel_open; has_format: set */
+    int has_format;
     char **created; /* files to remove with --cleanup */
     int ncreated;
 };
@@ -71,6 +73,8 @@ struct skel_file {
         hid_t type;
     } dsets[MAX_OPEN_DATASETS];
     int ndsets;
+    hid_t attr;          /* the attribute last created or opened, still open (0: none) */
+    char attr_key[2100]; /* its object's path and name */
 };
 
 /* messages and the clock (skel_setup.c) */
@@ -96,6 +100,7 @@ void skel_h5_write(skel_file_t *f, hid_t id, hid_t type, size_t esize, int nd, c
 const char *skel_write_memory(skel_file_t *f, long long size, MPI_Datatype *type, int *count);
 
 void skel_flush_packed(skel_file_t *f);           /* skel_packed.c */
+void skel_attr_release(skel_file_t *f);           /* skel_attr_calls.c: its open attribute */
 const char *skel_method_name(enum skel_method m); /* skel_report.c */
 
 /* collective or independent: as described unless --transfer says */

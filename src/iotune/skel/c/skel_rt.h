@@ -64,13 +64,40 @@ hid_t skel_type_compound(long long size, int n, const char *const *names, const 
  * fill_value: one element's bytes in hex as type stores them, or NULL (HDF5's default) */
 void skel_dataset(skel_file_t *f, const char *pattern, long long step, hid_t type, int nd,
                   const long long *dims, const long long *maxdims, const long long *chunks,
-                  const char *filters, int alloc_time, int fill_time, const char *fill_value);
+                  const char *filters, int alloc_time, int fill_time, const char *fill_value,
+                  int track_times, int attr_order);
+/* The format the next skel_open creates or opens an HDF5 file in (each -1: HDF5's default):
+ * format bounds (H5F_libver_t low, high), 0: object headers without times, the root group's
+ * link and attribute creation order (H5P_CRT_ORDER_* flags). A dataset's track_times (0: no
+ * times) and attr_order (flags) likewise, -1 for the default. */
+void skel_file_format(skel_t *s, int libver_low, int libver_high, int track_times, int link_order,
+                      int attr_order);
 /* A string type: size bytes (0: variable length), its padding and character set. */
 hid_t skel_type_string(long long size, H5T_str_t pad, H5T_cset_t cset);
 /* An attribute name of type t (closed here) on the object at path `on` (group or dataset), of
  * nd dimensions (0: scalar), written with zeros; one that exists already is left as it is. */
 void skel_attribute(skel_file_t *f, const char *on, long long step, const char *name, hid_t t,
                     int nd, const long long *dims);
+/* The application's attribute calls, in its order (skel_attr_calls.c), on the object at path
+ * `on` (the root, a group, a dataset): a creation of attribute name of type t (closed here) and
+ * nd dimensions (0: scalar, -1: a null dataspace); the others by name (iterate: none) with
+ * H5Awrite (of zeros; a variable-length string's size characters), H5Aread, H5Aopen,
+ * H5Aexists, H5Aiterate2, H5Arename (to the name to) or H5Adelete. The attribute last created
+ * or opened stays open for the calls on it that follow, as an application holds it. The
+ * lookups are made by the ranks where active is non-zero, timed as reads. Other methods: none. */
+enum skel_attr_call {
+    SKEL_ATTR_WRITE,
+    SKEL_ATTR_READ,
+    SKEL_ATTR_OPEN,
+    SKEL_ATTR_EXISTS,
+    SKEL_ATTR_ITERATE,
+    SKEL_ATTR_RENAME,
+    SKEL_ATTR_DELETE
+};
+void skel_attr_create(skel_file_t *f, const char *on, long long step, const char *name, hid_t t,
+                      int nd, const long long *dims);
+void skel_attr_call(skel_file_t *f, enum skel_attr_call call, const char *on, long long step,
+                    const char *name, const char *to, long long size, int active);
 void skel_write(skel_file_t *f, const char *pattern, long long step, int nd, const long long *start,
                 const long long *count, int collective, int active);
 void skel_write_bytes(skel_file_t *f, long long offset, long long size, int collective, int active);
