@@ -79,6 +79,8 @@ def test_a_file_size_set_is_set_by_the_skeleton(set_size_program, libiotune, tmp
     sizes = [w.get("set_size") for w in f["writes"]]
     mib = 1 << 20
     assert sizes == [0, None, 4 * mib + 4096], f["writes"]  # before and after the writes
+    # a size set has no offset by nature: no note that data is "written at the running position"
+    assert not [n for n in desc.get("notes", []) if "has no offset" in n], desc["notes"]
     skeleton = _skeleton(desc, tmp_path)
     sprof = _run_traced(skeleton, tmp_path / "out", libiotune)
     assert (tmp_path / "out" / "set_size.dat").stat().st_size == 4 * mib + 4096

@@ -482,7 +482,7 @@ class Builder:
                         "rank's data of the call is written as one block, ranks in order from "
                         "the lowest offset"
                     )
-                if op.offset is None and api != "hdf5":
+                if op.offset is None and api != "hdf5" and op.kind in ("write", "read"):
                     self.note(
                         f"{name}: {op.func} has no offset in the trace (shared file "
                         "pointer, stdio): written at the rank's running position"
