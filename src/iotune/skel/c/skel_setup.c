@@ -14,10 +14,20 @@
 
 long long skel_size = 1;
 
+/* MPI_Abort after a message: the launcher kills every rank at once and may drop what a rank
+ * wrote just before (seen under load: an empty stderr), so the message gets a moment to leave. */
+static void abort_after_message(void)
+{
+    fflush(stderr);
+    struct timespec pause = {0, 200 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
 void skel_die(skel_t *s, const char *what)
 {
     fprintf(stderr, "skeleton %s: rank %d: %s\n", s ? s->name : "?", s ? s->rank : -1, what);
-    MPI_Abort(MPI_COMM_WORLD, 1);
+    abort_after_message();
 }
 
 /* A refusal every rank reaches with the same values (options, sizes): rank 0 says it and all
@@ -40,7 +50,7 @@ void skel_overflow(const char *op, long long a, long long b)
             "out of range for these parameters\n",
             rank, a, op, b,
             *op == '/' || *op == '%' ? "divides by zero or overflows" : "overflows");
-    MPI_Abort(MPI_COMM_WORLD, 1);
+    abort_after_message();
     abort();
 }
 
