@@ -234,6 +234,24 @@ def build_hdf5_program(tmp_path_factory, name: str, libs: tuple[str, ...] = ()) 
     return out
 
 
+def h5dump_structure(path: Path) -> list[str]:
+    """`h5dump -H -p` of a file, without its first line (which names the file)."""
+    got = subprocess.run(["h5dump", "-H", "-p", str(path)], capture_output=True, text=True,
+                         timeout=60, check=True)  # fmt: skip
+    return got.stdout.splitlines()[1:]
+
+
+def file_bytes(profile: Path, suffix: str) -> dict[str, tuple[int, int]]:
+    """layer -> (bytes written, bytes read) on the profile's file ending in suffix."""
+    out = {}
+    for f in json.loads(profile.read_text())["files"]:
+        if f["name"].endswith(suffix):
+            for layer in ("hdf5", "mpiio", "posix"):
+                c = f.get(layer) or {}
+                out[layer] = (c.get("bytes_written", 0), c.get("bytes_read", 0))
+    return out
+
+
 @pytest.fixture(scope="module")
 def external_program(tmp_path_factory) -> Path:
     return build_hdf5_program(tmp_path_factory, "skel_ext")

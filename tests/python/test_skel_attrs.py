@@ -8,14 +8,19 @@ as netCDF-4 makes its own (format bounds, no times, creation order tracked and i
 H5Fflush in between): the skeleton makes it so (object headers of the same versions and
 sizes) and flushes where the program did."""
 
-import json
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
 from conftest import run_mpi
-from test_skel import _profiled, _skeleton, build_hdf5_program, needs_cc
+from test_skel import (
+    _profiled,
+    _skeleton,
+    build_hdf5_program,
+    file_bytes,
+    h5dump_structure,
+    needs_cc,
+)
 
 from iotune import trace as iotrace
 from iotune.skel import descriptor as dmod
@@ -26,23 +31,6 @@ from iotune.skel import generate as gen
 @pytest.fixture(scope="module")
 def attrs_program(tmp_path_factory) -> Path:
     return build_hdf5_program(tmp_path_factory, "skel_attrs")
-
-
-def _structure(path: Path) -> list[str]:
-    got = subprocess.run(["h5dump", "-H", "-p", str(path)], capture_output=True, text=True,
-                         timeout=60, check=True)  # fmt: skip
-    return got.stdout.splitlines()[1:]  # the first line names the file
-
-
-def _bytes(profile: Path) -> dict[str, tuple[int, int]]:
-    """layer -> (bytes written, bytes read) on attrs.h5."""
-    out = {}
-    for f in json.loads(profile.read_text())["files"]:
-        if f["name"].endswith("attrs.h5"):
-            for layer in ("hdf5", "mpiio", "posix"):
-                c = f.get(layer) or {}
-                out[layer] = (c.get("bytes_written", 0), c.get("bytes_read", 0))
-    return out
 
 
 def _calls(profile: Path) -> list[tuple]:
@@ -115,11 +103,11 @@ def test_attributes_are_traced_and_made_again_by_the_skeleton(attrs_program, lib
     env = {"IOTUNE_PROFILE": str(out / "p.json"), "IOTUNE_TRACE": "1"}
     run_mpi(2, [skeleton, "--timing", tmp_path / "t.json"], env=env, cwd=out,
             preload=libiotune, timeout=120)  # fmt: skip
-    want = _structure(orig / "attrs.h5")
+    want = h5dump_structure(orig / "attrs.h5")
     assert "format_version" in "\n".join(want) and "H5T_IEEE_F64BE" in "\n".join(want)
-    assert _structure(out / "attrs.h5") == want
+    assert h5dump_structure(out / "attrs.h5") == want
     assert _calls(out / "p.json") == calls  # the same calls, in the same order
-    want, got = _bytes(prof), _bytes(out / "p.json")
+    want, got = file_bytes(prof, "attrs.h5"), file_bytes(out / "p.json", "attrs.h5")
     assert set(want) == set(got) == {"hdf5", "mpiio", "posix"}
     for layer, (w, r) in want.items():
         gw, gr = got[layer]

@@ -5,13 +5,18 @@ references). The runtime traces the element type's byte order and the scale call
 skeleton stores the same types and makes the same scales, so `h5dump -H -p` of its file is the
 original's and its bytes per layer are the original's."""
 
-import json
-import subprocess
 from pathlib import Path
 
 import pytest
 from conftest import run_mpi
-from test_skel import _profiled, _skeleton, build_hdf5_program, needs_cc
+from test_skel import (
+    _profiled,
+    _skeleton,
+    build_hdf5_program,
+    file_bytes,
+    h5dump_structure,
+    needs_cc,
+)
 
 from iotune.skel import descriptor as dmod
 from iotune.skel import from_profile as fp
@@ -21,23 +26,6 @@ from iotune.skel import generate as gen
 @pytest.fixture(scope="module")
 def scales_program(tmp_path_factory) -> Path:
     return build_hdf5_program(tmp_path_factory, "skel_scales", ("-lhdf5_hl",))
-
-
-def _structure(path: Path) -> list[str]:
-    got = subprocess.run(["h5dump", "-H", "-p", str(path)], capture_output=True, text=True,
-                         timeout=60, check=True)  # fmt: skip
-    return got.stdout.splitlines()[1:]  # the first line names the file
-
-
-def _bytes(profile: Path) -> dict[str, tuple[int, int]]:
-    """layer -> (bytes written, bytes read) on scales.h5."""
-    out = {}
-    for f in json.loads(profile.read_text())["files"]:
-        if f["name"].endswith("scales.h5"):
-            for layer in ("hdf5", "mpiio", "posix"):
-                c = f.get(layer) or {}
-                out[layer] = (c.get("bytes_written", 0), c.get("bytes_read", 0))
-    return out
 
 
 @needs_cc
@@ -81,10 +69,10 @@ def test_big_endian_types_and_dimension_scales_are_made_as_the_application_made_
     env = {"IOTUNE_PROFILE": str(out / "p.json"), "IOTUNE_TRACE": "1"}
     run_mpi(2, [skeleton, "--timing", tmp_path / "t.json"], env=env, cwd=out,
             preload=libiotune, timeout=120)  # fmt: skip
-    want = _structure(orig / "scales.h5")
+    want = h5dump_structure(orig / "scales.h5")
     assert "H5T_IEEE_F64BE" in "\n".join(want) and "DIMENSION_LIST" in "\n".join(want)
-    assert _structure(out / "scales.h5") == want
-    want, got = _bytes(prof), _bytes(out / "p.json")
+    assert h5dump_structure(out / "scales.h5") == want
+    want, got = file_bytes(prof, "scales.h5"), file_bytes(out / "p.json", "scales.h5")
     assert set(want) == set(got) == {"hdf5", "mpiio", "posix"}
     for layer, (w, r) in want.items():
         gw, gr = got[layer]
