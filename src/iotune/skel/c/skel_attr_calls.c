@@ -54,18 +54,11 @@ static void done_with(hid_t obj, int opened)
         H5Oclose(obj);
 }
 
-static void close_type(hid_t t)
-{
-    H5T_class_t c = H5Tget_class(t);
-    if (c == H5T_STRING || c == H5T_OPAQUE || c == H5T_COMPOUND)
-        H5Tclose(t);
-}
-
 void skel_attr_create(skel_file_t *f, const char *on, long long step, const char *name, hid_t t,
                       int nd, const long long *dims)
 {
     if (!applies(f)) {
-        close_type(t);
+        skel_close_attr_type(t);
         return;
     }
     char path[1024];
@@ -77,7 +70,7 @@ void skel_attr_create(skel_file_t *f, const char *on, long long step, const char
     /* a file open over all steps whose attribute the first step made (on an object of no step) */
     if (step > 0 && H5Aexists(obj, name) > 0) {
         done_with(obj, opened);
-        close_type(t);
+        skel_close_attr_type(t);
         return;
     }
     hsize_t d[32];
@@ -91,7 +84,7 @@ void skel_attr_create(skel_file_t *f, const char *on, long long step, const char
         skel_die(f->s, "H5Acreate failed");
     H5Sclose(space);
     done_with(obj, opened);
-    close_type(t);
+    skel_close_attr_type(t);
     f->attr = a;
     snprintf(f->attr_key, sizeof f->attr_key, "%s%c%s", path, '\x1f', name);
     skel_add(f->s, T_WRITE, t0);

@@ -15,7 +15,9 @@ hid_t skel_type_string(long long size, H5T_str_t pad, H5T_cset_t cset)
     return t;
 }
 
-static void close_type(hid_t t)
+/* An attribute's type made for the call (string, opaque, compound) is closed after it; the
+ * predefined ones are HDF5's own. */
+void skel_close_attr_type(hid_t t)
 {
     H5T_class_t c = H5Tget_class(t);
     if (c == H5T_STRING || c == H5T_OPAQUE || c == H5T_COMPOUND)
@@ -26,7 +28,7 @@ void skel_attribute(skel_file_t *f, const char *on, long long step, const char *
                     int nd, const long long *dims)
 {
     if (!skel_is_hdf5(f) || f->api != SKEL_HDF5 || f->s->sizing) {
-        close_type(t);
+        skel_close_attr_type(t);
         return;
     }
     char path[1024];
@@ -37,7 +39,7 @@ void skel_attribute(skel_file_t *f, const char *on, long long step, const char *
         skel_die(f->s, "H5Oopen of an attribute's object failed");
     if (H5Aexists(obj, name) > 0) { /* a file opened once for all steps: made in step 0 */
         H5Oclose(obj);
-        close_type(t);
+        skel_close_attr_type(t);
         return;
     }
     hsize_t d[32];
@@ -64,6 +66,6 @@ void skel_attribute(skel_file_t *f, const char *on, long long step, const char *
     H5Aclose(a);
     H5Sclose(space);
     H5Oclose(obj);
-    close_type(t);
+    skel_close_attr_type(t);
     skel_add(f->s, T_WRITE, t0);
 }

@@ -100,6 +100,7 @@ void skel_h5_write(skel_file_t *f, hid_t id, hid_t type, size_t esize, int nd, c
 const char *skel_write_memory(skel_file_t *f, long long size, MPI_Datatype *type, int *count);
 
 void skel_flush_packed(skel_file_t *f);           /* skel_packed.c */
+void skel_close_attr_type(hid_t t);               /* skel_attrs.c: a type made for a call */
 void skel_attr_release(skel_file_t *f);           /* skel_attr_calls.c: its open attribute */
 const char *skel_method_name(enum skel_method m); /* skel_report.c */
 
