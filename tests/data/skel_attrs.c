@@ -2,13 +2,13 @@
  * (netCDF-4 with H5Acreate1, h5py and most C codes with H5Acreate2), on the root group, on a
  * group and on a dataset: numbers (one stored big-endian), fixed-size and variable-length
  * strings, a null dataspace; written with H5Awrite, renamed (H5Arename, H5Arename_by_name) and
- * deleted (H5Adelete, H5Adelete_by_name); calls that fail (a NULL name, an invalid location)
- * must fail as they do without iotune. Every rank writes its rows of a 2-D dataset. Then every
- * rank opens the file again and reads attributes back (H5Aexists, H5Aopen_by_name, H5Aopen_idx,
- * H5Aiterate2, H5Aread) before its rows. The file is made as netCDF-4 makes its own: format
- * bounds (V18, LATEST), no times in object headers, link and attribute creation order tracked
- * and indexed (the file's and the dataset's), flushed (H5Fflush) after its attributes.
- * Usage: skel_attrs [ROWS_PER_RANK] */
+ * deleted (H5Adelete, H5Adelete_by_name, H5Adelete_by_idx); calls that fail (a NULL name, an
+ * invalid location) must fail as they do without iotune. Every rank writes its rows of a 2-D
+ * dataset. Then every rank opens the file again and reads attributes back (H5Aexists,
+ * H5Aopen_by_name, H5Aopen_idx, H5Aiterate2, H5Aread) before its rows. The file is made as netCDF-4
+ * makes its own: format bounds (V18, LATEST), no times in object headers, link and attribute
+ * creation order tracked and indexed (the file's and the dataset's), flushed (H5Fflush) after its
+ * attributes. Usage: skel_attrs [ROWS_PER_RANK] */
 #include <hdf5.h>
 #include <mpi.h>
 #include <stdlib.h>
@@ -109,6 +109,9 @@ int main(int argc, char **argv)
     attribute(H5Acreate2(grp, "gone", H5T_STD_I32LE, scalar, H5P_DEFAULT, H5P_DEFAULT),
               H5T_NATIVE_INT, version);
     check(H5Adelete_by_name(file, "/grp", "gone", H5P_DEFAULT) >= 0);
+    attribute(H5Acreate2(grp, "by_index", H5T_STD_I32LE, scalar, H5P_DEFAULT, H5P_DEFAULT),
+              H5T_NATIVE_INT, version); /* the first of /grp's attributes by name */
+    check(H5Adelete_by_idx(file, "/grp", H5_INDEX_NAME, H5_ITER_INC, 0, H5P_DEFAULT) >= 0);
     check(H5Arename_by_name(file, "/", "version", "format_version", H5P_DEFAULT) >= 0);
     check(H5Fflush(file, H5F_SCOPE_GLOBAL) >= 0);
     /* what fails without iotune fails with it, the same way */
@@ -122,6 +125,7 @@ int main(int argc, char **argv)
         check(H5Arename(dset, NULL, "other") < 0);
         check(H5Adelete(grp, NULL) < 0);
         check(H5Adelete_by_name(file, NULL, "x", H5P_DEFAULT) < 0);
+        check(H5Adelete_by_idx(file, "/grp", H5_INDEX_NAME, H5_ITER_INC, 99, H5P_DEFAULT) < 0);
         check(H5Awrite(H5I_INVALID_HID, H5T_NATIVE_INT, version) < 0);
         check(H5Aopen(grp, "no_such", H5P_DEFAULT) < 0);
         check(H5Aexists(H5I_INVALID_HID, "x") < 0);

@@ -56,11 +56,12 @@ def test_attributes_are_traced_and_made_again_by_the_skeleton(attrs_program, lib
         ("H5Acreate", "/grp", "units", None), ("H5Acreate", "/grp", "scale", None),
         ("H5Acreate", "/grp", "empty", None), ("H5Acreate", "/grp/data", "valid_range", None),
         ("H5Acreate", "/grp/data", "old_name", None), ("H5Acreate", "/grp/data", "temp", None),
-        ("H5Acreate", "/grp", "gone", None),
+        ("H5Acreate", "/grp", "gone", None), ("H5Acreate", "/grp", "by_index", None),
     ]  # fmt: skip
     assert [c for c in calls if c[0] in ("H5Arename", "H5Adelete")] == [
         ("H5Arename", "/grp/data", "old_name", "new_name"),
         ("H5Adelete", "/grp/data", "temp", None), ("H5Adelete", "/grp", "gone", None),
+        ("H5Adelete", "/grp", "by_index", None),  # H5Adelete_by_idx: its name asked before
         ("H5Arename", "/", "version", "format_version"),
     ]  # fmt: skip
     assert ("H5Aopen", "/grp/data", "valid_range", None) in calls  # by index: its name

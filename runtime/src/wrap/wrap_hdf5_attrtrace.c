@@ -2,18 +2,19 @@
  * same calls: their creations (H5Acreate1, H5Acreate2, H5Acreate_by_name), opens (H5Aopen,
  * H5Aopen_by_name, H5Aopen_idx, H5Aopen_by_idx), writes and reads (H5Awrite, H5Aread), lookups
  * (H5Aexists, H5Aexists_by_name, H5Aiterate2), renames (H5Arename, H5Arename_by_name) and
- * deletions (H5Adelete, H5Adelete_by_name), on the object they are attached to (the wrappers
- * are in wrap_hdf5_attr.c, wrap_hdf5_lookup.c and here). In the trace: funcs H5Acreate, H5Aopen,
- * H5Awrite, H5Aread, H5Aexists, H5Aiterate, H5Arename, H5Adelete, whose dataset column is the
- * attribute's index in the trace's attribute table (iot_trace_attribute: a creation or open
- * describes its dataspace and type, the others give the object and name; H5Aiterate's has no
- * name); size: the bytes an H5Acreate, H5Awrite or H5Aread stores or moves (a variable-length
+ * deletions (H5Adelete, H5Adelete_by_name, H5Adelete_by_idx), on the object they are attached
+ * to (the wrappers are in wrap_hdf5_attr.c, wrap_hdf5_lookup.c and here). In the trace: funcs
+ * H5Acreate, H5Aopen, H5Awrite, H5Aread, H5Aexists, H5Aiterate, H5Arename, H5Adelete, whose dataset
+ * column is the attribute's index in the trace's attribute table (iot_trace_attribute: a creation
+ * or open describes its dataspace and type, the others give the object and name; H5Aiterate's has
+ * no name); size: the bytes an H5Acreate, H5Awrite or H5Aread stores or moves (a variable-length
  * string's: its characters); H5Arename's dims: [the new name's entry].
  *
  * Everything here runs after the application's call succeeded and asks HDF5 only what it holds
  * in memory for ids the application holds (names, types, extents): no file access, no error
  * printed, nothing the application gets back changes. An object without a name (anonymous) or
  * a name that is not UTF-8 text is not traced. Without tracing each wrapper costs one branch. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/idmap.h"
@@ -224,6 +225,44 @@ IOT_ATTR_CHANGE(herr_t, H5Adelete, (hid_t loc, const char *name), (loc, name), "
 IOT_ATTR_CHANGE(herr_t, H5Adelete_by_name,
                 (hid_t loc, const char *obj, const char *name, hid_t lapl), (loc, obj, name, lapl),
                 "H5Adelete", loc, obj, name, NULL)
+
+/* A deletion by index: the attribute's name is asked before it is gone (only when traced), so
+ * the skeleton deletes the same attribute by name. */
+static char *name_by_idx(hid_t loc, const char *obj, H5_index_t idx_type, H5_iter_order_t order,
+                         hsize_t n, hid_t lapl)
+{
+    iot_h5_quiet quiet;
+    iot_h5_quiet_begin(&quiet);
+    char *name = NULL;
+    ssize_t len = IOT_H5_CALL(H5Aget_name_by_idx, loc, obj, idx_type, order, n, NULL, 0, lapl);
+    if (len > 0 && len < 65536 && (name = malloc((size_t)len + 1)) &&
+        IOT_H5_CALL(H5Aget_name_by_idx, loc, obj, idx_type, order, n, name, (size_t)len + 1,
+                    lapl) != len) {
+        free(name);
+        name = NULL;
+    }
+    iot_h5_quiet_end(&quiet);
+    return name;
+}
+
+IOT_EXPORT herr_t H5Adelete_by_idx(hid_t loc, const char *obj, H5_index_t idx_type,
+                                   H5_iter_order_t order, hsize_t n, hid_t lapl)
+{
+    __typeof__(&H5Adelete_by_idx) real = IOT_H5_FN(H5Adelete_by_idx);
+    if (!real)
+        return -1;
+    if (!iot_capture_on)
+        return real(loc, obj, idx_type, order, n, lapl);
+    int wanted = iot_trace_wanted();
+    char *name = wanted && obj ? name_by_idx(loc, obj, idx_type, order, n, lapl) : NULL;
+    IOT_TIMED(real(loc, obj, idx_type, order, n, lapl));
+    if (rc >= 0)
+        iot_h5_lookup_done(loc, dt, outer);
+    if (rc >= 0 && name)
+        iot_attr_named("H5Adelete", loc, obj, name, NULL, t, dt);
+    free(name);
+    return rc;
+}
 
 IOT_EXPORT herr_t H5Aclose(hid_t attr)
 {
