@@ -669,6 +669,7 @@ def main_studies(args: argparse.Namespace) -> int:
         "first_seed": args.first_seed,
         "warmup": args.warmup,
         "noisier": args.noisier,
+        "t_lane": args.t_lane,
         "reduced_extra": study_module.REDUCED_EXTRA,
         "budgets": STUDY_BUDGETS,
         "landscapes": {},
@@ -841,6 +842,12 @@ def main() -> int:
         help="with --studies: the reduced set's check takes up to F x --verify-pairs more "
         "pairs (study.REDUCED_EXTRA; 0: capped at --verify-pairs as before 2026-11-27)",
     )
+    ap.add_argument(
+        "--t-lane",
+        default=None,
+        help="FIRST:LAST:LEVEL:WALPHA: replay the verification with a sequential t lane "
+        "(ttest_lane.py; issue 25), not part of iotune",
+    )
     ap.add_argument("--first-seed", type=int, default=0)
     ap.add_argument("--seeds", type=int, default=100)
     ap.add_argument("--strategies", default="tpe,random,genetic")
@@ -852,6 +859,10 @@ def main() -> int:
     )
     args = ap.parse_args()
     optuna.logging.set_verbosity(optuna.logging.ERROR)
+    if args.t_lane:
+        import ttest_lane
+
+        ttest_lane.install(args.t_lane)
     if args.reduced_extra is not None:
         study_module.REDUCED_EXTRA = args.reduced_extra
     if args.merge:

@@ -15,6 +15,9 @@ patience   trials without a gain of --min-gain before the search stops (local.PA
 earlykeep  1: the race ends once its choice would be the defaults (study.RACE_EARLY_KEEP)
 leaders    leaders raced (study.RACE_LEADERS)
 confirm    re-measure a new incumbent to this many runs during the search (0: off)
+lane       optional: FIRST:LAST:LEVEL:WALPHA, a sequential t lane on the verification's log
+           ratios at looks FIRST..LAST (0: --verify-pairs) at per-look level LEVEL, beside the
+           signed-rank design at WALPHA (0: none) (ttest_lane.py, ttest_design.py)
 
 Landscapes: GCRM-IO and VORPAL-IO (held), the same with twice the noise (replay.noisier), and
 flat ones made of each one's defaults' runs. Per landscape: median runs (search / race /
@@ -36,6 +39,7 @@ import optuna
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import replay as R  # noqa: E402
+import ttest_lane as TL  # noqa: E402
 
 from iotune import space  # noqa: E402
 from iotune import study as S  # noqa: E402
@@ -61,7 +65,8 @@ def landscapes() -> dict:
 
 
 def run(spec: str, lands: dict) -> str:
-    reuse, rounds, small, fp, fl, vp, pat, ek, nl, cf = spec.split(",")
+    reuse, rounds, small, fp, fl, vp, pat, ek, nl, cf, *lane = spec.split(",")
+    TL.install(lane[0] if lane else None)
     S.RACE_REUSE, S.RACE_ROUNDS = reuse == "1", int(rounds)
     S.FUTILITY_PAIRS, S.FUTILITY_LEVEL = int(fp), float(fl)
     S.RACE_EARLY_KEEP, S.RACE_LEADERS, LO.PATIENCE = ek == "1", int(nl), int(pat)
