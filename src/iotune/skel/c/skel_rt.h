@@ -21,7 +21,7 @@ typedef struct skel skel_t;
 typedef struct skel_file skel_file_t;
 
 /* Parses the run-time options (--method, --transfer, --stripe, --aggregators, --steps,
- * --set NAME=VALUE, --timing FILE, --dir DIR, --cleanup); *steps may be overridden. */
+ * --set NAME=VALUE, --timing FILE, --dir DIR, --cleanup, --gaps); *steps may be overridden. */
 skel_t *skel_init(int *argc, char ***argv, const char *name, const char *default_method,
                   skel_param *params, int nparams, long long *steps,
                   long long (*default_steps)(void));
