@@ -128,6 +128,7 @@ needs_cc = pytest.mark.skipif(
         "scales.yaml",
         "memory_set_size.yaml",
         "attribute_calls.yaml",
+        "gaps.yaml",
     ],
 )
 def test_seed_skeletons_compile(seed, tmp_path):
@@ -231,6 +232,7 @@ def descriptors(draw):
                     "size": draw(e("n")),
                     "repeat": draw(st.sampled_from([1, 3, "n"])),
                     "stride": 8,
+                    "gap_s": draw(st.sampled_from([0, 1e-5, 0.25]) if sane else numbers),
                 }
             ],  # fmt: skip
         },

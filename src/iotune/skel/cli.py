@@ -67,6 +67,7 @@ def _generate(args: argparse.Namespace):
             cc=args.cc,
             pkg=args.pkg,
             mpiexec=args.mpiexec,
+            gaps=args.gaps,
         )
     except OSError as e:  # e.g. OUT is an existing file, or the disk is full: one line
         raise OutputError(f"{args.out}: cannot write the skeleton: {e.strerror or e}") from None
@@ -213,6 +214,14 @@ def _gen_args(p: argparse.ArgumentParser, out_default: str = "skeleton") -> None
         "--pkg", default=tools["pkg"], help="pkg-config name of HDF5 (default %(default)s)"
     )
     p.add_argument("--mpiexec", default=tools["mpiexec"], help="MPI launcher (default %(default)s)")
+    p.add_argument(
+        "--gaps",
+        choices=("busy", "sleep", "off"),
+        default="busy",
+        help="the time the application spent between its calls inside a step (writes' gap_s): "
+        "spent as CPU work over the data just transferred (busy), slept, or left out (off); "
+        "the skeleton's own --gaps overrides it at run time (default %(default)s)",
+    )
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:

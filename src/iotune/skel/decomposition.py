@@ -5,6 +5,7 @@ of writes folded into one with `repeat` and `stride`. What does not fit stays pe
 from __future__ import annotations
 
 import re
+import statistics
 from collections.abc import Callable
 from typing import Any
 
@@ -209,6 +210,10 @@ def compress(writes: list[dict[str, Any]]) -> list[dict[str, Any]]:
             j += 1
         if j - i > 1:
             w = dict(w, repeat=j - i, stride=stride)
+            gap = statistics.median(x.get("gap_s", 0.0) for x in writes[i:j])
+            w.pop("gap_s", None)
+            if gap > 0:  # the run's typical time after a call (its last's may be longer)
+                w["gap_s"] = gap
         out.append(w)
         i = j
     return out
@@ -218,7 +223,7 @@ def _difference(a: dict[str, Any], b: dict[str, Any]) -> Any:
     keys = set(a) | set(b)
     if "by_rank" in keys or "repeat" in keys:
         return None
-    if any(a.get(k) != b.get(k) for k in keys - {"start", "offset"}):
+    if any(a.get(k) != b.get(k) for k in keys - {"start", "offset", "gap_s"}):
         return None
     if "offset" not in a and ("start" not in a or "start" not in b):
         return None  # an extent (H5Dset_extent) is no write

@@ -199,6 +199,9 @@ class Write:
     # not a write: the dataset created here (`create: true`), where the application created
     # it (before attribute calls that precede its first use; else at its first use)
     create: bool = False
+    # a data write or read's: seconds the application spent after each of its calls before
+    # its next call in the file's step (computation between calls; 0: back to back)
+    gap_s: float = 0.0
 
 
 @dataclass
@@ -819,6 +822,7 @@ def _write(
         "dim",
         "set_size",
         "fresh",
+        "gap_s",
     }
     if isinstance(w, dict) and "attribute" in w:
         return _attribute(c, w, line, where, known, api)
@@ -857,6 +861,7 @@ def _write(
         c.fail(c.line_of(w, "transfer"), f"{where}.transfer", "expected collective or independent")
     out = Write(dataset=None, collective=transfer == "collective", line=line, read=is_read)
     out.fresh = fresh
+    out.gap_s = _gap(c, w, where)
     _direct(c, w, where, known, api, datasets, out)
     out.repeat = c.expression(w.get("repeat", 1), c.line_of(w, "repeat"), f"{where}.repeat", known)
     if w.get("when") is not None:
@@ -929,6 +934,15 @@ def _write(
         else:
             out.stride = c.expression(w["stride"], c.line_of(w, "stride"), f"{where}.stride", known)
     return out
+
+
+def _gap(c: _Checker, w: _Map, where: str) -> float:
+    """gap_s: seconds from 0 to MAX_COMPUTE_S after each call of the entry (absent: 0)."""
+    gap = w.get("gap_s", 0.0)
+    if isinstance(gap, bool) or not isinstance(gap, int | float) or not 0 <= gap <= MAX_COMPUTE_S:
+        c.fail(c.line_of(w, "gap_s"), f"{where}.gap_s",
+               f"expected seconds (a number from 0 to {MAX_COMPUTE_S:g})")  # fmt: skip
+    return float(gap)
 
 
 def _attribute(c: _Checker, w: Any, line: int, where: str, known: set[str], api: str) -> Write:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import statistics
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,6 +53,9 @@ SCALE_ATTRIBUTES = {"DIMENSION_LIST", "REFERENCE_LIST"}  # object references H5D
 __all__ = ["FromProfileError", "from_profile", "load_traces", "to_yaml"]
 
 
+# a write's gap to the next call below this is not kept: the skeleton's own work between two
+# calls (its selection, its loop) takes some microseconds
+MIN_GAP_S = 20e-6
 H5F_ACC_RDWR = 0x0001  # HDF5's flag of a file opened read-write (H5Fpublic.h)
 
 
@@ -78,6 +82,7 @@ class Builder:
         self.notes: list[str] = []
         self.blocks = dec.Blocks()
         self.step_where: str | None = None
+        self.gaps: dict[int, float] = {}  # id(op) -> seconds to the rank's next call (_gaps)
         self.data_files: set[str] = set()
 
     def note(self, text: str) -> None:
@@ -469,6 +474,8 @@ class Builder:
     def _writes(
         self, name: str, api: str, ops_by_rank: list[list[Op]], datasets: list[dict[str, Any]]
     ) -> list[dict[str, Any]]:
+        for ops in ops_by_rank:
+            self.gaps.update(_gaps(ops, api))
         ops_by_rank = [[op for i, op in enumerate(ops)
                         if op.kind in _REPLAYED or _pinned(ops, i) or _flush(op, api)]
                        for ops in ops_by_rank]  # fmt: skip
@@ -600,6 +607,12 @@ class Builder:
                 }
             dec.add_memory(w, ranks, memory)
         w["transfer"] = "collective" if ops[0].collective else "independent"
+        gap = statistics.median(self.gaps.get(id(op), 0.0) for op in ops)
+        # after a call some ranks make alone (a header by rank 0), the time may be a wait of
+        # theirs in an MPI call the trace does not show, where the other ranks waited too:
+        # spent by those ranks only, it would become the others' time inside their next call
+        if gap >= MIN_GAP_S and ranks == list(range(self.ranks)):
+            w["gap_s"] = round(gap, 6)
         return w
 
     def _attributes_made(self, name: str, ops_by_rank: list[list[Op]]) -> list[list[Op]]:
@@ -690,6 +703,16 @@ def _flush(op: Op, api: str) -> bool:
     """Is op an H5Fflush of an HDF5 file (made in its place: each rewrites the file's dirty
     metadata; netCDF-4 flushes at every nc_enddef)?"""
     return op.kind == "sync" and op.func == "H5Fflush" and api == "hdf5"
+
+
+def _gaps(ops: list[Op], api: str) -> dict[int, float]:
+    """{id(op): seconds from its end to the start of the rank's next call on the file at the
+    file's own layer} for the data writes and reads of one rank's session (not after the last:
+    the close's gap is not reproduced). The calls below it (MPI-IO's POSIX writes) are inside
+    their caller, not after it."""
+    own = [op for op in ops if op.api == api]
+    return {id(op): max(nxt.t0 - op.t1, 0.0) for op, nxt in zip(own, own[1:], strict=False)
+            if op.kind in ("write", "read")}  # fmt: skip
 
 
 def _pinned(ops: list[Op], i: int) -> bool:

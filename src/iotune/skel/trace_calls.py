@@ -160,13 +160,15 @@ def _calls(rank: int, t: dict[str, Any]) -> Trace:
     for sig_i, count, start, busy, span in t["events"]:
         s = sigs[sig_i]
         each = busy / count if count else 0.0
+        # span: from the first start to the last end, so count - 1 gaps between the calls
+        gap = (span - busy) / (count - 1) if count > 1 else 0.0
         for k in range(count):
             offset = None
             if s.get("step") is not None and s.get("file") is not None:
                 key = (s["file"], s["layer"])
                 offset = last.get(key, 0) + int(s["step"])
                 last[key] = offset
-            t0 = start + (span - busy) * k / max(count, 1) + each * k
+            t0 = start + (each + gap) * k
             direct = s["func"] in DIRECT
             mode = s.get("mode")
             # H5Dread's mode: bit 1 collective, bit 2 its memory untouched before (fresh)

@@ -46,6 +46,8 @@ char *skel_data_for(skel_t *s, size_t bytes)
     skel_ensure_buffer(s, s->cursor + bytes + 1);
     char *p = s->buf + s->cursor;
     s->cursor += bytes;
+    s->last_data = p;
+    s->last_size = bytes;
     return p;
 }
 

@@ -49,6 +49,10 @@ struct skel {
     int has_format;
     char **created; /* files to remove with --cleanup */
     int ncreated;
+    int gaps;              /* SKEL_GAPS_*, -1: not set by --gaps (skel_gaps_default) */
+    const char *last_data; /* the last transfer's memory (skel_data_for), for skel_gap */
+    size_t last_size;
+    unsigned gap_sum;
 };
 
 struct skel_file {

@@ -21,7 +21,7 @@ typedef struct skel skel_t;
 typedef struct skel_file skel_file_t;
 
 /* Parses the run-time options (--method, --transfer, --stripe, --aggregators, --steps,
- * --set NAME=VALUE, --timing FILE, --dir DIR, --cleanup); *steps may be overridden. */
+ * --set NAME=VALUE, --timing FILE, --dir DIR, --cleanup, --gaps); *steps may be overridden. */
 skel_t *skel_init(int *argc, char ***argv, const char *name, const char *default_method,
                   skel_param *params, int nparams, long long *steps,
                   long long (*default_steps)(void));
@@ -33,6 +33,15 @@ void skel_prepare_begin(skel_t *s);
 void skel_prepare_end(skel_t *s);
 void skel_step(skel_t *s, long long step); /* the step whose time the next calls count */
 void skel_compute(skel_t *s, double seconds);
+/* Time between two calls of a step (a write entry's gap_s), after the first: spent as CPU work
+ * over the data just transferred (SKEL_GAPS_BUSY), slept, or left out, as --gaps says (else
+ * the generated default, skel_gaps_default). Nothing while the memory is counted. */
+#define SKEL_GAPS_OFF 0
+#define SKEL_GAPS_BUSY 1
+#define SKEL_GAPS_SLEEP 2
+int skel_gaps_mode(const char *name); /* busy, sleep, off; -1 for another name */
+void skel_gaps_default(skel_t *s, int mode);
+void skel_gap(skel_file_t *f, double seconds);
 /* flags: SKEL_OPEN_EXISTING (open a file an earlier entry wrote, never create; it must be on
  * the skeleton's list), SKEL_OPEN_READS (the entry reads too: opened read-write), or only
  * reads (READONLY) */

@@ -138,7 +138,7 @@ static enum skel_method parse_method(const char *m)
 static const char *USAGE =
     "options: --method native|hdf5|mpiio|posix|aggregate  --transfer collective|independent\n"
     "         --stripe BYTES  --aggregators N  --steps N  --set NAME=VALUE  --timing FILE\n"
-    "         --dir DIR  --cleanup\n";
+    "         --dir DIR  --cleanup  --gaps busy|sleep|off\n";
 
 skel_t *skel_init(int *argc, char ***argv, const char *name, const char *default_method,
                   skel_param *params, int nparams, long long *steps,
@@ -158,6 +158,7 @@ skel_t *skel_init(int *argc, char ***argv, const char *name, const char *default
     s->aggregators = 1;
     s->timing = NULL;
     s->dir = NULL;
+    s->gaps = -1;
     char **av = *argv;
     for (int i = 1; i < *argc; i++) {
         const char *a = av[i], *v = i + 1 < *argc ? av[i + 1] : NULL;
@@ -188,6 +189,8 @@ skel_t *skel_init(int *argc, char ***argv, const char *name, const char *default
             s->timing = v;
         else if (strcmp(a, "--dir") == 0)
             s->dir = v;
+        else if (strcmp(a, "--gaps") == 0)
+            bad = (s->gaps = skel_gaps_mode(v)) < 0;
         else if (strcmp(a, "--set") == 0) {
             const char *eq = strchr(v, '=');
             bad = 1;
