@@ -128,6 +128,7 @@ needs_cc = pytest.mark.skipif(
         "scales.yaml",
         "memory_set_size.yaml",
         "attribute_calls.yaml",
+        "dataset_order.yaml",
     ],
 )
 def test_seed_skeletons_compile(seed, tmp_path):

@@ -20,14 +20,26 @@ static int find(skel_file_t *f, const char *name)
     return k;
 }
 
+/* An open (H5Dopen) of a dataset, as many times as the application opened it: each handle is
+ * kept until the file's close (the trace has no H5Dclose). With the table full, a handle of the
+ * same dataset opened before is closed and its place taken. */
 void skel_dataset_open(skel_file_t *f, const char *pattern, long long step, hid_t t)
 {
     if (f->api != SKEL_HDF5)
         return;
-    if (f->ndsets == MAX_OPEN_DATASETS)
-        skel_die(f->s, "too many datasets open in one file");
     char name[1024];
     skel_format_name(name, sizeof name, pattern, step, f->s->rank);
+    if (f->ndsets == MAX_OPEN_DATASETS) {
+        int k = find(f, name);
+        if (k < 0)
+            skel_die(f->s, "too many datasets open in one file");
+        if (f->dsets[k].id > 0)
+            H5Dclose(f->dsets[k].id);
+        H5T_class_t c = H5Tget_class(f->dsets[k].type); /* opaque, compound: the skeleton's */
+        if (c == H5T_OPAQUE || c == H5T_COMPOUND)
+            H5Tclose(f->dsets[k].type);
+        f->dsets[k] = f->dsets[--f->ndsets];
+    }
     hid_t id = -1;
     if (skel_is_hdf5(f) && !f->s->sizing) {
         double t0 = skel_now();
