@@ -169,3 +169,23 @@ def test_descriptor_refuses_too_many_opens():
     text = DESC.replace("      - {dataset: /y, open: true}\n", many)
     with pytest.raises(dmod.DescriptorError, match="at most"):
         dmod.parse_text(text, "a.yaml")
+
+
+@needs_cc
+def test_a_skeleton_whose_handles_fill_its_table_closes_earlier_ones(tmp_path):
+    """A file open across steps whose datasets are opened again and again (each open a handle
+    held until the file's close): past the runtime's 4096 handles it closes an earlier handle
+    of the same dataset instead of giving up."""
+    opens = [{"dataset": "/s{step}", "open": True}] * dmod.MAX_OPENS
+    desc = {"skel": 1, "name": "opens", "ranks": 2, "steps": 5,
+            "files": [{"name": "o.h5", "api": "hdf5",
+                       "datasets": [{"name": "/s{step}", "type": "int32", "dims": [4]}],
+                       "writes": [{"dataset": "/s{step}", "start": ["rank * 2"], "count": [2]},
+                                  *opens]}]}  # fmt: skip
+    skeleton = _skeleton(desc, tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    run_mpi(2, [skeleton, "--dir", out, "--timing", tmp_path / "t.json"], timeout=300)
+    assert [line.strip() for line in h5dump_structure(out / "o.h5") if "DATASET" in line] == [
+        f'DATASET "s{i}" {{' for i in range(5)
+    ]
