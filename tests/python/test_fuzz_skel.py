@@ -129,6 +129,7 @@ needs_cc = pytest.mark.skipif(
         "memory_set_size.yaml",
         "attribute_calls.yaml",
         "gaps.yaml",
+        "dataset_order.yaml",
     ],
 )
 def test_seed_skeletons_compile(seed, tmp_path):

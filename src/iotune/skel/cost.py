@@ -79,6 +79,7 @@ def _rank_step(d: dmod.Descriptor, env: dict[str, int]) -> tuple[int, int]:
                 or w.set_size is not None
                 or w.attr is not None
                 or w.create
+                or w.open
                 or w.flush
             ):
                 # extent, scales, file size, attribute calls, creations: no bytes

@@ -61,6 +61,7 @@ MAX_SCALE_NAME = 1024  # bytes of a dimension scale's name (the skeleton's buffe
 MAX_NAME = 880  # bytes of a dataset or group path (the runtime's buffers: 1024 - 128 spare)
 MAX_FILE_NAME = 3960  # bytes of a file name (4096 - 128)
 MAX_MEMBERS = 1024  # members of a compound type
+MAX_OPENS = 1024  # `open: true` entries of one file (handles held until the file's close)
 MAX_TYPE_SIZE = 2**31 - 1
 MAX_COMPUTE_S = 86400.0  # seconds between two steps
 MAX_STEPS = (2**31 - 1) // 5  # the runtime gathers 5 times per step per rank (an int count)
@@ -202,6 +203,9 @@ class Write:
     # a data write or read's: seconds the application spent after each of its calls before
     # its next call in the file's step (computation between calls; 0: back to back)
     gap_s: float = 0.0
+    # not a write: the dataset opened here (`open: true`, H5Dopen by every rank of the file);
+    # a dataset with such entries is opened at each of them (handles closed with the file)
+    open: bool = False
 
 
 @dataclass
@@ -608,6 +612,9 @@ def _file(c: _Checker, f: Any, line: int, where: str, known: set[str]) -> File:
     by_name = {d.name: d for d in datasets}
     for i, (w, ln) in enumerate(zip(writes_raw, getattr(writes_raw, "lines", []), strict=False)):
         writes.append(_write(c, w, ln, f"{where}.writes[{i}]", known, api, by_name))
+    if sum(w.open for w in writes) > MAX_OPENS:
+        msg = f"at most {MAX_OPENS} dataset opens (open: true) in one file entry"
+        c.fail(c.line_of(f, "writes"), f"{where}.writes", msg)
     del names
     attributes = attrs.parse(
         c, f.get("attributes"), c.line_of(f, "attributes"), f"{where}.attributes", TYPES, MAX_NAME
@@ -826,7 +833,7 @@ def _write(
     }
     if isinstance(w, dict) and "attribute" in w:
         return _attribute(c, w, line, where, known, api)
-    if isinstance(w, dict) and "create" in w:
+    if isinstance(w, dict) and ("create" in w or "open" in w):
         return _create(c, w, line, where, datasets)
     if isinstance(w, dict) and "flush" in w:
         w = c.mapping(w, line, where, {"flush"})
@@ -957,15 +964,18 @@ def _attribute(c: _Checker, w: Any, line: int, where: str, known: set[str], api:
 
 
 def _create(c: _Checker, w: Any, line: int, where: str, datasets: dict) -> Write:
-    """{dataset, create: true}: the dataset created here (by every rank of the file)."""
-    w = c.mapping(w, line, where, {"dataset", "create"})
+    """{dataset, create: true}: the dataset created here (by every rank of the file);
+    {dataset, open: true}: the dataset opened here (H5Dopen, by every rank of the file)."""
+    key = "create" if "create" in w else "open"
+    w = c.mapping(w, line, where, {"dataset", key})
     name = w.get("dataset")
-    if w["create"] is not True or not isinstance(name, str) or name not in datasets:
-        c.fail(c.line_of(w, "create"), f"{where}.create",
-               "expected create: true and a dataset of this file")  # fmt: skip
-    if datasets[name].exists:
+    if w[key] is not True or not isinstance(name, str) or name not in datasets:
+        c.fail(c.line_of(w, key), f"{where}.{key}",
+               f"expected {key}: true and a dataset of this file")  # fmt: skip
+    if key == "create" and datasets[name].exists:
         c.fail(c.line_of(w, "create"), f"{where}.create", f"dataset {name!r} exists already")
-    return Write(dataset=name, line=line, collective=True, create=True)
+    return Write(dataset=name, line=line, collective=True, create=key == "create",
+                 open=key == "open")  # fmt: skip
 
 
 def _objects_of(datasets: list[Dataset], groups: list[str]) -> set[str]:
@@ -1181,8 +1191,8 @@ def checked_ranks(ranks: int) -> list[int]:
 
 
 def _check_write(d: Descriptor, w: Write, dsets: dict[str, Dataset], env: dict[str, int]) -> None:
-    if w.scale_call is not None or w.attr is not None or w.create or w.flush:
-        return  # a dimension scale or attribute call, a creation: checked when read
+    if w.scale_call is not None or w.attr is not None or w.create or w.open or w.flush:
+        return  # a dimension scale or attribute call, a creation, an open: checked when read
     if w.when is not None and not expr.evaluate(w.when, env):
         return
     if w.set_size is not None:

@@ -274,7 +274,10 @@ class Builder:
                 entry = {"name": entry.pop("name"), "api": entry.pop("api"),
                          "when": " or ".join(f"rank == {r}" for r in ranks), **entry}  # fmt: skip
             writes_only_read = all(
-                w.get("read") or "lookup_scales" in w or w.get("attribute") in attrs.LOOKS
+                w.get("read")
+                or w.get("open")
+                or "lookup_scales" in w
+                or w.get("attribute") in attrs.LOOKS
                 for w in entry.get("writes", [])
             )
             if (
@@ -476,9 +479,13 @@ class Builder:
     ) -> list[dict[str, Any]]:
         for ops in ops_by_rank:
             self.gaps.update(_gaps(ops, api))
-        ops_by_rank = [[op for i, op in enumerate(ops)
-                        if op.kind in _REPLAYED or _pinned(ops, i) or _flush(op, api)]
-                       for ops in ops_by_rank]  # fmt: skip
+        # creates and opens of datasets made in their place where the skeleton's making at
+        # first use would differ (_placed), decided for the file: on every rank the same
+        placed = {(op.kind, op.dataset) for ops in ops_by_rank for i, op in enumerate(ops)
+                  if op.kind in ("create", "dopen") and _placed(ops, i, api)}  # fmt: skip
+        ops_by_rank = [[op for op in ops if op.kind in _REPLAYED or _flush(op, api)
+                        or (op.kind, op.dataset) in placed] for ops in ops_by_rank]  # fmt: skip
+        ops_by_rank = [self._opens_capped(name, ops) for ops in ops_by_rank]
         ops_by_rank = self._attributes_made(name, ops_by_rank)
         for ops in ops_by_rank:
             for op in ops:
@@ -539,8 +546,10 @@ class Builder:
             )
         if ops[0].kind == "attr":  # an attribute call, on the object it is on
             return self._attribute_call(ops, w.get("when"))
-        if ops[0].kind == "create":  # a dataset made in its place (_pinned)
+        if ops[0].kind == "create":  # a dataset made in its place (_placed)
             return {"dataset": ops[0].dataset, "create": True}
+        if ops[0].kind == "dopen":  # a dataset opened in its place (_placed)
+            return {"dataset": ops[0].dataset, "open": True}
         if ops[0].kind == "sync":  # H5Fflush in its place (_flush): every rank of the file
             return {"flush": True}
         if ops[0].kind == "lookup":  # netCDF-4's look at a dataset's scales (reads them)
@@ -614,6 +623,16 @@ class Builder:
         if gap >= MIN_GAP_S and ranks == list(range(self.ranks)):
             w["gap_s"] = round(gap, 6)
         return w
+
+    def _opens_capped(self, name: str, ops: list[Op]) -> list[Op]:
+        """The rank's calls with at most MAX_OPENS dataset opens (those beyond: a note)."""
+        opens = [i for i, op in enumerate(ops) if op.kind == "dopen"]
+        if len(opens) <= dmod.MAX_OPENS:
+            return ops
+        self.note(f"{name}: {len(opens)} dataset opens (H5Dopen) on a rank: the skeleton opens "
+                  f"the first {dmod.MAX_OPENS} in their place")  # fmt: skip
+        dropped = set(opens[dmod.MAX_OPENS :])
+        return [op for i, op in enumerate(ops) if i not in dropped]
 
     def _attributes_made(self, name: str, ops_by_rank: list[list[Op]]) -> list[list[Op]]:
         """The ranks' calls without those on attributes a skeleton cannot make (more elements
@@ -715,17 +734,29 @@ def _gaps(ops: list[Op], api: str) -> dict[int, float]:
             if op.kind in ("write", "read")}  # fmt: skip
 
 
-def _pinned(ops: list[Op], i: int) -> bool:
-    """Is ops[i] a dataset's creation that attribute calls follow before its first use (the
-    skeleton makes a dataset at its first use: there, the file's layout would differ)?"""
-    if ops[i].kind != "create" or not ops[i].dataset:
+def _names(op: Op, dataset: str) -> bool:
+    """Does op use the dataset (a transfer, extent, lookup or scale call on it, an attribute
+    call on it)?"""
+    return dataset in (op.dataset, op.scale) or (op.kind == "attr" and op.attr_on == dataset)
+
+
+def _placed(ops: list[Op], i: int, api: str) -> bool:
+    """Is ops[i] a dataset's creation or open (H5Dopen) the skeleton must make in its place?
+    The skeleton creates a dataset, or opens one that exists, at its first use: that is the
+    application's place when the next call replayed after it uses the dataset. Otherwise
+    (datasets created together and then written, attribute calls between), and for every open
+    of a dataset opened more than once, or opened after its creation, the call is kept."""
+    op = ops[i]
+    if op.kind not in ("create", "dopen") or not op.dataset:
         return False
-    for op in ops[i + 1 :]:
-        if op.kind == "attr":
-            return op.attr_on != ops[i].dataset
-        if ops[i].dataset in (op.dataset, op.scale):
-            return False
-    return False
+    if op.kind == "dopen":
+        mine = [o for o in ops if o.kind in ("create", "dopen") and o.dataset == op.dataset]
+        if len(mine) > 1 or mine[0].kind == "create":
+            return True
+    for o in ops[i + 1 :]:
+        if o.kind in _REPLAYED or o.kind in ("create", "dopen") or _flush(o, api):
+            return not _names(o, op.dataset)
+    return False  # nothing replayed after it: the skeleton makes it at the end, as here
 
 
 def from_profile(profile_path: str, data_dir: str | None = None) -> dict[str, Any]:

@@ -13,6 +13,7 @@ import ast
 import os
 import shutil
 import stat
+from dataclasses import replace
 from importlib import resources
 
 from iotune.skel import attrs, expr
@@ -320,14 +321,24 @@ def _file_body(f: File, index: int) -> list[str]:
         out.append(f"  skel_group(f, {_cstr(g)}, step);")
     by_name = {d.name: d for d in f.datasets}
     order = [d.name for d in f.datasets]  # the order the application created them in
+    # datasets with `open: true` entries are opened there (each entry once), not at first use
+    existing = {d.name for d in f.datasets if d.exists}
+    pinned = {w.dataset for w in f.writes if w.open} & existing
     created: set[str] = set()
     for w in f.writes:
+        if w.open and w.dataset in created | existing:  # H5Dopen here, another handle
+            out.extend(_dataset_code(replace(by_name[w.dataset or ""], exists=True), "  "))
+            created.add(w.dataset or "")
+            continue
         named = [x for x in (w.dataset, w.scale, w.attr and w.attr.on) if x and x in by_name]
         if any(x not in created for x in named):  # they, and those listed before them
             for name in order[: max(order.index(x) for x in named) + 1]:
-                if name not in created:
+                if name not in created and (name in named or name not in pinned):
                     out.extend(_dataset_code(by_name[name], "  "))
                     created.add(name)
+        if w.open:  # a dataset created just before, opened again here
+            out.extend(_dataset_code(replace(by_name[w.dataset or ""], exists=True), "  "))
+            continue
         nd = len(by_name[w.dataset].dims) if w.dataset else 0
         out.extend(_write_code(w, nd, "  "))
     for name in order:  # datasets created after the last write, never written
@@ -352,6 +363,7 @@ def _open_flags(f: File) -> str:
         w.read
         or (w.scale_call or "").startswith("lookup:")
         or (w.attr is not None and w.attr.call in attrs.LOOKS)
+        or w.open
         for w in f.writes
     )
     only_reads = only_reads and all(d.exists for d in f.datasets)

@@ -161,10 +161,9 @@ void skel_dataset(skel_file_t *f, const char *pattern, long long step, hid_t t, 
             H5Tclose(t);
         return;
     }
-    if (f->ndsets == MAX_OPEN_DATASETS)
-        skel_die(f->s, "too many datasets open in one file");
     char name[1024];
     skel_format_name(name, sizeof name, pattern, step, f->s->rank);
+    skel_dataset_room(f, name);
     if (!skel_is_hdf5(f) || f->s->sizing) { /* element sizes only */
         snprintf(f->dsets[f->ndsets].name, sizeof f->dsets[0].name, "%s", name);
         f->dsets[f->ndsets].id = -1;

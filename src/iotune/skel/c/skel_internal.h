@@ -96,6 +96,7 @@ void skel_need(skel_t *s, size_t bytes);      /* while sizing: bytes read from t
 /* HDF5 (skel_hdf5.c) */
 int skel_is_hdf5(skel_file_t *f);      /* is f written through HDF5 under the run's method? */
 void skel_close_types(skel_file_t *f); /* the element types skel_dataset kept */
+void skel_dataset_room(skel_file_t *f, const char *name); /* a place in f->dsets */
 hid_t skel_mem_type(hid_t t);
 void skel_h5_write(skel_file_t *f, hid_t id, hid_t type, size_t esize, int nd, const hsize_t *start,
                    const hsize_t *count, int collective, int active);

@@ -20,14 +20,44 @@ static int find(skel_file_t *f, const char *name)
     return k;
 }
 
+/* Room for one more handle in f's table: when it is full, a handle whose dataset has another
+ * handle open (an open of a dataset opened before, skel_dataset_open) is closed and its place
+ * taken, the dataset name first; with none, the skeleton stops. */
+void skel_dataset_room(skel_file_t *f, const char *name)
+{
+    if (f->ndsets < MAX_OPEN_DATASETS)
+        return;
+    int k = find(f, name), later = -1;
+    if (k >= 0) { /* a handle of name before its last one */
+        later = k;
+        for (k--; k >= 0 && strcmp(f->dsets[k].name, name) != 0; k--)
+            ;
+    }
+    for (int i = 0; k < 0 && i < f->ndsets; i++) /* any dataset's earlier handle */
+        for (int j = i + 1; j < f->ndsets && k < 0; j++)
+            if (strcmp(f->dsets[i].name, f->dsets[j].name) == 0)
+                k = i;
+    if (k < 0)
+        k = later; /* a dataset opened once: its only handle goes, it is opened anew */
+    if (k < 0)
+        skel_die(f->s, "too many datasets open in one file");
+    if (f->dsets[k].id > 0)
+        H5Dclose(f->dsets[k].id);
+    H5T_class_t c = H5Tget_class(f->dsets[k].type); /* opaque, compound: the skeleton's */
+    if (c == H5T_OPAQUE || c == H5T_COMPOUND)
+        H5Tclose(f->dsets[k].type);
+    f->dsets[k] = f->dsets[--f->ndsets];
+}
+
+/* An open (H5Dopen) of a dataset, as many times as the application opened it: each handle is
+ * kept until the file's close (the trace has no H5Dclose). */
 void skel_dataset_open(skel_file_t *f, const char *pattern, long long step, hid_t t)
 {
     if (f->api != SKEL_HDF5)
         return;
-    if (f->ndsets == MAX_OPEN_DATASETS)
-        skel_die(f->s, "too many datasets open in one file");
     char name[1024];
     skel_format_name(name, sizeof name, pattern, step, f->s->rank);
+    skel_dataset_room(f, name);
     hid_t id = -1;
     if (skel_is_hdf5(f) && !f->s->sizing) {
         double t0 = skel_now();
