@@ -252,6 +252,16 @@ def file_bytes(profile: Path, suffix: str) -> dict[str, tuple[int, int]]:
     return out
 
 
+def assert_same_bytes(want_profile: Path, got_profile: Path, suffix: str, *context) -> None:
+    """The file ending in suffix moved the same bytes (within 1 %) at every layer in both
+    profiles: written and read, HDF5, MPI-IO and POSIX (issue 22's per-layer agreement)."""
+    want, got = file_bytes(want_profile, suffix), file_bytes(got_profile, suffix)
+    assert set(want) == set(got) == {"hdf5", "mpiio", "posix"}, (*context, got, want)
+    for layer, (w, r) in want.items():
+        gw, gr = got[layer]
+        assert abs(gw - w) <= 0.01 * w and abs(gr - r) <= 0.01 * r, (*context, layer, got, want)
+
+
 @pytest.fixture(scope="module")
 def external_program(tmp_path_factory) -> Path:
     return build_hdf5_program(tmp_path_factory, "skel_ext")
