@@ -252,6 +252,16 @@ def file_bytes(profile: Path, suffix: str) -> dict[str, tuple[int, int]]:
     return out
 
 
+def run_skeleton_traced(skeleton: Path, tmp_path: Path, libiotune: Path) -> Path:
+    """Runs a skeleton on 2 ranks in tmp_path/out, profiled and traced (out/p.json)."""
+    out = tmp_path / "out"
+    out.mkdir()
+    env = {"IOTUNE_PROFILE": str(out / "p.json"), "IOTUNE_TRACE": "1"}
+    run_mpi(2, [skeleton, "--timing", tmp_path / "t.json"], env=env, cwd=out,
+            preload=libiotune, timeout=120)  # fmt: skip
+    return out
+
+
 def assert_same_bytes(want_profile: Path, got_profile: Path, suffix: str, *context) -> None:
     """The file ending in suffix moved the same bytes (within 1 %) at every layer in both
     profiles: written and read, HDF5, MPI-IO and POSIX (issue 22's per-layer agreement)."""

@@ -12,7 +12,6 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import run_mpi
 from test_skel import (
     _profiled,
     _skeleton,
@@ -20,6 +19,7 @@ from test_skel import (
     build_hdf5_program,
     h5dump_structure,
     needs_cc,
+    run_skeleton_traced,
 )
 
 from iotune import trace as iotrace
@@ -99,11 +99,7 @@ def test_attributes_are_traced_and_made_again_by_the_skeleton(attrs_program, lib
     assert not [n for n in desc["notes"] if "attribute" in n], desc["notes"]
 
     skeleton = _skeleton(desc, tmp_path)
-    out = tmp_path / "out"
-    out.mkdir()
-    env = {"IOTUNE_PROFILE": str(out / "p.json"), "IOTUNE_TRACE": "1"}
-    run_mpi(2, [skeleton, "--timing", tmp_path / "t.json"], env=env, cwd=out,
-            preload=libiotune, timeout=120)  # fmt: skip
+    out = run_skeleton_traced(skeleton, tmp_path, libiotune)
     want = h5dump_structure(orig / "attrs.h5")
     assert "format_version" in "\n".join(want) and "H5T_IEEE_F64BE" in "\n".join(want)
     assert h5dump_structure(out / "attrs.h5") == want

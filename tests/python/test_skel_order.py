@@ -17,6 +17,7 @@ from test_skel import (
     build_hdf5_program,
     h5dump_structure,
     needs_cc,
+    run_skeleton_traced,
 )
 
 from iotune.skel import descriptor as dmod
@@ -67,11 +68,7 @@ def test_datasets_are_created_and_opened_where_the_application_did(
     assert again.get("readwrite") is True  # opened read-write to read: opens are no writes
 
     skeleton = _skeleton(desc, tmp_path)
-    out = tmp_path / "out"
-    out.mkdir()
-    env = {"IOTUNE_PROFILE": str(out / "p.json"), "IOTUNE_TRACE": "1"}
-    run_mpi(2, [skeleton, "--timing", tmp_path / "t.json"], env=env, cwd=out,
-            preload=libiotune, timeout=120)  # fmt: skip
+    out = run_skeleton_traced(skeleton, tmp_path, libiotune)
     assert _dataset_calls(out / "p.json") == calls  # the same calls, in the same order
     assert h5dump_structure(out / "order.h5") == h5dump_structure(orig / "order.h5")
     assert_same_bytes(prof, out / "p.json", "order.h5")

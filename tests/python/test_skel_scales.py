@@ -8,7 +8,6 @@ original's and its bytes per layer are the original's."""
 from pathlib import Path
 
 import pytest
-from conftest import run_mpi
 from test_skel import (
     _profiled,
     _skeleton,
@@ -16,6 +15,7 @@ from test_skel import (
     build_hdf5_program,
     h5dump_structure,
     needs_cc,
+    run_skeleton_traced,
 )
 
 from iotune.skel import descriptor as dmod
@@ -64,11 +64,7 @@ def test_big_endian_types_and_dimension_scales_are_made_as_the_application_made_
         {"dataset": "/field", "lookup_scales": "iterate", "dim": 1},
     ], again["writes"]
     skeleton = _skeleton(desc, tmp_path)
-    out = tmp_path / "out"
-    out.mkdir()
-    env = {"IOTUNE_PROFILE": str(out / "p.json"), "IOTUNE_TRACE": "1"}
-    run_mpi(2, [skeleton, "--timing", tmp_path / "t.json"], env=env, cwd=out,
-            preload=libiotune, timeout=120)  # fmt: skip
+    out = run_skeleton_traced(skeleton, tmp_path, libiotune)
     want = h5dump_structure(orig / "scales.h5")
     assert "H5T_IEEE_F64BE" in "\n".join(want) and "DIMENSION_LIST" in "\n".join(want)
     assert h5dump_structure(out / "scales.h5") == want

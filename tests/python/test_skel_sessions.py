@@ -10,8 +10,15 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import run_mpi
-from test_skel import HDF5_PC, MPICC, _profiled, _skeleton, build_hdf5_program, needs_cc
+from test_skel import (
+    HDF5_PC,
+    MPICC,
+    _profiled,
+    _skeleton,
+    build_hdf5_program,
+    needs_cc,
+    run_skeleton_traced,
+)
 
 from iotune import trace as iotrace
 from iotune.skel import descriptor as dmod
@@ -68,11 +75,7 @@ def test_opens_without_data_are_made_as_the_application_made_them(
     assert made == {"/data": None, "/spare": "fffffff9"}
     assert [d["type"] for d in files[1]["datasets"]] == ["int32", "int32be"]
     skeleton = _skeleton(desc, tmp_path)
-    out = tmp_path / "out"
-    out.mkdir()
-    env = {"IOTUNE_PROFILE": str(out / "p.json"), "IOTUNE_TRACE": "1"}
-    run_mpi(2, [skeleton, "--timing", tmp_path / "t.json"], env=env, cwd=out,
-            preload=libiotune, timeout=120)  # fmt: skip
+    out = run_skeleton_traced(skeleton, tmp_path, libiotune)
     want, got = _per_file_layer(prof), _per_file_layer(out / "p.json")
     assert set(got) == set(want), (got, want)
     for key, (w, r) in want.items():
