@@ -501,6 +501,8 @@ def replay_study(
         # the reduced set's own check against the defaults (study._checked_reduction): its
         # pairs, and whether it failed so that the whole winner was kept
         "reduced_check": _reduced_check(summary.get("minimal") or {}),
+        # the reduction's group removal of what the search's trials do not favour (study._screen)
+        "screen": (summary.get("minimal") or {}).get("screen"),
     }
     if keep_summary:
         out["summary"] = summary
@@ -671,6 +673,7 @@ def main_studies(args: argparse.Namespace) -> int:
         "noisier": args.noisier,
         "t_lane": args.t_lane,
         "reduced_extra": study_module.REDUCED_EXTRA,
+        "screen": study_module.SCREEN,
         "budgets": STUDY_BUDGETS,
         "landscapes": {},
     }
@@ -843,6 +846,12 @@ def main() -> int:
         "pairs (study.REDUCED_EXTRA; 0: capped at --verify-pairs as before 2026-11-27)",
     )
     ap.add_argument(
+        "--no-screen",
+        action="store_true",
+        help="with --studies: the reduction tests each setting alone from the start, as before "
+        "2026-11-27 (study.SCREEN off: no group removal of what the search's trials do not favour)",
+    )
+    ap.add_argument(
         "--t-lane",
         default=None,
         help="FIRST:LAST:LEVEL:WALPHA: replay the verification with a sequential t lane "
@@ -865,6 +874,8 @@ def main() -> int:
         ttest_lane.install(args.t_lane)
     if args.reduced_extra is not None:
         study_module.REDUCED_EXTRA = args.reduced_extra
+    if args.no_screen:
+        study_module.SCREEN = False
     if args.merge:
         return merge_studies(args.merge, args.out)
     if args.studies:

@@ -1,0 +1,123 @@
+"""The reduction's screen (study._screen, marginal.carrying): the settings of the winner that the
+search's own trials do not single out are removed together, after one interleaved test of the
+winner against the others alone, instead of one test per setting (issue 25: runs; a
+tpe study's reduction cost 60-140 of its ~150 runs in the replay). The screen only proposes:
+when the winner is shown better than what it keeps, each setting is tested alone as before."""
+
+import random
+from pathlib import Path
+
+import pytest
+
+from iotune import space, study
+from iotune.search import marginal
+from iotune.trial import Outcome
+
+HERE = Path(__file__).resolve().parent
+CB, CC, CW = "cb_buffer_size", "chunk_cache_bytes", "romio_cb_write"
+MAIN = {CB: "1048576"}
+WINNER = {**MAIN, CC: "8388608", CW: "disable"}
+
+
+def _cfg(tmp_path, **kw):
+    kw.setdefault("strategy", "tpe")
+    kw.setdefault("verify_pairs", 10)
+    sp = space.load(HERE / "fake_space.toml")
+    return study.TuneConfig(app=["x"], out=tmp_path, space=sp, seed=3, **kw)
+
+
+def _rows(rule, n=24, seed=5):
+    """Search trials: every combination of the winner's settings on and off, in turn, each
+    measured once with 5 % noise (what a search leaves: the fast ones hold MAIN)."""
+    rng = random.Random(seed)
+    rows = []
+    for i in range(n):
+        s = {k: v for j, (k, v) in enumerate(WINNER.items()) if (i >> j) & 1}
+        rows.append({"settings": s, "value": rule(s) * rng.lognormvariate(0, 0.05)})
+    return rows
+
+
+def _timed(rule, counter):
+    rng = random.Random(4)
+
+    def evaluate(settings, cap):
+        counter.append(dict(settings))
+        t = rule(settings) * rng.lognormvariate(0, 0.05)
+        return Outcome("ok", t, "kernel", t)
+
+    return evaluate
+
+
+def _main_only(s):
+    return 0.5 if s.get(CB) == "1048576" else 1.0
+
+
+def _reduce(tmp_path, rule, rows, screen=True, monkeypatch=None):
+    if monkeypatch is not None:
+        monkeypatch.setattr(study, "SCREEN", screen)
+    runs: list = []
+    got = study.minimal(_cfg(tmp_path), dict(WINNER), _timed(rule, runs), False,
+                        random.Random(0), lambda m: None, rows)  # fmt: skip
+    return got, runs
+
+
+def test_carrying_singles_out_the_setting_the_trials_favour():
+    rows = _rows(_main_only)
+    assert marginal.carrying(rows, WINNER, False, 0.05) == MAIN
+    # nothing to single out: every trial as fast
+    assert marginal.carrying(_rows(lambda s: 1.0), WINNER, False, 0.05) == {}
+    # a value the winner does not hold is not the winner's
+    assert marginal.carrying(rows, {**WINNER, CB: "4194304"}, False, 0.05) == {}
+
+
+def test_the_others_are_removed_together_in_fewer_runs(tmp_path, monkeypatch):
+    rows = _rows(_main_only)
+    got, runs = _reduce(tmp_path, _main_only, rows, True, monkeypatch)
+    assert got["settings"] == MAIN
+    assert set(got["removed"]) == {CC, CW}
+    assert "removing it with the others cost" in got["removed"][CC]
+    assert got["screen"]["removed"] and got["screen"]["kept"] == [CB]
+    # only the winner and MAIN were run: one test, two runs a pair
+    assert {tuple(sorted(r.items())) for r in runs} == {
+        tuple(sorted(WINNER.items())),
+        tuple(sorted(MAIN.items())),
+    }
+    before, runs_before = _reduce(tmp_path, _main_only, rows, False, monkeypatch)
+    assert before["settings"] == MAIN and "screen" not in before
+    assert len(runs) < len(runs_before)
+    assert got["runs"] == len(runs)
+
+
+def test_a_second_gain_the_screen_left_out_is_found_by_the_settings_tested_alone(
+    tmp_path, monkeypatch
+):
+    """The trials favour CB only (CW's gain shows only beside CB, in few trials), but CW
+    carries 1.5x of its own: the winner is shown better than CB alone, and the reduction
+    falls back to one setting at a time, which keeps CW."""
+
+    def rule(s):
+        t = _main_only(s)
+        return t / 1.5 if s.get(CW) == "disable" and s.get(CB) else t
+
+    rows = _rows(_main_only)  # a search that never measured CW's gain
+    got, _ = _reduce(tmp_path, rule, rows, True, monkeypatch)
+    assert got["screen"] == {**got["screen"], "kept": [CB], "removed": False}
+    assert got["screen"]["cost"] > 1.3
+    assert got["settings"] == {CB: "1048576", CW: "disable"}
+    assert set(got["removed"]) == {CC}
+    assert "with the others" not in got["removed"][CC]
+
+
+@pytest.mark.parametrize("rows", [None, []])
+def test_no_trials_no_screen(tmp_path, monkeypatch, rows):
+    got, _ = _reduce(tmp_path, _main_only, rows, True, monkeypatch)
+    assert got["settings"] == MAIN and "screen" not in got
+
+
+def test_all_singled_out_screens_nothing(tmp_path, monkeypatch):
+    def rule(s):
+        return 1.0 / (1.5 ** len(s))  # every setting gains 1.5x
+
+    got, _ = _reduce(tmp_path, rule, _rows(rule), True, monkeypatch)
+    assert "screen" not in got
+    assert got["settings"] == WINNER
