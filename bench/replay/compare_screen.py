@@ -6,7 +6,7 @@ former): per landscape, runs (median, mean; the reduction's mean), the verdicts'
 (mean), correct and top-group shares, keep-the-defaults share, distinct verdicts and the
 commonest one, and how often the screen acted and removed.
 
-  .venv/bin/python bench/replay/compare_screen.py BEFORE.json AFTER.json [...pairs]
+  .venv/bin/python bench/replay/compare_screen.py without=BEFORE.json with=AFTER.json ...
 """
 
 import json
@@ -34,15 +34,18 @@ def stats(runs: list[dict]) -> dict:
     }
 
 
-def main(files: list[str]) -> int:
-    for before, after in zip(files[::2], files[1::2], strict=True):
-        b, a = json.load(open(before)), json.load(open(after))
-        for name, land in b["landscapes"].items():
+def main(args: list[str]) -> int:
+    """args: LABEL=FILE ...; per landscape and strategy, one line per label that has it."""
+    table: dict[str, dict[str, dict]] = {}
+    for arg in args:
+        label, _, path = arg.partition("=")
+        for name, land in json.load(open(path))["landscapes"].items():
             for strategy, s in land["strategies"].items():
-                t = a["landscapes"][name]["strategies"][strategy]
-                print(f"{name} {strategy}")
-                print(f"  without: {stats(s['runs'])}")
-                print(f"  with:    {stats(t['runs'])}")
+                table.setdefault(f"{name} {strategy}", {})[label] = stats(s["runs"])
+    for key, rows in table.items():
+        print(key)
+        for label, st in rows.items():
+            print(f"  {label}: {st}")
     return 0
 
 

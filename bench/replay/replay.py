@@ -674,6 +674,9 @@ def main_studies(args: argparse.Namespace) -> int:
         "t_lane": args.t_lane,
         "reduced_extra": study_module.REDUCED_EXTRA,
         "screen": study_module.SCREEN,
+        "stop_early": args.stop_early,
+        "screen_keep": args.screen_keep,
+        "patience": args.patience,
         "budgets": STUDY_BUDGETS,
         "landscapes": {},
     }
@@ -846,6 +849,25 @@ def main() -> int:
         "pairs (study.REDUCED_EXTRA; 0: capped at --verify-pairs as before 2026-11-27)",
     )
     ap.add_argument(
+        "--stop-early",
+        action="store_true",
+        help="with --studies: every strategy stops its search as `local` does when the last "
+        "6 trials did not beat the fastest run by --min-gain (Strategy.stop_early; a test "
+        "of it for tpe, not iotune's default)",
+    )
+    ap.add_argument(
+        "--screen-keep",
+        type=int,
+        help="with --studies: the reduction's screen keeps at most this many settings, the "
+        "clearest (marginal.SCREEN_KEEP; default: all that stand out)",
+    )
+    ap.add_argument(
+        "--patience",
+        type=int,
+        help="with --studies: trials without a gain of --min-gain before a search that stops "
+        "early stops (local.PATIENCE, default 6)",
+    )
+    ap.add_argument(
         "--no-screen",
         action="store_true",
         help="with --studies: the reduction tests each setting alone from the start, as before "
@@ -876,6 +898,19 @@ def main() -> int:
         study_module.REDUCED_EXTRA = args.reduced_extra
     if args.no_screen:
         study_module.SCREEN = False
+    if args.screen_keep is not None:
+        from iotune.search import marginal
+
+        marginal.SCREEN_KEEP = args.screen_keep
+    if args.patience is not None:
+        from iotune.search import local
+
+        local.PATIENCE = args.patience
+    if args.stop_early:
+        from iotune.search import strategies
+
+        for k, v in list(strategies.STRATEGIES.items()):
+            strategies.STRATEGIES[k] = dataclasses.replace(v, stop_early=True)
     if args.merge:
         return merge_studies(args.merge, args.out)
     if args.studies:

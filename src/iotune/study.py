@@ -835,8 +835,8 @@ def _screen(
     setting (a winner of 8 settings: 2 runs a pair instead of 9); if it is, the winner is
     returned unchanged and the reduction tests each setting alone as before. The test of all
     the others at once is no weaker than one of them alone when none of them costs time: their
-    removal together costs at least what any one of them does. None when the trials single out none or all of the winner's
-    settings."""
+    removal together costs at least what any one of them does. None when the trials single out
+    none or all of the winner's settings."""
     if not SCREEN or not rows or len(winner) < 2:
         return None
     core = marginal.carrying(rows, winner, maximize, min_gain)

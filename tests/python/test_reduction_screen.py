@@ -114,10 +114,40 @@ def test_no_trials_no_screen(tmp_path, monkeypatch, rows):
     assert got["settings"] == MAIN and "screen" not in got
 
 
-def test_all_singled_out_screens_nothing(tmp_path, monkeypatch):
-    def rule(s):
-        return 1.0 / (1.5 ** len(s))  # every setting gains 1.5x
+def test_every_setting_gaining_is_kept(tmp_path, monkeypatch):
+    """Every setting gains 1.5x: the screen keeps the clearest alone (SCREEN_KEEP 1), the
+    winner is shown better than it, and the settings tested one at a time all stay."""
 
+    def rule(s):
+        return 1.0 / (1.5 ** len(s))
+
+    got, _ = _reduce(tmp_path, rule, _rows(rule), True, monkeypatch)
+    assert got["screen"]["removed"] is False and len(got["screen"]["kept"]) == 1
+    assert got["settings"] == WINNER
+
+
+def test_all_singled_out_screens_nothing(tmp_path, monkeypatch):
+    """Without the cap on what the screen keeps, every setting stands out: nothing to test."""
+
+    def rule(s):
+        return 1.0 / (1.5 ** len(s))
+
+    monkeypatch.setattr(marginal, "SCREEN_KEEP", None)
+    assert marginal.carrying(_rows(rule), WINNER, False, 0.05) == WINNER
     got, _ = _reduce(tmp_path, rule, _rows(rule), True, monkeypatch)
     assert "screen" not in got
     assert got["settings"] == WINNER
+
+
+def test_the_screen_keeps_the_clearest(monkeypatch):
+    """Two settings stand out: the one with the clearer effect is kept (SCREEN_KEEP 1)."""
+
+    def rule(s):
+        t = 0.4 if s.get(CB) else 1.0
+        return t * (0.85 if s.get(CW) else 1.0)
+
+    rows = _rows(rule, n=48)
+    monkeypatch.setattr(marginal, "SCREEN_KEEP", None)
+    assert marginal.carrying(rows, WINNER, False, 0.05) == {CB: "1048576", CW: "disable"}
+    monkeypatch.setattr(marginal, "SCREEN_KEEP", 1)
+    assert marginal.carrying(rows, WINNER, False, 0.05) == MAIN

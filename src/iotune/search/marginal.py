@@ -30,6 +30,9 @@ TIES_EXACT = 24  # with tied values, the exact rank-sum p up to this many values
 SCREEN_LEVEL = 0.25  # carrying(): the level at which an effect singles a setting out; only a
 # proposal, tested in pairs (a wrong one costs that test; a search's winner is often in most
 # trials, leaving few without it: fill_time=never at p 0.07 in 17 against 5)
+SCREEN_KEEP: int | None = 1  # carrying() keeps at most this many settings, the clearest
+# (None: all that stand out). One: the same verdicts in fewer runs in the replay (a winner's
+# weaker effects at p <= 0.25 were mostly noise, and each kept one is then tested alone)
 
 
 @dataclass(frozen=True)
@@ -188,14 +191,15 @@ def carrying(
     min_gain: float,
 ) -> dict[str, str]:
     """The settings of `winner` whose marginal effect over every trial of the search stands out
-    (better by at least min_gain in median, rank-sum at SCREEN_LEVEL): those the search's data
-    say carry the gain. The reduction tests the rest together against the winner before testing
-    each setting alone (study.minimal): an empty result, or all of `winner`, screens nothing."""
-    found = effects(rows, {}, maximize, set(winner), within={})
-    return {
-        e.name: e.value
-        for e in found
+    (better by at least min_gain in median, rank-sum at SCREEN_LEVEL), the clearest first, at
+    most SCREEN_KEEP of them: those the search's data say carry the gain. The reduction tests
+    the rest together against the winner before testing each setting alone (study.minimal):
+    an empty result, or all of `winner`, screens nothing."""
+    found = [
+        e
+        for e in effects(rows, {}, maximize, set(winner), within={})
         if winner.get(e.name) == e.value
         and e.p <= SCREEN_LEVEL
         and e.ratio >= 1.0 + max(min_gain, 0.0)
-    }
+    ]
+    return {e.name: e.value for e in found[:SCREEN_KEEP]}
