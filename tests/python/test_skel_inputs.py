@@ -144,6 +144,49 @@ def test_a_run_larger_than_the_free_disk_or_memory_is_refused(tmp_path):
     cost.check_local(small, str(tmp_path), cores=2)  # fits
 
 
+def test_a_run_spending_days_between_calls_is_refused(tmp_path):
+    """A descriptor may ask for up to a day of gap_s after each call and of compute_s between
+    steps (MAX_COMPUTE_S); the total of a run is bounded too (cost.MAX_WAIT_S), and said."""
+    text = (
+        "skel: 1\nranks: 2\nsteps: 4\ncompute_s: {compute}\n"
+        "files: [{{name: a.dat, api: posix, writes: [{{offset: rank * 8, size: 8, repeat: 3, "
+        "gap_s: {gap}}}]}}]\n"
+    )
+    c = cost.estimate(dmod.parse_text(text.format(compute=0.5, gap=0.25)), 2)
+    assert c.wait_s == pytest.approx(3 * 0.5 + 4 * 3 * 0.25)
+    assert c.line().endswith(", 4.5 s of computation between calls")
+    cost.check_local(c, str(tmp_path), cores=2)  # fits
+    gaps = dmod.parse_text(text.format(compute=0, gap=86400))
+    with pytest.raises(cost.CostError, match=r"288.0 h of computation.*--gaps off"):
+        cost.check_local(cost.estimate(gaps, 2), str(tmp_path), cores=2)
+    cost.check_local(cost.estimate(gaps, 2, gaps=False), str(tmp_path), cores=2)  # --gaps off
+    steps = dmod.parse_text(text.format(compute=86400, gap=0))
+    with pytest.raises(cost.CostError, match="72.0 h of computation between calls"):
+        cost.check_local(cost.estimate(steps, 2, gaps=False), str(tmp_path), cores=2)
+    cost.check_local(cost.estimate(steps, 2, steps=1), str(tmp_path), cores=2)  # --steps 1
+
+
+def test_skel_run_refuses_days_of_gaps_unless_they_are_off(tmp_path, capsys):
+    from iotune import cli
+
+    desc = tmp_path / "gaps.yaml"
+    desc.write_text(
+        "skel: 1\nranks: 2\nsteps: 2\nfiles: [{name: a.dat, api: posix, writes: "
+        "[{offset: rank * 8, size: 8, gap_s: 86400}]}]\n"
+    )
+    rc = cli.main(["skel", "run", str(desc), "-o", str(tmp_path / "g")])
+    err = capsys.readouterr().err.strip()
+    assert rc == 1 and "48.0 h of computation between calls" in err and "\n" not in err
+    assert not (tmp_path / "g").exists()
+
+
+def test_the_skeletons_own_gaps_option_decides_what_is_counted():
+    from iotune.skel import cli as skel_cli
+
+    assert skel_cli._gaps_of(["--steps", "2"], "sleep") == "sleep"
+    assert skel_cli._gaps_of(["--gaps", "off", "--steps", "2"], "busy") == "off"
+
+
 @pytest.mark.parametrize(
     "seed, where",
     [

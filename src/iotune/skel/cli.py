@@ -100,10 +100,19 @@ def _run_dir(args: argparse.Namespace, what: str) -> str:
     return tempfile.mkdtemp(prefix=f"{what}-data-", dir=os.path.abspath(args.out))
 
 
-def _preflight(d, ranks: int, extra: list[str], work: str) -> None:
+def _gaps_of(extra: list[str], default: str) -> str:
+    """--gaps MODE among the skeleton's own options (they override the generated default)."""
+    mode = default
+    for i, a in enumerate(extra[:-1]):
+        if a == "--gaps":
+            mode = extra[i + 1]
+    return mode
+
+
+def _preflight(d, ranks: int, extra: list[str], work: str, gaps: str = "busy") -> None:
     from iotune.skel import cost
 
-    c = cost.estimate(d, ranks, _steps_of(extra))
+    c = cost.estimate(d, ranks, _steps_of(extra), gaps=_gaps_of(extra, gaps) != "off")
     cost.check_local(c, work)
     print(f"skel: {c.line()}, in {work}", flush=True)
 
@@ -113,7 +122,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     d = _load(args)
     ranks = args.ranks or d.ranks
-    _preflight(d, ranks, list(args.args), args.dir or args.out)
+    _preflight(d, ranks, list(args.args), args.dir or args.out, args.gaps)
     d = _generate(args)
     print(f"skel: building the skeleton in {args.out}", flush=True)
     exe = runmod.build(args.out)
@@ -136,7 +145,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     d = _load(args)
     ranks = args.ranks or d.ranks
-    _preflight(d, ranks, list(args.args), args.dir or args.out)
+    _preflight(d, ranks, list(args.args), args.dir or args.out, args.gaps)
     d = _generate(args)
     print(f"skel: building the skeleton in {args.out}", flush=True)
     exe = runmod.build(args.out)

@@ -1,7 +1,8 @@
 """What running a skeleton here costs, judged before it runs: processes per core, memory per
-rank, bytes on the file system, calls per rank. `skel run` and `skel compare` refuse, with one
-message, a run that would exceed this machine (a descriptor with `ranks: 10^9` once ran
-silently for 70 minutes); the estimate is printed before a run that fits."""
+rank, bytes on the file system, calls per rank, and the time it spends between calls and steps
+(the application's computation: `compute_s`, `gap_s`). `skel run` and `skel compare` refuse,
+with one message, a run that would exceed this machine (a descriptor with `ranks: 10^9` once
+ran silently for 70 minutes); the estimate is printed before a run that fits."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ MAX_CALLS_PER_RANK = 100_000_000  # at >= 1 us a call, over a minute and a half 
 DATA_CAP = 1 << 30  # the runtime's write memory wraps at 1 GiB per rank (skel_buffer.c)
 SCRUB = 64 << 20  # and it keeps a 64 MiB area to push data out of the CPU caches
 SAMPLE = 64  # ranks evaluated; the rest are extrapolated
+MAX_WAIT_S = 24 * 3600  # time between calls and steps: a skeleton is a benchmark, not a day's job
 
 
 class CostError(ValueError):
@@ -30,6 +32,15 @@ class Cost:
     bytes_per_step: int  # all ranks
     max_rank_bytes_per_step: int
     calls_per_rank_step: int
+    # seconds spent between calls (gap_s) in one step by the rank that spends most, and
+    # between two steps (compute_s); what --gaps off leaves out is not counted
+    gap_s_per_rank_step: float = 0.0
+    compute_s: float = 0.0
+
+    @property
+    def wait_s(self) -> float:
+        """Seconds the run spends on the application's computation, not on I/O."""
+        return self.gap_s_per_rank_step * self.steps + self.compute_s * max(self.steps - 1, 0)
 
     @property
     def total_bytes(self) -> int:
@@ -40,11 +51,20 @@ class Cost:
         return min(self.max_rank_bytes_per_step, DATA_CAP) + SCRUB + 32 * self.steps
 
     def line(self) -> str:
+        wait = f", {_duration(self.wait_s)} of computation between calls" if self.wait_s else ""
         return (
             f"{self.ranks} ranks x {self.steps} steps: about {_size(self.total_bytes)} to write, "
             f"{_size(self.memory_per_rank)} of memory per rank, "
-            f"{self.calls_per_rank_step * self.steps} write calls per rank"
+            f"{self.calls_per_rank_step * self.steps} write calls per rank{wait}"
         )
+
+
+def _duration(s: float) -> str:
+    if s < 120:
+        return f"{s:.3g} s"
+    if s < 7200:
+        return f"{s / 60:.0f} min"
+    return f"{s / 3600:.1f} h"
 
 
 def _size(n: float) -> str:
@@ -62,9 +82,10 @@ def _sample(ranks: int) -> list[int]:
     return sorted({0, ranks - 1, *range(0, ranks, step)})
 
 
-def _rank_step(d: dmod.Descriptor, env: dict[str, int]) -> tuple[int, int]:
-    """(bytes, calls) one rank writes in one step."""
+def _rank_step(d: dmod.Descriptor, env: dict[str, int]) -> tuple[int, int, float]:
+    """(bytes, calls, seconds between calls) of one rank in one step."""
     total = calls = 0
+    gaps = 0.0
     for f in d.files:
         if f.when is not None and not expr.evaluate(f.when, env):
             continue  # a file the rank does not open
@@ -104,25 +125,29 @@ def _rank_step(d: dmod.Descriptor, env: dict[str, int]) -> tuple[int, int]:
                 size = max(expr.evaluate(second, env), 0)
             total += size * repeat
             calls += repeat
-    return total, calls
+            gaps += w.gap_s * repeat
+    return total, calls, gaps
 
 
-def estimate(d: dmod.Descriptor, ranks: int, steps: int | None = None) -> Cost:
+def estimate(d: dmod.Descriptor, ranks: int, steps: int | None = None, gaps: bool = True) -> Cost:
     """The run's cost at this many ranks (steps: the descriptor's unless given), from the
-    writes of step 0 at a sample of ranks, extrapolated to all."""
+    writes of step 0 at a sample of ranks, extrapolated to all; gaps: the gaps between calls
+    are spent (the skeleton's --gaps busy or sleep; off: not)."""
     try:
         if steps is None:
             steps = expr.evaluate(d.steps, d.env(size=ranks))
         per = [_rank_step(d, d.env(rank=r, size=ranks)) for r in _sample(ranks)]
     except expr.ExprError as e:
         raise CostError(f"at {ranks} ranks: {e}") from None
-    mean = sum(b for b, _ in per) / len(per)
+    mean = sum(b for b, _, _ in per) / len(per)
     return Cost(
         ranks,
         steps,
         int(mean * ranks),
-        max(b for b, _ in per),
-        max(c for _, c in per),
+        max(b for b, _, _ in per),
+        max(c for _, c, _ in per),
+        max(g for _, _, g in per) if gaps else 0.0,
+        d.compute_s,
     )
 
 
@@ -166,4 +191,9 @@ def check_local(cost: Cost, work_dir: str, cores: int | None = None) -> None:
     if cost.calls_per_rank_step * cost.steps > MAX_CALLS_PER_RANK:
         raise CostError(
             f"{cost.line()}: more than {MAX_CALLS_PER_RANK} calls per rank: fewer steps or repeats"
+        )
+    if cost.wait_s > MAX_WAIT_S:
+        raise CostError(
+            f"{cost.line()}: more than {_duration(MAX_WAIT_S)} of computation (compute_s between "
+            "steps, gap_s between calls): fewer steps (--args '--steps N'), or --gaps off"
         )
