@@ -787,8 +787,8 @@ def minimal(
     screened = _screen(pairs, current, rows, maximize, cfg.min_gain, bar, log)
     if screened is not None:
         current, removed = screened["settings"], screened["removed"]
-    while len(current) > 1:
-        without = {n: {k: v for k, v in current.items() if k != n} for n in current}
+    while len(units := _units(current, cfg.space)) > 1:
+        without = {n: {k: v for k, v in current.items() if k not in units[n]} for n in units}
         res = pairs.run(current, without, maximize)
         contributions = {n: _contribution(r, maximize, bar) for n, r in res.items()}
         useless = [n for n, c in contributions.items() if not c["needed"]]
@@ -799,14 +799,16 @@ def minimal(
         if not useless:
             break
         keep = max(useless, key=lambda n: contributions[n]["cost"])
-        drop = [n for n in useless if n != keep or len(useless) < len(current)]
-        reduced = {k: v for k, v in current.items() if k not in drop}
+        drop = [n for n in useless if n != keep or len(useless) < len(units)]
+        gone = {k for n in drop for k in units[n]}
+        reduced = {k: v for k, v in current.items() if k not in gone}
         check = pairs.run(current, {"reduced": reduced}, maximize)["reduced"]["verdict"]
         if check is not None and check.significant:
             drop = [min(useless, key=lambda n: contributions[n]["cost"])]
-            reduced = {k: v for k, v in current.items() if k not in drop}
+            gone = set(units[drop[0]])
+            reduced = {k: v for k, v in current.items() if k not in gone}
         for n in drop:
-            removed[n] = _removal_note(contributions[n], bar)
+            removed.update({k: _removal_note(contributions[n], bar) for k in units[n]})
         current = reduced
     out = {
         "settings": current,
@@ -817,6 +819,18 @@ def minimal(
     if screened is not None:
         out["screen"] = screened["record"]
     return out
+
+
+def _units(settings: dict[str, str], space: Space) -> dict[str, list[str]]:
+    """The settings the reduction removes one at a time, each with those tied to it (a
+    parameter the space ties to another takes its value: sc13-lustre's cb_buffer_size follows
+    striping_unit, so removing one alone makes a configuration the space cannot hold)."""
+    to = {t.name: t.to for t in space.ties}
+    units: dict[str, list[str]] = {}
+    for k in settings:
+        lead = to[k] if k in to and to[k] in settings else k
+        units.setdefault(lead, []).append(k)
+    return units
 
 
 def _screen(
@@ -840,6 +854,9 @@ def _screen(
     if not SCREEN or not rows or len(winner) < 2:
         return None
     core = marginal.carrying(rows, winner, maximize, min_gain)
+    for t in pairs.cfg.space.ties:  # a tied pair of settings is one setting: kept together
+        if (t.name in core or t.to in core) and t.name in winner and t.to in winner:
+            core.update({t.name: winner[t.name], t.to: winner[t.to]})
     if not core or len(core) == len(winner):
         return None
     rest = sorted(set(winner) - set(core))

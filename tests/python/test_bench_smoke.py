@@ -93,6 +93,8 @@ SKIPPED = {
     "dxt_size": "needs a Darshan build (libdarshan.so with DXT, darshan-dxt-parser)",
     "real_apps": "clones and builds IOR and h5bench from the network: minutes, not a smoke run",
     "demo_verdicts": "each run is a whole `iotune tune --demo` (6.5 min here, docs/tune.md)",
+    "screen_real": "whole `iotune tune` studies of kernels and corpus programs, two versions of "
+    "the tuner each (minutes a study)",
     "cephfs_striping": "a recorded `iotune tune` study on the CephFS of scripts/cephfs.sh (the "
     "command in its README); striping on CephFS is tested in test_striping.py",
 }

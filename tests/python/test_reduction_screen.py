@@ -151,3 +151,45 @@ def test_the_screen_keeps_the_clearest(monkeypatch):
     assert marginal.carrying(rows, WINNER, False, 0.05) == {CB: "1048576", CW: "disable"}
     monkeypatch.setattr(marginal, "SCREEN_KEEP", 1)
     assert marginal.carrying(rows, WINNER, False, 0.05) == MAIN
+
+
+TIED_SPACE = """
+name = "tied"
+
+[params.striping_unit]
+values = ["1M", "4M"]
+default = "4M"
+
+[params.romio_cb_write]
+values = ["automatic", "disable"]
+default = "automatic"
+
+[[constraints]]
+tie = "cb_buffer_size"
+to = "striping_unit"
+"""
+
+
+def test_a_tied_setting_stays_with_the_one_it_is_tied_to(tmp_path, monkeypatch):
+    """cb_buffer_size follows striping_unit (sc13-lustre's tie): the screen keeps both."""
+    f = tmp_path / "tied.toml"
+    f.write_text(TIED_SPACE)
+    sp = space.load(f)
+    unit = {"striping_unit": "1048576", "cb_buffer_size": "1048576"}
+    winner = {**unit, CW: "disable"}
+
+    def rule(s):
+        return 0.5 if s.get("striping_unit") else 1.0
+
+    rng = random.Random(2)
+    rows = []
+    for i in range(16):
+        s = {**(unit if i % 2 else {}), **({CW: "disable"} if i % 4 > 1 else {})}
+        rows.append({"settings": s, "value": rule(s) * rng.lognormvariate(0, 0.05)})
+    runs: list = []
+    cfg = study.TuneConfig(app=["x"], out=tmp_path, space=sp, seed=3, strategy="tpe",
+                           verify_pairs=10)  # fmt: skip
+    got = study.minimal(cfg, winner, _timed(rule, runs), False, random.Random(0), lambda m: None,
+                        rows)  # fmt: skip
+    assert sorted(got["screen"]["kept"]) == ["cb_buffer_size", "striping_unit"]
+    assert got["settings"] == unit and set(got["removed"]) == {CW}
