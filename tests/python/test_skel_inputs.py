@@ -180,11 +180,64 @@ def test_skel_run_refuses_days_of_gaps_unless_they_are_off(tmp_path, capsys):
     assert not (tmp_path / "g").exists()
 
 
+DIRECT_GAPS = """\
+skel: 1
+ranks: 1
+steps: 3
+files:
+  - name: c.h5
+    serial: true
+    datasets: [{name: /d, type: uint16, dims: [64, 64], chunks: [16, 64]}]
+    writes:
+      - {dataset: /d, start: [0, 0], count: [16, 64], direct: true, size: 700, gap_s: 2,
+         repeat: 2}
+      - {dataset: /d, start: [0, 0], count: [16, 64], direct: true, size: 700, read: true,
+         gap_s: 1}
+      - {dataset: /d, start: [0, 0], count: [64, 64], read: true, gap_s: 0.5}
+"""
+
+
+def test_gaps_after_direct_chunk_calls_and_reads_are_counted():
+    """The skeleton spends gap_s after H5Dwrite_chunk/H5Dread_chunk and reads as after writes."""
+    c = cost.estimate(dmod.parse_text(DIRECT_GAPS), 1)
+    assert c.gap_s_per_rank_step == pytest.approx(2 * 2 + 1 + 0.5)
+    assert c.wait_s == pytest.approx(3 * 5.5)
+
+
+def test_entries_that_depend_on_the_step_are_estimated_over_the_steps(tmp_path):
+    """`when: step > 0` and `repeat: step` change what each step does: step 0 alone said 0."""
+    d = dmod.parse_text(
+        "skel: 1\nranks: 2\nsteps: 10\nfiles: [{name: a.dat, api: posix, writes: ["
+        "{offset: rank * 8, size: 8, when: 'step > 0', gap_s: 86400}, "
+        "{offset: 16 + rank * 8, size: 8, repeat: step}]}]\n"
+    )
+    c = cost.estimate(d, 2)
+    assert c.gap_s_per_rank_step == pytest.approx(86400 * 9 / 10)
+    assert c.total_bytes == pytest.approx(2 * 8 * (9 + sum(range(10))), rel=0.01)  # all 10 steps
+    assert c.calls_per_rank_step == 1 + 9  # the busiest step
+    with pytest.raises(cost.CostError, match="216.0 h of computation"):
+        cost.check_local(c, str(tmp_path), cores=2)
+    many = cost.estimate(d, 2, steps=1000)  # 17 steps sampled (step 0 among them), extrapolated
+    assert many.gap_s_per_rank_step == pytest.approx(86400, rel=0.1)
+
+
+def test_a_comparison_counts_every_run_it_makes(tmp_path):
+    d = dmod.parse_text(
+        "skel: 1\nranks: 2\nsteps: 2\nfiles: [{name: a.dat, api: posix, writes: "
+        "[{offset: rank * 8, size: 8, gap_s: 3600}]}]\n"
+    )
+    c = cost.estimate(d, 2)  # 2 h a run
+    cost.check_local(c, str(tmp_path), cores=2)
+    with pytest.raises(cost.CostError, match="in each of 20 runs.*fewer repeats or methods"):
+        cost.check_local(c, str(tmp_path), cores=2, launches=20)
+
+
 def test_the_skeletons_own_gaps_option_decides_what_is_counted():
     from iotune.skel import cli as skel_cli
 
     assert skel_cli._gaps_of(["--steps", "2"], "sleep") == "sleep"
     assert skel_cli._gaps_of(["--gaps", "off", "--steps", "2"], "busy") == "off"
+    assert skel_cli._gaps_of(["--gaps", "off", "--gaps", "busy"], "sleep") == "busy"  # the last
 
 
 @pytest.mark.parametrize(

@@ -109,11 +109,13 @@ def _gaps_of(extra: list[str], default: str) -> str:
     return mode
 
 
-def _preflight(d, ranks: int, extra: list[str], work: str, gaps: str = "busy") -> None:
+def _preflight(
+    d, ranks: int, extra: list[str], work: str, gaps: str = "busy", launches: int = 1
+) -> None:
     from iotune.skel import cost
 
     c = cost.estimate(d, ranks, _steps_of(extra), gaps=_gaps_of(extra, gaps) != "off")
-    cost.check_local(c, work)
+    cost.check_local(c, work, launches=launches)
     print(f"skel: {c.line()}, in {work}", flush=True)
 
 
@@ -145,12 +147,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     d = _load(args)
     ranks = args.ranks or d.ranks
-    _preflight(d, ranks, list(args.args), args.dir or args.out, args.gaps)
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    launches = max(len(methods), 1) * max(args.repeats, 1)
+    _preflight(d, ranks, list(args.args), args.dir or args.out, args.gaps, launches)
     d = _generate(args)
     print(f"skel: building the skeleton in {args.out}", flush=True)
     exe = runmod.build(args.out)
     work = _run_dir(args, "compare")
-    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     original = shlex.split(args.original) if args.original else None
     results = runmod.compare(
         exe,

@@ -6,6 +6,8 @@ ran silently for 70 minutes); the estimate is printed before a run that fits."""
 
 from __future__ import annotations
 
+import ast
+import dataclasses
 import os
 import shutil
 from dataclasses import dataclass
@@ -18,6 +20,7 @@ MAX_CALLS_PER_RANK = 100_000_000  # at >= 1 us a call, over a minute and a half 
 DATA_CAP = 1 << 30  # the runtime's write memory wraps at 1 GiB per rank (skel_buffer.c)
 SCRUB = 64 << 20  # and it keeps a 64 MiB area to push data out of the CPU caches
 SAMPLE = 64  # ranks evaluated; the rest are extrapolated
+STEP_SAMPLE = 16  # steps evaluated when an entry depends on the step (its `when`, `repeat`, ...)
 MAX_WAIT_S = 24 * 3600  # time between calls and steps: a skeleton is a benchmark, not a day's job
 
 
@@ -109,6 +112,7 @@ def _rank_step(d: dmod.Descriptor, env: dict[str, int]) -> tuple[int, int, float
             if w.direct and w.size is not None:  # a chunk as stored: its stored bytes
                 total += max(expr.evaluate(w.size, env), 0) * repeat
                 calls += repeat
+                gaps += w.gap_s * repeat  # the skeleton spends it after chunk calls too
                 continue
             if w.by_rank is not None:
                 if env["rank"] not in w.by_rank:
@@ -129,24 +133,59 @@ def _rank_step(d: dmod.Descriptor, env: dict[str, int]) -> tuple[int, int, float
     return total, calls, gaps
 
 
+def _uses_step(d: dmod.Descriptor) -> bool:
+    """Whether any entry's expressions name `step` (e.g. `when: step > 0`, `repeat: step`)."""
+
+    def walk(x: object) -> bool:
+        if isinstance(x, ast.AST):
+            return any(isinstance(n, ast.Name) and n.id == "step" for n in ast.walk(x))
+        if isinstance(x, list | tuple):
+            return any(walk(y) for y in x)
+        if isinstance(x, dict):
+            return any(walk(y) for y in x.values())
+        if dataclasses.is_dataclass(x) and not isinstance(x, type):
+            return any(walk(getattr(x, f.name)) for f in dataclasses.fields(x))
+        return False
+
+    return any(walk(w) for f in d.files for w in f.writes)
+
+
+def _steps_sample(steps: int) -> list[int]:
+    if steps <= STEP_SAMPLE:
+        return list(range(max(steps, 1)))
+    return sorted({0, 1, steps - 1, *(i * (steps - 1) // (STEP_SAMPLE - 1)
+                                       for i in range(STEP_SAMPLE))})  # fmt: skip
+
+
 def estimate(d: dmod.Descriptor, ranks: int, steps: int | None = None, gaps: bool = True) -> Cost:
     """The run's cost at this many ranks (steps: the descriptor's unless given), from the
-    writes of step 0 at a sample of ranks, extrapolated to all; gaps: the gaps between calls
-    are spent (the skeleton's --gaps busy or sleep; off: not)."""
+    writes of a sample of ranks, extrapolated to all: in step 0, or, when an entry depends on
+    the step, averaged over a sample of steps (calls: the most of any); gaps: the gaps
+    between calls are spent (the skeleton's --gaps busy or sleep; off: not)."""
     try:
         if steps is None:
             steps = expr.evaluate(d.steps, d.env(size=ranks))
-        per = [_rank_step(d, d.env(rank=r, size=ranks)) for r in _sample(ranks)]
+        at = _steps_sample(steps) if _uses_step(d) else [0]
+        per = []  # per rank: mean bytes a step, most bytes a step, most calls, mean gaps
+        for r in _sample(ranks):
+            each = [_rank_step(d, d.env(rank=r, size=ranks, step=st)) for st in at]
+            per.append(
+                (
+                    sum(b for b, _, _ in each) / len(each),
+                    max(b for b, _, _ in each),
+                    max(c for _, c, _ in each),
+                    sum(g for _, _, g in each) / len(each),
+                )
+            )
     except expr.ExprError as e:
         raise CostError(f"at {ranks} ranks: {e}") from None
-    mean = sum(b for b, _, _ in per) / len(per)
     return Cost(
         ranks,
         steps,
-        int(mean * ranks),
-        max(b for b, _, _ in per),
-        max(c for _, c, _ in per),
-        max(g for _, _, g in per) if gaps else 0.0,
+        int(sum(p[0] for p in per) / len(per) * ranks),
+        max(p[1] for p in per),
+        max(p[2] for p in per),
+        max(p[3] for p in per) if gaps else 0.0,
         d.compute_s,
     )
 
@@ -162,10 +201,11 @@ def _available_memory() -> int | None:
     return None
 
 
-def check_local(cost: Cost, work_dir: str, cores: int | None = None) -> None:
+def check_local(cost: Cost, work_dir: str, cores: int | None = None, launches: int = 1) -> None:
     """Raises CostError when a run of this cost on this machine, writing into work_dir, would
-    oversubscribe its cores, exhaust its memory or its file system, or make absurdly many
-    calls."""
+    oversubscribe its cores, exhaust its memory or its file system, make absurdly many calls,
+    or spend days between them (over all `launches` of it: `skel compare` runs it methods x
+    repeats times)."""
     cores = cores or os.cpu_count() or 1
     if cost.ranks > RANKS_PER_CORE * cores:
         raise CostError(
@@ -192,8 +232,11 @@ def check_local(cost: Cost, work_dir: str, cores: int | None = None) -> None:
         raise CostError(
             f"{cost.line()}: more than {MAX_CALLS_PER_RANK} calls per rank: fewer steps or repeats"
         )
-    if cost.wait_s > MAX_WAIT_S:
+    if cost.wait_s * launches > MAX_WAIT_S:
+        runs = f" in each of {launches} runs" if launches > 1 else ""
         raise CostError(
-            f"{cost.line()}: more than {_duration(MAX_WAIT_S)} of computation (compute_s between "
-            "steps, gap_s between calls): fewer steps (--args '--steps N'), or --gaps off"
+            f"{cost.line()}{runs}: more than {_duration(MAX_WAIT_S)} of computation (compute_s "
+            "between steps, gap_s between calls): fewer steps (--args '--steps N')"
+            + (", fewer repeats or methods" if launches > 1 else "")
+            + ", or --gaps off"
         )
