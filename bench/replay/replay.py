@@ -46,7 +46,7 @@ import optuna
 
 from iotune import space
 from iotune import study as study_module
-from iotune.search import get_strategy, loop, warmstart
+from iotune.search import get_strategy, loop, marginal, warmstart
 from iotune.study import TuneConfig, capping_for, remeasure_leaders
 from iotune.trial import Outcome
 
@@ -675,7 +675,8 @@ def main_studies(args: argparse.Namespace) -> int:
         "reduced_extra": study_module.REDUCED_EXTRA,
         "screen": study_module.SCREEN,
         "stop_early": args.stop_early,
-        "screen_keep": args.screen_keep,
+        "screen_keep": marginal.SCREEN_KEEP,
+        "screen_second": study_module.SCREEN_SECOND,
         "patience": args.patience,
         "budgets": STUDY_BUDGETS,
         "landscapes": {},
@@ -859,13 +860,19 @@ def main() -> int:
         "--screen-keep",
         type=int,
         help="with --studies: the reduction's screen keeps at most this many settings, the "
-        "clearest (marginal.SCREEN_KEEP; default: all that stand out)",
+        "clearest (marginal.SCREEN_KEEP; default: iotune's, 1; 0: all that stand out)",
     )
     ap.add_argument(
         "--patience",
         type=int,
         help="with --studies: trials without a gain of --min-gain before a search that stops "
         "early stops (local.PATIENCE, default 6)",
+    )
+    ap.add_argument(
+        "--no-screen-second",
+        action="store_true",
+        help="with --studies: the screen tests only the others together, not also the next "
+        "clearest alone (study.SCREEN_SECOND off, as in iotune's first version of 2026-11-27)",
     )
     ap.add_argument(
         "--no-screen",
@@ -898,10 +905,10 @@ def main() -> int:
         study_module.REDUCED_EXTRA = args.reduced_extra
     if args.no_screen:
         study_module.SCREEN = False
+    if args.no_screen_second:
+        study_module.SCREEN_SECOND = False
     if args.screen_keep is not None:
-        from iotune.search import marginal
-
-        marginal.SCREEN_KEEP = args.screen_keep
+        marginal.SCREEN_KEEP = args.screen_keep or None
     if args.patience is not None:
         from iotune.search import local
 

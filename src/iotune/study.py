@@ -56,6 +56,7 @@ FUTILITY_PAIRS = 5  # pairs before the verification may stop for a gain below --
 FUTILITY_LEVEL = 0.1  # one-sided level of the interval that stop reads
 ADDITIONS = True  # after the reduction, measure the settings the search's trials favour
 SCREEN = True  # the reduction first tests together the settings the search's trials do not favour
+SCREEN_SECOND = True  # ... and the next clearest of them alone, in the same rounds (_screen)
 SHOWN_MIN_GAIN = True  # a setting stays in (or is added to) the recommendation beside others only
 # when its contribution is shown to reach --min-gain, not merely shown to be above 1.0 (_bar)
 REDUCED_EXTRA = 0.5  # the reduced set's check against the defaults: up to this share of
@@ -810,9 +811,10 @@ def minimal(
         for n in drop:
             removed.update({k: _removal_note(contributions[n], bar) for k in units[n]})
         current = reduced
+    lead = {k: n for n, ks in _units(current, cfg.space).items() for k in ks}
     out = {
         "settings": current,
-        "contributions": {n: contributions[n] for n in current if n in contributions},
+        "contributions": {k: contributions[lead[k]] for k in current if lead[k] in contributions},
         "removed": removed,
         "runs": pairs.runs,
     }
@@ -842,37 +844,71 @@ def _screen(
     bar: float,
     log: Callable[[str], None],
 ) -> dict[str, Any] | None:
-    """The reduction's first step when the search's trials single out the settings that carry
-    the gain (marginal.carrying: a clear marginal effect over every trial): the winner against
-    those settings alone, in interleaved pairs with the reduction's test. Unless the winner is
-    shown better by the bar, the others are removed together, one test instead of one per
-    setting (a winner of 8 settings: 2 runs a pair instead of 9); if it is, the winner is
-    returned unchanged and the reduction tests each setting alone as before. The test of all
-    the others at once is no weaker than one of them alone when none of them costs time: their
-    removal together costs at least what any one of them does. None when the trials single out
-    none or all of the winner's settings."""
+    """The reduction's first step when the search's trials single out the setting that carries
+    the gain (marginal.carrying: the clearest marginal effect over every trial): the winner
+    against that setting alone, in interleaved pairs with the reduction's test. Unless the
+    winner is shown better by the bar, the others are removed together: one test instead of
+    one per setting (a winner of 8 settings: 2 or 3 runs a pair instead of 9). If it is, the
+    winner is returned unchanged and the reduction tests each setting alone as before.
+
+    A test of the others together can miss a second gain that a setting costing time among
+    them cancels (1.12x beside a 6 % loss), and it gives each of them one chance where the
+    one-at-a-time rounds gave two (a setting's own test, then the reduced set's against the
+    current one): so the other setting the trials favour most (marginal.runner_up) is also
+    tested alone in the same rounds (the winner without it), and stays when its removal is
+    shown to cost the bar. None when no setting stands out, or all do, or when the setting
+    kept is not measured at all (it failed every run, or the space forbids it alone)."""
     if not SCREEN or not rows or len(winner) < 2:
         return None
+    space = pairs.cfg.space
     core = marginal.carrying(rows, winner, maximize, min_gain)
-    for t in pairs.cfg.space.ties:  # a tied pair of settings is one setting: kept together
-        if (t.name in core or t.to in core) and t.name in winner and t.to in winner:
-            core.update({t.name: winner[t.name], t.to: winner[t.to]})
+    core = _with_ties(core, winner, space)
     if not core or len(core) == len(winner):
         return None
+    if space.forbidden({**space.default_config(), **core}):
+        return None
     rest = sorted(set(winner) - set(core))
+    second = marginal.runner_up(rows, winner, core, maximize, min_gain) if SCREEN_SECOND else None
+    variants = {"core": core}
+    if second is not None and len(rest) > 1:
+        alone = _with_ties({second[0]: second[1]}, winner, space)
+        variants["second"] = {k: v for k, v in winner.items() if k not in alone}
     log(f"the search's trials favour {config_key(core)}; the other {len(rest)} settings "
-        "tested together: the winner vs those alone, interleaved pairs")  # fmt: skip
-    res = pairs.run(winner, {"core": core}, maximize)["core"]
-    c = _contribution(res, maximize, bar)
+        "tested together: the winner vs those alone, interleaved pairs"
+        + (f" (and {second[0]}={second[1]} alone)" if "second" in variants else ""))  # fmt: skip
+    res = pairs.run(winner, variants, maximize)
+    c = _contribution(res["core"], maximize, bar)
+    if c["pairs"] == 0:  # the kept setting never ran: nothing measured, nothing removed
+        return None
     record = {"kept": sorted(core), "tested": rest, "cost": c["cost"], "pairs": c["pairs"],
               "removed": not c["needed"]}  # fmt: skip
+    keep = dict(core)
+    if "second" in variants and not c["needed"]:
+        s2 = _contribution(res["second"], maximize, bar)
+        record["second"] = {"setting": f"{second[0]}={second[1]}", "cost": s2["cost"],
+                            "pairs": s2["pairs"], "kept": s2["needed"]}  # fmt: skip
+        if s2["needed"]:
+            keep.update({k: v for k, v in winner.items() if k not in variants["second"]})
     log(f"the winner vs {config_key(core)}: {c['cost']:.2f}x in {c['pairs']} pairs ("
         + ("the others removed" if record["removed"] else "shown: each setting tested alone")
+        + (f"; {record['second']['setting']} kept, its removal {record['second']['cost']:.2f}x"
+           if record.get("second", {}).get("kept") else "")
         + ")")  # fmt: skip
     if c["needed"]:
         return {"settings": dict(winner), "removed": {}, "record": record}
     note = _removal_note(c, bar).replace("removing it", "removing it with the others")
-    return {"settings": dict(core), "removed": {n: note for n in rest}, "record": record}
+    gone = [n for n in rest if n not in keep]
+    return {"settings": keep, "removed": {n: note for n in gone}, "record": record}
+
+
+def _with_ties(settings: dict[str, str], winner: dict[str, str], space: Space) -> dict[str, str]:
+    """settings with the winner's settings tied to them, or to which they are tied (a tied
+    pair is one setting: sc13-lustre's cb_buffer_size follows striping_unit)."""
+    out = dict(settings)
+    for t in space.ties:
+        if (t.name in out or t.to in out) and t.name in winner and t.to in winner:
+            out.update({t.name: winner[t.name], t.to: winner[t.to]})
+    return out
 
 
 def _checked_reduction(
@@ -917,6 +953,7 @@ def _checked_reduction(
         "removed": {},
         "runs": runs,
         "rejected": {"settings": reduced["settings"], "removed": reduced["removed"], **summary},
+        **({"screen": reduced["screen"]} if reduced.get("screen") else {}),
     }
 
 

@@ -193,3 +193,79 @@ def test_a_tied_setting_stays_with_the_one_it_is_tied_to(tmp_path, monkeypatch):
                         rows)  # fmt: skip
     assert sorted(got["screen"]["kept"]) == ["cb_buffer_size", "striping_unit"]
     assert got["settings"] == unit and set(got["removed"]) == {CW}
+
+
+def _hidden(a=1.12, h=1.06):
+    """MAIN 2x, CC a second gain of `a`, CW a loss of `h`: together CC and CW nearly cancel."""
+
+    def rule(s):
+        t = _main_only(s)
+        if s.get(CC):
+            t /= a
+        if s.get(CW):
+            t *= h
+        return t
+
+    return rule
+
+
+def test_a_second_gain_hidden_by_a_loss_is_tested_alone(tmp_path, monkeypatch):
+    """Removing CC and CW together costs 1.12 / 1.06 = 1.06x, too little to show against the
+    5 % bar: the others-together test alone removes CC with CW. The screen also tests the next
+    clearest setting (CC, favoured by the trials) alone, which keeps it."""
+    rule = _hidden()
+    rows = _rows(rule, n=48)
+    assert marginal.runner_up(rows, WINNER, MAIN, False, 0.05) == (CC, "8388608")
+    got, runs = _reduce(tmp_path, rule, rows, True, monkeypatch)
+    assert got["screen"]["removed"] and got["screen"]["second"]["kept"]
+    assert got["settings"] == {**MAIN, CC: "8388608"} and set(got["removed"]) == {CW}
+    monkeypatch.setattr(study, "SCREEN_SECOND", False)
+    alone, _ = _reduce(tmp_path, rule, rows, True, monkeypatch)
+    assert alone["settings"] == MAIN  # what the second test is for
+
+
+def test_the_screen_for_a_rate(tmp_path, monkeypatch):
+    """A maximised objective (bandwidth): larger is better, the same decisions."""
+
+    def rate(s):
+        return 1.0 / _main_only(s)
+
+    runs: list = []
+    rows = _rows(rate)
+    assert marginal.carrying(rows, WINNER, True, 0.05) == MAIN
+    assert marginal.carrying(rows, WINNER, False, 0.05) == {}  # read as times: none stands out
+    got = study.minimal(_cfg(tmp_path), dict(WINNER), _timed(rate, runs), True,
+                        random.Random(0), lambda m: None, rows)  # fmt: skip
+    assert got["settings"] == MAIN and got["screen"]["removed"]
+
+
+def test_a_kept_setting_that_never_runs_screens_nothing(tmp_path, monkeypatch):
+    """Every run of MAIN alone fails (e.g. the space's rules or the application refuse it):
+    nothing was measured, so nothing is removed by the screen."""
+    runs: list = []
+
+    def evaluate(settings, cap):
+        runs.append(dict(settings))
+        if settings == MAIN:
+            return Outcome("failed", wall_s=0.1)
+        t = _main_only(settings)
+        return Outcome("ok", t, "kernel", t)
+
+    got = study.minimal(_cfg(tmp_path), dict(WINNER), evaluate, False, random.Random(0),
+                        lambda m: None, _rows(_main_only))  # fmt: skip
+    assert "screen" not in got
+    assert not any("with the others" in why for why in got["removed"].values())
+
+
+def test_a_rejected_reduction_keeps_the_screens_record(tmp_path):
+    """The reduced set lost to the defaults: the whole winner is kept, and summary.json still
+    says what the screen measured (its runs were spent)."""
+    cfg = _cfg(tmp_path)
+    reduced = {"settings": MAIN, "removed": {CC: "x"}, "runs": 10, "screen": {"kept": [CB]}}
+
+    def evaluate(settings, cap):
+        return Outcome("ok", 1.0, "kernel", 1.0)  # MAIN no faster than the defaults
+
+    got = study._checked_reduction(cfg, dict(WINNER), reduced, evaluate, False,
+                                   random.Random(0), lambda m: None)  # fmt: skip
+    assert got["settings"] == WINNER and got["rejected"] and got["screen"] == {"kept": [CB]}

@@ -244,7 +244,9 @@ def write_html(
         )
     parts.append("<h2>Effect of each parameter</h2>")
     parts.append(
-        "<p>Measured effects are the settings' contributions above (each removed in turn). Below, "
+        "<p>Measured effects are the settings' contributions above (the set with a setting "
+        "against the set without it; those the search's trials did not favour may have been "
+        "removed together, as their notes say). Below, "
         "hints from the search: per parameter, the objective of the successful trials at each "
         "value (other parameters vary at the same time, so a value that the search favoured "
         "late looks good with whatever else was good then), and Optuna's PED-ANOVA importance "

@@ -203,3 +203,20 @@ def carrying(
         and e.ratio >= 1.0 + max(min_gain, 0.0)
     ]
     return {e.name: e.value for e in found[:SCREEN_KEEP]}
+
+
+def runner_up(
+    rows: Iterable[Mapping[str, Any]],
+    winner: Mapping[str, str],
+    core: Mapping[str, str],
+    maximize: bool,
+    min_gain: float,
+) -> tuple[str, str] | None:
+    """The setting of `winner` outside `core` whose marginal effect over every trial is the
+    clearest among those better by at least min_gain in median (at any p), or None: the one
+    the screen also tests alone (study._screen), so that a second gain of its own is not lost
+    in the test of all the others together (a setting there that costs time hides it)."""
+    for e in effects(rows, {}, maximize, set(winner) - set(core), within={}):
+        if winner.get(e.name) == e.value and e.ratio >= 1.0 + max(min_gain, 0.0):
+            return e.name, e.value
+    return None
