@@ -4,8 +4,8 @@ study of each per case and round, their order alternating (issue 25: "reaches th
 verdicts as before with fewer runs, counted in the study's summary").
 
 Each version is a source tree (`--before SRC`, `--after SRC`: a `src/` holding the iotune
-package, e.g. a `git worktree` of the earlier commit); both run the same runtime library and
-kernels (IOTUNE_LIB, IOTUNE_KERNELS_DIR: the current build's), so only the tuner differs. Every
+package, e.g. a `git worktree` of the earlier commit); both run the runtime libraries and
+kernels installed in this Python environment (paths.py), so only the tuner differs. Every
 study runs in a scratch directory of its own with `--hold-freed-memory --no-kb` (no study sees
 another's), under whatever lock the caller holds. Per study: the verdict (summary.json's
 headline: best.xml, speedup, interval, pairs), the application runs by phase, the reduction's
@@ -40,9 +40,8 @@ CASES = {
         *f"-n 2 {CORPUS}/h5perf-phdf5-chunked/pio_perf -A phdf5 -C -c -e 4M -x 1M -X 1M -B 1M "
         "-d 2 -i 8 -p 2 -P 2 -D v".split(),
     ],
-    "pnetcdf-transpose": [
-        "--",
-        "mpiexec.openmpi",
+    "pnetcdf-transpose": [  # Open MPI's: its runtime, Open MPI's launcher
+        *"--mpi openmpi -- mpiexec.openmpi --oversubscribe".split(),
         *f"-n 2 {CORPUS}/pnetcdf-transpose/transpose -q -l 64 transpose.nc".split(),
     ],
 }
@@ -58,9 +57,9 @@ def one_study(case: str, version: str, src: Path, work: Path) -> dict:
     """One study of `case` with the tuner of `src`, in a scratch directory under work."""
     d = Path(tempfile.mkdtemp(prefix=f"{case}-{version}-", dir=work))
     out = d / "study"
-    env = dict(os.environ, PYTHONPATH=str(src))
-    env.setdefault("IOTUNE_LIB", str(REPO / "build/runtime/libiotune.so"))
-    env.setdefault("IOTUNE_KERNELS_DIR", str(REPO / "build/kernels"))
+    env = dict(os.environ, PYTHONPATH=str(src))  # the runtimes: this environment's (paths.py)
+    if os.geteuid() == 0:  # Open MPI refuses root without these
+        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     argv = [sys.executable, "-m", "iotune", "tune", *COMMON, "--out", str(out), *CASES[case]]
     rec: dict = {"case": case, "version": version, "src": str(src), "argv": shlex.join(argv)}
     rec["uptime_before"] = uptime()
