@@ -856,8 +856,11 @@ def _screen(
     one-at-a-time rounds gave two (a setting's own test, then the reduced set's against the
     current one): so the other setting the trials favour most (marginal.runner_up) is also
     tested alone in the same rounds (the winner without it), and stays when its removal is
-    shown to cost the bar. None when no setting stands out, or all do, or when the setting
-    kept is not measured at all (it failed every run, or the space forbids it alone)."""
+    shown to cost the bar. When the winner is shown better than the kept setting but that
+    second one was shown to gain, the two together are tested against the winner once more
+    (two gains, found in two tests) before the one-at-a-time rounds. None when no setting
+    stands out, or all do, or when the setting kept is not measured at all (it failed every
+    run, or the space forbids it alone)."""
     if not SCREEN or not rows or len(winner) < 2:
         return None
     space = pairs.cfg.space
@@ -883,18 +886,29 @@ def _screen(
     record = {"kept": sorted(core), "tested": rest, "cost": c["cost"], "pairs": c["pairs"],
               "removed": not c["needed"]}  # fmt: skip
     keep = dict(core)
-    if "second" in variants and not c["needed"]:
+    if "second" in variants:
         s2 = _contribution(res["second"], maximize, bar)
         record["second"] = {"setting": f"{second[0]}={second[1]}", "cost": s2["cost"],
                             "pairs": s2["pairs"], "kept": s2["needed"]}  # fmt: skip
         if s2["needed"]:
             keep.update({k: v for k, v in winner.items() if k not in variants["second"]})
     log(f"the winner vs {config_key(core)}: {c['cost']:.2f}x in {c['pairs']} pairs ("
-        + ("the others removed" if record["removed"] else "shown: each setting tested alone")
-        + (f"; {record['second']['setting']} kept, its removal {record['second']['cost']:.2f}x"
+        + ("the others removed" if record["removed"] else "shown")
+        + (f"; {record['second']['setting']} needed, its removal {record['second']['cost']:.2f}x"
            if record.get("second", {}).get("kept") else "")
         + ")")  # fmt: skip
+    if c["needed"] and len(keep) > len(core) and len(keep) < len(winner):
+        # the winner gains over the kept setting, and the second one was shown to gain: are
+        # the two all it needs? (one more test of two sets before the one-at-a-time rounds)
+        c = _contribution(pairs.run(winner, {"core": keep}, maximize)["core"], maximize, bar)
+        record["then"] = {"kept": sorted(keep), "cost": c["cost"], "pairs": c["pairs"],
+                          "removed": not c["needed"]}  # fmt: skip
+        record["removed"] = not c["needed"]
+        log(f"the winner vs {config_key(keep)}: {c['cost']:.2f}x in {c['pairs']} pairs ("
+            + ("the others removed" if record["removed"] else "shown")
+            + ")")  # fmt: skip
     if c["needed"]:
+        log("each setting tested alone")
         return {"settings": dict(winner), "removed": {}, "record": record}
     note = _removal_note(c, bar).replace("removing it", "removing it with the others")
     gone = [n for n in rest if n not in keep]

@@ -269,3 +269,65 @@ def test_a_rejected_reduction_keeps_the_screens_record(tmp_path):
     got = study._checked_reduction(cfg, dict(WINNER), reduced, evaluate, False,
                                    random.Random(0), lambda m: None)  # fmt: skip
     assert got["settings"] == WINNER and got["rejected"] and got["screen"] == {"kept": [CB]}
+
+
+FIVE_SPACE = """
+name = "five"
+
+[params.cb_buffer_size]
+values = ["1M", "16M"]
+default = "16M"
+
+[params.chunk_cache_bytes]
+values = ["1M", "8M"]
+default = "1M"
+
+[params.romio_cb_write]
+values = ["automatic", "disable"]
+default = "automatic"
+
+[params.romio_ds_write]
+values = ["automatic", "disable"]
+default = "automatic"
+
+[params.sieve_buf_size]
+values = ["64K", "1M"]
+default = "64K"
+"""
+BIG_WINNER = {CB: "1048576", CC: "8388608", CW: "disable", "romio_ds_write": "disable",
+              "sieve_buf_size": "1048576"}  # fmt: skip
+
+
+def test_two_gains_found_by_the_screen_in_two_tests(tmp_path, monkeypatch):
+    """CB 2x and CC 1.4x, three settings that do nothing: the winner beats CB alone, CC's own
+    removal is shown to cost, so the screen tries CB and CC together against the winner, which
+    removes the other three at once: fewer runs than the one-at-a-time rounds, the same set."""
+    f = tmp_path / "five.toml"
+    f.write_text(FIVE_SPACE)
+    sp = space.load(f)
+
+    def rule(s):
+        return (0.5 if s.get(CB) else 1.0) / (1.4 if s.get(CC) else 1.0)
+
+    rng = random.Random(7)
+    rows = []
+    for i in range(64):
+        s = {k: v for j, (k, v) in enumerate(BIG_WINNER.items()) if (i >> (j % 5)) & 1}
+        s = {k: v for k, v in s.items() if k in (CB, CC) or rng.random() < 0.5}
+        rows.append({"settings": s, "value": rule(s) * rng.lognormvariate(0, 0.05)})
+    assert marginal.carrying(rows, BIG_WINNER, False, 0.05) == MAIN
+    assert marginal.runner_up(rows, BIG_WINNER, MAIN, False, 0.05) == (CC, "8388608")
+    cfg = study.TuneConfig(app=["x"], out=tmp_path, space=sp, seed=3, strategy="tpe",
+                           verify_pairs=10)  # fmt: skip
+    counts = {}
+    for screen in (True, False):
+        monkeypatch.setattr(study, "SCREEN", screen)
+        runs: list = []
+        got = study.minimal(cfg, dict(BIG_WINNER), _timed(rule, runs), False, random.Random(0),
+                            lambda m: None, rows)  # fmt: skip
+        assert got["settings"] == {CB: "1048576", CC: "8388608"}
+        counts[screen] = len(runs)
+        if screen:
+            sc = got["screen"]
+            assert not (sc["cost"] < 1.3) and sc["second"]["kept"] and sc["then"]["removed"]
+    assert counts[True] < counts[False]
