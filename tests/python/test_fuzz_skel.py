@@ -21,6 +21,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from iotune.skel import cost
 from iotune.skel import descriptor as dmod
 from iotune.skel import generate as gen
 
@@ -68,6 +69,13 @@ def check(text: str, source: str = "fuzz.yaml") -> str | None:
     c_text = gen.skeleton_c(d, source)
     assert time.monotonic() - t0 < SLOW_S
     assert_safe(c_text)
+    t0 = time.monotonic()
+    try:  # what `skel run` judges before running it: a Cost, or one CostError line
+        c = cost.estimate(d, d.ranks)
+        assert c.wait_s >= 0 and c.total_bytes >= 0 and c.line()
+    except cost.CostError as e:
+        assert "\n" not in str(e), str(e)
+    assert time.monotonic() - t0 < SLOW_S
     return c_text
 
 
