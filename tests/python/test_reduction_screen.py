@@ -331,3 +331,20 @@ def test_two_gains_found_by_the_screen_in_two_tests(tmp_path, monkeypatch):
             sc = got["screen"]
             assert not (sc["cost"] < 1.3) and sc["second"]["kept"] and sc["then"]["removed"]
     assert counts[True] < counts[False]
+
+
+def test_the_next_setting_is_read_beside_the_kept_one():
+    """CC gains 1.3x only beside CB and costs 10 % without it (as ROMIO's hints gain only
+    beside io=romio321 under Open MPI): over every trial it looks like nothing, among the
+    trials that hold CB it stands out, so the screen tests it alone."""
+
+    def rule(s):
+        t = _main_only(s)
+        if s.get(CC):
+            t = t / 1.3 if s.get(CB) else t * 1.1
+        return t
+
+    rows = _rows(rule, n=48)
+    assert marginal.runner_up(rows, WINNER, MAIN, False, 0.05) == (CC, "8388608")
+    over_all = marginal.effects(rows, {}, False, {CC}, within={})
+    assert over_all[0].ratio < 1.05  # what reading every trial would have said

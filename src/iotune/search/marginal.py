@@ -212,11 +212,16 @@ def runner_up(
     maximize: bool,
     min_gain: float,
 ) -> tuple[str, str] | None:
-    """The setting of `winner` outside `core` whose marginal effect over every trial is the
-    clearest among those better by at least min_gain in median (at any p), or None: the one
-    the screen also tests alone (study._screen), so that a second gain of its own is not lost
-    in the test of all the others together (a setting there that costs time hides it)."""
-    for e in effects(rows, {}, maximize, set(winner) - set(core), within={}):
+    """The setting of `winner` outside `core` whose marginal effect is the clearest among
+    those better by at least min_gain in median (at any p), or None: the one the screen also
+    tests alone (study._screen), so that a second gain of its own is not lost in the test of
+    all the others together (a setting there that costs time hides it). Read among the trials
+    that hold `core` when enough do (stratum_for: a setting that only helps beside the kept
+    one, such as ROMIO's hints beside io=romio321 under Open MPI, shows there), else over
+    every trial."""
+    rows = list(rows)
+    within = stratum_for(rows, core)
+    for e in effects(rows, {}, maximize, set(winner) - set(core), within=within):
         if winner.get(e.name) == e.value and e.ratio >= 1.0 + max(min_gain, 0.0):
             return e.name, e.value
     return None
