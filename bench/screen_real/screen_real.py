@@ -87,6 +87,22 @@ def one_study(case: str, version: str, src: Path, work: Path) -> dict:
     return rec
 
 
+def _screen_cell(sc: dict | None) -> str:
+    """What the reduction's screen did (summary.json's minimal.screen), in a few words."""
+    if not sc:
+        return "-"
+    out = f"kept {','.join(sc['kept'])}: the winner {sc['cost']:.2f}x in {sc['pairs']} pairs"
+    second = sc.get("second")
+    if second:
+        out += f"; without {second['setting']} {second['cost']:.2f}x" + (
+            " (needed)" if second["kept"] else ""
+        )
+    then = sc.get("then")
+    if then:
+        out += f"; vs {','.join(then['kept'])} {then['cost']:.2f}x in {then['pairs']} pairs"
+    return out + (": others removed" if sc["removed"] else ": one at a time")
+
+
 def table(records: list[dict]) -> str:
     lines = [
         "| case | round | version | s | best.xml | speedup [interval] | pairs | runs (search / "
@@ -99,13 +115,7 @@ def table(records: list[dict]) -> str:
         best = ", ".join(f"{k}={v}" for k, v in (r.get("best_xml") or {}).items()) or "defaults"
         lo, hi = r.get("interval") or [None, None]
         sp = f"{r['speedup']:.2f}x [{lo:.2f}-{hi:.2f}]" if r.get("speedup") and lo and hi else "-"
-        sc = r.get("screen")
-        screen = (
-            f"kept {','.join(sc['kept'])}: {sc['cost']:.2f}x in {sc['pairs']} pairs, "
-            + ("others removed" if sc["removed"] else "shown: one at a time")
-            if sc
-            else "-"
-        )
+        screen = _screen_cell(r.get("screen"))
         lines.append(
             f"| {r['case']} | {r['round']} | {r['version']} | {r['seconds']} | {best} | {sp} | "
             f"{r.get('pairs', '-')} | {runs.get('total', '-')} ({phases}) | {screen} |"
