@@ -901,6 +901,8 @@ def _screen(
         # the winner gains over the kept setting, and the second one was shown to gain: are
         # the two all it needs? (one more test of two sets before the one-at-a-time rounds)
         c = _contribution(pairs.run(winner, {"core": keep}, maximize)["core"], maximize, bar)
+        if c["pairs"] == 0:  # the two never ran together: nothing measured, nothing removed
+            c = {**c, "needed": True}
         record["then"] = {"kept": sorted(keep), "cost": c["cost"], "pairs": c["pairs"],
                           "removed": not c["needed"]}  # fmt: skip
         record["removed"] = not c["needed"]

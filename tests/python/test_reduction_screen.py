@@ -348,3 +348,24 @@ def test_the_next_setting_is_read_beside_the_kept_one():
     assert marginal.runner_up(rows, WINNER, MAIN, False, 0.05) == (CC, "8388608")
     over_all = marginal.effects(rows, {}, False, {CC}, within={})
     assert over_all[0].ratio < 1.05  # what reading every trial would have said
+
+
+def test_two_settings_that_never_run_together_remove_nothing(tmp_path, monkeypatch):
+    """The test of the two together measured nothing (every run of CB with CC failed): the
+    screen removes nothing and the one-at-a-time rounds decide."""
+    rule = _hidden(a=1.5, h=1.0)
+    rows = _rows(rule, n=48)
+    runs: list = []
+
+    def evaluate(settings, cap):
+        runs.append(dict(settings))
+        if settings == {**MAIN, CC: "8388608"}:
+            return Outcome("failed", wall_s=0.1)
+        t = rule(settings)
+        return Outcome("ok", t, "kernel", t)
+
+    got = study.minimal(_cfg(tmp_path), dict(WINNER), evaluate, False, random.Random(0),
+                        lambda m: None, rows)  # fmt: skip
+    sc = got["screen"]
+    assert sc["second"]["kept"] and sc["then"]["pairs"] == 0 and not sc["removed"]
+    assert not any("with the others" in why for why in got["removed"].values())
