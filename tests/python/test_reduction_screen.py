@@ -153,28 +153,23 @@ def test_the_screen_keeps_the_clearest(monkeypatch):
     assert marginal.carrying(rows, WINNER, False, 0.05) == MAIN
 
 
-TIED_SPACE = """
-name = "tied"
-
-[params.striping_unit]
-values = ["1M", "4M"]
-default = "4M"
-
-[params.romio_cb_write]
-values = ["automatic", "disable"]
-default = "automatic"
-
-[[constraints]]
-tie = "cb_buffer_size"
-to = "striping_unit"
-"""
+def _space(tmp_path, name, params, tie=None):
+    """A grid space of two-valued parameters {name: (non-default, default)}, tie: (name, to)."""
+    text = f'name = "{name}"\n' + "".join(
+        f'[params.{p}]\nvalues = ["{on}", "{off}"]\ndefault = "{off}"\n'
+        for p, (on, off) in params.items()
+    )
+    if tie:
+        text += f'[[constraints]]\ntie = "{tie[0]}"\nto = "{tie[1]}"\n'
+    f = tmp_path / f"{name}.toml"
+    f.write_text(text)
+    return space.load(f)
 
 
 def test_a_tied_setting_stays_with_the_one_it_is_tied_to(tmp_path, monkeypatch):
     """cb_buffer_size follows striping_unit (sc13-lustre's tie): the screen keeps both."""
-    f = tmp_path / "tied.toml"
-    f.write_text(TIED_SPACE)
-    sp = space.load(f)
+    sp = _space(tmp_path, "tied", {"striping_unit": ("1M", "4M"), CW: ("disable", "automatic")},
+                ("cb_buffer_size", "striping_unit"))  # fmt: skip
     unit = {"striping_unit": "1048576", "cb_buffer_size": "1048576"}
     winner = {**unit, CW: "disable"}
 
@@ -271,29 +266,6 @@ def test_a_rejected_reduction_keeps_the_screens_record(tmp_path):
     assert got["settings"] == WINNER and got["rejected"] and got["screen"] == {"kept": [CB]}
 
 
-FIVE_SPACE = """
-name = "five"
-
-[params.cb_buffer_size]
-values = ["1M", "16M"]
-default = "16M"
-
-[params.chunk_cache_bytes]
-values = ["1M", "8M"]
-default = "1M"
-
-[params.romio_cb_write]
-values = ["automatic", "disable"]
-default = "automatic"
-
-[params.romio_ds_write]
-values = ["automatic", "disable"]
-default = "automatic"
-
-[params.sieve_buf_size]
-values = ["64K", "1M"]
-default = "64K"
-"""
 BIG_WINNER = {CB: "1048576", CC: "8388608", CW: "disable", "romio_ds_write": "disable",
               "sieve_buf_size": "1048576"}  # fmt: skip
 
@@ -302,9 +274,10 @@ def test_two_gains_found_by_the_screen_in_two_tests(tmp_path, monkeypatch):
     """CB 2x and CC 1.4x, three settings that do nothing: the winner beats CB alone, CC's own
     removal is shown to cost, so the screen tries CB and CC together against the winner, which
     removes the other three at once: fewer runs than the one-at-a-time rounds, the same set."""
-    f = tmp_path / "five.toml"
-    f.write_text(FIVE_SPACE)
-    sp = space.load(f)
+    params = {CB: ("1M", "16M"), CC: ("8M", "1M"), CW: ("disable", "automatic"),
+              "romio_ds_write": ("disable", "automatic"),
+              "sieve_buf_size": ("1M", "64K")}  # fmt: skip
+    sp = _space(tmp_path, "five", params)
 
     def rule(s):
         return (0.5 if s.get(CB) else 1.0) / (1.4 if s.get(CC) else 1.0)
