@@ -429,6 +429,7 @@ def replay_study(
     seed: int,
     warmup: int = 0,
     keep_summary: bool = False,
+    verify_pairs: int | None = None,
 ) -> dict:
     """One whole `iotune tune` study replayed: the strategy's search (its own budget, its early
     stop), then study.finish (race or re-measurement of the leaders, verification pairs, the
@@ -481,6 +482,8 @@ def replay_study(
         cfg = TuneConfig(app=["replayed"], out=Path(d), space=sp, strategy=name,
                          trials=STUDY_BUDGETS[strategy], remember=False, seed=seed,
                          warmup=warmup)  # fmt: skip
+        if verify_pairs is not None:
+            cfg.verify_pairs = verify_pairs
         search(cfg, study, evaluate, on_trial)
         search_runs = runs["all"]
         summary = finish(cfg, study, evaluate, log=lambda _: None)
@@ -670,6 +673,7 @@ def main_studies(args: argparse.Namespace) -> int:
         "seeds": args.seeds,
         "first_seed": args.first_seed,
         "warmup": args.warmup,
+        "verify_pairs": args.verify_pairs,
         "noisier": args.noisier,
         "t_lane": args.t_lane,
         "reduced_extra": study_module.REDUCED_EXTRA,
@@ -701,7 +705,8 @@ def main_studies(args: argparse.Namespace) -> int:
             t0 = time.monotonic()
             studies = []
             for seed in range(args.first_seed, args.first_seed + args.seeds):
-                studies.append(replay_study(land, sp, strategy, seed, args.warmup))
+                studies.append(replay_study(land, sp, strategy, seed, args.warmup,
+                                            verify_pairs=args.verify_pairs))  # fmt: skip
                 if len(studies) % 10 == 0 or len(studies) == args.seeds:  # a loaded machine:
                     summary = summarise_studies(studies, STUDY_BUDGETS[strategy])  # save often
                     summary["elapsed_s"] = round(time.monotonic() - t0, 1)
@@ -848,6 +853,12 @@ def main() -> int:
         metavar="F",
         help="with --studies: the reduced set's check takes up to F x --verify-pairs more "
         "pairs (study.REDUCED_EXTRA; 0: capped at --verify-pairs as before 2026-11-27)",
+    )
+    ap.add_argument(
+        "--verify-pairs",
+        type=int,
+        help="with --studies: the most pairs of each test of the final phases (iotune's "
+        "--verify-pairs; default: iotune's, 20; the demo's is 10)",
     )
     ap.add_argument(
         "--stop-early",

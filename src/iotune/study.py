@@ -585,6 +585,7 @@ class Pairs:
         too_small: float | None = None,
         max_pairs: int | None = None,
         margin: float = 0.0,
+        extend_from: int | None = None,
     ):
         """too_small: also stop a variant's test, as "no gain worth recommending", once the
         upper end of its Hodges-Lehmann interval at the one-sided FUTILITY_LEVEL is below a
@@ -597,12 +598,18 @@ class Pairs:
         the side to be shown better handicapped by 1 + margin (equivalently: the lower end of
         the Hodges-Lehmann interval at the design's level is above 1 + margin). A difference
         of exactly 1 + margin is then called significant at most at the design's level. The
-        verdict's speedup and wins stay those of the pairs as measured."""
+        verdict's speedup and wins stay those of the pairs as measured.
+        extend_from (e.g. --verify-pairs, with a larger max_pairs): a test still undecided after
+        this many pairs goes on only while its pairs' speedup is at least 1 + --min-gain (a
+        gain the noise has not yet let it show); otherwise it ends there, not significant.
+        Stopping some paths early only shrinks the design's rejection region: the false-win
+        bound of the design up to max_pairs still holds."""
         self.cfg, self.evaluate, self.rng = cfg, evaluate, rng
         top = cfg.verify_pairs if max_pairs is None else max(max_pairs, cfg.verify_pairs)
         self.design = sequential.design(min(cfg.verify_min, cfg.verify_pairs), top)
         self.too_small = too_small
         self.margin = margin
+        self.extend_from = extend_from
         self.not_in_effect: dict[str, str] = {}
         self.runs = 0
 
@@ -643,26 +650,42 @@ class Pairs:
                 if not v.decided and self._below(a, b, maximize):
                     v = dataclasses.replace(v, decided=True, futile=True)
                     r["below_min_gain"] = True
+                elif not v.decided and not self._may_go_on(v, a, b, maximize):
+                    v = dataclasses.replace(v, decided=True, futile=len(a) < self.extend_from)
                 r["verdict"] = v
                 if v.decided:
                     open_.discard(name)
         return res
 
     def _verdict(
-        self, a: list[float], b: list[float], maximize: bool
+        self, a: list[float], b: list[float], maximize: bool, design: Any = None
     ) -> tuple[sequential.Verdict, bool]:
         """sequential.verdict of "b is better than a", by more than self.margin if one is set;
-        and whether b is significantly better at all (without the margin)."""
-        v = sequential.verdict(a, b, self.design, maximize)
+        and whether b is significantly better at all (without the margin). design: the test's
+        own unless given."""
+        design = design or self.design
+        v = sequential.verdict(a, b, design, maximize)
         if self.margin <= 0:
             return v, v.significant
         k = 1.0 + self.margin  # b handicapped: slower (times) or lower (rates) by k
-        shown = sequential.verdict(a, [y / k if maximize else y * k for y in b], self.design,
+        shown = sequential.verdict(a, [y / k if maximize else y * k for y in b], design,
                                    maximize)  # fmt: skip
         shown = dataclasses.replace(
             shown, improved=shown.significant and v.speedup > 1.0, speedup=v.speedup, wins=v.wins
         )
         return shown, v.significant
+
+    def _may_go_on(self, v: sequential.Verdict, a: list[float], b: list[float],
+                   maximize: bool) -> bool:  # fmt: skip
+        """Whether an undecided test takes another pair (extend_from): always while its pairs
+        show --min-gain; otherwise only up to extend_from pairs, and only while it can still
+        become significant within them (the futility of the shorter design)."""
+        if self.extend_from is None or v.speedup >= 1.0 + max(self.cfg.min_gain, 0.0):
+            return True
+        if v.pairs >= self.extend_from:
+            return False
+        short = dataclasses.replace(self.design, max_pairs=self.extend_from)
+        return not self._verdict(a, b, maximize, short)[0].futile
 
     def _below(self, a: list[float], b: list[float], maximize: bool) -> bool:
         """The interval of b's gain over a lies below too_small (from FUTILITY_PAIRS on)."""
@@ -716,12 +739,13 @@ def verify(
     what: str = "tuned settings",
     too_small: float | None = None,
     max_pairs: int | None = None,
+    extend_from: int | None = None,
 ) -> dict[str, Any]:
     """Default vs tuned measured in interleaved pairs until a sequential signed-rank test decides
     (at least cfg.verify_min pairs, at most cfg.verify_pairs or max_pairs); `what` names them in
-    its text. too_small (e.g. --min-gain): it also stops once the gain's interval lies below it
-    (Pairs)."""
-    pairs = Pairs(cfg, evaluate, rng, too_small, max_pairs)
+    its text. too_small (e.g. --min-gain): it also stops once the gain's interval lies below it;
+    extend_from: past that many pairs it goes on only while the gain measures --min-gain (Pairs)."""
+    pairs = Pairs(cfg, evaluate, rng, too_small, max_pairs, extend_from=extend_from)
     design = pairs.design
     if not best:
         return {
@@ -1199,10 +1223,13 @@ def finish(
     counter.phase = "verification"
     log(
         f"default vs tuned ({config_key(best)}): interleaved pairs until a sequential test "
-        f"decides ({min(cfg.verify_min, cfg.verify_pairs)} to {cfg.verify_pairs})"
+        f"decides ({min(cfg.verify_min, cfg.verify_pairs)} to {cfg.verify_pairs}; up to "
+        f"{_reduced_pairs(cfg)} while tuned leads by --min-gain)"
     )
     too_small = cfg.min_gain if raced and cfg.min_gain > 0 else None
-    final = verify(cfg, best, evaluate, maximize, rng, "the full winner", too_small)
+    # its failure keeps the defaults: a gain the noise hid at --verify-pairs gets more pairs
+    final = verify(cfg, best, evaluate, maximize, rng, "the full winner", too_small,
+                   max_pairs=_reduced_pairs(cfg), extend_from=cfg.verify_pairs)  # fmt: skip
     off = {k: why for k, why in final.get("not_in_effect", {}).items() if k in best}
     effective = {k: v for k, v in best.items() if k not in off}
     reduced: dict[str, Any] = {"settings": effective, "contributions": {}, "removed": {}}

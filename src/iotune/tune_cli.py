@@ -138,7 +138,8 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "--verify-pairs",
         type=int,
         help="the most default/tuned pairs of the final sequential test; it stops once the "
-        "difference is significant or cannot become so (at least 5 pairs; default 20)",
+        "difference is significant or cannot become so (at least 5 pairs; default 20; half as "
+        "many again while tuned leads by --min-gain)",
     )
     noise.add_argument(
         "--warmup",
