@@ -217,8 +217,9 @@ def test_entries_that_depend_on_the_step_are_estimated_over_the_steps(tmp_path):
     assert c.calls_per_rank_step == 1 + 9  # the busiest step
     with pytest.raises(cost.CostError, match="216.0 h of computation"):
         cost.check_local(c, str(tmp_path), cores=2)
-    many = cost.estimate(d, 2, steps=1000)  # 17 steps sampled (step 0 among them), extrapolated
-    assert many.gap_s_per_rank_step == pytest.approx(86400, rel=0.1)
+    many = cost.estimate(d, 2, steps=1000)  # 17 steps sampled, extrapolated
+    # step 0 (no gap) counts once, not as 1 of the 17 sampled steps (86400 * 16/17 before)
+    assert many.gap_s_per_rank_step == pytest.approx(86400 * 999 / 1000)
 
 
 def test_a_comparison_counts_every_run_it_makes(tmp_path):

@@ -157,6 +157,17 @@ def _steps_sample(steps: int) -> list[int]:
                                        for i in range(STEP_SAMPLE))})  # fmt: skip
 
 
+def _step_mean(values: list[float], steps: int) -> float:
+    """The mean a step of values measured at _steps_sample(steps): every step when they are
+    all there; else step 0 counts once and the other sampled steps stand for the other
+    steps - 1 (a first step that differs, e.g. one that creates the datasets, is not
+    weighed like 1/16 of the run)."""
+    if len(values) == max(steps, 1) or len(values) < 2:
+        return sum(values) / len(values)
+    rest = values[1:]
+    return (values[0] + (steps - 1) * sum(rest) / len(rest)) / steps
+
+
 def estimate(d: dmod.Descriptor, ranks: int, steps: int | None = None, gaps: bool = True) -> Cost:
     """The run's cost at this many ranks (steps: the descriptor's unless given), from the
     writes of a sample of ranks, extrapolated to all: in step 0, or, when an entry depends on
@@ -171,10 +182,10 @@ def estimate(d: dmod.Descriptor, ranks: int, steps: int | None = None, gaps: boo
             each = [_rank_step(d, d.env(rank=r, size=ranks, step=st)) for st in at]
             per.append(
                 (
-                    sum(b for b, _, _ in each) / len(each),
+                    _step_mean([b for b, _, _ in each], steps),
                     max(b for b, _, _ in each),
                     max(c for _, c, _ in each),
-                    sum(g for _, _, g in each) / len(each),
+                    _step_mean([g for _, _, g in each], steps),
                 )
             )
     except expr.ExprError as e:
