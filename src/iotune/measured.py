@@ -52,7 +52,8 @@ FINAL = {
     "warmup": "discarded runs before each measured run of the final phases",
     "leaders": "leading settings re-measured",
     "repeat": "re-measurements of each leader",
-    "verify_pairs": "the most default/tuned pairs of the verification",
+    "verify_pairs": "the verification's default/tuned pairs: at most this, or half as many "
+    "again while tuned leads by --min-gain",
     "partial": "the winner reduced to the settings that carry its gain",
     "min_gain": "the smallest gain worth recommending: the search stops when the rest cannot "
     "beat the best found by it; a setting beside others must be shown to carry it",
@@ -71,7 +72,7 @@ LABELS = {
     "warmup": "warm-up runs (--warmup)",
     "leaders": "leaders re-measured (--leaders)",
     "repeat": "re-measurements (--repeat)",
-    "verify_pairs": "verification pairs, at most (--verify-pairs)",
+    "verify_pairs": "verification pairs, at most (--verify-pairs; x1.5 while tuned leads)",
     "partial": "reduction to what carries the gain",
     "min_gain": "smallest gain worth recommending (--min-gain)",
 }

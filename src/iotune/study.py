@@ -602,8 +602,9 @@ class Pairs:
         extend_from (e.g. --verify-pairs, with a larger max_pairs): a test still undecided after
         this many pairs goes on only while its pairs' speedup is at least 1 + --min-gain (a
         gain the noise has not yet let it show); otherwise it ends there, not significant.
-        Stopping some paths early only shrinks the design's rejection region: the false-win
-        bound of the design up to max_pairs still holds."""
+        Before that it runs as a test up to max_pairs (its level, its futility). Stopping
+        some paths early only shrinks the design's rejection region: the false-win bound of
+        the design up to max_pairs still holds."""
         self.cfg, self.evaluate, self.rng = cfg, evaluate, rng
         top = cfg.verify_pairs if max_pairs is None else max(max_pairs, cfg.verify_pairs)
         self.design = sequential.design(min(cfg.verify_min, cfg.verify_pairs), top)
@@ -651,41 +652,42 @@ class Pairs:
                     v = dataclasses.replace(v, decided=True, futile=True)
                     r["below_min_gain"] = True
                 elif not v.decided and not self._may_go_on(v, a, b, maximize):
-                    v = dataclasses.replace(v, decided=True, futile=len(a) < self.extend_from)
+                    v = dataclasses.replace(v, decided=True, futile=v.pairs < self.extend_from)
+                    r["not_leading"] = True
                 r["verdict"] = v
                 if v.decided:
                     open_.discard(name)
         return res
 
     def _verdict(
-        self, a: list[float], b: list[float], maximize: bool, design: Any = None
+        self, a: list[float], b: list[float], maximize: bool
     ) -> tuple[sequential.Verdict, bool]:
         """sequential.verdict of "b is better than a", by more than self.margin if one is set;
-        and whether b is significantly better at all (without the margin). design: the test's
-        own unless given."""
-        design = design or self.design
-        v = sequential.verdict(a, b, design, maximize)
+        and whether b is significantly better at all (without the margin)."""
+        v = sequential.verdict(a, b, self.design, maximize)
         if self.margin <= 0:
             return v, v.significant
         k = 1.0 + self.margin  # b handicapped: slower (times) or lower (rates) by k
-        shown = sequential.verdict(a, [y / k if maximize else y * k for y in b], design,
+        shown = sequential.verdict(a, [y / k if maximize else y * k for y in b], self.design,
                                    maximize)  # fmt: skip
         shown = dataclasses.replace(
             shown, improved=shown.significant and v.speedup > 1.0, speedup=v.speedup, wins=v.wins
         )
         return shown, v.significant
 
-    def _may_go_on(self, v: sequential.Verdict, a: list[float], b: list[float],
-                   maximize: bool) -> bool:  # fmt: skip
+    def _may_go_on(
+        self, v: sequential.Verdict, a: list[float], b: list[float], maximize: bool
+    ) -> bool:
         """Whether an undecided test takes another pair (extend_from): always while its pairs
-        show --min-gain; otherwise only up to extend_from pairs, and only while it can still
-        become significant within them (the futility of the shorter design)."""
+        show --min-gain (the ratio of the medians); otherwise as the test up to extend_from
+        pairs would: not from extend_from on, nor once that test could no longer become
+        significant (its futility). So no test ends sooner than it did without the extension."""
         if self.extend_from is None or v.speedup >= 1.0 + max(self.cfg.min_gain, 0.0):
             return True
         if v.pairs >= self.extend_from:
             return False
-        short = dataclasses.replace(self.design, max_pairs=self.extend_from)
-        return not self._verdict(a, b, maximize, short)[0].futile
+        short = sequential.design(self.design.min_pairs, self.extend_from)
+        return not sequential.verdict(a, b, short, maximize).futile
 
     def _below(self, a: list[float], b: list[float], maximize: bool) -> bool:
         """The interval of b's gain over a lies below too_small (from FUTILITY_PAIRS on)."""
@@ -709,6 +711,7 @@ def _verdict_text(
     design: Any,
     what: str = "tuned settings",
     below: float | None = None,
+    not_leading: float | None = None,
 ) -> str:
     """The sequential test's outcome for one verification (summary.json's final.verdict and the
     console's log); the study's headline is verdict.headline's, measured on best.xml."""
@@ -724,6 +727,11 @@ def _verdict_text(
     why = "stopped: it cannot become significant" if v.futile else "not significant"
     if below is not None:
         why = f"stopped: its interval lies below a gain of {below:.0%} (--min-gain)"
+    if not_leading is not None:
+        why = ("stopped: it cannot become significant within --verify-pairs" if v.futile
+               else "not significant at --verify-pairs")  # fmt: skip
+        why += f"; more pairs only while tuned leads by {not_leading:.0%} (--min-gain)"
+
     return (
         f"no better setting found: {what} vs default {v.speedup:.2f}x, faster in {v.wins} "
         f"of {v.pairs} pairs ({why}); keep the defaults"
@@ -761,6 +769,7 @@ def verify(
     res = pairs.run(best, {"default": {}}, maximize)["default"]
     v = res["verdict"]
     below = bool(res.get("below_min_gain"))
+    not_leading = max(cfg.min_gain, 0.0) if res.get("not_leading") else None
     base, tuned = res["a"], res["b"]
     # the pairs' ratios (a pair with a side that measured 0 has none)
     ratios = [r for d, t in zip(base, tuned, strict=True) if (r := pair_ratio(d, t, maximize))]
@@ -772,10 +781,15 @@ def verify(
         "wins": v.wins if v else 0,
         "futile": bool(v and v.futile),
         "pair_ratios": ratios,
-        "design": {"min": design.min_pairs, "max": design.max_pairs, "level": design.level},
+        "design": {
+            "min": design.min_pairs,
+            "max": design.max_pairs,
+            "level": design.level,
+            **({"extend_from": extend_from} if extend_from else {}),
+        },  # fmt: skip
         "below_min_gain": below,
         "verdict": _verdict_text(
-            v, ratios, design, f"{what} ({len(best)})", too_small if below else None
+            v, ratios, design, f"{what} ({len(best)})", too_small if below else None, not_leading
         ),
         "variants": {"default": {}, "tuned": dict(best)},
         "rounds": [{"default": d, "tuned": t} for d, t in zip(base, tuned, strict=True)],
@@ -995,6 +1009,13 @@ def _checked_reduction(
         "rejected": {"settings": reduced["settings"], "removed": reduced["removed"], **summary},
         **({"screen": reduced["screen"]} if reduced.get("screen") else {}),
     }
+
+
+def _deciding_test(cfg: TuneConfig) -> str:
+    """How a test whose failure keeps the defaults runs (the console's line)."""
+    return (f"interleaved pairs until a sequential test decides "
+            f"({min(cfg.verify_min, cfg.verify_pairs)} to {cfg.verify_pairs}, up to "
+            f"{_reduced_pairs(cfg)} while tuned leads by --min-gain)")  # fmt: skip
 
 
 def _reduced_pairs(cfg: TuneConfig) -> int:
@@ -1221,11 +1242,7 @@ def finish(
         leaders = remeasure_leaders(cfg, study, evaluate, rng)
     best = dict(leaders.get("best_settings") or {})
     counter.phase = "verification"
-    log(
-        f"default vs tuned ({config_key(best)}): interleaved pairs until a sequential test "
-        f"decides ({min(cfg.verify_min, cfg.verify_pairs)} to {cfg.verify_pairs}; up to "
-        f"{_reduced_pairs(cfg)} while tuned leads by --min-gain)"
-    )
+    log(f"default vs tuned ({config_key(best)}): {_deciding_test(cfg)}")
     too_small = cfg.min_gain if raced and cfg.min_gain > 0 else None
     # its failure keeps the defaults: a gain the noise hid at --verify-pairs gets more pairs
     final = verify(cfg, best, evaluate, maximize, rng, "the full winner", too_small,
@@ -1245,13 +1262,12 @@ def finish(
     proposed = reduced["settings"] if final["improved"] else {}
     best_check = _verification_of(proposed, final, reduced)
     if proposed and best_check is None:  # e.g. settings not in effect left out: best.xml differs
-        log(
-            f"default vs best.xml ({config_key(proposed)}): interleaved pairs until a "
-            f"sequential test decides ({min(cfg.verify_min, cfg.verify_pairs)} to "
-            f"{cfg.verify_pairs})"
-        )
+        log(f"default vs best.xml ({config_key(proposed)}): {_deciding_test(cfg)}")
         counter.phase = "verification"
-        best_check = verify(cfg, proposed, evaluate, maximize, rng, "best.xml's settings")
+        best_check = verify(
+            cfg, proposed, evaluate, maximize, rng, "best.xml's settings",
+            max_pairs=_reduced_pairs(cfg), extend_from=cfg.verify_pairs,
+        )  # fmt: skip
     head = verdict.headline(proposed, best_check or final, maximize, best, final)
     runs = {"search": search_runs(study), **counter.runs}
     runs["total"] = sum(runs.values())

@@ -18,9 +18,9 @@ KERNEL_ARGS = {
     "haccio": [],
     "iorio": [],
 }
-# The demonstration study, kept short: at most 10 verification pairs and no warm-up runs (the
-# sequential test takes more pairs when the noise needs them; the minimal-recommendation step
-# measures every setting's removal, and warm-ups would double it).
+# The demonstration study, kept short: 10 verification pairs (15 while tuned leads) and no
+# warm-up runs (the sequential test takes more pairs when the noise needs them; the
+# minimal-recommendation step measures every setting's removal, and warm-ups would double it).
 DEMO = {"kernel": "gcrmio", "trials": 30, "verify_pairs": 10, "warmup": 0}
 
 USAGE = """iotune tune [options] -- APP [ARG...]
@@ -137,9 +137,9 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     noise.add_argument(
         "--verify-pairs",
         type=int,
-        help="the most default/tuned pairs of the final sequential test; it stops once the "
-        "difference is significant or cannot become so (at least 5 pairs; default 20; half as "
-        "many again while tuned leads by --min-gain)",
+        help="default/tuned pairs of the final sequential test: it stops once the difference "
+        "is significant or cannot become so, at this many pairs unless tuned leads by "
+        "--min-gain, then at half as many again (at least 5; default 20)",
     )
     noise.add_argument(
         "--warmup",

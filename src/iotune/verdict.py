@@ -129,7 +129,7 @@ def headline(
     Returns {"settings" (what best.xml holds), "established", "speedup", "low", "high",
     "confidence", "wins", "pairs", "candidate" (the settings measured when not established),
     "full_winner" (when it differs), "text", and the pairs: "rounds", "pair_ratios",
-    "summary", "variants"}."""
+    "design" (their test's), "summary", "variants"}."""
     ver = dict(verification or {})
     m = measure(ver, maximize) if ver else {"pairs": 0}
     measured = dict((ver.get("variants") or {}).get("tuned") or {})
@@ -149,6 +149,7 @@ def headline(
             if d > 0 and t > 0
         ],  # fmt: skip
         "rounds": list(ver.get("rounds") or []),
+        "design": dict(ver.get("design") or {}),  # the test of these pairs
         "summary": dict(ver.get("summary") or {}),
         "variants": {"default": {}, "tuned": measured},
     }

@@ -9,7 +9,8 @@ from pathlib import Path
 import optuna
 
 from iotune import space, study
-from iotune.search import loop
+from iotune.search import loop, sequential
+from iotune.study import Pairs
 from iotune.trial import Outcome
 
 HERE = Path(__file__).resolve().parent
@@ -60,14 +61,81 @@ def test_the_demos_undecided_gain_gets_more_pairs(tmp_path):
 
 
 def test_no_extra_pair_when_the_pairs_do_not_show_the_min_gain(tmp_path):
-    """The tuned side leads by 4.9 % at 10 pairs, under --min-gain: the test ends by the cap
-    (here at 8, once 10 pairs could no longer make it significant), though 15 still could."""
+    """Undecided at --verify-pairs with tuned ahead by 2-3 %, under --min-gain: the test ends
+    there, not significant, although 15 pairs could still make it so (and 1.3x pairs follow)."""
     cfg = _cfg(tmp_path)
-    small = (1.08, 1.02, 1.1, 0.97, 1.1, 1.15, 0.97, 1.02, 1.1, 0.97)
-    flat = [(1.0, 1.0 / r) for r in small]
-    got = _verify(cfg, _replayed(flat + MORE_ROUNDS))
-    assert not got["improved"] and got["pairs"] == 8 and got["futile"]
-    assert got["design"]["max"] == 15
+    small = (1.047, 1.023, 1.012, 0.988, 1.009, 1.04, 1.011, 1.006, 1.027, 0.966)
+    got = _verify(cfg, _replayed([(1.0, 1.0 / r) for r in small] + MORE_ROUNDS))
+    assert not got["improved"] and got["pairs"] == 10 and not got["futile"]
+    assert got["design"] == {"min": 5, "max": 15, "level": sequential.design(5, 15).level,
+                             "extend_from": 10}  # fmt: skip
+    assert "only while tuned leads by 5% (--min-gain)" in got["verdict"]
+
+
+def test_a_bad_start_still_gets_its_pairs(tmp_path):
+    """Before --verify-pairs the test runs as one of up to 15 pairs: two early losses and a
+    median under --min-gain do not end it while 15 pairs can still show the gain."""
+    cfg = _cfg(tmp_path)
+    start = [(1.0, 1.0 / r) for r in (0.80, 0.90, 1.02, 1.03)]
+    got = _verify(cfg, _replayed(start + [(1.0, 1 / 1.5)] * 11))
+    assert got["improved"] and got["pairs"] <= 15
+
+
+def test_the_extension_holds_for_rates_too(tmp_path):
+    """A maximised objective (bandwidth): the demo's pairs as rates."""
+    cfg = _cfg(tmp_path)
+    rates = [(1 / d, 1 / t) for d, t in DEMO_ROUNDS + MORE_ROUNDS]
+    got = study.verify(cfg, dict(WINNER), _replayed(rates), True, random.Random(1), "w",
+                       max_pairs=15, extend_from=10)  # fmt: skip
+    assert got["improved"] and 10 < got["pairs"] <= 15
+    small = [(1.0, r) for r in (1.047, 1.023, 1.012, 0.988, 1.009, 1.04, 1.011, 1.006, 1.027,
+                                0.966)]  # fmt: skip
+    got = study.verify(cfg, dict(WINNER), _replayed(small + [(1.0, 1.3)] * 5), True,
+                       random.Random(1), "w", max_pairs=15, extend_from=10)  # fmt: skip
+    assert not got["improved"] and got["pairs"] == 10
+
+
+def _run(seq, pairs=None, design=None):
+    """(improved, pairs used, last p) of one sequence of (default, tuned) pairs, judged by the
+    extension (pairs: a Pairs) or by a plain design."""
+    a, b = [], []
+    for x, y in seq:
+        a.append(x)
+        b.append(y)
+        if len(a) < 5:
+            continue
+        if pairs is not None:
+            v, _ = pairs._verdict(a, b, False)
+            stop = v.decided or not pairs._may_go_on(v, a, b, False)
+        else:
+            v = sequential.verdict(a, b, design)
+            stop = v.decided
+        if stop:
+            break
+    return v.improved, len(a), v.p_nominal
+
+
+def test_every_rejection_is_one_the_longer_design_allows_and_no_test_ends_sooner():
+    """Random sequences (any gain, noise CV ~30 %): a test that passes does so at a look whose
+    exact p is within the level of the design up to 15 pairs (which bounds the A/A false-win
+    probability by 0.05 over all its looks), and no test takes fewer pairs than the plain
+    test up to --verify-pairs took before the extension."""
+    level = sequential.design(5, 15).level
+    assert level < sequential.design(5, 10).level  # the old level would inflate the bound
+    rng = random.Random(7)
+    ext = Pairs(_cfg(Path("."), verify_pairs=10), None, rng, max_pairs=15, extend_from=10)
+    passed = longer = 0
+    for _ in range(300):
+        gain = rng.choice([1.0, 1.05, 1.2, 1.5])
+        seq = [(rng.lognormvariate(0, 0.3), rng.lognormvariate(0, 0.3) / gain) for _ in range(15)]
+        improved, n, p = _run(seq, pairs=ext)
+        _, n_before, _ = _run(seq, design=sequential.design(5, 10))
+        if improved:
+            passed += 1
+            assert p <= level
+        assert n >= n_before
+        longer += n > n_before
+    assert passed > 50 and longer > 20  # both checks saw cases to check
 
 
 def test_a_winner_without_a_gain_is_recommended_no_more_often_than_the_bound(tmp_path):

@@ -343,7 +343,10 @@ def register_defaults(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--trials", type=int, default=12, help="trials per proxy study (default 12)")
     p.add_argument(
-        "--verify-pairs", type=int, default=10, help="most verification pairs (default 10)"
+        "--verify-pairs",
+        type=int,
+        default=10,
+        help="verification pairs (default 10; half as many again while tuned leads by --min-gain)",
     )
     p.add_argument(
         "--rounds", type=int, default=6, help="rounds of the final comparison (default 6)"

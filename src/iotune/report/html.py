@@ -202,11 +202,13 @@ def write_html(
                 ],
             )
         )
-        design = final.get("design") or {}
+        design = (head or {}).get("design") or final.get("design") or {}  # the headline's test
+        more = design.get("extend_from")
         test = (
             f"sequential signed-rank test ({_fmt(design.get('min'))} to "
-            f"{_fmt(design.get('max'))} pairs, level {_fmt(design.get('level'))} per look, 0.05 "
-            "overall)"
+            f"{_fmt(more or design.get('max'))} pairs"
+            + (f", up to {_fmt(design.get('max'))} while tuned leads by --min-gain" if more else "")
+            + f", level {_fmt(design.get('level'))} per look, 0.05 overall)"
         )
         if head and head.get("pairs"):
             interval = (
