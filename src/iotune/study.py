@@ -599,12 +599,12 @@ class Pairs:
         the Hodges-Lehmann interval at the design's level is above 1 + margin). A difference
         of exactly 1 + margin is then called significant at most at the design's level. The
         verdict's speedup and wins stay those of the pairs as measured.
-        extend_from (e.g. --verify-pairs, with a larger max_pairs): a test still undecided after
-        this many pairs goes on only while its pairs' speedup is at least 1 + --min-gain (a
-        gain the noise has not yet let it show); otherwise it ends there, not significant.
-        Before that it runs as a test up to max_pairs (its level, its futility). Stopping
-        some paths early only shrinks the design's rejection region: the false-win bound of
-        the design up to max_pairs still holds."""
+        extend_from (e.g. --verify-pairs, with a larger max_pairs): a test goes past this many
+        pairs only while its pairs' speedup is at least 1 + --min-gain (a gain the noise has
+        not yet let it show); one that does not lead stops as the test up to extend_from
+        would have (_may_go_on). It rejects at the level of the design up to max_pairs, and
+        stopping some paths early only shrinks that design's rejection region: its
+        false-win bound still holds."""
         self.cfg, self.evaluate, self.rng = cfg, evaluate, rng
         top = cfg.verify_pairs if max_pairs is None else max(max_pairs, cfg.verify_pairs)
         self.design = sequential.design(min(cfg.verify_min, cfg.verify_pairs), top)
@@ -731,7 +731,6 @@ def _verdict_text(
         why = ("stopped: it cannot become significant within --verify-pairs" if v.futile
                else "not significant at --verify-pairs")  # fmt: skip
         why += f"; more pairs only while tuned leads by {not_leading:.0%} (--min-gain)"
-
     return (
         f"no better setting found: {what} vs default {v.speedup:.2f}x, faster in {v.wins} "
         f"of {v.pairs} pairs ({why}); keep the defaults"
