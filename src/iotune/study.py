@@ -61,6 +61,8 @@ SHOWN_MIN_GAIN = True  # a setting stays in (or is added to) the recommendation 
 # when its contribution is shown to reach --min-gain, not merely shown to be above 1.0 (_bar)
 REDUCED_EXTRA = 0.5  # the reduced set's check against the defaults: up to this share of
 # --verify-pairs more pairs, by a group-sequential design over all its looks (_reduced_pairs)
+MOST_VERIFY_PAIRS = 50  # --verify-pairs above is refused: its design is simulated for every
+# look up to 1.5x it (75 looks: 23 s, 0.55 GB on the 2-core VM; 150: 136 s, 1 GB; growing)
 SHOWN = 5  # the clearest marginal effects kept in summary.json (minimal.additions.effects)
 RACE_LEADERS = 2  # leaders raced (with the defaults and a simpler set) when --leaders is not given
 STDERR_LINES = 15  # of a failing application's stderr, shown when its baseline fails
@@ -1017,12 +1019,16 @@ def _deciding_test(cfg: TuneConfig) -> str:
             f"{_reduced_pairs(cfg)} while tuned leads by --min-gain)")  # fmt: skip
 
 
+def _reduced_pairs_of(verify_pairs: int) -> int:
+    return verify_pairs + int(verify_pairs * REDUCED_EXTRA)
+
+
 def _reduced_pairs(cfg: TuneConfig) -> int:
     """The most pairs of the reduced set's check: --verify-pairs and REDUCED_EXTRA of it more
     (15 at the demo's 10, 30 at the default 20). The fewest pairs that can show a gain stay
     the winner's (6 and 7: at Pocock's level for 5..15 and 5..30 six and seven pairs all won
     still reject), so a clear gain costs no pair more."""
-    return cfg.verify_pairs + int(cfg.verify_pairs * REDUCED_EXTRA)
+    return _reduced_pairs_of(cfg.verify_pairs)
 
 
 def additions(
@@ -1440,6 +1446,13 @@ def check_verify_pairs(max_pairs: int, min_pairs: int = sequential.MIN_PAIRS) ->
             f"--verify-pairs {max_pairs}: the final verification needs at least one pair and "
             f"can show a gain only from {_fewest_pairs()} pairs: use {sequential.MIN_PAIRS} or "
             f"more (default {sequential.MAX_PAIRS})"
+        )
+    if max_pairs > MOST_VERIFY_PAIRS:  # the design is simulated for every look up to 1.5x it
+        return (
+            f"--verify-pairs {max_pairs}: at most {MOST_VERIFY_PAIRS} (the sequential test's "
+            f"bound is simulated for every look up to {_reduced_pairs_of(MOST_VERIFY_PAIRS)} "
+            "pairs: beyond, minutes and gigabytes before the first trial; the default is "
+            f"{sequential.MAX_PAIRS})"
         )
     d = sequential.design(min(min_pairs, max_pairs), max_pairs)
     if d.first_possible() is None:

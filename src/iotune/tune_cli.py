@@ -139,7 +139,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         type=int,
         help="default/tuned pairs of the final sequential test: it stops once the difference "
         "is significant or cannot become so, at this many pairs unless tuned leads by "
-        "--min-gain, then at half as many again (at least 5; default 20)",
+        "--min-gain, then at half as many again (5 to 50; default 20)",
     )
     noise.add_argument(
         "--warmup",

@@ -52,6 +52,9 @@ def test_sequential_test_finds_a_clear_gain_early_and_stops_a_futile_one():
 def test_verify_pairs_that_cannot_decide_are_named():
     assert study.check_verify_pairs(4) and "can never show a gain" in study.check_verify_pairs(4)
     assert study.check_verify_pairs(5) is None and study.check_verify_pairs(20) is None
+    # a huge value would simulate its design for minutes and gigabytes before any trial
+    assert "at most 50" in study.check_verify_pairs(51)
+    assert "at most 50" in study.check_verify_pairs(10**9)
     for n in (0, -1):  # was a ValueError from sequential.design
         assert "needs at least one pair" in study.check_verify_pairs(n)
 
