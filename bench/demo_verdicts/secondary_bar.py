@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """How often a setting beside the main gain stays in best.xml, by its true contribution: the
-reduction's test against 1.0 (before) and against 1 + --min-gain (study.SHOWN_MIN_GAIN), on
+reduction's test against 1.0 (before) and against 1 + --min-gain (reduction.SHOWN_MIN_GAIN), on
 the pair noise the held demos recorded. No new runs: the noise is resampled from the demos'
 own verification pairs (each set of pairs' log ratios about their mean, scaled by
 sqrt(n/(n-1))), a true contribution e added; each simulated test runs the study's sequential

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Two replays of the same studies (replay.py --studies, the same seeds) side by side, before
-and after a change of the reduction's bar (study.SHOWN_MIN_GAIN: a setting beside others
+and after a change of the reduction's bar (reduction.SHOWN_MIN_GAIN: a setting beside others
 stays only when its contribution is shown to reach --min-gain): per landscape, distinct
 verdicts, the commonest best.xml and its share, runs, quality; and every setting beside
 others in a verdict judged by the landscape's own medians: its true contribution (the

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Two replays of the same studies (replay.py --studies, the same seeds) side by side, without
-and with the reduction's screen (study.SCREEN: the settings of the winner that the search's
+and with the reduction's screen (reduction.SCREEN: the settings of the winner that the search's
 trials do not single out removed together after one test; replay.py --no-screen for the
 former): per landscape, runs (median, mean; the reduction's mean), the verdicts' true quality
 (mean), correct and top-group shares, keep-the-defaults share, distinct verdicts and the

@@ -44,10 +44,10 @@ from unittest import mock
 
 import optuna
 
-from iotune import space
-from iotune import study as study_module
+from iotune import pairs, reduction, space
+from iotune.race import remeasure_leaders
 from iotune.search import get_strategy, loop, marginal, warmstart
-from iotune.study import TuneConfig, capping_for, remeasure_leaders
+from iotune.study import TuneConfig, capping_for
 from iotune.trial import Outcome
 
 HERE = Path(__file__).resolve().parent
@@ -299,7 +299,7 @@ def replay(
 
     def final_choice() -> tuple[str, float]:
         """What `iotune tune` would recommend if the study stopped now: its leaders re-measured
-        (the same code, study.remeasure_leaders), and the cost of doing so."""
+        (the same code, race.remeasure_leaders), and the cost of doing so."""
         spent = 0.0
 
         def again(settings: dict, cap: float | None) -> Outcome:
@@ -501,10 +501,11 @@ def replay_study(
         "correct": land.reached(key, 0.95),
         "p_within_95": shape["p"].get(key, 0.0),  # the verdict's chance, noise counted
         "in_top": key in top,
-        # the reduced set's own check against the defaults (study._checked_reduction): its
+        # the reduced set's own check against the defaults (reduction.checked_reduction): its
         # pairs, and whether it failed so that the whole winner was kept
         "reduced_check": _reduced_check(summary.get("minimal") or {}),
-        # the reduction's group removal of what the search's trials do not favour (study._screen)
+        # the reduction's group removal of what the search's trials do not favour
+        # (reduction._screen)
         "screen": (summary.get("minimal") or {}).get("screen"),
     }
     if keep_summary:
@@ -657,11 +658,11 @@ def _reduced_check(minimal: dict) -> dict | None:
 
 
 def main_studies(args: argparse.Namespace) -> int:
-    pairs = list(zip(args.landscape_study or [], args.space or [], strict=False))
+    cases = list(zip(args.landscape_study or [], args.space or [], strict=False))
     if len(args.landscape_study or []) != len(args.space or []):
         raise SystemExit("give one --space TOML per --landscape-study CSV")
-    if not pairs:
-        pairs = [(t, Path(p)) for t, p in DEFAULT_STUDIES]
+    if not cases:
+        cases = [(t, Path(p)) for t, p in DEFAULT_STUDIES]
     results = {
         "command": " ".join([sys.executable, *sys.argv]),
         "git": subprocess.run(
@@ -676,17 +677,17 @@ def main_studies(args: argparse.Namespace) -> int:
         "verify_pairs": args.verify_pairs,
         "noisier": args.noisier,
         "t_lane": args.t_lane,
-        "reduced_extra": study_module.REDUCED_EXTRA,
-        "screen": study_module.SCREEN,
+        "reduced_extra": pairs.REDUCED_EXTRA,
+        "screen": reduction.SCREEN,
         "stop_early": args.stop_early,
         "screen_keep": marginal.SCREEN_KEEP,
-        "screen_second": study_module.SCREEN_SECOND,
+        "screen_second": reduction.SCREEN_SECOND,
         "patience": args.patience,
         "budgets": STUDY_BUDGETS,
         "landscapes": {},
     }
     todo = []
-    for text, space_file in pairs:
+    for text, space_file in cases:
         files, kernel = parse_landscape(text)
         land = load_landscape(files, kernel)
         name = (kernel or files[0].stem) + f" ({files[0].name}{' +' if len(files) > 1 else ''})"
@@ -852,7 +853,7 @@ def main() -> int:
         type=float,
         metavar="F",
         help="with --studies: the reduced set's check takes up to F x --verify-pairs more "
-        "pairs (study.REDUCED_EXTRA; 0: capped at --verify-pairs as before 2026-11-27)",
+        "pairs (pairs.REDUCED_EXTRA; 0: capped at --verify-pairs as before 2026-11-27)",
     )
     ap.add_argument(
         "--verify-pairs",
@@ -883,13 +884,14 @@ def main() -> int:
         "--no-screen-second",
         action="store_true",
         help="with --studies: the screen tests only the others together, not also the next "
-        "clearest alone (study.SCREEN_SECOND off, as in iotune's first version of 2026-11-27)",
+        "clearest alone (reduction.SCREEN_SECOND off, as in iotune's first version of 2026-11-27)",
     )
     ap.add_argument(
         "--no-screen",
         action="store_true",
         help="with --studies: the reduction tests each setting alone from the start, as before "
-        "2026-11-27 (study.SCREEN off: no group removal of what the search's trials do not favour)",
+        "2026-11-27 (reduction.SCREEN off: no group removal of what the search's trials do not "
+        "favour)",
     )
     ap.add_argument(
         "--t-lane",
@@ -913,11 +915,11 @@ def main() -> int:
 
         ttest_lane.install(args.t_lane)
     if args.reduced_extra is not None:
-        study_module.REDUCED_EXTRA = args.reduced_extra
+        pairs.REDUCED_EXTRA = args.reduced_extra
     if args.no_screen:
-        study_module.SCREEN = False
+        reduction.SCREEN = False
     if args.no_screen_second:
-        study_module.SCREEN_SECOND = False
+        reduction.SCREEN_SECOND = False
     if args.screen_keep is not None:
         marginal.SCREEN_KEEP = args.screen_keep or None
     if args.patience is not None:

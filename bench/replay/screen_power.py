@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""How often the reduction keeps a real second gain, with and without its screen (study._screen):
-a synthetic winner of three settings (the main gain 2x, a second gain A, a third setting that
-costs H or nothing), every run's time lognormal around its true value, the search's trials all
-eight combinations three times each, study.minimal run as `iotune tune` runs it (the bar
---min-gain 5 %, --verify-pairs 20). Per (A, H, noise): the share of studies whose reduced set
-keeps A, the share that keeps the third setting, and the application runs of the reduction,
-for the code before the screen (SCREEN off), the screen testing the others together only
-(SCREEN_SECOND off), and the screen also testing the next clearest setting alone (the default).
+"""How often the reduction keeps a real second gain, with and without its screen
+(reduction._screen): a synthetic winner of three settings (the main gain 2x, a second gain A, a
+third setting that costs H or nothing), every run's time lognormal around its true value, the
+search's trials all eight combinations three times each, reduction.minimal run as `iotune tune`
+runs it (the bar --min-gain 5 %, --verify-pairs 20). Per (A, H, noise): the share of studies
+whose reduced set keeps A, the share that keeps the third setting, and the application runs of
+the reduction, for the code before the screen (SCREEN off), the screen testing the others
+together only (SCREEN_SECOND off), and the screen also testing the next clearest setting alone
+(the default).
 
   .venv/bin/python bench/replay/screen_power.py --seeds 100 --out bench/replay/screen_power.json
 """
@@ -20,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from iotune import space, study
+from iotune import reduction, space, study
 from iotune.trial import Outcome
 
 HERE = Path(__file__).resolve().parent
@@ -58,8 +59,8 @@ def one(a: float, h: float, noise: float, seed: int, sp, out: Path) -> dict:
 
     cfg = study.TuneConfig(app=["x"], out=out, space=sp, seed=seed, strategy="tpe")
     rows = trials(a, h, noise, random.Random(seed + 10_000))
-    got = study.minimal(cfg, dict(WINNER), evaluate, False, random.Random(seed), lambda m: None,
-                        rows)  # fmt: skip
+    got = reduction.minimal(cfg, dict(WINNER), evaluate, False, random.Random(seed), lambda m: None,
+                            rows)  # fmt: skip
     return {"second": SECOND in got["settings"], "third": THIRD in got["settings"],
             "runs": len(runs)}  # fmt: skip
 
@@ -80,7 +81,7 @@ def main() -> int:
             for a in map(float, args.gains.split(",")):
                 row = {"second_gain": a, "third_cost": h, "noise": noise}
                 for name, (screen, second) in VARIANTS.items():
-                    study.SCREEN, study.SCREEN_SECOND = screen, second
+                    reduction.SCREEN, reduction.SCREEN_SECOND = screen, second
                     got = [one(a, h, noise, s, sp, Path("/tmp")) for s in range(args.seeds)]
                     row[name] = {
                         "keeps_second": sum(g["second"] for g in got) / len(got),

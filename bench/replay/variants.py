@@ -3,17 +3,18 @@
 the landscapes it was tuned on (seeds 100-129: never the published seeds 0-99), to choose its
 constants (bench/README.md, "Fewer runs, the noise counted").
 
-Each variant is one comma-separated spec of knobs (iotune.study / iotune.search.local):
+Each variant is one comma-separated spec of knobs (iotune.race, iotune.pairs, iotune.tune_config,
+iotune.search.local):
   reuse,rounds,small,fpairs,flevel,vpairs,patience,earlykeep,leaders,confirm
-reuse      1: the race starts from the contenders' search runs (study.RACE_REUSE)
-rounds     the race's fresh rounds with reuse (study.RACE_ROUNDS)
+reuse      1: the race starts from the contenders' search runs (race.RACE_REUSE)
+rounds     the race's fresh rounds with reuse (race.RACE_ROUNDS)
 small      1: the verification stops once its interval lies below --min-gain
-fpairs     ... from this pair on (study.FUTILITY_PAIRS)
-flevel     ... at this one-sided level (study.FUTILITY_LEVEL)
+fpairs     ... from this pair on (pairs.FUTILITY_PAIRS)
+flevel     ... at this one-sided level (pairs.FUTILITY_LEVEL)
 vpairs     --verify-pairs
 patience   trials without a gain of --min-gain before the search stops (local.PATIENCE)
-earlykeep  1: the race ends once its choice would be the defaults (study.RACE_EARLY_KEEP)
-leaders    leaders raced (study.RACE_LEADERS)
+earlykeep  1: the race ends once its choice would be the defaults (race.RACE_EARLY_KEEP)
+leaders    leaders raced (tune_config.RACE_LEADERS)
 confirm    re-measure a new incumbent to this many runs during the search (0: off)
 lane       optional: FIRST:LAST:LEVEL:WALPHA, a sequential t lane on the verification's log
            ratios at looks FIRST..LAST (0: --verify-pairs) at per-look level LEVEL, beside the
@@ -41,8 +42,11 @@ sys.path.insert(0, str(HERE))
 import replay as R  # noqa: E402
 import ttest_lane as TL  # noqa: E402
 
+from iotune import pairs as P  # noqa: E402
+from iotune import race as RA  # noqa: E402
 from iotune import space  # noqa: E402
 from iotune import study as S  # noqa: E402
+from iotune import tune_config as TC  # noqa: E402
 from iotune.search import local as LO  # noqa: E402
 from iotune.search import strategies as ST  # noqa: E402
 
@@ -67,13 +71,13 @@ def landscapes() -> dict:
 def run(spec: str, lands: dict) -> str:
     reuse, rounds, small, fp, fl, vp, pat, ek, nl, cf, *lane = spec.split(",")
     TL.install(lane[0] if lane else None)
-    S.RACE_REUSE, S.RACE_ROUNDS = reuse == "1", int(rounds)
-    S.FUTILITY_PAIRS, S.FUTILITY_LEVEL = int(fp), float(fl)
-    S.RACE_EARLY_KEEP, S.RACE_LEADERS, LO.PATIENCE = ek == "1", int(nl), int(pat)
+    RA.RACE_REUSE, RA.RACE_ROUNDS = reuse == "1", int(rounds)
+    P.FUTILITY_PAIRS, P.FUTILITY_LEVEL = int(fp), float(fl)
+    RA.RACE_EARLY_KEEP, TC.RACE_LEADERS, LO.PATIENCE = ek == "1", int(nl), int(pat)
     ST.STRATEGIES["local"] = dataclasses.replace(ST.STRATEGIES["local"], confirm=int(cf))
     R.TuneConfig = lambda **kw: dataclasses.replace(S.TuneConfig(**kw), verify_pairs=int(vp))
     if small != "1":  # the verification without its min-gain stop
-        S.FUTILITY_PAIRS = 10**6
+        P.FUTILITY_PAIRS = 10**6
     out = []
     for name, (land, sp) in lands.items():
         st = [R.replay_study(land, sp, "local", s) for s in SEEDS]

@@ -328,7 +328,8 @@ def _component_space(sp, family, template: str, app, nprocs):
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
-    from iotune import interrupt, mpifamily, paths, space, storage, study
+    from iotune import interrupt, mpifamily, pairs, paths, space, storage, study
+    from iotune.search import sequential
 
     if args.demo:
         args.kernel = args.kernel or DEMO["kernel"]
@@ -380,11 +381,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
         print(f"iotune tune: {line}", file=sys.stderr)
     if not 0 <= args.min_gain < 100 or args.min_gain != args.min_gain:
         return _error(f"--min-gain {args.min_gain:g}: a percentage from 0 to below 100")
-    args.verify_pairs = (
-        study.sequential.MAX_PAIRS if args.verify_pairs is None else args.verify_pairs
-    )
+    args.verify_pairs = sequential.MAX_PAIRS if args.verify_pairs is None else args.verify_pairs
     args.warmup = 0 if args.warmup is None else args.warmup
-    problem = study.check_verify_pairs(args.verify_pairs)
+    problem = pairs.check_verify_pairs(args.verify_pairs)
     if problem:
         return _error(problem)
     cfg = study.TuneConfig(

@@ -3,7 +3,7 @@ measured on exactly those settings, with an interval. The one headline every out
 (the console, report.html, summary.json's "headline", the knowledge base).
 
 `headline(...)` is the only place it is computed. Its numbers come from the interleaved
-default/tuned pairs of one verification (study.verify) of exactly best.xml's settings:
+default/tuned pairs of one verification (pairs.verify) of exactly best.xml's settings:
 
 - speedup: the Hodges-Lehmann estimate of the pairs' log ratios (the median of their Walsh
   averages, exp): the estimate that goes with the signed-rank test the verification uses;
@@ -67,7 +67,7 @@ def _pairs(verification: Mapping[str, Any]) -> tuple[list[float], list[float]]:
 
 
 def measure(verification: Mapping[str, Any], maximize: bool) -> dict[str, Any]:
-    """The numbers of one verification (study.verify's result): speedup, interval, wins,
+    """The numbers of one verification (pairs.verify's result): speedup, interval, wins,
     pairs, level; {"pairs": 0} when it has no pair."""
     default, tuned = _pairs(verification)
     if not default:
@@ -121,7 +121,7 @@ def headline(
     full_verification: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """THE verdict of a study. recommended: the settings meant for best.xml ({} when nothing
-    was better); verification: study.verify's result for exactly those settings (or, when
+    was better); verification: pairs.verify's result for exactly those settings (or, when
     nothing is recommended, for the best candidate, which is then described as such);
     full_winner/full_verification: the study's whole winner and its verification, reported as
     "full winner" when it holds other settings than best.xml.

@@ -1,5 +1,5 @@
 """After the reduction: settings the recommendation lacks that the search's own trials favour
-are measured and kept when they gain (search/marginal.py, study.additions), so that best.xml
+are measured and kept when they gain (search/marginal.py, reduction.additions), so that best.xml
 does not depend on whether one search's winner happened to hold them (issue 24's last item)."""
 
 import itertools
@@ -9,7 +9,7 @@ from pathlib import Path
 import optuna
 import pytest
 
-from iotune import controlfile, space, study
+from iotune import controlfile, reduction, space, study
 from iotune.search import loop, marginal
 from iotune.trial import Outcome
 
@@ -159,7 +159,7 @@ def test_best_xml_is_the_same_whichever_winner_the_search_found(tmp_path):
 
 def test_without_the_additions_the_winner_decides(tmp_path, monkeypatch):
     """What the step changes: off, the study whose winner lacked MORE recommends MAIN alone."""
-    monkeypatch.setattr(study, "ADDITIONS", False)
+    monkeypatch.setattr(reduction, "ADDITIONS", False)
     lacked = _finish(tmp_path, lucky=True)
     assert lacked["recommended"] == MAIN
     assert "addition" not in lacked["runs"]
@@ -183,16 +183,16 @@ def test_a_favoured_setting_that_does_not_gain_when_measured_is_left_out(tmp_pat
 
     loop.run(s, cfg.space, evaluate, budget=len(plan))
     phase["search"] = False
-    got = study.additions(cfg, s, dict(MAIN), set(), evaluate, False, random.Random(1), print)
+    got = reduction.additions(cfg, s, dict(MAIN), set(), evaluate, False, random.Random(1), print)
     assert got["settings"] == MAIN and got["added"] == {}
     (tested,) = got["tested"]
     assert tested["setting"] == f"{CW}=disable" and not tested["measured"]["needed"]
-    # tested against 1 + --min-gain (study.SHOWN_MIN_GAIN), a gain of nothing is futile from
+    # tested against 1 + --min-gain (reduction.SHOWN_MIN_GAIN), a gain of nothing is futile from
     # the 4th pair on (it could no longer be shown above 1.05 in 10), against 1.0 the 5th
     assert 8 <= got["runs"] <= 2 * 10 * (1 + cfg.warmup)
     # a forbidden combination is never proposed; a setting removed before is not re-measured
-    none = study.additions(cfg, s, dict(MAIN), {(CW, "disable")}, evaluate, False,
-                           random.Random(1), print)  # fmt: skip
+    none = reduction.additions(cfg, s, dict(MAIN), {(CW, "disable")}, evaluate, False,
+                               random.Random(1), print)  # fmt: skip
     assert {k: v for k, v in none.items() if k != "effects"} == {
         "settings": MAIN, "added": {}, "tested": [], "runs": 0, "within": MAIN}  # fmt: skip
     # what the search's trials showed is kept either way (the clearest effects first)
@@ -223,7 +223,7 @@ def _lacking_winner(tmp_path, monkeypatch):
             t = 0.2  # one lucky run: the search's winner
         return Outcome("ok", t, "kernel", t)
 
-    real = study.minimal
+    real = reduction.minimal
     calls = []
 
     def noisy_first(cfg, best, *a, **k):  # as seen under noise: the first reduction goes wrong
@@ -232,7 +232,7 @@ def _lacking_winner(tmp_path, monkeypatch):
             return {"settings": {CW: "disable"}, "contributions": {}, "removed": {}, "runs": 0}
         return real(cfg, best, *a, **k)
 
-    monkeypatch.setattr(study, "minimal", noisy_first)
+    monkeypatch.setattr(reduction, "minimal", noisy_first)
     loop.run(s, cfg.space, evaluate, budget=len(plan))
     phase["search"] = False
     return study.finish(cfg, s, evaluate, log=lambda m: None), calls
@@ -254,7 +254,7 @@ def test_a_winner_without_the_main_gain_gets_it_when_its_reduction_failed(tmp_pa
 
 
 def test_without_the_additions_a_winner_without_the_main_gain_is_kept_whole(tmp_path, monkeypatch):
-    monkeypatch.setattr(study, "ADDITIONS", False)
+    monkeypatch.setattr(reduction, "ADDITIONS", False)
     summary, _ = _lacking_winner(tmp_path, monkeypatch)
     assert summary["recommended"] == summary["best_settings"] and CB not in summary["recommended"]
 
@@ -285,8 +285,8 @@ def test_a_measured_gain_below_min_gain_is_not_added(tmp_path):
     loop.run(s, cfg.space, evaluate, budget=len(plan))
     phase["search"] = False
     logged = []
-    got = study.additions(cfg, s, dict(MAIN), set(), evaluate, False, random.Random(1),
-                          logged.append)  # fmt: skip
+    got = reduction.additions(cfg, s, dict(MAIN), set(), evaluate, False, random.Random(1),
+                              logged.append)  # fmt: skip
     (tested,) = got["tested"]
     assert tested["setting"] == f"{CW}=disable"
     measured = tested["measured"]
@@ -298,6 +298,6 @@ def test_a_measured_gain_below_min_gain_is_not_added(tmp_path):
     # a user who asks for any gain (--min-gain 0) gets it
     cfg0 = _cfg(tmp_path, min_gain=0.0)
     ratios[:] = [1.3, 1.02, 1.03, 1.25, 1.04, 1.01, 1.2, 1.03, 1.02, 1.04]
-    got0 = study.additions(cfg0, s, dict(MAIN), set(), evaluate, False, random.Random(1),
-                           logged.append)  # fmt: skip
+    got0 = reduction.additions(cfg0, s, dict(MAIN), set(), evaluate, False, random.Random(1),
+                               logged.append)  # fmt: skip
     assert got0["settings"] == {**MAIN, **MORE}

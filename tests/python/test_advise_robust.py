@@ -381,14 +381,14 @@ def test_a_verification_pair_that_measured_0_has_no_ratio():
     by it (ZeroDivisionError) and, with every pair so, took min() of nothing."""
     from types import SimpleNamespace
 
-    from iotune import study
+    from iotune import pairs
 
-    assert study.pair_ratio(2.0, 1.0, maximize=False) == 2.0
-    assert study.pair_ratio(0.0, 1.0, maximize=False) is None
-    assert study.pair_ratio(1.0, 0.0, maximize=False) is None
-    assert study.pair_ratio(0.0, 5.0, maximize=True) is None
+    assert pairs.pair_ratio(2.0, 1.0, maximize=False) == 2.0
+    assert pairs.pair_ratio(0.0, 1.0, maximize=False) is None
+    assert pairs.pair_ratio(1.0, 0.0, maximize=False) is None
+    assert pairs.pair_ratio(0.0, 5.0, maximize=True) is None
     v = SimpleNamespace(pairs=3, improved=True, speedup=1.5, wins=3, futile=False)
-    text = study._verdict_text(v, [], SimpleNamespace(alpha=0.05))
+    text = pairs._verdict_text(v, [], SimpleNamespace(alpha=0.05))
     assert "1.50x faster" in text
 
 

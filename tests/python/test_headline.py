@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from iotune import controlfile, space, study, verdict
+from iotune import controlfile, reduction, space, study, verdict
 from iotune.search import sequential
 from iotune.trial import Outcome
 
@@ -184,8 +184,8 @@ def test_best_xml_holds_the_defaults_when_its_own_pairs_do_not_establish_a_gain(
     alone = {"cb_buffer_size": "1048576"}
     # a reduction whose own check went missing: finish measures best.xml's set itself
     reduced = {"settings": dict(alone), "contributions": {}, "removed": {"romio_cb_write": "-"}}
-    monkeypatch.setattr(study, "minimal", lambda *a, **k: reduced)
-    monkeypatch.setattr(study, "_checked_reduction", lambda cfg, eff, reduced, *a, **k: reduced)
+    monkeypatch.setattr(reduction, "minimal", lambda *a, **k: reduced)
+    monkeypatch.setattr(reduction, "checked_reduction", lambda cfg, eff, reduced, *a, **k: reduced)
     rng = random.Random(8)
 
     def evaluate(settings, cap):  # only both together are faster

@@ -1,5 +1,5 @@
 """A setting beside the main gain stays in best.xml only when its contribution is shown to reach
---min-gain (study.SHOWN_MIN_GAIN, Pairs' margin): issue 24's last item, the demo's best.xml
+--min-gain (reduction.SHOWN_MIN_GAIN, Pairs' margin): issue 24's last item, the demo's best.xml
 run after run. One demo kept romio_ds_write=disable beside fill_time=never (its removal cost
 1.24x, then 1.11x: significant against 1.0), the other demos' best.xml held fill_time=never
 alone; a small second gain decided by a few noisy pairs makes best.xml differ study to study."""
@@ -12,7 +12,7 @@ from pathlib import Path
 import optuna
 import pytest
 
-from iotune import space, study, verdict
+from iotune import pairs, reduction, space, study, verdict
 from iotune.search import sequential
 from iotune.trial import Outcome
 
@@ -52,8 +52,8 @@ def _scripted(second):
 
 
 def _minimal(tmp_path, second, **kw):
-    return study.minimal(_cfg(tmp_path, **kw), dict(WINNER), _scripted(second), False,
-                         random.Random(1), log=lambda m: None)  # fmt: skip
+    return reduction.minimal(_cfg(tmp_path, **kw), dict(WINNER), _scripted(second), False,
+                             random.Random(1), log=lambda m: None)  # fmt: skip
 
 
 def test_a_second_setting_not_shown_to_reach_min_gain_is_removed(tmp_path):
@@ -67,7 +67,7 @@ def test_a_second_setting_not_shown_to_reach_min_gain_is_removed(tmp_path):
 def test_without_the_bar_the_same_pairs_kept_it(tmp_path, monkeypatch):
     """What the bar changes: tested against 1.0, the six pairs all won keep CW (as the demo
     kept romio_ds_write=disable at 1.11x in 7 pairs)."""
-    monkeypatch.setattr(study, "SHOWN_MIN_GAIN", False)
+    monkeypatch.setattr(reduction, "SHOWN_MIN_GAIN", False)
     got = _minimal(tmp_path, SMALL)
     assert got["settings"] == WINNER
     assert got["contributions"][CW]["needed"] and got["contributions"][CW]["pairs"] == 6
@@ -101,8 +101,8 @@ def test_the_margin_test_is_the_hodges_lehmann_lower_bound(maximize):
     level) lies above 1 + margin: "shown to reach --min-gain"."""
     cfg = study.TuneConfig(app=["x"], out=Path("."), space=space.load(HERE / "fake_space.toml"),
                            verify_pairs=10)  # fmt: skip
-    pairs = study.Pairs(cfg, None, random.Random(0), margin=0.05)
-    level = pairs.design.level
+    tester = pairs.Pairs(cfg, None, random.Random(0), margin=0.05)
+    level = tester.design.level
     rng = random.Random(7)
     seen = {True: 0, False: 0}
     for _ in range(300):
@@ -110,10 +110,10 @@ def test_the_margin_test_is_the_hodges_lehmann_lower_bound(maximize):
         ratios = [math.exp(rng.gauss(math.log(1.12), 0.08)) for _ in range(n)]
         a = [1.0] * n  # the worse side (times: slower by the ratio; rates: lower)
         b = [1 / r for r in ratios] if not maximize else list(ratios)
-        v, plain = pairs._verdict(a, b, maximize)
+        v, plain = tester._verdict(a, b, maximize)
         low = verdict.hodges_lehmann(verdict.log_ratios(a, b, maximize), level)[1]
         assert v.significant == (low is not None and low > math.log1p(0.05) + 1e-12)
-        assert v.speedup == pytest.approx(sequential.verdict(a, b, pairs.design, maximize).speedup)
+        assert v.speedup == pytest.approx(sequential.verdict(a, b, tester.design, maximize).speedup)
         assert plain or not v.significant
         seen[v.significant] += 1
     assert seen[True] > 20 and seen[False] > 20  # both outcomes exercised
@@ -124,7 +124,7 @@ def _keep_rate(true_ratio, margin, n=400, sd=0.15):
     removal truly costs true_ratio, with log-normal pair noise of sd."""
     cfg = study.TuneConfig(app=["x"], out=Path("."), space=space.load(HERE / "fake_space.toml"),
                            verify_pairs=10)  # fmt: skip
-    pairs = study.Pairs(cfg, None, random.Random(0), margin=margin)
+    tester = pairs.Pairs(cfg, None, random.Random(0), margin=margin)
     rng = random.Random(int(true_ratio * 1000) + int(margin * 100))
     kept = 0
     for _ in range(n):
@@ -132,7 +132,7 @@ def _keep_rate(true_ratio, margin, n=400, sd=0.15):
         while True:
             a.append(true_ratio * math.exp(rng.gauss(0, sd)))
             b.append(1.0)
-            v, _ = pairs._verdict(a, b, False)
+            v, _ = tester._verdict(a, b, False)
             if v.decided:
                 break
         kept += v.significant

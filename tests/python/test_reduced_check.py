@@ -1,4 +1,4 @@
-"""The reduced set's own check against the defaults (study._checked_reduction): one noisy pair
+"""The reduced set's own check against the defaults (reduction.checked_reduction): one noisy pair
 among wins must not decide it for the larger set; a reduced set that lost the gain must still
 be refused (issue 24's last item: the demo's best.xml, run after run)."""
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import optuna
 import pytest
 
-from iotune import space, study
+from iotune import pairs, reduction, space, study
 from iotune.search import loop, sequential
 from iotune.trial import Outcome
 
@@ -63,8 +63,8 @@ def test_the_demos_sequence_fails_at_the_winners_number_of_pairs():
 
 def test_one_noisy_pair_among_wins_does_not_send_the_whole_winner(tmp_path):
     cfg = _cfg(tmp_path)
-    got = study._checked_reduction(cfg, dict(WINNER), _reduction(), _scripted(RATIOS), False,
-                                   random.Random(1), log=lambda m: None)  # fmt: skip
+    got = reduction.checked_reduction(cfg, dict(WINNER), _reduction(), _scripted(RATIOS), False,
+                                      random.Random(1), log=lambda m: None)  # fmt: skip
     assert got["settings"] == ALONE and "rejected" not in got
     check = got["verified"]
     assert check["improved"] and check["pairs"] == 13  # 4 pairs beyond the 9 that ended it
@@ -74,10 +74,10 @@ def test_one_noisy_pair_among_wins_does_not_send_the_whole_winner(tmp_path):
 
 def test_without_the_extra_pairs_the_whole_winner_was_kept(tmp_path, monkeypatch):
     """What the demo did before (the check capped at --verify-pairs): the larger set."""
-    monkeypatch.setattr(study, "REDUCED_EXTRA", 0.0)
+    monkeypatch.setattr(pairs, "REDUCED_EXTRA", 0.0)
     cfg = _cfg(tmp_path)
-    got = study._checked_reduction(cfg, dict(WINNER), _reduction(), _scripted(RATIOS), False,
-                                   random.Random(1), log=lambda m: None)  # fmt: skip
+    got = reduction.checked_reduction(cfg, dict(WINNER), _reduction(), _scripted(RATIOS), False,
+                                      random.Random(1), log=lambda m: None)  # fmt: skip
     assert got["settings"] == WINNER
     assert got["rejected"]["pairs"] == 9
 
@@ -85,14 +85,14 @@ def test_without_the_extra_pairs_the_whole_winner_was_kept(tmp_path, monkeypatch
 def test_a_clear_gain_costs_no_pair_more(tmp_path):
     """The fewest pairs that can decide stay the winner's: six wins at the demo's 10 pairs
     (15 for the check), seven at the default 20 (30 for the check)."""
-    for pairs, fewest in ((10, 6), (20, 7)):
-        cfg = _cfg(tmp_path, verify_pairs=pairs)
-        top = study._reduced_pairs(cfg)
+    for most, fewest in ((10, 6), (20, 7)):
+        cfg = _cfg(tmp_path, verify_pairs=most)
+        top = pairs.extended_pairs(cfg)
         assert sequential.design(5, top).first_possible() == fewest
-        assert sequential.design(5, pairs).first_possible() == fewest
+        assert sequential.design(5, most).first_possible() == fewest
     cfg = _cfg(tmp_path)
-    got = study._checked_reduction(cfg, dict(WINNER), _reduction(), _scripted([1.5] * 20), False,
-                                   random.Random(1), log=lambda m: None)  # fmt: skip
+    got = reduction.checked_reduction(cfg, dict(WINNER), _reduction(), _scripted([1.5] * 20), False,
+                                      random.Random(1), log=lambda m: None)  # fmt: skip
     assert got["verified"]["pairs"] == 6
 
 
@@ -109,8 +109,8 @@ def test_a_reduced_set_without_the_gain_is_still_refused(tmp_path):
             t = (0.6 if settings == WINNER else 1.0) * rng.lognormvariate(0, 0.3)
             return Outcome("ok", t, "kernel", t)
 
-        got = study._checked_reduction(cfg, dict(WINNER), _reduction(), evaluate, False,
-                                       random.Random(seed), log=lambda m: None)  # fmt: skip
+        got = reduction.checked_reduction(cfg, dict(WINNER), _reduction(), evaluate, False,
+                                          random.Random(seed), log=lambda m: None)  # fmt: skip
         accepted += got["settings"] == ALONE
     assert accepted / trials <= 0.05 + 2 * (0.05 * 0.95 / trials) ** 0.5  # 0.075
 
@@ -119,7 +119,7 @@ def test_the_headline_of_a_longer_check_is_at_its_own_level(tmp_path, monkeypatc
     """A whole study: the winner verified, its reduction (as the noise left it) checked in
     13 pairs; best.xml is the reduced set and its headline's interval is at the level of the
     check's design, so that the interval and the test agree."""
-    monkeypatch.setattr(study, "minimal", lambda *a, **k: _reduction())
+    monkeypatch.setattr(reduction, "minimal", lambda *a, **k: _reduction())
     cfg = _cfg(tmp_path, leaders=1, repeat=0)
     s = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
     s.enqueue_trial(cfg.space.trial_params_for(WINNER))

@@ -1,15 +1,15 @@
-"""The reduction's screen (study._screen, marginal.carrying): the settings of the winner that the
-search's own trials do not single out are removed together, after one interleaved test of the
-winner against the others alone, instead of one test per setting (issue 25: runs; a
-tpe study's reduction cost 60-140 of its ~150 runs in the replay). The screen only proposes:
-when the winner is shown better than what it keeps, each setting is tested alone as before."""
+"""The reduction's screen (reduction._screen, marginal.carrying): the settings of the winner that
+the search's own trials do not single out are removed together, after one interleaved test of
+the winner against the others alone, instead of one test per setting (issue 25: runs; a tpe
+study's reduction cost 60-140 of its ~150 runs in the replay). The screen only proposes: when
+the winner is shown better than what it keeps, each setting is tested alone as before."""
 
 import random
 from pathlib import Path
 
 import pytest
 
-from iotune import space, study
+from iotune import reduction, space, study
 from iotune.search import marginal
 from iotune.trial import Outcome
 
@@ -54,10 +54,10 @@ def _main_only(s):
 
 def _reduce(tmp_path, rule, rows, screen=True, monkeypatch=None):
     if monkeypatch is not None:
-        monkeypatch.setattr(study, "SCREEN", screen)
+        monkeypatch.setattr(reduction, "SCREEN", screen)
     runs: list = []
-    got = study.minimal(_cfg(tmp_path), dict(WINNER), _timed(rule, runs), False,
-                        random.Random(0), lambda m: None, rows)  # fmt: skip
+    got = reduction.minimal(_cfg(tmp_path), dict(WINNER), _timed(rule, runs), False,
+                            random.Random(0), lambda m: None, rows)  # fmt: skip
     return got, runs
 
 
@@ -184,8 +184,8 @@ def test_a_tied_setting_stays_with_the_one_it_is_tied_to(tmp_path, monkeypatch):
     runs: list = []
     cfg = study.TuneConfig(app=["x"], out=tmp_path, space=sp, seed=3, strategy="tpe",
                            verify_pairs=10)  # fmt: skip
-    got = study.minimal(cfg, winner, _timed(rule, runs), False, random.Random(0), lambda m: None,
-                        rows)  # fmt: skip
+    got = reduction.minimal(cfg, winner, _timed(rule, runs), False, random.Random(0),
+                            lambda m: None, rows)  # fmt: skip
     assert sorted(got["screen"]["kept"]) == ["cb_buffer_size", "striping_unit"]
     assert got["settings"] == unit and set(got["removed"]) == {CW}
 
@@ -214,7 +214,7 @@ def test_a_second_gain_hidden_by_a_loss_is_tested_alone(tmp_path, monkeypatch):
     got, runs = _reduce(tmp_path, rule, rows, True, monkeypatch)
     assert got["screen"]["removed"] and got["screen"]["second"]["kept"]
     assert got["settings"] == {**MAIN, CC: "8388608"} and set(got["removed"]) == {CW}
-    monkeypatch.setattr(study, "SCREEN_SECOND", False)
+    monkeypatch.setattr(reduction, "SCREEN_SECOND", False)
     alone, _ = _reduce(tmp_path, rule, rows, True, monkeypatch)
     assert alone["settings"] == MAIN  # what the second test is for
 
@@ -229,8 +229,8 @@ def test_the_screen_for_a_rate(tmp_path, monkeypatch):
     rows = _rows(rate)
     assert marginal.carrying(rows, WINNER, True, 0.05) == MAIN
     assert marginal.carrying(rows, WINNER, False, 0.05) == {}  # read as times: none stands out
-    got = study.minimal(_cfg(tmp_path), dict(WINNER), _timed(rate, runs), True,
-                        random.Random(0), lambda m: None, rows)  # fmt: skip
+    got = reduction.minimal(_cfg(tmp_path), dict(WINNER), _timed(rate, runs), True,
+                            random.Random(0), lambda m: None, rows)  # fmt: skip
     assert got["settings"] == MAIN and got["screen"]["removed"]
 
 
@@ -246,8 +246,8 @@ def test_a_kept_setting_that_never_runs_screens_nothing(tmp_path, monkeypatch):
         t = _main_only(settings)
         return Outcome("ok", t, "kernel", t)
 
-    got = study.minimal(_cfg(tmp_path), dict(WINNER), evaluate, False, random.Random(0),
-                        lambda m: None, _rows(_main_only))  # fmt: skip
+    got = reduction.minimal(_cfg(tmp_path), dict(WINNER), evaluate, False, random.Random(0),
+                            lambda m: None, _rows(_main_only))  # fmt: skip
     assert "screen" not in got
     assert not any("with the others" in why for why in got["removed"].values())
 
@@ -261,8 +261,8 @@ def test_a_rejected_reduction_keeps_the_screens_record(tmp_path):
     def evaluate(settings, cap):
         return Outcome("ok", 1.0, "kernel", 1.0)  # MAIN no faster than the defaults
 
-    got = study._checked_reduction(cfg, dict(WINNER), reduced, evaluate, False,
-                                   random.Random(0), lambda m: None)  # fmt: skip
+    got = reduction.checked_reduction(cfg, dict(WINNER), reduced, evaluate, False,
+                                      random.Random(0), lambda m: None)  # fmt: skip
     assert got["settings"] == WINNER and got["rejected"] and got["screen"] == {"kept": [CB]}
 
 
@@ -294,10 +294,10 @@ def test_two_gains_found_by_the_screen_in_two_tests(tmp_path, monkeypatch):
                            verify_pairs=10)  # fmt: skip
     counts = {}
     for screen in (True, False):
-        monkeypatch.setattr(study, "SCREEN", screen)
+        monkeypatch.setattr(reduction, "SCREEN", screen)
         runs: list = []
-        got = study.minimal(cfg, dict(BIG_WINNER), _timed(rule, runs), False, random.Random(0),
-                            lambda m: None, rows)  # fmt: skip
+        got = reduction.minimal(cfg, dict(BIG_WINNER), _timed(rule, runs), False, random.Random(0),
+                                lambda m: None, rows)  # fmt: skip
         assert got["settings"] == {CB: "1048576", CC: "8388608"}
         counts[screen] = len(runs)
         if screen:
@@ -337,8 +337,8 @@ def test_two_settings_that_never_run_together_remove_nothing(tmp_path, monkeypat
         t = rule(settings)
         return Outcome("ok", t, "kernel", t)
 
-    got = study.minimal(_cfg(tmp_path), dict(WINNER), evaluate, False, random.Random(0),
-                        lambda m: None, rows)  # fmt: skip
+    got = reduction.minimal(_cfg(tmp_path), dict(WINNER), evaluate, False, random.Random(0),
+                            lambda m: None, rows)  # fmt: skip
     sc = got["screen"]
     assert sc["second"]["kept"] and sc["then"]["pairs"] == 0 and not sc["removed"]
     assert not any("with the others" in why for why in got["removed"].values())

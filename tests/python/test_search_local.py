@@ -7,9 +7,11 @@ from pathlib import Path
 import optuna
 import pytest
 
-from iotune import space
+from iotune import race, space
+from iotune.final_runs import RunCounter, measure
+from iotune.race import race_leaders
 from iotune.search import get_strategy, local, loop, warmstart
-from iotune.study import RunCounter, TuneConfig, _measure, race_leaders, search_runs
+from iotune.study import TuneConfig, search_runs
 from iotune.trial import Outcome
 
 SPACE = space.parse(
@@ -164,9 +166,9 @@ def test_the_race_keeps_the_defaults_when_nothing_leaves_them_behind(tmp_path):
 
 
 def test_without_the_early_keep_the_race_runs_its_third_round(tmp_path, monkeypatch):
-    from iotune import study as study_mod
+    from iotune import race
 
-    monkeypatch.setattr(study_mod, "RACE_EARLY_KEEP", False)
+    monkeypatch.setattr(race, "RACE_EARLY_KEEP", False)
     study = _study_with({"(defaults)": [1.0], "fill_time=never": [0.8]})
     evaluate = _noisy({"(defaults)": 1.0, "fill_time=never": 0.98}, [1.0, 0.93, 1.06])
     res = race_leaders(_cfg(tmp_path), study, evaluate, random.Random(0))
@@ -203,7 +205,7 @@ def test_the_race_prefers_fewer_settings_within_min_gain(tmp_path):
 def test_the_run_counter_counts_phases_and_warm_ups():
     counter = RunCounter(deterministic)
     counter.phase = "verification"
-    _measure(counter, {}, 2)
+    measure(counter, {}, 2)
     assert counter.runs == {"warm-up": 2, "verification": 1}
 
 
@@ -228,16 +230,15 @@ def test_a_race_started_from_the_search_runs_lets_a_contender_leave_after_one_ro
 ):
     """With RACE_REUSE, the search's runs count: a leader faster than the defaults in the
     baseline and in one fresh run each sends the defaults out after the first round."""
-    from iotune import study as study_mod
 
-    monkeypatch.setattr(study_mod, "RACE_REUSE", True)
+    monkeypatch.setattr(race, "RACE_REUSE", True)
     study = _study_with({"(defaults)": [1.0], "fill_time=never": [0.5]})
     times = {"(defaults)": 1.0, "fill_time=never": 0.5}
     res = race_leaders(_cfg(tmp_path), study, _noisy(times, [1.0]), random.Random(0))
     assert res["left"] == {"(defaults)": 1} and res["rounds"] == 1
     assert res["reused"] == {"(defaults)": 1, "fill_time=never": 1}
     assert res["best_settings"] == {"fill_time": "never"}
-    monkeypatch.setattr(study_mod, "RACE_REUSE", False)  # fresh runs only: a second round
+    monkeypatch.setattr(race, "RACE_REUSE", False)  # fresh runs only: a second round
     res = race_leaders(_cfg(tmp_path), study, _noisy(times, [1.0]), random.Random(0))
     assert res["left"] == {"(defaults)": 2} and res["rounds"] == 2 and res["reused"] == {}
 
@@ -253,7 +254,7 @@ def test_a_verification_stops_once_its_gain_lies_below_min_gain(tmp_path, ratio)
     """No gain (or 1 %) at a 2 % noise: the interval lies below 5 % after a few pairs, and the
     local strategy's verification stops there (keep the defaults) instead of running on to
     the futility bound; without min_gain it runs on."""
-    from iotune.study import FUTILITY_PAIRS, verify
+    from iotune.pairs import FUTILITY_PAIRS, verify
 
     wobble = [1.0, 1.02, 0.98, 1.01, 0.99]
     stopped = verify(_cfg(tmp_path), {"fill_time": "never"}, _pairs_of(ratio, wobble), False,
@@ -268,7 +269,7 @@ def test_a_verification_stops_once_its_gain_lies_below_min_gain(tmp_path, ratio)
 
 def test_a_real_gain_is_not_stopped_by_the_min_gain_futility(tmp_path):
     """A 1.5x gain at a 30 % noise: the interval never lies below 5 %; the test decides."""
-    from iotune.study import verify
+    from iotune.pairs import verify
 
     wobble = [1.0, 1.3, 0.75, 1.1, 0.85, 1.2]
     res = verify(_cfg(tmp_path), {"fill_time": "never"}, _pairs_of(1.5, wobble), False,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from iotune import linkage, space, study
+from iotune import linkage, pairs, reduction, space, study
 from iotune.report import table
 from iotune.search import inert, sequential
 
@@ -50,13 +50,13 @@ def test_sequential_test_finds_a_clear_gain_early_and_stops_a_futile_one():
 
 
 def test_verify_pairs_that_cannot_decide_are_named():
-    assert study.check_verify_pairs(4) and "can never show a gain" in study.check_verify_pairs(4)
-    assert study.check_verify_pairs(5) is None and study.check_verify_pairs(20) is None
+    assert pairs.check_verify_pairs(4) and "can never show a gain" in pairs.check_verify_pairs(4)
+    assert pairs.check_verify_pairs(5) is None and pairs.check_verify_pairs(20) is None
     # a huge value would simulate its design for minutes and gigabytes before any trial
-    assert "at most 50" in study.check_verify_pairs(51)
-    assert "at most 50" in study.check_verify_pairs(10**9)
+    assert "at most 50" in pairs.check_verify_pairs(51)
+    assert "at most 50" in pairs.check_verify_pairs(10**9)
     for n in (0, -1):  # was a ValueError from sequential.design
-        assert "needs at least one pair" in study.check_verify_pairs(n)
+        assert "needs at least one pair" in pairs.check_verify_pairs(n)
 
 
 def _cfg(tmp_path, **kw):
@@ -82,7 +82,7 @@ def _timed(rule):
 def test_minimal_recommendation_keeps_only_the_setting_that_carries_the_gain(tmp_path):
     best = {"cb_buffer_size": "1048576", "chunk_cache_bytes": "2097152", "romio_cb_write": "enable"}
     ev = _timed(lambda s: 0.5 if s.get("cb_buffer_size") == "1048576" else 1.0)
-    res = study.minimal(_cfg(tmp_path), best, ev, False, random.Random(0), log=lambda m: None)
+    res = reduction.minimal(_cfg(tmp_path), best, ev, False, random.Random(0), log=lambda m: None)
     assert res["settings"] == {"cb_buffer_size": "1048576"}
     assert res["contributions"]["cb_buffer_size"]["cost"] > 1.5
     assert set(res["removed"]) == {"chunk_cache_bytes", "romio_cb_write"}
@@ -96,7 +96,7 @@ def test_minimal_recommendation_keeps_one_of_two_ways_to_the_same_gain(tmp_path)
     def rule(s):
         return 0.5 if s.get("cb_buffer_size") or s.get("romio_cb_write") else 1.0
 
-    res = study.minimal(_cfg(tmp_path), best, _timed(rule), False, random.Random(0), print)
+    res = reduction.minimal(_cfg(tmp_path), best, _timed(rule), False, random.Random(0), print)
     assert len(res["settings"]) == 1 and "chunk_cache_bytes" not in res["settings"]
 
 
@@ -230,7 +230,7 @@ def test_a_reduction_slower_than_the_defaults_is_not_recommended(tmp_path, monke
     alone = {"romio_cb_write": "disable"}
     # as seen under noise: the step drops the setting that carries the gain
     monkeypatch.setattr(
-        study,
+        reduction,
         "minimal",
         lambda *a, **k: {"settings": dict(alone), "contributions": {}, "removed": {}, "runs": 0},
     )

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import optuna
 
-from iotune import space, study
+from iotune import pairs, space, study
+from iotune.pairs import Pairs
 from iotune.search import loop, sequential
-from iotune.study import Pairs
 from iotune.trial import Outcome
 
 HERE = Path(__file__).resolve().parent
@@ -45,9 +45,9 @@ def _replayed(rounds):
 
 
 def _verify(cfg, evaluate, extend=True):
-    top = study._reduced_pairs(cfg) if extend else None
+    top = pairs.extended_pairs(cfg) if extend else None
     start = cfg.verify_pairs if extend else None
-    return study.verify(cfg, dict(WINNER), evaluate, False, random.Random(1), "the full winner",
+    return pairs.verify(cfg, dict(WINNER), evaluate, False, random.Random(1), "the full winner",
                         max_pairs=top, extend_from=start)  # fmt: skip
 
 
@@ -85,12 +85,12 @@ def test_the_extension_holds_for_rates_too(tmp_path):
     """A maximised objective (bandwidth): the demo's pairs as rates."""
     cfg = _cfg(tmp_path)
     rates = [(1 / d, 1 / t) for d, t in DEMO_ROUNDS + MORE_ROUNDS]
-    got = study.verify(cfg, dict(WINNER), _replayed(rates), True, random.Random(1), "w",
+    got = pairs.verify(cfg, dict(WINNER), _replayed(rates), True, random.Random(1), "w",
                        max_pairs=15, extend_from=10)  # fmt: skip
     assert got["improved"] and 10 < got["pairs"] <= 15
     small = [(1.0, r) for r in (1.047, 1.023, 1.012, 0.988, 1.009, 1.04, 1.011, 1.006, 1.027,
                                 0.966)]  # fmt: skip
-    got = study.verify(cfg, dict(WINNER), _replayed(small + [(1.0, 1.3)] * 5), True,
+    got = pairs.verify(cfg, dict(WINNER), _replayed(small + [(1.0, 1.3)] * 5), True,
                        random.Random(1), "w", max_pairs=15, extend_from=10)  # fmt: skip
     assert not got["improved"] and got["pairs"] == 10
 

@@ -383,13 +383,13 @@ def register_defaults(sub: argparse._SubParsersAction) -> None:
 def cmd_defaults(args: argparse.Namespace) -> int:
     import random
 
-    from iotune import defaults, h5versions, mpifamily, paths, space, study, tune_cli
+    from iotune import defaults, h5versions, mpifamily, pairs, paths, space, study, tune_cli
 
     names = [n for n in args.proxies.split(",") if n]
     unknown = [n for n in names if n not in defaults.PROXIES]
     if unknown:
         return _error_as("defaults", f"unknown proxies {unknown} (one of {list(defaults.PROXIES)})")
-    problem = study.check_verify_pairs(args.verify_pairs)
+    problem = pairs.check_verify_pairs(args.verify_pairs)
     if problem:
         return _error_as("defaults", problem)
     try:

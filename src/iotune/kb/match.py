@@ -118,7 +118,7 @@ def suggest(
 
 def runners_up(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The re-measured leaders of a study other than the one it chose, best median first:
-    [{"settings", "median", "runs"}] (study.remeasure_leaders' result in its summary)."""
+    [{"settings", "median", "runs"}] (race.remeasure_leaders' result in its summary)."""
     led = summary.get("leaders") or {}
     values = led.get("values") or {}
     out = []

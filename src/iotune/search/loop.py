@@ -75,7 +75,7 @@ def leaders(study: Any, n: int, maximize: bool) -> list[noise.ConfigStats]:
     configuration (measured CONFIRM times or more) when it is not among them. A confirmed
     configuration is not pushed out by single lucky runs of others (on this machine a slow
     setting can have a fast run); it leaves only when fresh runs side by side beat it
-    (study.remeasure_leaders)."""
+    (race.remeasure_leaders)."""
     ranked = noise.ranked(noise.group(noise.measured(study)), maximize)
     out = ranked[:n]
     confirmed = [s for s in ranked if len(s.values) >= CONFIRM]

@@ -10,7 +10,7 @@ parameter at its default). A setting is a candidate when that comparison is clea
 is better by at least the smallest gain worth recommending and an exact one-sided rank-sum
 (Mann-Whitney) test on those trials is at LEVEL or below. The search's runs were chosen by a
 model and are single runs each, so this only ranks candidates: each is then measured in
-interleaved pairs (study.additions) and kept only if that measurement shows a gain.
+interleaved pairs (reduction.additions) and kept only if that measurement shows a gain.
 """
 
 from __future__ import annotations
@@ -193,7 +193,7 @@ def carrying(
     """The settings of `winner` whose marginal effect over every trial of the search stands out
     (better by at least min_gain in median, rank-sum at SCREEN_LEVEL), the clearest first, at
     most SCREEN_KEEP of them: those the search's data say carry the gain. The reduction tests
-    the rest together against the winner before testing each setting alone (study.minimal):
+    the rest together against the winner before testing each setting alone (reduction.minimal):
     an empty result, or all of `winner`, screens nothing."""
     found = [
         e
@@ -214,7 +214,7 @@ def runner_up(
 ) -> tuple[str, str] | None:
     """The setting of `winner` outside `core` whose marginal effect is the clearest among
     those better by at least min_gain in median (at any p), or None: the one the screen also
-    tests alone (study._screen), so that a second gain of its own is not lost in the test of
+    tests alone (reduction._screen), so that a second gain of its own is not lost in the test of
     all the others together (a setting there that costs time hides it). Read among the trials
     that hold `core` when enough do (stratum_for: a setting that only helps beside the kept
     one, such as ROMIO's hints beside io=romio321 under Open MPI, shows there), else over

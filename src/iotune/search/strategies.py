@@ -14,7 +14,7 @@ default  what the baseline shows, then the rules, then local search, stopping ea
          parameters that mattered most so far first; TPE only once every neighbour of the
          incumbent was measured. The search stops when the rest of the space cannot plausibly
          beat the incumbent by --min-gain (local optimum, or no progress), and the final phase
-         races the leaders (study.race_leaders) instead of re-measuring each a fixed number of
+         races the leaders (race.race_leaders) instead of re-measuring each a fixed number of
          times. Chosen with bench/replay/replay.py on the VORPAL-IO and GCRM-IO landscapes.
 tpe      the previous default: Optuna's multivariate TPE, warm-started with the default
          settings, the space's rule-based guesses and the combination of the guesses that
