@@ -291,7 +291,7 @@ def test_fill_time_never_fires_online_on_fully_written_chunked_datasets(tmp_path
     list, the writes' boxes agreed over the ranks) fire it, the next phase creates its dataset
     with fill time never (read back from the file), and the data equal a run without the
     runtime (h5diff)."""
-    from iotune import insights
+    from iotune import storage_layout
 
     prog = test_prog("fill_probe")
     base = tmp_path / "base"
@@ -306,13 +306,14 @@ def test_fill_time_never_fires_online_on_fully_written_chunked_datasets(tmp_path
     assert i["write_amplification"] > 1.9  # the fill values written first
     assert "IOT-1" in learn["fired"]
     # the same insights offline, from the file itself (iotune.insights through h5dump)
-    offline = insights._layout_insights(list(insights.read_layouts(base / "chunked.0.h5").values()))
+    layouts = storage_layout.read_layouts(base / "chunked.0.h5")
+    offline = storage_layout.layout_insights(list(layouts.values()))
     assert {k: i[k] for k in offline} == offline
     nxt = p["adaptive"]["phases"][1]
     assert {"rule": "IOT-1", "name": "fill_time", "value": "never"} in nxt["applied"]
     assert nxt["insights"]["fill_time"] == "never"
     assert nxt["insights"]["write_amplification"] < 1.1
-    lays = insights.read_layouts(tmp_path / "adapt" / "chunked.1.h5")
+    lays = storage_layout.read_layouts(tmp_path / "adapt" / "chunked.1.h5")
     assert lays["/data"].fill_time == "never"
     _same_data(base, tmp_path / "adapt", [f"chunked.{s}.h5" for s in range(3)])
 

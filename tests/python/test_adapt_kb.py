@@ -13,7 +13,7 @@ import sys
 import pytest
 from conftest import launcher, run_mpi
 
-from iotune import insights
+from iotune import storage_layout
 from iotune.kb import signature, store
 
 FILL = ["full", "3", "100000"]
@@ -85,7 +85,7 @@ def test_the_stored_settings_of_the_learning_phases_motif_are_applied(
         assert not any(a["name"] == "fill_time" and a["rule"] != "KB" for a in x["applied"])
     assert _hints(p)["chunked.0.h5"] != "1048576"  # learning: defaults
     assert _hints(p)["chunked.1.h5"] == "1048576"  # read back from MPI-IO
-    lays = insights.read_layouts(tmp_path / "adapt" / "chunked.1.h5")
+    lays = storage_layout.read_layouts(tmp_path / "adapt" / "chunked.1.h5")
     assert lays["/data"].fill_time == "never"
     _same(baseline, tmp_path / "adapt")
 

@@ -198,12 +198,13 @@ def test_chunked_file_the_program_removed_still_gets_fill_time_never(tmp_path, c
 
 
 def test_fill_shows_only_a_whole_copy_of_the_chunked_datasets():
-    from iotune import insights
+    from iotune import storage_layout
 
-    assert insights.fill_shows(16 << 20, 16 << 20) and insights.fill_shows(15 << 20, 16 << 20)
-    assert not insights.fill_shows(4 << 20, 16 << 20)  # metadata, or a compressed fill
-    assert not insights.fill_shows(1 << 19, 1 << 19)  # too small to tell from metadata
-    assert not insights.fill_shows(None, 16 << 20)
+    assert storage_layout.fill_shows(16 << 20, 16 << 20)
+    assert storage_layout.fill_shows(15 << 20, 16 << 20)
+    assert not storage_layout.fill_shows(4 << 20, 16 << 20)  # metadata, or a compressed fill
+    assert not storage_layout.fill_shows(1 << 19, 1 << 19)  # too small to tell from metadata
+    assert not storage_layout.fill_shows(None, 16 << 20)
 
 
 # ----------------------------------------------------------------------------- Darshan logs

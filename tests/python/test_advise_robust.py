@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from iotune import cli, insights
+from iotune import cli, insights, storage_layout, trace_insights
 from iotune.advise import darshan_safe
 
 CORPUS = Path(__file__).resolve().parent.parent / "data" / "fuzz" / "darshan"
@@ -146,7 +146,7 @@ def _write_trace(extent, writes, maxdims=None, type_size=8, version=2):
 
 
 def _fully(trace):
-    return insights._fully_written([c for c in insights._calls(trace)])
+    return trace_insights.fully_written([c for c in trace_insights.trace_calls(trace)])
 
 
 def test_a_dataset_described_with_0_elements_is_not_judged():
@@ -175,16 +175,16 @@ def test_long_runs_and_many_boxes_take_bounded_time():
     sig = trace["signatures"][0]
     sig["step"] = 8
     t = time.monotonic()
-    calls = insights._calls(trace)
+    calls = trace_insights.trace_calls(trace)
     calls[0].offset = 0  # the run starts at the dataset's start
-    assert insights._fully_written(calls) == "yes"
+    assert trace_insights.fully_written(calls) == "yes"
     # 4096 scattered 2-D boxes: the sweep keeps only the boxes of the current slab
     scattered = [(((i * 7919) % 4096 * 3, (i * 104729) % 4096 * 3), (2, 2)) for i in range(4096)]
-    assert insights._union_volume(scattered) == 4096 * 4
+    assert trace_insights._union_volume(scattered) == 4096 * 4
     # a staircase of 4096 tall boxes: ~10^7 box visits, past the budget: unknown, quickly
     stairs = [((i, i), (4096, 1)) for i in range(4096)]
-    with pytest.raises(insights._TooMuch):
-        insights._union_volume(stairs)
+    with pytest.raises(trace_insights._TooMuch):
+        trace_insights._union_volume(stairs)
     assert time.monotonic() - t < 60  # seconds, on a loaded machine (the old sweep: minutes)
 
 
@@ -548,7 +548,7 @@ def test_hdf5_files_of_a_directory_that_is_not_there_cost_one_look(tmp_path, mon
     assert looks == ["dir /scratch/run/"], looks[:5]
     assert all("is gone" in g.notes["layout"] for g in groups)
     looks.clear()
-    insights._find_and_read("chk_1.h5", [str(tmp_path)], {})
+    storage_layout.find_and_read("chk_1.h5", [str(tmp_path)], {})
     assert looks == [f"dir {tmp_path}/", f"file {tmp_path}/chk_1.h5"]
 
 

@@ -7,17 +7,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from iotune import insights
+from iotune import storage_layout
 
 CORPUS = sorted((Path(__file__).resolve().parents[1] / "data" / "fuzz" / "h5dump").glob("*.txt"))
 LINES = [ln for p in CORPUS for ln in p.read_text().splitlines()]
 
 
 def _check(text: str) -> dict:
-    out = insights.parse_h5dump(text)
+    out = storage_layout.parse_h5dump(text)
     assert isinstance(out, dict)
     for name, lay in out.items():
-        assert name.startswith("/") and isinstance(lay, insights.Layout)
+        assert name.startswith("/") and isinstance(lay, storage_layout.Layout)
         assert lay.kind in ("contiguous", "chunked", "compact")
         assert lay.type_size is None or lay.type_size > 0
     return out

@@ -4,13 +4,13 @@ its insights against IOR's configuration, Sec. 4.1)."""
 import pytest
 from kernel_profiles import profile_kernel
 
-from iotune import insights
+from iotune import insights, storage_layout, trace_insights
 from iotune import profile as prof
 
 
 def _insights(tmp_path, kernel, libiotune, name, args, trace=True, layouts=None):
     path = profile_kernel(tmp_path, kernel(name), args, libiotune, trace=trace)
-    traces = insights.load_traces(path) if trace else []
+    traces = trace_insights.load_traces(path) if trace else []
     groups = insights.from_profile(prof.load(path), traces, layouts=layouts,
                                    search_dirs=[tmp_path])  # fmt: skip
     return [g for g in groups if g.get("interface")]
@@ -99,7 +99,7 @@ def test_without_the_file_the_layout_is_unknown_and_said(tmp_path, kernel, libio
     args = ["--cells", "256", "--levels", "4", "--cleanup"]
     (g,) = _insights(tmp_path, kernel, libiotune, "gcrmio", args)
     # the trace's datasets still say chunked; the fill time needs the file, or bytes beyond the
-    # data of 1 MiB or more (insights.fill_shows): this file's datasets are smaller
+    # data of 1 MiB or more (storage_layout.fill_shows): this file's datasets are smaller
     assert g.get("layout") == "chunked" and g.get("fill_time") is None
     assert g.get("filters") is None
     assert "trace's datasets" in g.notes["layout"] and "gcrmio.h5 is gone" in g.notes["layout"]
@@ -212,21 +212,21 @@ GROUP "/" {
 
 
 def test_parse_h5dump():
-    lays = insights.parse_h5dump(H5DUMP)
-    assert lays["/g/a"] == insights.Layout("chunked", (10, 4), True, "never", 8)
-    assert lays["/b"] == insights.Layout("contiguous", (), False, "ifset", 4)
+    lays = storage_layout.parse_h5dump(H5DUMP)
+    assert lays["/g/a"] == storage_layout.Layout("chunked", (10, 4), True, "never", 8)
+    assert lays["/b"] == storage_layout.Layout("contiguous", (), False, "ifset", 4)
     assert lays["/g/a"].chunk_bytes() == 320
-    v = insights._layout_insights(list(lays.values()))
+    v = storage_layout.layout_insights(list(lays.values()))
     assert v == {"layout": "mixed", "filters": "yes", "fill_time": "never",
                  "chunk_bytes_max": 320, "chunk_cache_needed": 1 << 20}  # fmt: skip
 
 
 def test_contiguous_box():
-    assert insights.contiguous_box((4, 8, 16), (4, 8, 16))
-    assert insights.contiguous_box((2, 8, 16), (4, 8, 16))
-    assert insights.contiguous_box((1, 1, 5), (4, 8, 16))
-    assert not insights.contiguous_box((4, 8, 8), (4, 8, 16))
-    assert not insights.contiguous_box((2, 4, 16), (4, 8, 16))
+    assert trace_insights.contiguous_box((4, 8, 16), (4, 8, 16))
+    assert trace_insights.contiguous_box((2, 8, 16), (4, 8, 16))
+    assert trace_insights.contiguous_box((1, 1, 5), (4, 8, 16))
+    assert not trace_insights.contiguous_box((4, 8, 8), (4, 8, 16))
+    assert not trace_insights.contiguous_box((2, 4, 16), (4, 8, 16))
 
 
 def test_insight_table_is_checked(tmp_path):
@@ -253,8 +253,8 @@ def _trace(rank, writes, extent=(4, 4), type_size=8):
 
 
 def _covered(*traces):
-    calls = [c for t in traces for c in insights._calls(t)]
-    return insights._fully_written(calls)
+    calls = [c for t in traces for c in trace_insights.trace_calls(t)]
+    return trace_insights.fully_written(calls)
 
 
 def test_fully_written_is_the_union_of_the_boxes():
@@ -270,9 +270,9 @@ def test_fully_written_is_the_union_of_the_boxes():
 
 
 def test_union_volume():
-    assert insights._union_volume([((0, 0), (2, 2)), ((1, 1), (2, 2))]) == 7
-    assert insights._union_volume([((0,), (4,)), ((2,), (4,)), ((10,), (1,))]) == 7
-    assert insights._union_volume([((0, 0, 0), (2, 2, 2)), ((0, 0, 0), (1, 1, 1))]) == 8
+    assert trace_insights._union_volume([((0, 0), (2, 2)), ((1, 1), (2, 2))]) == 7
+    assert trace_insights._union_volume([((0,), (4,)), ((2,), (4,)), ((10,), (1,))]) == 7
+    assert trace_insights._union_volume([((0, 0, 0), (2, 2, 2)), ((0, 0, 0), (1, 1, 1))]) == 8
 
 
 # h5dump -p -H of a checkpoint file as tests/data/real/checkpoint.c writes it (attributes on the
@@ -349,8 +349,8 @@ GROUP "/" {
 def test_parse_h5dump_with_attributes_compounds_and_links():
     # before: the group's ATTRIBUTE block closed /fields, so field0 became /field0 (and the
     # dataset's own attribute gave it a 1-byte type)
-    lays = insights.parse_h5dump(H5DUMP_ATTRS)
+    lays = storage_layout.parse_h5dump(H5DUMP_ATTRS)
     assert set(lays) == {"/fields/field0", "/fields/same", "/particles"}
-    assert lays["/fields/field0"] == insights.Layout("chunked", (64, 512), False, "ifset", 8)
+    assert lays["/fields/field0"] == storage_layout.Layout("chunked", (64, 512), False, "ifset", 8)
     assert lays["/fields/same"] == lays["/fields/field0"]
-    assert lays["/particles"] == insights.Layout("contiguous", (), False, "ifset", None)
+    assert lays["/particles"] == storage_layout.Layout("contiguous", (), False, "ifset", None)

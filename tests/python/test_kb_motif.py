@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from iotune import insights
+from iotune import insights, trace_insights
 from iotune.cli import main
 from iotune.kb import match, signature
 
@@ -73,16 +73,16 @@ def test_layouts_make_different_motifs():
 
 
 def test_the_element_type_is_of_the_datasets_moved():
-    calls = [insights._Call(0, "hdf5", "H5Dwrite", "a.h5", "/x", None, None, 4, 4, 0, 4, 1)]
+    calls = [trace_insights.Call(0, "hdf5", "H5Dwrite", "a.h5", "/x", None, None, 4, 4, 0, 4, 1)]
     traces = [{"datasets": [
         {"file": "a.h5", "name": "/x", "type_class": "float", "type_size": 4},
         {"file": "a.h5", "name": "/never_written", "type_class": "compound", "type_size": 32},
         {"file": "b.h5", "name": "/x", "type_class": "integer", "type_size": 8}]}]  # fmt: skip
-    assert insights.element_type(["a.h5"], calls, traces) == "float4"
-    assert insights.element_type(["a.h5", "b.h5"], [], traces) == "mixed"
-    assert insights.element_type(["a.h5"], calls, []) is None
+    assert trace_insights.element_type(["a.h5"], calls, traces) == "float4"
+    assert trace_insights.element_type(["a.h5", "b.h5"], [], traces) == "mixed"
+    assert trace_insights.element_type(["a.h5"], calls, []) is None
     traces[0]["datasets"][0]["type_class"] = None  # schema 3: no class recorded
-    assert insights.element_type(["a.h5"], calls, traces) is None
+    assert trace_insights.element_type(["a.h5"], calls, traces) is None
 
 
 def test_an_unknown_element_type_on_the_querys_side_is_not_compared():

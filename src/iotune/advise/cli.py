@@ -116,7 +116,7 @@ def _profile_first(command: list[str], out: str) -> int:
 
 
 def cmd_advise(args: argparse.Namespace) -> int:
-    from iotune import h5versions, inputs, insights
+    from iotune import h5versions, inputs, insights, trace_insights
     from iotune import profile as prof
     from iotune.advise import advise, checked, darshan_safe, render
     from iotune.advise import darshan as dlog
@@ -161,7 +161,7 @@ def cmd_advise(args: argparse.Namespace) -> int:
             _error(str(e))
             return 1
         left_out: list[str] = []
-        traces = insights.load_traces(source, left_out)
+        traces = trace_insights.load_traces(source, left_out)
         try:
             groups = insights.from_profile(p, traces, search_dirs=data_dirs)
             del p  # the groups hold what advise reads (the profile of 10^6 files: gigabytes)

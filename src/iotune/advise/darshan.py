@@ -17,7 +17,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from iotune import insights
+from iotune import insights, storage_layout, trace_insights
 from iotune import profile as prof
 
 LIMITS = (
@@ -187,9 +187,9 @@ def _pattern_from_counters(v, notes, posix: list[dict[str, Any]]) -> None:
     pairs = max(total - len(posix), 1)  # each record's first access has no predecessor
     v["backward_fraction"] = max(total - len(posix) - seq, 0) / pairs
     v["gap_fraction"] = max(seq - consec, 0) / pairs
-    if v["backward_fraction"] >= insights.RANDOM_BACKWARD:
+    if v["backward_fraction"] >= trace_insights.RANDOM_BACKWARD:
         v["access_pattern"] = "random"
-    elif v["gap_fraction"] >= insights.STRIDED_SHARE:
+    elif v["gap_fraction"] >= trace_insights.STRIDED_SHARE:
         v["access_pattern"] = "strided"
     else:
         v["access_pattern"] = "sequential"
@@ -254,7 +254,7 @@ def _contiguous(lengths, strides, points: int, extent) -> bool | None:
         return True  # a run along the fastest dimension
     if extent is None:
         return None
-    return insights.contiguous_box(lengths, extent)
+    return trace_insights.contiguous_box(lengths, extent)
 
 
 def selection_shares(h5d: list[dict[str, Any]]) -> tuple[float, float, int] | None:
@@ -299,9 +299,9 @@ def _pattern_from_selections(v, notes, h5d: list[dict[str, Any]]) -> bool:
     if shares is None:
         return False
     low, high, n = shares
-    if low >= insights.STRIDED_SHARE:
+    if low >= trace_insights.STRIDED_SHARE:
         v["access_pattern"] = "strided"
-    elif high < insights.STRIDED_SHARE:
+    elif high < trace_insights.STRIDED_SHARE:
         v["access_pattern"] = "sequential"
     else:
         notes["access_pattern"] = (
@@ -396,7 +396,7 @@ def _fill_from_excess(v, notes, h5d: list[dict[str, Any]]) -> None:
             sizes[r["name"]] = points * float(r.get("H5D_DATATYPE_SIZE", 0) or 0)
     chunked = sum(sizes.values())
     excess = v.get("write_excess_bytes") or 0
-    if insights.fill_shows(excess, chunked):
+    if storage_layout.fill_shows(excess, chunked):
         v["fill_time"], v["filters"] = "filled", "no"
         why = (f"inferred: {excess:.0f} bytes written below HDF5 beyond the data, "
                f"{excess / chunked:.2f}x the chunked datasets' {chunked:.0f} bytes")  # fmt: skip
@@ -414,12 +414,12 @@ def _h5d_insights(v, notes, h5d: list[dict[str, Any]]) -> None:
         chunk = tuple(c for c in chunk if c > 0)
         size = int(first.get("H5D_DATATYPE_SIZE", 0) or 0) or None
         kind = "chunked" if chunk else "contiguous"
-        layouts.append(insights.Layout(kind, chunk, False, None, size))
+        layouts.append(storage_layout.Layout(kind, chunk, False, None, size))
         points = int(first.get("H5D_DATASPACE_NPOINTS", 0) or 0)
         nbytes = _sum(recs, "H5D_BYTES_WRITTEN")
         if nbytes and size and points:
             written.append(nbytes / size >= points)
-    lay = insights._layout_insights(layouts)
+    lay = storage_layout.layout_insights(layouts)
     if any(lay.kind == "chunked" for lay in layouts):
         lay.pop("filters", None)  # Darshan does not record filters
         notes["filters"] = "unknown: Darshan does not record filters"

@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from iotune import insights
+from iotune import insights, trace_insights
 
 # bump when a field or its meaning changes (entries of other versions stay apart); 2: the
 # datasets' element type is part of the motif
@@ -206,7 +206,7 @@ def from_profile(
     from iotune import profile as prof
 
     p = prof.load(path)
-    traces = insights.load_traces(path)
+    traces = trace_insights.load_traces(path)
     dirs = [os.path.dirname(os.path.abspath(path)), *map(os.fspath, data_dirs)]
     groups = insights.from_profile(p, traces, search_dirs=dirs)
     data = p.data
