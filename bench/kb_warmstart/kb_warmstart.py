@@ -64,8 +64,9 @@ import replay  # noqa: E402
 from iotune import paths, space  # noqa: E402
 from iotune.kb import capture, match, seeds, store  # noqa: E402
 from iotune.search import get_strategy, loop, warmstart  # noqa: E402
-from iotune.study import TuneConfig, capping_for, finish  # noqa: E402
+from iotune.study import capping_for, finish  # noqa: E402
 from iotune.trial import Outcome  # noqa: E402
+from iotune.tune_config import TuneConfig  # noqa: E402
 
 STORED_ARGS = {"gcrmio": ["--cells", "65536"], "vorpalio": ["--block", "160,160,100"]}
 NEW_ARGS = {"gcrmio": ["--cells", "32768"], "vorpalio": ["--block", "96,96,60"]}

@@ -47,8 +47,9 @@ import optuna
 from iotune import pairs, reduction, space
 from iotune.race import remeasure_leaders
 from iotune.search import get_strategy, loop, marginal, warmstart
-from iotune.study import TuneConfig, capping_for
+from iotune.study import capping_for
 from iotune.trial import Outcome
+from iotune.tune_config import TuneConfig
 
 HERE = Path(__file__).resolve().parent
 LANDSCAPES = (
@@ -852,8 +853,10 @@ def main() -> int:
         "--reduced-extra",
         type=float,
         metavar="F",
-        help="with --studies: the reduced set's check takes up to F x --verify-pairs more "
-        "pairs (pairs.REDUCED_EXTRA; 0: capped at --verify-pairs as before 2026-11-27)",
+        help="with --studies: the tests whose failure keeps the defaults or the whole winner "
+        "(the reduced set's check; since 6227f84 also the full winner's verification and "
+        "best.xml's, while tuned leads) take up to F x --verify-pairs more pairs "
+        "(pairs.REDUCED_EXTRA; 0: capped at --verify-pairs as before 2026-11-27)",
     )
     ap.add_argument(
         "--verify-pairs",

@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from iotune import reduction, space, study
+from iotune import reduction, space, tune_config
 from iotune.trial import Outcome
 
 HERE = Path(__file__).resolve().parent
@@ -57,7 +57,7 @@ def one(a: float, h: float, noise: float, seed: int, sp, out: Path) -> dict:
         t = truth(settings, a, h) * rng.lognormvariate(0, noise)
         return Outcome("ok", t, "kernel", t)
 
-    cfg = study.TuneConfig(app=["x"], out=out, space=sp, seed=seed, strategy="tpe")
+    cfg = tune_config.TuneConfig(app=["x"], out=out, space=sp, seed=seed, strategy="tpe")
     rows = trials(a, h, noise, random.Random(seed + 10_000))
     got = reduction.minimal(cfg, dict(WINNER), evaluate, False, random.Random(seed), lambda m: None,
                             rows)  # fmt: skip

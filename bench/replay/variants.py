@@ -45,7 +45,6 @@ import ttest_lane as TL  # noqa: E402
 from iotune import pairs as P  # noqa: E402
 from iotune import race as RA  # noqa: E402
 from iotune import space  # noqa: E402
-from iotune import study as S  # noqa: E402
 from iotune import tune_config as TC  # noqa: E402
 from iotune.search import local as LO  # noqa: E402
 from iotune.search import strategies as ST  # noqa: E402
@@ -75,7 +74,7 @@ def run(spec: str, lands: dict) -> str:
     P.FUTILITY_PAIRS, P.FUTILITY_LEVEL = int(fp), float(fl)
     RA.RACE_EARLY_KEEP, TC.RACE_LEADERS, LO.PATIENCE = ek == "1", int(nl), int(pat)
     ST.STRATEGIES["local"] = dataclasses.replace(ST.STRATEGIES["local"], confirm=int(cf))
-    R.TuneConfig = lambda **kw: dataclasses.replace(S.TuneConfig(**kw), verify_pairs=int(vp))
+    R.TuneConfig = lambda **kw: dataclasses.replace(TC.TuneConfig(**kw), verify_pairs=int(vp))
     if small != "1":  # the verification without its min-gain stop
         P.FUTILITY_PAIRS = 10**6
     out = []

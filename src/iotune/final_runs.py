@@ -8,7 +8,7 @@ from iotune.search import loop
 
 class RunCounter:
     """An evaluate that counts the application's runs of the final phases, per phase (the
-    phase in force when it is called; warm-ups apart: measure says which runs are)."""
+    phase in force when it is called; warm-ups apart: measure_once says which runs are)."""
 
     def __init__(self, evaluate: loop.Evaluate):
         self.evaluate = evaluate
@@ -22,7 +22,9 @@ class RunCounter:
         return self.evaluate(settings, cap)
 
 
-def measure(evaluate: loop.Evaluate, settings: dict[str, str], warmup: int) -> trial.Outcome:
+def measure_once(evaluate: loop.Evaluate, settings: dict[str, str], warmup: int) -> trial.Outcome:
+    """One measured run of settings, after `warmup` discarded runs (counted as warm-ups when
+    evaluate is a RunCounter)."""
     counter = evaluate if isinstance(evaluate, RunCounter) else None
     for _ in range(warmup):
         if counter is not None:

@@ -84,7 +84,7 @@ class Mismatch(ValueError):
 
 
 def options(cfg: Any) -> dict[str, Any]:
-    """The options each search trial of cfg (a study.TuneConfig) is measured with."""
+    """The options each search trial of cfg (a tune_config.TuneConfig) is measured with."""
     import shlex
 
     from iotune import launch

@@ -9,8 +9,7 @@ import math
 import random
 from typing import Any
 
-from iotune import verdict
-from iotune.final_runs import measure
+from iotune import final_runs, verdict
 from iotune.search import loop, noise, sequential
 from iotune.tune_config import TuneConfig
 
@@ -18,7 +17,7 @@ FUTILITY_PAIRS = 5  # pairs before the verification may stop for a gain below --
 FUTILITY_LEVEL = 0.1  # one-sided level of the interval that stop reads
 REDUCED_EXTRA = 0.5  # the tests whose failure keeps the defaults or the whole winner: up to
 # this share of --verify-pairs more pairs, by a group-sequential design over all its looks
-# (extended_pairs)
+# (extended_pairs; named for the reduced set's check, the first test to take them)
 MOST_VERIFY_PAIRS = 50  # --verify-pairs above is refused: its design is simulated for every
 # look up to 1.5x it (75 looks: 23 s, 0.55 GB on the 2-core VM; 150: 136 s, 1 GB; growing)
 
@@ -83,7 +82,7 @@ class Pairs:
             got: dict[str, float | None] = {}
             for name in noise.interleaved(names, 1, self.rng):
                 settings = reference if name == "(reference)" else variants[name]
-                o = measure(self.evaluate, settings, self.cfg.warmup)
+                o = final_runs.measure_once(self.evaluate, settings, self.cfg.warmup)
                 self.runs += 1 + self.cfg.warmup
                 got[name] = o.value if o.ok else None
                 if o.ok and name == "(reference)":
@@ -256,6 +255,7 @@ def deciding_test(cfg: TuneConfig) -> str:
 
 
 def extended_pairs_of(verify_pairs: int) -> int:
+    """extended_pairs for a --verify-pairs value."""
     return verify_pairs + int(verify_pairs * REDUCED_EXTRA)
 
 

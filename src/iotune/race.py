@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from iotune.final_runs import measure
+from iotune import final_runs
 from iotune.search import local, loop, noise
 from iotune.space import config_key
 from iotune.tune_config import TuneConfig
@@ -67,7 +67,7 @@ def race_leaders(
     while len(alive) > 1 and rounds < most:
         rounds += 1
         for key in noise.interleaved(alive, 1, rng):
-            o = measure(evaluate, by_key[key], cfg.warmup)
+            o = final_runs.measure_once(evaluate, by_key[key], cfg.warmup)
             if o.ok:
                 values[key].append(o.value)
         if rounds < first_cut:
@@ -143,7 +143,7 @@ def remeasure_leaders(
     walls: dict[str, list[float]] = {k: [] for k in by_key}
     if cfg.repeat > 0 and len(leaders) > 1:
         for key in noise.interleaved(list(by_key), cfg.repeat, rng):
-            o = measure(evaluate, by_key[key], cfg.warmup)
+            o = final_runs.measure_once(evaluate, by_key[key], cfg.warmup)
             if o.ok:
                 values[key].append(o.value)
                 walls[key].append(o.wall_s)

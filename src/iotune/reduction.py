@@ -9,7 +9,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from iotune.pairs import Pairs, extended_pairs, verify
+from iotune import pairs
 from iotune.search import loop, marginal, noise
 from iotune.space import Space, config_key
 from iotune.tune_config import TuneConfig
@@ -42,16 +42,16 @@ def minimal(
     trials do not favour are removed together when the winner is not shown better than the
     rest by the same bar, one test instead of one per setting."""
     bar = _bar(cfg)
-    pairs = Pairs(cfg, evaluate, rng, margin=bar)
+    tester = pairs.Pairs(cfg, evaluate, rng, margin=bar)
     current = dict(best)
     removed: dict[str, str] = {}
     contributions: dict[str, dict[str, Any]] = {}
-    screened = _screen(pairs, current, rows, maximize, cfg.min_gain, bar, log)
+    screened = _screen(tester, current, rows, maximize, cfg.min_gain, bar, log)
     if screened is not None:
         current, removed = screened["settings"], screened["removed"]
     while len(units := _units(current, cfg.space)) > 1:
         without = {n: {k: v for k, v in current.items() if k not in units[n]} for n in units}
-        res = pairs.run(current, without, maximize)
+        res = tester.run(current, without, maximize)
         contributions = {n: _contribution(r, maximize, bar) for n, r in res.items()}
         useless = [n for n, c in contributions.items() if not c["needed"]]
         log(
@@ -64,7 +64,7 @@ def minimal(
         drop = [n for n in useless if n != keep or len(useless) < len(units)]
         gone = {k for n in drop for k in units[n]}
         reduced = {k: v for k, v in current.items() if k not in gone}
-        check = pairs.run(current, {"reduced": reduced}, maximize)["reduced"]["verdict"]
+        check = tester.run(current, {"reduced": reduced}, maximize)["reduced"]["verdict"]
         if check is not None and check.significant:
             drop = [min(useless, key=lambda n: contributions[n]["cost"])]
             gone = set(units[drop[0]])
@@ -77,7 +77,7 @@ def minimal(
         "settings": current,
         "contributions": {k: contributions[lead[k]] for k in current if lead[k] in contributions},
         "removed": removed,
-        "runs": pairs.runs,
+        "runs": tester.runs,
     }
     if screened is not None:
         out["screen"] = screened["record"]
@@ -97,7 +97,7 @@ def _units(settings: dict[str, str], space: Space) -> dict[str, list[str]]:
 
 
 def _screen(
-    pairs: Pairs,
+    tester: pairs.Pairs,
     winner: dict[str, str],
     rows: list[dict[str, Any]] | None,
     maximize: bool,
@@ -124,7 +124,7 @@ def _screen(
     run, or the space forbids it alone)."""
     if not SCREEN or not rows or len(winner) < 2:
         return None
-    space = pairs.cfg.space
+    space = tester.cfg.space
     core = marginal.carrying(rows, winner, maximize, min_gain)
     core = _with_ties(core, winner, space)
     if not core or len(core) == len(winner):
@@ -140,7 +140,7 @@ def _screen(
     log(f"the search's trials favour {config_key(core)}; the other {len(rest)} settings "
         "tested together: the winner vs those alone, interleaved pairs"
         + (f" (and {second[0]}={second[1]} alone)" if "second" in variants else ""))  # fmt: skip
-    res = pairs.run(winner, variants, maximize)
+    res = tester.run(winner, variants, maximize)
     c = _contribution(res["core"], maximize, bar)
     if c["pairs"] == 0:  # the kept setting never ran: nothing measured, nothing removed
         return None
@@ -161,7 +161,7 @@ def _screen(
     if c["needed"] and len(keep) > len(core) and len(keep) < len(winner):
         # the winner gains over the kept setting, and the second one was shown to gain: are
         # the two all it needs? (one more test of two sets before the one-at-a-time rounds)
-        c = _contribution(pairs.run(winner, {"core": keep}, maximize)["core"], maximize, bar)
+        c = _contribution(tester.run(winner, {"core": keep}, maximize)["core"], maximize, bar)
         if c["pairs"] == 0:  # the two never ran together: nothing measured, nothing removed
             c = {**c, "needed": True}
         record["then"] = {"kept": sorted(keep), "cost": c["cost"], "pairs": c["pairs"],
@@ -212,9 +212,9 @@ def checked_reduction(
         return reduced
     log(f"the reduced settings ({config_key(reduced['settings'])}) vs the defaults: interleaved "
         f"pairs until the test decides ({min(cfg.verify_min, cfg.verify_pairs)} to "
-        f"{extended_pairs(cfg)})")  # fmt: skip
-    check = verify(cfg, reduced["settings"], evaluate, maximize, rng, "the reduced settings",
-                   max_pairs=extended_pairs(cfg))  # fmt: skip
+        f"{pairs.extended_pairs(cfg)})")  # fmt: skip
+    check = pairs.verify(cfg, reduced["settings"], evaluate, maximize, rng,
+                         "the reduced settings", max_pairs=pairs.extended_pairs(cfg))  # fmt: skip
     summary = {k: check.get(k) for k in ("improved", "speedup", "pairs", "wins", "verdict",
                                          "p_nominal", "pair_ratios")}  # fmt: skip
     runs = reduced.get("runs", 0) + check.get("runs", 0)
@@ -286,8 +286,9 @@ def additions(
         )  # fmt: skip
     )
     bar = _bar(cfg)
-    pairs = Pairs(cfg, evaluate, rng, cfg.min_gain if cfg.min_gain > 0 else None, margin=bar)
-    res = pairs.run(settings, {k: m for k, (_, m) in chosen.items()}, maximize, True)
+    tester = pairs.Pairs(cfg, evaluate, rng, cfg.min_gain if cfg.min_gain > 0 else None,
+                         margin=bar)  # fmt: skip
+    res = tester.run(settings, {k: m for k, (_, m) in chosen.items()}, maximize, True)
     for k, (e, more) in chosen.items():
         c = _contribution(res[k], maximize, bar)
         if c["needed"] and c["cost"] < 1.0 + cfg.min_gain:
@@ -313,7 +314,7 @@ def additions(
             for t in out["tested"]
         )
     )
-    out["runs"] = pairs.runs
+    out["runs"] = tester.runs
     return out
 
 
@@ -348,7 +349,7 @@ def with_additions(
         record["runs"] += again.get("runs", 0)
         if again.get("verified"):  # the reduced set beat the defaults on its own
             return {**again, "additions": record}
-    check = verify(cfg, more["settings"], evaluate, maximize, rng, "best.xml's settings")
+    check = pairs.verify(cfg, more["settings"], evaluate, maximize, rng, "best.xml's settings")
     record["runs"] += check.get("runs", 0)
     if not check["improved"]:
         log(f"the settings with the additions ({config_key(more['settings'])}) did not beat the "

@@ -347,7 +347,8 @@ def finish(
     too_small = cfg.min_gain if raced and cfg.min_gain > 0 else None
     # its failure keeps the defaults: a gain the noise hid at --verify-pairs gets more pairs
     final = pairs.verify(cfg, best, evaluate, maximize, rng, "the full winner", too_small,
-                   max_pairs=pairs.extended_pairs(cfg), extend_from=cfg.verify_pairs)  # fmt: skip
+                         max_pairs=pairs.extended_pairs(cfg),
+                         extend_from=cfg.verify_pairs)  # fmt: skip
     off = {k: why for k, why in final.get("not_in_effect", {}).items() if k in best}
     effective = {k: v for k, v in best.items() if k not in off}
     reduced: dict[str, Any] = {"settings": effective, "contributions": {}, "removed": {}}

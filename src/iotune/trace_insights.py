@@ -1,7 +1,8 @@
 """What a run's trace says of a file group's transfers: the ranks' calls with their offsets
 (trace_calls), the access pattern (locality), the transfer sizes, whether every element of
 the datasets written was written (fully_written) and the element type. iotune.insights puts
-these beside the profile's counters; `iotune advise` reads Darshan's DXT the same way.
+these beside the profile's counters; `iotune advise` reads a Darshan log's counters and HDF5
+selection shapes with the same thresholds (RANDOM_BACKWARD, STRIDED_SHARE, contiguous_box).
 
 The traces are read with iotune.trace (load_traces); one whose values the analyses cannot use
 is left out with one line naming the file."""

@@ -328,7 +328,7 @@ def _component_space(sp, family, template: str, app, nprocs):
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
-    from iotune import interrupt, mpifamily, pairs, paths, space, storage, study
+    from iotune import interrupt, mpifamily, pairs, paths, space, storage, study, tune_config
     from iotune.search import sequential
 
     if args.demo:
@@ -386,7 +386,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     problem = pairs.check_verify_pairs(args.verify_pairs)
     if problem:
         return _error(problem)
-    cfg = study.TuneConfig(
+    cfg = tune_config.TuneConfig(
         app=app or [],
         out=Path("."),
         space=sp,

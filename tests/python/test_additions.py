@@ -9,7 +9,7 @@ from pathlib import Path
 import optuna
 import pytest
 
-from iotune import controlfile, reduction, space, study
+from iotune import controlfile, reduction, space, study, tune_config
 from iotune.search import loop, marginal
 from iotune.trial import Outcome
 
@@ -100,8 +100,8 @@ def _truth(settings):
 def _cfg(tmp_path, **kw):
     sp = space.load(HERE / "fake_space.toml")
     kw.setdefault("strategy", "tpe")
-    return study.TuneConfig(app=["x"], out=tmp_path, space=sp, seed=3, leaders=1, repeat=0,
-                            verify_pairs=10, **kw)  # fmt: skip
+    return tune_config.TuneConfig(app=["x"], out=tmp_path, space=sp, seed=3, leaders=1, repeat=0,
+                                  verify_pairs=10, **kw)  # fmt: skip
 
 
 def _finish(tmp_path, lucky, monkeypatch=None):

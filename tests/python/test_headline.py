@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from iotune import controlfile, reduction, space, study, verdict
+from iotune import controlfile, reduction, space, study, tune_config, verdict
 from iotune.search import sequential
 from iotune.trial import Outcome
 
@@ -113,7 +113,7 @@ def _cfg(tmp_path, **kw):
     # prefers fewer settings instead: tests/python/test_search_local.py)
     kw.setdefault("strategy", "tpe")
     sp = space.load(HERE / "fake_space.toml")
-    return study.TuneConfig(app=["x"], out=tmp_path, space=sp, seed=3, remember=False, **kw)
+    return tune_config.TuneConfig(app=["x"], out=tmp_path, space=sp, seed=3, remember=False, **kw)
 
 
 def _study_of(cfg, winner):

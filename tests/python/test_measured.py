@@ -12,7 +12,7 @@ import optuna
 import pytest
 from test_study import FAKE, SPACE, load, tune
 
-from iotune import kb, measured, space, study
+from iotune import kb, measured, space, study, tune_config
 from iotune.kb import signature, store
 from iotune.search import loop, warmstart
 from iotune.trial import Outcome
@@ -89,7 +89,7 @@ def _cfg(tmp_path, **kw):
     sp = space.load(HERE / "fake_space.toml")
     kw = {"study_name": "m", "launcher": "none", "preload": False, "objective": "kernel",
           "storage": f"sqlite:///{tmp_path / 'study.db'}", **kw}  # fmt: skip
-    return study.TuneConfig(app=[sys.executable, "app.py"], out=tmp_path, space=sp, **kw)
+    return tune_config.TuneConfig(app=[sys.executable, "app.py"], out=tmp_path, space=sp, **kw)
 
 
 def _evaluate(seed, gain=2.0):
@@ -278,7 +278,7 @@ def test_another_file_system_is_a_compared_option():
 
 
 def test_the_options_name_the_file_system_of_the_directory_the_trials_run_in(tmp_path):
-    cfg = study.TuneConfig(
+    cfg = tune_config.TuneConfig(
         app=["true"], out=tmp_path / "out", space=space.load(SPACE), cwd=tmp_path, preload=False
     )
     here = measured.file_system(tmp_path)

@@ -12,7 +12,7 @@ from pathlib import Path
 import optuna
 import pytest
 
-from iotune import pairs, reduction, space, study, verdict
+from iotune import pairs, reduction, space, tune_config, verdict
 from iotune.search import sequential
 from iotune.trial import Outcome
 
@@ -31,7 +31,7 @@ def _cfg(tmp_path, **kw):
     sp = space.load(HERE / "fake_space.toml")
     kw.setdefault("strategy", "tpe")
     kw.setdefault("verify_pairs", 10)  # the demo's
-    return study.TuneConfig(app=["x"], out=tmp_path, space=sp, seed=3, **kw)
+    return tune_config.TuneConfig(app=["x"], out=tmp_path, space=sp, seed=3, **kw)
 
 
 def _scripted(second):
@@ -99,8 +99,9 @@ def test_a_clear_second_gain_stays(tmp_path):
 def test_the_margin_test_is_the_hodges_lehmann_lower_bound(maximize):
     """Significant with the margin exactly when the interval's lower end (at the design's
     level) lies above 1 + margin: "shown to reach --min-gain"."""
-    cfg = study.TuneConfig(app=["x"], out=Path("."), space=space.load(HERE / "fake_space.toml"),
-                           verify_pairs=10)  # fmt: skip
+    cfg = tune_config.TuneConfig(app=["x"], out=Path("."),
+                                 space=space.load(HERE / "fake_space.toml"),
+                                 verify_pairs=10)  # fmt: skip
     tester = pairs.Pairs(cfg, None, random.Random(0), margin=0.05)
     level = tester.design.level
     rng = random.Random(7)
@@ -122,8 +123,9 @@ def test_the_margin_test_is_the_hodges_lehmann_lower_bound(maximize):
 def _keep_rate(true_ratio, margin, n=400, sd=0.15):
     """Share of simulated removal tests (sequential, 5..10 pairs) that keep a setting whose
     removal truly costs true_ratio, with log-normal pair noise of sd."""
-    cfg = study.TuneConfig(app=["x"], out=Path("."), space=space.load(HERE / "fake_space.toml"),
-                           verify_pairs=10)  # fmt: skip
+    cfg = tune_config.TuneConfig(app=["x"], out=Path("."),
+                                 space=space.load(HERE / "fake_space.toml"),
+                                 verify_pairs=10)  # fmt: skip
     tester = pairs.Pairs(cfg, None, random.Random(0), margin=margin)
     rng = random.Random(int(true_ratio * 1000) + int(margin * 100))
     kept = 0

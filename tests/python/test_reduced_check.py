@@ -8,7 +8,7 @@ from pathlib import Path
 import optuna
 import pytest
 
-from iotune import pairs, reduction, space, study
+from iotune import pairs, reduction, space, study, tune_config
 from iotune.search import loop, sequential
 from iotune.trial import Outcome
 
@@ -26,7 +26,7 @@ def _cfg(tmp_path, **kw):
     kw.setdefault("strategy", "tpe")
     kw.setdefault("verify_pairs", 10)  # the demo's
     sp = space.load(HERE / "fake_space.toml")
-    return study.TuneConfig(app=["x"], out=tmp_path, space=sp, seed=3, **kw)
+    return tune_config.TuneConfig(app=["x"], out=tmp_path, space=sp, seed=3, **kw)
 
 
 def _scripted(reduced_ratios, whole=0.6):

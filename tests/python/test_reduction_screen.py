@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from iotune import reduction, space, study
+from iotune import reduction, space, tune_config
 from iotune.search import marginal
 from iotune.trial import Outcome
 
@@ -23,7 +23,7 @@ def _cfg(tmp_path, **kw):
     kw.setdefault("strategy", "tpe")
     kw.setdefault("verify_pairs", 10)
     sp = space.load(HERE / "fake_space.toml")
-    return study.TuneConfig(app=["x"], out=tmp_path, space=sp, seed=3, **kw)
+    return tune_config.TuneConfig(app=["x"], out=tmp_path, space=sp, seed=3, **kw)
 
 
 def _rows(rule, n=24, seed=5):
@@ -182,8 +182,8 @@ def test_a_tied_setting_stays_with_the_one_it_is_tied_to(tmp_path, monkeypatch):
         s = {**(unit if i % 2 else {}), **({CW: "disable"} if i % 4 > 1 else {})}
         rows.append({"settings": s, "value": rule(s) * rng.lognormvariate(0, 0.05)})
     runs: list = []
-    cfg = study.TuneConfig(app=["x"], out=tmp_path, space=sp, seed=3, strategy="tpe",
-                           verify_pairs=10)  # fmt: skip
+    cfg = tune_config.TuneConfig(app=["x"], out=tmp_path, space=sp, seed=3, strategy="tpe",
+                                 verify_pairs=10)  # fmt: skip
     got = reduction.minimal(cfg, winner, _timed(rule, runs), False, random.Random(0),
                             lambda m: None, rows)  # fmt: skip
     assert sorted(got["screen"]["kept"]) == ["cb_buffer_size", "striping_unit"]
@@ -290,8 +290,8 @@ def test_two_gains_found_by_the_screen_in_two_tests(tmp_path, monkeypatch):
         rows.append({"settings": s, "value": rule(s) * rng.lognormvariate(0, 0.05)})
     assert marginal.carrying(rows, BIG_WINNER, False, 0.05) == MAIN
     assert marginal.runner_up(rows, BIG_WINNER, MAIN, False, 0.05) == (CC, "8388608")
-    cfg = study.TuneConfig(app=["x"], out=tmp_path, space=sp, seed=3, strategy="tpe",
-                           verify_pairs=10)  # fmt: skip
+    cfg = tune_config.TuneConfig(app=["x"], out=tmp_path, space=sp, seed=3, strategy="tpe",
+                                 verify_pairs=10)  # fmt: skip
     counts = {}
     for screen in (True, False):
         monkeypatch.setattr(reduction, "SCREEN", screen)

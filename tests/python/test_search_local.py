@@ -8,11 +8,12 @@ import optuna
 import pytest
 
 from iotune import race, space
-from iotune.final_runs import RunCounter, measure
+from iotune.final_runs import RunCounter, measure_once
 from iotune.race import race_leaders
 from iotune.search import get_strategy, local, loop, warmstart
-from iotune.study import TuneConfig, search_runs
+from iotune.study import search_runs
 from iotune.trial import Outcome
+from iotune.tune_config import TuneConfig
 
 SPACE = space.parse(
     {
@@ -205,7 +206,7 @@ def test_the_race_prefers_fewer_settings_within_min_gain(tmp_path):
 def test_the_run_counter_counts_phases_and_warm_ups():
     counter = RunCounter(deterministic)
     counter.phase = "verification"
-    measure(counter, {}, 2)
+    measure_once(counter, {}, 2)
     assert counter.runs == {"warm-up": 2, "verification": 1}
 
 

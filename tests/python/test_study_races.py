@@ -90,10 +90,11 @@ def test_a_study_whose_creator_died_before_setting_it_up_is_set_up_by_the_next(
     baseline: the next worker waits out the set-up grace, then does it; a worker that finds it
     set up (the usual case: it was created a moment ago by another) goes on at once."""
     from iotune import study as study_mod
+    from iotune import tune_config
 
     url = f"sqlite:///{tmp_path / 'study.db'}"
     optuna.create_study(study_name="s", storage=storage.open_storage(url, None))  # and died
-    cfg = study_mod.TuneConfig(
+    cfg = tune_config.TuneConfig(
         app=["./app"], out=tmp_path, space=space_mod.load(str(HERE / "fake_space.toml")),
         launcher="none", study_name="s", storage=url, preload=False,
     )  # fmt: skip

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from iotune import linkage, pairs, reduction, space, study
+from iotune import linkage, pairs, reduction, space, study, tune_config
 from iotune.report import table
 from iotune.search import inert, sequential
 
@@ -64,7 +64,7 @@ def _cfg(tmp_path, **kw):
     # race keeps the defaults without a verification when nothing leaves them behind
     kw.setdefault("strategy", "tpe")
     sp = space.load(HERE / "fake_space.toml")
-    return study.TuneConfig(app=["x"], out=tmp_path, space=sp, seed=3, **kw)
+    return tune_config.TuneConfig(app=["x"], out=tmp_path, space=sp, seed=3, **kw)
 
 
 def _timed(rule):

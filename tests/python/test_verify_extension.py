@@ -8,7 +8,7 @@ from pathlib import Path
 
 import optuna
 
-from iotune import pairs, space, study
+from iotune import pairs, space, study, tune_config
 from iotune.pairs import Pairs
 from iotune.search import loop, sequential
 from iotune.trial import Outcome
@@ -30,7 +30,7 @@ def _cfg(tmp_path, **kw):
     kw.setdefault("strategy", "tpe")
     kw.setdefault("verify_pairs", 10)  # the demo's
     sp = space.load(HERE / "fake_space.toml")
-    return study.TuneConfig(app=["x"], out=tmp_path, space=sp, seed=3, **kw)
+    return tune_config.TuneConfig(app=["x"], out=tmp_path, space=sp, seed=3, **kw)
 
 
 def _replayed(rounds):
@@ -95,18 +95,18 @@ def test_the_extension_holds_for_rates_too(tmp_path):
     assert not got["improved"] and got["pairs"] == 10
 
 
-def _run(seq, pairs=None, design=None):
+def _run(seq, tester=None, design=None):
     """(improved, pairs used, last p) of one sequence of (default, tuned) pairs, judged by the
-    extension (pairs: a Pairs) or by a plain design."""
+    extension (tester: a Pairs) or by a plain design."""
     a, b = [], []
     for x, y in seq:
         a.append(x)
         b.append(y)
         if len(a) < 5:
             continue
-        if pairs is not None:
-            v, _ = pairs._verdict(a, b, False)
-            stop = v.decided or not pairs._may_go_on(v, a, b, False)
+        if tester is not None:
+            v, _ = tester._verdict(a, b, False)
+            stop = v.decided or not tester._may_go_on(v, a, b, False)
         else:
             v = sequential.verdict(a, b, design)
             stop = v.decided
@@ -128,7 +128,7 @@ def test_every_rejection_is_one_the_longer_design_allows_and_no_test_ends_sooner
     for _ in range(300):
         gain = rng.choice([1.0, 1.05, 1.2, 1.5])
         seq = [(rng.lognormvariate(0, 0.3), rng.lognormvariate(0, 0.3) / gain) for _ in range(15)]
-        improved, n, p = _run(seq, pairs=ext)
+        improved, n, p = _run(seq, tester=ext)
         _, n_before, _ = _run(seq, design=sequential.design(5, 10))
         if improved:
             passed += 1

@@ -383,7 +383,17 @@ def register_defaults(sub: argparse._SubParsersAction) -> None:
 def cmd_defaults(args: argparse.Namespace) -> int:
     import random
 
-    from iotune import defaults, h5versions, mpifamily, pairs, paths, space, study, tune_cli
+    from iotune import (
+        defaults,
+        h5versions,
+        mpifamily,
+        pairs,
+        paths,
+        space,
+        study,
+        tune_cli,
+        tune_config,
+    )
 
     names = [n for n in args.proxies.split(",") if n]
     unknown = [n for n in names if n not in defaults.PROXIES]
@@ -406,7 +416,7 @@ def cmd_defaults(args: argparse.Namespace) -> int:
             return _error_as("defaults", str(e))
         run_dir = out / "proxies" / name
         (run_dir / "run").mkdir(parents=True, exist_ok=True)
-        cfg = study.TuneConfig(
+        cfg = tune_config.TuneConfig(
             app=app,
             out=run_dir,
             space=mpifamily.space_for(  # what the MPI-IO component in force reads
@@ -451,7 +461,7 @@ def cmd_defaults(args: argparse.Namespace) -> int:
                 s,
             )  # fmt: skip
         )
-        o = study.trial_options(cfg)
+        o = tune_config.trial_options(cfg)
         o.lib = choice.lib
         opts[name] = o
     rng = random.Random(args.seed)
