@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from iotune.skel import h5layout as h5dump_reader
+
 MIB = 1 << 20
 _TYPE_BITS = re.compile(r"H5T_(?:IEEE_F|STD_[IUB]|NATIVE_\w*?)(\d+)")
 
@@ -35,68 +37,36 @@ class Layout:
         return math.prod(self.chunk) * size if self.chunk and size else None
 
 
-_OPEN = re.compile(r'(\w+)(?: "((?:[^"\\]|\\.)*)")?.*\{$')
-
-
 def parse_h5dump(text: str) -> dict[str, Layout]:
-    """Dataset path -> Layout, from the output of `h5dump -p -H FILE`.
-
-    Every line that ends in `{` opens a block and every `}` closes one, so attributes (of
-    groups or datasets), compound types and committed datatypes nest without being mistaken for
-    the end of a group; only a dataset's own DATATYPE, STORAGE_LAYOUT, FILTERS and FILLVALUE
-    are read. A hard link (`HARDLINK "/a"` in a dataset block) takes its target's layout."""
+    """Dataset path -> Layout, from the output of `h5dump -p -H FILE` as the one reader of it
+    reads it (iotune.skel.h5layout.parse: blocks nest, so attributes, compound types and
+    committed datatypes are not mistaken for the end of a group): the layout its
+    STORAGE_LAYOUT names (CONTIGUOUS, COMPACT, CHUNKED with its dims), whether any filter is
+    set, the fill time, and the element size when the type's name says it (None for compound,
+    string, array types). A dataset whose layout is not named (h5dump's output cut short) is
+    left out: unknown, not guessed. A hard link (`HARDLINK "/a"` in a dataset block) takes its
+    target's layout, when the target came before it."""
     out: dict[str, Layout] = {}
-    stack: list[tuple[str, str | None]] = []  # (block kind, name) of each open block
-    current: dict[str, Any] | None = None
-    for raw in text.splitlines():
-        line = raw.strip()
-        if line.endswith("{") and not line.startswith("}"):
-            m = _OPEN.match(line)
-            kind = m.group(1) if m else "?"
-            name = m.group(2) if m else None
-            if kind == "DATATYPE" and current is not None and stack[-1][0] == "DATASET":
-                current["type_size"] = None  # a compound or array type: size unknown here
-            stack.append((kind, name))
-            if kind == "DATASET" and name is not None:
-                current = {"kind": "contiguous", "chunk": (), "filters": False, "_seen": False}
+    for path, d in h5dump_reader.parse(text)["datasets"].items():
+        kind = d.get("layout")
+        if kind is None:
+            if d.get("hardlink") in out:
+                out[path] = out[d["hardlink"]]
             continue
-        if line == "}" or line.startswith("} "):
-            if not stack:
-                continue
-            kind, name = stack.pop()
-            if kind == "DATASET" and current is not None:
-                groups = [n for k, n in stack if k == "GROUP" and n not in (None, "/")]
-                path = "/" + "/".join([*groups, name or ""])
-                target = current.pop("_link", None)
-                seen = current.pop("_seen")
-                if not seen and target in out:
-                    out[path] = out[target]
-                elif seen or target is None:
-                    out[path] = Layout(**current)
-                current = None
-            continue
-        if current is None or not stack:
-            continue
-        parent = stack[-1][0]
-        if parent == "DATASET":
-            if line.startswith("DATATYPE"):
-                t = _TYPE_BITS.search(line)
-                current["type_size"] = int(t.group(1)) // 8 if t else None
-            elif line.startswith("HARDLINK"):
-                current["_link"] = line.split('"')[1] if '"' in line else None
-        elif parent == "STORAGE_LAYOUT" and stack[-2][0] == "DATASET":
-            current["_seen"] = True
-            m = re.match(r"CHUNKED \( ([\d, ]+) \)", line)
-            if m:
-                current["kind"] = "chunked"
-                current["chunk"] = tuple(int(x) for x in m.group(1).split(","))
-            elif line in ("CONTIGUOUS", "COMPACT"):
-                current["kind"] = line.lower()
-        elif parent == "FILTERS" and stack[-2][0] == "DATASET" and line != "NONE":
-            current["filters"] = True
-        elif parent == "FILLVALUE" and stack[-2][0] == "DATASET" and line.startswith("FILL_TIME"):
-            current["fill_time"] = line.split("H5D_FILL_TIME_")[-1].lower()
+        out[path] = Layout(
+            kind=kind,
+            chunk=tuple(d["chunks"]) if kind == "chunked" else (),
+            filters=bool(d.get("filters")),
+            fill_time=d.get("fill_time"),
+            type_size=_type_size(d.get("type")),
+        )
     return out
+
+
+def _type_size(name: str | None) -> int | None:
+    """The element size a type's name says (H5T_IEEE_F64LE: 8), or None."""
+    t = _TYPE_BITS.match(name) if name else None
+    return int(t.group(1)) // 8 or None if t else None
 
 
 def read_layouts(path: str | Path) -> dict[str, Layout] | None:

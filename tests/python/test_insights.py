@@ -354,3 +354,32 @@ def test_parse_h5dump_with_attributes_compounds_and_links():
     assert lays["/fields/field0"] == storage_layout.Layout("chunked", (64, 512), False, "ifset", 8)
     assert lays["/fields/same"] == lays["/fields/field0"]
     assert lays["/particles"] == storage_layout.Layout("contiguous", (), False, "ifset", None)
+
+
+def test_parse_h5dump_reads_what_the_skeletons_reader_reads():
+    """One reader of h5dump's output (iotune.skel.h5layout.parse): advise's layouts are its
+    datasets, with their chunks; a dataset whose layout was not shown (output cut short inside
+    it, or no STORAGE_LAYOUT) is left out rather than guessed contiguous; an empty line cut
+    short inside FILTERS is no filter; an array type's size is not its element's."""
+    from iotune.skel import h5layout
+
+    for text in (H5DUMP, H5DUMP_ATTRS):
+        lays, read = storage_layout.parse_h5dump(text), h5layout.parse(text)["datasets"]
+        assert set(lays) <= set(read)
+        for path, lay in lays.items():  # a hard link: its target's
+            target = read[read[path]["hardlink"]] if read[path].get("hardlink") else read[path]
+            assert list(lay.chunk) == (target["chunks"] or [])
+    cut = H5DUMP_ATTRS[: H5DUMP_ATTRS.index("CHUNKED ( 64, 512 )")]
+    assert "/fields/field0" not in storage_layout.parse_h5dump(cut)
+    shown = """GROUP "/" {
+   DATASET "a" {
+      DATATYPE  H5T_ARRAY { [3] H5T_IEEE_F32LE }
+      STORAGE_LAYOUT {
+         CHUNKED ( 8 )
+      }
+      FILTERS {
+   """
+    assert storage_layout.parse_h5dump(shown) == {
+        "/a": storage_layout.Layout("chunked", (8,), False, None, None)
+    }
+    assert storage_layout.parse_h5dump('GROUP "/" {\n   DATASET "x" {\n   }\n}\n') == {}

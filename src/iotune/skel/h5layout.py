@@ -59,10 +59,12 @@ def _filter(line: str) -> str:
 
 
 def parse(text: str) -> dict[str, Any]:
-    """Groups, datasets and attributes of `h5dump -H -p` output. A dataset: type (h5dump's
-    name; compound types also their members, [[type, name], ...], None when a member is itself
-    compound or an array), dims, maxdims, chunks, filters (shuffle, deflate=N, fletcher32,
-    other: ...), fill_time (alloc, never, ifset) and alloc_time (early, late, incr) when shown.
+    """Groups, datasets and attributes of `h5dump -H -p` output: the one reader of it (advise's
+    layouts too: iotune.storage_layout). A dataset: type (h5dump's name; compound types also
+    their members, [[type, name], ...], None when a member is itself compound or an array),
+    dims, maxdims, chunks, filters (shuffle, deflate=N, fletcher32, other: ...), and when shown
+    layout (its STORAGE_LAYOUT: contiguous, chunked, compact), fill_time (alloc, never, ifset),
+    alloc_time (early, late, incr) and hardlink (the path a `HARDLINK "/a"` line names).
     An attribute: on (its object's path), name, type (h5dump's name; a string {size (0:
     variable), pad, cset}; None: another class), dims (None: scalar; "null")."""
     groups: list[str] = []
@@ -94,13 +96,15 @@ def parse(text: str) -> dict[str, Any]:
                     datasets[ds]["members"] = []
             elif s.startswith("DATASPACE"):
                 datasets[ds]["dims"], datasets[ds]["maxdims"] = _dims(s)
+            elif s.startswith("HARDLINK"):
+                datasets[ds]["hardlink"] = s.split('"')[1] if '"' in s else None
         elif ds is not None and top == "COMPOUND":
             m2 = _MEMBER.match(s)
             if m2 and datasets[ds]["members"] is not None:
                 datasets[ds]["members"].append([m2.group(1), m2.group(2)])
             elif s.endswith("{"):  # a member that is itself compound, an array, ...
                 datasets[ds]["members"] = None
-        elif ds is not None and top == "FILTERS" and s not in ("NONE", "}"):
+        elif ds is not None and top == "FILTERS" and s and s not in ("NONE", "}"):
             datasets[ds]["filters"].append(_filter(s))
         m3 = _TIMES.match(s) if ds is not None else None
         if m3:  # FILLVALUE's FILL_TIME, ALLOCATION_TIME's value
@@ -110,11 +114,17 @@ def parse(text: str) -> dict[str, Any]:
             m2 = re.search(r"CHUNKED \(\s*(\d+(?:\s*,\s*\d+)*)\s*\)", s)
             if m2:
                 datasets[ds]["chunks"] = [int(x) for x in m2.group(1).split(",")]
+                if top == "LAYOUT":
+                    datasets[ds]["layout"] = "chunked"
+        if ds is not None and top == "LAYOUT" and s in ("CONTIGUOUS", "COMPACT"):
+            datasets[ds]["layout"] = s.lower()
         if s.endswith("{"):
             if top == "DATASET" and s.startswith("DATATYPE") and "H5T_COMPOUND" in s:
                 stack.append(("COMPOUND", ""))
             elif top == "DATASET" and s.startswith("FILTERS"):
                 stack.append(("FILTERS", ""))
+            elif top == "DATASET" and s.startswith("STORAGE_LAYOUT"):
+                stack.append(("LAYOUT", ""))
             else:
                 stack.append(("", ""))
         elif s == "}" or s.startswith("}"):
