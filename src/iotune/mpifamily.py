@@ -345,6 +345,22 @@ def unread_under(name: str, io: str) -> bool:
     return ompio_only(name) if component.startswith("romio") else romio_only(name)
 
 
+def unread_in(settings: Mapping[str, str]) -> dict[str, str]:
+    """{name: why} for the settings of a configuration that the MPI-IO component its own `io`
+    value selects never reads (unread_under): Open MPI's OMPIO parameters beside io=romio321,
+    ROMIO-only hints beside io=ompio. They change nothing where they stand, so a study need not
+    measure their removal nor recommend them. {} without `io`."""
+    io = settings.get("io")
+    if io is None:
+        return {}
+    name = COMPONENT_NAMES.get(_component_of(io) or "", "")
+    return {
+        k: f"Open MPI's {name}, chosen by io={io}, never reads it"
+        for k in settings
+        if unread_under(k, io)
+    }
+
+
 def space_for(sp, family: str | None, component: str | None = None):
     """The search space of what the application's MPI and MPI-IO component use: without Open
     MPI's MCA parameters under any other MPI, or under Open MPI with ROMIO chosen at launch;

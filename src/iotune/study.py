@@ -27,6 +27,7 @@ from iotune import (
     launchcheck,
     linkage,
     measured,
+    mpifamily,
     objective,
     pairs,
     race,
@@ -350,6 +351,9 @@ def finish(
                          max_pairs=pairs.extended_pairs(cfg),
                          extend_from=cfg.verify_pairs)  # fmt: skip
     off = {k: why for k, why in final.get("not_in_effect", {}).items() if k in best}
+    # beside the winner's own io=romio321 Open MPI's OMPIO parameters are never read: the
+    # reduction need not measure their removal one by one (PnetCDF: 2-3 such in every winner)
+    off.update({k: why for k, why in mpifamily.unread_in(best).items() if k not in off})
     effective = {k: v for k, v in best.items() if k not in off}
     reduced: dict[str, Any] = {"settings": effective, "contributions": {}, "removed": {}}
     if final["improved"] and cfg.partial and not raced and len(effective) > 1:
