@@ -319,12 +319,13 @@ def io_component(
 
 
 def romio_only(name: str) -> bool:
-    """An MPI-IO hint that only ROMIO reads (Open MPI's OMPIO ignores it)."""
+    """An MPI-IO hint that only ROMIO reads (Open MPI's OMPIO ignores it; not CephFS's object
+    size, which the runtime sets itself whichever component runs)."""
     from iotune import params
     from iotune.search import inert
 
     p = params.find(name)
-    return p is not None and p.is_hint and name not in inert.OMPIO_HINTS
+    return p is not None and p.is_hint and name not in inert.ANY_COMPONENT
 
 
 def ompio_only(name: str) -> bool:

@@ -43,12 +43,14 @@ def parse_h5dump(text: str) -> dict[str, Layout]:
     committed datatypes are not mistaken for the end of a group): the layout its
     STORAGE_LAYOUT names (CONTIGUOUS, COMPACT, CHUNKED with its dims), whether any filter is
     set, the fill time, and the element size when the type's name says it (None for compound,
-    string, array types). A dataset whose layout is not named (h5dump's output cut short) is
-    left out: unknown, not guessed. A hard link (`HARDLINK "/a"` in a dataset block) takes its
-    target's layout, when the target came before it."""
+    string, array types). A dataset whose layout is not named, or whose block h5dump's output
+    cut short, is left out: unknown, not guessed. A hard link (`HARDLINK "/a"` in a dataset
+    block) takes its target's layout, when the target came before it."""
     out: dict[str, Layout] = {}
     for path, d in h5dump_reader.parse(text)["datasets"].items():
         kind = d.get("layout")
+        if not d.get("complete"):
+            continue
         if kind is None:
             if d.get("hardlink") in out:
                 out[path] = out[d["hardlink"]]

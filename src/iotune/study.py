@@ -298,6 +298,10 @@ def search_runs(study: Any) -> int:
     )
 
 
+def _without(settings: dict[str, str], names: Any) -> dict[str, str]:
+    return {k: v for k, v in settings.items() if k not in names}
+
+
 def _verification_of(
     settings: dict[str, str], final: dict[str, Any], reduced: dict[str, Any]
 ) -> dict[str, Any] | None:
@@ -353,7 +357,8 @@ def finish(
     off = {k: why for k, why in final.get("not_in_effect", {}).items() if k in best}
     # beside the winner's own io=romio321 Open MPI's OMPIO parameters are never read: the
     # reduction need not measure their removal one by one (PnetCDF: 2-3 such in every winner)
-    off.update({k: why for k, why in mpifamily.unread_in(best).items() if k not in off})
+    unread = mpifamily.unread_in(best)
+    off.update({k: why for k, why in unread.items() if k not in off})
     effective = {k: v for k, v in best.items() if k not in off}
     reduced: dict[str, Any] = {"settings": effective, "contributions": {}, "removed": {}}
     if final["improved"] and cfg.partial and not raced and len(effective) > 1:
@@ -369,6 +374,10 @@ def finish(
                                            maximize, rng, log)  # fmt: skip
     proposed = reduced["settings"] if final["improved"] else {}
     best_check = _verification_of(proposed, final, reduced)
+    if best_check is None and proposed and proposed == _without(best, unread):
+        # what best.xml leaves out was never read where the winner ran: its pairs are best.xml's
+        best_check = {**final, "variants": {"default": {}, "tuned": dict(proposed)},
+                      "runs_held": dict(best)}  # fmt: skip
     if proposed and best_check is None:  # e.g. settings not in effect left out: best.xml differs
         log(f"default vs best.xml ({config_key(proposed)}): {pairs.deciding_test(cfg)}")
         counter.phase = "verification"
@@ -377,6 +386,8 @@ def finish(
             max_pairs=pairs.extended_pairs(cfg), extend_from=cfg.verify_pairs,
         )  # fmt: skip
     head = verdict.headline(proposed, best_check or final, maximize, best, final)
+    if (best_check or {}).get("runs_held"):  # and what they held beside best.xml was unread
+        head["runs_held"] = best_check["runs_held"]
     runs = {"search": search_runs(study), **counter.runs}
     runs["total"] = sum(runs.values())
     stopped = study.user_attrs.get(local.STOPPED) or f"its budget of {cfg.budget} trials"

@@ -358,9 +358,9 @@ def test_parse_h5dump_with_attributes_compounds_and_links():
 
 def test_parse_h5dump_reads_what_the_skeletons_reader_reads():
     """One reader of h5dump's output (iotune.skel.h5layout.parse): advise's layouts are its
-    datasets, with their chunks; a dataset whose layout was not shown (output cut short inside
-    it, or no STORAGE_LAYOUT) is left out rather than guessed contiguous; an empty line cut
-    short inside FILTERS is no filter; an array type's size is not its element's."""
+    datasets, with their chunks; a dataset whose layout was not shown or whose block the
+    output cut short is left out rather than guessed; an array type's size is not its
+    element's; a quote in a name (h5dump does not escape it) stays in the path."""
     from iotune.skel import h5layout
 
     for text in (H5DUMP, H5DUMP_ATTRS):
@@ -378,8 +378,11 @@ def test_parse_h5dump_reads_what_the_skeletons_reader_reads():
          CHUNKED ( 8 )
       }
       FILTERS {
-   """
-    assert storage_layout.parse_h5dump(shown) == {
+"""
+    assert storage_layout.parse_h5dump(shown) == {}  # its filters cut short: unknown
+    whole = shown + '         NONE\n      }\n   }\n   GROUP "g"x" {\n' + shown.split("\n", 1)[1]
+    assert storage_layout.parse_h5dump(whole) == {
         "/a": storage_layout.Layout("chunked", (8,), False, None, None)
     }
+    assert storage_layout.parse_h5dump(whole + "      }\n   }\n}\n}\n")['/g"x/a'].chunk == (8,)
     assert storage_layout.parse_h5dump('GROUP "/" {\n   DATASET "x" {\n   }\n}\n') == {}

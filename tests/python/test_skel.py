@@ -432,6 +432,8 @@ def test_method_hdf5(method_skeleton, tmp_path, transfer):
         "filters": [],
         "fill_time": "ifset",
         "alloc_time": "early",  # MPI-IO allocates early
+        "layout": "chunked",
+        "complete": True,
     }
     assert layout["datasets"]["/s0/ids"]["type"] == "H5T_STD_I32LE"
     assert t["method"] == "hdf5" and t["bytes"] == 2 * 2 * PER_RANK_STEP

@@ -45,6 +45,9 @@ def test_what_the_component_chosen_never_reads():
                                        "cb_buffer_size": "1048576", "fcoll": "vulcan"})  # fmt: skip
     assert set(under_ompio) == {"romio_cb_write"}  # cb_buffer_size: OMPIO reads it too
     assert mpifamily.unread_in({"fcoll": "vulcan", "cb_buffer_size": "1048576"}) == {}
+    # CephFS's layout is set by the runtime itself, whichever component runs
+    assert mpifamily.unread_in({"io": "ompio", "striping_object_size": "8388608",
+                                "striping_unit": "1048576"}) == {}  # fmt: skip
 
 
 def _time(settings):
@@ -57,13 +60,13 @@ def _time(settings):
     return t
 
 
-def _finish(tmp_path, monkeypatch, unread):
+def _finish(tmp_path, monkeypatch, unread, strategy="tpe"):
     if not unread:
         monkeypatch.setattr(mpifamily, "unread_in", lambda settings: {})
     (tmp_path / "space.toml").write_text(SPACE)
-    cfg = tune_config.TuneConfig(app=["x"], out=tmp_path / ("on" if unread else "off"),
+    cfg = tune_config.TuneConfig(app=["x"], out=tmp_path / f"{strategy}-{unread}",
                                  space=space.load(tmp_path / "space.toml"), seed=3,
-                                 strategy="tpe", leaders=1, repeat=0, verify_pairs=10,
+                                 strategy=strategy, leaders=1, repeat=0, verify_pairs=10,
                                  remember=False)  # fmt: skip
     s = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
     s.enqueue_trial(cfg.space.trial_params_for(WINNER))
@@ -86,7 +89,22 @@ def test_the_reduction_measures_only_what_the_component_reads(tmp_path, monkeypa
     assert not set(summary["minimal"]["removed"]) & {"fcoll", "io_ompio_num_aggregators"}
     # best.xml holds neither, and its headline is measured on exactly what it holds
     assert summary["headline"]["settings"] == summary["recommended"]
-    assert "fcoll" not in (tmp_path / "on" / "best.xml").read_text()
+    assert "fcoll" not in (tmp_path / "tpe-True" / "best.xml").read_text()
+    # ... on the full winner's own pairs: what best.xml leaves out was never read there
+    assert summary["headline"]["runs_held"] == WINNER
+    assert summary["headline"]["pairs"] == summary["final"]["pairs"]
     before, _ = _finish(tmp_path, monkeypatch, unread=False)
     assert before["recommended"] == summary["recommended"]  # the same verdict ...
     assert summary["runs"]["reduction"] < before["runs"]["reduction"]  # ... in fewer runs
+    assert summary["runs"]["verification"] == before["runs"]["verification"]
+    assert summary["runs"]["total"] < before["runs"]["total"]
+
+
+def test_a_raced_study_verifies_best_xml_no_more_than_before(tmp_path, monkeypatch):
+    """No reduction (local races its leaders): best.xml without the unread settings reuses
+    the winner's verification instead of a second one."""
+    summary, _ = _finish(tmp_path, monkeypatch, unread=True, strategy="local")
+    assert summary["recommended"] == {"io": "romio321", "cb_buffer_size": "1048576"}
+    before, _ = _finish(tmp_path, monkeypatch, unread=False, strategy="local")
+    assert before["recommended"] == WINNER  # no reduction: the whole winner, unread and all
+    assert summary["runs"]["total"] == before["runs"]["total"]

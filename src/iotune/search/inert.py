@@ -89,6 +89,9 @@ CHUNKING = ("chunk", "chunk_size")
 # the MPI-IO hints Open MPI's OMPIO reads (the runtime's abi.c says the same in its read-back)
 OMPIO_HINTS = ("cb_buffer_size", "cb_nodes", "collective_buffering", "striping_factor",
                "striping_unit")  # fmt: skip
+# the hints that matter whichever MPI-IO component runs: those OMPIO reads too, and CephFS's
+# object size, which the runtime sets itself on the new file (runtime/src/fs)
+ANY_COMPONENT = (*OMPIO_HINTS, *CEPH_ONLY)
 NOT_OMPIO = "the application's MPI-IO is Open MPI's OMPIO, which does not read this ROMIO hint"
 
 
@@ -270,7 +273,7 @@ def inert(
         elif (
             p.is_hint
             and facts.get("io_component") == "ompio"
-            and p.name not in OMPIO_HINTS
+            and p.name not in ANY_COMPONENT
             and not romio_searched
         ):
             why = NOT_OMPIO

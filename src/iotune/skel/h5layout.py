@@ -9,11 +9,6 @@ import shutil
 import subprocess
 from typing import Any
 
-_TOKEN = re.compile(
-    r'(GROUP|DATASET) "([^"]*)" \{|\}|DATATYPE\s+(\S+)|DATASPACE\s+(.*)|'
-    r"CHUNKED \(([^)]*)\)"
-)
-
 
 class LayoutError(RuntimeError):
     pass
@@ -64,7 +59,8 @@ def parse(text: str) -> dict[str, Any]:
     their members, [[type, name], ...], None when a member is itself compound or an array),
     dims, maxdims, chunks, filters (shuffle, deflate=N, fletcher32, other: ...), and when shown
     layout (its STORAGE_LAYOUT: contiguous, chunked, compact), fill_time (alloc, never, ifset),
-    alloc_time (early, late, incr) and hardlink (the path a `HARDLINK "/a"` line names).
+    alloc_time (early, late, incr) and hardlink (the path a `HARDLINK "/a"` line names);
+    complete once its block has closed (output cut short leaves the last one incomplete).
     An attribute: on (its object's path), name, type (h5dump's name; a string {size (0:
     variable), pad, cset}; None: another class), dims (None: scalar; "null")."""
     groups: list[str] = []
@@ -75,7 +71,7 @@ def parse(text: str) -> dict[str, Any]:
         s = line.strip()
         if _attribute_line(s, stack, attributes):
             continue
-        m = re.match(r'(GROUP|DATASET) "([^"]*)" \{', s)
+        m = re.match(r'(GROUP|DATASET) "(.*)" \{\Z', s)  # a name's quotes are not escaped
         if m:
             kind, name = m.groups()
             parent = next((p for k, p in reversed(stack) if k == "GROUP"), "")
@@ -129,7 +125,9 @@ def parse(text: str) -> dict[str, Any]:
                 stack.append(("", ""))
         elif s == "}" or s.startswith("}"):
             if stack:
-                stack.pop()
+                kind, path = stack.pop()
+                if kind == "DATASET":
+                    datasets[path]["complete"] = True  # read to its end, not cut short
     return {"groups": groups, "datasets": datasets, "attributes": attributes}
 
 
