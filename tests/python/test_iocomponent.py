@@ -43,6 +43,15 @@ def romio_only(names):
     return [n for n in names if params.get(n).is_hint and mpifamily.romio_only(n)]
 
 
+def test_what_the_runtime_applies_itself_is_no_romio_hint():
+    """CephFS's layout (stripe count, stripe size, object size) is set by the runtime on the
+    new file whichever MPI-IO component runs: never left out under OMPIO."""
+    for name in ("striping_factor", "striping_unit", "striping_object_size"):
+        assert not mpifamily.romio_only(name), name
+        assert not mpifamily.unread_under(name, "ompio"), name
+    assert mpifamily.romio_only("romio_cb_write") and mpifamily.romio_only("start_iodevice")
+
+
 @pytest.mark.parametrize("preset", space.preset_names())
 def test_no_romio_only_hint_under_ompio_and_no_mca_parameter_under_romio(preset):
     sp = space.load(preset)
