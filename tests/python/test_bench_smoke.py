@@ -75,6 +75,8 @@ SMOKE = {
                            "--command", "{{mpiexec}} {{kernels}}/vorpalio --block 16,16,8 "
                            "--file {{work}}/v.h5 --read-only"], "landscape.csv"),
     "callcost": (["--smoke", "--out", "{out}/c.json"], "c.json"),
+    # both readers over a directory (here the test's own: no HDF5 file in it)
+    "h5dump_reader": (["{out}", "--out", "{out}/h.json"], "h.json"),
     "minimal": (["--kernel", "gcrmio", "--trials", "2", "--rounds", "1", "--out", "{out}",
                  "--tune-args=--verify-pairs 5 --leaders 1 --repeat 1 --warmup 0"],
                 "minimal-gcrmio.json"),

@@ -5,8 +5,8 @@ one reader of h5dump's output, iotune.skel.h5layout.parse) and as it was at an e
 is dumped once with `h5dump -p -H`; both readers read the same text. Writes the files read, the
 ones whose layouts differ (with both readings) and the machine's h5dump version.
 
-  PYTHONPATH=src .venv/bin/python bench/h5dump_reader/compare_readers.py /tmp \\
-      --out bench/h5dump_reader/compare_readers.json
+  PYTHONPATH=src .venv/bin/python bench/h5dump_reader/h5dump_reader.py /tmp \\
+      --out bench/h5dump_reader/h5dump_reader.json
 """
 
 from __future__ import annotations
