@@ -33,8 +33,7 @@ from typing import Any
 from iotune import storage_layout, trace_insights
 from iotune.profile import SIZE_BINS
 
-MIB = 1 << 20
-HDF5_CHUNK_CACHE_DEFAULT = MIB  # H5D_CHUNK_CACHE_NBYTES_DEFAULT
+HDF5_CHUNK_CACHE_DEFAULT = storage_layout.MIB  # H5D_CHUNK_CACHE_NBYTES_DEFAULT
 PARALLEL_FS = ("lustre", "gpfs", "beegfs", "pvfs2", "orangefs", "daos", "wekafs", "cephfs",
                "ceph")  # fmt: skip
 
@@ -602,7 +601,9 @@ def _add_layouts(g, names, calls, trace_layouts, layouts, search_dirs, dirs=None
                     lay.kind, lay.chunk, lay.filters, lay.fill_time, ts or lay.type_size
                 )
             )
-        if len(found) == n_found:
+        if not lays:  # e.g. only virtual datasets, whose storage is other files'
+            why.append(f"{name}: h5dump shows no dataset with a layout it could read")
+        elif len(found) == n_found:
             why.append(f"{name}: none of the datasets it holds is one the trace wrote or read")
     if found:
         g.values.update(storage_layout.layout_insights(found))

@@ -298,10 +298,6 @@ def search_runs(study: Any) -> int:
     )
 
 
-def _without(settings: dict[str, str], names: Any) -> dict[str, str]:
-    return {k: v for k, v in settings.items() if k not in names}
-
-
 def _verification_of(
     settings: dict[str, str], final: dict[str, Any], reduced: dict[str, Any]
 ) -> dict[str, Any] | None:
@@ -374,7 +370,8 @@ def finish(
                                            maximize, rng, log)  # fmt: skip
     proposed = reduced["settings"] if final["improved"] else {}
     best_check = _verification_of(proposed, final, reduced)
-    if best_check is None and proposed and proposed == _without(best, unread):
+    held = {k: v for k, v in best.items() if k not in unread}  # what the winner's runs read
+    if best_check is None and proposed and proposed == held:
         # what best.xml leaves out was never read where the winner ran: its pairs are best.xml's
         best_check = {**final, "variants": {"default": {}, "tuned": dict(proposed)},
                       "runs_held": dict(best)}  # fmt: skip

@@ -106,6 +106,23 @@ def test_without_the_file_the_layout_is_unknown_and_said(tmp_path, kernel, libio
     assert g.get("write_amplification") > 1.5  # fill values: visible in the counters
 
 
+class _NoDatasets(dict):
+    """Layouts as h5dump gives them for a file of virtual datasets only: none."""
+
+    def get(self, name, default=None):
+        return {}
+
+
+def test_a_file_with_no_readable_layout_is_said_so_not_blamed_on_the_trace(
+    tmp_path, kernel, libiotune
+):
+    args = ["--block", "8,8,4"]
+    (g,) = _insights(tmp_path, kernel, libiotune, "vorpalio", args, False, _NoDatasets())
+    assert "not the file" in g.notes["layout"]  # the counters' guess, said as such
+    assert "no dataset with a layout it could read" in g.notes["layout"]
+    assert "none of the datasets" not in g.notes["layout"]
+
+
 def test_read_and_write_mix(tmp_path, kernel, libiotune):
     (g,) = _insights(tmp_path, kernel, libiotune, "vpicio", ["--particles", "1024", "--read"])
     assert g.get("io_mix") == "mixed"
