@@ -42,6 +42,7 @@ SMOKE = {
     "overhead": (["--rounds", "1", "--cases", "hdf5-small-writes", "--out", "{out}/o.json"],
                  "o.json"),
     "replay": (["--seeds", "1", "--strategies", "tpe", "--out", "{out}/r.json"], "r.json"),
+    "second_gain": (["--rounds", "1", "--out", "{out}/s.json"], "s.json"),
     "scale_profile": (["--before", "{lib}", "--after", "{lib}", "--ranks", "2", "--hosts", "1",
                        "--out", "{out}/s.json"], "s.json"),
     "scale_trace": (["--lib", "{lib}", "--ranks", "2", "--hosts", "1", "--out", "{out}/s.json"],
