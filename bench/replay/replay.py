@@ -683,7 +683,6 @@ def main_studies(args: argparse.Namespace) -> int:
         "stop_early": args.stop_early,
         "screen_keep": marginal.SCREEN_KEEP,
         "screen_second": reduction.SCREEN_SECOND,
-        "shared_level": reduction.SHARED_LEVEL,
         "patience": args.patience,
         "budgets": STUDY_BUDGETS,
         "landscapes": {},
@@ -898,12 +897,6 @@ def main() -> int:
         "favour)",
     )
     ap.add_argument(
-        "--no-shared-level",
-        action="store_true",
-        help="with --studies: each of a round's tests at the 5 %% bound, as before 2026-11-27 "
-        "(reduction.SHARED_LEVEL off: a round of k tests shares it, 5 %% / k each)",
-    )
-    ap.add_argument(
         "--t-lane",
         default=None,
         help="FIRST:LAST:LEVEL:WALPHA: replay the verification with a sequential t lane "
@@ -930,8 +923,6 @@ def main() -> int:
         reduction.SCREEN = False
     if args.no_screen_second:
         reduction.SCREEN_SECOND = False
-    if args.no_shared_level:
-        reduction.SHARED_LEVEL = False
     if args.screen_keep is not None:
         marginal.SCREEN_KEEP = args.screen_keep or None
     if args.patience is not None:

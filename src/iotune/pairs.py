@@ -69,19 +69,14 @@ class Pairs:
         variants: dict[str, dict[str, str]],
         maximize: bool,
         variants_better: bool = False,
-        alpha: float | None = None,
     ) -> dict[str, dict[str, Any]]:
         """Is `reference` better than each variant (with variants_better: is each variant
         better than `reference`)? {variant: {"a", "b", "verdict"}}: a = the variant's values,
-        b = the reference's, verdict = sequential.Verdict of the question asked. alpha: each
-        test's false-win bound in this run (default the design's, sequential.ALPHA)."""
-        design = self.design
-        if alpha is not None and alpha != design.alpha:
-            design = sequential.design(design.min_pairs, design.max_pairs, alpha)
+        b = the reference's, verdict = sequential.Verdict of the question asked."""
         res: dict[str, dict[str, Any]] = {n: {"a": [], "b": [], "verdict": None} for n in variants}
         open_ = set(variants)
         attempts = 0
-        while open_ and attempts < 2 * design.max_pairs:
+        while open_ and attempts < 2 * self.design.max_pairs:
             attempts += 1
             names = ["(reference)", *sorted(open_)]
             got: dict[str, float | None] = {}
@@ -101,11 +96,11 @@ class Pairs:
                 r["a"].append(got[name])
                 r["b"].append(got["(reference)"])
                 a, b = (r["b"], r["a"]) if variants_better else (r["a"], r["b"])
-                v, r["plain_significant"] = self._verdict(a, b, maximize, design)
+                v, r["plain_significant"] = self._verdict(a, b, maximize)
                 if not v.decided and self._below(a, b, maximize):
                     v = dataclasses.replace(v, decided=True, futile=True)
                     r["below_min_gain"] = True
-                elif not v.decided and not self._may_go_on(v, a, b, maximize, design):
+                elif not v.decided and not self._may_go_on(v, a, b, maximize):
                     v = dataclasses.replace(v, decided=True, futile=v.pairs < self.extend_from)
                     r["not_leading"] = True
                 r["verdict"] = v
@@ -114,15 +109,15 @@ class Pairs:
         return res
 
     def _verdict(
-        self, a: list[float], b: list[float], maximize: bool, design: sequential.Design
+        self, a: list[float], b: list[float], maximize: bool
     ) -> tuple[sequential.Verdict, bool]:
         """sequential.verdict of "b is better than a", by more than self.margin if one is set;
         and whether b is significantly better at all (without the margin)."""
-        v = sequential.verdict(a, b, design, maximize)
+        v = sequential.verdict(a, b, self.design, maximize)
         if self.margin <= 0:
             return v, v.significant
         k = 1.0 + self.margin  # b handicapped: slower (times) or lower (rates) by k
-        shown = sequential.verdict(a, [y / k if maximize else y * k for y in b], design,
+        shown = sequential.verdict(a, [y / k if maximize else y * k for y in b], self.design,
                                    maximize)  # fmt: skip
         shown = dataclasses.replace(
             shown, improved=shown.significant and v.speedup > 1.0, speedup=v.speedup, wins=v.wins
@@ -130,12 +125,7 @@ class Pairs:
         return shown, v.significant
 
     def _may_go_on(
-        self,
-        v: sequential.Verdict,
-        a: list[float],
-        b: list[float],
-        maximize: bool,
-        design: sequential.Design,
+        self, v: sequential.Verdict, a: list[float], b: list[float], maximize: bool
     ) -> bool:
         """Whether an undecided test takes another pair (extend_from): always while its pairs
         show --min-gain (the ratio of the medians); otherwise as the test up to extend_from
@@ -145,7 +135,7 @@ class Pairs:
             return True
         if v.pairs >= self.extend_from:
             return False
-        short = sequential.design(design.min_pairs, self.extend_from, design.alpha)
+        short = sequential.design(self.design.min_pairs, self.extend_from)
         return not sequential.verdict(a, b, short, maximize).futile
 
     def _below(self, a: list[float], b: list[float], maximize: bool) -> bool:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from iotune import pairs
-from iotune.search import loop, marginal, noise, sequential
+from iotune.search import loop, marginal, noise
 from iotune.space import Space, config_key
 from iotune.tune_config import TuneConfig
 
@@ -19,7 +19,6 @@ SCREEN = True  # the reduction first tests together the settings the search's tr
 SCREEN_SECOND = True  # ... and the next clearest of them alone, in the same rounds (_screen)
 SHOWN_MIN_GAIN = True  # a setting stays in (or is added to) the recommendation beside others only
 # when its contribution is shown to reach --min-gain, not merely shown to be above 1.0 (_bar)
-SHARED_LEVEL = True  # the tests of one round share the 5 % bound on keeping a setting (_level)
 SHOWN = 5  # the clearest marginal effects kept in summary.json (minimal.additions.effects)
 
 
@@ -52,7 +51,7 @@ def minimal(
         current, removed = screened["settings"], screened["removed"]
     while len(units := _units(current, cfg.space)) > 1:
         without = {n: {k: v for k, v in current.items() if k not in units[n]} for n in units}
-        res = tester.run(current, without, maximize, alpha=_level(len(without)))
+        res = tester.run(current, without, maximize)
         contributions = {n: _contribution(r, maximize, bar) for n, r in res.items()}
         useless = [n for n, c in contributions.items() if not c["needed"]]
         log(
@@ -141,7 +140,7 @@ def _screen(
     log(f"the search's trials favour {config_key(core)}; the other {len(rest)} settings "
         "tested together: the winner vs those alone, interleaved pairs"
         + (f" (and {second[0]}={second[1]} alone)" if "second" in variants else ""))  # fmt: skip
-    res = tester.run(winner, variants, maximize, alpha=_level(len(variants)))
+    res = tester.run(winner, variants, maximize)
     c = _contribution(res["core"], maximize, bar)
     if c["pairs"] == 0:  # the kept setting never ran: nothing measured, nothing removed
         return None
@@ -289,8 +288,7 @@ def additions(
     bar = _bar(cfg)
     tester = pairs.Pairs(cfg, evaluate, rng, cfg.min_gain if cfg.min_gain > 0 else None,
                          margin=bar)  # fmt: skip
-    res = tester.run(settings, {k: m for k, (_, m) in chosen.items()}, maximize, True,
-                     alpha=_level(len(chosen)))  # fmt: skip
+    res = tester.run(settings, {k: m for k, (_, m) in chosen.items()}, maximize, True)
     for k, (e, more) in chosen.items():
         c = _contribution(res[k], maximize, bar)
         if c["needed"] and c["cost"] < 1.0 + cfg.min_gain:
@@ -366,18 +364,6 @@ def with_additions(
         "verified": check,
         "additions": record,
     }
-
-
-def _level(tests: int) -> float:
-    """Each test's false-win bound when `tests` run side by side in one round (each its own
-    sequential test, stopping on its own): Bonferroni's share of sequential.ALPHA, the bound
-    that holds for simultaneous sequential tests, so that a round keeps a setting that gains
-    nothing with a probability of at most 5 %, not 5 % per setting tested. Seen in the demo:
-    2 settings tested in a round, and one of 40 demos kept a second setting measured at no
-    gain (0.97x, 40 pairs: bench/second_gain/second_gain.py)."""
-    if not SHARED_LEVEL or tests <= 1:
-        return sequential.ALPHA
-    return sequential.ALPHA / tests
 
 
 def _bar(cfg: TuneConfig) -> float:
