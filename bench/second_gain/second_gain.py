@@ -105,8 +105,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=40, help="interleaved rounds (default 40)")
     p.add_argument("--seed", type=int, default=1, help="order of the arms (default 1)")
     p.add_argument("-n", "--nprocs", type=int, default=2, help="ranks (default 2)")
-    p.add_argument("--isolate", action="store_true",
-                   help="each run in a scratch directory of its own (default: one directory)")
+    p.add_argument(
+        "--isolate",
+        action="store_true",
+        help="each run in a scratch directory of its own (default: one directory)",
+    )
     p.add_argument("--out", type=Path, default=HERE / "second_gain.json",
                    help="raw rounds and summary (default second_gain.json here)")  # fmt: skip
     args = p.parse_args(argv)
