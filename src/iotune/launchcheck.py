@@ -161,6 +161,8 @@ def ranks_problem(
     ranks = profile_or_traits.get("ranks")
     if not asked or asked < 2 or not profile_or_traits.get("mpi") or not isinstance(ranks, int):
         return None
+    if profile_or_traits.get("reduced") is False:  # MPI_Finalize never came: rank 0 wrote
+        return None  # its own counters alone, whatever the number of ranks that ran
     if ranks >= asked:
         return None
     launcher, app = launch.split_launcher(command)

@@ -14,6 +14,7 @@ import pytest
 from conftest import builds
 
 from iotune import launchcheck, mpifamily
+from iotune.search import inert
 
 OTHER = {"mpich": "openmpi", "openmpi": "mpich"}
 OWN_LAUNCHER = {"mpich": "mpiexec.mpich", "openmpi": "mpiexec.openmpi"}
@@ -147,6 +148,10 @@ def test_ranks_asked_and_the_ranks_check():
     assert launchcheck.ranks_problem(cmd, {"ranks": 1, "mpi": False}) is None  # no MPI at all
     assert launchcheck.ranks_problem(cmd, {}) is None  # no profile: cannot tell
     assert launchcheck.ranks_problem(["./a"], {"ranks": 1, "mpi": True}) is None
+    # ranks that exit without MPI_Finalize: rank 0's counters alone, not a wrong launcher
+    partial = {"ranks": 1, "mpi": True, "reduced": False}
+    assert launchcheck.ranks_problem(cmd, partial) is None
+    assert launchcheck.ranks_problem(cmd, inert.traits({**partial, "files": []})) is None
 
 
 def wrapper(tmp_path: Path, program: Path) -> Path:

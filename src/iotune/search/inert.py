@@ -134,6 +134,8 @@ def traits(profile: Mapping[str, Any] | None) -> dict[str, Any]:
         out["same_dataset_calls"] = same
     if isinstance(profile.get("ranks"), int) and "mpi" in profile:  # for the launch check
         out["ranks"], out["mpi"] = profile["ranks"], bool(profile["mpi"])
+        if profile.get("reduced") is False:  # rank 0's counters alone: not a rank count
+            out["reduced"] = False
     lib = profile.get("hdf5_library")
     if isinstance(lib, dict) and isinstance(lib.get("version"), str):
         out["hdf5_library"] = {"version": lib["version"], "parallel": bool(lib.get("parallel"))}
