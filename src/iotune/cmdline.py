@@ -186,7 +186,8 @@ def runtime_for(command, config, mpi, verbose, copies):
     with interrupt.deferred():  # a signal now would leave a copy nobody knows of
         copy = launch.runtime_copy(config, names)
         copies.append(copy)
-    return choice.lib, copy, env
+    # the runtime's messages name the user's file, not the copy (removed after the run)
+    return choice.lib, copy, {**env, "IOTUNE_CONFIG_NAME": os.path.abspath(config)}
 
 
 def command_after_dashes(args: argparse.Namespace, name: str) -> list[str] | None:

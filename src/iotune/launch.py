@@ -4,6 +4,8 @@ The command is whatever the user launches with (`mpiexec -n 4 ./app args`, `srun
 plain program): iotune only adds to its environment
   LD_PRELOAD      libiotune.so, in front of anything already preloaded;
   IOTUNE_CONFIG   the control file, as an absolute path (ranks may run in other directories);
+  IOTUNE_CONFIG_NAME  the user's control file, when IOTUNE_CONFIG is iotune's copy of it
+                  (without Open MPI's parameters): the runtime's messages name it;
   IOTUNE_VERBOSE  when asked for;
   OMPI_MCA_<name> Open MPI's I/O parameters of the control file (registry target mca), which
                   no MPI_Info can set; only when the runtime is Open MPI's;

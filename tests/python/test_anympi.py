@@ -326,6 +326,13 @@ def test_run_applies_open_mpi_parameters_through_the_environment(tmp_path):
     assert "runtime for Open MPI" in proc.stderr and "loads libmpi.so" in proc.stderr
     assert "OMPI_MCA_fcoll=two_phase" in proc.stderr
     assert not list(tmp_path.glob(".iotune-config-*"))  # the runtime's copy is removed
+    # a problem of the control file is said with the user's file name, not the copy's
+    bad = config.with_name("bad.xml")
+    bad.write_text(config.read_text().replace("<cb_buffer_size>1M", "<cb_buffer_size>lots"))
+    proc = iotune("run", "--verbose", "--config", bad, "--", *cmd, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert f"{bad}:2: <cb_buffer_size>:" in proc.stderr, proc.stderr
+    assert ".iotune-config-" not in proc.stderr
     # ROMIO instead of OMPIO: the component in force, read back the same way
     romio = config.with_name("romio.xml")
     romio.write_text(

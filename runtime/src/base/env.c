@@ -3,6 +3,9 @@
  * | variable           | value                 | meaning                                     |
  * |--------------------|-----------------------|---------------------------------------------|
  * | IOTUNE_CONFIG      | path                  | the control file; unset: nothing is changed |
+ * | IOTUNE_CONFIG_NAME | path                  | the name messages give the control file,    |
+ * |                    |                       | when IOTUNE_CONFIG is a copy of it (iotune  |
+ * |                    |                       | run's copy without Open MPI's parameters)   |
  * | IOTUNE_VERBOSE     | 0, 1, yes             | rank 0 reports what was applied per file    |
  * | IOTUNE_DISABLE     | 0, 1                  | pass every call through untouched           |
  * | IOTUNE_PROFILE     | path                  | capture on; write the profile there         |
@@ -58,6 +61,9 @@ void iot_env_read(void)
         return;
     read_done = 1;
     iot_env.config = value("IOTUNE_CONFIG");
+    iot_env.config_name = value("IOTUNE_CONFIG_NAME");
+    if (!iot_env.config_name)
+        iot_env.config_name = iot_env.config;
     iot_env.profile = value("IOTUNE_PROFILE");
     iot_env.session = value("IOTUNE_SESSION");
     const char *v = value("IOTUNE_VERBOSE");

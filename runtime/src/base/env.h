@@ -5,6 +5,7 @@
 
 typedef struct {
     const char *config;    /* IOTUNE_CONFIG: the control file, NULL when unset or empty */
+    const char *config_name; /* IOTUNE_CONFIG_NAME, else config: the file messages name */
     const char *profile;   /* IOTUNE_PROFILE: where the profile goes, NULL: no capture */
     const char *session;   /* IOTUNE_SESSION: the run this process belongs to, or NULL */
     int verbose;           /* IOTUNE_VERBOSE: 0 quiet, >0 report what was applied */

@@ -61,7 +61,7 @@ const char *iot_origin(const iot_entry *e, char *buf, int len)
         snprintf(buf, (size_t)len, "adaptive mode");
         return buf;
     }
-    const char *config_path = iot_env.config;
+    const char *config_path = iot_env.config_name;
     const char *base = config_path ? strrchr(config_path, '/') : NULL;
     snprintf(buf, (size_t)len, "%s:%d", base ? base + 1 : (config_path ? config_path : "?"),
              e->line);
@@ -107,7 +107,7 @@ static void print_problem(void *ctx, int line, const char *element, const char *
     /* a message that says what is ignored already needs no "; ignored" */
     size_t n = strlen(message);
     int says_it = n >= 7 && strcmp(message + n - 7, "ignored") == 0;
-    iot_log("%s%s:%s %s%s%s", iot_env.config, where, what, one_line(message, msg, sizeof msg), val,
+    iot_log("%s%s:%s %s%s%s", iot_env.config_name, where, what, one_line(message, msg, sizeof msg), val,
             fatal     ? "; no settings from this file are applied"
             : says_it ? ""
                       : "; ignored");
@@ -148,7 +148,7 @@ void iot_load(MPI_Comm comm)
     }
     iot_g.loaded = 1;
     if (iot_g.verbose && rank == 0 && config_path && iot_world_rank() == 0)
-        iot_log("control file %s: %d setting%s", config_path, iot_g.settings.count,
+        iot_log("control file %s: %d setting%s", iot_env.config_name, iot_g.settings.count,
                 iot_g.settings.count == 1 ? "" : "s");
 }
 

@@ -106,7 +106,7 @@ void iot_profile_write(FILE *f, const iot_profile *p, const iot_profile_meta *m)
         fputs("\"hdf5_library\": null, ", f);
     const iot_settings *s = &iot_g.settings;
     fputs("\"config\": {\"path\": ", f);
-    iot_json_string(f, iot_env.config);
+    iot_json_string(f, iot_env.config_name);
     fputs(", \"digest\": ", f);
     iot_json_string(f, s->digest[0] ? s->digest : NULL);
     fputs(", \"settings\": ", f);
