@@ -107,7 +107,8 @@ static void print_problem(void *ctx, int line, const char *element, const char *
     /* a message that says what is ignored already needs no "; ignored" */
     size_t n = strlen(message);
     int says_it = n >= 7 && strcmp(message + n - 7, "ignored") == 0;
-    iot_log("%s%s:%s %s%s%s", iot_env.config_name, where, what, one_line(message, msg, sizeof msg), val,
+    iot_log("%s%s:%s %s%s%s", iot_env.config_name, where, what, one_line(message, msg, sizeof msg),
+            val,
             fatal     ? "; no settings from this file are applied"
             : says_it ? ""
                       : "; ignored");
