@@ -67,9 +67,40 @@ def cmd_profile(args: argparse.Namespace) -> int:
     wrong = launchcheck.ranks_problem(command, p.data)  # two 1-rank jobs of the wrong mpiexec
     if wrong and not launchcheck.check(command).problem:  # (not said before the run already)
         error(f"profile: warning: {wrong}")
+    other = _written_by_another(command, p.data, status)
+    if other:
+        error(f"profile: warning: {other}")
     print(printable_lines(prof.summary(p, files=args.files, top=args.top)))
     print(f"\nprofile saved to {out}" + (f", traces in {out}.trace/" if args.trace else ""))
     return status
+
+
+def _written_by_another(command: list[str], data: dict, status: int) -> str | None:
+    """When the command's program (an executable, not a script or a wrapper's interpreter) was
+    killed by a signal, it wrote no profile: one of another program it started (a tool run
+    through system()) is then what the summary shows, not its I/O."""
+    from iotune import launch, mpifamily
+
+    program = data.get("program")
+    _, app = launch.split_launcher(command)
+    if status < 128 or not app or not isinstance(program, str) or not program:
+        return None
+    ours = mpifamily.resolve_program(app[0])
+    theirs = mpifamily.resolve_program(program)  # argv[0] as the process was started
+    try:
+        with open(ours or "", "rb") as f:
+            if f.read(4) != b"\x7fELF":
+                return None  # a script: the program that runs it is its interpreter
+        if theirs is not None and os.path.samefile(ours, theirs):
+            return None
+    except OSError:
+        return None
+    if theirs is None and os.path.basename(program) == ours.name:
+        return None  # not found from here (another directory): the name decides
+    return (
+        f"this profile is of {os.path.basename(program)}, a program the command started, not of "
+        f"{app[0]}, which was killed (status {status}) and so wrote none: its I/O is not in it"
+    )
 
 
 def register(sub: argparse._SubParsersAction) -> None:
