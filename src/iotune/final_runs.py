@@ -15,11 +15,15 @@ class RunCounter:
         self.phase = "re-measure"
         self.warming = False
         self.runs: dict[str, int] = {}
+        self.failed: dict[str, int] = {}  # runs that failed (exit status, crash, time-out)
 
     def __call__(self, settings: dict[str, str], cap: float | None) -> trial.Outcome:
         phase = "warm-up" if self.warming else self.phase
         self.runs[phase] = self.runs.get(phase, 0) + 1
-        return self.evaluate(settings, cap)
+        o = self.evaluate(settings, cap)
+        if not o.ok:
+            self.failed[phase] = self.failed.get(phase, 0) + 1
+        return o
 
 
 def measure_once(evaluate: loop.Evaluate, settings: dict[str, str], warmup: int) -> trial.Outcome:

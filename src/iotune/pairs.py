@@ -11,6 +11,7 @@ from typing import Any
 
 from iotune import final_runs, verdict
 from iotune.search import loop, noise, sequential
+from iotune.space import config_key
 from iotune.tune_config import TuneConfig
 
 FUTILITY_PAIRS = 5  # pairs before the verification may stop for a gain below --min-gain
@@ -62,6 +63,11 @@ class Pairs:
         self.extend_from = extend_from
         self.not_in_effect: dict[str, str] = {}
         self.runs = 0
+        # measured runs and failed ones (the application exited with an error, crashed or
+        # timed out) per configuration (config_key): a failure leaves its round out of the
+        # test, so it must be counted apart or it would vanish (verify: never recommended)
+        self.measured: dict[str, int] = {}
+        self.failed: dict[str, int] = {}
 
     def run(
         self,
@@ -85,6 +91,10 @@ class Pairs:
                 o = final_runs.measure_once(self.evaluate, settings, self.cfg.warmup)
                 self.runs += 1 + self.cfg.warmup
                 got[name] = o.value if o.ok else None
+                key = config_key(settings)
+                self.measured[key] = self.measured.get(key, 0) + 1
+                if not o.ok:
+                    self.failed[key] = self.failed.get(key, 0) + 1
                 if o.ok and name == "(reference)":
                     self.not_in_effect.update(o.traits.get("not_in_effect", {}))
             if got["(reference)"] is None:
@@ -216,13 +226,32 @@ def verify(
         }
     res = pairs.run(best, {"default": {}}, maximize)["default"]
     v = res["verdict"]
+    sides = {"default": config_key({}), "tuned": config_key(best)}
+    failed = {side: pairs.failed.get(k, 0) for side, k in sides.items()}
+    measured = {side: pairs.measured.get(k, 0) for side, k in sides.items()}
     below = bool(res.get("below_min_gain"))
     not_leading = max(cfg.min_gain, 0.0) if res.get("not_leading") else None
     base, tuned = res["a"], res["b"]
     # the pairs' ratios (a pair with a side that measured 0 has none)
     ratios = [r for d, t in zip(base, tuned, strict=True) if (r := pair_ratio(d, t, maximize))]
+    text = _verdict_text(
+        v, ratios, design, f"{what} ({len(best)})", too_small if below else None, not_leading
+    )
+    improved = bool(v and v.improved)
+    if failed["tuned"] and not failed["default"]:
+        # settings under which the application fails are never recommended, whatever the
+        # runs that did finish measured (a failed run leaves its pair out of the test)
+        improved = False
+        text = (f"the application failed in {failed['tuned']} of {measured['tuned']} runs with "
+                f"{what} and in none of {measured['default']} with the defaults: not "
+                "recommended; keep the defaults")  # fmt: skip
+    elif failed["tuned"] or failed["default"]:
+        text += (f" (the application failed in {failed['default']} of {measured['default']} "
+                 f"runs with the defaults and {failed['tuned']} of {measured['tuned']} with "
+                 f"{what}: left out of the pairs)")  # fmt: skip
     return {
-        "improved": bool(v and v.improved),
+        "improved": improved,
+        "failed": failed,
         "speedup": v.speedup if v else None,
         "p_nominal": v.p_nominal if v else None,
         "pairs": len(base),
@@ -236,9 +265,7 @@ def verify(
             **({"extend_from": extend_from} if extend_from else {}),
         },  # fmt: skip
         "below_min_gain": below,
-        "verdict": _verdict_text(
-            v, ratios, design, f"{what} ({len(best)})", too_small if below else None, not_leading
-        ),
+        "verdict": text,
         "variants": {"default": {}, "tuned": dict(best)},
         "rounds": [{"default": d, "tuned": t} for d, t in zip(base, tuned, strict=True)],
         "summary": {"default": noise.summary(base), "tuned": noise.summary(tuned)},

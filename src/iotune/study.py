@@ -393,6 +393,9 @@ def finish(
         + ", ".join(f"{k} {v}" for k, v in runs.items() if k != "total")
         + f"); the search ended: {stopped}"
     )
+    if counter.failed:  # left out of every comparison: said, so that they cannot go unseen
+        log("runs of the final phases that failed (the application's exit status, a crash or "
+            "a time-out): " + ", ".join(f"{k} {v}" for k, v in counter.failed.items()))  # fmt: skip
     recommended = head["settings"]
     if recommended and len(recommended) == 1 and not reduced["contributions"]:
         (name,) = recommended  # removing the only setting leaves the defaults
@@ -419,6 +422,7 @@ def finish(
         "direction": study.direction.name.lower(),
         "trials": len(study.trials),
         "runs": runs,  # every application run of the study, by phase (issue 25)
+        "runs_failed": dict(counter.failed),  # of the final phases' runs, by phase
         "stopped": stopped,
         "min_gain": cfg.min_gain,
         "not_searched": dict(study.user_attrs.get(loop.INERT, {})),
