@@ -144,6 +144,22 @@ def remove(copies: list[str]) -> None:
             pass
 
 
+def _say_static_hdf5(command, config, settings) -> None:
+    """One line when the control file sets HDF5 and the program has HDF5 linked in statically
+    (h5pcc's default): the preloaded runtime cannot reach those calls, so the settings would
+    vanish without a word (MPI-IO hints still reach it through the shared MPI)."""
+    from iotune import launch, linkage
+
+    hdf5 = sorted({s.name for s in settings if s.layer == "hdf5"})
+    _, app = launch.split_launcher(command)
+    if hdf5 and app and linkage.static_hdf5(app[0]):
+        launch.say(
+            f"{config}: HDF5 settings not applied ({', '.join(hdf5)}): {app[0]} has HDF5 linked "
+            "in statically, out of the preloaded runtime's reach; build it against a shared "
+            "libhdf5 (h5pcc -shlib) to apply them"
+        )
+
+
 def runtime_for(command, config, mpi, verbose, copies):
     """(libiotune.so, control file for the runtime, environment) of a run:
     the runtime of the command's MPI (said on standard error when there was a choice), and
@@ -168,6 +184,7 @@ def runtime_for(command, config, mpi, verbose, copies):
     from iotune import costs
 
     parsed = controlfile.parse_file(config)
+    _say_static_hdf5(command, config, parsed.settings)
     budget = costs.machine_budget(launch.ranks_of(command))
     env, problems = launch.mca_settings(parsed.settings, budget)
     for problem in problems:

@@ -129,7 +129,11 @@ def open_study(
         old = study.user_attrs
         if adopt:
             cfg.strategy = old.get("strategy", cfg.strategy)
-            cfg.objective = old.get("objective", cfg.objective)
+            was = old.get("objective", cfg.objective)
+            if cfg.objective not in ("auto", was) and log is not None:  # asked for, not taken
+                log(f"--objective {cfg.objective} ignored: --finish-only measures as the study's "
+                    f"trials were measured (objective {was})")  # fmt: skip
+            cfg.objective = was
             cfg.app = list(old.get("app", cfg.app))
             cfg.launcher = old.get("launcher", cfg.launcher)
             cfg.nprocs = old.get("nprocs", cfg.nprocs)

@@ -153,6 +153,16 @@ def test_finish_only_measures_as_the_study_was_measured(tmp_path):
     assert cfg.sync and cfg.drop_caches and cfg.timeout == 60.0 and not cfg.preload
 
 
+def test_finish_only_says_an_objective_it_does_not_take(tmp_path):
+    first = _cfg(tmp_path)
+    study.open_study(first)
+    said = []
+    cfg = _cfg(tmp_path, finish_only=True, objective="wall")
+    study.open_study(cfg, adopt=True, log=said.append)
+    assert cfg.objective == first.objective
+    assert any("--objective wall ignored" in x and first.objective in x for x in said), said
+
+
 def test_timeout_and_cap_changes_are_said_and_recorded_not_refused(tmp_path):
     study.open_study(_cfg(tmp_path))
     said = []

@@ -4,6 +4,7 @@ recommendation, what is left out of the search and why, the settings table."""
 import random
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -152,6 +153,15 @@ def test_static_hdf5_link_is_detected(tmp_path, test_prog):
     assert linkage.static_hdf5(str(tmp_path / "s"))
     assert not linkage.static_hdf5(str(test_prog("h5probe")))  # imports it from libhdf5
     assert not linkage.static_hdf5(str(HERE / "fake_app.py"))
+    # iotune run says, once, that the control file's HDF5 settings cannot reach it
+    xml = tmp_path / "c.xml"
+    xml.write_text("<Parameters><High_Level_IO_Library><fill_time>never</fill_time>"
+                   "</High_Level_IO_Library></Parameters>")  # fmt: skip
+    run = [sys.executable, "-m", "iotune", "run", "--config", xml, "--", tmp_path / "s"]
+    proc = subprocess.run(run, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.count("HDF5 settings not applied (fill_time)") == 1, proc.stderr
+    assert "linked in statically" in proc.stderr
 
 
 def test_a_negative_verdict_shows_a_table_not_a_dict():
