@@ -336,10 +336,11 @@ def check(study: Any, cfg: Any, meta: Mapping[str, Any], say: Callable[[str], No
     for key in (ATTR, "final"):
         last_final = last_final.get(key) if isinstance(last_final, Mapping) else None
     last_final = last_final if isinstance(last_final, Mapping) else {}
+    now_final = final(cfg)  # as the last finish recorded them (the strategy's leaders)
     for k in FINAL:  # said, never refused: the final phases never reuse a run
-        if k in last_final and last_final[k] != getattr(cfg, k):
+        if k in last_final and last_final[k] != now_final[k]:
             say(f"{LABELS[k]}: {show(k, last_final[k])} at the last finish -> "
-                f"{show(k, getattr(cfg, k))}: the final phases are measured again with it (their "
+                f"{show(k, now_final[k])}: the final phases are measured again with it (their "
                 "runs are never reused); the search trials are kept")  # fmt: skip
     if not recorded:
         unknown = [k for k in COMPARED if before.get(k) is None]

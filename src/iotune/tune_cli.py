@@ -224,6 +224,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     store = p.add_argument_group("study and results")
     store.add_argument(
         "--study",
+        type=_study_name,
         help="study name (default: the application's program, after the launcher and its "
         "options, plus a short hash of the whole command: `mpiexec -n 2 ./app x` -> app-1a2b3c4d)",
     )
@@ -325,6 +326,17 @@ def _component_space(sp, family, template: str, app, nprocs):
             + (f"; not searched, {what}: {', '.join(left)}" if left else "")
         )
     return narrowed
+
+
+def _study_name(text: str) -> str:
+    """A study's name, which also names its directory under --out's parent (iotune-results/
+    NAME): one path component, so that it cannot point elsewhere."""
+    if not text.strip() or text in (".", "..") or "/" in text or any(c < " " for c in text):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} cannot name a study: give a non-empty name without '/' or control "
+            "characters (it names the study's directory)"
+        )
+    return text
 
 
 def cmd_tune(args: argparse.Namespace) -> int:

@@ -146,6 +146,17 @@ def test_an_older_study_with_another_objective_is_refused(tmp_path):
         study.open_study(_cfg(tmp_path, objective="wall"))
 
 
+def test_a_rerun_without_leaders_given_says_nothing_of_them(tmp_path):
+    """--leaders never given: the strategy's number, recorded at the first finish, is the same
+    at the next (it was said to change from 3 to "unknown" at every rerun)."""
+    quick = [a for a in QUICK if a not in ("--leaders", 2)]
+    args = [*quick, "--out", tmp_path / "out", "--trials", 3, "--", *FAKE]
+    assert tune(*args).returncode == 0
+    r = tune(*args)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "(continued)" in r.stdout and "leaders re-measured" not in r.stdout, r.stdout
+
+
 def test_finish_only_measures_as_the_study_was_measured(tmp_path):
     study.open_study(_cfg(tmp_path, sync=True, drop_caches=True, timeout=60.0))
     cfg = _cfg(tmp_path, finish_only=True, preload=True)
