@@ -211,6 +211,8 @@ def show(key: str, value: Any) -> str:
         return f"{value:g} s" if isinstance(value, (int, float)) else str(value)
     if key == "cap" and isinstance(value, (int, float)):
         return f"{value:g}x" if value > 0 else "off"
+    if key == "min_gain" and isinstance(value, (int, float)):
+        return f"{100 * value:g} %"  # as --min-gain takes it (a percentage)
     return str(value)
 
 

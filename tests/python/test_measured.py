@@ -307,3 +307,8 @@ def test_the_options_name_the_file_system_of_the_directory_the_trials_run_in(tmp
     cfg.isolate, cfg.workdir = True, Path("/dev/shm/iotune-x")
     if Path("/dev/shm").is_dir():
         assert measured.options(cfg)["file_system"] == measured.file_system(Path("/dev/shm"))
+
+
+def test_min_gain_is_shown_as_the_option_takes_it():
+    assert measured.show("min_gain", 0.05) == "5 %"  # --min-gain 5, not 0.05
+    assert measured.show("min_gain", 0.125) == "12.5 %"
