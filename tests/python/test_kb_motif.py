@@ -154,3 +154,12 @@ def test_kb_add_list_and_suggest_show_the_verified_speedup(tmp_path, capsys):
     assert main(["kb", "--kb", db, "suggest", "--profile", str(contig), "-o", "-"]) == 0
     out = capsys.readouterr().out
     assert "same motif" not in out and "another motif" in out
+
+
+def test_an_entry_without_a_speedup_lists_as_a_dash_not_dash_x():
+    from types import SimpleNamespace
+
+    from iotune.kb import cli as kb_cli
+
+    assert kb_cli.headline(SimpleNamespace(speedup=None, verdict={})) == "-"
+    assert kb_cli.headline(SimpleNamespace(speedup=1.5, verdict={})) == "1.50x"

@@ -162,6 +162,8 @@ def headline(e) -> str:
 
     if e.speedup is not None and e.verdict.get("pairs"):
         return verdict.figure({"speedup": e.speedup, **e.verdict})
+    if e.speedup is None:  # e.g. the defaults won: no speedup was measured
+        return "-"
     return _fmt(e.speedup, ".2f") + "x"
 
 
