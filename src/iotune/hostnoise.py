@@ -279,7 +279,7 @@ def spread_line(spread: Mapping[str, Any] | None, unit: str) -> str | None:
     if spread["noisy"]:
         line += (
             ": noisy; differences under ~1.3x need a CV under ~10 % to be believed "
-            "(docs/tune.md, \"Noise on this machine\")"
+            '(docs/tune.md, "Noise on this machine")'
         )
     return line
 

@@ -475,18 +475,30 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
 
 def _run(cfg, progress: bool) -> int:
-    from iotune import hostnoise, study
+    import contextlib
+
+    from iotune import hostnoise, identity, study
 
     def say(message: str) -> None:
         print(f"iotune tune: {message}", flush=True)
 
     study.check_launch(cfg, say)  # a wrong launcher: its one message, before anything else
+    alone = contextlib.nullcontext()
+    if not cfg.search_only:  # one run at a time writes a study's results
+        alone = identity.running_alone(out=cfg.out)
     # the machine's own noise, said once before the first trial; freed memory held if asked,
     # restored when the study ends, fails or is interrupted
-    with hostnoise.controlled(
-        cfg.nprocs or 1, cfg.hold_freed_memory, cfg.warmup, cfg.drop_caches, say
-    ) as cfg.host_noise:
-        return _run_study(cfg, progress, say)
+    try:
+        with (
+            alone,
+            hostnoise.controlled(
+                cfg.nprocs or 1, cfg.hold_freed_memory, cfg.warmup, cfg.drop_caches, say
+            ) as cfg.host_noise,
+        ):
+            return _run_study(cfg, progress, say)
+    except identity.Busy as e:
+        print(f"iotune tune: {e}", file=sys.stderr)
+        return 1
 
 
 def _run_study(cfg, progress: bool, say) -> int:
