@@ -120,8 +120,11 @@ def _nesting_exceeds(data: bytes, limit: int) -> bool:
     for _ in range(limit):
         if not skeleton:
             return False
-        skeleton = skeleton.replace(b"[]", b"")
-    return bool(skeleton)
+        reduced = skeleton.replace(b"[]", b"")
+        if reduced == skeleton:  # brackets that never close (a file cut short): not depth;
+            return False  # the parser names what is wrong and where
+        skeleton = reduced
+    return b"[]" in skeleton
 
 
 # A JSON number parses to an infinity, or an integer passes int()'s digit limit, only with a
@@ -211,7 +214,10 @@ def parse_json(text: str | bytes, name: str, what: str, max_depth: int = MAX_DEP
             if collecting:
                 gc.enable()
     except json.JSONDecodeError as e:
-        raise InputError(f"{name}:{e.lineno}: the {what} is not valid JSON: {e.msg}") from None
+        at = f"{e.msg.removesuffix(' at').removesuffix(' starting')} (column {e.colno})"
+        if e.msg.startswith("Unterminated") or len(text.rstrip()) - e.pos <= 1:
+            at += "; the file ends before it is complete: cut short?"
+        raise InputError(f"{name}:{e.lineno}: the {what} is not valid JSON: {at}") from None
     except (ValueError, RecursionError) as e:
         why = "nested too deeply" if isinstance(e, RecursionError) else str(e)
         raise InputError(f"{name}: the {what} is not usable JSON: {why}") from None

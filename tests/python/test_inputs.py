@@ -157,3 +157,22 @@ def test_numbers_of_many_digits_round_as_json_rounds_them(x, which):
         text = format(exact, ".60e" if which == 1 else ".24e")
     got = inputs.parse_json(f"[{text}]".encode(), "x.json", "profile")
     assert repr(got) == repr(json.loads(f"[{text}]"))
+
+
+def test_json_cut_short_is_said_so_not_called_too_deep():
+    """A file cut short (a killed run, a full disk) leaves brackets open: that is not nesting
+    (it was reported as "nested more than 64 levels deep" at every cut length)."""
+    text = json.dumps(
+        {"files": [{"name": f"f{i}", "io": {"bytes": [i, i + 1]}} for i in range(50)]}
+    )
+    for cut in (1, 10, 100, len(text) // 2, len(text) - 1):
+        with pytest.raises(inputs.InputError) as e:
+            inputs.parse_json(text[:cut], "p.json", "profile")
+        assert "nested" not in str(e.value) and "not valid JSON" in str(e.value), str(e.value)
+        assert "cut short?" in str(e.value), str(e.value)
+    with pytest.raises(inputs.InputError, match="nested more than 64 levels deep"):
+        inputs.parse_json("[" * 65 + "]" * 65, "d.json", "profile")
+    assert inputs.parse_json("[" * 64 + "]" * 64, "d.json", "profile") is not None
+    for deep in ("[" * 100 + "]" * 50, "[" * 100_000):  # deep and cut short: one message
+        with pytest.raises(inputs.InputError, match="d.json"):
+            inputs.parse_json(deep, "d.json", "profile")
