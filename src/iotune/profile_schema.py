@@ -184,6 +184,13 @@ def _top(data: dict[str, Any]) -> None:
     if _type(summarised := data.get("files_summarised"), dict, "files_summarised"):
         _number(summarised.get("files"), "files_summarised.files", minimum=0, integer=True)
     _type(data.get("adaptive"), dict, "adaptive")
+    if _type(mpi := data.get("mpi_library"), dict, "mpi_library"):
+        for k in ("family", "library", "standard", "io_component", "io_component_from"):
+            _type(mpi.get(k), str, f"mpi_library.{k}")
+        _type(mpi.get("hints_verifiable"), bool, "mpi_library.hints_verifiable")
+    if _type(h5 := data.get("hdf5_library"), dict, "hdf5_library"):
+        _type(h5.get("version"), str, "hdf5_library.version")
+        _type(h5.get("parallel"), bool, "hdf5_library.parallel")
     _type(files := data.get("files"), list, "files", optional=False)
     for i, f in enumerate(files):
         if not _file_ok(f):

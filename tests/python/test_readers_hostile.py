@@ -79,6 +79,10 @@ def test_show_refuses_unreadable_files_in_one_line(tmp_path, capsys, content, wh
         ({"argv": ["./app", 5]}, "argv[1]"),
         ({"hosts": {"count": 2, "names": [None]}}, "hosts.names[0]"),
         ({"config": {"settings": "all"}}, "config.settings"),
+        ({"mpi_library": "str"}, "mpi_library"),  # advise failed on it with an internal error
+        ({"mpi_library": {"io_component": 3}}, "mpi_library.io_component"),
+        ({"hdf5_library": {"version": 5, "parallel": True}}, "hdf5_library.version"),
+        ({"hdf5_library": {"version": "1.14.3", "parallel": "maybe"}}, "hdf5_library.parallel"),
     ],
 )  # fmt: skip
 def test_show_names_the_key_of_the_wrong_type(tmp_path, capsys, over, key):
@@ -205,3 +209,11 @@ def test_a_trace_fifo_is_refused_at_once(tmp_path):
     os.mkfifo(fifo)
     with pytest.raises(iotrace.TraceError, match="not a regular file"):
         iotrace.read(fifo)
+
+
+def test_advise_on_a_symlink_loop_is_one_message(tmp_path, capsys):
+    (tmp_path / "l1").symlink_to(tmp_path / "l2")
+    (tmp_path / "l2").symlink_to(tmp_path / "l1")
+    status = main(["advise", "-o", "-", str(tmp_path / "l1")])
+    err = capsys.readouterr().err
+    assert status == 1 and err.count("\n") == 1 and "l1" in err, err

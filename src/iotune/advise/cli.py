@@ -130,7 +130,11 @@ def cmd_advise(args: argparse.Namespace) -> int:
         data_dirs = [os.getcwd(), *args.data_dir]
     elif args.source:
         source = args.source
-        data_dirs = [str(Path(source).resolve().parent), *args.data_dir]
+        try:
+            data_dirs = [str(Path(source).resolve().parent), *args.data_dir]
+        except (OSError, RuntimeError) as e:  # a symlink loop (RuntimeError before 3.13)
+            _error(f"{source}: cannot be read: {getattr(e, 'strerror', None) or e}")
+            return 1
     else:
         _error("give a profile, a Darshan log, or a command after --")
         return 2
