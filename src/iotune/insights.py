@@ -380,12 +380,13 @@ def from_profile(
     traces: Sequence[Mapping[str, Any]] = (),
     layouts: Mapping[str, Mapping[str, storage_layout.Layout] | None] | None = None,
     search_dirs: Sequence[str | Path] = (),
+    no_trace: str = "no trace (profile with --trace)",
 ) -> list[Group]:
     """The insights of each file group of a profile (iotune.profile.Profile or its dict).
 
     traces: the run's rank traces (trace_insights.load_traces()); without them the access
     pattern, the transfer-size distribution and whether datasets were fully written are
-    unknown.
+    unknown (no_trace: why, in the notes).
     layouts: file name -> its datasets' layouts (None: unknown); when not given, the HDF5 files
     are looked for (as named, then in search_dirs) and read with h5dump.
     """
@@ -443,7 +444,7 @@ def from_profile(
             else:
                 g.values["access_pattern"] = None
                 g.notes["access_pattern"] = (
-                    "unknown: no trace (profile with --trace)"
+                    f"unknown: {no_trace}"
                     if not traces
                     else "no transfers traced"
                 )

@@ -217,3 +217,15 @@ def test_advise_on_a_symlink_loop_is_one_message(tmp_path, capsys):
     status = main(["advise", "-o", "-", str(tmp_path / "l1")])
     err = capsys.readouterr().err
     assert status == 1 and err.count("\n") == 1 and "l1" in err, err
+
+
+def test_advise_says_a_trace_it_cannot_read_not_that_there_is_none(tmp_path, capsys):
+    p = tmp_path / "prof.json"
+    p.write_text(json.dumps(_profile()))
+    (tmp_path / "prof.json.trace").mkdir()
+    (tmp_path / "prof.json.trace" / "host-0.json.gz").write_bytes(gzip.compress(b"\xff\xfe" * 99))
+    status = main(["advise", "-o", "-", str(p)])
+    out = capsys.readouterr().out
+    assert status == 0
+    assert "no trace (profile with --trace)" not in out
+    assert "its traces could not be read" in out and "host-0.json.gz" in out, out

@@ -166,16 +166,19 @@ def cmd_advise(args: argparse.Namespace) -> int:
             return 1
         left_out: list[str] = []
         traces = trace_insights.load_traces(source, left_out)
+        why = "no trace (profile with --trace)"
+        if left_out and not traces:
+            why = "its traces could not be read (said below)"
         try:
-            groups = insights.from_profile(p, traces, search_dirs=data_dirs)
+            groups = insights.from_profile(p, traces, search_dirs=data_dirs, no_trace=why)
             del p  # the groups hold what advise reads (the profile of 10^6 files: gigabytes)
         except Exception as e:  # noqa: BLE001 (a last resort: one line, not a traceback)
             _error(f"{source}: cannot be analysed: an internal error ({type(e).__name__}: "
                    f"{str(e)[:120]}); please report it with this file")  # fmt: skip
             return 1
+        lacking = why if left_out else "the profile has no trace (iotune profile --trace)"
         limits = [] if traces else ["access pattern, transfer-size distribution and whether "
-                                    "datasets were fully written: the profile has no trace "
-                                    "(iotune profile --trace)"]  # fmt: skip
+                                    f"datasets were fully written: {lacking}"]  # fmt: skip
         limits += [f"a trace left out: {why}" for why in left_out[:10]]
         if len(left_out) > 10:
             limits.append(f"... and {len(left_out) - 10} more traces left out")
