@@ -444,9 +444,7 @@ def from_profile(
             else:
                 g.values["access_pattern"] = None
                 g.notes["access_pattern"] = (
-                    f"unknown: {no_trace}"
-                    if not traces
-                    else "no transfers traced"
+                    f"unknown: {no_trace}" if not traces else "no transfers traced"
                 )
                 _sizes_from_histogram(g, fs)
             if outer == "hdf5":
