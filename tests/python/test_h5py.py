@@ -134,7 +134,12 @@ def compare(tmp_path, tmp_path_factory, libiotune, scenario, config, mpio):
     # what MPI prints itself is what it prints with the same hints and no runtime: hints may
     # change it (romio_no_indep_rw: test_a_deferred_open_of_a_missing_file_is_not_tried_again)
     own = hints_baseline(tmp_path_factory, scenario, config) if mpio else base
-    assert run.stderr == own.stderr
+    # the one line per parameter the docs promise when the control file replaces a value the
+    # application set itself (docs/control-file.md, "The control file wins"); nothing else
+    said = [x for x in run.stderr.splitlines(True) if x.startswith("iotune: ")
+            and x.rstrip().endswith("(the control file wins; docs/control-file.md)")]  # fmt: skip
+    assert len({x.split("=")[0].split()[-1] for x in said}) == len(said), said
+    assert "".join(x for x in run.stderr.splitlines(True) if x not in said) == own.stderr
     assert_same_files(base_dir, tmp_path, storage=not sets_chunking(config))
 
 
@@ -486,3 +491,29 @@ def test_a_refused_exclusive_create_leaves_no_file_and_the_retry_succeeds(tmp_pa
     assert (run.returncode, run.stdout) == (0, base.stdout), run.stderr
     assert "mode w-: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]" in run.stdout
     assert "File exists" not in run.stderr and "FileExistsError" not in run.stdout
+
+
+def test_chunks_the_application_set_itself_are_said_to_be_overridden(tmp_path, libiotune):
+    """The control file's chunks replace the application's own: one line says so (it said
+    nothing: an outside tester's h5py chunks=(16,) became 8192 silently)."""
+    script = tmp_path / "chunked.py"
+    script.write_text(
+        "import sys, h5py, numpy\n"
+        "with h5py.File(sys.argv[1], 'w') as f:\n"
+        "    f.create_dataset('v', data=numpy.arange(65536.0), chunks=(16,))\n"
+        "with h5py.File(sys.argv[1], 'r') as f:\n"
+        "    print('chunks', f['v'].chunks)\n"
+    )
+    config = tmp_path / "c.xml"
+    config.write_text(
+        "<Parameters><High_Level_IO_Library><serial_files>true</serial_files>"
+        "<chunk_size>64KiB</chunk_size></High_Level_IO_Library></Parameters>"
+    )
+    cmd = [sys.executable, "-m", "iotune", "run", "--config", config, "--", sys.executable,
+           script, tmp_path / "c.h5"]  # fmt: skip
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                       env={**os.environ, "IOTUNE_LIB": str(libiotune)})  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "chunks (8192,)" in r.stdout, r.stdout
+    said = [x for x in r.stderr.splitlines() if "overrides the application's own chunk=16" in x]
+    assert len(said) == 1 and "chunk=8192" in said[0] and "c.xml:1" in said[0], r.stderr

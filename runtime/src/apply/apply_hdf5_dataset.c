@@ -29,6 +29,30 @@ static void chunk_for_size(int ndims, const hsize_t *maxdims, size_t elem, long 
     }
 }
 
+static void format_dims(int ndims, const hsize_t *dims, char *text, size_t size)
+{
+    int n = 0;
+    text[0] = '\0';
+    for (int i = 0; i < ndims && n < (int)size - 24; i++)
+        n +=
+            snprintf(text + n, size - (size_t)n, i ? ",%llu" : "%llu", (unsigned long long)dims[i]);
+}
+
+/* The application chunked the dataset itself, with other dimensions: the control file wins,
+ * said once per run (leader) and noted for the profile, as for file settings (note_overrides). */
+static void note_own_chunk(const iot_entry *e, const char *file, int ndims, const hsize_t *own,
+                           const char *chunk, int leader, iot_h5_outcome *out)
+{
+    char mine[256], where[96], line[1024];
+    format_dims(ndims, own, mine, sizeof mine);
+    snprintf(line, sizeof line, "chunk=%s [%s] overrides the application's own chunk=%s", chunk,
+             iot_origin(e, where, sizeof where), mine);
+    if (out)
+        iot_outcome_add(out->notes, sizeof out->notes, line);
+    if (leader)
+        iot_warn_once("chunk", "%s: %s (the control file wins; docs/control-file.md)", file, line);
+}
+
 static void set_chunk(const iot_file_info *f, const char *file, const char *dset, hid_t type,
                       hid_t space, hid_t dcpl, hid_t *copy, iot_h5_report *r, iot_h5_outcome *out)
 {
@@ -88,12 +112,15 @@ static void set_chunk(const iot_file_info *f, const char *file, const char *dset
     }
     if (iot_h5_too_costly(e, bytes, file, f->leader, r, out))
         return;
+    hsize_t own[H5S_MAX_RANK];
+    int app_chunked = dcpl != H5P_DEFAULT && h->H5Pget_layout(dcpl) == H5D_CHUNKED &&
+                      IOT_H5_CALL(H5Pget_chunk, dcpl, ndims, own) == ndims &&
+                      memcmp(own, chunk, sizeof(hsize_t) * (size_t)ndims) != 0;
     herr_t rc = h->H5Pset_chunk(iot_h5_writable(copy, dcpl, h->cls_dcpl), ndims, chunk);
     char where[96], text[256];
-    int n = 0;
-    for (int i = 0; i < ndims && n < (int)sizeof text - 24; i++)
-        n += snprintf(text + n, sizeof text - (size_t)n, i ? ",%llu" : "%llu",
-                      (unsigned long long)chunk[i]);
+    format_dims(ndims, chunk, text, sizeof text);
+    if (app_chunked && rc >= 0)
+        note_own_chunk(e, file, ndims, own, text, f->leader, out);
     iot_h5_report_add(r, "chunk=%s%s%s%s [%s]", text, e == size_e ? " (from chunk_size=" : "",
                       e == size_e ? e->value.text : "", e == size_e ? ")" : "",
                       iot_origin(e, where, sizeof where));
