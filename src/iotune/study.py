@@ -409,13 +409,6 @@ def finish(
         }
     on = loop.switched(study)
     cfg.out.mkdir(parents=True, exist_ok=True)
-    # the switches the settings need to reach the application go with them
-    controlfile.write(cfg.out / "best.xml", switches.apply(recommended, on))
-    candidate = {k: v for k, v in head["candidate"].items() if k not in off}
-    if not recommended and candidate:
-        controlfile.write(cfg.out / "candidate.xml", switches.apply(candidate, on))
-    elif (cfg.out / "candidate.xml").exists():
-        (cfg.out / "candidate.xml").unlink()
     summary = {
         "study": cfg.name,
         "storage": storage.redact(storage_url(cfg)),
@@ -453,6 +446,14 @@ def finish(
     study.set_user_attr("final", json.loads(json.dumps(summary)))
     (cfg.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     report.write_all(cfg.out, study, cfg.space, summary)
+    # the control files last: a finish stopped before here leaves no best.xml beside an older
+    # summary and report (the switches the settings need to reach the application go with them)
+    controlfile.write(cfg.out / "best.xml", switches.apply(recommended, on))
+    candidate = {k: v for k, v in head["candidate"].items() if k not in off}
+    if not recommended and candidate:
+        controlfile.write(cfg.out / "candidate.xml", switches.apply(candidate, on))
+    elif (cfg.out / "candidate.xml").exists():
+        (cfg.out / "candidate.xml").unlink()
     if cfg.remember:
         study_kb.remember(cfg, summary, log)
     return summary
