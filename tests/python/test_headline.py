@@ -379,3 +379,30 @@ def test_a_real_kernel_study_gives_best_xml_s_own_speedup(tmp_path, libiotune, k
         full = head["full_winner"]["text"]
         assert full.startswith("full winner (3 settings), not recommended: ")
         assert full in r.stdout and html.escape(full) in page
+
+
+def test_a_finish_stopped_before_its_report_leaves_no_fresh_best_xml(tmp_path, monkeypatch):
+    """best.xml is written last: a finish interrupted while writing the report (SIGTERM) does
+    not leave a new best.xml beside no summary and no report."""
+    from iotune import report
+    from iotune.search import loop
+
+    cfg = _cfg(tmp_path, leaders=1, repeat=0, verify_pairs=10, partial=False)
+    s = _study_of(cfg, {"cb_buffer_size": "1048576"})
+    rng = random.Random(3)
+
+    def evaluate(settings, cap):
+        t = (0.4 if settings else 1.0) * rng.lognormvariate(0, 0.05)
+        return Outcome("ok", t, "kernel", t)
+
+    def stopped(*a, **k):
+        raise KeyboardInterrupt
+
+    loop.run(s, cfg.space, evaluate, budget=1)
+    monkeypatch.setattr(report, "write_all", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        study.finish(cfg, s, evaluate, log=lambda m: None)
+    assert not (tmp_path / "best.xml").exists()
+    monkeypatch.undo()
+    study.finish(cfg, s, evaluate, log=lambda m: None)
+    assert (tmp_path / "best.xml").exists() and (tmp_path / "summary.json").exists()
