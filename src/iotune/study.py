@@ -100,7 +100,10 @@ def open_study(
     say = log or (lambda message: None)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     strategy = get_strategy(cfg.strategy)
-    store = open_storage(storage_url(cfg), cfg.heartbeat)
+    url = storage_url(cfg)
+    if adopt and url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).exists():
+        return None, True  # nothing to adopt: no storage is made (connecting would make one)
+    store = open_storage(url, cfg.heartbeat)
     sampler = strategy.sampler(cfg.seed, len(cfg.space.guesses))
     direction = objective.direction(cfg.objective)
     uid = None

@@ -312,3 +312,10 @@ def test_the_options_name_the_file_system_of_the_directory_the_trials_run_in(tmp
 def test_min_gain_is_shown_as_the_option_takes_it():
     assert measured.show("min_gain", 0.05) == "5 %"  # --min-gain 5, not 0.05
     assert measured.show("min_gain", 0.125) == "12.5 %"
+
+
+def test_finish_only_of_a_missing_study_makes_no_storage(tmp_path):
+    cfg = _cfg(tmp_path, finish_only=True, storage=None)
+    s, created = study.open_study(cfg, adopt=True)
+    assert s is None and created
+    assert not (tmp_path / "study.db").exists()  # an empty SQLite file was left behind
