@@ -591,6 +591,8 @@ def _run_open(
 
     if not cfg.finish_only:
         _retry_failed_baseline(s, cfg.space)
+        if loop.requeue_interrupted(s):
+            log("the trials a signal stopped are run again (they did not count against the budget)")
         asked = launchcheck.ranks_asked(opts.command)
 
         def check_baseline(o: trial.Outcome) -> str | None:  # the runtime's MPI, the ranks

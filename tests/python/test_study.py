@@ -356,6 +356,17 @@ def test_ctrl_c_stops_the_running_trial_and_cleans_up(tmp_path, sig, status):
     time.sleep(0.5)
     assert not Path(f"/proc/{_lines(pids)[1]}").exists()  # the application was stopped
     assert list((out / "scratch").iterdir()) == []
+    if sig != signal.SIGTERM:
+        return
+    # continued: the stopped guess runs again and did not count against the budget
+    r = tune(*QUICK_FINISH, *args)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "the trials a signal stopped are run again" in r.stdout
+    trials = load(out, "c").trials
+    done = [t for t in trials if t.state.name == "COMPLETE"]
+    assert len(done) == 3, [(t.number, t.state.name) for t in trials]
+    again = [t for t in done if t.user_attrs.get("requeued_from") == slow.number]
+    assert len(again) == 1 and again[0].params == slow.params
 
 
 def _lines(path: Path) -> list[str]:

@@ -103,10 +103,44 @@ def _queued_keys(study: Any) -> set[str]:
 
 
 def used(study: Any) -> int:
-    """Trials that count against the budget: all but the queued (WAITING) ones."""
+    """Trials that count against the budget: all but the queued (WAITING) ones and those a
+    signal stopped (requeue_interrupted runs their settings again)."""
     from optuna.trial import TrialState
 
-    return sum(1 for t in study.get_trials(deepcopy=False) if t.state != TrialState.WAITING)
+    return sum(
+        1
+        for t in study.get_trials(deepcopy=False)
+        if t.state != TrialState.WAITING and not _interrupted(t)
+    )
+
+
+def _interrupted(t: Any) -> bool:
+    """A trial this worker's signal stopped (not one failed as lost by another worker)."""
+    from optuna.trial import TrialState
+
+    return t.state == TrialState.FAIL and bool(t.user_attrs.get(SIGNALLED))
+
+
+SIGNALLED = "stopped_by_signal"  # trial attribute: Ctrl-C or SIGTERM stopped its run
+REQUEUED = "requeued"  # study attribute: the numbers of interrupted trials queued again
+
+
+def requeue_interrupted(study: Any) -> int:
+    """Queues again the settings of the trials a signal stopped (Ctrl-C, a job's end) when a
+    study is continued: they never ran to the end, and a rule's guess among them would be
+    lost for good. Each once; the baseline has its own retry. Returns how many."""
+    done = set(study.user_attrs.get(REQUEUED) or [])
+    again = [
+        t
+        for t in study.get_trials(deepcopy=False)
+        if _interrupted(t) and t.number not in done and t.user_attrs.get("origin") != "defaults"
+    ]
+    for t in again:
+        attrs = {k: t.user_attrs[k] for k in ("origin", "key") if k in t.user_attrs}
+        study.enqueue_trial(dict(t.params), user_attrs={**attrs, "requeued_from": t.number})
+    if again:
+        study.set_user_attr(REQUEUED, sorted(done | {t.number for t in again}))
+    return len(again)
 
 
 def run(
@@ -184,6 +218,7 @@ def run(
                 except KeyboardInterrupt:
                     if storage.still_running(study, trial):  # not failed as lost meanwhile
                         trial.set_user_attr("status", "interrupted")
+                        trial.set_user_attr(SIGNALLED, True)  # run again when continued
                         study.tell(trial, state=TrialState.FAIL)
                     raise
                 wrong = (
