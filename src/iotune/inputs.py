@@ -30,9 +30,13 @@ class InputError(ValueError):
     """A file from outside cannot be used; str() is the one message for the user."""
 
 
-def read_bytes(path: str | os.PathLike[str], what: str, max_bytes: int = MAX_BYTES) -> bytes:
+def read_bytes(
+    path: str | os.PathLike[str], what: str, max_bytes: int = MAX_BYTES, starts: bytes = b""
+) -> bytes:
     """The bytes of a regular file, read without ever blocking (a FIFO, device or directory is
-    refused at once) and refused when larger than max_bytes."""
+    refused at once) and refused when larger than max_bytes. starts (e.g. b"{[" for JSON): the
+    bytes its first one after white space may be, checked on the first block read, so that a
+    file of another kind is refused before gigabytes of it are read."""
     name = os.fspath(path)
     try:
         fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -49,6 +53,8 @@ def read_bytes(path: str | os.PathLike[str], what: str, max_bytes: int = MAX_BYT
             )
         chunks, size = [], 0
         while chunk := os.read(fd, min(1 << 24, max_bytes + 1 - size)):
+            if starts and not chunks:
+                _check_start(chunk, starts, name, what)
             chunks.append(chunk)
             size += len(chunk)
             if size > max_bytes:
@@ -58,6 +64,17 @@ def read_bytes(path: str | os.PathLike[str], what: str, max_bytes: int = MAX_BYT
         raise InputError(f"{name}: cannot read the {what}: {e.strerror or e}") from None
     finally:
         os.close(fd)
+
+
+def _check_start(head: bytes, starts: bytes, name: str, what: str) -> None:
+    first = head.removeprefix(b"\xef\xbb\xbf").lstrip(b" \t\r\n")[:1]
+    if first and first not in [starts[i : i + 1] for i in range(len(starts))]:
+        line = head.count(b"\n", 0, len(head) - len(head.lstrip(b" \t\r\n"))) + 1
+        if not 0x20 <= first[0] < 0x7F:
+            raise InputError(f"{name}:{line}: the {what} is not UTF-8 text (binary?)")
+        allowed = " or ".join(chr(c) for c in starts)
+        raise InputError(f"{name}:{line}: the {what} is not JSON (it starts with byte "
+                         f"0x{first[0]:02x}, not {allowed})")  # fmt: skip
 
 
 def read_text(path: str | os.PathLike[str], what: str, max_bytes: int = MAX_BYTES) -> str:
@@ -176,6 +193,8 @@ def parse_json(text: str | bytes, name: str, what: str, max_depth: int = MAX_DEP
     """JSON text to a value: NaN, Infinity and overflowing numbers refused, nesting bounded,
     every problem one InputError naming the file and line."""
     raw = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
+    if raw.startswith(b"\xef\xbb\xbf"):  # a byte-order mark (editors on Windows): as the
+        raw = text = raw[3:]  # runtime's reader of the same files, read past it
     shape = _number_shape(raw)
     if orjson is not None and not _beyond_orjson(shape):
         # orjson reads strict JSON (no NaN, Infinity, BOM, lone surrogate, invalid UTF-8, nesting
@@ -227,7 +246,7 @@ def parse_json(text: str | bytes, name: str, what: str, max_depth: int = MAX_DEP
 
 def load_json(path: str | os.PathLike[str], what: str, max_bytes: int = MAX_BYTES) -> Any:
     """A JSON file from outside, read and parsed as read_bytes() and parse_json() say."""
-    return parse_json(read_bytes(path, what, max_bytes), os.fspath(path), what)
+    return parse_json(read_bytes(path, what, max_bytes, b"{["), os.fspath(path), what)
 
 
 def expect(cond: bool, name: str, what: str, message: str) -> None:

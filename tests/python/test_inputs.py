@@ -113,9 +113,7 @@ def test_the_values_are_those_json_reads_to_the_type(text):
     assert repr(got) == repr(want)  # the same types: 1 is not 1.0
 
 
-@pytest.mark.parametrize(
-    "text", ['"\\ud800"', "\ufeff[1]", "[1] x", "", "[1,]", '{"a" 1}', "[1.]", "[01]"]
-)
+@pytest.mark.parametrize("text", ['"\\ud800"', "[1] x", "", "[1,]", '{"a" 1}', "[1.]", "[01]"])
 def test_what_the_fast_parser_refuses_is_read_or_refused_as_json_does(text):
     try:
         want = json.loads(text)
@@ -176,3 +174,25 @@ def test_json_cut_short_is_said_so_not_called_too_deep():
     for deep in ("[" * 100 + "]" * 50, "[" * 100_000):  # deep and cut short: one message
         with pytest.raises(inputs.InputError, match="d.json"):
             inputs.parse_json(deep, "d.json", "profile")
+
+
+def test_a_byte_order_mark_is_read_past_as_the_runtime_does(tmp_path):
+    """The runtime's reader of exported knowledge bases accepts a UTF-8 byte-order mark (an
+    editor's on Windows); the CLI refused the same file: both read past it now."""
+    assert inputs.parse_json("\ufeff[1]".encode(), "x.json", "profile") == [1]
+    p = tmp_path / "k.json"
+    p.write_bytes(b'\xef\xbb\xbf  {"a": 2}')
+    assert inputs.load_json(p, "export") == {"a": 2}
+
+
+def test_a_file_that_cannot_be_json_is_refused_before_it_is_read(tmp_path):
+    """A 2 GB file of zeros (a sparse file) was read whole, 6 GB of memory, before the parser
+    refused it: its first byte decides now."""
+    p = tmp_path / "sparse.json"
+    with open(p, "wb") as f:
+        f.truncate(1 << 30)
+    with pytest.raises(inputs.InputError, match=r"sparse.json:1: the profile is not UTF-8"):
+        inputs.load_json(p, "profile")
+    p.write_text("hello")
+    with pytest.raises(inputs.InputError, match=r"is not JSON \(it starts with byte 0x68"):
+        inputs.load_json(p, "profile")
