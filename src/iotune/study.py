@@ -421,7 +421,7 @@ def finish(
         **_meta(cfg),
         "objective_unit": objective.unit(cfg.objective),
         "direction": study.direction.name.lower(),
-        "trials": len(study.trials),
+        "trials": loop.used(study),  # run: not those queued, nor those a signal stopped
         "runs": runs,  # every application run of the study, by phase (issue 25)
         "runs_failed": dict(counter.failed),  # of the final phases' runs, by phase
         "stopped": stopped,

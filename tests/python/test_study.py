@@ -91,6 +91,7 @@ def test_full_study_with_a_fake_app(tmp_path):
     assert "faster than the defaults" in summary["verdict"]
     rows = list(csv.DictReader(open(out / "trials.csv")))
     assert len(rows) <= 14 and rows[0]["origin"] == "defaults"
+    assert summary["trials"] == len(rows)  # those run, not guesses still queued
     # it stops early or at its budget, and says why; every application run is counted
     assert summary["stopped"].startswith(("local optimum", "no progress")) or len(rows) == 14
     runs = summary["runs"]
