@@ -98,50 +98,29 @@ class Busy(RuntimeError):
     """Another `iotune tune` of this process's user is running in the same place."""
 
 
-def _lock_dir() -> Path:
-    import os
-    import tempfile
-
-    return Path(tempfile.gettempdir()) / f"iotune-{os.getuid()}"
-
-
 @contextlib.contextmanager
-def running_alone(trials_in: Path | None = None, out: Path | None = None) -> Iterator[None]:
-    """Holds, for one `iotune tune` at a time, the output directory `out` (its results) and
-    `trials_in` (the directory trials run in when they are not isolated: their files): a
-    second run writing the same report, or running its trials over the same files at once, is
-    refused (Busy) instead of measuring under the other's load and overwriting its results.
-    flock: released when the holder leaves, or its process ends however it ends. None: not
-    held."""
+def running_alone(out: Path) -> Iterator[None]:
+    """Holds the output directory `out` (a study's results) for one `iotune tune` at a time: a
+    second run writing the same report (the same command started twice) is refused (Busy)
+    instead of measuring under the other's load and overwriting its results. flock: released
+    when the holder leaves, or its process ends however it ends."""
     import fcntl
     import os
 
-    places = []
-    if out is not None:
-        places.append((out / ".iotune-running.lock", f"the output directory {out}"))
-    if trials_in is not None:
-        key = hashlib.sha1(str(trials_in.resolve()).encode()).hexdigest()[:16]
-        _lock_dir().mkdir(mode=0o700, exist_ok=True)
-        places.append((_lock_dir() / f"trials-{key}.lock", f"the trials' directory {trials_in}"))
-    held: list[int] = []
+    fd = os.open(out / ".iotune-running.lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        for path, what in places:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                other = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
-                os.close(fd)
-                raise Busy(
-                    f"another `iotune tune` (process {other}) is running in {what}: two at once "
-                    "would measure each other's load and overwrite each other's files; wait "
-                    "for it, give another --out or --isolate, or add a worker to its study "
-                    "with --search-only"
-                ) from None
-            held.append(fd)
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, str(os.getpid()).encode(), 0)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            other = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+            raise Busy(
+                f"another `iotune tune` (process {other}) is writing its results in {out}: two "
+                "at once would measure each other's load and overwrite each other's report; "
+                "wait for it, give another --out, or add a worker to its study with "
+                "--search-only"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
         yield
     finally:
-        for fd in held:
-            os.close(fd)
+        os.close(fd)

@@ -524,6 +524,7 @@ def run(
 ) -> Run:
     """The whole of `iotune tune`: open (or continue) the study, search, verify, report.
     Raises StudyError with a message for the user when it cannot go on."""
+    from iotune import paths
 
     command = identity.command_text(cfg.command) if cfg.app else None
     check_launch(cfg, log)
@@ -537,26 +538,6 @@ def run(
     s, created = open_study(cfg, adopt=cfg.finish_only, log=log)
     if cfg.finish_only and created:
         raise StudyError(f"no study {cfg.name!r} in {storage.redact(storage_url(cfg))}")
-    # trials not isolated run over the files of the directory they run in: one study's run at
-    # a time there (--search-only workers run isolated)
-    shared = None if cfg.isolate or cfg.search_only else Path(cfg.cwd or ".")
-    try:
-        with identity.running_alone(shared):
-            return _run_open(cfg, s, created, log, on_trial)
-    except identity.Busy as e:
-        raise StudyError(str(e)) from None
-
-
-def _run_open(
-    cfg: TuneConfig,
-    s: Any,
-    created: bool,
-    log: Callable[[str], None],
-    on_trial: Callable[[loop.Progress], None] | None,
-) -> Run:
-    """run() once its study is open: the trials, the final phases and the report."""
-    from iotune import paths
-
     stale = recover_stale(s)
     hostnoise.remember_run(s, cfg.host_noise)
     opts = trial_options(cfg)

@@ -485,7 +485,7 @@ def _run(cfg, progress: bool) -> int:
     study.check_launch(cfg, say)  # a wrong launcher: its one message, before anything else
     alone = contextlib.nullcontext()
     if not cfg.search_only:  # one run at a time writes a study's results
-        alone = identity.running_alone(out=cfg.out)
+        alone = identity.running_alone(cfg.out)
     # the machine's own noise, said once before the first trial; freed memory held if asked,
     # restored when the study ends, fails or is interrupted
     try:

@@ -1,8 +1,9 @@
-"""One `iotune tune` at a time writes a study's results, and one runs trials over the files of
-a directory (an outside tester started the same command twice: both ran trials on the same
-gcrmio.h5 under each other's load, and the last to finish overwrote the other's report)."""
+"""One `iotune tune` at a time writes a study's results (an outside tester started the same
+command twice: both ran trials on the same files under each other's load, and the last to
+finish overwrote the other's report)."""
 
 import multiprocessing
+import subprocess
 import sys
 from pathlib import Path
 
@@ -13,46 +14,42 @@ from iotune import identity
 HERE = Path(__file__).resolve().parent
 
 
-def _hold(out, trials_in, ready, release):
-    with identity.running_alone(trials_in, out):
+def _hold(out, ready, release):
+    with identity.running_alone(out):
         ready.set()
         release.wait(30)
 
 
-def _holder(tmp_path, out=None, trials_in=None):
+def _holder(out):
     ctx = multiprocessing.get_context("fork")
     ready, release = ctx.Event(), ctx.Event()
-    p = ctx.Process(target=_hold, args=(out, trials_in, ready, release))
+    p = ctx.Process(target=_hold, args=(out, ready, release))
     p.start()
     assert ready.wait(30)
     return p, release
 
 
-@pytest.mark.parametrize("which", ["out", "trials_in"])
-def test_a_second_run_in_the_same_place_is_refused_until_the_first_ends(tmp_path, which):
-    place = {which: tmp_path}
-    p, release = _holder(tmp_path, **place)
+def test_a_second_run_with_the_same_out_is_refused_until_the_first_ends(tmp_path):
+    p, release = _holder(tmp_path)
     try:
-        with pytest.raises(identity.Busy, match=rf"process {p.pid}\) is running in"):
-            with identity.running_alone(**place):
+        with pytest.raises(identity.Busy, match=rf"process {p.pid}\) is writing its results"):
+            with identity.running_alone(tmp_path):
                 pass
     finally:
         release.set()
         p.join(30)
-    with identity.running_alone(**place):  # free again once the first has ended
+    with identity.running_alone(tmp_path):  # free again once the first has ended
         pass
-    with identity.running_alone(**place):  # and again: the holder lets go when it leaves
+    with identity.running_alone(tmp_path):  # and again: the holder lets go when it leaves
         pass
 
 
-def test_other_places_and_no_place_are_not_held(tmp_path):
+def test_another_out_is_not_held(tmp_path):
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
-    p, release = _holder(tmp_path, out=tmp_path / "a", trials_in=tmp_path / "a")
+    p, release = _holder(tmp_path / "a")
     try:
-        with identity.running_alone(tmp_path / "b", tmp_path / "b"):
-            pass
-        with identity.running_alone():
+        with identity.running_alone(tmp_path / "b"):
             pass
     finally:
         release.set()
@@ -60,10 +57,8 @@ def test_other_places_and_no_place_are_not_held(tmp_path):
 
 
 def test_tune_refuses_a_second_run_of_the_same_study_with_one_message(tmp_path):
-    import subprocess
-
     (tmp_path / "out").mkdir()
-    p, release = _holder(tmp_path, out=tmp_path / "out")
+    p, release = _holder(tmp_path / "out")
     try:
         r = subprocess.run(
             [sys.executable, "-m", "iotune", "tune", "--space", HERE / "fake_space.toml",
