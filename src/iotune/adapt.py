@@ -44,7 +44,9 @@ def format_phases(data: Mapping[str, Any]) -> str:
         head = (f"  {p['file']}  [{p['class']} #{p['index']}, {p['role']}, {p['ranks']} rank(s)]"
                 f"  {_mb_s(p['bytes_per_s'])} MB/s of I/O time")  # fmt: skip
         g = p.get("guard")
-        if g:
+        if g and g.get("unlike"):
+            head += f", not compared with the learning phase (this phase's I/O: {g['unlike']})"
+        elif g:
             head += f", {g['ratio']:.2f}x the learning phase" + (" (slow)" if g.get("slow") else "")
         lines.append(head)
         ins = p.get("insights") or {}
@@ -55,6 +57,9 @@ def format_phases(data: Mapping[str, Any]) -> str:
             lines.append(f"    knowledge base {kb['file']} ({kb.get('entries', 0)} entries): " + (
                 f"entry of study {m.get('study') or '?'} (same motif, distance {m['distance']:g})"
                 if m else kb.get("error") or "no entry of this motif"))  # fmt: skip
+            if m and m.get("not_applied"):
+                lines.append(f"    not applied from it: {', '.join(m['not_applied'])} (the stored "
+                             "study's dataset shapes, not this program's)")  # fmt: skip
         if p.get("fired"):
             lines.append("    rules fired: " + ", ".join(p["fired"]))
         if p.get("offline"):
@@ -311,6 +316,8 @@ def _reverted(phases: list[Mapping[str, Any]]) -> list[str]:
         same = [q for q in phases[: i + 1] if q.get("class") == cls and q.get("guard")]
         slow = []  # the run of slow optimised phases that ended in this revert
         for q in reversed(same):
+            if q["guard"].get("unlike"):
+                continue  # not judged: it neither struck nor broke the run of strikes
             if not (q.get("guard") or {}).get("slow"):
                 break
             slow.insert(0, q)

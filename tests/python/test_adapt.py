@@ -85,6 +85,29 @@ def test_guard_reverts_a_rule_whose_phases_were_slower(tmp_path, kernel, libiotu
     assert hints["iorio.3.h5"]["romio_cb_write"] == "automatic"
 
 
+def test_phases_that_read_are_not_judged_against_a_learning_phase_that_wrote(
+    tmp_path, kernel, libiotune
+):
+    """The kernel writes its step files, then reads them back: one class. The read phases
+    applied what the write phase fired, but their rate is not the writes' (an outside tester's
+    read phase showed "39x the learning phase"): the guard leaves them out, neither a strike
+    nor a pass, and the summary says they were not compared. Even phases 1000 times slower
+    (the test knob) revert nothing."""
+    from iotune.adapt import format_phases
+
+    argv = [kernel("iorio"), *IORIO, "--steps", "2", "--read"]
+    p = _run(tmp_path, argv, libiotune, env={"IOTUNE_TEST_SLOW_RULE": "SIO-7:1000"})
+    phases = p["adaptive"]["phases"]
+    assert [(x["role"], x["insights"]["io_mix"]) for x in phases] == [
+        ("learning", "write"), ("optimised", "write"), ("optimised", "read"),
+        ("optimised", "read")]  # fmt: skip
+    assert phases[1]["guard"]["slow"] is True  # a strike: like with like
+    for x in phases[2:]:
+        assert x["guard"] == {"ratio": None, "slow": False, "reverted": [], "unlike": "read"}
+    text = format_phases(p)
+    assert text.count("not compared with the learning phase (this phase's I/O: read)") == 2, text
+
+
 def test_control_file_wins_over_the_rules(tmp_path, kernel, libiotune):
     cfg = tmp_path / "c.xml"
     cfg.write_text("<Parameters><Middleware_Layer><romio_cb_write>enable</romio_cb_write>"

@@ -20,7 +20,7 @@ FILL = ["full", "3", "100000"]
 STORED = {"fill_time": "never", "cb_buffer_size": "1048576"}
 
 
-def _kb(tmp_path, test_prog, libiotune, motif_change=None):
+def _kb(tmp_path, test_prog, libiotune, motif_change=None, stored=STORED):
     """An export with one entry: the signature of a profiled, traced run of the program."""
     prof = tmp_path / "profiled"
     prof.mkdir()
@@ -28,7 +28,7 @@ def _kb(tmp_path, test_prog, libiotune, motif_change=None):
             env={"IOTUNE_PROFILE": str(prof / "p.json"), "IOTUNE_TRACE": "1"})  # fmt: skip
     sig = signature.from_profile(prof / "p.json")
     sig.motif.update(motif_change or {})
-    entry = store.Entry(signature=sig, settings=dict(STORED), improved=True, speedup=1.7,
+    entry = store.Entry(signature=sig, settings=dict(stored), improved=True, speedup=1.7,
                         study="fill-study")  # fmt: skip
     path = tmp_path / "kb.json"
     path.write_text(json.dumps(store.export_json([entry]), indent=1))
@@ -87,6 +87,27 @@ def test_the_stored_settings_of_the_learning_phases_motif_are_applied(
     assert _hints(p)["chunked.1.h5"] == "1048576"  # read back from MPI-IO
     lays = storage_layout.read_layouts(tmp_path / "adapt" / "chunked.1.h5")
     assert lays["/data"].fill_time == "never"
+    _same(baseline, tmp_path / "adapt")
+
+
+def test_another_studys_chunk_dimensions_are_not_applied(tmp_path, test_prog, libiotune, baseline):
+    """An export shared by another site held chunk=1,1 beside its other settings: the entry
+    matched this program by its motif, not by its datasets' shapes, and the mode applied 1x1
+    chunks (only the guard could take them back, after slow phases). Chunk dimensions from the
+    knowledge base are left out and the profile and the summary say so; the rest applies."""
+    from iotune.adapt import format_phases
+
+    kb = _kb(tmp_path, test_prog, libiotune, stored={**STORED, "chunk": "1,1"})
+    p, r = _run(tmp_path / "adapt", test_prog("fill_probe"), libiotune, kb)
+    phases = p["adaptive"]["phases"]
+    assert phases[0]["kb"]["match"]["not_applied"] == ["chunk"]
+    kb_applied = {a["name"]: a["value"] for a in phases[1]["applied"] if a["rule"] == "KB"}
+    assert kb_applied == STORED
+    own = storage_layout.read_layouts(tmp_path / "base" / "chunked.1.h5")["/data"].chunk
+    lays = storage_layout.read_layouts(tmp_path / "adapt" / "chunked.1.h5")
+    assert lays["/data"].chunk == own and lays["/data"].fill_time == "never"
+    assert "not applied from it: chunk (the stored study's dataset shapes" in format_phases(p)
+    assert r.stderr == ""
     _same(baseline, tmp_path / "adapt")
 
 

@@ -1,6 +1,8 @@
 /* The adaptive mode's learning and guard: a class's first phase decides the online rules that
  * hold on its insights; each later phase that applied them is compared with the learning phase,
- * and the rules are reverted for the phases after IOT_GUARD_STRIKES slower ones in a row. */
+ * and the rules are reverted for the phases after IOT_GUARD_STRIKES slower ones in a row. A phase
+ * that moved data another way than the learning phase (it read where that one wrote) is not
+ * compared: its rate would judge the settings against unlike work. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +71,24 @@ static uint64_t offline_rules(const iot_insights *in)
     return m;
 }
 
+static const char *mix_of(const iot_insights *in)
+{
+    const iot_insight *v = &in->v[IOT_I_IO_MIX];
+    return v->known && v->word ? v->word : "";
+}
+
+/* Whether a phase moved data the way its class's learning phase did (writes, reads or both):
+ * only then are their rates comparable. */
+static int same_mix(const iot_adapt_class *k, const iot_phase_log *lg)
+{
+    return strcmp(mix_of(&k->learned), mix_of(&lg->in)) == 0;
+}
+
+const char *iot_adapt_mix(const iot_insights *in)
+{
+    return mix_of(in);
+}
+
 /* The measure is bytes per second of the slowest rank's time in the outermost layer's transfers
  * and metadata calls: the dataset creation, where parallel HDF5 writes the fill values, counts
  * (IOT-1 acts there); the time between the calls (the application's own work) does not.
@@ -100,6 +120,8 @@ void iot_adapt_judge(iot_adapt_class *k, uint64_t applied, iot_phase_log *lg, do
                 k->fired |= (uint64_t)1 << r;
         lg->fired = k->fired;
         iot_adapt_kb_learn(k, lg);
+    } else if (applied && !lg->fewer && k->learn_bps > 0 && !same_mix(k, lg)) {
+        lg->unlike = 1; /* a read phase's rate says nothing of the writes learned: no strike */
     } else if (applied && !lg->fewer && k->learn_bps > 0) {
         lg->ratio = bps / k->learn_bps;
         lg->slow = lg->ratio < IOT_GUARD_RATIO;

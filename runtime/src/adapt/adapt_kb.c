@@ -53,6 +53,15 @@ void iot_adapt_kb_learn(iot_adapt_class *k, iot_phase_log *lg)
     }
 }
 
+/* Chunk dimensions describe the stored study's datasets, not this application's: the entry
+ * matched by its motif, not by its datasets' shapes, and a shape taken from another program can
+ * be absurd here (1x1 chunks of a 10^6-element dataset). They are left out and the profile
+ * says so; a chunk size in bytes (chunk_size) is derived from each dataset's own shape. */
+static int shape_specific(const char *name)
+{
+    return strcmp(name, iot_params[IOT_P_CHUNK].name) == 0;
+}
+
 /* The parameter of a stored setting's name, or -1 (said once). */
 static int param_of(const char *name)
 {
@@ -71,7 +80,7 @@ int iot_adapt_kb_settings(const iot_adapt_class *k, iot_entry *out, const iot_se
     const iot_kb_entry *e = &kb.entries[k->kb_entry];
     int n = 0;
     for (int i = 0; i < e->nsettings; i++) {
-        int param = param_of(e->names[i]);
+        int param = shape_specific(e->names[i]) ? -1 : param_of(e->names[i]);
         if (param < 0)
             continue;
         const iot_param_def *def = &iot_params[param];
@@ -101,7 +110,7 @@ int iot_adapt_kb_sets(const iot_adapt_class *k, int param)
         return 0;
     const iot_kb_entry *e = &kb.entries[k->kb_entry];
     for (int i = 0; i < e->nsettings; i++)
-        if (strcmp(e->names[i], iot_params[param].name) == 0)
+        if (strcmp(e->names[i], iot_params[param].name) == 0 && !shape_specific(e->names[i]))
             return 1;
     return 0;
 }
@@ -112,7 +121,7 @@ void iot_adapt_kb_write_applied(FILE *f, const iot_adapt_class *k, int *n)
         return;
     const iot_kb_entry *e = &kb.entries[k->kb_entry];
     for (int i = 0; i < e->nsettings; i++) {
-        int param = param_of(e->names[i]);
+        int param = shape_specific(e->names[i]) ? -1 : param_of(e->names[i]);
         iot_value v;
         char err[128];
         if (param < 0 || iot_adapt_control_sets(&iot_g.settings, param, e->names[i]) ||
@@ -156,7 +165,15 @@ void iot_adapt_kb_write(FILE *f, const iot_phase_log *lg)
     iot_json_string(f, e->study ? e->study : "");
     fprintf(f, ", \"index\": %d, \"distance\": %.4f, \"speedup\": ", lg->kb_entry, lg->kb_distance);
     if (e->speedup > 0)
-        fprintf(f, "%.4f}}", e->speedup);
+        fprintf(f, "%.4f", e->speedup);
     else
-        fputs("null}}", f);
+        fputs("null", f);
+    fputs(", \"not_applied\": [", f);
+    int n = 0;
+    for (int i = 0; i < e->nsettings; i++)
+        if (shape_specific(e->names[i])) {
+            fputs(n++ ? ", " : "", f);
+            iot_json_string(f, e->names[i]);
+        }
+    fputs("]}}", f);
 }

@@ -125,7 +125,11 @@ void iot_adapt_write_json(FILE *f)
         fputs(", \"applied\": ", f);
         write_applied(f, lg);
         fputs(", \"guard\": ", f);
-        if (!lg->learning && lg->applied && !lg->idle) {
+        if (!lg->learning && lg->applied && !lg->idle && lg->unlike) {
+            fputs("{\"ratio\": null, \"slow\": false, \"reverted\": [], \"unlike\": ", f);
+            iot_json_string(f, iot_adapt_mix(&lg->in));
+            fputc('}', f);
+        } else if (!lg->learning && lg->applied && !lg->idle) {
             fprintf(f, "{\"ratio\": %.4f, \"slow\": %s, \"reverted\": ", lg->ratio,
                     lg->slow ? "true" : "false");
             write_codes(f, lg->reverted);

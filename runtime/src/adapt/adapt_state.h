@@ -56,6 +56,7 @@ typedef struct {
     uint64_t applied, fired, reverted;
     uint64_t offline; /* setting rules that held on this phase but are advice only (online no) */
     int slow;         /* below the guard ratio (a strike) */
+    int unlike;       /* applied, but its I/O mix differs from the learning phase's: not judged */
     int idle;         /* moved no data: neither learned from nor judged */
     int kb_looked, kb_entry; /* learning phase: the knowledge base asked; its entry or -1 */
     double kb_distance;
@@ -100,6 +101,8 @@ int iot_adapt_fit(const iot_adapt_class *k, int ranks);
  * rules that hold on its insights (lg->offline). */
 void iot_adapt_judge(iot_adapt_class *k, uint64_t applied, iot_phase_log *lg, double bytes,
                      double seconds);
+/* A phase's I/O mix ("write", "read", "mixed"; "" unknown): the guard compares like with like. */
+const char *iot_adapt_mix(const iot_insights *in);
 /* Tests only: the transfer time a phase that applied rules is seen to take. */
 double iot_adapt_test_seconds(uint64_t applied, double seconds);
 
