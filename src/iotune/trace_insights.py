@@ -126,6 +126,11 @@ def is_transfer(layer: str, func: str) -> bool:
     return func.startswith(_TRANSFER.get(layer, ()))
 
 
+# The calls that open a file, per layer: a stream of transfers starts again at each (the
+# runtime's adaptive mode measures one phase, an open to its close, at a time)
+OPENS = frozenset(("MPI_File_open", "H5Fcreate", "H5Fopen", "open", "openat", "fopen"))
+
+
 def _is_write(func: str) -> bool:
     return "write" in func
 
@@ -145,6 +150,7 @@ class Call:
     step: int  # between the run's calls
     count: int
     extendible: bool = False  # the dataset's maximum extent is not its extent when described
+    opening: int = 0  # how many times the rank had opened the file at this layer before it
 
     @property
     def last_offset(self) -> int | None:
@@ -157,6 +163,7 @@ def trace_calls(trace: Mapping[str, Any]) -> list[Call]:
     sigs = trace.get("signatures") or []
     datasets = trace.get("datasets") or []
     position: dict[tuple[str, str], int] = defaultdict(int)
+    opens: dict[tuple[str, str], int] = defaultdict(int)
     out = []
     for ev in trace.get("events") or []:
         try:
@@ -168,10 +175,11 @@ def trace_calls(trace: Mapping[str, Any]) -> list[Call]:
         if not file:
             continue
         ds = s.get("dataset")
-        d = datasets[ds] if isinstance(ds, int) and 0 <= ds < len(datasets) else None
+        d = datasets[ds] if _index(ds, datasets) else None
         step = s.get("step")
         offset = None
         key = (s.get("layer", ""), file)
+        opens[key] += s.get("func") in OPENS
         if step is not None:
             step = int(step)
             offset = position[key] + step
@@ -183,9 +191,13 @@ def trace_calls(trace: Mapping[str, Any]) -> list[Call]:
             box=tuple(s["dims"]) if s.get("dims") else None,
             type_size=d.get("type_size") if d else None,
             size=int(s.get("size") or 0), offset=offset, step=step or 0, count=count,
-            extendible=_extendible(d),
+            extendible=_extendible(d), opening=opens[key],
         ))  # fmt: skip
     return out
+
+
+def _index(i: Any, table: Sequence[Any]) -> bool:
+    return isinstance(i, int) and not isinstance(i, bool) and 0 <= i < len(table)
 
 
 def _extendible(d: Mapping[str, Any] | None) -> bool:
@@ -207,12 +219,13 @@ def contiguous_box(box: Sequence[int], extent: Sequence[int]) -> bool:
 
 
 def locality(calls: list[Call]) -> dict[str, Any]:
-    """Backward steps, gaps and noncontiguous selections of a group's transfers (per rank, file
-    and dataset, in call order)."""
-    streams: dict[tuple[int, str, str | None], list[Call]] = defaultdict(list)
+    """Backward steps, gaps and noncontiguous selections of a group's transfers (per rank, file,
+    open of the file and dataset, in call order: reading a file back after writing it is not
+    a step backwards)."""
+    streams: dict[tuple[int, str, int, str | None], list[Call]] = defaultdict(list)
     for c in calls:
         if c.offset is not None:
-            streams[(c.rank, c.file, c.dataset)].append(c)
+            streams[(c.rank, c.file, c.opening, c.dataset)].append(c)
     pairs = backward = gaps = 0
     for stream in streams.values():
         prev_off = prev_end = None

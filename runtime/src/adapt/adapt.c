@@ -245,6 +245,7 @@ void iot_adapt_opened(MPI_Comm comm, const char *filename, int rec, MPI_File fh,
             iot_counters_init(&p->at[l]);
     }
     iot_adapt_selections(rec, p->sel);
+    iot_adapt_steps_restart(rec);
     iot_adapt_layout_reset(rec);
     pthread_mutex_lock(&iot_adapt_lock);
     int c = find_class(cls);

@@ -1,6 +1,7 @@
 /* The adaptive mode's view of HDF5 selections: for each transfer, whether its file selection is
  * one run of elements, and the steps between successive transfers of a dataset (backward,
- * skipping), counted per capture record for the phase's access pattern. */
+ * skipping), counted per capture record for the phase's access pattern; and the steps between
+ * an MPI-IO application's own transfers (the outermost layer's, as the trace's). */
 #include <pthread.h>
 #include <string.h>
 
@@ -82,6 +83,37 @@ void iot_adapt_transfer(int rec, int64_t dset, int64_t fspace, int is_write)
     last[0] = dset;
     last[1] = first;
     last[2] = first + points;
+    pthread_mutex_unlock(&sel_lock);
+}
+
+/* Per file record: the application's last MPI-IO transfer in this phase (offset, end, whether
+ * there was one): the steps between its own transfers, as the trace's (iotune.trace_insights
+ * locality, a stream per open of the file). */
+static int64_t io_last[IOT_MAX_FILES][3];
+
+void iot_adapt_steps_restart(int rec)
+{
+    if (rec < 0 || rec >= IOT_MAX_FILES)
+        return;
+    pthread_mutex_lock(&sel_lock);
+    io_last[rec][2] = 0;
+    pthread_mutex_unlock(&sel_lock);
+}
+
+void iot_adapt_io_step(int rec, int64_t offset, uint64_t bytes)
+{
+    if (!iot_adapt_on || rec < 0 || rec >= IOT_MAX_FILES || offset < 0)
+        return;
+    pthread_mutex_lock(&sel_lock);
+    int64_t *x = selections[rec], *last = io_last[rec];
+    if (last[2]) {
+        x[IOT_SEL_PAIRS]++;
+        x[IOT_SEL_BACK] += offset < last[0];
+        x[IOT_SEL_GAPS] += offset > last[1];
+    }
+    last[0] = offset;
+    last[1] = offset + (int64_t)bytes;
+    last[2] = 1;
     pthread_mutex_unlock(&sel_lock);
 }
 

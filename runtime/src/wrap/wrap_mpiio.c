@@ -301,6 +301,8 @@ static void accessed(MPI_File fh, const char *func, int is_write, int is_coll, i
         return;
     int rec = record_of(fh);
     iot_count_access(rec, IOT_L_MPIIO, is_write, offset, bytes, dt, outer);
+    if (outer) /* the application's own transfer: the adaptive mode's access pattern */
+        iot_adapt_io_step(rec, offset, bytes);
     if (rec >= 0) {
         iot_counters *c = &iot_rec(rec)->c[IOT_L_MPIIO];
         if (is_write)
@@ -341,13 +343,14 @@ static void ended(MPI_File fh, const char *func, int is_write, double t, double 
 #define IOT_MPIIO_BODY(fn, AT, ARGS, IS_WRITE, IS_COLL, BYTES)                                     \
     if (!iot_capture_on)                                                                           \
         return P##fn ARGS;                                                                         \
-    int want = iot_trace_wanted();                                                                 \
-    MPI_Offset pos = want ? IOT_AT_POS_##AT : -1;                                                  \
+    int want = iot_trace_wanted(), steps = want || iot_adapt_on; /* the adaptive mode's steps */   \
+    MPI_Offset pos = steps ? IOT_AT_POS_##AT : -1;                                                 \
     if (IS_COLL)                                                                                   \
         iot_coll_calls++;                                                                          \
     IOT_TIMED(P##fn ARGS);                                                                         \
     int ok = rc == MPI_SUCCESS;                                                                    \
-    accessed(fh, #fn, IS_WRITE, IS_COLL, ok &&want ? byte_offset(fh, pos) : -1, ok ? BYTES : 0,    \
+    steps = ok && (want || (steps && outer));                                                      \
+    accessed(fh, #fn, IS_WRITE, IS_COLL, steps ? byte_offset(fh, pos) : -1, ok ? BYTES : 0,        \
              ok &&want ? describe_memory(count, type) : -1, t, dt, outer);                         \
     return rc;
 
