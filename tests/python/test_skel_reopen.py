@@ -12,6 +12,7 @@ import pytest
 from conftest import REPO
 from test_skel import _h5dump_h, _profiled, _run_skeleton, needs_cc
 
+from iotune.skel.decomposition import Blocks
 from iotune.skel.from_profile import from_profile
 
 
@@ -39,3 +40,10 @@ def test_an_attribute_made_after_the_file_is_opened_again_is_made_once_there(lib
     assert _attribute_creates(desc) == [(None, "/", "title"), ("existing", "/fields", "checked")]
     out, _ = _run_skeleton(desc, tmp_path)  # it failed: H5Acreate of an attribute that exists
     assert _h5dump_h(out / "r.h5") == _h5dump_h(orig / "r.h5")
+
+
+def test_a_block_length_met_again_is_its_own_parameter():
+    """A checkpoint writer's rows of 64 met after a history's block of 1 were `64 * block2`:
+    its steps' datasets of one size then had parameters of their own."""
+    blocks = Blocks()
+    assert [blocks.expr(n) for n in (64, 1, 64, 128)] == ["block", "block1", "block", "2 * block"]
