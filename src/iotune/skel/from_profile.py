@@ -146,7 +146,7 @@ class Builder:
                     if value is not None and value == op.step:
                         op.attr_on = pat
         # keep step 0 only (the body), checking that the other steps look the same
-        body = [stepmod.step_body(ops, steps, where) for ops in ops_by_rank]
+        body = [stepmod.step_body(ops, steps, where, data_files) for ops in ops_by_rank]
         if steps > 1 and any(b is None for b in body):
             self.note("the steps found in names do not repeat the same calls: unrolled instead")
             flat = Builder(self.prof, self.traces, self.data_dir)
