@@ -63,7 +63,10 @@ class Blocks:
         return self.block_param[n]
 
     def expr(self, n: int) -> str:
-        """The expression of a block length n: a multiple of a known block, or a parameter."""
+        """The expression of a block length n: its parameter, a multiple of a known block, or
+        a new parameter."""
+        if n in self.block_param:  # before any smaller block n is a multiple of (1)
+            return self.block_param[n]
         for m, name in self.block_param.items():
             if n % m == 0 and n != m:
                 return f"{n // m} * {name}"

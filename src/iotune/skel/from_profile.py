@@ -84,6 +84,8 @@ class Builder:
         self.step_where: str | None = None
         self.gaps: dict[int, float] = {}  # id(op) -> seconds to the rank's next call (_gaps)
         self.data_files: set[str] = set()
+        # file name -> (object, name) of the attributes its traced calls make (_assemble)
+        self.called: dict[str, set[tuple[str | None, str]]] = {}
 
     def note(self, text: str) -> None:
         if text not in self.notes:
@@ -144,7 +146,7 @@ class Builder:
                     if value is not None and value == op.step:
                         op.attr_on = pat
         # keep step 0 only (the body), checking that the other steps look the same
-        body = [stepmod.step_body(ops, steps, where) for ops in ops_by_rank]
+        body = [stepmod.step_body(ops, steps, where, data_files) for ops in ops_by_rank]
         if steps > 1 and any(b is None for b in body):
             self.note("the steps found in names do not repeat the same calls: unrolled instead")
             flat = Builder(self.prof, self.traces, self.data_dir)
@@ -247,6 +249,14 @@ class Builder:
 
     def _assemble(self, body: list[list[Op]], steps: int, compute: float) -> dict[str, Any]:
         slots = self._align([self._sessions(ops) for ops in body])
+        # per file name: the attributes its traced calls make in any of its sessions (the
+        # application's file, read for the attributes the calls do not make, is the last
+        # session's: one made after the file was opened again is no first session's)
+        self.called = {}
+        for slot in slots:
+            for x in slot:
+                if x is not None:
+                    self.called.setdefault(x.file, set()).update(_called([x.ops]))
         files: list[dict[str, Any]] = []
         partial_empty: list[str] = []
         for slot in slots:
@@ -392,12 +402,9 @@ class Builder:
                 if groups:
                     entry["groups"] = groups
             if layout and not existing:
-                made = {  # made by the attribute calls (the trace): not again at the step's end
-                    (op.attr_on, op.attr_to if op.func == "H5Arename" else op.attr["name"])
-                    for ops in ops_by_rank
-                    for op in ops
-                    if op.kind == "attr" and op.func in ("H5Acreate", "H5Arename")
-                }
+                # made by the attribute calls (the trace), in this entry or in a later session
+                # of the file (opened again, "r+"): not again at this entry's step's end
+                made = self.called.get(name, set()) | _called(ops_by_rank)
                 attributes = self._attributes(name, layout, ops_by_rank, made)
                 if attributes:
                     entry["attributes"] = attributes
@@ -716,6 +723,16 @@ def _format_entry(f: list[int] | None) -> dict[str, Any] | None:
         if flags in ORDERS:
             out[key] = ORDERS[flags]
     return out or None
+
+
+def _called(ops_by_rank: list[list[Op]]) -> set[tuple[str | None, str]]:
+    """(object, name) of the attributes the ranks' attribute calls create (or rename to)."""
+    return {
+        (op.attr_on, op.attr_to if op.func == "H5Arename" else op.attr["name"])
+        for ops in ops_by_rank
+        for op in ops
+        if op.kind == "attr" and op.func in ("H5Acreate", "H5Arename")
+    }
 
 
 def _flush(op: Op, api: str) -> bool:

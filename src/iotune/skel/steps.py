@@ -69,23 +69,76 @@ def to_step_pattern(group: str) -> str | None:
     return pat if value == 0 else None
 
 
-def step_body(ops: list[Op], steps: int, where: str | None) -> list[Op] | None:
+def step_body(
+    ops: list[Op], steps: int, where: str | None, data_files: set[str] | None = None
+) -> list[Op] | None:
+    """One step's calls (the body the skeleton repeats), or None when the steps do not repeat
+    the same calls. data_files: the files the application wrote (where == "dataset")."""
     if steps == 1:
         return ops
+    if where == "dataset":
+        return _loop_body(ops, steps, data_files)
     body = [op for op in ops if op.step in (None, 0)]
     shape0 = [shape(op) for op in ops if op.step == 0]
     for s in range(1, steps):
         if [shape(op) for op in ops if op.step == s] != shape0:
             return None
-    if where == "dataset":
-        # the file stays open over the steps: its open and close are outside the body
-        return body
     return [op for op in body if op.step == 0]
+
+
+_LAYERS = ("posix", "mpiio", "hdf5")  # below to above
+
+
+def _loop_body(ops: list[Op], steps: int, data_files: set[str] | None) -> list[Op] | None:
+    """A group (or dataset) per step in files open over all steps: the skeleton opens those
+    files before its step loop, makes one step's calls at every step and closes them after.
+    That is the application's I/O only when its calls on its data files (at each file's own
+    layer) are opens, then `steps` runs of the same calls, the k-th naming step k only, then
+    closes. Calls without a step number count too: an H5Dset_extent of a growing dataset,
+    another file's writes at moving offsets, a file closed and opened again to read the steps
+    back (a checkpoint writer) make the runs differ or the closes not the last calls, and so
+    the calls are unrolled (None); before, they were all repeated at every step, and the
+    file opened again was created anew at every step."""
+    top: dict[str, int] = {}
+    for op in ops:
+        if op.api in _LAYERS:
+            top[op.file] = max(top.get(op.file, 0), _LAYERS.index(op.api))
+    mine = [
+        i
+        for i, op in enumerate(ops)
+        if op.kind != "other"
+        and (data_files is None or op.file in data_files)
+        and _LAYERS.index(op.api) == top.get(op.file, -1)
+    ]
+    sig = [ops[i] for i in mine]
+    lead = next((k for k, op in enumerate(sig) if op.kind != "open"), len(sig))
+    tail = next(
+        (k for k, op in enumerate(reversed(sig)) if op.kind not in ("close", "delete")), len(sig)
+    )
+    for p in range(lead, -1, -1):  # the longest prologue of opens and epilogue of closes first
+        for e in range(tail, -1, -1):
+            n = len(sig) - p - e
+            if n <= 0 or n % steps:
+                continue
+            t = n // steps
+            runs = [sig[p + k * t : p + (k + 1) * t] for k in range(steps)]
+            if all(
+                [shape(op) for op in run] == [shape(op) for op in runs[0]]
+                and all(op.step in (None, k) for op in run)
+                and any(op.step == k for op in run)
+                for k, run in enumerate(runs)
+            ):
+                end0 = mine[p + t - 1]  # the first step's last call
+                after = mine[p + steps * t] if e else len(ops)  # the closes after the steps
+                return ops[: end0 + 1] + ops[after:]
+    return None
 
 
 def shape(op: Op) -> tuple:
     view = json.dumps(op.view, sort_keys=True) if op.view else None
-    return (op.kind, op.func, op.file, op.dataset, op.count, op.size, op.offset, op.start, view)
+    attr = (op.attr_on, (op.attr or {}).get("name"), op.attr_to) if op.kind == "attr" else None
+    return (op.kind, op.func, op.file, op.dataset, op.count, op.size, op.offset, op.start, view,
+            attr)  # fmt: skip
 
 
 def compute_gap(ops_by_rank: list[list[Op]], steps: int) -> float:
