@@ -160,3 +160,28 @@ def test_a_file_grown_by_alignment_gets_one_warning(tmp_path, test_prog, libiotu
     said = [ln for ln in proc.stderr.splitlines() if ln.startswith("iotune: ")]
     assert len(said) == 1 and "written through HDF5: alignment=0,67108864 grows it" in said[0]
     assert any("alignment=0,67108864 grows it" in n for n in f["hdf5_notes"])
+
+
+def test_overrides_of_the_applications_own_fill_and_allocation_times_are_said_once(
+    tmp_path, test_prog, libiotune
+):
+    """Three datasets whose creation lists set their own fill time (alloc) and allocation time
+    (early), on two ranks: the control file's replace them, said once per setting (not per
+    dataset or rank; an outside tester's finding: only chunks were said); a dataset whose list
+    sets HDF5's defaults gets no word."""
+    config = tmp_path / "times.xml"
+    config.write_text("<Parameters><High_Level_IO_Library>\n<fill_time>never</fill_time>\n"
+                      "<alloc_time>late</alloc_time>\n"
+                      "</High_Level_IO_Library></Parameters>\n")  # fmt: skip
+    proc = run_mpi(2, [test_prog("h5errors"), ".", "owndset"], cwd=tmp_path, preload=libiotune,
+                   config=config, env={"IOTUNE_PROFILE": str(tmp_path / "p.json")})  # fmt: skip
+    assert "owndset: own2 fill time 1," in proc.stdout  # H5D_FILL_TIME_NEVER: the control file's
+    fill = "fill_time=never [times.xml:2] overrides the application's own fill_time=alloc"
+    alloc = "alloc_time=late [times.xml:3] overrides the application's own alloc_time=early"
+    said = [ln for ln in proc.stderr.splitlines() if ln.startswith("iotune: ")]
+    wins = " (the control file wins; docs/control-file.md)"
+    assert said == [f"iotune: ./owndset.h5: {fill}{wins}", f"iotune: ./owndset.h5: {alloc}{wins}"]
+    files = json.loads((tmp_path / "p.json").read_text())["files"]
+    (f,) = [f for f in files if f["name"] == "./owndset.h5"]  # Open MPI's own files aside
+    assert f["hdf5_notes"].count(fill) == 1 and f["hdf5_notes"].count(alloc) == 1
+
