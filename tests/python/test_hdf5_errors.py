@@ -185,3 +185,49 @@ def test_overrides_of_the_applications_own_fill_and_allocation_times_are_said_on
     (f,) = [f for f in files if f["name"] == "./owndset.h5"]  # Open MPI's own files aside
     assert f["hdf5_notes"].count(fill) == 1 and f["hdf5_notes"].count(alloc) == 1
 
+
+def test_a_control_file_of_thousands_of_problems_says_ten_and_counts_the_rest(
+    tmp_path, test_prog, libiotune
+):
+    """3000 unknown or malformed elements (an outside tester's file printed 3000 lines into the
+    application's stderr): the first IOT_PROBLEMS_SHOWN, then one line counting the rest and
+    naming `iotune check --all`; the valid setting after them still applies."""
+    config = tmp_path / "many.xml"
+    body = "".join("<nosuch>1</nosuch>\n" if i % 2 else "<cb_nodes>lots</cb_nodes>\n"
+                   for i in range(3000))  # fmt: skip
+    config.write_text(f"<Parameters><Middleware_Layer>\n{body}<alignment>0, 65536</alignment>\n"
+                      "</Middleware_Layer></Parameters>\n")  # fmt: skip
+    proc = run_mpi(2, [test_prog("h5errors"), tmp_path, "own"], preload=libiotune, config=config)
+    assert "own: alignment in effect 0, 65536" in proc.stdout
+    said = [ln for ln in proc.stderr.splitlines() if ln.startswith("iotune: ")]
+    problems = [ln for ln in said if re.match(rf"iotune: {re.escape(str(config))}:\d", ln)]
+    assert len(problems) == 10, proc.stderr[-2000:]
+    assert problems[0] == f'iotune: {config}:2: <cb_nodes>: "lots" is not a whole number; ignored'
+    assert problems[9].startswith(f"iotune: {config}:11: <nosuch>: unknown parameter")
+    more = f"iotune: {config}: 2990 more problems not shown (3000 in all); "
+    assert said[10] == f"{more}`iotune check --all {config}` lists them all"
+    assert len(said) == 12 and "overrides the application's own alignment" in said[11]
+
+
+def test_terminal_controls_in_names_and_values_are_escaped(tmp_path, test_prog, libiotune):
+    """A control file's name and values, and the application's file names, can hold what a
+    terminal acts on (ESC sequences, BEL, CR, the C1 control CSI, bytes that are not UTF-8):
+    every message shows them escaped, never raw."""
+    where = tmp_path / "out\x1b[2J"
+    where.mkdir()
+    config = tmp_path / "ctl\x1b]0;t\x07\udcff.xml"
+    config.write_bytes("<Parameters><High_Level_IO_Library>\n<alignment>0, 65536</alignment>\n"
+                       "<cb_nodes>1&#13;\x9b2J</cb_nodes>\n"
+                       "</High_Level_IO_Library></Parameters>\n".encode())  # fmt: skip
+    proc = run_mpi(2, [test_prog("h5errors"), where, "own"], preload=libiotune, config=config)
+    err = proc.stderr
+    for raw in ("\x1b", "\x07", "\r", "\x9b", "\udcff", "\ufffd"):
+        assert raw not in err, repr(err)
+    shown = f"{tmp_path}/ctl\\x1b]0;t\\x07\\xff.xml"
+    said = [ln for ln in err.splitlines() if ln.startswith("iotune: ")]
+    assert said == [
+        f'iotune: {shown}:3: <cb_nodes>: "1\\r\\x9b2J" is not a whole number; ignored',
+        f"iotune: {tmp_path}/out\\x1b[2J/own.h5: alignment=0,65536 [ctl\\x1b]0;t\\x07\\xff.xml:2] "
+        "overrides the application's own alignment=0,4096 (the control file wins; "
+        "docs/control-file.md)",
+    ], repr(err)
