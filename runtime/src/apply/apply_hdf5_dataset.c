@@ -45,13 +45,14 @@ static void format_dims(int ndims, const hsize_t *dims, char *text, size_t size)
 static void note_own(const iot_entry *e, const char *name, const char *value, const char *own,
                      const char *file, int leader, iot_h5_outcome *out)
 {
-    char where[96], line[1024];
+    char where[96], line[1024], key[80];
     snprintf(line, sizeof line, "%s=%s [%s] overrides the application's own %s=%s", name, value,
              iot_origin(e, where, sizeof where), name, own);
     if (out)
         iot_outcome_add(out->notes, sizeof out->notes, line);
+    snprintf(key, sizeof key, "own-dataset:%s", name); /* never a file's name (profile_build.c) */
     if (leader)
-        iot_warn_once(name, "%s: %s (the control file wins; docs/control-file.md)", file, line);
+        iot_warn_once(key, "%s: %s (the control file wins; docs/control-file.md)", file, line);
 }
 
 static void set_chunk(const iot_file_info *f, const char *file, const char *dset, hid_t type,
