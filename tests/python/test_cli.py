@@ -289,6 +289,22 @@ def test_run_sets_the_environment(fake_lib, tmp_path):
     assert "iotune:" not in proc.stderr  # a valid control file: nothing to say
 
 
+def test_run_caps_its_messages_about_open_mpi_parameters(fake_lib, tmp_path):
+    """300 Open MPI parameters narrowed by FileName= (each ignored): `iotune run` says the
+    first PROBLEMS_SHOWN and counts the rest, as the runtime does for its own messages; the
+    control file's name is shown escaped."""
+    config = tmp_path / "mca\x1b[2J.xml"
+    body = '<fcoll FileName="*.h5">two_phase</fcoll>\n' * 300
+    config.write_text(f"<Parameters><Middleware_Layer>\n{body}</Middleware_Layer></Parameters>\n")
+    proc = iotune("run", "--config", config, "--", "true", env={"IOTUNE_LIB": fake_lib})
+    assert proc.returncode == 0, proc.stderr
+    said = [ln for ln in proc.stderr.splitlines() if "not per file" in ln]
+    assert len(said) == controlfile.PROBLEMS_SHOWN and "\x1b" not in proc.stderr
+    assert said[0].startswith(f"iotune: {tmp_path}/mca\\x1b[2J.xml: line 2: <fcoll FileName=...>")
+    more = "290 more problems with Open MPI parameters not shown (300 in all)"
+    assert f"iotune: {tmp_path}/mca\\x1b[2J.xml: {more}" in proc.stderr.splitlines()
+
+
 def test_run_verbose_and_without_dashes(fake_lib):
     proc = iotune(
         "run",
