@@ -35,7 +35,7 @@ from iotune.cmdline import (
 
 def cmd_check(args: argparse.Namespace) -> int:
     from iotune import controlfile, params
-    from iotune.outputs import printable
+    from iotune.outputs import printable, printable_lines
 
     if args.list:
         from iotune import h5versions
@@ -80,7 +80,7 @@ def cmd_check(args: argparse.Namespace) -> int:
                 [s.layer, s.name, s.file or "-", s.variable or "-", s.value]
                 for s in result.settings
             ]
-            print(table(rows, ["layer", "name", "file", "variable", "value"]))
+            print(printable_lines(table(rows, ["layer", "name", "file", "variable", "value"])))
         elif not result.fatal:
             print("no settings")
         if result.errors:

@@ -139,10 +139,12 @@ def test_check_escapes_what_a_terminal_would_act_on(tmp_path):
     its values, are shown escaped (outputs.printable), never raw."""
     path = tmp_path / "ctl\x1b]0;t\x07\udcff.xml"
     path.write_bytes(b"<Parameters><Middleware_Layer>\n<cb_nodes>1&#13;\xc2\x9b2J</cb_nodes>\n"
-                     b"<cb_nodez>1</cb_nodez>\n</Middleware_Layer></Parameters>\n")  # fmt: skip
+                     b"<cb_nodez>1</cb_nodez>\n<cb_config_list>*:\xc2\x9b2J</cb_config_list>\n"
+                     b"</Middleware_Layer></Parameters>\n")  # fmt: skip
     proc = iotune("check", path)
     for raw in ("\x1b", "\x07", "\r", "\x9b", "\udcff", "\ufffd"):
-        assert raw not in proc.stderr, repr(proc.stderr)
+        assert raw not in proc.stderr + proc.stdout, repr(proc.stderr)
+    assert "*:\\x9b2J" in proc.stdout  # a valid setting's value, in the table
     shown = f"{tmp_path}/ctl\\x1b]0;t\\x07\\xff.xml"
     lines = proc.stderr.splitlines()
     assert f'{shown}:2: <cb_nodes>: "1\\r\\x9b2J" is not a whole number' in lines
