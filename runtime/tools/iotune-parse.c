@@ -16,11 +16,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/printable.h"
 #include "config/bounds.h"
 #include "config/json.h"
 #include "config/settings.h"
 
 static int n_errors;
+
+/* Text from the input on stderr as every message shows it (base/printable.h). */
+static void fputs_printable(const char *text)
+{
+    size_t len = IOT_PRINTABLE_MAX(strlen(text));
+    char *buf = malloc(len);
+    if (buf)
+        fputs(iot_printable(text, buf, len), stderr);
+    free(buf);
+}
 
 static void on_error(void *ctx, int line, const char *element, const char *value,
                      const char *message, int fatal)
@@ -35,19 +46,29 @@ static void on_error(void *ctx, int line, const char *element, const char *value
     fputs(", \"value\": ", stdout);
     iot_json_string(stdout, value);
     putchar('}');
-    /* the form of the Python side's Problem.format() */
-    fputs((const char *)ctx, stderr);
+    /* the form of the Python side's Problem.format(), escaped as it escapes */
+    fputs_printable((const char *)ctx);
     if (line > 0)
         fprintf(stderr, ":%d", line);
-    if (element)
-        fprintf(stderr, ": <%s>", element);
-    fprintf(stderr, ": %s\n", message);
+    if (element) {
+        fputs(": <", stderr);
+        fputs_printable(element);
+        fputs(">", stderr);
+    }
+    fputs(": ", stderr);
+    fputs_printable(message);
+    fputs("\n", stderr);
 }
 
 static void on_error_quiet(void *ctx, int line, const char *element, const char *value,
                            const char *message, int fatal)
 {
-    fprintf(stderr, "%s:%d: <%s>: %s\n", (const char *)ctx, line, element ? element : "", message);
+    fputs_printable((const char *)ctx);
+    fprintf(stderr, ":%d: <", line);
+    fputs_printable(element ? element : "");
+    fputs(">: ", stderr);
+    fputs_printable(message);
+    fputs("\n", stderr);
 }
 
 static int parse(const char *path)

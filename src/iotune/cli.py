@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
+import shlex
 import sys
 from collections.abc import Sequence
 
@@ -33,6 +35,7 @@ from iotune.cmdline import (
 
 def cmd_check(args: argparse.Namespace) -> int:
     from iotune import controlfile, params
+    from iotune.outputs import printable, printable_lines
 
     if args.list:
         from iotune import h5versions
@@ -60,26 +63,42 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.json:
         import json
 
-        print(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
+        text = json.dumps(result.to_json(), indent=2, ensure_ascii=False)
+        # JSON escapes C0 controls itself; DEL and the C1 controls too, for a terminal
+        print(re.sub("[\x7f-\x9f]", lambda m: f"\\u{ord(m.group()):04x}", text))
     else:
-        for message in result.messages():
-            print(message, file=sys.stderr)
-        for line in _hints(args.file, data):
-            print(line, file=sys.stderr)
-        for line in _costly(args.file, result.settings, args.ranks_per_host):
-            print(line, file=sys.stderr)
+        shown = None if args.all else controlfile.PROBLEMS_SHOWN
+        for lines, what in (
+            (result.messages(), "problems"),
+            (_hints(args.file, data), "hints"),
+            (_costly(args.file, result.settings, args.ranks_per_host), "warnings"),
+        ):
+            for line in capped(lines, shown, what, args.file):
+                print(printable(line), file=sys.stderr)
         if result.settings:
             rows = [
                 [s.layer, s.name, s.file or "-", s.variable or "-", s.value]
                 for s in result.settings
             ]
-            print(table(rows, ["layer", "name", "file", "variable", "value"]))
+            print(printable_lines(table(rows, ["layer", "name", "file", "variable", "value"])))
         elif not result.fatal:
             print("no settings")
         if result.errors:
             what = "nothing applies" if result.fatal else f"{len(result.settings)} settings apply"
             print(f"{len(result.errors)} error(s); {what}", file=sys.stderr)
     return 0 if result.ok else 1
+
+
+def capped(lines: list[str], shown: int | None, what: str, path: str) -> list[str]:
+    """The first `shown` lines (all when None) and, when more were left out, one line that
+    counts them and names `iotune check --all` (as the runtime says it)."""
+    if shown is None or len(lines) <= shown:
+        return lines
+    more = len(lines) - shown
+    return lines[:shown] + [
+        f"{path}: {more} more {what} not shown ({len(lines)} in all); "
+        f"`{PROG} check --all {shlex.quote(str(path))}` lists them all"
+    ]
 
 
 def _costly(path: str, settings, ranks_per_host: int) -> list[str]:
@@ -264,6 +283,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("file", nargs="?", metavar="FILE", help="control file (XML)")
     p.add_argument("--json", action="store_true", help="print the normalised JSON form")
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help="print every problem, hint and warning (by default, past the first few of "
+        "each, one line counts the rest)",
+    )
     p.add_argument("--list", action="store_true", help="list every parameter of the registry")
     p.add_argument(
         "--ranks-per-host",

@@ -34,7 +34,9 @@ def table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
 
 
 def error(message: str) -> None:
-    print(f"{PROG}: {message}", file=sys.stderr)
+    from iotune.outputs import printable  # it may name the user's files: escaped
+
+    print(f"{PROG}: {printable(message)}", file=sys.stderr)
 
 
 def is_pipe(path: str) -> bool:
@@ -187,8 +189,12 @@ def runtime_for(command, config, mpi, verbose, copies):
     _say_static_hdf5(command, config, parsed.settings)
     budget = costs.machine_budget(launch.ranks_of(command))
     env, problems = launch.mca_settings(parsed.settings, budget)
-    for problem in problems:
+    shown = controlfile.PROBLEMS_SHOWN
+    for problem in problems[:shown]:
         launch.say(f"{config}: {problem}")
+    if len(problems) > shown:  # the cap the runtime applies to its own messages
+        launch.say(f"{config}: {len(problems) - shown} more problems with Open MPI parameters "
+                   f"not shown ({len(problems)} in all)")  # fmt: skip
     names = {s.name for s in parsed.settings if s.param is not None and s.param.is_mca}
     if not names:
         return choice.lib, config, {}

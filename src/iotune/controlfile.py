@@ -21,9 +21,13 @@ from xml.parsers import expat
 from xml.sax.saxutils import escape, quoteattr
 
 from iotune import params
+from iotune.outputs import printable
 
 MAX_BYTES = 1024 * 1024
 MAX_SETTINGS = 1024  # as the runtime's IOT_MAX_SETTINGS: bounds the work of every open
+# Problems of one file shown each on its line (the runtime's IOT_PROBLEMS_SHOWN); one more line
+# counts the rest. `iotune check --all` shows them all.
+PROBLEMS_SHOWN = 10
 ROOT = "Parameters"
 SECTIONS = {
     "High_Level_IO_Library": "hdf5",
@@ -83,7 +87,8 @@ class Problem:
         return {"line": self.line, "element": self.element, "value": self.value}
 
     def format(self, path: str | os.PathLike[str] | None = None) -> str:
-        """'FILE:LINE: <element>: message' (the parts that are unknown are left out)."""
+        """'FILE:LINE: <element>: message' (the parts that are unknown are left out), with
+        what a terminal could act on escaped (outputs.printable)."""
         where = str(path) if path is not None else ""
         if self.line is not None:
             where = f"{where}:{self.line}" if where else f"line {self.line}"
@@ -91,7 +96,7 @@ class Problem:
         if self.element is not None:
             parts.append(f"<{self.element}>")
         parts.append(self.message)
-        return ": ".join(parts)
+        return printable(": ".join(parts))
 
 
 @dataclass

@@ -198,8 +198,11 @@ FOREIGN_RUNTIME = "but this libiotune.so was built for"
 
 
 def say(message: str) -> None:
-    """One line from the iotune command (not the runtime) on standard error."""
-    print(f"iotune: {message}", file=sys.stderr)
+    """One line from the iotune command (not the runtime) on standard error, what a terminal
+    could act on escaped (it may name the user's files and settings)."""
+    from iotune.outputs import printable
+
+    print(f"iotune: {printable(message)}", file=sys.stderr)
 
 
 # ----------------------------------------------------------------------------- running

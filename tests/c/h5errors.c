@@ -11,6 +11,8 @@
  *                              file too
  *        h5errors DIR own      a file whose access list sets its own alignment (0, 4096) and
  *                              sieve buffer (the default value): prints the alignment in effect
+ *        h5errors DIR owndset  datasets whose creation list sets a fill time and an allocation
+ *                              time of their own (and one HDF5's defaults): prints those in effect
  * Every file is opened with the MPI-IO driver on MPI_COMM_WORLD; rank 0 prints. */
 #include <errno.h>
 #include <hdf5.h>
@@ -196,6 +198,41 @@ static int own(void)
     return H5Fclose(f) < 0;
 }
 
+/* The application's own dataset creation settings: three datasets whose creation list sets a
+ * fill time (alloc) and an allocation time (early) of its own, one whose list sets HDF5's
+ * defaults (ifset, and late for a contiguous dataset: nothing to override); prints the fill
+ * and allocation times in effect. */
+static int owndset(void)
+{
+    hid_t fa = fapl();
+    hid_t f = H5Fcreate(path("owndset.h5"), H5F_ACC_TRUNC, H5P_DEFAULT, fa);
+    hsize_t n = 64;
+    hid_t space = H5Screate_simple(1, &n, NULL);
+    int failed = 0;
+    for (int i = 0; i < 4; i++) {
+        char name[16];
+        snprintf(name, sizeof name, i < 3 ? "own%d" : "defaults", i);
+        hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+        H5Pset_fill_time(dcpl, i < 3 ? H5D_FILL_TIME_ALLOC : H5D_FILL_TIME_IFSET);
+        H5Pset_alloc_time(dcpl, i < 3 ? H5D_ALLOC_TIME_EARLY : H5D_ALLOC_TIME_LATE);
+        hid_t d = H5Dcreate2(f, name, H5T_NATIVE_INT, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+        hid_t used = d >= 0 ? H5Dget_create_plist(d) : H5I_INVALID_HID;
+        H5D_fill_time_t ft = H5D_FILL_TIME_ERROR;
+        H5D_alloc_time_t at = H5D_ALLOC_TIME_ERROR;
+        H5Pget_fill_time(used, &ft);
+        H5Pget_alloc_time(used, &at);
+        if (rank == 0)
+            printf("owndset: %s fill time %d, allocation time %d\n", name, (int)ft, (int)at);
+        failed |= d < 0;
+        H5Pclose(used);
+        H5Dclose(d);
+        H5Pclose(dcpl);
+    }
+    H5Sclose(space);
+    H5Pclose(fa);
+    return H5Fclose(f) < 0 || failed;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -205,9 +242,10 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     snprintf(dir, sizeof dir, "%s", argv[1]);
-    int rc = strcmp(argv[2], "many") == 0  ? many(argc > 3 ? atoi(argv[3]) : 5000)
-             : strcmp(argv[2], "own") == 0 ? own()
-                                           : errors();
+    int rc = strcmp(argv[2], "many") == 0      ? many(argc > 3 ? atoi(argv[3]) : 5000)
+             : strcmp(argv[2], "own") == 0     ? own()
+             : strcmp(argv[2], "owndset") == 0 ? owndset()
+                                               : errors();
     MPI_Finalize();
     return rc;
 }

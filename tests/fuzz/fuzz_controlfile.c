@@ -4,6 +4,7 @@
  * runtime relies on: one report per problem, a fatal reading has no settings, every setting
  * is within its fixed-size fields, every normalised value reads back as itself, and matching
  * returns settings of the parameter asked for. */
+#include "base/printable.h"
 #include "check.h"
 #include "config/json.h"
 #include "config/settings.h"
@@ -19,6 +20,15 @@ static void on_report(void *ctx, int line, const char *element, const char *valu
     /* every string handed out is read to its end (ASan: within its allocation) */
     size_t n = strlen(message) + (element ? strlen(element) : 0) + (value ? strlen(value) : 0);
     CHECK(n > 0);
+    /* as a message shows them: nothing left that a terminal acts on */
+    const char *texts[] = {message, element ? element : "", value ? value : ""};
+    for (int i = 0; i < 3; i++) {
+        char shown[IOT_PRINTABLE_MAX(256)];
+        for (const unsigned char *c =
+                 (const unsigned char *)iot_printable(texts[i], shown, sizeof shown);
+             *c; c++)
+            CHECK(*c >= 0x20 && *c != 0x7F && !(c[0] == 0xC2 && c[1] < 0xA0));
+    }
 }
 
 static void check_entry(const iot_entry *e)

@@ -115,6 +115,13 @@ def controlfile():
             "external_entity.xml": b'<?xml version="1.0"?>\n<!DOCTYPE p [<!ENTITY x SYSTEM "file:///etc/passwd">]>\n<Parameters><Middleware_Layer><cb_config_list>&x;</cb_config_list></Middleware_Layer></Parameters>\n',
             "parameter_entity.xml": b'<!DOCTYPE p [<!ENTITY % x SYSTEM "http://127.0.0.1/x.dtd"> %x;]>\n<Parameters/>\n',
             "external_dtd.xml": b'<!DOCTYPE Parameters SYSTEM "/dev/zero">\n<Parameters/>\n',
+            # what a terminal acts on, in values and names that messages show (escaped)
+            "terminal_controls.xml": doc(
+                "    <cb_nodes>1&#13;\x9b2J\x85</cb_nodes>\n"
+                '    <hint key="k&#9;" value="v"/>\n'
+                "    <cb_config_list>\x9b31m&#10;x</cb_config_list>\n"
+                '    <romio_cb_write FileName="\x9b">\x7f[2J</romio_cb_write>'
+            ).encode(),
             "nul_in_value.xml": doc("    <cb_nodes>4\0</cb_nodes>").encode(),
             "nul_in_name.xml": doc("    <cb_no\0des>4</cb_nodes>").encode(),
             "nul_only.xml": b"\0" * 64,

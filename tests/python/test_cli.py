@@ -112,6 +112,45 @@ def test_check_bad():
     assert ["mpiio", "cb_nodes", "-", "-", "4"] in [ln.split() for ln in proc.stdout.splitlines()]
 
 
+def test_check_shows_the_first_problems_and_all_with_all(tmp_path):
+    """3000 bad elements: the first PROBLEMS_SHOWN problems (and hints), one line counting the
+    rest and naming `iotune check --all` (as the runtime's messages do), which lists them all."""
+    path = tmp_path / "many bad.xml"
+    body = "<cb_nodez>1</cb_nodez>\n" * 3000
+    path.write_text(f"<Parameters><Middleware_Layer>\n{body}</Middleware_Layer></Parameters>\n")
+    proc = iotune("check", path)
+    assert proc.returncode == 1
+    lines = proc.stderr.splitlines()
+    shown = controlfile.PROBLEMS_SHOWN
+    unknown = [ln for ln in lines if "unknown parameter" in ln]
+    assert len(unknown) == shown
+    assert unknown[0] == f"{path}:2: <cb_nodez>: unknown parameter (see `iotune check --list`)"
+    assert len([ln for ln in lines if "did you mean <cb_nodes>" in ln]) == shown
+    more = f"not shown (3000 in all); `iotune check --all '{path}'` lists them all"
+    assert f"{path}: 2990 more problems {more}" in lines
+    assert f"{path}: 2990 more hints {more}" in lines
+    assert lines[-1] == "3000 error(s); 0 settings apply"
+    proc = iotune("check", "--all", path)
+    assert proc.stderr.count("unknown parameter") == 3000 and "not shown" not in proc.stderr
+
+
+def test_check_escapes_what_a_terminal_would_act_on(tmp_path):
+    """ESC, BEL, CR, the C1 control CSI and bytes that are not UTF-8, in the file's name and
+    its values, are shown escaped (outputs.printable), never raw."""
+    path = tmp_path / "ctl\x1b]0;t\x07\udcff.xml"
+    path.write_bytes(b"<Parameters><Middleware_Layer>\n<cb_nodes>1&#13;\xc2\x9b2J</cb_nodes>\n"
+                     b"<cb_nodez>1</cb_nodez>\n<cb_config_list>*:\xc2\x9b2J</cb_config_list>\n"
+                     b"</Middleware_Layer></Parameters>\n")  # fmt: skip
+    proc = iotune("check", path)
+    for raw in ("\x1b", "\x07", "\r", "\x9b", "\udcff", "\ufffd"):
+        assert raw not in proc.stderr + proc.stdout, repr(proc.stderr)
+    assert "*:\\x9b2J" in proc.stdout  # a valid setting's value, in the table
+    shown = f"{tmp_path}/ctl\\x1b]0;t\\x07\\xff.xml"
+    lines = proc.stderr.splitlines()
+    assert f'{shown}:2: <cb_nodes>: "1\\r\\x9b2J" is not a whole number' in lines
+    assert f"hint: {shown}:3: <cb_nodez>: did you mean <cb_nodes> (in <Middleware_Layer>)?" in lines
+
+
 def test_check_fatal_and_missing(tmp_path):
     proc = iotune("check", VECTORS / "bad_wrong_root.xml")
     assert proc.returncode == 1
@@ -250,6 +289,22 @@ def test_run_sets_the_environment(fake_lib, tmp_path):
     assert env["IOTUNE_CONFIG"] == str(config)
     assert "IOTUNE_VERBOSE" not in env
     assert "iotune:" not in proc.stderr  # a valid control file: nothing to say
+
+
+def test_run_caps_its_messages_about_open_mpi_parameters(fake_lib, tmp_path):
+    """300 Open MPI parameters narrowed by FileName= (each ignored): `iotune run` says the
+    first PROBLEMS_SHOWN and counts the rest, as the runtime does for its own messages; the
+    control file's name is shown escaped."""
+    config = tmp_path / "mca\x1b[2J.xml"
+    body = '<fcoll FileName="*.h5">two_phase</fcoll>\n' * 300
+    config.write_text(f"<Parameters><Middleware_Layer>\n{body}</Middleware_Layer></Parameters>\n")
+    proc = iotune("run", "--config", config, "--", "true", env={"IOTUNE_LIB": fake_lib})
+    assert proc.returncode == 0, proc.stderr
+    said = [ln for ln in proc.stderr.splitlines() if "not per file" in ln]
+    assert len(said) == controlfile.PROBLEMS_SHOWN and "\x1b" not in proc.stderr
+    assert said[0].startswith(f"iotune: {tmp_path}/mca\\x1b[2J.xml: line 2: <fcoll FileName=...>")
+    more = "290 more problems with Open MPI parameters not shown (300 in all)"
+    assert f"iotune: {tmp_path}/mca\\x1b[2J.xml: {more}" in proc.stderr.splitlines()
 
 
 def test_run_verbose_and_without_dashes(fake_lib):

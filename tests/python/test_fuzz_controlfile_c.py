@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from iotune import controlfile, params
+from iotune import controlfile, outputs, params
 
 XML_CHARS = re.compile("[\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]*")
 FUZZ = Path(__file__).resolve().parents[1] / "fuzz"
@@ -112,6 +112,33 @@ def test_long_values_and_names_are_quoted_short():
         f'"{"é" * 40}..." is not a whole number',
         f'"{"k/" * 20}..." is not a valid MPI-IO hint key',
     ]
+
+
+def test_terminal_controls_are_escaped_alike(build_dir, tmp_path):
+    """What a terminal acts on, in a control file's name (ESC, BEL, a byte that is not UTF-8)
+    and its text (CR, TAB, LF through character references, the C1 controls, a bidirectional
+    override, a line separator): escaped the same way by both sides (iot_printable,
+    outputs.printable)."""
+    path = tmp_path / "ctl\x1b[2J\x07\udcff.xml"
+    path.write_bytes(
+        "<Parameters><Middleware_Layer>\n<cb_nodes>1&#13;\x9b2J\x85\u202e\u2028</cb_nodes>\n"
+        '<hint key="k&#9;" value="v"/>\n<cb_config_list>a&#10;b</cb_config_list>\n'
+        "</Middleware_Layer></Parameters>\n".encode()
+    )
+    c, python = both_readings(build_dir, [path])
+    same_everywhere(c, python, [path])
+    shown = f"{tmp_path}/ctl\\x1b[2J\\x07\\xff.xml"
+    assert python[1].splitlines() == [
+        f'{shown}:2: <cb_nodes>: "1\\r\\x9b2J\\x85\\u202e\\u2028" is not a whole number',
+        f'{shown}:3: <hint>: "k\\t" is not a valid MPI-IO hint key',
+        f'{shown}:4: <cb_config_list>: "a\\nb" has a line break',
+    ]
+
+
+def test_printable_escapes_controls_and_keeps_the_rest():
+    assert outputs.printable("a\x1b[31mb\r\n\t\x00\x7f") == "a\\x1b[31mb\\r\\n\\t\\x00\\x7f"
+    assert outputs.printable("\x80\x9f\xa0é€😀\\x1b") == "\\x80\\x9f\xa0é€😀\\x1b"
+    assert outputs.printable("\udcff\udc80\ud800") == "\\xff\\x80\\ud800"
 
 
 # ------------------------------------------------------------------ generated control files

@@ -160,3 +160,74 @@ def test_a_file_grown_by_alignment_gets_one_warning(tmp_path, test_prog, libiotu
     said = [ln for ln in proc.stderr.splitlines() if ln.startswith("iotune: ")]
     assert len(said) == 1 and "written through HDF5: alignment=0,67108864 grows it" in said[0]
     assert any("alignment=0,67108864 grows it" in n for n in f["hdf5_notes"])
+
+
+def test_overrides_of_the_applications_own_fill_and_allocation_times_are_said_once(
+    tmp_path, test_prog, libiotune
+):
+    """Three datasets whose creation lists set their own fill time (alloc) and allocation time
+    (early), on two ranks: the control file's replace them, said once per setting (not per
+    dataset or rank; an outside tester's finding: only chunks were said); a dataset whose list
+    sets HDF5's defaults gets no word."""
+    config = tmp_path / "times.xml"
+    config.write_text("<Parameters><High_Level_IO_Library>\n<fill_time>never</fill_time>\n"
+                      "<alloc_time>late</alloc_time>\n"
+                      "</High_Level_IO_Library></Parameters>\n")  # fmt: skip
+    proc = run_mpi(2, [test_prog("h5errors"), ".", "owndset"], cwd=tmp_path, preload=libiotune,
+                   config=config, env={"IOTUNE_PROFILE": str(tmp_path / "p.json")})  # fmt: skip
+    assert "owndset: own2 fill time 1," in proc.stdout  # H5D_FILL_TIME_NEVER: the control file's
+    fill = "fill_time=never [times.xml:2] overrides the application's own fill_time=alloc"
+    alloc = "alloc_time=late [times.xml:3] overrides the application's own alloc_time=early"
+    said = [ln for ln in proc.stderr.splitlines() if ln.startswith("iotune: ")]
+    wins = " (the control file wins; docs/control-file.md)"
+    assert said == [f"iotune: ./owndset.h5: {fill}{wins}", f"iotune: ./owndset.h5: {alloc}{wins}"]
+    files = json.loads((tmp_path / "p.json").read_text())["files"]
+    (f,) = [f for f in files if f["name"] == "./owndset.h5"]  # Open MPI's own files aside
+    assert f["hdf5_notes"].count(fill) == 1 and f["hdf5_notes"].count(alloc) == 1
+
+
+def test_a_control_file_of_thousands_of_problems_says_ten_and_counts_the_rest(
+    tmp_path, test_prog, libiotune
+):
+    """3000 unknown or malformed elements (an outside tester's file printed 3000 lines into the
+    application's stderr): the first IOT_PROBLEMS_SHOWN, then one line counting the rest and
+    naming `iotune check --all`; the valid setting after them still applies."""
+    config = tmp_path / "many.xml"
+    body = "".join("<nosuch>1</nosuch>\n" if i % 2 else "<cb_nodes>lots</cb_nodes>\n"
+                   for i in range(3000))  # fmt: skip
+    config.write_text(f"<Parameters><Middleware_Layer>\n{body}<alignment>0, 65536</alignment>\n"
+                      "</Middleware_Layer></Parameters>\n")  # fmt: skip
+    proc = run_mpi(2, [test_prog("h5errors"), tmp_path, "own"], preload=libiotune, config=config)
+    assert "own: alignment in effect 0, 65536" in proc.stdout
+    said = [ln for ln in proc.stderr.splitlines() if ln.startswith("iotune: ")]
+    problems = [ln for ln in said if re.match(rf"iotune: {re.escape(str(config))}:\d", ln)]
+    assert len(problems) == 10, proc.stderr[-2000:]
+    assert problems[0] == f'iotune: {config}:2: <cb_nodes>: "lots" is not a whole number; ignored'
+    assert problems[9].startswith(f"iotune: {config}:11: <nosuch>: unknown parameter")
+    more = f"iotune: {config}: 2990 more problems not shown (3000 in all); "
+    assert said[10] == f"{more}`iotune check --all {config}` lists them all"
+    assert len(said) == 12 and "overrides the application's own alignment" in said[11]
+
+
+def test_terminal_controls_in_names_and_values_are_escaped(tmp_path, test_prog, libiotune):
+    """A control file's name and values, and the application's file names, can hold what a
+    terminal acts on (ESC sequences, BEL, CR, the C1 control CSI, bytes that are not UTF-8):
+    every message shows them escaped, never raw."""
+    where = tmp_path / "out\x1b[2J"
+    where.mkdir()
+    config = tmp_path / "ctl\x1b]0;t\x07\udcff.xml"
+    config.write_bytes("<Parameters><High_Level_IO_Library>\n<alignment>0, 65536</alignment>\n"
+                       "<cb_nodes>1&#13;\x9b2J</cb_nodes>\n"
+                       "</High_Level_IO_Library></Parameters>\n".encode())  # fmt: skip
+    proc = run_mpi(2, [test_prog("h5errors"), where, "own"], preload=libiotune, config=config)
+    err = proc.stderr
+    for raw in ("\x1b", "\x07", "\r", "\x9b", "\udcff", "\ufffd"):
+        assert raw not in err, repr(err)
+    shown = f"{tmp_path}/ctl\\x1b]0;t\\x07\\xff.xml"
+    said = [ln for ln in err.splitlines() if ln.startswith("iotune: ")]
+    assert said == [
+        f'iotune: {shown}:3: <cb_nodes>: "1\\r\\x9b2J" is not a whole number; ignored',
+        f"iotune: {tmp_path}/out\\x1b[2J/own.h5: alignment=0,65536 [ctl\\x1b]0;t\\x07\\xff.xml:2] "
+        "overrides the application's own alignment=0,4096 (the control file wins; "
+        "docs/control-file.md)",
+    ], repr(err)

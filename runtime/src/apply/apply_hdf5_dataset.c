@@ -38,19 +38,21 @@ static void format_dims(int ndims, const hsize_t *dims, char *text, size_t size)
             snprintf(text + n, size - (size_t)n, i ? ",%llu" : "%llu", (unsigned long long)dims[i]);
 }
 
-/* The application chunked the dataset itself, with other dimensions: the control file wins,
- * said once per run (leader) and noted for the profile, as for file settings (note_overrides). */
-static void note_own_chunk(const iot_entry *e, const char *file, int ndims, const hsize_t *own,
-                           const char *chunk, int leader, iot_h5_outcome *out)
+/* The application set a creation setting of its own (other than HDF5's default) and the control
+ * file's replaces it: said once per run and parameter (the leader; iot_warn_once: rank 0 of the
+ * run, one process of a session) and noted for the profile, as for file settings
+ * (note_overrides). name: the parameter as said (chunk_size sets "chunk"). */
+static void note_own(const iot_entry *e, const char *name, const char *value, const char *own,
+                     const char *file, int leader, iot_h5_outcome *out)
 {
-    char mine[256], where[96], line[1024];
-    format_dims(ndims, own, mine, sizeof mine);
-    snprintf(line, sizeof line, "chunk=%s [%s] overrides the application's own chunk=%s", chunk,
-             iot_origin(e, where, sizeof where), mine);
+    char where[96], line[1024], key[80];
+    snprintf(line, sizeof line, "%s=%s [%s] overrides the application's own %s=%s", name, value,
+             iot_origin(e, where, sizeof where), name, own);
     if (out)
         iot_outcome_add(out->notes, sizeof out->notes, line);
+    snprintf(key, sizeof key, "own-dataset:%s", name); /* never a file's name (profile_build.c) */
     if (leader)
-        iot_warn_once("chunk", "%s: %s (the control file wins; docs/control-file.md)", file, line);
+        iot_warn_once(key, "%s: %s (the control file wins; docs/control-file.md)", file, line);
 }
 
 static void set_chunk(const iot_file_info *f, const char *file, const char *dset, hid_t type,
@@ -119,8 +121,11 @@ static void set_chunk(const iot_file_info *f, const char *file, const char *dset
     herr_t rc = h->H5Pset_chunk(iot_h5_writable(copy, dcpl, h->cls_dcpl), ndims, chunk);
     char where[96], text[256];
     format_dims(ndims, chunk, text, sizeof text);
-    if (app_chunked && rc >= 0)
-        note_own_chunk(e, file, ndims, own, text, f->leader, out);
+    if (app_chunked && rc >= 0) {
+        char mine[256];
+        format_dims(ndims, own, mine, sizeof mine);
+        note_own(e, "chunk", text, mine, file, f->leader, out);
+    }
     iot_h5_report_add(r, "chunk=%s%s%s%s [%s]", text, e == size_e ? " (from chunk_size=" : "",
                       e == size_e ? e->value.text : "", e == size_e ? ")" : "",
                       iot_origin(e, where, sizeof where));
@@ -156,42 +161,104 @@ static void set_partial_chunks(const iot_file_info *f, const char *file, const c
         r, e, IOT_H5_CALL(H5Pset_chunk_opts, iot_h5_writable(copy, dcpl, h->cls_dcpl), opts));
 }
 
+/* The fill time (alloc 0) or allocation time (alloc 1) of a creation list, as its index in the
+ * parameter's choices (fill_time: ifset, alloc, never; alloc_time: default, early, incr,
+ * late), or -1. */
+static int time_of(hid_t dcpl, int alloc)
+{
+    static const int fill_index[] = {
+        [H5D_FILL_TIME_ALLOC] = 1, [H5D_FILL_TIME_NEVER] = 2, [H5D_FILL_TIME_IFSET] = 0};
+    static const int alloc_index[] = {[H5D_ALLOC_TIME_DEFAULT] = 0,
+                                      [H5D_ALLOC_TIME_EARLY] = 1,
+                                      [H5D_ALLOC_TIME_LATE] = 3,
+                                      [H5D_ALLOC_TIME_INCR] = 2};
+    H5D_fill_time_t ft;
+    H5D_alloc_time_t at;
+    if (alloc)
+        return IOT_H5_CALL(H5Pget_alloc_time, dcpl, &at) >= 0 && at >= 0 && at <= 3
+                   ? alloc_index[at]
+                   : -1;
+    return IOT_H5_CALL(H5Pget_fill_time, dcpl, &ft) >= 0 && ft >= 0 && ft <= 2 ? fill_index[ft]
+                                                                               : -1;
+}
+
+/* The application's own fill or allocation time: its list's, when that differs from what
+ * HDF5 gives a new list of the same layout (the default allocation time depends on the
+ * layout); else -1 (a value equal to the default cannot be told from no value). */
+static int own_time(hid_t dcpl, int alloc)
+{
+    const iot_h5_api *h = iot_h5();
+    if (dcpl == H5P_DEFAULT)
+        return -1;
+    int mine = time_of(dcpl, alloc), dflt = -1;
+    hid_t fresh = h->H5Pcreate(h->cls_dcpl);
+    H5D_layout_t layout = h->H5Pget_layout(dcpl);
+    if (fresh >= 0 && (!alloc || (layout >= 0 && IOT_H5_CALL(H5Pset_layout, fresh, layout) >= 0)))
+        dflt = time_of(fresh, alloc);
+    if (fresh >= 0)
+        h->H5Pclose(fresh);
+    return dflt < 0 || mine == dflt ? -1 : mine;
+}
+
+/* The choice of index i of parameter p, as the control file writes it. */
+static void choice_name(int p, int i, char *buf, size_t len)
+{
+    const char *c = iot_params[p].choices;
+    for (; i > 0 && c && strchr(c, '|'); i--)
+        c = strchr(c, '|') + 1;
+    snprintf(buf, len, "%.*s", c ? (int)strcspn(c, "|") : 0, c ? c : "");
+}
+
+/* fill_time and alloc_time; the application's own value they replace said (note_own). */
+static void set_times(const iot_file_info *f, const char *file, const char *dset, hid_t dcpl,
+                      hid_t *copy, iot_h5_report *r, iot_h5_outcome *out)
+{
+    const iot_h5_api *h = iot_h5();
+    static const H5D_fill_time_t fill_times[] = {H5D_FILL_TIME_IFSET, H5D_FILL_TIME_ALLOC,
+                                                 H5D_FILL_TIME_NEVER};
+    static const H5D_alloc_time_t alloc_times[] = {H5D_ALLOC_TIME_DEFAULT, H5D_ALLOC_TIME_EARLY,
+                                                   H5D_ALLOC_TIME_INCR, H5D_ALLOC_TIME_LATE};
+    H5D_fill_value_t fill = H5D_FILL_VALUE_DEFAULT;
+    char where[96];
+    for (int alloc = 0; alloc < 2; alloc++) {
+        const iot_entry *e =
+            iot_resolved_for(f->rules, alloc ? IOT_P_ALLOC_TIME : IOT_P_FILL_TIME, dset);
+        if (!e)
+            continue;
+        if (!alloc && fill_times[e->value.v[0]] == H5D_FILL_TIME_NEVER && dcpl != H5P_DEFAULT &&
+            h->H5Pfill_value_defined(dcpl, &fill) >= 0 && fill == H5D_FILL_VALUE_USER_DEFINED) {
+            /* unwritten elements must keep reading as the application's own fill value */
+            iot_h5_report_add(
+                r, "fill_time=never NOT applied: the application defined a fill value [%s]",
+                iot_origin(e, where, sizeof where));
+            continue;
+        }
+        int own = own_time(dcpl, alloc);
+        hid_t list = iot_h5_writable(copy, dcpl, h->cls_dcpl);
+        herr_t rc = alloc ? IOT_H5_CALL(H5Pset_alloc_time, list, alloc_times[e->value.v[0]])
+                          : IOT_H5_CALL(H5Pset_fill_time, list, fill_times[e->value.v[0]]);
+        iot_h5_report_entry(r, e, rc);
+        int now = rc >= 0 ? time_of(list, alloc) : -1;
+        if (own >= 0 && now >= 0 && now != own) { /* alloc_time=default: the layout's */
+            char mine[32];
+            choice_name(e->param, own, mine, sizeof mine);
+            note_own(e, e->name, e->value.text, mine, file, f->leader, out);
+        }
+        if (alloc && f->mpio && e->value.v[0] >= 2)
+            iot_h5_report_add(r,
+                              "note: parallel HDF5 allocates space early whatever alloc_time says");
+    }
+}
+
 hid_t iot_apply_dcpl(const iot_file_info *f, const char *file, const char *dset, hid_t type,
                      hid_t space, hid_t dcpl, iot_h5_outcome *out)
 {
-    const iot_h5_api *h = iot_h5();
     iot_h5_quiet quiet;
     iot_h5_quiet_begin(&quiet);
     hid_t copy = H5I_INVALID_HID;
     iot_h5_report r = {.len = 0};
     set_chunk(f, file, dset, type, space, dcpl, &copy, &r, out);
-    static const H5D_fill_time_t fill_times[] = {H5D_FILL_TIME_IFSET, H5D_FILL_TIME_ALLOC,
-                                                 H5D_FILL_TIME_NEVER};
-    static const H5D_alloc_time_t alloc_times[] = {H5D_ALLOC_TIME_DEFAULT, H5D_ALLOC_TIME_EARLY,
-                                                   H5D_ALLOC_TIME_INCR, H5D_ALLOC_TIME_LATE};
-    const iot_entry *e;
-    H5D_fill_value_t fill = H5D_FILL_VALUE_DEFAULT;
-    char where[96];
-    if ((e = iot_resolved_for(f->rules, IOT_P_FILL_TIME, dset)) &&
-        fill_times[e->value.v[0]] == H5D_FILL_TIME_NEVER && dcpl != H5P_DEFAULT &&
-        h->H5Pfill_value_defined(dcpl, &fill) >= 0 && fill == H5D_FILL_VALUE_USER_DEFINED)
-        /* unwritten elements must keep reading as the application's own fill value */
-        iot_h5_report_add(&r,
-                          "fill_time=never NOT applied: the application defined a fill value [%s]",
-                          iot_origin(e, where, sizeof where));
-    else if (e)
-        iot_h5_report_entry(&r, e,
-                            IOT_H5_CALL(H5Pset_fill_time, iot_h5_writable(&copy, dcpl, h->cls_dcpl),
-                                        fill_times[e->value.v[0]]));
-    if ((e = iot_resolved_for(f->rules, IOT_P_ALLOC_TIME, dset))) {
-        iot_h5_report_entry(&r, e,
-                            IOT_H5_CALL(H5Pset_alloc_time,
-                                        iot_h5_writable(&copy, dcpl, h->cls_dcpl),
-                                        alloc_times[e->value.v[0]]));
-        if (f->mpio && e->value.v[0] >= 2)
-            iot_h5_report_add(&r,
-                              "note: parallel HDF5 allocates space early whatever alloc_time says");
-    }
+    set_times(f, file, dset, dcpl, &copy, &r, out);
     set_partial_chunks(f, file, dset, dcpl, &copy, &r, out);
     iot_h5_quiet_end(&quiet);
     iot_h5_keep_refusals(&r, out);

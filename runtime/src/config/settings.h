@@ -13,6 +13,10 @@
 /* Settings one control file may hold: enough for any real file, and it bounds the work of
  * every open. The Python side applies the same cap. */
 #define IOT_MAX_SETTINGS 1024
+/* Problems of one control file the runtime prints, each on its line; one more line counts the
+ * rest and names `iotune check --all`, which lists them all (controlfile.PROBLEMS_SHOWN on the
+ * Python side, the same cap for `iotune check`). */
+#define IOT_PROBLEMS_SHOWN 10
 
 /* One setting. Plain data, so that rank 0 can broadcast the parsed array as bytes. */
 typedef struct {

@@ -68,36 +68,21 @@ const char *iot_origin(const iot_entry *e, char *buf, int len)
     return buf;
 }
 
-/* Copies text into buf on one line: line breaks become \n. */
-static const char *one_line(const char *text, char *buf, size_t len)
-{
-    size_t n = 0;
-    for (; *text && n + 3 < len; text++) {
-        if (*text == '\n' || *text == '\r') {
-            buf[n++] = '\\';
-            buf[n++] = *text == '\n' ? 'n' : 'r';
-        } else {
-            buf[n++] = *text;
-        }
-    }
-    buf[n] = '\0';
-    return buf;
-}
-
 /* One line per problem: file, line, element, message and the value when the message does
- * not quote it already. */
+ * not quote it already (iot_log escapes what a terminal could act on). The first
+ * IOT_PROBLEMS_SHOWN problems only: ctx counts them all. */
 static void print_problem(void *ctx, int line, const char *element, const char *value,
                           const char *message, int fatal)
 {
-    char where[32] = "", what[96] = "", val[300] = "", msg[600];
+    if (++*(int *)ctx > IOT_PROBLEMS_SHOWN)
+        return;
+    char where[32] = "", what[96] = "", val[300] = "";
     if (line > 0)
         snprintf(where, sizeof where, ":%d", line);
     if (element)
         snprintf(what, sizeof what, " <%s>:", element);
-    if (value && !strstr(message, value)) {
-        char v[280];
-        snprintf(val, sizeof val, " (value \"%s\")", one_line(value, v, sizeof v));
-    }
+    if (value && !strstr(message, value))
+        snprintf(val, sizeof val, " (value \"%s\")", value);
     /* once per run: a pipeline of programs reads the same file in every process */
     char key[1200];
     snprintf(key, sizeof key, "config:%s:%d:%s:%s", iot_env.config, line, element ? element : "",
@@ -107,11 +92,40 @@ static void print_problem(void *ctx, int line, const char *element, const char *
     /* a message that says what is ignored already needs no "; ignored" */
     size_t n = strlen(message);
     int says_it = n >= 7 && strcmp(message + n - 7, "ignored") == 0;
-    iot_log("%s%s:%s %s%s%s", iot_env.config_name, where, what, one_line(message, msg, sizeof msg),
-            val,
+    iot_log("%s%s:%s %s%s%s", iot_env.config_name, where, what, message, val,
             fatal     ? "; no settings from this file are applied"
             : says_it ? ""
                       : "; ignored");
+}
+
+/* A file name as a shell command line takes it (Python's shlex.quote). */
+static const char *shell_word(const char *name, char *buf, size_t len)
+{
+    static const char safe[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                               "@%+=:,./-_";
+    if (*name && strspn(name, safe) == strlen(name))
+        return name;
+    size_t n = 0;
+    buf[n++] = '\'';
+    for (; *name && n + 6 < len; name++)
+        n += *name == '\'' ? (size_t)snprintf(buf + n, len - n, "'\"'\"'")
+                           : (size_t)snprintf(buf + n, len - n, "%c", *name);
+    snprintf(buf + n, len - n, "'");
+    return buf;
+}
+
+/* The problems past the first IOT_PROBLEMS_SHOWN: one line counts them, once per run. */
+static void print_problems_left(int problems)
+{
+    if (problems <= IOT_PROBLEMS_SHOWN)
+        return;
+    char key[600], word[600];
+    snprintf(key, sizeof key, "config-more:%s", iot_env.config);
+    if (iot_run_first(key))
+        iot_log("%s: %d more problems not shown (%d in all); `iotune check --all %s` lists them "
+                "all",
+                iot_env.config_name, problems - IOT_PROBLEMS_SHOWN, problems,
+                shell_word(iot_env.config_name, word, sizeof word));
 }
 
 void iot_load(MPI_Comm comm)
@@ -130,7 +144,10 @@ void iot_load(MPI_Comm comm)
     if (config_path && !iot_g.disabled && rank == 0) {
         /* only one rank speaks, also when every rank reads the file itself */
         int speak = comm != MPI_COMM_NULL || iot_world_rank() == 0;
-        iot_settings_load(config_path, &iot_g.settings, speak ? print_problem : NULL, NULL);
+        int problems = 0;
+        iot_settings_load(config_path, &iot_g.settings, speak ? print_problem : NULL, &problems);
+        if (speak)
+            print_problems_left(problems);
     }
     if (nprocs > 1) {
         int count = iot_g.settings.count;
