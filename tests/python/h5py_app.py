@@ -140,6 +140,7 @@ def data() -> None:
 def cache() -> None:
     with open_file("cache.h5", "w") as f:
         created = f.create_dataset("grid2", (256, 64), dtype="f8", chunks=(32, 64))
+        f.create_group("grp")
         say("created:", created.id.get_access_plist().get_chunk_cache())
         if RANK == 0 or MPIO:
             with created.collective if MPIO else _nothing():
@@ -147,6 +148,7 @@ def cache() -> None:
     barrier()
     with open_file("cache.h5", "r") as f:
         d = f["grid2"]  # H5Oopen
+        say("group:", type(f["grp"]).__name__)  # H5Oopen of a group
         say("opened:", d.id.get_access_plist().get_chunk_cache())
         say("sum:", float(d[()].sum()))
 

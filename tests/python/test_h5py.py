@@ -278,6 +278,17 @@ def test_a_dataset_opened_as_f_name_has_the_control_files_chunk_cache(tmp_path, 
     assert _cache_lines(run)["opened"] == "(1009, 4194304, 0.5)"
 
 
+def test_a_group_opened_as_f_name_is_not_reported_as_a_dataset(tmp_path, libiotune):
+    """h5py opens groups and datasets alike (H5Oopen): the runtime gives the open its dataset
+    access settings before it knows which it is, and the verbose report listed the groups as
+    datasets with a chunk cache (an outside tester). It now reports datasets only."""
+    run = run_app(tmp_path, ["cache"], mpio=True, lib=libiotune, config=PROBE_ALL,
+                  env={"IOTUNE_VERBOSE": "1"})  # fmt: skip
+    assert _cache_lines(run)["group"] == "Group"
+    reported = [ln for ln in run.stderr.splitlines() if ": hdf5 dataset access:" in ln]
+    assert reported and all("cache.h5:/grid2:" in ln for ln in reported), run.stderr
+
+
 # ----------------------------------------------------------------------------- counting
 
 

@@ -288,7 +288,7 @@ hid_t iot_apply_dapl(const iot_file_info *f, const char *file, const char *dset,
         if (iot_g.verbose && f->leader && r.items) {
             char header[2200];
             snprintf(header, sizeof header, "dataset %s:%s: hdf5 dataset access:", file, dset);
-            iot_log_block(header, r.text);
+            iot_h5_report_log(header, r.text);
         }
         return dapl;
     }
@@ -309,7 +309,7 @@ hid_t iot_apply_dapl(const iot_file_info *f, const char *file, const char *dset,
     if (iot_g.verbose && f->leader) {
         char header[2200];
         snprintf(header, sizeof header, "dataset %s:%s: hdf5 dataset access:", file, dset);
-        iot_log_block(header, r.text);
+        iot_h5_report_log(header, r.text);
     }
     return copy >= 0 ? copy : dapl;
 }

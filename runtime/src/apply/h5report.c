@@ -11,6 +11,33 @@
 #include "core/core.h"
 #include "platform/budget.h"
 
+static __thread int deferring, deferred;
+static __thread char deferred_header[2200], deferred_lines[8192];
+
+void iot_h5_report_log(const char *header, const char *lines)
+{
+    if (!deferring) {
+        iot_log_block(header, lines);
+        return;
+    }
+    snprintf(deferred_header, sizeof deferred_header, "%s", header);
+    snprintf(deferred_lines, sizeof deferred_lines, "%s", lines);
+    deferred = 1;
+}
+
+void iot_h5_defer_reports(void)
+{
+    deferring = 1;
+    deferred = 0;
+}
+
+void iot_h5_end_deferral(int show)
+{
+    if (show && deferred)
+        iot_log_block(deferred_header, deferred_lines);
+    deferring = deferred = 0;
+}
+
 __attribute__((format(printf, 2, 3))) void iot_h5_report_add(iot_h5_report *r, const char *fmt, ...)
 {
     if (r->len >= sizeof r->text - 1)

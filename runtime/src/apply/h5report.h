@@ -36,6 +36,13 @@ void iot_h5_withdraw_costly(const iot_entry *e, const char *file, const char *wh
 int iot_h5_too_costly(const iot_entry *e, double cost, const char *file, int leader,
                       iot_h5_report *r, iot_h5_outcome *out);
 
+/* Logs a list's report (header, then its lines), or keeps it while deferred: an object opened
+ * by H5Oopen is reported only once it is known to be a dataset (h5py opens groups that way). */
+void iot_h5_report_log(const char *header, const char *lines);
+void iot_h5_defer_reports(void);
+/* The deferred report said when show, else dropped; reports are logged again from here on. */
+void iot_h5_end_deferral(int show);
+
 /* Copies the report's "NOT applied" lines (settings held back, and why) into notes. */
 void iot_h5_keep_refusals(const iot_h5_report *r, iot_h5_outcome *out);
 

@@ -9,6 +9,7 @@
 #include "apply/apply_hdf5.h"
 #include "apply/effect_hdf5.h"
 #include "apply/h5fallback.h"
+#include "apply/h5report.h"
 #include "base/idmap.h"
 #include "capture/capture.h"
 #include "core/core.h"
@@ -253,6 +254,8 @@ static hid_t dataset_call_with_settings(dataset_call kind, dataset_args a)
     if (s && f.tuned && (rel[0] || kind == CREATE_ANON)) {
         if (kind != OOPEN_BY_TOKEN && !takes_dapl(real, kind, a.dapl))
             merged = lapl_as_dapl(real, a.dapl);
+        if (by_object) /* its report waits until the object is known to be a dataset */
+            iot_h5_defer_reports();
         if (merged >= 0 || takes_dapl(real, kind, a.dapl))
             use.dapl = iot_apply_dapl(&f, file, path, merged >= 0 ? merged : a.dapl, keep);
         else if (kind != OOPEN_BY_TOKEN)
@@ -273,6 +276,8 @@ static hid_t dataset_call_with_settings(dataset_call kind, dataset_args a)
     close_copies(real, id, copies, 2);
     if (merged >= 0)
         close_copies(real, id, &merged, 1);
+    if (by_object)
+        iot_h5_end_deferral(id >= 0 && real->H5Iget_type(id) == H5I_DATASET);
     if (id < 0)
         return id;
     if (by_object && real->H5Iget_type(id) != H5I_DATASET)
