@@ -67,6 +67,9 @@ def test_the_shipped_rule_table_reads_and_covers_every_class():
         ("/x/__pycache__/m.cpython-311.pyc", True, "interpreter"),
         ("/scratch/run/out.h5.locktest.1", True, "mpi"),
         ("/tmp/ompi.node1.1000/pid.77/contact.txt", True, "mpi"),
+        (".log_0.txt.shfp.926093404.32463", True, "mpi"),  # ROMIO's shared file pointer
+        ("/scratch/run/.out.dat.shfp.1.2", True, "mpi"),
+        ("out.shfp.txt", True, None),
         # the application's own data
         ("out.h5", True, None),
         ("/tmp/data.bin", False, None),

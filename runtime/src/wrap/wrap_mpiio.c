@@ -6,6 +6,7 @@
 
 #include "adapt/adapt.h"
 #include "apply/apply_mpiio.h"
+#include "apply/ordered.h"
 #include "base/idmap.h"
 #include "capture/capture.h"
 #include "core/abi.h"
@@ -14,6 +15,7 @@
 #include "platform/fstype.h"
 #include "platform/mpitype.h"
 #include "trace/trace.h"
+#include "trace/trace_types.h"
 #include "wrap/wrap.h"
 
 static iot_idmap handles; /* MPI_File -> {capture record, access mode}; under the capture lock */
@@ -87,6 +89,8 @@ IOT_MPI_WRAPPER(int, MPI_File_open,
     if (stripe)
         iot_fs_before_open(comm, filename, amode, &striping);
     IOT_TIMED(iot_mpiio_open(comm, filename, amode, info, use, fh, &hints));
+    if (rc == MPI_SUCCESS)
+        iot_ordered_opened(*fh, filename, &hints, info);
     if (stripe) /* before any rank returns: so before the first write */
         iot_fs_after_open(comm, filename, rc == MPI_SUCCESS, &striping);
     if (rc == MPI_SUCCESS && iot_capture_on)
@@ -111,6 +115,7 @@ static int record_of(MPI_File fh)
 
 IOT_MPI_WRAPPER(int, MPI_File_close, (MPI_File * fh))
 {
+    iot_ordered_closing(*fh);
     if (!iot_capture_on)
         return PMPI_File_close(fh);
     iot_adapt_closing(*fh);
@@ -176,41 +181,8 @@ IOT_MPI_WRAPPER(int, MPI_File_delete, (const char *filename, MPI_Info info))
     return rc;
 }
 
-/* The most blocks of a filetype the trace describes (a view's text holds about 1,500), and of
- * runs of them for a filetype of more blocks (RUN_BLOCKS at most, flattened to find them). */
-#define VIEW_BLOCKS 1024
-#define VIEW_RUNS 256
-#define RUN_BLOCKS (1 << 18)
-
-/* The view's description for the trace (MPI calls outside the lock): the etype's size, the
- * filetype's blocks (or runs of them), size and extent; interned, so a view set again costs
- * no memory. */
-static int describe_view(MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
-                         MPI_Count *size)
-{
-    static iot_block blocks[VIEW_BLOCKS]; /* set_view is collective: no two threads at once */
-    static iot_run runs[VIEW_RUNS];
-    MPI_Count esize = 0, lb = 0, extent = 0;
-    PMPI_Type_size_x(etype, &esize);
-    PMPI_Type_size_x(filetype, size);
-    PMPI_Type_get_extent_x(filetype, &lb, &extent);
-    int n = iot_type_blocks(filetype, blocks, VIEW_BLOCKS), nruns = -1;
-    iot_block *many = n < 0 ? malloc(sizeof *many * RUN_BLOCKS) : NULL;
-    if (many) {
-        int m = iot_type_blocks(filetype, many, RUN_BLOCKS);
-        nruns = m > 0 ? iot_blocks_runs(many, m, runs, VIEW_RUNS) : -1;
-        free(many);
-    }
-    if (!iot_lock())
-        return -1;
-    int view = iot_trace_view(disp, esize > 0 ? (uint64_t)esize : 0,
-                              *size > 0 ? (uint64_t)*size : 0, lb, extent, blocks, n, runs, nruns);
-    iot_unlock();
-    return view;
-}
-
 /* Traced with the displacement as offset, the file type's size as size and the view's layout
- * (describe_view). */
+ * (iot_trace_describe_view). */
 IOT_MPI_WRAPPER(int, MPI_File_set_view,
                 (MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
                  const char *datarep, MPI_Info info))
@@ -221,7 +193,7 @@ IOT_MPI_WRAPPER(int, MPI_File_set_view,
     MPI_Count size = 0;
     int view = -1, traced = iot_trace_wanted() && rc == MPI_SUCCESS;
     if (traced)
-        view = describe_view(disp, etype, filetype, &size);
+        view = iot_trace_describe_view(disp, etype, filetype, &size);
     if (iot_lock()) {
         int rec = record_of(fh);
         if (rec >= 0)
@@ -273,26 +245,6 @@ static int64_t byte_offset(MPI_File fh, MPI_Offset off)
     return off >= 0 && PMPI_File_get_byte_offset(fh, off, &disp) == MPI_SUCCESS ? disp : -1;
 }
 
-/* The trace's memory layout of a transfer (MPI calls outside the lock): -1 when the datatype
- * is contiguous (the common case costs three type queries), else the pieces of one instance. */
-static int describe_memory(MPI_Count count, MPI_Datatype type)
-{
-    MPI_Count size = 0, lb = 0, extent = 0, tlb = 0, textent = 0;
-    PMPI_Type_size_x(type, &size);
-    PMPI_Type_get_true_extent_x(type, &tlb, &textent);
-    if (size == textent &&
-        (count <= 1 ||
-         (PMPI_Type_get_extent_x(type, &lb, &extent) == MPI_SUCCESS && extent == size)))
-        return -1;
-    static iot_block blocks[VIEW_BLOCKS]; /* under the lock below: one thread at a time */
-    if (!iot_lock())
-        return -1;
-    int n = iot_type_blocks(type, blocks, VIEW_BLOCKS);
-    int memory = iot_trace_memory(size > 0 ? (uint64_t)size : 0, blocks, n);
-    iot_unlock();
-    return memory;
-}
-
 /* Accounts one data call: bytes moved (or posted, for the nonblocking and split calls). */
 static void accessed(MPI_File fh, const char *func, int is_write, int is_coll, int64_t offset,
                      uint64_t bytes, int memory, double t, double dt, int outer)
@@ -338,9 +290,14 @@ static void ended(MPI_File fh, const char *func, int is_write, double t, double 
 #define IOT_AT_POS_1 offset
 #define IOT_AT_POS_0 position(fh)
 #define IOT_AT_POS_S -1
+#define IOT_ORDERED_1 0
+#define IOT_ORDERED_0 0
+#define IOT_ORDERED_S 1
 
 /* The common body: BYTES is how the moved bytes are known once the call returned. */
 #define IOT_MPIIO_BODY(fn, AT, ARGS, IS_WRITE, IS_COLL, BYTES)                                     \
+    if (IOT_ORDERED_##AT && IS_COLL) /* ordered.h */                                               \
+        iot_ordered_call(fh, IS_WRITE);                                                            \
     if (!iot_capture_on)                                                                           \
         return P##fn ARGS;                                                                         \
     int want = iot_trace_wanted(), steps = want || iot_adapt_on; /* the adaptive mode's steps */   \
@@ -351,7 +308,7 @@ static void ended(MPI_File fh, const char *func, int is_write, double t, double 
     int ok = rc == MPI_SUCCESS;                                                                    \
     steps = ok && (want || (steps && outer));                                                      \
     accessed(fh, #fn, IS_WRITE, IS_COLL, steps ? byte_offset(fh, pos) : -1, ok ? BYTES : 0,        \
-             ok &&want ? describe_memory(count, type) : -1, t, dt, outer);                         \
+             ok &&want ? iot_trace_describe_memory(count, type) : -1, t, dt, outer);               \
     return rc;
 
 /* Blocking: bytes from the status (a local one when the application ignores it). */
