@@ -369,8 +369,8 @@ def applied_per_file(phases: list[Mapping[str, Any]]) -> str:
     if not any(p.get("fired") for p in phases):
         return "nothing applied: no rule fired on a learning phase" + tail
     return (
-        "nothing applied: the rules that fired set only what the control file sets, or "
-        "the ranks of a file did not agree on them" + tail
+        "nothing applied: the rules that fired set only what the control file (if any) or the "
+        "knowledge base's entry sets, or the ranks of a file did not agree on them" + tail
     )
 
 

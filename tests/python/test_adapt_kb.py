@@ -111,6 +111,34 @@ def test_another_studys_chunk_dimensions_are_not_applied(tmp_path, test_prog, li
     _same(baseline, tmp_path / "adapt")
 
 
+def test_a_stored_value_the_runtime_refuses_leaves_the_parameter_to_the_rules(
+    tmp_path, test_prog, libiotune
+):
+    """An entry's fill_time=sometimes is refused (said once) and sets nothing: the rule that
+    proposes fill_time (IOT-1) is not held back by it (an outside tester's entry kept SIO-7's
+    romio_cb_write from the phases and the summary blamed a control file there was none of)."""
+    kb = _kb(tmp_path, test_prog, libiotune, stored={"fill_time": "sometimes"})
+    p, r = _run(tmp_path / "adapt", test_prog("fill_probe"), libiotune, kb)
+    assert "fill_time=sometimes" in r.stderr and "skipped" in r.stderr, r.stderr
+    applied = {(a["rule"], a["name"], a["value"]) for a in p["adaptive"]["phases"][1]["applied"]}
+    assert ("IOT-1", "fill_time", "never") in applied, applied
+
+
+def test_an_override_from_the_knowledge_base_is_not_blamed_on_a_control_file(
+    tmp_path, test_prog, libiotune, baseline
+):
+    """The program chunks its datasets itself; an entry's chunk_size replaces that in the
+    optimised phases. The one line that says so named the control file as the winner, where
+    there was none (an outside tester)."""
+    kb = _kb(tmp_path, test_prog, libiotune, stored={"chunk_size": "65536"})
+    p, r = _run(tmp_path / "adapt", test_prog("fill_probe"), libiotune, kb)
+    said = [ln for ln in r.stderr.splitlines() if "overrides the application's own chunk=" in ln]
+    assert len(said) == 1, r.stderr
+    assert "[adaptive mode]" in said[0] and "docs/adaptive.md" in said[0], said
+    assert "control file" not in said[0], said
+    _same(baseline, tmp_path / "adapt")
+
+
 def test_the_guard_reverts_the_stored_settings_when_slower(tmp_path, test_prog, libiotune):
     kb = _kb(tmp_path, test_prog, libiotune)
     argv = ["full", "4", "100000"]

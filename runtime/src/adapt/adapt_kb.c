@@ -109,8 +109,11 @@ int iot_adapt_kb_sets(const iot_adapt_class *k, int param)
     if (k->kb_entry < 0 || kb_state <= 0)
         return 0;
     const iot_kb_entry *e = &kb.entries[k->kb_entry];
-    for (int i = 0; i < e->nsettings; i++)
-        if (strcmp(e->names[i], iot_params[param].name) == 0 && !shape_specific(e->names[i]))
+    iot_value v;
+    char err[128];
+    for (int i = 0; i < e->nsettings; i++) /* a value refused (said once) sets nothing */
+        if (strcmp(e->names[i], iot_params[param].name) == 0 && !shape_specific(e->names[i]) &&
+            iot_value_parse(&iot_params[param], e->values[i], &v, err, sizeof err) == 0)
             return 1;
     return 0;
 }

@@ -52,7 +52,7 @@ static void note_own(const iot_entry *e, const char *name, const char *value, co
         iot_outcome_add(out->notes, sizeof out->notes, line);
     snprintf(key, sizeof key, "own-dataset:%s", name); /* never a file's name (profile_build.c) */
     if (leader)
-        iot_warn_once(key, "%s: %s (the control file wins; docs/control-file.md)", file, line);
+        iot_warn_once(key, "%s: %s (%s)", file, line, iot_who_wins(e));
 }
 
 static void set_chunk(const iot_file_info *f, const char *file, const char *dset, hid_t type,

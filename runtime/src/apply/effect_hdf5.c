@@ -174,8 +174,7 @@ void note_overrides(const iot_file_settings *rules, const char *name, hid_t fapl
         if (out)
             iot_outcome_add(out->notes, sizeof out->notes, line);
         if (leader)
-            iot_warn_once(e->name, "%s: %s (the control file wins; docs/control-file.md)", name,
-                          line);
+            iot_warn_once(e->name, "%s: %s (%s)", name, line, iot_who_wins(e));
     }
     if (def >= 0)
         h->H5Pclose(def);

@@ -68,6 +68,12 @@ const char *iot_origin(const iot_entry *e, char *buf, int len)
     return buf;
 }
 
+const char *iot_who_wins(const iot_entry *e)
+{
+    return e->line < 0 ? "the adaptive mode's rule or knowledge base; docs/adaptive.md"
+                       : "the control file wins; docs/control-file.md";
+}
+
 /* One line per problem: file, line, element, message and the value when the message does
  * not quote it already (iot_log escapes what a terminal could act on). The first
  * IOT_PROBLEMS_SHOWN problems only: ctx counts them all. */

@@ -56,5 +56,8 @@ int iot_launcher_rank(void);
 
 /* Describes where a setting came from, e.g. "run.xml:12". */
 const char *iot_origin(const iot_entry *e, char *buf, int len);
+/* Why a setting overrides the application's own value, for the message that says so: the
+ * control file wins (docs/control-file.md), or the adaptive mode chose it (docs/adaptive.md). */
+const char *iot_who_wins(const iot_entry *e);
 
 #endif
