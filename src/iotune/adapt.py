@@ -35,8 +35,10 @@ def format_phases(data: Mapping[str, Any]) -> str:
     if not a:
         return ""
     phases = a.get("phases") or []
-    lines = [f"adaptive mode: {len(phases)} phase(s), guard below {a.get('guard_ratio')} "
-             "of the learning phase's bytes/s reverts"]  # fmt: skip
+    guard = a.get("guard_ratio")
+    lines = [f"adaptive mode: {len(phases)} phase(s) of rank 0's files (a file other ranks "
+             "open without rank 0 is not listed: docs/profile.md, 'The adaptive section'), "
+             f"guard below {guard} of the learning phase's bytes/s reverts"]  # fmt: skip
     if a.get("dropped_phases"):
         lines.append(f"  ({a['dropped_phases']} later phases not recorded)")
     extract = optimise = 0.0
@@ -383,7 +385,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "class) from its first occurrence, applies the online rules of the rule table to the "
         "later ones, and reverts a rule whose phase was slower. Prints the profile's summary "
         "and the phases. A control file (--config) wins over the rules.",
-        usage=f"{PROG} adapt [--out FILE] [--config FILE] [--kb-file FILE] -- COMMAND [ARG...]",
+        usage=f"{PROG} adapt [--out FILE] [--config FILE] [--kb-file FILE] [--files] [--top N] "
+        "[--mpi FAMILY] -- COMMAND [ARG...]",
     )
     summary_options(p)
     p.add_argument("--out", "-o", default="iotune-adapt.json", metavar="FILE",

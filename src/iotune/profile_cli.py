@@ -114,7 +114,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "shared libraries, /proc, MPI helper files) are left out of the summary; --files "
         "lists every file.",
         usage=f"{PROG} profile [--out FILE] [--trace] [--config FILE] [--files] [--top N] "
-        "-- COMMAND [ARG...]",
+        "[--mpi FAMILY] -- COMMAND [ARG...]",
     )
     summary_options(p)
     p.add_argument(

@@ -449,3 +449,28 @@ def test_library_functions_used_by_the_cli_agree():
     assert (
         json.loads(iotune("check", "--json", path).stdout) == controlfile.parse_file(path).to_json()
     )
+
+
+def test_every_option_of_a_written_usage_line_is_in_it():
+    """A subcommand that writes its own usage line lists every option there, or says
+    [options] (an outside tester: `iotune adapt`'s left out --files, --top and --mpi)."""
+    import argparse
+
+    from iotune import cli
+
+    missing = []
+
+    def walk(parser, name):
+        for a in parser._actions:
+            if isinstance(a, argparse._SubParsersAction):
+                for n, sp in a.choices.items():
+                    walk(sp, f"{name} {n}")
+        if parser.usage and "[options]" not in parser.usage:
+            missing.extend(
+                f"{name} {a.option_strings[0]}" for a in parser._actions
+                if a.option_strings and "-h" not in a.option_strings
+                and not any(o in parser.usage for o in a.option_strings)
+            )  # fmt: skip
+
+    walk(cli.build_parser(), "iotune")
+    assert missing == []

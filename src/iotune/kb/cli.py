@@ -50,7 +50,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     sg = ops.add_parser(
         "suggest",
         help="profile a command once; write the settings of the nearest stored motif",
-        usage=f"{PROG} suggest [-o FILE] [--json] (-- COMMAND... | --profile PROFILE.json)",
+        usage=f"{PROG} suggest [-o FILE] [--json] [--nearest] "
+        "(-- COMMAND... | --profile PROFILE.json)",
     )
     sg.add_argument(
         "-o", "--out", default="iotune-kb.xml", help="control file (default %(default)s)"
