@@ -308,3 +308,45 @@ def test_read_input_reads_plain_and_gzip_alike(tmp_path):
         inputs.read_input(p, "trace", max_bytes=10)
     with pytest.raises(inputs.InputError, match="t.json: the trace expands to more than 50 bytes"):
         inputs.read_input(p, "trace", max_expanded=50)
+
+
+_PACKED = {}
+
+
+def _packed(kind: str) -> bytes:
+    import bz2
+    import gzip
+    import zlib
+
+    if kind not in _PACKED:
+        data = b'{"a": [1, 2, 3]}' * 5000
+        pack = {"gzip": gzip.compress, "zlib": zlib.compress, "bzip2": bz2.compress}[kind]
+        _PACKED[kind] = pack(data) + pack(b"x")
+    return _PACKED[kind]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    kind=st.sampled_from(["gzip", "zlib", "bzip2"]),
+    flips=st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 7)), max_size=4),
+    cut=st.integers(0, 10**6),
+    chunk=st.integers(1, 5000),
+    junk=st.binary(max_size=40),
+)
+def test_inflate_of_damaged_data_yields_or_is_one_input_error(kind, flips, cut, chunk, junk):
+    """Fuzzing the one decompressor: a valid stream of two members bit-flipped, cut short,
+    followed by junk, fed in chunks of any size: pieces no larger than CHUNK whose total is
+    within the bound, or one InputError naming the file; never another exception."""
+    data = bytearray(_packed(kind))
+    for at, bit in flips:
+        data[at % len(data)] ^= 1 << bit
+    data = bytes(data[: max(1, cut % (len(data) + 1))]) + junk
+    chunks = [data[i : i + chunk] for i in range(0, len(data), chunk)]
+    total = 0
+    try:
+        for piece in inputs.inflate(chunks, kind, 100_000, "f.gz", "trace"):
+            assert 0 < len(piece) <= inputs.CHUNK
+            total += len(piece)
+    except inputs.InputError as e:
+        assert str(e).startswith("f.gz: the trace ") and "\n" not in str(e)
+    assert total <= 100_000

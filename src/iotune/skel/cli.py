@@ -173,8 +173,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.json:
         import json
 
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(results, fh, indent=1)
+        from iotune.outputs import write_output
+
+        write_output(args.json, json.dumps(results, indent=1), "raw times")  # a file or stream
     return 0
 
 
