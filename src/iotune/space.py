@@ -375,7 +375,7 @@ def _read_dim(name: str, table: Any, w: _Where) -> Dim:
             raw_values: list[Any] = ladder(*(int(b) for b in bounds))
         except SpaceError as e:
             w.fail((*key, "ladder"), str(e))
-        values = [params.format_value(p, v) for v in raw_values]
+        values = [_value_text(p, v, w, (*key, "ladder")) for v in raw_values]
     else:
         raw_values = table["values"]
         if not isinstance(raw_values, list) or not raw_values:
