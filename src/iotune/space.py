@@ -339,8 +339,8 @@ def _shown(value: Any) -> str:
 def _value_text(p: params.Param, raw: Any, w: _Where, key: tuple[str | int, ...]) -> str:
     if isinstance(raw, str) and raw.strip().lower() == UNSET:
         return UNSET
-    if isinstance(raw, dict):
-        w.fail(key, f"a table is not a value of {p.name}")
+    if isinstance(raw, dict) or (isinstance(raw, list) and p.type not in ("pair", "dims")):
+        w.fail(key, f"{_kind(raw)} is not a value of {p.name} ({p.type} parameter)")
     try:
         return params.format_value(p, raw)
     except params.ValueProblem as e:
@@ -379,7 +379,8 @@ def _read_dim(name: str, table: Any, w: _Where) -> Dim:
     else:
         raw_values = table["values"]
         if not isinstance(raw_values, list) or not raw_values:
-            w.fail((*key, "values"), f"must be a non-empty list, not {_kind(raw_values)}")
+            kind = "an empty list" if raw_values == [] else _kind(raw_values)
+            w.fail((*key, "values"), f"must be a non-empty list, not {kind}")
         values = [_value_text(p, v, w, (*key, "values", i)) for i, v in enumerate(raw_values)]
     for i, v in enumerate(values):
         if v in values[:i]:
