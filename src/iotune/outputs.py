@@ -3,9 +3,15 @@
 write_output(path, data, what): a regular file (or a new one) is written atomically: a
 temporary file in the same directory, renamed into place (a full disk leaves the previous
 file, not half of it). A symbolic link is followed: the file it points to is written the same
-way (the link stays). An existing target that is not a regular file (a device such as
-/dev/full, a FIFO, a directory) is refused, never replaced and never waited on: write to
-standard output (`-o -`) and redirect instead. Any failure is one OutputError naming the path.
+way (the link stays). A stream is written in place, as `cat > path` would: `-` is standard
+output; a name of one of the process's own descriptors (/dev/stdout, /dev/stderr, /dev/fd/N,
+/proc/self/fd/N) is written through that descriptor (a pipe, a terminal, or a file redirected
+to, appended to when opened so: a temporary file renamed over it would have replaced the file
+the shell opened); a FIFO or character device (/dev/null, a terminal) is opened and written:
+a FIFO is waited on for at most FIFO_WAIT_S seconds for its reader to open it (`iotune ... -o
+fifo & cat fifo` may start the reader second), then refused. A directory or block device is
+refused. Any failure is one OutputError naming the path. It returns True when a regular file
+was written (a caller may then say so), False for a stream (saying so would mix into it).
 
 printable(text): control characters, DEL and undecodable bytes (surrogate escapes) of text
 from outside files shown as escapes (\\x1b, \\n, \\udcff) so a name cannot forge terminal lines
@@ -14,9 +20,13 @@ or send terminal commands. Only for human-readable output; JSON output stays exa
 
 from __future__ import annotations
 
+import errno
 import os
+import re
 import stat
+import sys
 import tempfile
+import time
 import unicodedata
 from pathlib import Path
 
@@ -25,23 +35,45 @@ class OutputError(Exception):
     """An output file that cannot be written (one line, naming the file)."""
 
 
-def write_output(path: str | os.PathLike, data: str | bytes, what: str = "output") -> None:
-    """Writes data (str as UTF-8) to path as described in the module docstring."""
+def write_output(path: str | os.PathLike, data: str | bytes, what: str = "output") -> bool:
+    """Writes data (str as UTF-8) to path as described in the module docstring; True when a
+    regular file was written, False for a stream."""
     raw = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
     name = os.fspath(path)
-    target = os.path.realpath(name)  # through symbolic links, as open() would
-    tmp = None
     try:
+        if name == "-":
+            _write_stdout(raw)
+            return False
+        fd = own_descriptor(name)
+        if fd is not None:
+            _write_fd(fd, raw)
+            return False
         try:
-            st = os.stat(target)
+            st = os.stat(name)  # through symbolic links (and /proc's links to pipes)
         except FileNotFoundError:
             st = None
-        if st is not None and not stat.S_ISREG(st.st_mode):
-            kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
-            raise OutputError(
-                f"{name}: cannot write the {what}: {kind} (write to standard output, -o -, "
-                "and redirect it instead)"
-            )
+        if st is None or stat.S_ISREG(st.st_mode):
+            _replace(os.path.realpath(name), raw, st)
+            return True
+        if not (stat.S_ISFIFO(st.st_mode) or stat.S_ISCHR(st.st_mode)):
+            kinds = {stat.S_ISDIR: "a directory", stat.S_ISBLK: "a block device"}
+            kind = next((k for is_kind, k in kinds.items() if is_kind(st.st_mode)),
+                        "not a regular file, FIFO or character device")  # fmt: skip
+            raise OutputError(f"{name}: cannot write the {what}: {kind} (write to standard "
+                              "output, -o -, and redirect it instead)")  # fmt: skip
+        _write_stream(name, raw)
+        return False
+    except OSError as e:
+        if e.errno == errno.ENXIO:  # open() of a FIFO without a reader
+            why = f"no process opened the FIFO for reading within {FIFO_WAIT_S:g} s"
+            raise OutputError(f"{name}: cannot write the {what}: {why}") from None
+        raise OutputError(f"{name}: cannot write the {what}: {e.strerror or e}") from None
+
+
+def _replace(target: str, raw: bytes, st: os.stat_result | None) -> None:
+    """A regular file written atomically (a temporary file renamed over it)."""
+    tmp = None
+    try:
         fd, tmp = tempfile.mkstemp(prefix=f".{Path(target).name}.", dir=os.path.dirname(target))
         with os.fdopen(fd, "wb") as f:
             f.write(raw)
@@ -53,11 +85,86 @@ def write_output(path: str | os.PathLike, data: str | bytes, what: str = "output
             os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, target)
         tmp = None
-    except OSError as e:
-        raise OutputError(f"{name}: cannot write the {what}: {e.strerror or e}") from None
     finally:
         if tmp is not None:
             Path(tmp).unlink(missing_ok=True)
+
+
+_FD_DIR = re.compile(r"/proc/(\d+)(?:/task/\d+)?/fd")
+
+
+def own_descriptor(name: str) -> int | None:
+    """The descriptor N when name leads to one of this process's own (/dev/stdout,
+    /dev/stderr, /dev/fd/N, /proc/self/fd/N, or a link to one), else None; followed link by
+    link, as /proc's last link leads to the object (a pipe has no path) and not to a name."""
+    path = os.path.abspath(name)
+    for _ in range(40):  # as many links as the kernel follows
+        folder, base = os.path.split(path)
+        folder = os.path.realpath(folder)
+        m = _FD_DIR.fullmatch(folder)
+        if m and int(m[1]) == os.getpid() and base.isdigit() and base.isascii():
+            return int(base)
+        try:
+            target = os.readlink(os.path.join(folder, base))
+        except OSError:  # not a link (or not there): not a descriptor's name
+            return None
+        path = os.path.normpath(os.path.join(folder, target))
+    return None
+
+
+def _write_all(fd: int, raw: bytes) -> None:
+    view = memoryview(raw)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _write_stdout(raw: bytes) -> None:
+    """Standard output (`-`), through sys.stdout (its buffer) so that what was printed before
+    stays before."""
+    out = sys.stdout
+    out.flush()
+    buffer = getattr(out, "buffer", None)
+    if buffer is not None:
+        buffer.write(raw)
+        buffer.flush()
+    else:
+        out.write(raw.decode("utf-8", "surrogateescape"))
+        out.flush()
+
+
+def _write_fd(fd: int, raw: bytes) -> None:
+    """One of the process's own descriptors, in place (at its offset, appending when it was
+    opened so); what sys.stdout or sys.stderr hold for it is written first."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None and stream.fileno() == fd:
+                stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass  # a stream without a descriptor (a test's capture): nothing of it is there
+    _write_all(fd, raw)
+
+
+FIFO_WAIT_S = 10.0  # how long a FIFO may have no reader before it is refused
+
+
+def _write_stream(name: str, raw: bytes) -> None:
+    """A FIFO or character device: opened without blocking (a FIFO without a reader is ENXIO:
+    tried again for FIFO_WAIT_S seconds, a reader starting second), then written waiting for a
+    slow reader as `cat` would."""
+    deadline = time.monotonic() + FIFO_WAIT_S
+    while True:
+        try:
+            fd = os.open(name, os.O_WRONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+            break
+        except OSError as e:
+            if e.errno != errno.ENXIO or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.05)
+    try:
+        os.set_blocking(fd, True)
+        _write_all(fd, raw)
+    finally:
+        os.close(fd)
 
 
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}

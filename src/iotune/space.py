@@ -24,20 +24,28 @@ A space is a TOML file (presets in iotune/spaces/, or the user's own):
     settings = { fill_time = "never" }
 
 Every parameter must be in the registry (iotune.params) and every value legal for it; values
-are kept in their normalised text form. The value UNSET means "leave the setting out". A trial's
+are kept in their normalised text form. A default is one of the values (or on the ladder); a
+forbid names searched parameters and values they take (or UNSET); a guess names known
+parameters (those a space does not search are skipped) and values the space takes. Any other
+content is one SpaceError naming the file, the line (key_lines()) and the key, e.g.
+`s.toml:5: params.cb_nodes.default: 8 is not one of the values (1, 2, 4): ...`.
+
+The value UNSET means "leave the setting out". A trial's
 control file holds only the settings that differ from the stack's default.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
+import re
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from iotune import params
 
@@ -229,94 +237,250 @@ def ladder(low: int, high: int) -> list[int]:
     return out
 
 
-def _value_text(p: params.Param, raw: Any, where: str) -> str:
+def _key_text(key: tuple[str | int, ...]) -> str:
+    """A key's path as TOML spells it: params.cb_nodes.default, constraints[1].forbid.io."""
+    out = ""
+    for k in key:
+        if isinstance(k, int):
+            out += f"[{k}]"
+        else:
+            bare = k and all(c.isascii() and (c.isalnum() or c in "_-") for c in k)
+            out += ("." if out else "") + (k if bare else json.dumps(k))
+    return out
+
+
+_KEY_PART = re.compile(r"""\s*(?:"((?:[^"\\]|\\.)*)"|'([^']*)'|([A-Za-z0-9_-]+))\s*""")
+
+
+def _toml_key(s: str, pos: int) -> tuple[tuple[str, ...], int] | None:
+    """A (dotted) TOML key at s[pos:]: its parts and where it ends; None when there is none."""
+    parts = []
+    while m := _KEY_PART.match(s, pos):
+        parts.append(next(g for g in m.groups() if g is not None))
+        pos = m.end()
+        if not s.startswith(".", pos):
+            return tuple(parts), pos
+        pos += 1
+    return None
+
+
+def key_lines(text: str) -> dict[tuple[str | int, ...], int]:
+    """The line where each table and key of a TOML text is first given (as a path such as
+    ("params", "cb_nodes", "default") or ("constraints", 1, "forbid")): tomllib keeps no lines.
+    Keys inside inline tables and arrays are not found (their parent's line says where)."""
+    lines: dict[tuple[str | int, ...], int] = {}
+    table: tuple[str | int, ...] = ()
+    arrays: dict[tuple[str | int, ...], int] = {}
+    open_string = None
+    for n, line in enumerate(text.splitlines(), 1):
+        s = line.strip()
+        if open_string:  # inside a multi-line string: nothing here is a key
+            open_string = None if open_string in s else open_string
+            continue
+        if s.startswith("[["):
+            found = _toml_key(s, 2)
+            if found:
+                arrays[found[0]] = arrays.get(found[0], -1) + 1
+                table = (*found[0], arrays[found[0]])
+                lines.setdefault(found[0], n)
+                lines.setdefault(table, n)
+        elif s.startswith("["):
+            found = _toml_key(s, 1)
+            if found:
+                table = found[0]
+                for i in range(1, len(table) + 1):
+                    lines.setdefault(table[:i], n)
+        elif (found := _toml_key(s, 0)) and s.startswith("=", found[1]):
+            lines.setdefault((*table, *found[0]), n)
+            rest = s[found[1] + 1 :]
+            open_string = next((q for q in ('"""', "'''") if rest.count(q) % 2), None)
+    return lines
+
+
+class _Where:
+    """Where a space comes from, to name the file, line and key of each problem."""
+
+    def __init__(self, where: str, text: str | None):
+        self.where = where
+        self.lines = key_lines(text) if text is not None else {}
+
+    def fail(self, key: tuple[str | int, ...], message: str) -> NoReturn:
+        line = next((self.lines[key[:i]] for i in range(len(key), 0, -1) if key[:i] in self.lines),
+                    None)  # fmt: skip
+        at = self.where if line is None else f"{self.where}:{line}"
+        raise SpaceError(f"{at}: {_key_text(key)}: {message}" if key else f"{at}: {message}")
+
+    def table(self, value: Any, key: tuple[str | int, ...], shape: str) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            self.fail(key, f"must be a table ({shape}), not {_kind(value)}")
+        return value
+
+    def keys(self, table: dict[str, Any], key: tuple[str | int, ...], known: tuple[str, ...]):
+        for k in table:
+            if k not in known:
+                self.fail((*key, k), f"unknown key (here: {', '.join(known)})")
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return "text"
+    return f"{type(value).__name__} {value!r}"[:60]
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value) if isinstance(value, str) else repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _value_text(p: params.Param, raw: Any, w: _Where, key: tuple[str | int, ...]) -> str:
     if isinstance(raw, str) and raw.strip().lower() == UNSET:
         return UNSET
+    if isinstance(raw, dict) or (isinstance(raw, list) and p.type not in ("pair", "dims")):
+        w.fail(key, f"{_kind(raw)} is not a value of {p.name} ({p.type} parameter)")
     try:
         return params.format_value(p, raw)
     except params.ValueProblem as e:
-        raise SpaceError(f"{where}: {e}") from None
+        w.fail(key, str(e))
+    except (ValueError, TypeError, OverflowError):
+        w.fail(key, f"{_shown(raw)} is not a value of {p.name}")
 
 
-def _read_dim(name: str, table: Mapping[str, Any], where: str) -> Dim:
+def _not_among(value: Any, values: Iterable[str]) -> str:
+    return f"{_shown(value)} is not one of the values ({', '.join(values)})"
+
+
+def _read_dim(name: str, table: Any, w: _Where) -> Dim:
+    key: tuple[str | int, ...] = ("params", name)
+    table = w.table(table, key, f"[params.{name}] with values = [...] or ladder = [low, high]")
     p = params.find(name)
     if p is None:
-        raise SpaceError(f"{where}: unknown parameter {name!r} (see `iotune check --list`)")
-    unknown = set(table) - {"values", "ladder", "default"}
-    if unknown:
-        raise SpaceError(f"{where}: {name}: unknown key(s) {', '.join(sorted(unknown))}")
+        w.fail(key, "unknown parameter (see `iotune check --list`)")
+    w.keys(table, key, ("values", "ladder", "default"))
     if ("values" in table) == ("ladder" in table):
-        raise SpaceError(f"{where}: {name}: give either values = [...] or ladder = [low, high]")
+        w.fail(key, "give either values = [...] or ladder = [low, high]")
     if "ladder" in table:
         low_high = table["ladder"]
         if not isinstance(low_high, list) or len(low_high) != 2:
-            raise SpaceError(f"{where}: {name}: ladder = [low, high]")
+            w.fail((*key, "ladder"), "must be [low, high]")
         if p.type not in ("size", "int"):
-            raise SpaceError(f"{where}: {name}: a ladder needs a size or int parameter")
-        low, high = (params.python_value(p, str(x)) for x in low_high)
-        raw_values: list[Any] = ladder(low, high)
+            w.fail((*key, "ladder"), f"a ladder needs a size or int parameter ({name} is {p.type})")
+        bounds = [_value_text(p, x, w, (*key, "ladder", i)) for i, x in enumerate(low_high)]
+        if UNSET in bounds:
+            w.fail((*key, "ladder"), "its bounds are numbers, not unset")
+        try:
+            raw_values: list[Any] = ladder(*(int(b) for b in bounds))
+        except SpaceError as e:
+            w.fail((*key, "ladder"), str(e))
+        values = [_value_text(p, v, w, (*key, "ladder")) for v in raw_values]
     else:
         raw_values = table["values"]
         if not isinstance(raw_values, list) or not raw_values:
-            raise SpaceError(f"{where}: {name}: values must be a non-empty list")
-    values = [_value_text(p, v, f"{where}: {name}") for v in raw_values]
+            kind = "an empty list" if raw_values == [] else _kind(raw_values)
+            w.fail((*key, "values"), f"must be a non-empty list, not {kind}")
+        values = [_value_text(p, v, w, (*key, "values", i)) for i, v in enumerate(raw_values)]
+    for i, v in enumerate(values):
+        if v in values[:i]:
+            w.fail((*key, "values"), f"{v} is listed twice (repeated values)")
+    default = UNSET
     if "default" in table:
-        default = _value_text(p, table["default"], f"{where}: {name}: default")
-        if default not in values:
-            values.append(default)
-            if p.type in ("size", "int", "double") and UNSET not in values:
-                values.sort(key=lambda v: params.python_value(p, v))
-    else:
-        default = UNSET
-        if UNSET not in values:
-            values.insert(0, UNSET)
-    if len(set(values)) != len(values):
-        raise SpaceError(f"{where}: {name}: repeated values")
+        default = _value_text(p, table["default"], w, (*key, "default"))
+        if default != UNSET and default not in values:  # it was added silently: say so
+            fix = "widen the ladder to it" if "ladder" in table else "list it in values too"
+            w.fail((*key, "default"), f"{_not_among(table['default'], values)}: {fix}")
+    if default == UNSET and UNSET not in values:  # "leave it out" is a choice
+        values.insert(0, UNSET)
     return Dim(p, tuple(values), default)
 
 
-def parse(data: Mapping[str, Any], where: str = "space") -> Space:
-    """A Space from the parsed TOML of a space file."""
-    unknown = set(data) - {"name", "description", "params", "constraints", "guesses"}
-    if unknown:
-        raise SpaceError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
-    space = Space(name=str(data.get("name", where)), description=str(data.get("description", "")))
+def parse(data: Mapping[str, Any], where: str = "space", text: str | None = None) -> Space:
+    """A Space from the parsed TOML of a space file; text, the file's text, gives the line of
+    each problem found (one SpaceError naming where, the line and the key)."""
+    w = _Where(where, text)
+    data = w.table(data, (), "a space file")
+    w.keys(data, (), ("name", "description", "params", "constraints", "guesses"))
+    for k in ("name", "description"):
+        if not isinstance(data.get(k, ""), str):
+            w.fail((k,), f"must be text, not {_kind(data[k])}")
+    space = Space(name=data.get("name", where), description=data.get("description", ""))
     tables = data.get("params", {})
+    tables = w.table(tables, ("params",), "[params.NAME] tables, one per searched parameter")
     if not tables:
-        raise SpaceError(f"{where}: no [params.NAME] tables: nothing to search")
+        w.fail(("params",), "no [params.NAME] tables: nothing to search")
     for name, table in tables.items():
-        space.dims.append(_read_dim(name, table, where))
+        space.dims.append(_read_dim(name, table, w))
     searched = set(space.names())
-    for c in data.get("constraints", []):
+    constraints = data.get("constraints", [])
+    if not isinstance(constraints, list):
+        w.fail(("constraints",), f"must be [[constraints]] tables, not {_kind(constraints)}")
+    for i, c in enumerate(constraints):
+        key: tuple[str | int, ...] = ("constraints", i)
+        c = w.table(c, key, "tie = NAME with to = NAME, or forbid = {NAME = [values]}")
         if "tie" in c:
+            w.keys(c, key, ("tie", "to"))
             name, to = c["tie"], c.get("to")
-            params.get(name)
-            if to not in searched:
-                raise SpaceError(f"{where}: tie {name} to {to!r}: not a searched parameter")
+            if not isinstance(name, str) or params.find(name) is None:
+                w.fail((*key, "tie"), f"unknown parameter {_shown(name)}")
+            if "to" not in c:
+                w.fail((*key, "tie"), f"tie = {_shown(name)} needs to = a searched parameter")
+            if not isinstance(to, str) or to not in searched:
+                w.fail((*key, "to"), f"{_shown(to)} is not a searched parameter")
             if name in searched:
-                raise SpaceError(f"{where}: {name} is tied to {to}: do not search it as well")
+                w.fail((*key, "tie"), f"{name} is tied to {to}: do not search it as well")
+            if any(t.name == name for t in space.ties):
+                w.fail((*key, "tie"), f"{name} is tied twice")
             space.ties.append(Tie(name, to))
         elif "forbid" in c:
+            w.keys(c, key, ("forbid",))
+            key = (*key, "forbid")
+            forbid = w.table(c["forbid"], key, "{NAME = [values], ...}")
+            if not forbid:
+                w.fail(key, "names no parameter: it would forbid everything")
             when = {}
-            for name, vals in c["forbid"].items():
-                if name not in searched:
-                    raise SpaceError(f"{where}: forbid: {name} is not a searched parameter")
+            for name, vals in forbid.items():
+                values = space.dim(name).values if name in searched else ()
+                if not values:
+                    w.fail((*key, name), "not a searched parameter")
                 vals = vals if isinstance(vals, list) else [vals]
+                if not vals:
+                    w.fail((*key, name), "an empty list: the constraint could never apply")
                 p = params.get(name)
-                when[name] = tuple(_value_text(p, v, f"{where}: forbid: {name}") for v in vals)
+                texts = [_value_text(p, v, w, (*key, name, j)) for j, v in enumerate(vals)]
+                for v, t in zip(vals, texts, strict=True):
+                    # a value never tried: a typo, or a space edited (unset: also a parameter
+                    # left out of the search, e.g. one the HDF5 library lacks; see matches())
+                    if t not in values and t != UNSET:
+                        w.fail((*key, name), _not_among(v, values) + " searched: the "
+                               "constraint would never apply to it")  # fmt: skip
+                when[name] = tuple(texts)
             space.forbids.append(Forbid(when))
         else:
-            raise SpaceError(f"{where}: a constraint needs tie = ... or forbid = {{...}}")
-    for g in data.get("guesses", []):
+            w.fail(key, "a constraint needs tie = ... or forbid = {...}")
+    guesses = data.get("guesses", [])
+    if not isinstance(guesses, list):
+        w.fail(("guesses",), f"must be [[guesses]] tables, not {_kind(guesses)}")
+    for i, g in enumerate(guesses):
+        key = ("guesses", i)
+        g = w.table(g, key, "name = ... with settings = {NAME = value}")
+        w.keys(g, key, ("name", "settings"))
+        gname = g.get("name", "guess")
+        if not isinstance(gname, str):
+            w.fail((*key, "name"), f"must be text, not {_kind(gname)}")
+        given = w.table(g.get("settings", {}), (*key, "settings"), "{NAME = value, ...}")
         settings = {}
-        for name, value in g.get("settings", {}).items():
+        for name, value in given.items():
+            if params.find(name) is None:
+                w.fail((*key, "settings", name), "unknown parameter (see `iotune check --list`)")
             if name not in searched:
                 continue  # a guess may mention parameters some spaces do not search
-            settings[name] = _value_text(params.get(name), value, f"{where}: guess {name}")
+            settings[name] = _value_text(params.get(name), value, w, (*key, "settings", name))
             if settings[name] not in space.dim(name).values:
-                raise SpaceError(f"{where}: guess {g.get('name')}: {name}={value} not in values")
+                w.fail((*key, "settings", name), _not_among(value, space.dim(name).values))
         if settings:
-            space.guesses.append(Guess(str(g.get("name", "guess")), settings))
+            space.guesses.append(Guess(gname, settings))
     return space
 
 
@@ -328,12 +492,21 @@ def preset_names() -> list[str]:
 MAX_SPACE_BYTES = 1024 * 1024  # a space file is a few kilobytes
 
 
+def _toml_error(path: object, e: tomllib.TOMLDecodeError) -> SpaceError:
+    """tomllib's message with its line first, as every other message gives it."""
+    m = re.fullmatch(r"(.*) \(at line (\d+), column (\d+)\)", str(e), re.S)
+    if m:
+        return SpaceError(f"{path}:{m[2]}: not valid TOML: {m[1]} (column {m[3]})")
+    return SpaceError(f"{path}: not valid TOML: {e}")
+
+
 def load(name_or_path: str | Path) -> Space:
     """A preset by name (local, sc13-lustre, gpfs, ...) or a TOML file by path."""
     text_path = str(name_or_path)
     if text_path in preset_names():
         ref = resources.files(PRESETS_PACKAGE) / f"{text_path}.toml"
-        data = tomllib.loads(ref.read_text(encoding="utf-8"))
+        text = ref.read_text(encoding="utf-8")
+        data = tomllib.loads(text)
         where = f"preset {text_path}"
     else:
         path = Path(text_path)
@@ -343,11 +516,12 @@ def load(name_or_path: str | Path) -> Space:
         from iotune.inputs import InputError, read_text
 
         try:  # never blocks, bounded, binary refused
-            data = tomllib.loads(read_text(path, "space", MAX_SPACE_BYTES))
+            text = read_text(path, "space", MAX_SPACE_BYTES)
+            data = tomllib.loads(text)
         except InputError as e:
             raise SpaceError(str(e)) from None
         except tomllib.TOMLDecodeError as e:
-            raise SpaceError(f"{path}: {e}") from None
+            raise _toml_error(path, e) from None
         except ValueError:  # tomllib's int() of more than 4300 digits (not a TOMLDecodeError)
             raise SpaceError(
                 f"{path}: the space holds a whole number of more than 4300 digits"
@@ -356,13 +530,13 @@ def load(name_or_path: str | Path) -> Space:
             raise SpaceError(f"{path}: the space is nested too deeply") from None
         where = str(path)
     try:
-        space = parse(data, where)
+        space = parse(data, where, text)
     except SpaceError:
         raise
-    except (AttributeError, TypeError, KeyError, ValueError) as e:  # a value of the wrong kind
-        detail = str(e) if not isinstance(e, (AttributeError, TypeError)) else ""
+    except (AttributeError, TypeError, KeyError, ValueError) as e:  # a safety net: parse() says
+        detail = str(e) if not isinstance(e, (AttributeError, TypeError)) else ""  # every
         why = detail or "a value is not of the kind the format has there (a table, list or text)"
-        raise SpaceError(f"{where}: not a usable space: {why}") from None
+        raise SpaceError(f"{where}: not a usable space: {why}") from None  # problem it knows
     space.source = where
     return space
 

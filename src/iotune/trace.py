@@ -40,12 +40,11 @@ from __future__ import annotations
 
 import heapq
 import os
-import zlib
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from iotune import trace_host, trace_schema
-from iotune.inputs import MAX_BYTES, InputError, parse_json, read_bytes
+from iotune.inputs import MAX_BYTES, InputError, parse_json, read_input
 
 SCHEMA = "iotune-trace"
 VERSIONS = (2, 3, 4, 5)
@@ -138,27 +137,6 @@ def load(profile_path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     return out
 
 
-def _gunzip(raw: bytes, path: str, limit: int | None = None) -> bytes:
-    """gzip members decompressed, at most limit bytes (default MAX_EXPANDED; a small file may
-    expand to anything)."""
-    limit = MAX_EXPANDED if limit is None else limit
-    out, size = [], 0
-    while raw:
-        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        try:
-            chunk = d.decompress(raw, limit + 1 - size)
-        except zlib.error as e:
-            raise TraceError(f"{path}: not a readable trace: damaged gzip data ({e})") from None
-        size += len(chunk)
-        out.append(chunk)
-        if size > limit or d.unconsumed_tail:
-            raise TraceError(f"{path}: the trace expands to more than {limit} bytes")
-        if not d.eof:
-            raise TraceError(f"{path}: not a readable trace: the gzip data is truncated")
-        raw = d.unused_data
-    return b"".join(out)
-
-
 def read(path: str | os.PathLike[str]) -> dict[str, Any]:
     """One rank's trace: a file of schema 2, 3 or 4, or a host's file (schema 5) holding one
     rank; TraceError otherwise (read_all reads a host's file of several ranks)."""
@@ -176,10 +154,11 @@ def read_all(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     otherwise."""
     path = os.fspath(path)
     try:
-        raw = read_bytes(path, "trace")
-        if raw[:2] == b"\x1f\x8b":
-            raw = _gunzip(raw, path)
+        # gzip data as a stream, bounded (iotune.inputs.inflate: a bomb is refused as the
+        # bound is passed, never expanded into memory first)
+        raw = read_input(path, "trace", starts=b"{[", max_expanded=MAX_EXPANDED)
         doc = parse_json(raw, path, "trace")
+        del raw
     except InputError as e:
         raise TraceError(str(e)) from None
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:

@@ -196,3 +196,157 @@ def test_a_file_that_cannot_be_json_is_refused_before_it_is_read(tmp_path):
     p.write_text("hello")
     with pytest.raises(inputs.InputError, match=r"is not JSON \(it starts with byte 0x68"):
         inputs.load_json(p, "profile")
+
+
+# ----------------------------------------------------------------------------- compressed input
+
+_PEAK = """
+import resource, sys
+from iotune import inputs, trace
+trace.MAX_EXPANDED = int(sys.argv[2])
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+try:
+    trace.read_all(sys.argv[1])
+    print("read")
+except inputs.InputError as e:
+    print(str(e).replace("\\n", " "))
+print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024)
+"""
+
+
+def _gzip_of(path, head: bytes, fill: bytes, total: int) -> None:
+    """A gzip file of head then fill repeated to total bytes, compressed as a stream (the test
+    never holds the expanded data)."""
+    import zlib
+
+    z = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    block = fill * ((1 << 20) // len(fill))
+    with open(path, "wb") as f:
+        f.write(z.compress(head))
+        for _ in range(total // len(block)):
+            f.write(z.compress(block))
+        f.write(z.flush())
+
+
+def _peak(path, bound: int) -> tuple[str, int]:
+    """The message of trace.read_all(path) and the growth of peak RSS it caused (bytes), in a
+    fresh process with the expansion bound given."""
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-c", _PEAK, str(path), str(bound)], capture_output=True,
+                       text=True, timeout=300, env=dict(os.environ, PYTHONPATH=SRC))  # fmt: skip
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    message, grown = r.stdout.splitlines()
+    return message, int(grown)
+
+
+SRC = os.path.join(os.path.dirname(__file__), "..", "..", "src")
+
+
+def test_a_gzip_bomb_is_refused_as_a_stream_in_little_memory(tmp_path):
+    """An outside tester's 13 MB trace of gzip-compressed zeros (3 GB) peaked at 4.2 GB of
+    memory before it was refused: the data were expanded whole, up to the 2 GiB bound, then
+    copied. Now they are decompressed as a stream, 1 MiB at a time: zeros are refused on the
+    first MiB (a trace is JSON), blanks as soon as the bound is passed, the memory never more
+    than the bound and a chunk."""
+    zeros = tmp_path / "rank-0.json.gz"
+    _gzip_of(zeros, b"", b"\0", 400 << 20)
+    message, grown = _peak(zeros, 2 << 30)
+    assert message == f"{zeros}:1: the trace is not UTF-8 text (binary?)"
+    assert grown < 64 << 20, grown  # was 800 MB (the 400 MB expanded, then copied)
+    blanks = tmp_path / "host-0.json.gz"
+    _gzip_of(blanks, b"{", b" ", 400 << 20)
+    bound = 128 << 20
+    message, grown = _peak(blanks, bound)
+    assert message == f"{blanks}: the trace expands to more than {bound} bytes"
+    assert grown < bound + (48 << 20), grown  # was twice the bound
+
+
+def test_inflate_streams_members_and_kinds_and_refuses_in_one_message():
+    import bz2
+    import gzip
+    import zlib
+
+    data = os.urandom(3 << 20) + b"\0" * (5 << 20)
+    for kind, packed in [("gzip", gzip.compress(data[:100]) + gzip.compress(data[100:])),
+                         ("zlib", zlib.compress(data)),
+                         ("bzip2", bz2.compress(data[:7]) + bz2.compress(data[7:]))]:  # fmt: skip
+        chunks = [packed[i : i + 4096] for i in range(0, len(packed), 4096)]
+        pieces = list(inputs.inflate(chunks, kind, len(data), "f", "log"))
+        assert b"".join(pieces) == data, kind
+        assert max(map(len, pieces)) <= inputs.CHUNK
+        with pytest.raises(
+            inputs.InputError, match=f"^f: the log expands to more than {len(data) - 1} bytes$"
+        ):
+            list(inputs.inflate(chunks, kind, len(data) - 1, "f", "log"))
+        with pytest.raises(inputs.InputError, match=f"^f: the log is truncated: its {kind} data"):
+            list(inputs.inflate([packed[:-9]], kind, len(data), "f", "log"))
+        with pytest.raises(inputs.InputError, match=f"^f: the log is corrupt: damaged {kind} data"):
+            list(
+                inputs.inflate(
+                    [packed[:40] + b"\xff" * 64 + packed[104:]], kind, len(data), "f", "log"
+                )
+            )
+
+
+def test_read_input_reads_plain_and_gzip_alike(tmp_path):
+    import gzip
+
+    p = tmp_path / "t.json"
+    p.write_bytes(b'{"a": 1}')
+    assert inputs.read_input(p, "trace", starts=b"{[") == b'{"a": 1}'
+    p.write_bytes(gzip.compress(b'  {"a": 1}'))
+    assert inputs.read_input(p, "trace", starts=b"{[") == b'  {"a": 1}'
+    p.write_bytes(b"\x1f")
+    with pytest.raises(inputs.InputError, match="not UTF-8"):
+        inputs.read_input(p, "trace", starts=b"{[")
+    p.write_bytes(gzip.compress(b"x" * 100))
+    with pytest.raises(
+        inputs.InputError, match=r"t.json: the trace is too large \(24 bytes, at most 10\)"
+    ):
+        inputs.read_input(p, "trace", max_bytes=10)
+    with pytest.raises(inputs.InputError, match="t.json: the trace expands to more than 50 bytes"):
+        inputs.read_input(p, "trace", max_expanded=50)
+
+
+_PACKED = {}
+
+
+def _packed(kind: str) -> bytes:
+    import bz2
+    import gzip
+    import zlib
+
+    if kind not in _PACKED:
+        data = b'{"a": [1, 2, 3]}' * 5000
+        pack = {"gzip": gzip.compress, "zlib": zlib.compress, "bzip2": bz2.compress}[kind]
+        _PACKED[kind] = pack(data) + pack(b"x")
+    return _PACKED[kind]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    kind=st.sampled_from(["gzip", "zlib", "bzip2"]),
+    flips=st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 7)), max_size=4),
+    cut=st.integers(0, 10**6),
+    chunk=st.integers(1, 5000),
+    junk=st.binary(max_size=40),
+)
+def test_inflate_of_damaged_data_yields_or_is_one_input_error(kind, flips, cut, chunk, junk):
+    """Fuzzing the one decompressor: a valid stream of two members bit-flipped, cut short,
+    followed by junk, fed in chunks of any size: pieces no larger than CHUNK whose total is
+    within the bound, or one InputError naming the file; never another exception."""
+    data = bytearray(_packed(kind))
+    for at, bit in flips:
+        data[at % len(data)] ^= 1 << bit
+    data = bytes(data[: max(1, cut % (len(data) + 1))]) + junk
+    chunks = [data[i : i + chunk] for i in range(0, len(data), chunk)]
+    total = 0
+    try:
+        for piece in inputs.inflate(chunks, kind, 100_000, "f.gz", "trace"):
+            assert 0 < len(piece) <= inputs.CHUNK
+            total += len(piece)
+    except inputs.InputError as e:
+        assert str(e).startswith("f.gz: the trace ") and "\n" not in str(e)
+    assert total <= 100_000

@@ -1,5 +1,6 @@
 """iotune.outputs: the one output writer, printable names, a failing standard output."""
 
+import json
 import os
 import subprocess
 import sys
@@ -33,18 +34,66 @@ def test_symlink_followed_link_kept(tmp_path):
     assert target.read_text() == "new"
 
 
-def test_fifo_refused_without_blocking(tmp_path):
+def test_a_fifo_is_written_for_its_reader_and_refused_without_one(tmp_path, monkeypatch):
+    """A FIFO was refused ("not a regular file"): now written in place for a reader that
+    starts before or after the writer, and refused, not waited on forever, without one."""
+    import threading
+    import time
+
+    from iotune import outputs
+
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    with pytest.raises(OutputError, match="not a regular file"):
+    got = []
+
+    def read_later():
+        time.sleep(0.3)  # the reader starts second, as in `iotune ... -o fifo & cat fifo`
+        with open(fifo, "rb") as f:
+            got.append(f.read())
+
+    reader = threading.Thread(target=read_later, daemon=True)
+    reader.start()
+    data = "x" * (1 << 20)  # more than a pipe holds: written as the reader reads
+    try:
+        assert write_output(fifo, data, "page") is False
+    finally:
+        reader.join(10)
+        if reader.is_alive():  # the reader still waits for a writer: let it go
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    assert got == [data.encode()] and fifo.is_fifo()
+    monkeypatch.setattr(outputs, "FIFO_WAIT_S", 0.2)
+    with pytest.raises(OutputError, match=r"fifo: cannot write the page: no process opened the "
+                       r"FIFO for reading within 0.2 s$"):  # fmt: skip
         write_output(fifo, "x", "page")
     assert fifo.is_fifo()
 
 
-def test_device_refused_not_replaced():
-    with pytest.raises(OutputError, match="/dev/null: cannot write the export"):
-        write_output("/dev/null", "x", "export")
+def test_devices_written_in_place_never_replaced(tmp_path):
+    assert write_output("/dev/null", "x", "export") is False
     assert Path("/dev/null").is_char_device()
+    if os.path.exists("/dev/full"):
+        with pytest.raises(OutputError, match="^/dev/full: cannot write the export: No space"):
+            write_output("/dev/full", "x", "export")
+        assert Path("/dev/full").is_char_device()
+    with pytest.raises(OutputError, match="cannot write the export: a directory"):
+        write_output(tmp_path, "x", "export")
+    blocks = [p for p in Path("/dev").iterdir() if p.is_block_device()]
+    if blocks:
+        with pytest.raises(OutputError, match="cannot write the export: a block device"):
+            write_output(blocks[0], "x", "export")
+
+
+def test_own_descriptors_are_named_through_their_links(tmp_path):
+    from iotune.outputs import own_descriptor
+
+    assert own_descriptor("/dev/stdout") == 1 and own_descriptor("/dev/stderr") == 2
+    assert own_descriptor("/dev/fd/2") == 2 and own_descriptor("/proc/self/fd/7") == 7
+    assert own_descriptor(f"/proc/{os.getpid()}/fd/1") == 1
+    link = tmp_path / "err"
+    link.symlink_to("/dev/stderr")
+    assert own_descriptor(link) == 2
+    assert own_descriptor(tmp_path / "file") is None and own_descriptor("/dev/null") is None
+    assert own_descriptor("/proc/1/fd/1") is None or os.getpid() == 1
 
 
 def test_missing_directory_one_error(tmp_path):
@@ -82,15 +131,35 @@ def test_full_stdout_one_line(args):
     assert r.stderr == "iotune: cannot write the output: No space left on device\n"
 
 
-def test_kb_export_to_device_refused(tmp_path):
+@pytest.mark.parametrize("out", ["/dev/stdout", "/dev/fd/1", "-", "/proc/self/fd/1"])
+def test_kb_export_to_standard_output_by_any_name(tmp_path, out):
+    """`kb export -o /dev/stdout` into a pipe failed ("No such file or directory": the path
+    was resolved to pipe:[N] for a temporary file renamed over it)."""
     from iotune import kb
 
     env_kb = tmp_path / "kb.sqlite"
     kb.KnowledgeBase(kb.resolve_url(str(env_kb))).close()
+    r = _cli("kb", "--kb", str(env_kb), "export", "-o", out, stdout=subprocess.PIPE)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    assert json.loads(r.stdout)["schema"] == "iotune-kb-export"
+
+
+def test_kb_export_to_stdout_appended_to_a_file_and_to_dev_null(tmp_path):
+    """Redirected with >>, /dev/stdout appends: a file renamed over the target replaced what
+    was there (and the shell's own descriptor then wrote to a deleted file)."""
+    from iotune import kb
+
+    env_kb = tmp_path / "kb.sqlite"
+    kb.KnowledgeBase(kb.resolve_url(str(env_kb))).close()
+    log = tmp_path / "log"
+    log.write_text("before\n")
+    with open(log, "a") as f:
+        r = _cli("kb", "--kb", str(env_kb), "export", "-o", "/dev/stdout", stdout=f)
+    assert r.returncode == 0, r.stderr
+    head, rest = log.read_text().split("\n", 1)
+    assert head == "before" and json.loads(rest)["entries"] == []
     r = _cli("kb", "--kb", str(env_kb), "export", "-o", "/dev/null", stdout=subprocess.PIPE)
-    assert "Traceback" not in r.stderr
-    assert r.returncode == 1, r.stderr
-    assert "/dev/null: cannot write the knowledge-base export: not a regular file" in r.stderr
+    assert r.returncode == 0 and r.stdout == "" and Path("/dev/null").is_char_device()
 
 
 SKEL = """\
@@ -118,12 +187,14 @@ def test_skel_generate_onto_a_file_one_line(tmp_path):
     assert existing.read_text() == "keep"
 
 
-def test_skel_params_onto_a_device_refused(tmp_path):
+def test_skel_params_onto_standard_output_holds_the_parameters_only(tmp_path):
     desc = tmp_path / "d.yaml"
     desc.write_text(SKEL)
-    r = _cli("skel", "params", str(desc), "-o", "/dev/null", stdout=subprocess.PIPE)
-    assert r.returncode == 1 and "Traceback" not in r.stderr
-    assert "/dev/null: cannot write the parameters: not a regular file" in r.stderr
+    r = _cli("skel", "params", str(desc), "-o", "/dev/stdout", stdout=subprocess.PIPE)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    assert "written to" not in r.stdout and "n" in r.stdout
+    r2 = _cli("skel", "params", str(desc), "-o", "-", stdout=subprocess.PIPE)
+    assert r2.stdout == r.stdout
 
 
 def test_show_files_prints_file_names_escaped(tmp_path):

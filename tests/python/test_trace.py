@@ -298,7 +298,9 @@ def test_runs_of_interleaved_streams_come_back_in_call_order(tmp_path):
 def test_not_a_trace_is_one_clear_error(tmp_path):
     bad = tmp_path / "rank-0.json.gz"
     bad.write_bytes(b"\x1f\x8bnot gzip")
-    with pytest.raises(iotrace.TraceError, match="rank-0.json.gz: not a readable trace"):
+    with pytest.raises(
+        iotrace.TraceError, match="rank-0.json.gz: the trace is corrupt: damaged gzip data"
+    ):
         iotrace.read(bad)
     bad.write_bytes(gzip.compress(b'{"schema": "iotune-trace", "version": 9}'))
     with pytest.raises(iotrace.TraceError, match="version 9"):

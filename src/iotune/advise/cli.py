@@ -205,7 +205,7 @@ def cmd_advise(args: argparse.Namespace) -> int:
 
 
 def _write_text(path: str, text: str, what: str) -> bool:
-    """Writes text to path (iotune.outputs.write_output: atomic, a device or FIFO refused);
+    """Writes text to path (iotune.outputs.write_output: a file atomically, a stream in place);
     False, said in one message, when it cannot."""
     from iotune.outputs import OutputError, write_output
 

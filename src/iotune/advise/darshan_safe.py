@@ -19,7 +19,6 @@ Every problem is one DarshanLogError (a ValueError) whose text names the file.
 
 from __future__ import annotations
 
-import bz2
 import importlib.util
 import json
 import os
@@ -30,7 +29,6 @@ import struct
 import subprocess
 import sys
 import tempfile
-import zlib
 from pathlib import Path
 from typing import Any
 
@@ -64,32 +62,15 @@ def _fail(path: str, why: str) -> DarshanLogError:
 
 
 def _expand(path: str, data: bytes, comp: str, off: int, length: int, what: str) -> int:
-    """Decompresses one region (one or more concatenated streams) to nowhere; its size."""
-    region, total = data[off : off + length], 0
+    """Decompresses one region (one or more concatenated streams) to nowhere, through the one
+    bounded decompressor of outside input (iotune.inputs.inflate); its size."""
+    total = 0
+    region = f"{what} (bytes {off}-{off + length})"
     try:
-        while region:
-            d: Any = zlib.decompressobj() if comp == "zlib" else bz2.BZ2Decompressor()
-            while not d.eof:
-                chunk = d.decompress(region, 1 << 24)
-                region = d.unconsumed_tail if comp == "zlib" else b""
-                total += len(chunk)
-                if total > MAX_EXPANDED:
-                    raise _fail(path, f"the {what} expands beyond {MAX_EXPANDED} bytes")
-                if chunk or region:
-                    continue
-                if comp == "zlib":
-                    total += len(d.flush())
-                if comp == "bzip2" and not d.needs_input:
-                    continue
-                break
-            if not d.eof:
-                raise _fail(path, f"the {what} (bytes {off}-{off + length}) ends before its "
-                                  "data do")  # fmt: skip
-            region = d.unused_data
-    except (zlib.error, OSError, EOFError, ValueError) as e:
-        if isinstance(e, DarshanLogError):
-            raise
-        raise _fail(path, f"the {what} (bytes {off}-{off + length}) is corrupt ({e})") from None
+        for piece in inputs.inflate((data[off : off + length],), comp, MAX_EXPANDED, path, region):
+            total += len(piece)
+    except inputs.InputError as e:
+        raise _fail(path, str(e).removeprefix(f"{path}: ")) from None
     return total
 
 

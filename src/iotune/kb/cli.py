@@ -288,8 +288,8 @@ def _export(base, args) -> int:
     else:
         from iotune.outputs import write_output
 
-        write_output(args.out, text, "knowledge-base export")
-        print(f"{len(base.entries())} entries written to {args.out}", file=sys.stderr)
+        if write_output(args.out, text, "knowledge-base export"):  # a file, not a stream
+            print(f"{len(base.entries())} entries written to {args.out}", file=sys.stderr)
     return 0
 
 

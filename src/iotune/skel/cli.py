@@ -33,10 +33,11 @@ def cmd_from_profile(args: argparse.Namespace) -> int:
     dmod.parse_text(text, args.out)  # what we write must read back
     from iotune.outputs import write_output
 
-    write_output(args.out, text, "descriptor")
-    print(f"descriptor written to {args.out}")
-    for note in desc["notes"]:
-        print(f"note: {note}")
+    to_file = write_output(args.out, text, "descriptor")  # else a stream such as /dev/stdout
+    if to_file:
+        print(f"descriptor written to {args.out}")
+    for note in desc["notes"]:  # never into the descriptor written to standard output
+        print(f"note: {note}", file=sys.stdout if to_file else sys.stderr)
     return 0
 
 
@@ -49,8 +50,8 @@ def cmd_params(args: argparse.Namespace) -> int:
     else:
         from iotune.outputs import write_output
 
-        write_output(args.out, text, "parameters")
-        print(f"parameters written to {args.out}")
+        if write_output(args.out, text, "parameters"):  # a file, not a stream
+            print(f"parameters written to {args.out}")
     return 0
 
 
@@ -172,8 +173,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.json:
         import json
 
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(results, fh, indent=1)
+        from iotune.outputs import write_output
+
+        write_output(args.json, json.dumps(results, indent=1), "raw times")  # a file or stream
     return 0
 
 
