@@ -273,6 +273,7 @@ def search(
     on_trial: Callable[[loop.Progress], None] | None = None,
     facts: dict[str, Any] | None = None,
     check_baseline: Callable[[trial.Outcome], str | None] | None = None,
+    log: Callable[[str], None] | None = None,
 ) -> None:
     s = get_strategy(cfg.strategy)
     loop.run(
@@ -290,7 +291,16 @@ def search(
         neighbours=s.neighbours,
         min_gain=cfg.min_gain if s.stop_early and cfg.min_gain > 0 else None,
         patience=local.PATIENCE,
+        log=log,
+        baseline_wait_s=baseline_wait_s(cfg),
     )
+
+
+def baseline_wait_s(cfg: TuneConfig) -> float:
+    """How long a worker waits for the baseline another worker runs: a trial's --timeout,
+    plus the heartbeats that tell a lost worker (its trial is then failed and run here), plus
+    a minute for the worker to record it."""
+    return cfg.timeout + storage.GRACE_BEATS * (cfg.heartbeat or HEARTBEAT_S) + 60.0
 
 
 def search_runs(study: Any) -> int:
@@ -580,12 +590,16 @@ def run(
             return launchcheck.baseline_problem(opts.command, o.traits, asked)
 
         try:
-            search(cfg, s, evaluate, on_trial, facts, check_baseline)
+            search(cfg, s, evaluate, on_trial, facts, check_baseline, log)
         except loop.WrongLaunch as e:
             raise StudyError(f"{e}; nothing was searched") from None
+        except loop.BaselineWait as e:
+            raise StudyError(str(e)) from None
         except loop.BaselineFailed as e:
             o = e.outcome
             status = f"exit status {o.returncode}" if o.returncode is not None else o.status
+            if e.where:  # another worker ran it; this one waited for it
+                status = f"{status} in {e.where}"
             said = f"its stderr ends with:\n{_tail_lines(o.message)}"
             if o.stdout.strip():
                 said = f"its stdout ends with:\n{_tail_lines(o.stdout)}\n{said}"
