@@ -23,6 +23,7 @@ from typing import Any
 
 from iotune import (
     controlfile,
+    final_runs,
     hostnoise,
     identity,
     launchcheck,
@@ -38,7 +39,6 @@ from iotune import (
     trial,
     verdict,
 )
-from iotune.final_runs import RunCounter
 from iotune.search import get_strategy, local, loop, noise, switches, warmstart
 from iotune.search.capping import Capping
 from iotune.space import Space, config_key
@@ -346,7 +346,9 @@ def finish(
         )
     maximize = study.direction.name == "MAXIMIZE"
     rng = random.Random(cfg.seed)
-    evaluate = counter = RunCounter(evaluate)
+    before = final_runs.earlier(study)  # finishes stopped half-way (or ended) before this one
+    counter, kept = final_runs.kept_in(study, evaluate)  # counted as the runs are made
+    evaluate = counter
     raced = get_strategy(cfg.strategy).race
     if raced:
         log(f"racing the {cfg.n_leaders} leading configurations and the defaults, interleaved "
@@ -404,6 +406,11 @@ def finish(
     if (best_check or {}).get("runs_held"):  # and what they held beside best.xml was unread
         head["runs_held"] = best_check["runs_held"]
     runs = {"search": search_runs(study), **counter.runs}
+    failed = dict(counter.failed)
+    if before["runs"]:  # paid for too: a finish stopped half-way, or one this one redoes
+        runs[EARLIER] = before["runs"]
+    if before["failed"]:
+        failed[EARLIER] = before["failed"]
     runs["total"] = sum(runs.values())
     stopped = study.user_attrs.get(local.STOPPED) or f"its budget of {cfg.budget} trials"
     log(
@@ -411,9 +418,11 @@ def finish(
         + ", ".join(f"{k} {v}" for k, v in runs.items() if k != "total")
         + f"); the search ended: {stopped}"
     )
-    if counter.failed:  # left out of every comparison: said, so that they cannot go unseen
+    if before["runs"]:
+        log(f"{EARLIER}: {_earlier_text(before)}")
+    if failed:  # left out of every comparison: said, so that they cannot go unseen
         log("runs of the final phases that failed (the application's exit status, a crash or "
-            "a time-out): " + ", ".join(f"{k} {v}" for k, v in counter.failed.items()))  # fmt: skip
+            "a time-out): " + ", ".join(f"{k} {v}" for k, v in failed.items()))  # fmt: skip
     recommended = head["settings"]
     if recommended and len(recommended) == 1 and not reduced["contributions"]:
         (name,) = recommended  # removing the only setting leaves the defaults
@@ -433,7 +442,8 @@ def finish(
         "direction": study.direction.name.lower(),
         "trials": loop.used(study),  # run: not those queued, nor those a signal stopped
         "runs": runs,  # every application run of the study, by phase (issue 25)
-        "runs_failed": dict(counter.failed),  # of the final phases' runs, by phase
+        "runs_failed": failed,  # of the final phases' runs, by phase
+        "earlier_finishes": before,  # their runs are in runs (EARLIER)
         "stopped": stopped,
         "min_gain": cfg.min_gain,
         "not_searched": dict(study.user_attrs.get(loop.INERT, {})),
@@ -467,9 +477,22 @@ def finish(
         controlfile.write(cfg.out / "candidate.xml", switches.apply(candidate, on))
     elif (cfg.out / "candidate.xml").exists():
         (cfg.out / "candidate.xml").unlink()
+    final_runs.ended(study, kept, counter)
     if cfg.remember:
         study_kb.remember(cfg, summary, log)
     return summary
+
+
+EARLIER = "earlier finishes"  # summary.json's runs: the final phases' runs of earlier finishes
+
+
+def _earlier_text(before: dict[str, Any]) -> str:
+    """ "12 runs of the final phases of 1 earlier finish (1 stopped before its report)"."""
+    n = before["finishes"]
+    text = f"{before['runs']} runs of the final phases of {n} earlier finish{'es' if n > 1 else ''}"
+    if before["stopped"]:
+        text += f" ({before['stopped']} stopped before its report)"
+    return text + ", counted in the total"
 
 
 # ----------------------------------------------------------------------------- the study's record
