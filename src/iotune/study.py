@@ -363,6 +363,15 @@ def finish(
             "interleaved")  # fmt: skip
         leaders = race.remeasure_leaders(cfg, study, evaluate, rng)
     best = dict(leaders.get("best_settings") or {})
+    failing = leaders.get("not_recommended") or {}
+    for why in failing.values():  # left out of the choice: said, so that they cannot go unseen
+        log(why)
+    none_better = None
+    if failing and not best:
+        n = len(failing)
+        none_better = (f"the defaults were the best measured of the leading settings the "
+                       f"application did not fail with (it failed with {n} of them: not "
+                       f"recommended)")  # fmt: skip
     counter.phase = "verification"
     log(f"default vs tuned ({config_key(best)}): {pairs.deciding_test(cfg)}")
     too_small = cfg.min_gain if raced and cfg.min_gain > 0 else None
@@ -370,6 +379,8 @@ def finish(
     final = pairs.verify(cfg, best, evaluate, maximize, rng, "the full winner", too_small,
                          max_pairs=pairs.extended_pairs(cfg),
                          extend_from=cfg.verify_pairs)  # fmt: skip
+    if none_better:
+        final["verdict"] = f"no better setting found: {none_better}"
     off = {k: why for k, why in final.get("not_in_effect", {}).items() if k in best}
     # beside the winner's own io=romio321 Open MPI's OMPIO parameters are never read: the
     # reduction need not measure their removal one by one (PnetCDF: 2-3 such in every winner)
@@ -383,7 +394,7 @@ def finish(
         rows = noise.measured(study)
         reduced = reduction.minimal(cfg, effective, evaluate, maximize, rng, log, rows)
         reduced = reduction.checked_reduction(cfg, effective, reduced, evaluate, maximize, rng,
-                                              log)  # fmt: skip
+                                              log, failing)  # fmt: skip
     if final["improved"] and cfg.partial and not raced and reduction.ADDITIONS:
         counter.phase = "addition"
         reduced = reduction.with_additions(cfg, study, effective, reduced, set(off), evaluate,
@@ -402,7 +413,7 @@ def finish(
             cfg, proposed, evaluate, maximize, rng, "best.xml's settings",
             max_pairs=pairs.extended_pairs(cfg), extend_from=cfg.verify_pairs,
         )  # fmt: skip
-    head = verdict.headline(proposed, best_check or final, maximize, best, final)
+    head = verdict.headline(proposed, best_check or final, maximize, best, final, none_better)
     if (best_check or {}).get("runs_held"):  # and what they held beside best.xml was unread
         head["runs_held"] = best_check["runs_held"]
     runs = {"search": search_runs(study), **counter.runs}
