@@ -72,9 +72,19 @@ def earlier(study: Any, but: str | None = None) -> dict[str, Any]:
     return {
         "finishes": len(found),
         "stopped": sum(1 for v in found if not v.get("ended")),
-        "runs": sum(int(n) for v in found for n in (v.get("runs") or {}).values()),
-        "failed": sum(int(n) for v in found for n in (v.get("failed") or {}).values()),
+        "runs": sum(_total(v.get("runs")) for v in found),
+        "failed": sum(_total(v.get("failed")) for v in found),
     }
+
+
+def _total(by_phase: Any) -> int:
+    """The runs of a {phase: count} record (what is not a count, in a study written by hand
+    or damaged, counts nothing)."""
+    if not isinstance(by_phase, dict):
+        return 0
+    return sum(
+        n for n in by_phase.values() if isinstance(n, int) and not isinstance(n, bool) and n > 0
+    )
 
 
 def measure_once(evaluate: loop.Evaluate, settings: dict[str, str], warmup: int) -> trial.Outcome:

@@ -92,3 +92,11 @@ def test_a_run_stopped_by_a_signal_is_kept_in_the_study():
     final_runs.ended(study, name2, again)
     assert final_runs.earlier(study, but=name2)["runs"] == 3
     assert final_runs.earlier(study) == {"finishes": 2, "stopped": 1, "runs": 4, "failed": 1}
+
+
+def test_damaged_records_of_earlier_finishes_count_nothing():
+    study = optuna.create_study()
+    for i, v in enumerate([[3], {"runs": "x"}, {"runs": {"a": -2, "b": True, "c": 2.5}},
+                           {"runs": {"verification": 4}, "failed": None}]):  # fmt: skip
+        study.set_user_attr(f"{final_runs.FINISH}{i}", v)
+    assert final_runs.earlier(study) == {"finishes": 3, "stopped": 3, "runs": 4, "failed": 0}
