@@ -94,6 +94,59 @@ def claim_directory(out: Path, study: str, command: str, force: bool) -> None:
     mark.write_text(json.dumps({"study": study, "command": command}, indent=1) + "\n")
 
 
+LOCK = ".iotune-running.lock"  # in the output directory: held by the run writing its results
+# what a run leaves in its output directory before it has run anything (and a trials' scratch
+# directory, empty): a refused run removes them from the directories it made (new_directories)
+BOOKKEEPING = (LOCK, MARK)
+
+
+def new_directories(*paths: Path | None) -> list[Path]:
+    """The directories that making `paths` would create (each missing one and its missing
+    ancestors), deepest first: what a refused run must remove again (unused)."""
+    made: list[Path] = []
+    for path in paths:
+        if path is None:
+            continue
+        p = Path(path).absolute()
+        while not p.exists() and p != p.parent:
+            if p not in made:
+                made.append(p)
+            p = p.parent
+    return sorted(made, key=lambda q: len(q.parts), reverse=True)
+
+
+def remove_unused(made: Sequence[Path]) -> None:
+    """Removes the directories a run made (new_directories) when they hold nothing of a study:
+    at most its bookkeeping (the lock, no longer held by anyone; the mark) and an empty scratch
+    directory. A refused command (the output directory held by another run, a wrong launcher,
+    no such study) leaves no new file or directory behind; one that ran anything keeps all."""
+    import fcntl
+    import os
+
+    for d in made:
+        if not d.is_dir() or any(
+            e.name not in (*BOOKKEEPING, "scratch") or (e.name == "scratch" and any(e.iterdir()))
+            for e in d.iterdir()
+        ):
+            continue
+        lock = d / LOCK
+        if lock.exists():
+            fd = os.open(lock, os.O_RDWR)
+            try:
+                try:  # another run that holds it now owns the directory
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    continue
+                lock.unlink()
+            finally:
+                os.close(fd)
+        with contextlib.suppress(OSError):
+            (d / MARK).unlink(missing_ok=True)
+            if (d / "scratch").is_dir():
+                (d / "scratch").rmdir()
+            d.rmdir()
+
+
 class Busy(RuntimeError):
     """Another `iotune tune` of this process's user is running in the same place."""
 
@@ -107,7 +160,7 @@ def running_alone(out: Path) -> Iterator[None]:
     import fcntl
     import os
 
-    fd = os.open(out / ".iotune-running.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fd = os.open(out / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -61,6 +61,9 @@ def race_leaders(
     }
     alive = list(by_key)
     left: dict[str, int] = {}
+    runs = {k: 0 for k in by_key}
+    failed = {k: 0 for k in by_key}
+    none = config_key({})
     rounds = 0
     most = RACE_ROUNDS if RACE_REUSE else max(cfg.repeat, 2)
     first_cut = 1 if RACE_REUSE else 2
@@ -68,8 +71,14 @@ def race_leaders(
         rounds += 1
         for key in noise.interleaved(alive, 1, rng):
             o = final_runs.measure_once(evaluate, by_key[key], cfg.warmup)
+            runs[key] += 1
             if o.ok:
                 values[key].append(o.value)
+            else:
+                failed[key] += 1
+        for k in _failing(failed, alive):  # never recommended: no use measuring it again
+            alive.remove(k)
+            left[k] = rounds
         if rounds < first_cut:
             continue
         every = {k: prior[k] + values[k] for k in by_key}
@@ -87,15 +96,19 @@ def race_leaders(
             if best_k is None or local.gain(worst_lead, best_k, maximize) >= cfg.min_gain:
                 alive.remove(k)
                 left[k] = rounds
-        none = config_key({})
         if RACE_EARLY_KEEP and none in alive and values[none]:
             now = {k: noise.ConfigStats(k, by_key[k], values[k]) for k in alive if values[k]}
             if _race_choice(now, alive, cfg.min_gain, maximize) == none:
                 break  # the defaults would be kept: a third round rarely changes that
-    fresh = {k: noise.ConfigStats(k, by_key[k], v) for k, v in values.items() if v}
-    best_key = leaders[0].key if not fresh else _race_choice(fresh, alive, cfg.min_gain, maximize)
+    out = _failures(runs, failed, "the race")
+    bad = out.get("not_recommended", {})
+    fresh = {k: noise.ConfigStats(k, by_key[k], v) for k, v in values.items() if v and k not in bad}
+    if fresh:
+        best_key = _race_choice(fresh, alive, cfg.min_gain, maximize)
+    else:
+        best_key = none if leaders[0].key in bad else leaders[0].key
     return {
-        "leaders": [k for k in by_key if k != config_key({})],
+        "leaders": [k for k in by_key if k != none],
         "settings": by_key,
         "values": values,
         "best": best_key,
@@ -104,7 +117,38 @@ def race_leaders(
         "left": left,
         "reused": {k: len(v) for k, v in prior.items() if v},
         "raced": True,
+        **out,
     }
+
+
+def _failing(failed: dict[str, int], among: list[str]) -> list[str]:
+    """The configurations among `among` under which the application failed while it never
+    failed with the defaults (in the same runs): never recommended (as pairs.verify)."""
+    none = config_key({})
+    if failed.get(none):  # it fails whatever the settings: not theirs
+        return []
+    return [k for k in among if k != none and failed.get(k)]
+
+
+def _failures(runs: dict[str, int], failed: dict[str, int], where: str) -> dict[str, Any]:
+    """The runs and failed runs of the leaders measured again (summary.json's leaders), and
+    those not recommended for having failed while the defaults did not, with why."""
+    none = config_key({})
+    if not any(failed.values()):
+        return {"runs": runs, "failed": {}}
+    bad = _failing(failed, list(runs))
+    with_defaults = (
+        f"in none of {runs[none]} with the defaults" if runs.get(none)
+        else "never with the defaults (their baseline ran)"
+    )  # fmt: skip
+    out: dict[str, Any] = {"runs": runs, "failed": {k: n for k, n in failed.items() if n}}
+    if bad:
+        out["not_recommended"] = {
+            k: f"the application failed in {failed[k]} of {runs[k]} runs of {where} with "
+            f"{k} and {with_defaults}: not recommended"
+            for k in bad
+        }
+    return out
 
 
 def _race_choice(
@@ -141,18 +185,35 @@ def remeasure_leaders(
     by_key = {s.key: s.settings for s in leaders}
     values: dict[str, list[float]] = {k: [] for k in by_key}
     walls: dict[str, list[float]] = {k: [] for k in by_key}
+    runs = {k: 0 for k in by_key}
+    failed = {k: 0 for k in by_key}
     if cfg.repeat > 0 and len(leaders) > 1:
         for key in noise.interleaved(list(by_key), cfg.repeat, rng):
             o = final_runs.measure_once(evaluate, by_key[key], cfg.warmup)
+            runs[key] += 1
             if o.ok:
                 values[key].append(o.value)
                 walls[key].append(o.wall_s)
-    fresh = {k: noise.ConfigStats(k, by_key[k], v, walls[k]) for k, v in values.items() if v}
-    best = noise.ranked(fresh, maximize)[0] if fresh else leaders[0]
+            else:
+                failed[key] += 1
+    out = _failures(runs, failed, "the re-measurement")
+    bad = out.get("not_recommended", {})
+    fresh = {
+        k: noise.ConfigStats(k, by_key[k], v, walls[k])
+        for k, v in values.items()
+        if v and k not in bad
+    }
+    if fresh:
+        best_key, best_settings = (b := noise.ranked(fresh, maximize)[0]).key, b.settings
+    elif leaders[0].key in bad:  # every leader failed where the defaults did not
+        best_key, best_settings = config_key({}), {}
+    else:
+        best_key, best_settings = leaders[0].key, leaders[0].settings
     return {
         "leaders": list(by_key),
         "settings": by_key,
         "values": values,
-        "best": best.key,
-        "best_settings": best.settings,
+        "best": best_key,
+        "best_settings": best_settings,
+        **out,
     }

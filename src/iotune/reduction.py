@@ -6,7 +6,7 @@ measured and added when they gain (additions)."""
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from iotune import pairs
@@ -196,12 +196,15 @@ def checked_reduction(
     maximize: bool,
     rng: random.Random,
     log: Callable[[str], None] = print,
+    failing: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The reduced settings when they beat the defaults on their own, else the whole verified
-    winner. Each removal was judged by a test that cannot tell "costs nothing" from "costs too
-    little to show in a few noisy pairs", so several dropped settings can together carry the
-    gain, and what is left may be slower than the defaults (seen with VORPAL-IO under MPICH:
-    bench/README.md, Open MPI and MPICH).
+    winner; never settings the application failed with when the leaders were measured again
+    while it did not with the defaults (failing: {config_key: why}, race.py): the whole
+    verified winner then, without a check. Each removal was judged by a test that cannot tell
+    "costs nothing" from "costs too little to show in a few noisy pairs", so several dropped
+    settings can together carry the gain, and what is left may be slower than the defaults
+    (seen with VORPAL-IO under MPICH: bench/README.md, Open MPI and MPICH).
 
     The check may take more pairs than the winner's verification (extended_pairs): its failure
     does not keep the defaults but recommends settings whose removal measured nothing, so an
@@ -210,6 +213,23 @@ def checked_reduction(
     level covers every look up to that cap: the false-win bound stays 0.05."""
     if reduced["settings"] == effective:
         return reduced
+    why = (failing or {}).get(config_key(reduced["settings"]))
+    if why:
+        log(f"the reduced settings ({config_key(reduced['settings'])}) are a leader that "
+            f"was not recommended ({why}): the whole verified winner is kept")  # fmt: skip
+        return {
+            "settings": dict(effective),
+            "contributions": {},
+            "removed": {},
+            "runs": reduced.get("runs", 0),
+            "rejected": {
+                "settings": reduced["settings"],
+                "removed": reduced["removed"],
+                "improved": False,
+                "verdict": why,
+            },  # fmt: skip
+            **({"screen": reduced["screen"]} if reduced.get("screen") else {}),
+        }
     log(f"the reduced settings ({config_key(reduced['settings'])}) vs the defaults: interleaved "
         f"pairs until the test decides ({min(cfg.verify_min, cfg.verify_pairs)} to "
         f"{pairs.extended_pairs(cfg)})")  # fmt: skip

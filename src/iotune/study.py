@@ -23,6 +23,7 @@ from typing import Any
 
 from iotune import (
     controlfile,
+    final_runs,
     hostnoise,
     identity,
     launchcheck,
@@ -38,7 +39,6 @@ from iotune import (
     trial,
     verdict,
 )
-from iotune.final_runs import RunCounter
 from iotune.search import get_strategy, local, loop, noise, switches, warmstart
 from iotune.search.capping import Capping
 from iotune.space import Space, config_key
@@ -273,6 +273,7 @@ def search(
     on_trial: Callable[[loop.Progress], None] | None = None,
     facts: dict[str, Any] | None = None,
     check_baseline: Callable[[trial.Outcome], str | None] | None = None,
+    log: Callable[[str], None] | None = None,
 ) -> None:
     s = get_strategy(cfg.strategy)
     loop.run(
@@ -290,7 +291,16 @@ def search(
         neighbours=s.neighbours,
         min_gain=cfg.min_gain if s.stop_early and cfg.min_gain > 0 else None,
         patience=local.PATIENCE,
+        log=log,
+        baseline_wait_s=baseline_wait_s(cfg),
     )
+
+
+def baseline_wait_s(cfg: TuneConfig) -> float:
+    """How long a worker waits for the baseline another worker runs: a trial's --timeout,
+    plus the heartbeats that tell a lost worker (its trial is then failed and run here), plus
+    a minute for the worker to record it."""
+    return cfg.timeout + storage.GRACE_BEATS * (cfg.heartbeat or HEARTBEAT_S) + 60.0
 
 
 def search_runs(study: Any) -> int:
@@ -336,7 +346,9 @@ def finish(
         )
     maximize = study.direction.name == "MAXIMIZE"
     rng = random.Random(cfg.seed)
-    evaluate = counter = RunCounter(evaluate)
+    before = final_runs.earlier(study)  # finishes stopped half-way (or ended) before this one
+    counter, kept = final_runs.kept_in(study, evaluate)  # counted as the runs are made
+    evaluate = counter
     raced = get_strategy(cfg.strategy).race
     if raced:
         log(f"racing the {cfg.n_leaders} leading configurations and the defaults, interleaved "
@@ -351,6 +363,15 @@ def finish(
             "interleaved")  # fmt: skip
         leaders = race.remeasure_leaders(cfg, study, evaluate, rng)
     best = dict(leaders.get("best_settings") or {})
+    failing = leaders.get("not_recommended") or {}
+    for why in failing.values():  # left out of the choice: said, so that they cannot go unseen
+        log(why)
+    none_better = None
+    if failing and not best:
+        n = len(failing)
+        none_better = (f"the defaults were the best measured of the leading settings the "
+                       f"application did not fail with (it failed with {n} of them: not "
+                       f"recommended)")  # fmt: skip
     counter.phase = "verification"
     log(f"default vs tuned ({config_key(best)}): {pairs.deciding_test(cfg)}")
     too_small = cfg.min_gain if raced and cfg.min_gain > 0 else None
@@ -358,6 +379,8 @@ def finish(
     final = pairs.verify(cfg, best, evaluate, maximize, rng, "the full winner", too_small,
                          max_pairs=pairs.extended_pairs(cfg),
                          extend_from=cfg.verify_pairs)  # fmt: skip
+    if none_better:
+        final["verdict"] = f"no better setting found: {none_better}"
     off = {k: why for k, why in final.get("not_in_effect", {}).items() if k in best}
     # beside the winner's own io=romio321 Open MPI's OMPIO parameters are never read: the
     # reduction need not measure their removal one by one (PnetCDF: 2-3 such in every winner)
@@ -371,7 +394,7 @@ def finish(
         rows = noise.measured(study)
         reduced = reduction.minimal(cfg, effective, evaluate, maximize, rng, log, rows)
         reduced = reduction.checked_reduction(cfg, effective, reduced, evaluate, maximize, rng,
-                                              log)  # fmt: skip
+                                              log, failing)  # fmt: skip
     if final["improved"] and cfg.partial and not raced and reduction.ADDITIONS:
         counter.phase = "addition"
         reduced = reduction.with_additions(cfg, study, effective, reduced, set(off), evaluate,
@@ -390,10 +413,15 @@ def finish(
             cfg, proposed, evaluate, maximize, rng, "best.xml's settings",
             max_pairs=pairs.extended_pairs(cfg), extend_from=cfg.verify_pairs,
         )  # fmt: skip
-    head = verdict.headline(proposed, best_check or final, maximize, best, final)
+    head = verdict.headline(proposed, best_check or final, maximize, best, final, none_better)
     if (best_check or {}).get("runs_held"):  # and what they held beside best.xml was unread
         head["runs_held"] = best_check["runs_held"]
     runs = {"search": search_runs(study), **counter.runs}
+    failed = dict(counter.failed)
+    if before["runs"]:  # paid for too: a finish stopped half-way, or one this one redoes
+        runs[EARLIER] = before["runs"]
+    if before["failed"]:
+        failed[EARLIER] = before["failed"]
     runs["total"] = sum(runs.values())
     stopped = study.user_attrs.get(local.STOPPED) or f"its budget of {cfg.budget} trials"
     log(
@@ -401,9 +429,11 @@ def finish(
         + ", ".join(f"{k} {v}" for k, v in runs.items() if k != "total")
         + f"); the search ended: {stopped}"
     )
-    if counter.failed:  # left out of every comparison: said, so that they cannot go unseen
+    if before["runs"]:
+        log(f"{EARLIER}: {_earlier_text(before)}")
+    if failed:  # left out of every comparison: said, so that they cannot go unseen
         log("runs of the final phases that failed (the application's exit status, a crash or "
-            "a time-out): " + ", ".join(f"{k} {v}" for k, v in counter.failed.items()))  # fmt: skip
+            "a time-out): " + ", ".join(f"{k} {v}" for k, v in failed.items()))  # fmt: skip
     recommended = head["settings"]
     if recommended and len(recommended) == 1 and not reduced["contributions"]:
         (name,) = recommended  # removing the only setting leaves the defaults
@@ -423,7 +453,8 @@ def finish(
         "direction": study.direction.name.lower(),
         "trials": loop.used(study),  # run: not those queued, nor those a signal stopped
         "runs": runs,  # every application run of the study, by phase (issue 25)
-        "runs_failed": dict(counter.failed),  # of the final phases' runs, by phase
+        "runs_failed": failed,  # of the final phases' runs, by phase
+        "earlier_finishes": before,  # their runs are in runs (EARLIER)
         "stopped": stopped,
         "min_gain": cfg.min_gain,
         "not_searched": dict(study.user_attrs.get(loop.INERT, {})),
@@ -457,9 +488,22 @@ def finish(
         controlfile.write(cfg.out / "candidate.xml", switches.apply(candidate, on))
     elif (cfg.out / "candidate.xml").exists():
         (cfg.out / "candidate.xml").unlink()
+    final_runs.ended(study, kept, counter)
     if cfg.remember:
         study_kb.remember(cfg, summary, log)
     return summary
+
+
+EARLIER = "earlier finishes"  # summary.json's runs: the final phases' runs of earlier finishes
+
+
+def _earlier_text(before: dict[str, Any]) -> str:
+    """ "12 runs of the final phases of 1 earlier finish (1 stopped before its report)"."""
+    n = before["finishes"]
+    text = f"{before['runs']} runs of the final phases of {n} earlier finish{'es' if n > 1 else ''}"
+    if before["stopped"]:
+        text += f" ({before['stopped']} stopped before its report)"
+    return text + ", counted in the total"
 
 
 # ----------------------------------------------------------------------------- the study's record
@@ -580,12 +624,16 @@ def run(
             return launchcheck.baseline_problem(opts.command, o.traits, asked)
 
         try:
-            search(cfg, s, evaluate, on_trial, facts, check_baseline)
+            search(cfg, s, evaluate, on_trial, facts, check_baseline, log)
         except loop.WrongLaunch as e:
             raise StudyError(f"{e}; nothing was searched") from None
+        except loop.BaselineWait as e:
+            raise StudyError(str(e)) from None
         except loop.BaselineFailed as e:
             o = e.outcome
             status = f"exit status {o.returncode}" if o.returncode is not None else o.status
+            if e.where:  # another worker ran it; this one waited for it
+                status = f"{status} in {e.where}"
             said = f"its stderr ends with:\n{_tail_lines(o.message)}"
             if o.stdout.strip():
                 said = f"its stdout ends with:\n{_tail_lines(o.stdout)}\n{said}"

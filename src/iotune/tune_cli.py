@@ -340,7 +340,7 @@ def _study_name(text: str) -> str:
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
-    from iotune import interrupt, mpifamily, pairs, paths, space, storage, study, tune_config
+    from iotune import identity, mpifamily, pairs, paths, space, tune_config
     from iotune.search import sequential
 
     if args.demo:
@@ -440,6 +440,24 @@ def cmd_tune(args: argparse.Namespace) -> int:
     for what, where in (("--out", cfg.out), ("--workdir", cfg.workdir)):
         if where is not None and where.exists() and not where.is_dir():
             return _error(f"{what} {where} is not a directory")
+    # a run refused before it ran anything (another holds --out, a wrong launcher, no such
+    # study) removes the directories it made: it leaves no new file or directory behind (one
+    # that ran anything leaves its study there)
+    made = identity.new_directories(cfg.out, cfg.workdir)
+    status = 1
+    try:
+        status = _made(cfg, args)
+        return status
+    finally:
+        if status != 0:
+            identity.remove_unused(made)
+
+
+def _made(cfg, args: argparse.Namespace) -> int:
+    """cmd_tune once its options are read: the directories made, the study run."""
+    from iotune import interrupt, storage, study
+
+    for what, where in (("--out", cfg.out), ("--workdir", cfg.workdir)):
         try:
             if where is not None:
                 where.mkdir(parents=True, exist_ok=True)

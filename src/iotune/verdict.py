@@ -119,12 +119,14 @@ def headline(
     maximize: bool,
     full_winner: Mapping[str, str] | None = None,
     full_verification: Mapping[str, Any] | None = None,
+    none_better: str | None = None,
 ) -> dict[str, Any]:
     """THE verdict of a study. recommended: the settings meant for best.xml ({} when nothing
     was better); verification: pairs.verify's result for exactly those settings (or, when
     nothing is recommended, for the best candidate, which is then described as such);
     full_winner/full_verification: the study's whole winner and its verification, reported as
-    "full winner" when it holds other settings than best.xml.
+    "full winner" when it holds other settings than best.xml. none_better: why no candidate
+    was measured, when it is not that the defaults were the best measured.
 
     Returns {"settings" (what best.xml holds), "established", "speedup", "low", "high",
     "confidence", "wins", "pairs", "candidate" (the settings measured when not established),
@@ -157,8 +159,8 @@ def headline(
         text = (f"best.xml ({_n(recommended)}) is {m['speedup']:.2f}x faster than the defaults "
                 f"({detail(m)})")  # fmt: skip
     elif not measured:
-        text = "no better setting found: the stack's defaults were the best measured; " \
-               "best.xml holds no settings (keep the defaults)"  # fmt: skip
+        why = none_better or "the stack's defaults were the best measured"
+        text = f"no better setting found: {why}; best.xml holds no settings (keep the defaults)"
     else:
         why = (
             "the interval includes 1.0" if m.get("low") is not None and m["low"] <= 1.0

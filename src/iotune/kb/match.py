@@ -118,12 +118,15 @@ def suggest(
 
 def runners_up(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The re-measured leaders of a study other than the one it chose, best median first:
-    [{"settings", "median", "runs"}] (race.remeasure_leaders' result in its summary)."""
+    [{"settings", "median", "runs"}] (race.remeasure_leaders' result in its summary); not
+    those the application failed with there (never recommended)."""
     led = summary.get("leaders") or {}
     values = led.get("values") or {}
     out = []
     for key in led.get("leaders") or []:
         if key == led.get("best") or key not in (led.get("settings") or {}):
+            continue
+        if key in (led.get("not_recommended") or {}):  # the application failed with it
             continue
         v = [float(x) for x in values.get(key) or []]
         out.append({"settings": dict(led["settings"][key]),

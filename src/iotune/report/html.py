@@ -238,12 +238,24 @@ def write_html(
     lead = summary.get("leaders") or {}
     if lead.get("values"):
         parts.append("<h2>Leaders re-measured (interleaved)</h2>")
+        failed, runs = lead.get("failed") or {}, lead.get("runs") or {}
+        bad = lead.get("not_recommended") or {}
         parts.append(
             _table(
-                ["configuration", f"values ({unit})"],
-                [[k, ", ".join(f"{v:.4g}" for v in vals)] for k, vals in lead["values"].items()],
+                ["configuration", f"values ({unit})", "failed runs"],
+                [
+                    [
+                        k,
+                        ", ".join(f"{v:.4g}" for v in vals),
+                        (f"{failed[k]} of {runs.get(k, '?')}" if failed.get(k) else "")
+                        + (": not recommended" if k in bad else ""),
+                    ]
+                    for k, vals in lead["values"].items()
+                ],
             )
         )
+        for why in bad.values():
+            parts.append(f"<p>{html.escape(str(why))}.</p>")
     parts.append("<h2>Effect of each parameter</h2>")
     parts.append(
         "<p>Measured effects are the settings' contributions above (the set with a setting "

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -37,11 +38,17 @@ class WrongLaunch(RuntimeError):
 
 class BaselineFailed(RuntimeError):
     """The stack's defaults did not run: the application fails by itself (its message is in
-    .outcome); no search can mean anything."""
+    .outcome); no search can mean anything. where: the worker that ran it, when another one
+    did (this worker waited for it)."""
 
-    def __init__(self, outcome: Outcome):
+    def __init__(self, outcome: Outcome, where: str | None = None):
         super().__init__(outcome.message)
         self.outcome = outcome
+        self.where = where
+
+
+class BaselineWait(RuntimeError):
+    """Another worker's baseline ran longer than this worker waits for it; str() says so."""
 
 
 @dataclass
@@ -159,6 +166,8 @@ def run(
     neighbours: bool = False,
     min_gain: float | None = None,
     patience: int = local.PATIENCE,
+    log: Callable[[str], None] | None = None,
+    baseline_wait_s: float | None = None,
 ) -> None:
     """Runs trials until the study holds `budget` of them (all workers together), or until
     the search can stop early (min_gain: search/local.py; the reason is kept in the study's
@@ -173,6 +182,10 @@ def run(
     the launch meant (iotune.launchcheck), or None: WrongLaunch is raised with that message.
     neighbours: once the warm start has run, measure the one-parameter neighbours of the
     incumbent before asking the sampler (search/local.py).
+    While another worker runs the baseline, this one waits for it (wait_for_baseline: every
+    trial is compared with it, it decides what is searched and queues the guesses, and it
+    caps the slow trials), saying so through log, at most baseline_wait_s seconds (None:
+    until it ends).
     """
     from optuna.exceptions import UpdateFinishedTrialError
     from optuna.trial import TrialState
@@ -191,6 +204,10 @@ def run(
             return
     while used(study) < budget:
         storage.fail_lost(study)  # a dead worker's trial counts as failed, on any host
+        if _baseline(study)[0] == "running":  # in another worker: its insights come first
+            wait_for_baseline(study, space, leave_out_inert, facts, log, baseline_wait_s)
+            continue  # a baseline queued again (its worker stopped) is this worker's to run
+        distributions = searched(study, space)  # what another worker's baseline left out too
         inc = incumbent(study, maximize)
         try:
             trial = study.ask(fixed_distributions=distributions)
@@ -205,6 +222,24 @@ def run(
             # and failed it. It never ran: nothing is lost; ask for another.
             continue
         with storage.heartbeat(study, trial):
+            if trial.user_attrs.get("origin") != warmstart.BASELINE:
+                state = _baseline(study)[0]
+                if state == "running":  # another worker had just taken it (started together)
+                    try:
+                        wait_for_baseline(study, space, leave_out_inert, facts, log,
+                                          baseline_wait_s)  # fmt: skip
+                    except (BaselineFailed, BaselineWait):
+                        _not_run(study, trial, "the baseline did not run")
+                        raise
+                    state = _baseline(study)[0]
+                    inc = incumbent(study, maximize)  # the cap, from the baseline on
+                if state == "queued":  # its worker stopped before it ended: this one runs it
+                    _not_run(study, trial, "asked before the baseline had run")
+                    continue
+                why_not = _inert_set(study, settings)
+                if why_not:  # sampled before the baseline showed that it cannot matter
+                    _not_run(study, trial, why_not)
+                    continue
             if space.forbidden(config) is not None or _value_left_out(study, config):
                 trial.set_user_attr("status", "forbidden")
                 trial.set_user_attr("wall_s", 0.0)
@@ -270,6 +305,133 @@ def run(
         if why:
             study.set_user_attr(local.STOPPED, why)
             return
+
+
+BASELINE_POLL_S = 0.5  # how often a worker waiting for another's baseline looks at it
+BASELINE_SAY_S = 30.0  # and says that it is still waiting
+AFTER_BASELINE_S = 30.0  # for its worker to queue the guesses once it has run
+
+
+def _baseline(study: Any) -> tuple[str, Any]:
+    """The study's baseline (the defaults' first run): ("done", its trial) once one has run,
+    else ("running", t) while a worker runs it, ("queued", t), ("failed", the last one), or
+    ("none", None) in a study that has none (a bench's)."""
+    from optuna.trial import TrialState
+
+    base = [
+        t
+        for t in study.get_trials(deepcopy=False)
+        if t.user_attrs.get("origin") == warmstart.BASELINE
+    ]
+    for state, name in ((TrialState.COMPLETE, "done"), (TrialState.RUNNING, "running"),
+                        (TrialState.WAITING, "queued")):  # fmt: skip
+        found = [t for t in base if t.state == state]
+        if found:
+            return name, found[0]
+    return ("failed", base[-1]) if base else ("none", None)
+
+
+def _worker_gone(t: Any) -> bool:
+    """Whether the worker of a running trial was a process of this host that has ended."""
+    from iotune import trial as trial_mod
+
+    host, _, pid = (t.user_attrs.get("worker") or "").rpartition(":")
+    return host == socket.gethostname() and pid.isdigit() and not trial_mod._pid_alive(int(pid))
+
+
+def wait_for_baseline(
+    study: Any,
+    space: Space,
+    leave_out_inert: bool,
+    facts: dict[str, Any],
+    log: Callable[[str], None] | None = None,
+    most_s: float | None = None,
+) -> None:
+    """Waits while another worker runs the baseline: every trial is compared with it, what it
+    shows leaves parameters and values out and queues the guesses, and the incumbent it makes
+    caps slow trials (a worker that did not wait ran its first trials without any of that).
+    Says so at once and every BASELINE_SAY_S. Returns once it has run (and its worker queued
+    the guesses: else, after AFTER_BASELINE_S, this one does), or once it was queued again
+    because its worker stopped (a signal, a lost heartbeat, a process gone from this host:
+    this worker runs it next). Raises BaselineFailed when the application failed in it, and
+    BaselineWait when it has run for more than most_s seconds."""
+    say = log or (lambda message: None)
+    start = time.monotonic()
+    said = start - BASELINE_SAY_S
+    ran_at = None
+    while True:
+        storage.fail_lost(study)  # its worker lost on another host: heartbeat stopped
+        state, t = _baseline(study)
+        now = time.monotonic()
+        if state == "running":
+            if _worker_gone(t):
+                storage.fail(study, t, "interrupted")
+                continue
+            if most_s is not None and now - start > most_s:
+                raise BaselineWait(
+                    f"the baseline (trial {t.number}, worker {t.user_attrs.get('worker', '?')}) "
+                    f"is still running after this worker waited {now - start:.0f} s for it, "
+                    "longer than a trial may run (--timeout): nothing was run here; start this "
+                    "worker again once the baseline has ended (or give it the baseline's worker's "
+                    "--timeout)"
+                )
+            if now - said >= BASELINE_SAY_S:
+                said = now
+                waited = f"{now - start:.0f} s so far" if now > start + 1 else "started"
+                bound = f", at most {most_s:.0f} s" if most_s is not None else ""
+                say(f"waiting for the baseline, run by worker {t.user_attrs.get('worker', '?')} "
+                    f"(trial {t.number}; {waited}{bound}): every trial is compared with it, and "
+                    "what it shows decides what is searched")  # fmt: skip
+        elif state == "done":
+            ran_at = now if ran_at is None else ran_at
+            if study.user_attrs.get(warmstart.PENDING) and now - ran_at < AFTER_BASELINE_S:
+                time.sleep(BASELINE_POLL_S)  # its worker is queueing the guesses
+                continue
+            _resume_warm_start(study, space, leave_out_inert, facts)  # if that worker died
+            if now - start > BASELINE_POLL_S:
+                say(f"the baseline has run (trial {t.number}): searching")
+            return
+        elif state == "failed":
+            status = t.user_attrs.get("status")
+            if status in (None, "interrupted"):  # lost, or stopped by a signal: not the app's
+                study.enqueue_trial(space.trial_params_for({}),
+                                    user_attrs={"origin": warmstart.BASELINE})  # fmt: skip
+                say(f"the baseline's worker stopped before it ended (trial {t.number}): "
+                    "this worker runs it")  # fmt: skip
+                return
+            where = t.user_attrs.get("worker")
+            raise BaselineFailed(
+                Outcome(
+                    status, wall_s=float(t.user_attrs.get("wall_s") or 0.0),
+                    message=t.user_attrs.get("message", ""),
+                ),
+                where=f"trial {t.number}, worker {where}" if where else f"trial {t.number}",
+            )  # fmt: skip
+        else:  # queued again (by another waiting worker), or none at all
+            return
+        time.sleep(BASELINE_POLL_S)
+
+
+def _not_run(study: Any, trial: Any, why: str) -> None:
+    """Ends a trial that is not run: like a forbidden one (PRUNED, no run counted)."""
+    from optuna.trial import TrialState
+
+    if not storage.still_running(study, trial):
+        return
+    trial.set_user_attr("status", "forbidden")
+    trial.set_user_attr("wall_s", 0.0)
+    trial.set_user_attr("message", f"not run: {why}")
+    study.tell(trial, state=TrialState.PRUNED)
+
+
+def _inert_set(study: Any, settings: dict[str, str]) -> str | None:
+    """Why a trial's settings set a parameter the baseline showed cannot matter (one asked
+    before the baseline had run), or None."""
+    left_out = study.user_attrs.get(INERT, {})
+    names = sorted(k for k in settings if k in left_out)
+    if not names:
+        return None
+    return f"{names[0]} is not searched ({left_out[names[0]]})"
 
 
 def searched(study: Any, space: Space) -> dict[str, Any]:
