@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from collections.abc import Mapping
 from typing import Any
@@ -35,6 +36,7 @@ def format_phases(data: Mapping[str, Any]) -> str:
     if not a:
         return ""
     phases = a.get("phases") or []
+    refused = not_in_effect(data)
     guard = a.get("guard_ratio")
     lines = [f"adaptive mode: {len(phases)} phase(s) of rank 0's files (a file other ranks "
              "open without rank 0 is not listed: docs/profile.md, 'The adaptive section'), "
@@ -68,14 +70,17 @@ def format_phases(data: Mapping[str, Any]) -> str:
             lines.append("    held, not applied (offline advice: iotune advise, iotune tune): "
                          + ", ".join(_offline(code) for code in p["offline"]))  # fmt: skip
         if p.get("applied"):
-            lines.append("    applied: " + ", ".join(f"{s['name']}={s['value']} ({s['rule']})"
-                                                    for s in p["applied"]))  # fmt: skip
+            mine = refused.get(str(p.get("file")), {})
+            lines.append("    applied: " + ", ".join(
+                f"{s['name']}={s['value']} ({s['rule']})" + (
+                    f" NOT in effect: {mine[s['name']]}" if s["name"] in mine else "")
+                for s in p["applied"]))  # fmt: skip
         if g and g.get("reverted"):
             lines.append("    reverted (slower than learning): " + ", ".join(g["reverted"]))
         o = p.get("overhead_s") or {}
         extract += o.get("extraction", 0.0)
         optimise += o.get("optimisation", 0.0)
-    lines.append("  " + applied_per_file(phases))
+    lines.append("  " + applied_per_file(phases, refused))
     pred = a.get("prediction") or {}
     done = [x for x in pred.get("phases") or [] if x.get("accuracy") is not None]
     if done:
@@ -336,11 +341,47 @@ def _reverted(phases: list[Mapping[str, Any]]) -> list[str]:
     return out
 
 
-def applied_per_file(phases: list[Mapping[str, Any]]) -> str:
+_REFUSED = re.compile(r"(?:\S+: )?([a-z0-9_]+)=\S+ NOT applied: (.*?)(?: \[[^\]]*\])?")
+
+
+def not_in_effect(data: Mapping[str, Any]) -> dict[str, dict[str, str]]:
+    """Per file, the HDF5 settings the mode gave its phases that HDF5's lists of the file do
+    not hold (its `applied`, read back), and why: the file's hdf5_notes say it ("fill_time=never
+    NOT applied: the application defined a fill value"), else no list took it (a phase that
+    created no dataset). What the mode gave a phase is not always what took effect."""
+    from iotune import params
+
+    out: dict[str, dict[str, str]] = {}
+    a = data.get("adaptive") or {}
+    files = {str(f.get("name")): f for f in data.get("files") or [] if isinstance(f, Mapping)}
+    for p in a.get("phases") or []:
+        f = files.get(str(p.get("file")))
+        if f is None:
+            continue
+        held = (f.get("applied") or {}).get("hdf5") or {}
+        why = {}
+        for note in f.get("hdf5_notes") or []:
+            m = _REFUSED.fullmatch(str(note))
+            if m:
+                why.setdefault(m[1], m[2])
+        for s in p.get("applied") or []:
+            name = str(s.get("name"))
+            param = params.find(name)
+            if param is not None and param.layer == "hdf5" and name not in held:
+                out.setdefault(str(p.get("file")), {})[name] = why.get(
+                    name, "not in the file's HDF5 lists read back"
+                )
+    return out
+
+
+def applied_per_file(phases: list[Mapping[str, Any]],
+                     refused: Mapping[str, Mapping[str, str]] | None = None) -> str:  # fmt: skip
     """What the mode applied, file by file (each file once: its settings and in how many of
-    its phases), or why it applied nothing; then what it could not use (_limits)."""
+    its phases), or why it applied nothing; then what it could not use (_limits), and what it
+    gave that did not take effect (refused: not_in_effect)."""
     per_file: dict[str, dict[str, str]] = {}
     counts: dict[str, list[int]] = {}  # file: [phases applied, phases with data]
+    lost: dict[tuple[str, str], list[str]] = {}  # (setting, why): files
     for p in phases:
         f = str(p.get("file"))
         n = counts.setdefault(f, [0, 0])
@@ -348,8 +389,15 @@ def applied_per_file(phases: list[Mapping[str, Any]]) -> str:
         if p.get("applied"):
             n[0] += 1
             for s in p["applied"]:
-                per_file.setdefault(f, {})[str(s["name"])] = str(s["value"])
-    limits = _limits(phases)
+                why = (refused or {}).get(f, {}).get(str(s["name"]))
+                if why is None:
+                    per_file.setdefault(f, {})[str(s["name"])] = str(s["value"])
+                elif f not in lost.setdefault((f"{s['name']}={s['value']}", why), []):
+                    lost[(f"{s['name']}={s['value']}", why)].append(f)
+    limits = _limits(phases) + [
+        f"not in effect: {setting} on {', '.join(files)} ({why})"
+        for (setting, why), files in lost.items()
+    ]
     tail = "; " + "; ".join(limits) if limits else ""
     if per_file:
         return (

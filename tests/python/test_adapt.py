@@ -598,3 +598,33 @@ def test_summary_line_says_when_the_guard_reverted_and_what_the_learning_phase_c
     assert "guard" not in line, line
     reads_first = [dict(phase(i), insights={"io_mix": ("read", "write")[i % 2]}) for i in range(4)]
     assert "could reach at most" not in applied_per_file(reads_first)
+
+
+def test_a_setting_the_file_did_not_take_is_not_reported_as_applied():
+    """The mode gave fill_time=never (a knowledge base's) to phases whose datasets had a fill
+    value of the application's: the runtime left it out (hdf5_notes) and HDF5's lists read
+    back lack it, yet `iotune adapt` said applied (an outside tester). The MPI-IO hint, in
+    effect, stays applied."""
+    from iotune.adapt import format_phases
+
+    given = [{"rule": "SIO-7", "name": "romio_cb_write", "value": "disable"},
+             {"rule": "KB", "name": "fill_time", "value": "never"}]  # fmt: skip
+    phase = {"class": "ck_*.h5", "index": 1, "role": "optimised", "ranks": 2,
+             "bytes_per_s": 1e6, "applied": given, "insights": {}}  # fmt: skip
+    data = {
+        "adaptive": {"guard_ratio": 0.9, "phases": [
+            dict(phase, file="ck_0.h5", index=0, role="learning", applied=[]),
+            dict(phase, file="ck_1.h5"), dict(phase, file="ck_2.h5")]},
+        "files": [
+            {"name": "ck_1.h5", "applied": {"hdf5": {}, "mpiio": {"romio_cb_write": "disable"}},
+             "hdf5_notes": ["fill_time=never NOT applied: the application defined a fill value "
+                            "[adaptive mode]"]},
+            {"name": "ck_2.h5", "applied": {"hdf5": {}, "mpiio": {"romio_cb_write": "disable"}}},
+        ],
+    }  # fmt: skip
+    text = format_phases(data)
+    assert "fill_time=never (KB) NOT in effect: the application defined a fill value" in text
+    assert "fill_time=never (KB) NOT in effect: not in the file's HDF5 lists read back" in text
+    assert "ck_1.h5 (1 of 1 phases): romio_cb_write=disable;" in text, text
+    assert "not in effect: fill_time=never on ck_1.h5 (the application defined a fill value)" \
+        in text, text  # fmt: skip
