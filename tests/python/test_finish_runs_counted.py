@@ -37,7 +37,8 @@ def test_the_runs_of_a_stopped_finish_are_counted_by_the_next(tmp_path):
     r = subprocess.run([*_args(out), "--trials", "5", "--search-only", "--", *FAKE], env=env,
                        cwd=tmp_path, capture_output=True, text=True, timeout=120)  # fmt: skip
     assert r.returncode == 0, r.stdout + r.stderr
-    assert _started(pids) == 5
+    searched = _started(pids)  # 4 or 5: a configuration the search proposes again is not rerun
+    assert searched in (4, 5), searched
     finish = [*_args(out), "--finish-only"]
     p = subprocess.Popen(finish, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                          env=env, cwd=tmp_path)  # fmt: skip
@@ -61,7 +62,7 @@ def test_the_runs_of_a_stopped_finish_are_counted_by_the_next(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     runs = json.loads((out / "summary.json").read_text())["runs"]
     assert runs["total"] == _started(pids), runs  # every run the application made
-    assert runs["earlier finishes"] == stopped_at - 5
+    assert runs["earlier finishes"] == stopped_at - searched
     assert runs["total"] == sum(v for k, v in runs.items() if k != "total")
     assert f"application runs: {runs['total']} (" in r.stdout
     assert "1 earlier finish (1 stopped before its report)" in r.stdout
