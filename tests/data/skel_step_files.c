@@ -1,4 +1,4 @@
-/* An HDF5 program written for the skeleton tests, in two modes.
+/* An HDF5 program written for the skeleton tests, in three modes.
  * `rank`: every rank writes a file of its own (NAME_<rank>.h5, on MPI_COMM_SELF) with a group
  * per step (/step_0, /step_1, ...) holding a dataset, and a history dataset (/hist) extended by
  * a row per step: the steps differ (the extents), so its skeleton is unrolled, and it must
@@ -8,7 +8,11 @@
  * every rank writes its record of the step to a summary file (NAME.sum) at the same offset at
  * every step: its skeleton loops over the steps and must keep the log and the summary (the
  * calls on files without a step number were dropped from the loop body).
- * Usage: skel_step_files rank|log NAME [STEPS [N]] */
+ * `once`: one shared file (NAME.h5) with a root attribute and a dataset (/mesh) written once,
+ * before the steps, then a group per step (/step_0, ...) with a dataset every rank writes its
+ * block of: its skeleton must loop (it was unrolled: --steps could not scale it), making the
+ * calls made before the steps at its first step only.
+ * Usage: skel_step_files rank|log|once NAME [STEPS [N]] */
 #include <hdf5.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -103,6 +107,41 @@ static void per_step(const char *name, int rank, int size, int steps, hsize_t n,
     MPI_File_close(&summary);
 }
 
+/* one shared file: a root attribute and a dataset written once, then a group per step */
+static void once_then_steps(const char *name, int rank, int size, int steps, hsize_t n,
+                            const double *buf)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s.h5", name);
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), dxpl = H5Pcreate(H5P_DATASET_XFER);
+    H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL);
+    H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
+    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    check(f >= 0);
+    hid_t scalar = H5Screate(H5S_SCALAR);
+    hid_t a = H5Acreate2(f, "steps", H5T_NATIVE_INT, scalar, H5P_DEFAULT, H5P_DEFAULT);
+    check(a >= 0 && H5Awrite(a, H5T_NATIVE_INT, &steps) >= 0);
+    H5Aclose(a), H5Sclose(scalar);
+    hsize_t dims[1] = {n * (hsize_t)size};
+    hid_t fs = H5Screate_simple(1, dims, NULL);
+    hid_t mesh =
+        H5Dcreate2(f, "/mesh", H5T_NATIVE_DOUBLE, fs, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    check(mesh >= 0);
+    write_rows(mesh, n * (hsize_t)rank, n, dxpl, buf);
+    H5Dclose(mesh);
+    for (int s = 0; s < steps; s++) {
+        char group[64];
+        snprintf(group, sizeof group, "/step_%d", s);
+        hid_t g = H5Gcreate2(f, group, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        check(g >= 0);
+        hid_t d = H5Dcreate2(g, "x", H5T_NATIVE_DOUBLE, fs, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        check(d >= 0);
+        write_rows(d, n * (hsize_t)rank, n, dxpl, buf);
+        H5Dclose(d), H5Gclose(g);
+    }
+    H5Sclose(fs), H5Fclose(f), H5Pclose(dxpl), H5Pclose(fapl);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -117,6 +156,8 @@ int main(int argc, char **argv)
         buf[i] = (double)i + rank;
     if (strcmp(argv[1], "rank") == 0)
         per_rank(argv[2], rank, steps, n, buf);
+    else if (strcmp(argv[1], "once") == 0)
+        once_then_steps(argv[2], rank, size, steps, n, buf);
     else
         per_step(argv[2], rank, size, steps, n, buf);
     free(buf);

@@ -4,9 +4,13 @@ unrolled skeleton whose ranks all wrote one name; a program writing a new file p
 at every step, a log and a summary file beside it got a loop body without the log and the
 summary. The skeleton's files must be the original's (h5dump -H; sizes of the raw files)."""
 
+import json
+
 import pytest
 from test_skel import _h5dump_h, _profiled, _run_skeleton, build_hdf5_program, needs_cc
 
+from iotune.skel import cost, generate
+from iotune.skel import descriptor as dmod
 from iotune.skel import steps as stepmod
 from iotune.skel.from_profile import from_profile
 from iotune.skel.ops import Op, running_offsets
@@ -55,6 +59,50 @@ def test_a_file_per_step_keeps_the_log_and_summary_written_at_every_step(
             assert _h5dump_h(out / name) == _h5dump_h(orig / name), name
         else:
             assert got[name] == want[name], name  # the log's 3 lines, the summary's records
+
+
+@needs_cc
+def test_calls_made_once_before_a_group_per_step_are_made_at_the_first_step(
+    step_files_program, libiotune, tmp_path
+):
+    orig, prof = _profiled(tmp_path, [step_files_program, "once", "o", "3", "8"], libiotune)
+    desc = from_profile(str(prof), str(orig))
+    assert desc["steps"] == 3  # a loop (it was unrolled: --steps could not scale it)
+    (f,) = desc["files"]
+    assert f["groups"] == ["/step_{step}"]
+    once = [w for w in f["writes"] if w.get("once")]
+    assert [(w.get("attribute"), w.get("dataset")) for w in once] == [
+        ("create", None), ("write", None), (None, "/mesh")]  # fmt: skip
+    assert [w.get("dataset") for w in f["writes"] if not w.get("once")] == ["/step_{step}/x"]
+    out, timing = _run_skeleton(desc, tmp_path)
+    assert _h5dump_h(out / "o.h5") == _h5dump_h(orig / "o.h5")
+    assert len(json.loads(timing.read_text())["per_rank"][0]["steps"]) == 3
+
+
+def test_once_entries_are_made_at_the_first_step_only():
+    """`once: true` in a descriptor: the generated code makes the entry at step 0 only, and
+    the cost counts its bytes once."""
+    text = """\
+skel: 1
+ranks: 2
+steps: 4
+files:
+- name: o.h5
+  datasets:
+  - {name: /mesh, type: float64, dims: [8 * size]}
+  - {name: '/s{step}/x', type: float64, dims: [8 * size]}
+  writes:
+  - {dataset: /mesh, start: [rank * 8], count: [8], once: true}
+  - {attribute: create, object: /, name: steps, type: int32, once: true}
+  - {dataset: '/s{step}/x', start: [rank * 8], count: [8]}
+"""
+    d = dmod.parse_text(text, "o.yaml")
+    assert [w.once for w in d.files[0].writes] == [True, True, False]
+    source = generate.skeleton_c(d, "o.yaml")
+    assert source.count("if (step == 0) {") == 2
+    assert cost.estimate(d, 2).total_bytes == 2 * 64 + 4 * 2 * 64  # /mesh once, x each step
+    with pytest.raises(dmod.DescriptorError, match="once"):
+        dmod.parse_text(text.replace("once: true}", "once: 1}", 1), "o.yaml")
 
 
 def _op(kind: str, file: str, step: int | None, offset: int | None = None) -> Op:

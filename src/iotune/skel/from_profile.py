@@ -552,6 +552,9 @@ class Builder:
         ]
         dims_of = {d["name"]: (d, list(d["dims"])) for d in datasets}
         writes = [self._write(group, api, dims_of) for group in groups]
+        for w, group in zip(writes, groups, strict=True):
+            if group[0][1].once:  # made once before the steps: at the first step only
+                w["once"] = True
         lost = {w[k] for w in writes for k in ("attach_scale", "detach_scale") if k in w} - set(
             dims_of
         )

@@ -78,6 +78,7 @@ class Op:
     file_format: list[int] | None = None  # H5Fcreate: the format asked (trace_calls.Call)
     running: bool = False  # offset: the rank's running position (the trace has none: stdio)
     per_step: int = 0  # in a loop body: how far a running offset moves at each step (steps.py)
+    once: bool = False  # in a loop body: a call made once before the steps (steps.py)
 
 
 def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:

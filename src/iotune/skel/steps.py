@@ -92,8 +92,9 @@ def _loop_body(ops: list[Op], steps: int, data_files: set[str] | None) -> list[O
     """A group (or dataset) per step in files open over all steps: the skeleton opens those
     files before its step loop, makes one step's calls at every step and closes them after.
     That is the application's I/O only when its calls on its data files (at each file's own
-    layer) are opens, then `steps` runs of the same calls, the k-th naming step k only, then
-    closes. Calls without a step number count too: an H5Dset_extent of a growing dataset,
+    layer) are opens and calls made once (no step number: made at the first step only,
+    `once`), then `steps` runs of the same calls, the k-th naming step k only, then closes.
+    Calls without a step number in the runs count too: an H5Dset_extent of a growing dataset,
     another file's writes at moving offsets, a file closed and opened again to read the steps
     back (a checkpoint writer) make the runs differ or the closes not the last calls, and so
     the calls are unrolled (None); before, they were all repeated at every step, and the
@@ -115,7 +116,9 @@ def _loop_body(ops: list[Op], steps: int, data_files: set[str] | None) -> list[O
     # body, but not in another step's calls only (they would not be made)
     once = [i for i, op in enumerate(ops) if _once_group(op)]
     sig = [ops[i] for i in mine]
-    lead = next((k for k, op in enumerate(sig) if op.kind != "open"), len(sig))
+    # before the first step: opens, and calls made once (a root attribute, a dataset written
+    # once: the skeleton makes them at its first step only, `once`)
+    lead = next((k for k, op in enumerate(sig) if op.step is not None), len(sig))
     tail = next(
         (k for k, op in enumerate(reversed(sig)) if op.kind not in ("close", "delete")), len(sig)
     )
@@ -136,6 +139,8 @@ def _loop_body(ops: list[Op], steps: int, data_files: set[str] | None) -> list[O
                 after = mine[p + steps * t] if e else len(ops)  # the closes after the steps
                 if any(end0 < i < after for i in once):
                     continue
+                for op in sig[:p]:
+                    op.once = op.kind != "open"
                 return ops[: end0 + 1] + ops[after:]
     return None
 
