@@ -105,6 +105,22 @@ files:
         dmod.parse_text(text.replace("once: true}", "once: 1}", 1), "o.yaml")
 
 
+@needs_cc
+def test_a_dataset_without_a_step_number_written_at_every_step_is_made_once(tmp_path):
+    """A file open over the steps with a group per step and a dataset written at every step
+    (the latest state): the skeleton created that dataset again at step 1 and stopped."""
+    desc = {"skel": 1, "name": "latest", "ranks": 2, "steps": 3, "files": [{
+        "name": "l.h5", "api": "hdf5",
+        "datasets": [{"name": "/latest", "type": "float64", "dims": ["8 * size"]},
+                     {"name": "/step_{step}/x", "type": "float64", "dims": ["8 * size"]}],
+        "writes": [{"dataset": "/step_{step}/x", "start": ["rank * 8"], "count": [8]},
+                   {"dataset": "/latest", "start": ["rank * 8"], "count": [8]}]}]}  # fmt: skip
+    out, timing = _run_skeleton(desc, tmp_path)
+    assert len(json.loads(timing.read_text())["per_rank"][1]["steps"]) == 3
+    dump = "\n".join(_h5dump_h(out / "l.h5"))
+    assert dump.count('DATASET "latest"') == 1 and dump.count('GROUP "step_') == 3
+
+
 def _op(kind: str, file: str, step: int | None, offset: int | None = None) -> Op:
     func = {"open": "open", "close": "close", "write": "pwrite"}[kind]
     return Op(kind, func, file, "posix", None, None, None, None, offset, 8, False, 0.0, 0.0,
