@@ -48,10 +48,11 @@ from iotune.inputs import MAX_BYTES, InputError, parse_json, read_input
 
 SCHEMA = "iotune-trace"
 VERSIONS = (2, 3, 4, 5)
-# HDF5 attribute calls: their signature's dataset column indexes the trace's attributes
+# HDF5 attribute calls: their signature's dataset column indexes the trace's attributes; so
+# does a group creation's (H5Gcreate: the group's path, no name; absent from older traces)
 ATTRIBUTE_FUNCS = frozenset(
     ("H5Acreate", "H5Aopen", "H5Awrite", "H5Aread", "H5Aexists", "H5Aiterate", "H5Arename",
-     "H5Adelete")
+     "H5Adelete", "H5Gcreate")
 )  # fmt: skip
 # the most bytes a trace's gzip data may expand to (read at each call: tests lower it)
 MAX_EXPANDED = MAX_BYTES

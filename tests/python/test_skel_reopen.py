@@ -6,6 +6,7 @@ ONE file, flushes, then opens it again read-write, whose skeleton made the file 
 step. The skeleton's file must have the original's structure (h5dump -H), made by as many
 creates and opens as the program made."""
 
+import subprocess
 import sys
 
 import pytest
@@ -14,7 +15,7 @@ from test_skel import _h5dump_h, _profiled, _run_skeleton, build_hdf5_program, n
 
 from iotune.skel import steps as stepmod
 from iotune.skel.decomposition import Blocks
-from iotune.skel.from_profile import from_profile
+from iotune.skel.from_profile import Builder, from_profile
 from iotune.skel.ops import Op
 
 
@@ -68,6 +69,49 @@ def test_a_checkpoint_writer_gets_one_file_with_a_group_per_step(ckpt_program, l
     out, _ = _run_skeleton(desc, tmp_path)
     assert sorted(p.name for p in out.glob("*.h5")) == ["ckpt.h5"]
     assert _h5dump_h(out / "ckpt.h5") == _h5dump_h(orig / "ckpt.h5")  # every step's group
+
+
+@pytest.fixture(scope="module")
+def reopen_group_program(tmp_path_factory):
+    return build_hdf5_program(tmp_path_factory, "skel_reopen_group")
+
+
+def _links_in_creation_order(path) -> list[str]:
+    """h5dump -H with groups' links in their creation order, without its first line."""
+    proc = subprocess.run(["h5dump", "-H", "--sort_by=creation_order", str(path)],
+                          capture_output=True, text=True, check=True, timeout=60)  # fmt: skip
+    return proc.stdout.splitlines()[1:]
+
+
+@needs_cc
+def test_a_group_made_after_the_file_is_opened_again_is_made_there(
+    reopen_group_program, libiotune, tmp_path
+):
+    orig, prof = _profiled(tmp_path, [reopen_group_program, "g.h5", "8"], libiotune)
+    desc = from_profile(str(prof), str(orig))
+    files = desc["files"]
+    assert [(f["name"], f.get("open")) for f in files] == [("g.h5", None), ("g.h5", "existing")]
+    # H5Gcreate is traced: each group in the session the program made it in
+    assert [f.get("groups") for f in files] == [["/fields"], ["/restart"]]
+    out, _ = _run_skeleton(desc, tmp_path)
+    got, want = _links_in_creation_order(out / "g.h5"), _links_in_creation_order(orig / "g.h5")
+    assert got == want  # /fields, /density, then /restart, /restart_count
+
+
+def test_groups_of_an_older_trace_are_made_at_the_files_creation():
+    """A trace without H5Gcreate (an older runtime's): the groups of the application's file
+    are made by the first entry, as before."""
+    ops = [_op("open"), _op("close"), _op("open", func="H5Fopen"), _op("close")]
+    b = Builder({"program": "p"}, [], None)
+    b.ranks, b.data_files = 2, {"c.h5"}
+    b._layout = lambda name: {"groups": ["/a", "/g"], "datasets": {}}  # type: ignore[method-assign]
+    desc = b._assemble([ops, ops], 1, 0.0)
+    assert [f.get("groups") for f in desc["files"]] == [["/a", "/g"], None]
+    made = Op("gcreate", "H5Gcreate", "c.h5", "hdf5", None, None, None, None, None, 0, False,
+              0.0, 0.0, attr_on="/g")  # fmt: skip
+    ops = [*ops[:3], made, ops[3]]
+    desc = b._assemble([ops, ops], 1, 0.0)
+    assert [f.get("groups") for f in desc["files"]] == [["/a"], ["/g"]]
 
 
 def _op(kind: str, dataset: str | None = None, step: int | None = None, **kw) -> Op:

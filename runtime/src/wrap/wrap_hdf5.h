@@ -55,6 +55,8 @@ void iot_attr_made(const char *func, hid_t loc, const char *obj, const char *nam
 void iot_attr_io(const char *func, hid_t attr, hid_t mtype, const void *buf, double t, double dt);
 void iot_attr_named(const char *func, hid_t loc, const char *obj, const char *name,
                     const char *new_name, double t, double dt);
+/* A group created (H5Gcreate2), traced on its path. */
+void iot_group_made(hid_t group, double t, double dt);
 /* An attribute id let go (H5Aclose, H5Idec_ref to 0): forgotten. */
 void iot_attr_closed(hid_t attr);
 

@@ -2,8 +2,8 @@
  * H5Gcreate2) and the calls that find an attribute by name or index or read and write it
  * (H5Aopen, H5Aopen_by_name, H5Aopen_by_idx, H5Aopen_idx, H5Aexists, H5Aexists_by_name, H5Aread,
  * H5Awrite): timed as HDF5 metadata time, the creations counted per file in the profile
- * (hdf5.attribute_creates, hdf5.group_creates), and the attribute calls traced
- * (wrap_hdf5_attrtrace.c).
+ * (hdf5.attribute_creates, hdf5.group_creates), and the attribute calls and group creations
+ * traced (wrap_hdf5_attrtrace.c).
  * Thousands of attributes on one object are where the file format bounds (libver_low) matter:
  * in the earliest format every attribute lives in the object header and each creation or
  * lookup by name scans them all; from 1.8's format on, HDF5 indexes them past 8 (iotune tune
@@ -115,9 +115,12 @@ IOT_EXPORT hid_t H5Gcreate2(hid_t loc, const char *name, hid_t lcpl, hid_t gcpl,
         return H5I_INVALID_HID;
     if (!iot_capture_on)
         return real(loc, name, lcpl, gcpl, gapl);
+    int wanted = iot_trace_wanted();
     IOT_TIMED(real(loc, name, lcpl, gcpl, gapl));
     if (rc >= 0)
         count_call(loc, GROUP, dt, outer);
+    if (rc >= 0 && wanted)
+        iot_group_made(rc, t, dt);
     return rc;
 }
 

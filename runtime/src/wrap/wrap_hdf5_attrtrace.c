@@ -8,7 +8,8 @@
  * column is the attribute's index in the trace's attribute table (iot_trace_attribute: a creation
  * or open describes its dataspace and type, the others give the object and name; H5Aiterate's has
  * no name); size: the bytes an H5Acreate, H5Awrite or H5Aread stores or moves (a variable-length
- * string's: its characters); H5Arename's dims: [the new name's entry].
+ * string's: its characters); H5Arename's dims: [the new name's entry]. Group creations
+ * (H5Gcreate2) too, as H5Gcreate whose entry is the group's path without a name.
  *
  * Everything here runs after the application's call succeeded and asks HDF5 only what it holds
  * in memory for ids the application holds (names, types, extents): no file access, no error
@@ -186,6 +187,19 @@ void iot_attr_named(const char *func, hid_t loc, const char *obj, const char *na
         !object_path(h, loc, obj, path, sizeof path))
         return;
     trace_attr(func, loc, &a, new_name ? &to : NULL, H5I_INVALID_HID, 0, t, dt);
+}
+
+/* A group created (H5Gcreate2): traced as H5Gcreate on the group's path (an attribute entry
+ * without a name), so that a skeleton makes it in the session of its file where the application
+ * made it (a group made after the file was opened again was made at the file's creation). */
+void iot_group_made(hid_t group, double t, double dt)
+{
+    const iot_h5_api *h = iot_h5_real();
+    char path[1024];
+    iot_trace_attr_desc a = {path, NULL, 0, -1, 0, NULL, 0, -1, -1, -1, -1, -1, -1};
+    if (!h || !h->H5Fget_name || !object_path(h, group, NULL, path, sizeof path))
+        return;
+    trace_attr("H5Gcreate", group, &a, NULL, H5I_INVALID_HID, 0, t, dt);
 }
 
 void iot_attr_closed(hid_t attr)

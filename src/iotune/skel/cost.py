@@ -96,6 +96,8 @@ def _rank_step(d: dmod.Descriptor, env: dict[str, int]) -> tuple[int, int, float
         for w in f.writes:
             if w.when is not None and not expr.evaluate(w.when, env):
                 continue
+            if w.once and env.get("step", 0) > 0:
+                continue  # made at the first step only
             repeat = max(expr.evaluate(w.repeat, env), 0)
             if (
                 w.extent is not None
@@ -147,7 +149,7 @@ def _uses_step(d: dmod.Descriptor) -> bool:
             return any(walk(getattr(x, f.name)) for f in dataclasses.fields(x))
         return False
 
-    return any(walk(w) for f in d.files for w in f.writes)
+    return any(w.once or walk(w) for f in d.files for w in f.writes)
 
 
 def _steps_sample(steps: int) -> list[int]:

@@ -206,6 +206,9 @@ class Write:
     # not a write: the dataset opened here (`open: true`, H5Dopen by every rank of the file);
     # a dataset with such entries is opened at each of them (handles closed with the file)
     open: bool = False
+    # made at the first step only (`once: true`): a call the application made once before
+    # its steps (a root attribute, a dataset written once) in a file open over the steps
+    once: bool = False
 
 
 @dataclass
@@ -808,6 +811,23 @@ def _type(c: _Checker, t: Any, line: int, where: str) -> tuple[str, int, list[Me
 
 
 def _write(
+    c: _Checker, w: Any, line: int, where: str, known: set[str], api: str, datasets: dict
+) -> Write:
+    """A writes entry of any kind, with `once: true` (made at the first step only) or not."""
+    once = False
+    if isinstance(w, _Map) and "once" in w:
+        once = w["once"]
+        if type(once) is not bool:
+            c.fail(c.line_of(w, "once"), f"{where}.once", "expected true or false")
+        rest = _Map((k, v) for k, v in w.items() if k != "once")
+        rest.line, rest.lines = w.line, w.lines
+        w = rest
+    out = _write_entry(c, w, line, where, known, api, datasets)
+    out.once = once
+    return out
+
+
+def _write_entry(
     c: _Checker, w: Any, line: int, where: str, known: set[str], api: str, datasets: dict
 ) -> Write:
     fields = {

@@ -42,6 +42,7 @@ from iotune.skel.ops import (
     align,
     ops_of,
     rank_pattern,
+    running_offsets,
 )
 from iotune.skel.trace_calls import DIRECT, VIEW_WRITES, FromProfileError, Trace, load_traces
 
@@ -49,6 +50,8 @@ SCALE_KINDS = tuple(SCALE_FUNCS.values())  # dimension scale calls (ops.py)
 # the calls each rank replays in order: data, extents, file sizes, lookups, scales, attributes
 _REPLAYED = ("write", "read", "extend", "setsize", "lookup", "attr", *SCALE_KINDS)
 SCALE_ATTRIBUTES = {"DIMENSION_LIST", "REFERENCE_LIST"}  # object references H5DS makes
+# the calls that change a file, kept in its session whatever the file (_sessions)
+_CHANGES = ("write", "create", "sync", "extend", "setsize", "gcreate", *SCALE_KINDS)
 
 __all__ = ["FromProfileError", "from_profile", "load_traces", "to_yaml"]
 
@@ -86,13 +89,15 @@ class Builder:
         self.data_files: set[str] = set()
         # file name -> (object, name) of the attributes its traced calls make (_assemble)
         self.called: dict[str, set[tuple[str | None, str]]] = {}
+        # file name -> the groups its traced H5Gcreate calls make, in any session (_assemble)
+        self.groups_made: dict[str, set[str]] = {}
 
     def note(self, text: str) -> None:
         if text not in self.notes:
             self.notes.append(text)
 
-    def build(self) -> dict[str, Any]:
-        # file names per rank -> {rank} patterns
+    def _rank_names(self) -> list[dict[str, str]]:
+        """Per rank, its file names -> their {rank} pattern (a file of each rank's own)."""
         first_names: list[list[str]] = []
         for tr in self.traces:
             seen: list[str] = []
@@ -108,7 +113,13 @@ class Builder:
                 if pat and len(set(group)) == self.ranks:
                     for r, name in enumerate(group):
                         rank_names[r][name] = pat
+        return rank_names
+
+    def build(self) -> dict[str, Any]:
+        rank_names = self._rank_names()
         ops_by_rank = [ops_of(tr, self.ranks, rank_names[tr.rank]) for tr in self.traces]
+        for ops in ops_by_rank:
+            running_offsets(ops)
         data_files = {
             op.file for ops in ops_by_rank for op in ops if op.kind in ("write", "create")
         }
@@ -156,7 +167,12 @@ class Builder:
         return self._assemble(body, steps, compute)
 
     def _build_flat(self) -> dict[str, Any]:
-        ops_by_rank = [ops_of(tr, self.ranks, {}) for tr in self.traces]
+        """The calls unrolled (steps: 1), each rank's own files still as {rank} patterns (they
+        were dropped here: every rank of the skeleton wrote one name)."""
+        rank_names = self._rank_names()
+        ops_by_rank = [ops_of(tr, self.ranks, rank_names[tr.rank]) for tr in self.traces]
+        for ops in ops_by_rank:
+            running_offsets(ops)
         return self._assemble(ops_by_rank, 1, 0.0)
 
     # ------------------------------------------------------------------------- assembly
@@ -171,7 +187,7 @@ class Builder:
                 open_idx[op.file] = len(out)
                 out.append(Session(op.file, op.api, [], op.func, op.mode,
                                    file_format=op.file_format))  # fmt: skip
-            elif op.kind in ("write", "create", "sync", "extend", "setsize", *SCALE_KINDS) or (
+            elif op.kind in _CHANGES or (
                 op.kind in ("read", "dopen", "lookup", "attr") and op.file in self.data_files
             ):
                 if op.file not in open_idx:  # file opened before the step body
@@ -185,7 +201,7 @@ class Builder:
                     # follow (H5Fflush): the skeleton's HDF5 library writes its own
                     self.note(f"{op.file}: {op.func} below HDF5 (its metadata) left out")
                     continue
-                if op.kind in ("dopen", "lookup", "attr") and session.api != "hdf5":
+                if op.kind in ("dopen", "lookup", "attr", "gcreate") and session.api != "hdf5":
                     continue
                 if op.kind == "setsize" and session.api == "hdf5":
                     continue  # HDF5's own (its file's end): the skeleton's HDF5 sets its own
@@ -252,11 +268,12 @@ class Builder:
         # per file name: the attributes its traced calls make in any of its sessions (the
         # application's file, read for the attributes the calls do not make, is the last
         # session's: one made after the file was opened again is no first session's)
-        self.called = {}
+        self.called, self.groups_made = {}, {}
         for slot in slots:
             for x in slot:
                 if x is not None:
                     self.called.setdefault(x.file, set()).update(_called([x.ops]))
+                    self.groups_made.setdefault(x.file, set()).update(_groups_made([x.ops]))
         files: list[dict[str, Any]] = []
         partial_empty: list[str] = []
         for slot in slots:
@@ -392,15 +409,20 @@ class Builder:
             # the objects the application's attribute calls are on that are no dataset: groups
             carriers = {op.attr_on for ops in ops_by_rank for op in ops if op.kind == "attr"}
             carriers -= set(datasets) | {"/", None}
+            # the groups the application made in this session (H5Gcreate, traced); those of
+            # the application's file no session's traced calls make (an older trace, the
+            # parents of a path made at once), at the file's creation
+            made = _groups_made(ops_by_rank)
             if not existing and (layout or carriers):  # an existing file's were made before
                 groups = {
                     g if self.step_where is None else stepmod.to_step_pattern(g)
                     for g in (layout or {}).get("groups", [])
                     if g != "/"
                 }
-                groups = sorted((groups | carriers) - {None})
-                if groups:
-                    entry["groups"] = groups
+                groups -= self.groups_made.get(name, set())
+                made |= (groups | carriers) - {None}  # type: ignore[operator]
+            if made:
+                entry["groups"] = sorted(made)
             if layout and not existing:
                 # made by the attribute calls (the trace), in this entry or in a later session
                 # of the file (opened again, "r+"): not again at this entry's step's end
@@ -503,7 +525,8 @@ class Builder:
                         "rank's data of the call is written as one block, ranks in order from "
                         "the lowest offset"
                     )
-                if op.offset is None and api != "hdf5" and op.kind in ("write", "read"):
+                untold = op.offset is None or op.running  # stdio, a shared file pointer
+                if untold and api != "hdf5" and op.kind in ("write", "read"):
                     self.note(
                         f"{name}: {op.func} has no offset in the trace (shared file "
                         "pointer, stdio): written at the rank's running position"
@@ -529,6 +552,9 @@ class Builder:
         ]
         dims_of = {d["name"]: (d, list(d["dims"])) for d in datasets}
         writes = [self._write(group, api, dims_of) for group in groups]
+        for w, group in zip(writes, groups, strict=True):
+            if group[0][1].once:  # made once before the steps: at the first step only
+                w["once"] = True
         lost = {w[k] for w in writes for k in ("attach_scale", "detach_scale") if k in w} - set(
             dims_of
         )
@@ -613,13 +639,15 @@ class Builder:
                 base = min(offsets)
                 offsets = [base + sum(sizes[:i]) for i in range(len(sizes))]
             fit = dec.affine(offsets, ranks)
-            if len(set(sizes)) == 1 and fit and not per_rank:
-                w["offset"] = dec.lin(*fit)
+            # a running offset in a loop body (a log appended to): moved at every step
+            moves = [op.per_step for op in ops]
+            if len(set(sizes)) == 1 and fit and not per_rank and len(set(moves)) == 1:
+                w["offset"] = _step_moved(dec.lin(*fit), moves[0])
                 w["size"] = sizes[0]
             else:
                 w["by_rank"] = {
-                    r: {"offset": o, "size": s}
-                    for r, o, s in zip(ranks, offsets, sizes, strict=True)
+                    r: {"offset": _step_moved(o, m), "size": s}
+                    for r, o, s, m in zip(ranks, offsets, sizes, moves, strict=True)
                 }
             dec.add_memory(w, ranks, memory)
         w["transfer"] = "collective" if ops[0].collective else "independent"
@@ -733,6 +761,20 @@ def _called(ops_by_rank: list[list[Op]]) -> set[tuple[str | None, str]]:
         for op in ops
         if op.kind == "attr" and op.func in ("H5Acreate", "H5Arename")
     }
+
+
+def _groups_made(ops_by_rank: list[list[Op]]) -> set[str]:
+    """The paths of the groups the ranks' traced H5Gcreate calls make."""
+    return {op.attr_on for ops in ops_by_rank for op in ops
+            if op.kind == "gcreate" and op.attr_on and op.attr_on != "/"}  # fmt: skip
+
+
+def _step_moved(offset: str | int, moved: int) -> str | int:
+    """offset + step * moved (a running offset that moves by `moved` bytes per step)."""
+    if not moved:
+        return offset
+    term = f"step * {moved}"
+    return term if offset == 0 else f"{offset} + {term}"
 
 
 def _flush(op: Op, api: str) -> bool:

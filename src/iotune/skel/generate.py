@@ -310,6 +310,14 @@ def _view_code(w: Write, ind: str, stride: str) -> list[str]:
     return lines
 
 
+def _once(w: Write, lines: list[str]) -> list[str]:
+    """An entry's code, at the first step only when it is `once` (a call the application made
+    once, before its steps)."""
+    if not w.once:
+        return lines
+    return ["  if (step == 0) {", *(f"  {x}" for x in lines), "  }"]
+
+
 def _file_body(f: File, index: int) -> list[str]:
     out = [
         f"/* files[{index}] ({f.api}): the calls of one step */",
@@ -327,20 +335,23 @@ def _file_body(f: File, index: int) -> list[str]:
     created: set[str] = set()
     for w in f.writes:
         if w.open and w.dataset in created | existing:  # H5Dopen here, another handle
-            out.extend(_dataset_code(replace(by_name[w.dataset or ""], exists=True), "  "))
+            out.extend(_once(w, _dataset_code(replace(by_name[w.dataset or ""], exists=True),
+                                              "  ")))  # fmt: skip
             created.add(w.dataset or "")
             continue
         named = [x for x in (w.dataset, w.scale, w.attr and w.attr.on) if x and x in by_name]
+        made = []  # the datasets made for this entry (at the first step only with a `once`)
         if any(x not in created for x in named):  # they, and those listed before them
             for name in order[: max(order.index(x) for x in named) + 1]:
                 if name not in created and (name in named or name not in pinned):
-                    out.extend(_dataset_code(by_name[name], "  "))
+                    made.extend(_dataset_code(by_name[name], "  "))
                     created.add(name)
         if w.open:  # a dataset created just before, opened again here
-            out.extend(_dataset_code(replace(by_name[w.dataset or ""], exists=True), "  "))
+            out.extend(_once(w, made + _dataset_code(replace(by_name[w.dataset or ""],
+                                                             exists=True), "  ")))  # fmt: skip
             continue
         nd = len(by_name[w.dataset].dims) if w.dataset else 0
-        out.extend(_write_code(w, nd, "  "))
+        out.extend(_once(w, made + _write_code(w, nd, "  ")))
     for name in order:  # datasets created after the last write, never written
         if name not in created:
             out.extend(_dataset_code(by_name[name], "  "))

@@ -51,7 +51,7 @@ class Op:
     """A call of one rank, with names in pattern form."""
 
     # open, close, write, read, create, dopen, sync, extend (count: the new extent), delete,
-    # setsize (size: the new size)
+    # setsize (size: the new size), gcreate (a group made: attr_on its path)
     kind: str
     func: str
     file: str  # pattern ({rank}, later {step})
@@ -76,6 +76,9 @@ class Op:
     attr_on: str | None = None  # its object's path (in pattern form: {step})
     attr_to: str | None = None  # a rename's new name
     file_format: list[int] | None = None  # H5Fcreate: the format asked (trace_calls.Call)
+    running: bool = False  # offset: the rank's running position (the trace has none: stdio)
+    per_step: int = 0  # in a loop body: how far a running offset moves at each step (steps.py)
+    once: bool = False  # in a loop body: a call made once before the steps (steps.py)
 
 
 def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
@@ -104,6 +107,8 @@ def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
             kind = "lookup"  # mode: the dimension
         elif c.func in ATTRIBUTE_CALLS:
             kind = "attr"  # an attribute call (the skeleton's attribute: CALL entries)
+        elif c.func == "H5Gcreate":
+            kind = "gcreate"  # a group made (attr_on: its path; the file entry's groups)
         elif c.func in SYNCS:
             kind = "sync"
         elif c.func in DELETES:
@@ -146,6 +151,8 @@ def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
             kind = "other"
         elif kind == "attr" and not _attribute_call_known(c):
             kind = "other"
+        elif kind == "gcreate" and (c.attribute is None or c.attribute.get("name") is not None):
+            kind = "other"
         ops.append(
             Op(
                 kind,
@@ -168,12 +175,43 @@ def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
                 scale=scale,
                 fresh=c.fresh,
                 attr=c.attribute if kind == "attr" else None,
-                attr_on=c.attribute["object"] if kind == "attr" and c.attribute else None,
+                attr_on=c.attribute["object"] if kind in ("attr", "gcreate") else None,
                 attr_to=(c.renamed or {}).get("name") if kind == "attr" else None,
                 file_format=c.format,
             )
         )
     return ops
+
+
+O_TRUNC, O_APPEND = 0o1000, 0o2000  # Linux open(2) flags, as the trace gives an open's mode
+
+
+def running_offsets(ops: list[Op]) -> None:
+    """Gives the POSIX (and stdio) transfers the trace has no offset for (fwrite, fread) the
+    rank's running position in the file: from 0 after an open, from the file's end (as far as
+    the rank's calls wrote it) in append mode (O_APPEND, fopen "a"), the end reset by O_TRUNC.
+    They were all at offset 0: a log appended to at every step was one line long."""
+    pos: dict[str, int] = {}
+    end: dict[str, int] = {}
+    append: dict[str, bool] = {}
+    for op in ops:
+        if op.api != "posix":
+            continue
+        if op.kind == "open":
+            flags = op.mode or 0
+            if flags & O_TRUNC:
+                end[op.file] = 0
+            append[op.file] = bool(flags & O_APPEND)
+            pos[op.file] = end.get(op.file, 0) if append[op.file] else 0
+        elif op.kind in ("write", "read") and op.offset is None:
+            at = end.get(op.file, 0) if append.get(op.file) and op.kind == "write" else None
+            op.offset = pos.get(op.file, 0) if at is None else at
+            op.running = True
+            pos[op.file] = op.offset + op.size
+            if op.kind == "write":
+                end[op.file] = max(end.get(op.file, 0), pos[op.file])
+        elif op.kind == "write" and op.offset is not None:
+            end[op.file] = max(end.get(op.file, 0), op.offset + op.size)
 
 
 # attribute calls (the trace's funcs): the call of the skeleton's `attribute:` entry

@@ -78,12 +78,11 @@ def step_body(
         return ops
     if where == "dataset":
         return _loop_body(ops, steps, data_files)
-    body = [op for op in ops if op.step in (None, 0)]
-    shape0 = [shape(op) for op in ops if op.step == 0]
-    for s in range(1, steps):
-        if [shape(op) for op in ops if op.step == s] != shape0:
-            return None
-    return [op for op in body if op.step == 0]
+    # a file per step: the calls on files without a step number (a log or summary written at
+    # every step beside the step's file) are the step's too (they were dropped); the calls on
+    # other files (an interpreter's own) are left out, as before
+    mine = [op for op in ops if op.step is not None or (data_files or set()) & {op.file}]
+    return _loop_body(mine, steps, None)
 
 
 _LAYERS = ("posix", "mpiio", "hdf5")  # below to above
@@ -93,8 +92,9 @@ def _loop_body(ops: list[Op], steps: int, data_files: set[str] | None) -> list[O
     """A group (or dataset) per step in files open over all steps: the skeleton opens those
     files before its step loop, makes one step's calls at every step and closes them after.
     That is the application's I/O only when its calls on its data files (at each file's own
-    layer) are opens, then `steps` runs of the same calls, the k-th naming step k only, then
-    closes. Calls without a step number count too: an H5Dset_extent of a growing dataset,
+    layer) are opens and calls made once (no step number: made at the first step only,
+    `once`), then `steps` runs of the same calls, the k-th naming step k only, then closes.
+    Calls without a step number in the runs count too: an H5Dset_extent of a growing dataset,
     another file's writes at moving offsets, a file closed and opened again to read the steps
     back (a checkpoint writer) make the runs differ or the closes not the last calls, and so
     the calls are unrolled (None); before, they were all repeated at every step, and the
@@ -109,9 +109,16 @@ def _loop_body(ops: list[Op], steps: int, data_files: set[str] | None) -> list[O
         if op.kind != "other"
         and (data_files is None or op.file in data_files)
         and _LAYERS.index(op.api) == top.get(op.file, -1)
+        and not _once_group(op)
     ]
+    # groups made without a step number (a parent of the steps' groups): the skeleton makes a
+    # file's groups at every step, once (they exist after), so they may be anywhere in the
+    # body, but not in another step's calls only (they would not be made)
+    once = [i for i, op in enumerate(ops) if _once_group(op)]
     sig = [ops[i] for i in mine]
-    lead = next((k for k, op in enumerate(sig) if op.kind != "open"), len(sig))
+    # before the first step: opens, and calls made once (a root attribute, a dataset written
+    # once: the skeleton makes them at its first step only, `once`)
+    lead = next((k for k, op in enumerate(sig) if op.step is not None), len(sig))
     tail = next(
         (k for k, op in enumerate(reversed(sig)) if op.kind not in ("close", "delete")), len(sig)
     )
@@ -127,17 +134,48 @@ def _loop_body(ops: list[Op], steps: int, data_files: set[str] | None) -> list[O
                 and all(op.step in (None, k) for op in run)
                 and any(op.step == k for op in run)
                 for k, run in enumerate(runs)
-            ):
+            ) and _per_step(runs):
                 end0 = mine[p + t - 1]  # the first step's last call
                 after = mine[p + steps * t] if e else len(ops)  # the closes after the steps
+                if any(end0 < i < after for i in once):
+                    continue
+                for op in sig[:p]:
+                    op.once = op.kind != "open"
                 return ops[: end0 + 1] + ops[after:]
     return None
 
 
+def _once_group(op: Op) -> bool:
+    """A group made (H5Gcreate) whose path has no step number."""
+    return op.kind == "gcreate" and op.step is None
+
+
+def _per_step(runs: list[list[Op]]) -> bool:
+    """Do the running offsets (a log appended to, ops.running_offsets) move by the same bytes
+    at every step? Then the first step's calls get that as per_step (the descriptor's offset
+    `... + step * N`); otherwise the steps differ (False)."""
+    moves: dict[int, int] = {}
+    for j, op in enumerate(runs[0]):
+        if not op.running or op.offset is None:
+            continue
+        offsets = [run[j].offset or 0 for run in runs]
+        moved = offsets[1] - offsets[0] if len(runs) > 1 else 0
+        if any(o != offsets[0] + k * moved for k, o in enumerate(offsets)):
+            return False
+        moves[j] = moved
+    for j, moved in moves.items():
+        runs[0][j].per_step = moved
+    return True
+
+
 def shape(op: Op) -> tuple:
+    """What must be the same in every step's call (a running offset may move: _per_step)."""
     view = json.dumps(op.view, sort_keys=True) if op.view else None
     attr = (op.attr_on, (op.attr or {}).get("name"), op.attr_to) if op.kind == "attr" else None
-    return (op.kind, op.func, op.file, op.dataset, op.count, op.size, op.offset, op.start, view,
+    if op.kind == "gcreate":
+        attr = (op.attr_on,)
+    offset = None if op.running else op.offset
+    return (op.kind, op.func, op.file, op.dataset, op.count, op.size, offset, op.start, view,
             attr)  # fmt: skip
 
 

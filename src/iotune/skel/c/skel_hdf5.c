@@ -163,6 +163,14 @@ void skel_dataset(skel_file_t *f, const char *pattern, long long step, hid_t t, 
     }
     char name[1024];
     skel_format_name(name, sizeof name, pattern, step, f->s->rank);
+    /* made at an earlier step of a file open over the steps (a dataset without a step number,
+     * written at every step): its handle is used again (it was created again, and failed) */
+    for (int k = 0; k < f->ndsets; k++)
+        if (strcmp(f->dsets[k].name, name) == 0) {
+            if (owned_type(t))
+                H5Tclose(t);
+            return;
+        }
     skel_dataset_room(f, name);
     if (!skel_is_hdf5(f) || f->s->sizing) { /* element sizes only */
         snprintf(f->dsets[f->ndsets].name, sizeof f->dsets[0].name, "%s", name);
