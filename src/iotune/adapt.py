@@ -48,7 +48,10 @@ def format_phases(data: Mapping[str, Any]) -> str:
         head = (f"  {p['file']}  [{p['class']} #{p['index']}, {p['role']}, {p['ranks']} rank(s)]"
                 f"  {_mb_s(p['bytes_per_s'])} MB/s of I/O time")  # fmt: skip
         g = p.get("guard")
-        if g and g.get("unlike"):
+        if g and g.get("unlike") == "nonblocking":
+            head += (", not compared with the learning phase (nonblocking transfers: the time "
+                     "of their wait is not measured)")  # fmt: skip
+        elif g and g.get("unlike"):
             head += f", not compared with the learning phase (this phase's I/O: {g['unlike']})"
         elif g:
             head += f", {g['ratio']:.2f}x the learning phase" + (" (slow)" if g.get("slow") else "")

@@ -108,6 +108,23 @@ def test_phases_that_read_are_not_judged_against_a_learning_phase_that_wrote(
     assert text.count("not compared with the learning phase (this phase's I/O: read)") == 2, text
 
 
+def test_phases_of_nonblocking_transfers_are_not_judged(tmp_path, test_prog, libiotune):
+    """MPI_File_iwrite_at_all then MPI_Wait: the runtime times the posting, not the wait, so
+    a phase's rate said nothing of its writes, and the guard reverted a rule on it ("0.01x the
+    learning phase", an outside tester). Such phases are left unjudged, like a read phase
+    after a learning phase that wrote; even 1000 times slower (the test knob) reverts nothing."""
+    from iotune.adapt import format_phases
+
+    p = _run(tmp_path, [test_prog("posted_probe"), "4096"], libiotune,
+             env={"IOTUNE_TEST_SLOW_RULE": "SIO-7:1000"})  # fmt: skip
+    phases = p["adaptive"]["phases"]
+    assert [x["role"] for x in phases] == ["learning", "optimised", "optimised"], phases
+    for x in phases[1:]:
+        assert x["guard"] == {"ratio": None, "slow": False, "reverted": [],
+                              "unlike": "nonblocking"}, x["guard"]  # fmt: skip
+    assert "nonblocking transfers: the time of their wait is not measured" in format_phases(p)
+
+
 def test_control_file_wins_over_the_rules(tmp_path, kernel, libiotune):
     cfg = tmp_path / "c.xml"
     cfg.write_text("<Parameters><Middleware_Layer><romio_cb_write>enable</romio_cb_write>"

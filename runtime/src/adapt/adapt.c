@@ -303,8 +303,8 @@ void iot_adapt_closing(MPI_File fh)
     iot_phase_local(&local, now, p->at);
     iot_phase_hints(&local, p->hints, p->fs);
     if (p->rec >= 0 && p->rec < IOT_MAX_FILES) {
-        static const int slot[IOT_SEL_COUNT] = {IOT_S_SELECTIONS, IOT_S_NONCONTIG, IOT_S_H5_PAIRS,
-                                                IOT_S_H5_BACKWARD, IOT_S_H5_GAPS};
+        static const int slot[IOT_SEL_COUNT] = {IOT_S_SELECTIONS,  IOT_S_NONCONTIG, IOT_S_H5_PAIRS,
+                                                IOT_S_H5_BACKWARD, IOT_S_H5_GAPS,   IOT_S_POSTED};
         int64_t sel[IOT_SEL_COUNT];
         iot_adapt_selections(p->rec, sel);
         for (int i = 0; i < IOT_SEL_COUNT; i++)
@@ -352,6 +352,7 @@ void iot_adapt_closing(MPI_File fh)
         lg->learning = p->learning;
         lg->fewer = p->fewer;
         lg->ranks = p->comm_size;
+        lg->posted = all.sum[IOT_S_POSTED] > 0;
         iot_adapt_judge(k, p->applied, lg, iot_phase_bytes(&all), all.max[IOT_M_BUSY]);
         if (iot_adapt_active(k) != before)
             iot_adapt_rebuild();

@@ -47,10 +47,11 @@ void iot_adapt_closing(MPI_File fh);
  * that succeeded) is kept for the phase's fully_written. */
 void iot_adapt_transfer(int rec, int64_t dset, int64_t fspace, int is_write);
 
-/* An application's own MPI-IO transfer (not HDF5's) at a byte offset on record rec: the step
- * from its previous one in the phase (backward, skipping bytes) is counted; a phase's first
- * transfer starts the count again (iot_adapt_steps_restart, at the phase's open). */
-void iot_adapt_io_step(int rec, int64_t offset, uint64_t bytes);
+/* An application's own MPI-IO transfer (not HDF5's) at a byte offset on record rec (-1: not
+ * known): the step from its previous one in the phase (backward, skipping bytes) is counted; a
+ * phase's first transfer starts the count again (iot_adapt_steps_restart, at the phase's
+ * open). posted: a nonblocking call (MPI_File_iwrite...), whose wait is not timed. */
+void iot_adapt_io_step(int rec, int64_t offset, uint64_t bytes, int posted);
 void iot_adapt_steps_restart(int rec);
 
 /* A dataset of capture record rec created or opened (id: its hid_t, path: its full path): its

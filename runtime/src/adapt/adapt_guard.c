@@ -113,6 +113,7 @@ void iot_adapt_judge(iot_adapt_class *k, uint64_t applied, iot_phase_log *lg, do
         }
         k->learn_ranks = lg->ranks;
         k->learn_bps = bps;
+        k->learn_posted = lg->posted;
         iot_insights_copy(&k->learned, &lg->in);
         for (int r = 0; r < IOT_RULE_COUNT; r++)
             if (iot_rules[r].online && iot_rules[r].kind == IOT_RULE_SETTING &&
@@ -120,8 +121,10 @@ void iot_adapt_judge(iot_adapt_class *k, uint64_t applied, iot_phase_log *lg, do
                 k->fired |= (uint64_t)1 << r;
         lg->fired = k->fired;
         iot_adapt_kb_learn(k, lg);
+    } else if (applied && !lg->fewer && k->learn_bps > 0 && (lg->posted || k->learn_posted)) {
+        lg->unlike = IOT_UNLIKE_POSTED; /* the wait is not timed: their rate is the posting's */
     } else if (applied && !lg->fewer && k->learn_bps > 0 && !same_mix(k, lg)) {
-        lg->unlike = 1; /* a read phase's rate says nothing of the writes learned: no strike */
+        lg->unlike = IOT_UNLIKE_MIX; /* a read phase's rate says nothing of the writes learned */
     } else if (applied && !lg->fewer && k->learn_bps > 0) {
         lg->ratio = bps / k->learn_bps;
         lg->slow = lg->ratio < IOT_GUARD_RATIO;

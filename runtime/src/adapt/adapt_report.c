@@ -127,7 +127,8 @@ void iot_adapt_write_json(FILE *f)
         fputs(", \"guard\": ", f);
         if (!lg->learning && lg->applied && !lg->idle && lg->unlike) {
             fputs("{\"ratio\": null, \"slow\": false, \"reverted\": [], \"unlike\": ", f);
-            iot_json_string(f, iot_adapt_mix(&lg->in));
+            iot_json_string(f, lg->unlike == IOT_UNLIKE_POSTED ? "nonblocking"
+                                                               : iot_adapt_mix(&lg->in));
             fputc('}', f);
         } else if (!lg->learning && lg->applied && !lg->idle) {
             fprintf(f, "{\"ratio\": %.4f, \"slow\": %s, \"reverted\": ", lg->ratio,

@@ -100,12 +100,17 @@ void iot_adapt_steps_restart(int rec)
     pthread_mutex_unlock(&sel_lock);
 }
 
-void iot_adapt_io_step(int rec, int64_t offset, uint64_t bytes)
+void iot_adapt_io_step(int rec, int64_t offset, uint64_t bytes, int posted)
 {
-    if (!iot_adapt_on || rec < 0 || rec >= IOT_MAX_FILES || offset < 0)
+    if (!iot_adapt_on || rec < 0 || rec >= IOT_MAX_FILES)
         return;
     pthread_mutex_lock(&sel_lock);
     int64_t *x = selections[rec], *last = io_last[rec];
+    x[IOT_SEL_POSTED] += posted != 0;
+    if (offset < 0) {
+        pthread_mutex_unlock(&sel_lock);
+        return;
+    }
     if (last[2]) {
         x[IOT_SEL_PAIRS]++;
         x[IOT_SEL_BACK] += offset < last[0];

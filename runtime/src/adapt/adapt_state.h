@@ -37,6 +37,7 @@ typedef struct {
     int phases;       /* ended so far */
     int learn_ranks;  /* ranks of the learning phase's file, 0 before it */
     double learn_bps; /* bytes/s of the learning phase */
+    int learn_posted; /* its transfers were nonblocking: their wait is not timed */
     uint64_t fired;   /* online rules that held on the learning phase */
     uint64_t reverted;
     int strikes;          /* optimised phases in a row below the guard ratio */
@@ -56,7 +57,8 @@ typedef struct {
     uint64_t applied, fired, reverted;
     uint64_t offline; /* setting rules that held on this phase but are advice only (online no) */
     int slow;         /* below the guard ratio (a strike) */
-    int unlike;       /* applied, but its I/O mix differs from the learning phase's: not judged */
+    int unlike;       /* applied, not judged: IOT_UNLIKE_MIX, IOT_UNLIKE_POSTED */
+    int posted;       /* nonblocking MPI-IO transfers: the time of their wait is not measured */
     int idle;         /* moved no data: neither learned from nor judged */
     int kb_looked, kb_entry; /* learning phase: the knowledge base asked; its entry or -1 */
     double kb_distance;
@@ -101,6 +103,10 @@ int iot_adapt_fit(const iot_adapt_class *k, int ranks);
  * rules that hold on its insights (lg->offline). */
 void iot_adapt_judge(iot_adapt_class *k, uint64_t applied, iot_phase_log *lg, double bytes,
                      double seconds);
+/* Why the guard left a phase that applied rules unjudged: its I/O mix is not the learning
+ * phase's (it read where that one wrote), or one of the two posted nonblocking transfers, whose
+ * time (MPI_Wait's) is not measured: a rate of their posting would judge nothing. */
+enum { IOT_UNLIKE_MIX = 1, IOT_UNLIKE_POSTED };
 /* A phase's I/O mix ("write", "read", "mixed"; "" unknown): the guard compares like with like. */
 const char *iot_adapt_mix(const iot_insights *in);
 /* Tests only: the transfer time a phase that applied rules is seen to take. */
@@ -125,7 +131,15 @@ const char *iot_adapt_setting_text(const iot_adapt_class *k, const iot_rule_sett
                                    size_t len);
 
 /* adapt_selection.c: HDF5 selection counts of a capture record */
-enum { IOT_SEL_N, IOT_SEL_NONCONTIG, IOT_SEL_PAIRS, IOT_SEL_BACK, IOT_SEL_GAPS, IOT_SEL_COUNT };
+enum {
+    IOT_SEL_N,
+    IOT_SEL_NONCONTIG,
+    IOT_SEL_PAIRS,
+    IOT_SEL_BACK,
+    IOT_SEL_GAPS,
+    IOT_SEL_POSTED,
+    IOT_SEL_COUNT
+};
 void iot_adapt_selections(int rec, int64_t out[IOT_SEL_COUNT]);
 
 /* adapt_layout.c: the layout insights of a record's phase. Reset at the phase's open; a write's

@@ -31,6 +31,7 @@ enum {
                          elements), of which: */
     IOT_S_H5_BACKWARD,
     IOT_S_H5_GAPS,
+    IOT_S_POSTED, /* nonblocking MPI-IO transfers the application posted (MPI_File_iwrite...) */
     IOT_S_LAYER0, /* per layer: writes, reads, collective, bytes written, bytes read, meta time,
                      busy time, then the size histogram */
     IOT_S_PER_LAYER = 7 + IOT_SIZE_BINS,

@@ -254,7 +254,7 @@ static void accessed(MPI_File fh, const char *func, int is_write, int is_coll, i
     int rec = record_of(fh);
     iot_count_access(rec, IOT_L_MPIIO, is_write, offset, bytes, dt, outer);
     if (outer) /* the application's own transfer: the adaptive mode's access pattern */
-        iot_adapt_io_step(rec, offset, bytes);
+        iot_adapt_io_step(rec, offset, bytes, strncmp(func, "MPI_File_i", 10) == 0);
     if (rec >= 0) {
         iot_counters *c = &iot_rec(rec)->c[IOT_L_MPIIO];
         if (is_write)
