@@ -138,13 +138,17 @@ def headline(
     if recommended and measured != dict(recommended):
         raise ValueError("the verdict must be measured on exactly the recommended settings")
     ok = bool(recommended) and established(m)
+    failed = dict(ver.get("failed") or {})
+    # settings under which the application failed while the defaults never did are no
+    # candidate either: candidate.xml would offer them to be applied (pairs.verify)
+    crashed = bool(measured) and bool(failed.get("tuned")) and not failed.get("default")
     out: dict[str, Any] = {
         "settings": dict(recommended) if ok else {},
         "established": ok,
         **{k: m.get(k) for k in ("speedup", "low", "high", "level", "wins", "pairs")},
         "confidence": CONFIDENCE,
         "p_nominal": m.get("p_nominal"),
-        "candidate": {} if ok else measured,
+        "candidate": {} if ok or crashed else measured,
         "pair_ratios": [
             (t / d if maximize else d / t)
             for d, t in zip(*_pairs(ver), strict=True)
@@ -158,6 +162,10 @@ def headline(
     if ok:
         text = (f"best.xml ({_n(recommended)}) is {m['speedup']:.2f}x faster than the defaults "
                 f"({detail(m)})")  # fmt: skip
+    elif crashed:
+        text = (f"no better setting found: the application failed in {failed['tuned']} runs "
+                f"with the candidate ({_n(measured)}) and in none with the defaults; best.xml "
+                "holds no settings (keep the defaults); no candidate.xml is written")  # fmt: skip
     elif not measured:
         why = none_better or "the stack's defaults were the best measured"
         text = f"no better setting found: {why}; best.xml holds no settings (keep the defaults)"

@@ -55,3 +55,16 @@ def test_failures_on_both_sides_are_said_not_blamed_on_the_settings(tmp_path):
     assert got["improved"]  # the application fails whatever the settings: not theirs
     assert got["failed"]["tuned"] >= 1 and got["failed"]["default"] >= 1
     assert "left out of the pairs" in got["verdict"]
+
+
+def test_the_headline_says_the_candidate_failed_and_offers_none(tmp_path):
+    """The verdict users read said only "not significant" and candidate.xml held the settings
+    that made the application fail (an engineer's review)."""
+    from iotune import verdict
+
+    got = _verify(_cfg(tmp_path), _app(fail_tuned_every=4))
+    head = verdict.headline({}, got, False)
+    assert head["candidate"] == {} and head["settings"] == {}
+    assert "the application failed in" in head["text"] and "no candidate.xml" in head["text"]
+    clean = verdict.headline({}, _verify(_cfg(tmp_path), _app()), False)
+    assert clean["candidate"] == TUNED  # a candidate that did not fail is still offered
