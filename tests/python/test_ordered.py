@@ -15,6 +15,19 @@ HINTS = ("<Parameters><Middleware_Layer><romio_cb_write>disable</romio_cb_write>
 FILES = [f"log_{s}.txt" for s in range(3)]
 
 
+def _with_hints(tmp_path, test_prog, libiotune, profile):
+    """The probe without iotune (base/), then with the control file's disables (tuned/)."""
+    base, tuned = tmp_path / "base", tmp_path / "tuned"
+    base.mkdir()
+    tuned.mkdir()
+    run_mpi(2, [test_prog("ordered_probe")], cwd=base)
+    cfg = tmp_path / "c.xml"
+    cfg.write_text(HINTS)
+    env = {"IOTUNE_PROFILE": str(tuned / "p.json")} if profile else {}
+    r = run_mpi(2, [test_prog("ordered_probe")], cwd=tuned, preload=libiotune, config=cfg, env=env)
+    return base, tuned, r
+
+
 def _files(where):
     return {n: (where / n).read_bytes() for n in FILES}
 
@@ -31,14 +44,7 @@ def test_the_mpi_itself_misorders_them_with_the_hints(tmp_path, test_prog):
 
 def test_an_injected_disable_is_withdrawn_at_the_first_ordered_call(tmp_path, test_prog,
                                                                      libiotune):  # fmt: skip
-    base, tuned = tmp_path / "base", tmp_path / "tuned"
-    base.mkdir()
-    tuned.mkdir()
-    run_mpi(2, [test_prog("ordered_probe")], cwd=base)
-    cfg = tmp_path / "c.xml"
-    cfg.write_text(HINTS)
-    r = run_mpi(2, [test_prog("ordered_probe")], cwd=tuned, preload=libiotune, config=cfg,
-                env={"IOTUNE_PROFILE": str(tuned / "p.json")})  # fmt: skip
+    base, tuned, r = _with_hints(tmp_path, test_prog, libiotune, profile=True)
     assert "0 records out of order" in r.stdout
     assert _files(tuned) == _files(base)
     said = [ln for ln in r.stderr.splitlines() if "withdrawn at the first ordered call" in ln]
@@ -52,13 +58,7 @@ def test_an_injected_disable_is_withdrawn_at_the_first_ordered_call(tmp_path, te
 def test_without_profile_and_with_the_applications_own_value(tmp_path, test_prog, libiotune):
     """The control file alone (no profile, so nothing captured) still withdraws it; the
     application's own hint (none here) is what comes back: automatic."""
-    base, tuned = tmp_path / "base", tmp_path / "tuned"
-    base.mkdir()
-    tuned.mkdir()
-    run_mpi(2, [test_prog("ordered_probe")], cwd=base)
-    cfg = tmp_path / "c.xml"
-    cfg.write_text(HINTS)
-    r = run_mpi(2, [test_prog("ordered_probe")], cwd=tuned, preload=libiotune, config=cfg)
+    base, tuned, r = _with_hints(tmp_path, test_prog, libiotune, profile=False)
     assert "0 records out of order" in r.stdout, r.stdout
     assert _files(tuned) == _files(base)  # the reads' own check can miss it: both misordered
 
