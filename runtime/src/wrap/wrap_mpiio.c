@@ -115,7 +115,8 @@ static int record_of(MPI_File fh)
 
 IOT_MPI_WRAPPER(int, MPI_File_close, (MPI_File * fh))
 {
-    iot_ordered_closing(*fh);
+    if (fh)
+        iot_ordered_closing(*fh);
     if (!iot_capture_on)
         return PMPI_File_close(fh);
     iot_adapt_closing(*fh);
@@ -253,7 +254,7 @@ static void accessed(MPI_File fh, const char *func, int is_write, int is_coll, i
         return;
     int rec = record_of(fh);
     iot_count_access(rec, IOT_L_MPIIO, is_write, offset, bytes, dt, outer);
-    if (outer) /* the application's own transfer: the adaptive mode's access pattern */
+    if (outer && iot_adapt_on) /* the application's own transfer: the mode's access pattern */
         iot_adapt_io_step(rec, offset, bytes, strncmp(func, "MPI_File_i", 10) == 0);
     if (rec >= 0) {
         iot_counters *c = &iot_rec(rec)->c[IOT_L_MPIIO];
