@@ -167,7 +167,9 @@ def test_another_motif_is_not_applied(tmp_path, test_prog, libiotune, baseline):
     "text,said",
     [("{not json", "line 1"),
      ('{"schema": "something-else", "entries": []}', "not an iotune knowledge-base export"),
-     ("SQLite format 3\0", "line 1")],
+     ("SQLite format 3\0", "line 1"),
+     ('{"schema": "iotune-kb-export", "version": 1, "entries": [\n{"signature": {"motif": {}},'
+      ' "settings": {}, "speedup": "fast"}]}', "entry 0 (line 2): 'speedup' must be a number")],
 )  # fmt: skip
 def test_a_bad_knowledge_base_is_said_once_and_the_run_goes_on(
     tmp_path, test_prog, libiotune, baseline, text, said

@@ -74,6 +74,18 @@ static double num(const iot_json *obj, const char *key)
     return m && m->type == IOT_J_NUMBER ? m->number : -1;
 }
 
+/* Whether obj's key, when present, is a number or null (what the export writes): a value of
+ * another type is refused with the file, not read as missing (an outside tester's
+ * "speedup": "fast" was taken silently). */
+static int number_or_null(const iot_json *obj, const char *key, char *err, size_t errlen)
+{
+    const iot_json *m = iot_json_get(obj, key);
+    if (!m || m->type == IOT_J_NUMBER || m->type == IOT_J_NULL)
+        return 0;
+    snprintf(err, errlen, "'%s' must be a number or null", key);
+    return -1;
+}
+
 /* One entry: 0, or -1 with what is wrong in err. */
 static int entry(const iot_json *e, iot_kb_entry *out, char *err, size_t errlen)
 {
@@ -91,6 +103,10 @@ static int entry(const iot_json *e, iot_kb_entry *out, char *err, size_t errlen)
     for (int i = 0; i < IOT_KB_MOTIF; i++) /* a field missing compares as unknown */
         out->motif[i] = dup(iot_json_str(motif, iot_kb_motif_names[i]));
     const iot_json *scale = iot_json_get(sig, "scale");
+    if (number_or_null(e, "speedup", err, errlen) || number_or_null(scale, "ranks", err, errlen) ||
+        number_or_null(scale, "transfer_size_median", err, errlen) ||
+        number_or_null(scale, "bytes", err, errlen))
+        return -1;
     out->ranks = num(scale, "ranks");
     out->transfer_median = num(scale, "transfer_size_median");
     out->bytes = num(scale, "bytes");
