@@ -65,7 +65,19 @@ def main(src, dst):
             f"{c_num(p['min'], '-1e300')}, {c_num(p['max'], '1e300')}, {choices}, "
             f"IOT_TARGET_{p['target'].upper()}, {h5_fields(versions.get(p['name']))}}},"
         )
-    out += ["};", "#endif", ""]
+    out += ["};", ""]
+    # Every parameter the adaptive mode never applies by itself, with why (the online column),
+    # the MCA rows included: a knowledge base's value for one is reported as not applied.
+    out.append("static const struct {")
+    out.append("    const char *name, *why;")
+    out.append("} iot_params_offline[] = {")
+    for p in rows(src):
+        if p["online"] != "yes":
+            why = p["online"][3:].strip() if p["online"].startswith("no:") else ""
+            if not why:
+                sys.exit(f"{src}: {p['name']}: online must be yes or no: WHY")
+            out.append(f"    {{{c_str(p['name'])}, {c_str(why)}}},")
+    out += ["    {NULL, NULL}", "};", "#endif", ""]
     with open(dst, "w", encoding="utf-8") as f:
         f.write("\n".join(out))
 

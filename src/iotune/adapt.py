@@ -30,6 +30,14 @@ def _insight(name: str, v: Any) -> str:
     return f"{name}={v}"
 
 
+def _kb_left_out(x: Any) -> str:
+    """A stored setting the runtime left out, with why: {name, value, why}; a bare name from a
+    profile of an older runtime (chunk dimensions were then the only ones left out)."""
+    if not isinstance(x, dict):
+        return f"{x} (the stored study's dataset shapes, not this program's)"
+    return f"{x.get('name')}={x.get('value')} ({x.get('why')})"
+
+
 def format_phases(data: Mapping[str, Any]) -> str:
     """What the adaptive mode did, phase by phase (rank 0's view), or '' without that section."""
     a = data.get("adaptive")
@@ -64,9 +72,8 @@ def format_phases(data: Mapping[str, Any]) -> str:
             lines.append(f"    knowledge base {kb['file']} ({kb.get('entries', 0)} entries): " + (
                 f"entry of study {m.get('study') or '?'} (same motif, distance {m['distance']:g})"
                 if m else kb.get("error") or "no entry of this motif"))  # fmt: skip
-            if m and m.get("not_applied"):
-                lines.append(f"    not applied from it: {', '.join(m['not_applied'])} (the stored "
-                             "study's dataset shapes, not this program's)")  # fmt: skip
+            for x in (m or {}).get("not_applied") or []:
+                lines.append("    not applied from it: " + _kb_left_out(x))
         if p.get("fired"):
             lines.append("    rules fired: " + ", ".join(p["fired"]))
         if p.get("offline"):

@@ -56,6 +56,13 @@ class Param:
     target: str  # fapl | fcpl | dcpl | dapl | dxpl | hint | switch | mca
     io: str  # write | read | rw: the accesses the setting can change
     summary: str
+    # why the adaptive mode never applies it by itself (offline advice only); "" when it may
+    offline_why: str = ""
+
+    @property
+    def online(self) -> bool:
+        """True when the adaptive mode may apply it by itself (a rule or a knowledge base)."""
+        return not self.offline_why
 
     @property
     def is_mca(self) -> bool:
@@ -106,6 +113,14 @@ def _bound(text: str) -> int | float | None:
         return float(text)
 
 
+def _offline_why(text: str) -> str:
+    """The online column: "" for yes, the reason of "no: WHY", "?" for anything else."""
+    if text == "yes":
+        return ""
+    why = text[3:].strip() if text.startswith("no:") else ""
+    return why or "?"
+
+
 def read_registry(path: str | Path) -> tuple[Param, ...]:
     """Reads a registry table (tab-separated, '#' comments, a header line) and checks it."""
     with open(path, encoding="utf-8") as f:
@@ -114,7 +129,7 @@ def read_registry(path: str | Path) -> tuple[Param, ...]:
         raise ValueError(f"{path}: empty parameter registry")
     header = lines[0].split("\t")
     expected = ["name", "layer", "scope", "type", "min", "max", "choices", "target", "io"]
-    expected.append("summary")
+    expected += ["online", "summary"]
     if header != expected:
         raise ValueError(f"{path}: the header must be {' '.join(expected)}")
     params = []
@@ -135,6 +150,7 @@ def read_registry(path: str | Path) -> tuple[Param, ...]:
             target=row["target"],
             io=row["io"],
             summary=row["summary"],
+            offline_why=_offline_why(row["online"]),
         )
         problems = [
             f"layer {p.layer}" if p.layer not in LAYERS else "",
@@ -142,6 +158,7 @@ def read_registry(path: str | Path) -> tuple[Param, ...]:
             f"type {p.type}" if p.type not in TYPES else "",
             f"target {p.target}" if p.target not in TARGETS else "",
             f"io {p.io}" if p.io not in IO else "",
+            f"online {row['online']!r} (yes, or no: WHY)" if p.offline_why == "?" else "",
             "an enum without choices" if p.type == "enum" and not p.choices else "",
             "a duplicate name" if p.name in seen else "",
         ]

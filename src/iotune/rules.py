@@ -209,6 +209,11 @@ def _row(cells: list[str]) -> Rule:
         raise ValueError("a finding proposes no settings")
     if rule.online and not rule.preserves:
         raise ValueError("only a rule that preserves data may be applied online")
+    for name, _ in rule.settings if rule.online else ():
+        why = params.get(name).offline_why
+        if why:
+            raise ValueError(f"online, but it sets {name}, which params.tsv says is never applied "
+                             f"online ({why})")  # fmt: skip
     for name in re.findall(r"\{([a-z_0-9]+)\}", rule.evidence):
         if name not in insights.BY_NAME:
             raise ValueError(f"evidence names {{{name}}}, which is not an insight")

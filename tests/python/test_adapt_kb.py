@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import launcher, run_mpi
@@ -100,14 +101,72 @@ def test_another_studys_chunk_dimensions_are_not_applied(tmp_path, test_prog, li
     kb = _kb(tmp_path, test_prog, libiotune, stored={**STORED, "chunk": "1,1"})
     p, r = _run(tmp_path / "adapt", test_prog("fill_probe"), libiotune, kb)
     phases = p["adaptive"]["phases"]
-    assert phases[0]["kb"]["match"]["not_applied"] == ["chunk"]
+    assert [x["name"] for x in phases[0]["kb"]["match"]["not_applied"]] == ["chunk"]
     kb_applied = {a["name"]: a["value"] for a in phases[1]["applied"] if a["rule"] == "KB"}
     assert kb_applied == STORED
     own = storage_layout.read_layouts(tmp_path / "base" / "chunked.1.h5")["/data"].chunk
     lays = storage_layout.read_layouts(tmp_path / "adapt" / "chunked.1.h5")
     assert lays["/data"].chunk == own and lays["/data"].fill_time == "never"
-    assert "not applied from it: chunk (the stored study's dataset shapes" in format_phases(p)
+    assert "not applied from it: chunk=1,1 (the stored study's dataset shapes" in format_phases(p)
     assert r.stderr == ""
+    _same(baseline, tmp_path / "adapt")
+
+
+SETTINGS_VECTORS = json.loads(
+    (Path(__file__).resolve().parents[2] / "tests" / "vectors" / "kb" / "settings.json").read_text()
+)["cases"]
+
+
+@pytest.fixture(scope="module")
+def stored_signature(tmp_path_factory, test_prog, libiotune):
+    """The signature of one profiled, traced run of the program (made once for the module)."""
+    prof = tmp_path_factory.mktemp("profiled")
+    run_mpi(2, [test_prog("fill_probe"), *FILL], cwd=prof, preload=libiotune,
+            env={"IOTUNE_PROFILE": str(prof / "p.json"), "IOTUNE_TRACE": "1"})  # fmt: skip
+    return signature.from_profile(prof / "p.json")
+
+
+@pytest.mark.parametrize("case", SETTINGS_VECTORS, ids=[c["name"] for c in SETTINGS_VECTORS])
+def test_stored_settings_are_applied_as_the_shared_vectors_say(
+    tmp_path, test_prog, libiotune, baseline, stored_signature, case
+):
+    """tests/vectors/kb/settings.json, the runtime's side (the import side: test_kb_inputs.py).
+    An outside tester's export held chunk_size=1 (one chunk per element: the registry's minimum
+    is now one page) and transfer_mode=independent, which SIO-1 gives as offline advice only;
+    the mode applied both. A value the registry refuses is said once, naming the file, the
+    entry, its line and the key; a parameter params.tsv marks offline-only is left out
+    silently; both are in the match's not_applied with why, and the rest of the entry
+    applies. The export is edited after it was written: the runtime does not check uids."""
+    from iotune.adapt import format_phases
+
+    entry = store.Entry(signature=stored_signature, settings=dict(STORED), improved=True,
+                        speedup=1.7, study="fill-study")  # fmt: skip
+    data = store.export_json([entry])
+    data["entries"][0]["settings"].update(case["settings"])
+    kb = tmp_path / "kb.json"
+    kb.write_text(json.dumps(data, indent=1))
+    p, r = _run(tmp_path / "adapt", test_prog("fill_probe"), libiotune, kb)
+    phases = p["adaptive"]["phases"]
+    left = {x["name"]: x for x in phases[0]["kb"]["match"]["not_applied"]}
+    kb_applied = {a["name"]: a["value"] for a in phases[1]["applied"] if a["rule"] == "KB"}
+    said = [x for x in r.stderr.splitlines() if "IOTUNE_ADAPT_KB" in x]
+    rest = {k: v for k, v in STORED.items() if k not in case["settings"]}
+    assert {k: v for k, v in kb_applied.items() if k in rest} == rest  # the rest applies
+    for name, want in case["runtime"].items():
+        value = case["settings"][name]
+        if want == "applied":
+            assert name not in left and kb_applied.get(name) == value, (left, kb_applied)
+            continue
+        assert name not in kb_applied, kb_applied
+        assert left[name]["value"] == value and want["why"] in left[name]["why"], left
+        assert f"not applied from it: {name}={value} (" in format_phases(p)
+        if not want["said"]:
+            assert said == [], r.stderr
+            continue
+        line = next(i for i, x in enumerate(kb.read_text().splitlines(), 1) if f'"{name}"' in x)
+        assert len(said) == 1, r.stderr
+        assert f"IOTUNE_ADAPT_KB={kb}: entry 0 (line {line}): {name}={value}: " in said[0], said
+        assert want["why"] in said[0] and said[0].endswith("; not applied"), said
     _same(baseline, tmp_path / "adapt")
 
 
@@ -119,7 +178,7 @@ def test_a_stored_value_the_runtime_refuses_leaves_the_parameter_to_the_rules(
     romio_cb_write from the phases and the summary blamed a control file there was none of)."""
     kb = _kb(tmp_path, test_prog, libiotune, stored={"fill_time": "sometimes"})
     p, r = _run(tmp_path / "adapt", test_prog("fill_probe"), libiotune, kb)
-    assert "fill_time=sometimes" in r.stderr and "skipped" in r.stderr, r.stderr
+    assert "fill_time=sometimes" in r.stderr and "not applied" in r.stderr, r.stderr
     applied = {(a["rule"], a["name"], a["value"]) for a in p["adaptive"]["phases"][1]["applied"]}
     assert ("IOT-1", "fill_time", "never") in applied, applied
 

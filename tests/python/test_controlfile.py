@@ -125,20 +125,27 @@ def test_registry_loads():
 
 
 def test_registry_rejects_bad_tables(tmp_path):
-    header = "name\tlayer\tscope\ttype\tmin\tmax\tchoices\ttarget\tio\tsummary\n"
+    header = "name\tlayer\tscope\ttype\tmin\tmax\tchoices\ttarget\tio\tonline\tsummary\n"
     bad = tmp_path / "p.tsv"
-    bad.write_text(header + "x\tdisk\tfile\tint\t-\t-\t-\thint\trw\ts\n")
+    bad.write_text(header + "x\tdisk\tfile\tint\t-\t-\t-\thint\trw\tyes\ts\n")
     with pytest.raises(ValueError, match="layer disk"):
         params.read_registry(bad)
-    bad.write_text(header + "x\tfs\tfile\tenum\t-\t-\t-\thint\trw\ts\n")
+    bad.write_text(header + "x\tfs\tfile\tenum\t-\t-\t-\thint\trw\tyes\ts\n")
     with pytest.raises(ValueError, match="enum without choices"):
         params.read_registry(bad)
-    bad.write_text(header + "x\tfs\tfile\tint\t-\t-\t-\thint\tsometimes\ts\n")
+    bad.write_text(header + "x\tfs\tfile\tint\t-\t-\t-\thint\tsometimes\tyes\ts\n")
     with pytest.raises(ValueError, match="io sometimes"):
         params.read_registry(bad)
-    bad.write_text(header + "x\tfs\tfile\tint\t-\t-\thint\trw\ts\n")
+    bad.write_text(header + "x\tfs\tfile\tint\t-\t-\thint\trw\tyes\ts\n")
     with pytest.raises(ValueError, match="columns"):
         params.read_registry(bad)
+    for online in ("no", "no:", "maybe"):  # offline advice only needs its reason
+        bad.write_text(header + f"x\tfs\tfile\tint\t-\t-\t-\thint\trw\t{online}\ts\n")
+        with pytest.raises(ValueError, match="online"):
+            params.read_registry(bad)
+    bad.write_text(header + "x\tfs\tfile\tint\t-\t-\t-\thint\trw\tno: it may hang\ts\n")
+    (x,) = params.read_registry(bad)
+    assert not x.online and x.offline_why == "it may hang"
 
 
 # ----------------------------------------------------------------------------- values

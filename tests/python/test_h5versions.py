@@ -73,6 +73,10 @@ def test_the_runtime_reads_the_same_table(tmp_path):
     )
     assert '"page_buffer_size"' in text and "11001u, IOT_BUILDS_SERIAL" in text
     assert '"cb_nodes"' in text and "0u, IOT_BUILDS_ANY, NULL" in text
+    # the parameters the adaptive mode never applies by itself, MCA rows included (online column)
+    offline = text[text.index("iot_params_offline[]") :]
+    assert '{"transfer_mode", "collective needs every rank' in offline
+    assert '{"io", "an Open MPI MCA parameter' in offline and '"cb_nodes"' not in offline
 
 
 def test_check_list_shows_the_release_and_defaults():

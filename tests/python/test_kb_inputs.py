@@ -101,6 +101,31 @@ def test_a_bad_entry_is_refused_with_one_message_and_nothing_stored(tmp_path, ca
     assert _stored(tmp_path) == []  # not even the good entry before it
 
 
+SETTINGS_VECTORS = json.loads(
+    (Path(__file__).resolve().parents[2] / "tests" / "vectors" / "kb" / "settings.json").read_text()
+)["cases"]
+
+
+@pytest.mark.parametrize("case", SETTINGS_VECTORS, ids=[c["name"] for c in SETTINGS_VECTORS])
+def test_stored_settings_are_imported_as_the_shared_vectors_say(tmp_path, capsys, case):
+    """tests/vectors/kb/settings.json, the import side (the runtime's: test_adapt_kb.py): a
+    value outside the registry's range (chunk_size=1, below its minimum of one page) refuses
+    the file, naming it, the entry and the key; a setting that is only offline advice
+    (transfer_mode) is a valid entry: kb suggest and tune's warm start use it."""
+    good = _entry(study="good").to_json()
+    item = _entry(settings=dict(case["settings"]), study="case").to_json()
+    path = _export(tmp_path, [good, item])
+    status = _kb(tmp_path, "import", str(path))
+    err = capsys.readouterr().err
+    if case["import"] == "stored":
+        assert status == 0, err
+        assert {e.uid for e in _stored(tmp_path)} == {good["uid"], item["uid"]}
+    else:
+        assert status == 1 and err.count("\n") == 1, err
+        assert f"{path}: entry 1: {case['import']}" in err, err
+        assert _stored(tmp_path) == []
+
+
 @pytest.mark.parametrize(
     "content, why",
     [

@@ -261,6 +261,30 @@ def test_online_rule_must_preserve_data(tmp_path):
         rules.read_table(_table(tmp_path, row))
 
 
+@pytest.mark.parametrize("online", ["yes", "no"])
+def test_an_online_rule_sets_only_parameters_the_registry_lets_the_runtime_apply(tmp_path, online):
+    """SIO-1 (transfer_mode) is offline advice; the registry says the parameter is, so a rule
+    marked online cannot set it (the adaptive mode would apply it), an offline one can."""
+    row = "\t".join(["IOT-99", "setting", "hdf5", "ranks > 1", "transfer_mode=independent", "rw",
+                     "yes", online, "low", "-", "src", "why"])  # fmt: skip
+    if online == "no":
+        assert rules.read_table(_table(tmp_path, row))[0].settings
+        return
+    with pytest.raises(rules.RuleError, match="sets transfer_mode, which params.tsv says is never"):
+        rules.read_table(_table(tmp_path, row))
+
+
+def test_every_offline_only_parameter_has_its_reason():
+    """The registry's online column: the adaptive mode leaves these out of a knowledge base's
+    entry, said with the reason (docs/adaptive.md)."""
+    off = {p.name for p in params.all_params() if not p.online}
+    assert {"transfer_mode", "romio_no_indep_rw", "coll_metadata_read", "io"} <= off
+    assert all(p.offline_why for p in params.all_params() if p.name in off)
+    assert {p.name for p in params.all_params() if p.is_mca} <= off
+    online = {n for r in rules.all_rules() if r.online for n, _ in r.settings}
+    assert not online & off and "romio_cb_write" in online
+
+
 def test_format_evidence_units():
     rule = next(r for r in rules.all_rules() if r.code == "IOT-6")
     values = {**BASE, "small_write_fraction": 0.96, "small_writes": 100000,

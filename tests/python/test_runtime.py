@@ -116,7 +116,7 @@ def test_every_registry_parameter_takes_effect(tuned, baseline):
 
     grid, ids, small = (data["datasets"][k] for k in ("/grid", "/ids", "/g/small"))
     check("chunk", (grid["layout"], grid["chunk"]), ("chunked", [16, 50]))
-    # chunk_size=1024 bytes of 4-byte ints: 256 elements, clamped to the 128 rows per dataset
+    # chunk_size=4096 bytes of 4-byte ints: 1024 elements, clamped to the 128 rows per dataset
     check("chunk_size", (ids["layout"], ids["chunk"]), ("chunked", [128]))
     for d in (grid, ids, small):
         check("fill_time", d["fill_time"], "never")

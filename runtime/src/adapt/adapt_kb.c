@@ -2,8 +2,9 @@
  * at a class's learning phase the phase's motif signature (kbmatch.c, the definition of
  * iotune.kb.signature) is matched against the stored entries, and the settings of the nearest
  * entry of the same motif are given to the class's later phases like a rule's (the IOT_KB_BIT
- * of the class's rules: agreed at the open, judged and reverted by the guard). Loaded once, on
- * first use; a file that cannot be read or is not an export is said once and left out. */
+ * of the class's rules: agreed at the open, judged and reverted by the guard), but those it must
+ * not apply (left_out). Loaded once, on first use; a file that cannot be read or is not an
+ * export is said once and left out. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,24 +54,37 @@ void iot_adapt_kb_learn(iot_adapt_class *k, iot_phase_log *lg)
     }
 }
 
-/* Chunk dimensions describe the stored study's datasets, not this application's: the entry
- * matched by its motif, not by its datasets' shapes, and a shape taken from another program can
- * be absurd here (1x1 chunks of a 10^6-element dataset). They are left out and the profile
- * says so; a chunk size in bytes (chunk_size) is derived from each dataset's own shape. */
-static int shape_specific(const char *name)
+/* Why the adaptive mode leaves setting i of entry index out, or NULL: then *param is its
+ * parameter and *v its value. Chunk dimensions describe the stored study's datasets, not this
+ * application's: the entry matched by its motif, not by its datasets' shapes, and a shape taken
+ * from another program can be absurd here (1x1 chunks of a 10^6-element dataset); a chunk size
+ * in bytes (chunk_size) is derived from each dataset's own shape. A parameter that params.tsv
+ * says is offline advice only (transfer_mode: a rule proposing it is never applied online
+ * either) is left out too. Those two are said in the profile's not_applied; a name that is not
+ * a parameter and a value the registry refuses (chunk_size=1, below its minimum) also once on
+ * stderr, with the file, the entry and its line. */
+static const char *left_out(int index, int i, int *param, iot_value *v, char *buf, size_t len)
 {
-    return strcmp(name, iot_params[IOT_P_CHUNK].name) == 0;
-}
-
-/* The parameter of a stored setting's name, or -1 (said once). */
-static int param_of(const char *name)
-{
-    for (int i = 0; i < IOT_P_COUNT; i++)
-        if (strcmp(iot_params[i].name, name) == 0)
-            return i;
-    iot_warn_once("adapt-kb-name", "IOTUNE_ADAPT_KB=%s: setting '%s' is not a parameter; skipped",
-                  iot_env.adapt_kb, name);
-    return -1;
+    const iot_kb_entry *e = &kb.entries[index];
+    const char *name = e->names[i];
+    if (strcmp(name, iot_params[IOT_P_CHUNK].name) == 0)
+        return "the stored study's dataset shapes, not this program's";
+    for (int k = 0; iot_params_offline[k].name; k++)
+        if (strcmp(iot_params_offline[k].name, name) == 0)
+            return snprintf(buf, len, "offline advice only: %s", iot_params_offline[k].why), buf;
+    char err[256] = "not a parameter of the registry";
+    *param = -1;
+    for (int k = 0; k < IOT_P_COUNT && *param < 0; k++)
+        if (strcmp(iot_params[k].name, name) == 0)
+            *param = k;
+    if (*param >= 0 && iot_value_parse(&iot_params[*param], e->values[i], v, err, sizeof err) == 0)
+        return NULL;
+    char shown[IOT_SHOWN_MAX];
+    snprintf(buf, len, "%s", err);
+    iot_warn_once(
+        "adapt-kb-value", "IOTUNE_ADAPT_KB=%s: entry %d (line %d): %s=%s: %s; not applied",
+        iot_env.adapt_kb, index, e->lines[i], name, iot_value_shown(e->values[i], shown), err);
+    return buf;
 }
 
 int iot_adapt_kb_settings(const iot_adapt_class *k, iot_entry *out, const iot_settings *control)
@@ -80,19 +94,15 @@ int iot_adapt_kb_settings(const iot_adapt_class *k, iot_entry *out, const iot_se
     const iot_kb_entry *e = &kb.entries[k->kb_entry];
     int n = 0;
     for (int i = 0; i < e->nsettings; i++) {
-        int param = shape_specific(e->names[i]) ? -1 : param_of(e->names[i]);
-        if (param < 0)
+        int param;
+        iot_value v;
+        char why[300];
+        if (left_out(k->kb_entry, i, &param, &v, why, sizeof why) ||
+            iot_adapt_control_sets(control, param, iot_params[param].name))
             continue;
-        const iot_param_def *def = &iot_params[param];
-        char err[128];
-        if (iot_adapt_control_sets(control, param, def->name))
-            continue;
-        if (out && iot_value_parse(def, e->values[i], &out[n].value, err, sizeof err) != 0) {
-            iot_warn_once("adapt-kb-value", "IOTUNE_ADAPT_KB=%s: %s=%s: %s; skipped",
-                          iot_env.adapt_kb, def->name, e->values[i], err);
-            continue;
-        }
         if (out) {
+            const iot_param_def *def = &iot_params[param];
+            out[n].value = v;
             out[n].param = param;
             out[n].line = -1; /* iot_origin: "adaptive mode" */
             out[n].layer = def->layer;
@@ -109,12 +119,14 @@ int iot_adapt_kb_sets(const iot_adapt_class *k, int param)
     if (k->kb_entry < 0 || kb_state <= 0)
         return 0;
     const iot_kb_entry *e = &kb.entries[k->kb_entry];
-    iot_value v;
-    char err[128];
-    for (int i = 0; i < e->nsettings; i++) /* a value refused (said once) sets nothing */
-        if (strcmp(e->names[i], iot_params[param].name) == 0 && !shape_specific(e->names[i]) &&
-            iot_value_parse(&iot_params[param], e->values[i], &v, err, sizeof err) == 0)
+    for (int i = 0; i < e->nsettings; i++) { /* a setting left out sets nothing */
+        int p;
+        iot_value v;
+        char why[300];
+        if (strcmp(e->names[i], iot_params[param].name) == 0 &&
+            !left_out(k->kb_entry, i, &p, &v, why, sizeof why))
             return 1;
+    }
     return 0;
 }
 
@@ -124,11 +136,11 @@ void iot_adapt_kb_write_applied(FILE *f, const iot_adapt_class *k, int *n)
         return;
     const iot_kb_entry *e = &kb.entries[k->kb_entry];
     for (int i = 0; i < e->nsettings; i++) {
-        int param = shape_specific(e->names[i]) ? -1 : param_of(e->names[i]);
+        int param;
         iot_value v;
-        char err[128];
-        if (param < 0 || iot_adapt_control_sets(&iot_g.settings, param, e->names[i]) ||
-            iot_value_parse(&iot_params[param], e->values[i], &v, err, sizeof err) != 0)
+        char why[300];
+        if (left_out(k->kb_entry, i, &param, &v, why, sizeof why) ||
+            iot_adapt_control_sets(&iot_g.settings, param, e->names[i]))
             continue; /* not applied: as the settings set leaves it */
         fputs((*n)++ ? ", {\"rule\": \"KB\", \"name\": " : "{\"rule\": \"KB\", \"name\": ", f);
         iot_json_string(f, e->names[i]);
@@ -173,10 +185,20 @@ void iot_adapt_kb_write(FILE *f, const iot_phase_log *lg)
         fputs("null", f);
     fputs(", \"not_applied\": [", f);
     int n = 0;
-    for (int i = 0; i < e->nsettings; i++)
-        if (shape_specific(e->names[i])) {
-            fputs(n++ ? ", " : "", f);
-            iot_json_string(f, e->names[i]);
-        }
+    for (int i = 0; i < e->nsettings; i++) {
+        int param;
+        iot_value v;
+        char buf[300];
+        const char *why = left_out(lg->kb_entry, i, &param, &v, buf, sizeof buf);
+        if (!why)
+            continue;
+        fputs(n++ ? ", {\"name\": " : "{\"name\": ", f);
+        iot_json_string(f, e->names[i]);
+        fputs(", \"value\": ", f);
+        iot_json_string(f, e->values[i]);
+        fputs(", \"why\": ", f);
+        iot_json_string(f, why);
+        fputc('}', f);
+    }
     fputs("]}}", f);
 }

@@ -120,7 +120,8 @@ static int entry(const iot_json *e, iot_kb_entry *out, char *err, size_t errlen)
         n++;
     out->names = calloc((size_t)n + 1, sizeof *out->names);
     out->values = calloc((size_t)n + 1, sizeof *out->values);
-    if (!out->names || !out->values)
+    out->lines = calloc((size_t)n + 1, sizeof *out->lines);
+    if (!out->names || !out->values || !out->lines)
         return snprintf(err, errlen, "out of memory"), -1;
     for (const iot_json *s = settings->child; s; s = s->next) {
         char buf[64];
@@ -131,6 +132,7 @@ static int entry(const iot_json *e, iot_kb_entry *out, char *err, size_t errlen)
         } else if (s->type != IOT_J_STRING) {
             return snprintf(err, errlen, "setting '%s' is not a string", s->key), -1;
         }
+        out->lines[out->nsettings] = s->line;
         out->names[out->nsettings] = dup(s->key);
         out->values[out->nsettings++] = dup(text);
     }
@@ -186,6 +188,7 @@ void iot_kb_free(iot_kb *kb)
             free(e->names[k]), free(e->values[k]);
         free(e->names);
         free(e->values);
+        free(e->lines);
     }
     free(kb->entries);
     memset(kb, 0, sizeof *kb);

@@ -32,6 +32,7 @@ typedef struct {
     double ranks, transfer_median, bytes, speedup; /* < 0 unknown */
     int version, improved, nsettings;
     char **names, **values; /* the recommended settings, as a control file writes them */
+    int *lines;             /* each setting's line in the file */
 } iot_kb_entry;
 
 typedef struct {

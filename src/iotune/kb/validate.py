@@ -68,12 +68,19 @@ def _object(x: Any, where: str, optional: bool = False) -> Mapping[str, Any]:
 def settings(x: Any, where: str) -> dict[str, str]:
     """Settings that make a valid control file: names the registry knows (or valid MPI-IO hint
     keys), values valid for them, as iotune.controlfile reads them back."""
-    from iotune import controlfile
+    from iotune import controlfile, params
 
     raw = _object(x, where)
     out = {str(k): _text(v, f"{where}.{k}", optional=False) for k, v in raw.items()}
     if not out:
         return out
+    for k, v in out.items():  # a bad value is named by its key (chunk_size=1: below the minimum)
+        p = params.find(k)
+        try:
+            if p is not None:
+                p.normalise(v)
+        except ValueError as e:
+            raise _Bad(f"{where}.{k}: {e}") from None
     try:
         text = controlfile.render(out)
     except ValueError as e:
