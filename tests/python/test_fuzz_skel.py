@@ -138,6 +138,7 @@ needs_cc = pytest.mark.skipif(
         "attribute_calls.yaml",
         "gaps.yaml",
         "dataset_order.yaml",
+        "shared_pointer.yaml",
     ],
 )
 def test_seed_skeletons_compile(seed, tmp_path):

@@ -525,11 +525,11 @@ class Builder:
                         "rank's data of the call is written as one block, ranks in order from "
                         "the lowest offset"
                     )
-                untold = op.offset is None or op.running  # stdio, a shared file pointer
+                untold = (op.offset is None or op.running) and not op.shared  # stdio
                 if untold and api != "hdf5" and op.kind in ("write", "read"):
                     self.note(
-                        f"{name}: {op.func} has no offset in the trace (shared file "
-                        "pointer, stdio): written at the rank's running position"
+                        f"{name}: {op.func} has no offset in the trace (stdio): written at "
+                        "the rank's running position"
                     )
         aligned = align(ops_by_rank)
         if aligned is None:
@@ -623,6 +623,16 @@ class Builder:
                     w["filter_mask"] = ops[0].filter_mask
                 w["transfer"] = "independent"
                 return w
+        elif ops[0].shared:  # through the shared file pointer: the same calls, no offset
+            w["shared"] = True
+            sizes = [op.size for op in ops]
+            fit = dec.affine(sizes, ranks)
+            memory = [op.memory for op in ops]
+            if fit and all(m == memory[0] for m in memory):
+                w["size"] = dec.lin(*fit)
+            else:
+                w["by_rank"] = {r: {"size": s} for r, s in zip(ranks, sizes, strict=True)}
+            dec.add_memory(w, ranks, memory)
         else:
             offsets = [op.offset or 0 for op in ops]
             sizes = [op.size for op in ops]

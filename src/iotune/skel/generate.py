@@ -253,8 +253,14 @@ def _write_code(w: Write, nd: int, ind: str) -> list[str]:
                 )
             lines.append(f"{inner}default: offset = 0; size = 0; active = 0;")
             lines.append(f"{inner}}}")
-        call = "skel_read_bytes" if w.read else "skel_write_bytes"
-        lines.append(f"{inner}{call}(f, offset, size, {coll}, active);")
+        if w.shared:  # through the shared file pointer (its offset is not used)
+            call = "skel_read_shared" if w.read else "skel_write_shared"
+            lines[0] = lines[0].replace(" bytes */", " bytes through the shared file pointer */")
+            lines.append(f"{inner}(void)offset;")
+            lines.append(f"{inner}{call}(f, size, {coll}, active);")
+        else:
+            call = "skel_read_bytes" if w.read else "skel_write_bytes"
+            lines.append(f"{inner}{call}(f, offset, size, {coll}, active);")
     if w.gap_s > 0:  # the application's time before its next call (--gaps: how it is spent)
         lines.append(f"{inner}if (active) skel_gap(f, {w.gap_s!r});")
     lines.append(f"{ind}}}")
