@@ -133,3 +133,27 @@ def test_shared_writes_of_one_size_in_a_row_are_one_entry_repeated():
 
     w = {"shared": True, "size": 8, "transfer": "independent"}
     assert dec.compress([dict(w), dict(w), dict(w)]) == [dict(w, repeat=3)]
+
+
+def test_large_count_calls_are_read_as_their_classic_ones():
+    """MPICH 4 applications call MPI-4's large-count MPI-IO functions (MPI_File_write_at_all_c,
+    ...): they are the same transfers (they were left out); a split collective's _end is no
+    transfer of its own (it was read as a read of 0 bytes)."""
+    from iotune.skel import trace_calls
+    from iotune.skel.ops import ops_of
+
+    def sig(func: str, size: int, step: int | None) -> dict:
+        return {"func": func, "layer": "mpiio", "file": "a.dat", "size": size, "step": step,
+                "mode": 1}  # fmt: skip
+
+    funcs = [("MPI_File_write_at_all_c", 64, 0), ("MPI_File_write_shared_c", 8, None),
+             ("MPI_File_read_all_begin", 64, 0), ("MPI_File_read_all_end", 0, None)]  # fmt: skip
+    t = {"signatures": [sig(*f) for f in funcs], "datasets": [],
+         "events": [[i, 1, float(i), 0.1, 0.1] for i in range(len(funcs))]}  # fmt: skip
+    calls = trace_calls._calls(0, t).calls
+    assert [c.func for c in calls] == [
+        "MPI_File_write_at_all", "MPI_File_write_shared", "MPI_File_read_all_begin",
+        "MPI_File_read_all_end"]  # fmt: skip
+    ops = ops_of(trace_calls.Trace(0, [], calls), 1, {})
+    assert [(op.kind, op.shared) for op in ops] == [
+        ("write", False), ("write", True), ("read", False), ("other", False)]  # fmt: skip
