@@ -139,6 +139,7 @@ needs_cc = pytest.mark.skipif(
         "gaps.yaml",
         "dataset_order.yaml",
         "shared_pointer.yaml",
+        "each_step.yaml",
     ],
 )
 def test_seed_skeletons_compile(seed, tmp_path):

@@ -230,6 +230,9 @@ class File:
     when: ast.expr | None = None
     readwrite: bool = False  # `open: existing` opened read-write even when it only reads
     remove: bool = False  # removed after the entry's close (the application deleted the file)
+    # a raw file without {step} opened and closed at every step (as the application's log),
+    # not once around the steps
+    each_step: bool = False
     # a created HDF5 file's format: libver [low, high] (LIBVERS), track_times, link_order and
     # attr_order (ORDERS) of its root group; empty: HDF5's defaults
     format: dict[str, Any] = field(default_factory=dict)
@@ -578,7 +581,7 @@ def _file(c: _Checker, f: Any, line: int, where: str, known: set[str]) -> File:
         line,
         where,
         {"name", "api", "datasets", "groups", "writes", "sync", "attributes", "open", "serial",
-         "when", "readwrite", "remove", "format"},
+         "when", "readwrite", "remove", "format", "each_step"},
     )  # fmt: skip
     serial = f.get("serial", False)
     if type(serial) is not bool:
@@ -597,6 +600,10 @@ def _file(c: _Checker, f: Any, line: int, where: str, known: set[str]) -> File:
     api = f.get("api", "hdf5")
     if api not in APIS:
         c.fail(c.line_of(f, "api"), f"{where}.api", "expected one of " + ", ".join(APIS))
+    each_step = f.get("each_step", False)
+    if type(each_step) is not bool or (each_step and api == "hdf5"):
+        c.fail(c.line_of(f, "each_step"), f"{where}.each_step",
+               "expected true or false; true only in an mpiio or posix file")  # fmt: skip
     datasets: list[Dataset] = []
     raw = f.get("datasets") or []
     if raw and api != "hdf5":
@@ -652,6 +659,7 @@ def _file(c: _Checker, f: Any, line: int, where: str, known: set[str]) -> File:
     if type(remove) is not bool:
         c.fail(c.line_of(f, "remove"), f"{where}.remove", "expected true or false")
     out.remove = remove
+    out.each_step = each_step
     if f.get("format") is not None:
         if api != "hdf5":
             c.fail(c.line_of(f, "format"), f"{where}.format", "an HDF5 file's")

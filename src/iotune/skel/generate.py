@@ -404,7 +404,7 @@ def _steps_code(d: Descriptor, timed: bool) -> list[str]:
     var = "f" if timed else "p"
     lines = []
     names = [f.name for f in d.files]
-    inside = [f.per_step or names.count(f.name) > 1 for f in d.files]
+    inside = [f.per_step or f.each_step or names.count(f.name) > 1 for f in d.files]
     once = [i for i, f in enumerate(d.files) if not inside[i]]
     for i in once:
         lines.extend(_format_code(d.files[i], "  "))
@@ -419,9 +419,12 @@ def _steps_code(d: Descriptor, timed: bool) -> list[str]:
     for i, f in enumerate(d.files):
         if inside[i]:
             lines.extend(_format_code(f, "    "))
+            flags = _open_flags(f)
+            if f.each_step and not f.existing and not f.remove:  # made at the first step
+                flags = f"(step > 0 ? SKEL_OPEN_EXISTING : 0) | {flags}"
             lines.append(
                 f"    skel_file_t *{var}{i} = skel_open(s, {_cstr(f.name)}, {API_C[f.api]}, step, "
-                f"{_open_flags(f)}, {_member(f)});"
+                f"{flags}, {_member(f)});"
             )
         if f.when is not None:  # the ranks that opened it make its calls
             lines.append(f"    if (skel_member({var}{i})) file_{i}({var}{i}, step, rank, size);")

@@ -81,6 +81,9 @@ class Op:
     per_step: int = 0  # in a loop body: how far a running offset moves at each step (steps.py)
     once: bool = False  # in a loop body: a call made once before the steps (steps.py)
     shared: bool = False  # a transfer through the shared file pointer (no offset: trace_calls)
+    # in a loop body: an open made in the steps' calls, not before them (steps.py): the file
+    # is opened and closed at every step
+    stepwise: bool = False
 
 
 def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
