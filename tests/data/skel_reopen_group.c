@@ -3,12 +3,16 @@
  * dataset /density every rank writes its rows of, closed; then opened again read-write, where
  * it makes an empty group /restart and a dataset /restart_count. Its skeleton must make
  * /restart in the second session of the file, as the program did (it made it at the file's
- * creation, before /density: the links' creation order differed).
- * Usage: skel_reopen_group FILE [ROWS] */
+ * creation, before /density: the links' creation order differed). With `old`, the second
+ * session makes /restart with the deprecated H5Gcreate1 and a group /restart_anon without a
+ * name first (H5Gcreate_anon), linked after (H5Olink): neither was traced, and its skeleton made
+ * both at the file's creation.
+ * Usage: skel_reopen_group FILE [ROWS [old]] */
 #include <hdf5.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static void check(int ok)
 {
@@ -52,9 +56,18 @@ int main(int argc, char **argv)
 
     f = H5Fopen(name, H5F_ACC_RDWR, fapl);
     check(f >= 0);
-    g = H5Gcreate2(f, "/restart", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    check(g >= 0);
-    H5Gclose(g);
+    if (argc > 3 && strcmp(argv[3], "old") == 0) {
+        g = H5Gcreate1(f, "/restart", 0);
+        check(g >= 0);
+        H5Gclose(g);
+        g = H5Gcreate_anon(f, H5P_DEFAULT, H5P_DEFAULT);
+        check(g >= 0 && H5Olink(g, f, "restart_anon", H5P_DEFAULT, H5P_DEFAULT) >= 0);
+        H5Gclose(g);
+    } else {
+        g = H5Gcreate2(f, "/restart", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        check(g >= 0);
+        H5Gclose(g);
+    }
     write_rows(f, "/restart_count", 1, rank, size);
     H5Fclose(f);
     H5Pclose(fcpl), H5Pclose(fapl);

@@ -138,6 +138,8 @@ needs_cc = pytest.mark.skipif(
         "attribute_calls.yaml",
         "gaps.yaml",
         "dataset_order.yaml",
+        "shared_pointer.yaml",
+        "each_step.yaml",
     ],
 )
 def test_seed_skeletons_compile(seed, tmp_path):

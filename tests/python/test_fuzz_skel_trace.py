@@ -53,6 +53,8 @@ def test_the_seeds_give_descriptors_with_direct_writes_and_extents():
     assert any("H5Dset_extent" in t for t in texts.values())
     assert any("H5DSattach_scale" in t and "H5DSiterate_scales" in t for t in texts.values())
     assert any("MPI_File_set_size" in t for t in texts.values())
+    assert any("MPI_File_write_ordered" in t and "MPI_File_read_shared" in t
+               for t in texts.values())  # fmt: skip
     assert any("H5Acreate" in t and "H5Arename" in t and '"attributes"' in t
                for t in texts.values())  # fmt: skip
 

@@ -7,7 +7,15 @@ summary. The skeleton's files must be the original's (h5dump -H; sizes of the ra
 import json
 
 import pytest
-from test_skel import _h5dump_h, _profiled, _run_skeleton, build_hdf5_program, needs_cc
+from test_skel import (
+    _h5dump_h,
+    _profiled,
+    _run_skeleton,
+    _skeleton,
+    build_hdf5_program,
+    needs_cc,
+    run_skeleton_traced,
+)
 
 from iotune.skel import cost, generate
 from iotune.skel import descriptor as dmod
@@ -51,14 +59,32 @@ def test_a_file_per_step_keeps_the_log_and_summary_written_at_every_step(
     assert sorted(names) == ["out.log", "out.sum", "out_{step:04}.h5"]
     assert names["out.log"].get("when") == "rank == 0"  # rank 0 logs
     assert len(names["out.log"]["writes"]) == 1 and len(names["out.sum"]["writes"]) == 1
-    out, _ = _run_skeleton(desc, tmp_path)
+    # the log is opened and closed at every step, the summary once around the steps
+    assert [names[n].get("each_step") for n in ("out.log", "out.sum")] == [True, None]
+    out = run_skeleton_traced(_skeleton(desc, tmp_path), tmp_path, libiotune)
+    # as many opens and closes of each file as the program made (the log's 3 were 1)
+    steps = {f"out_{s:04}.h5": (2, 2) for s in range(3)}
+    assert _opens(out / "p.json") == _opens(prof) == {"out.log": (3, 3), "out.sum": (2, 2), **steps}
     want, got = _files(orig), _files(out)
+    got.pop("p.json")  # the skeleton's profile
     assert sorted(got) == sorted(want)
     for name in want:
         if name.endswith(".h5"):
             assert _h5dump_h(out / name) == _h5dump_h(orig / name), name
         else:
             assert got[name] == want[name], name  # the log's 3 lines, the summary's records
+
+
+def _opens(profile) -> dict[str, tuple[int, int]]:
+    """Per file of the run: (opens, closes) at the highest layer that opened it, all ranks
+    (the program's log is opened by stdio, its skeleton's by POSIX calls)."""
+    out = {}
+    for f in json.loads(profile.read_text())["files"]:
+        name = f["name"].rsplit("/", 1)[-1]
+        if name.startswith("out"):
+            layer = next(x for x in ("mpiio", "stdio", "posix") if (f.get(x) or {}).get("opens"))
+            out[name] = (f[layer]["opens"], f[layer]["closes"])
+    return out
 
 
 @needs_cc
@@ -160,3 +186,34 @@ def test_writes_without_an_offset_are_at_the_running_position():
     running_offsets(ops)
     # appended to (fopen "a"), then made anew (fopen "w") and written twice
     assert [op.offset for op in ops if op.kind == "write"] == [0, 8, 0, 8]
+
+
+EACH_STEP = """\
+skel: 1
+ranks: 2
+steps: 3
+files:
+- name: run.log
+  api: posix
+  each_step: true
+  writes:
+  - {offset: step * 16, size: 16, when: rank == 0, transfer: independent}
+- name: out_{step}.h5
+  datasets:
+  - {name: /x, type: float64, dims: [8 * size]}
+  writes:
+  - {dataset: /x, start: [rank * 8], count: [8]}
+"""
+
+
+def test_each_step_opens_a_file_at_every_step_and_makes_it_at_the_first():
+    d = dmod.parse_text(EACH_STEP, "e.yaml")
+    assert [f.each_step for f in d.files] == [True, False]
+    source = generate.skeleton_c(d, "e.yaml")
+    # inside the step loop (twice: sizing and timed), created at step 0, opened after
+    assert source.count('skel_open(s, "run.log", SKEL_POSIX, step, (step > 0 ? '
+                        "SKEL_OPEN_EXISTING : 0) | 0, 1);") == 2  # fmt: skip
+    for old, new in [("each_step: true", "each_step: 1"),
+                     ("api: posix\n  each_step", "api: hdf5\n  each_step")]:  # fmt: skip
+        with pytest.raises(dmod.DescriptorError, match=r"files\[0\]\.each_step"):
+            dmod.parse_text(EACH_STEP.replace(old, new), "e.yaml")

@@ -17,9 +17,10 @@ extern iot_idmap dsets;
  * trace leaves out (a trace describes datasets by name; H5Olink gives it its entry). */
 extern iot_idmap traced;
 #define IOT_TRACE_UNNAMED (-2)
-/* Anonymous datasets (H5Dcreate_anon) not linked yet: id -> {capture record, unused}
- * (wrap_hdf5_link.c). */
+/* Anonymous datasets (H5Dcreate_anon) and, in a traced run, groups (H5Gcreate_anon) not linked
+ * yet: id -> {capture record (a group's: -1), 0 or IOT_ANON_GROUP} (wrap_hdf5_link.c). */
 extern iot_idmap anon;
+#define IOT_ANON_GROUP 1
 /* Open files the runtime follows (settings or capture): id -> {capture record or -1, unused}. */
 extern iot_idmap files;
 
@@ -55,8 +56,9 @@ void iot_attr_made(const char *func, hid_t loc, const char *obj, const char *nam
 void iot_attr_io(const char *func, hid_t attr, hid_t mtype, const void *buf, double t, double dt);
 void iot_attr_named(const char *func, hid_t loc, const char *obj, const char *name,
                     const char *new_name, double t, double dt);
-/* A group created (H5Gcreate2), traced on its path. */
-void iot_group_made(hid_t group, double t, double dt);
+/* A group created (H5Gcreate1, H5Gcreate2: loc the group, name NULL; H5Gcreate_anon at its
+ * H5Olink: loc and name the link's), traced on its path. */
+void iot_group_made(hid_t loc, const char *name, double t, double dt);
 /* An attribute id let go (H5Aclose, H5Idec_ref to 0): forgotten. */
 void iot_attr_closed(hid_t attr);
 

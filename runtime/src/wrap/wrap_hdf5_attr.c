@@ -1,9 +1,9 @@
 /* Interposed attribute and group creations (H5Acreate1, H5Acreate2, H5Acreate_by_name,
- * H5Gcreate2) and the calls that find an attribute by name or index or read and write it
- * (H5Aopen, H5Aopen_by_name, H5Aopen_by_idx, H5Aopen_idx, H5Aexists, H5Aexists_by_name, H5Aread,
- * H5Awrite): timed as HDF5 metadata time, the creations counted per file in the profile
- * (hdf5.attribute_creates, hdf5.group_creates), and the attribute calls and group creations
- * traced (wrap_hdf5_attrtrace.c).
+ * H5Gcreate1, H5Gcreate2, H5Gcreate_anon) and the calls that find an attribute by name or index
+ * or read and write it (H5Aopen, H5Aopen_by_name, H5Aopen_by_idx, H5Aopen_idx, H5Aexists,
+ * H5Aexists_by_name, H5Aread, H5Awrite): timed as HDF5 metadata time, the creations counted per
+ * file in the profile (hdf5.attribute_creates, hdf5.group_creates), and the attribute calls and
+ * group creations traced (wrap_hdf5_attrtrace.c).
  * Thousands of attributes on one object are where the file format bounds (libver_low) matter:
  * in the earliest format every attribute lives in the object header and each creation or
  * lookup by name scans them all; from 1.8's format on, HDF5 indexes them past 8 (iotune tune
@@ -108,19 +108,48 @@ IOT_EXPORT hid_t H5Aopen_by_idx(hid_t loc, const char *obj_name, H5_index_t idx_
                   "H5Aopen", loc, obj_name, NULL, H5I_INVALID_HID, H5I_INVALID_HID);
 }
 
+/* A group created by name: counted, traced on its path (iot_group_made). */
+#define IOT_GROUP_CREATE(fn, args, loc)                                                            \
+    __typeof__(&fn) real = IOT_H5_FN(fn);                                                          \
+    if (!real)                                                                                     \
+        return H5I_INVALID_HID;                                                                    \
+    if (!iot_capture_on)                                                                           \
+        return real args;                                                                          \
+    int wanted = iot_trace_wanted();                                                               \
+    IOT_TIMED(real args);                                                                          \
+    if (rc >= 0)                                                                                   \
+        count_call(loc, GROUP, dt, outer);                                                         \
+    if (rc >= 0 && wanted)                                                                         \
+        iot_group_made(rc, NULL, t, dt);                                                           \
+    return rc
+
 IOT_EXPORT hid_t H5Gcreate2(hid_t loc, const char *name, hid_t lcpl, hid_t gcpl, hid_t gapl)
 {
-    __typeof__(&H5Gcreate2) real = IOT_H5_FN(H5Gcreate2);
+    IOT_GROUP_CREATE(H5Gcreate2, (loc, name, lcpl, gcpl, gapl), loc);
+}
+
+#ifndef H5_NO_DEPRECATED_SYMBOLS
+IOT_EXPORT hid_t H5Gcreate1(hid_t loc, const char *name, size_t size_hint)
+{
+    IOT_GROUP_CREATE(H5Gcreate1, (loc, name, size_hint), loc);
+}
+#endif
+
+/* A group created without a name: counted now, traced when H5Olink gives it its path
+ * (wrap_hdf5_link.c: anonymous objects are remembered in `anon`, groups with IOT_ANON_GROUP). */
+IOT_EXPORT hid_t H5Gcreate_anon(hid_t loc, hid_t gcpl, hid_t gapl)
+{
+    __typeof__(&H5Gcreate_anon) real = IOT_H5_FN(H5Gcreate_anon);
     if (!real)
         return H5I_INVALID_HID;
     if (!iot_capture_on)
-        return real(loc, name, lcpl, gcpl, gapl);
+        return real(loc, gcpl, gapl);
     int wanted = iot_trace_wanted();
-    IOT_TIMED(real(loc, name, lcpl, gcpl, gapl));
+    IOT_TIMED(real(loc, gcpl, gapl));
     if (rc >= 0)
         count_call(loc, GROUP, dt, outer);
-    if (rc >= 0 && wanted)
-        iot_group_made(rc, t, dt);
+    if (rc >= 0 && wanted && iot_idmap_put(&anon, (uint64_t)rc, -1, IOT_ANON_GROUP) < 0)
+        iot_warn_once("anon-oom", "out of memory: an anonymous group's name is not learnt");
     return rc;
 }
 

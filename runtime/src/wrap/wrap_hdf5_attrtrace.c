@@ -189,17 +189,18 @@ void iot_attr_named(const char *func, hid_t loc, const char *obj, const char *na
     trace_attr(func, loc, &a, new_name ? &to : NULL, H5I_INVALID_HID, 0, t, dt);
 }
 
-/* A group created (H5Gcreate2): traced as H5Gcreate on the group's path (an attribute entry
- * without a name), so that a skeleton makes it in the session of its file where the application
- * made it (a group made after the file was opened again was made at the file's creation). */
-void iot_group_made(hid_t group, double t, double dt)
+/* A group created (H5Gcreate1, H5Gcreate2; H5Gcreate_anon when H5Olink names it): traced as
+ * H5Gcreate on the group's path (an attribute entry without a name), so that a skeleton makes
+ * it in the session of its file where the application made it (a group made after the file was
+ * opened again was made at the file's creation). */
+void iot_group_made(hid_t loc, const char *name, double t, double dt)
 {
     const iot_h5_api *h = iot_h5_real();
     char path[1024];
     iot_trace_attr_desc a = {path, NULL, 0, -1, 0, NULL, 0, -1, -1, -1, -1, -1, -1};
-    if (!h || !h->H5Fget_name || !object_path(h, group, NULL, path, sizeof path))
+    if (!h || !h->H5Fget_name || !object_path(h, loc, name, path, sizeof path))
         return;
-    trace_attr("H5Gcreate", group, &a, NULL, H5I_INVALID_HID, 0, t, dt);
+    trace_attr("H5Gcreate", loc, &a, NULL, H5I_INVALID_HID, 0, t, dt);
 }
 
 void iot_attr_closed(hid_t attr)

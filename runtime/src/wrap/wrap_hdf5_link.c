@@ -1,6 +1,7 @@
 /* H5Olink: an anonymous dataset (H5Dcreate_anon, h5py's f["a"] = data) gets its name: the
  * transfer mode resolved for the name, the trace's description, and the dataset rules its
- * creation could not reach said. */
+ * creation could not reach said. An anonymous group (H5Gcreate_anon) gets its path: traced as
+ * a group creation there (the trace names groups by path). */
 #include <stdio.h>
 #include <string.h>
 
@@ -108,13 +109,17 @@ IOT_EXPORT herr_t H5Olink(hid_t obj, hid_t new_loc, const char *new_name, hid_t 
     int *v = rc >= 0 && new_name ? iot_idmap_get(&anon, (uint64_t)obj) : NULL;
     if (!v)
         return rc;
-    int rec = v[0];
+    int rec = v[0], group = v[1] == IOT_ANON_GROUP;
     iot_idmap_del(&anon, (uint64_t)obj); /* its first name is the one it is known by */
     iot_h5_quiet quiet;
     iot_h5_failure kept;
     iot_h5_failure_keep(&kept);
     iot_h5_quiet_begin(&quiet);
-    dataset_named(real, obj, rec, new_loc, new_name, t, dt, outer);
+    if (group) { /* H5Gcreate_anon + H5Olink: a group made at that path, as by H5Gcreate2 */
+        iot_h5_lookup_done(new_loc, dt, outer); /* HDF5 metadata time */
+        iot_group_made(new_loc, new_name, t, dt);
+    } else
+        dataset_named(real, obj, rec, new_loc, new_name, t, dt, outer);
     iot_h5_quiet_end(&quiet);
     iot_h5_failure_give_back(&kept);
     return rc;

@@ -198,7 +198,8 @@ def view_write(
 
 def compress(writes: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Runs of writes that differ only by a constant step of their start (or offset) become one
-    write with `repeat` and `stride`."""
+    write with `repeat` and `stride` (the same write through the shared file pointer: `repeat`
+    alone)."""
     out: list[dict[str, Any]] = []
     i = 0
     while i < len(writes):
@@ -212,7 +213,8 @@ def compress(writes: list[dict[str, Any]]) -> list[dict[str, Any]]:
             stride = d
             j += 1
         if j - i > 1:
-            w = dict(w, repeat=j - i, stride=stride)
+            # through the shared file pointer: the calls move it, no stride
+            w = dict(w, repeat=j - i) if w.get("shared") else dict(w, repeat=j - i, stride=stride)
             gap = statistics.median(x.get("gap_s", 0.0) for x in writes[i:j])
             w.pop("gap_s", None)
             if gap > 0:  # the run's typical time after a call (its last's may be longer)
@@ -228,6 +230,8 @@ def _difference(a: dict[str, Any], b: dict[str, Any]) -> Any:
         return None
     if any(a.get(k) != b.get(k) for k in keys - {"start", "offset", "gap_s"}):
         return None
+    if a.get("shared"):  # the same call through the shared file pointer again
+        return 0
     if "offset" not in a and ("start" not in a or "start" not in b):
         return None  # an extent (H5Dset_extent) is no write
     if "offset" in a:

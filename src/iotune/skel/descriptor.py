@@ -209,6 +209,9 @@ class Write:
     # made at the first step only (`once: true`): a call the application made once before
     # its steps (a root attribute, a dataset written once) in a file open over the steps
     once: bool = False
+    # an MPI-IO file's write or read through the shared file pointer (`shared: true`, no
+    # offset): MPI_File_write_shared, collective MPI_File_write_ordered (the read ones)
+    shared: bool = False
 
 
 @dataclass
@@ -227,6 +230,9 @@ class File:
     when: ast.expr | None = None
     readwrite: bool = False  # `open: existing` opened read-write even when it only reads
     remove: bool = False  # removed after the entry's close (the application deleted the file)
+    # a raw file without {step} opened and closed at every step (as the application's log),
+    # not once around the steps
+    each_step: bool = False
     # a created HDF5 file's format: libver [low, high] (LIBVERS), track_times, link_order and
     # attr_order (ORDERS) of its root group; empty: HDF5's defaults
     format: dict[str, Any] = field(default_factory=dict)
@@ -575,7 +581,7 @@ def _file(c: _Checker, f: Any, line: int, where: str, known: set[str]) -> File:
         line,
         where,
         {"name", "api", "datasets", "groups", "writes", "sync", "attributes", "open", "serial",
-         "when", "readwrite", "remove", "format"},
+         "when", "readwrite", "remove", "format", "each_step"},
     )  # fmt: skip
     serial = f.get("serial", False)
     if type(serial) is not bool:
@@ -594,6 +600,10 @@ def _file(c: _Checker, f: Any, line: int, where: str, known: set[str]) -> File:
     api = f.get("api", "hdf5")
     if api not in APIS:
         c.fail(c.line_of(f, "api"), f"{where}.api", "expected one of " + ", ".join(APIS))
+    each_step = f.get("each_step", False)
+    if type(each_step) is not bool or (each_step and api == "hdf5"):
+        c.fail(c.line_of(f, "each_step"), f"{where}.each_step",
+               "expected true or false; true only in an mpiio or posix file")  # fmt: skip
     datasets: list[Dataset] = []
     raw = f.get("datasets") or []
     if raw and api != "hdf5":
@@ -649,6 +659,7 @@ def _file(c: _Checker, f: Any, line: int, where: str, known: set[str]) -> File:
     if type(remove) is not bool:
         c.fail(c.line_of(f, "remove"), f"{where}.remove", "expected true or false")
     out.remove = remove
+    out.each_step = each_step
     if f.get("format") is not None:
         if api != "hdf5":
             c.fail(c.line_of(f, "format"), f"{where}.format", "an HDF5 file's")
@@ -852,6 +863,7 @@ def _write_entry(
         "set_size",
         "fresh",
         "gap_s",
+        "shared",
     }
     if isinstance(w, dict) and "attribute" in w:
         return _attribute(c, w, line, where, known, api)
@@ -890,6 +902,7 @@ def _write_entry(
         c.fail(c.line_of(w, "transfer"), f"{where}.transfer", "expected collective or independent")
     out = Write(dataset=None, collective=transfer == "collective", line=line, read=is_read)
     out.fresh = fresh
+    out.shared = _shared(c, w, where, api)
     out.gap_s = _gap(c, w, where)
     _direct(c, w, where, known, api, datasets, out)
     out.repeat = c.expression(w.get("repeat", 1), c.line_of(w, "repeat"), f"{where}.repeat", known)
@@ -916,6 +929,8 @@ def _write_entry(
         rank, keys, lists = None, ("offset", "size"), False
 
     def read(m: _Map, key: str, at: str) -> Any:
+        if out.shared and key == "offset":  # the shared file pointer's: none given
+            return expr.parse(0)
         value = c.require(m, key, at)
         if lists:
             return c.expressions(value, c.line_of(m, key), f"{at}.{key}", known, rank)
@@ -931,6 +946,7 @@ def _write_entry(
             if type(r) is not int or not 0 <= r < MAX_RANKS:
                 c.fail(table.lines[r], at, "keys are rank numbers")
             allowed = set(keys) | ({"view", "memory"} if view_ok else set())
+            allowed -= {"offset", "view"} if out.shared else set()
             entry = c.mapping(entry, table.lines[r], at, allowed)
             out.by_rank[r] = (read(entry, keys[0], at), read(entry, keys[1], at))
             if "view" in entry:
@@ -963,6 +979,20 @@ def _write_entry(
         else:
             out.stride = c.expression(w["stride"], c.line_of(w, "stride"), f"{where}.stride", known)
     return out
+
+
+def _shared(c: _Checker, w: _Map, where: str, api: str) -> bool:
+    """shared: true, a transfer through the shared file pointer: an MPI-IO file's, without an
+    offset, view or stride (the pointer says where, and each call moves it)."""
+    shared = w.get("shared", False)
+    if type(shared) is not bool or (shared and api != "mpiio"):
+        c.fail(c.line_of(w, "shared"), f"{where}.shared",
+               "expected true or false; true only in an mpiio file")  # fmt: skip
+    for key in ("offset", "view", "stride"):
+        if shared and key in w:
+            c.fail(c.line_of(w, key), f"{where}.{key}",
+                   f"a transfer through the shared file pointer has no {key}")  # fmt: skip
+    return shared
 
 
 def _gap(c: _Checker, w: _Map, where: str) -> float:

@@ -72,6 +72,7 @@ class Session:
     opener: str  # "" when the file was opened before the step body
     mode: int | None  # the opening call's flags as traced
     removed: bool = False  # the application removed the file after this session
+    stepwise: bool = False  # opened at every step, in the steps' calls (ops.Op.stepwise)
     file_format: list[int] | None = None  # H5Fcreate's format (trace_calls.Call.format)
 
 
@@ -186,7 +187,7 @@ class Builder:
             if op.kind == "open":
                 open_idx[op.file] = len(out)
                 out.append(Session(op.file, op.api, [], op.func, op.mode,
-                                   file_format=op.file_format))  # fmt: skip
+                                   file_format=op.file_format, stepwise=op.stepwise))  # fmt: skip
             elif op.kind in _CHANGES or (
                 op.kind in ("read", "dopen", "lookup", "attr") and op.file in self.data_files
             ):
@@ -326,6 +327,17 @@ class Builder:
                               *list(entry.items())[at:]])  # fmt: skip
             if any(x.removed for x in present):
                 entry["remove"] = True  # the application removed it (unlink, MPI_File_delete)
+            if (
+                steps > 1
+                and api != "hdf5"
+                and any(x.stepwise for x in present)
+                and not dmod.has_placeholder(name, "step")
+            ):
+                # opened and closed at every step (a log): so in the skeleton (it opened such
+                # a file once around its steps: the application's opens and closes became one)
+                at = list(entry).index("api") + 1
+                entry = dict([*list(entry.items())[:at], ("each_step", True),
+                              *list(entry.items())[at:]])  # fmt: skip
             files.append(entry)
         if partial_empty:
             self.note(
@@ -525,11 +537,11 @@ class Builder:
                         "rank's data of the call is written as one block, ranks in order from "
                         "the lowest offset"
                     )
-                untold = op.offset is None or op.running  # stdio, a shared file pointer
+                untold = (op.offset is None or op.running) and not op.shared  # stdio
                 if untold and api != "hdf5" and op.kind in ("write", "read"):
                     self.note(
-                        f"{name}: {op.func} has no offset in the trace (shared file "
-                        "pointer, stdio): written at the rank's running position"
+                        f"{name}: {op.func} has no offset in the trace (stdio): written at "
+                        "the rank's running position"
                     )
         aligned = align(ops_by_rank)
         if aligned is None:
@@ -623,6 +635,16 @@ class Builder:
                     w["filter_mask"] = ops[0].filter_mask
                 w["transfer"] = "independent"
                 return w
+        elif ops[0].shared:  # through the shared file pointer: the same calls, no offset
+            w["shared"] = True
+            sizes = [op.size for op in ops]
+            fit = dec.affine(sizes, ranks)
+            memory = [op.memory for op in ops]
+            if fit and all(m == memory[0] for m in memory):
+                w["size"] = dec.lin(*fit)
+            else:
+                w["by_rank"] = {r: {"size": s} for r, s in zip(ranks, sizes, strict=True)}
+            dec.add_memory(w, ranks, memory)
         else:
             offsets = [op.offset or 0 for op in ops]
             sizes = [op.size for op in ops]

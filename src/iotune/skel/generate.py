@@ -253,8 +253,14 @@ def _write_code(w: Write, nd: int, ind: str) -> list[str]:
                 )
             lines.append(f"{inner}default: offset = 0; size = 0; active = 0;")
             lines.append(f"{inner}}}")
-        call = "skel_read_bytes" if w.read else "skel_write_bytes"
-        lines.append(f"{inner}{call}(f, offset, size, {coll}, active);")
+        if w.shared:  # through the shared file pointer (its offset is not used)
+            call = "skel_read_shared" if w.read else "skel_write_shared"
+            lines[0] = lines[0].replace(" bytes */", " bytes through the shared file pointer */")
+            lines.append(f"{inner}(void)offset;")
+            lines.append(f"{inner}{call}(f, size, {coll}, active);")
+        else:
+            call = "skel_read_bytes" if w.read else "skel_write_bytes"
+            lines.append(f"{inner}{call}(f, offset, size, {coll}, active);")
     if w.gap_s > 0:  # the application's time before its next call (--gaps: how it is spent)
         lines.append(f"{inner}if (active) skel_gap(f, {w.gap_s!r});")
     lines.append(f"{ind}}}")
@@ -398,7 +404,7 @@ def _steps_code(d: Descriptor, timed: bool) -> list[str]:
     var = "f" if timed else "p"
     lines = []
     names = [f.name for f in d.files]
-    inside = [f.per_step or names.count(f.name) > 1 for f in d.files]
+    inside = [f.per_step or f.each_step or names.count(f.name) > 1 for f in d.files]
     once = [i for i, f in enumerate(d.files) if not inside[i]]
     for i in once:
         lines.extend(_format_code(d.files[i], "  "))
@@ -413,9 +419,12 @@ def _steps_code(d: Descriptor, timed: bool) -> list[str]:
     for i, f in enumerate(d.files):
         if inside[i]:
             lines.extend(_format_code(f, "    "))
+            flags = _open_flags(f)
+            if f.each_step and not f.existing and not f.remove:  # made at the first step
+                flags = f"(step > 0 ? SKEL_OPEN_EXISTING : 0) | {flags}"
             lines.append(
                 f"    skel_file_t *{var}{i} = skel_open(s, {_cstr(f.name)}, {API_C[f.api]}, step, "
-                f"{_open_flags(f)}, {_member(f)});"
+                f"{flags}, {_member(f)});"
             )
         if f.when is not None:  # the ranks that opened it make its calls
             lines.append(f"    if (skel_member({var}{i})) file_{i}({var}{i}, step, rank, size);")

@@ -16,6 +16,7 @@ from iotune.skel.trace_calls import (
     OPENS,
     READS_PREFIX,
     SET_SIZES,
+    SHARED,
     SYNCS,
     VIEW_AT_WRITES,
     VIEW_WRITES,
@@ -79,6 +80,10 @@ class Op:
     running: bool = False  # offset: the rank's running position (the trace has none: stdio)
     per_step: int = 0  # in a loop body: how far a running offset moves at each step (steps.py)
     once: bool = False  # in a loop body: a call made once before the steps (steps.py)
+    shared: bool = False  # a transfer through the shared file pointer (no offset: trace_calls)
+    # in a loop body: an open made in the steps' calls, not before them (steps.py): the file
+    # is opened and closed at every step
+    stepwise: bool = False
 
 
 def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
@@ -115,8 +120,8 @@ def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
             kind = "delete"
         elif c.func in SET_SIZES:
             kind = "setsize"  # size: the file's new size
-        elif c.func.startswith(READS_PREFIX):
-            kind = "read"
+        elif c.func.startswith(READS_PREFIX) and not c.func.endswith("_end"):
+            kind = "read"  # (a split collective's _end is no transfer of its own)
         else:
             kind = "other"
         dname = dinfo = None
@@ -178,6 +183,7 @@ def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
                 attr_on=c.attribute["object"] if kind in ("attr", "gcreate") else None,
                 attr_to=(c.renamed or {}).get("name") if kind == "attr" else None,
                 file_format=c.format,
+                shared=c.func in SHARED,
             )
         )
     return ops

@@ -26,7 +26,21 @@ DELETES = {"unlink", "remove", "MPI_File_delete"}  # a followed file removed
 SET_SIZES = {"MPI_File_set_size"}  # a raw file's size set (size: the new size)
 # direct chunk transfers (H5Dwrite_chunk, H5Dread_chunk): their mode is the filter mask
 DIRECT = {"H5Dwrite_chunk", "H5Dread_chunk"}
-WRITES = {
+# the shared file pointer's transfers: no offset traced (reading the pointer would take
+# communication); a skeleton makes the same calls (ops.Op.shared, the descriptor's `shared`)
+SHARED_WRITES = {
+    "MPI_File_write_shared",
+    "MPI_File_write_ordered",
+    "MPI_File_iwrite_shared",
+    "MPI_File_write_ordered_begin",
+}
+SHARED = SHARED_WRITES | {
+    "MPI_File_read_shared",
+    "MPI_File_read_ordered",
+    "MPI_File_iread_shared",
+    "MPI_File_read_ordered_begin",
+}
+WRITES = SHARED_WRITES | {
     "H5Dwrite",
     "H5Dwrite_chunk",
     "MPI_File_write_at",
@@ -159,6 +173,7 @@ def _calls(rank: int, t: dict[str, Any]) -> Trace:
     sigs = t["signatures"]
     for sig_i, count, start, busy, span in t["events"]:
         s = sigs[sig_i]
+        func = _func(s["func"])
         each = busy / count if count else 0.0
         # span: from the first start to the last end, so count - 1 gaps between the calls
         gap = (span - busy) / (count - 1) if count > 1 else 0.0
@@ -169,13 +184,13 @@ def _calls(rank: int, t: dict[str, Any]) -> Trace:
                 offset = last.get(key, 0) + int(s["step"])
                 last[key] = offset
             t0 = start + (each + gap) * k
-            direct = s["func"] in DIRECT
+            direct = func in DIRECT
             mode = s.get("mode")
             # H5Dread's mode: bit 1 collective, bit 2 its memory untouched before (fresh)
-            fresh = s["func"] == "H5Dread" and type(mode) is int and mode in (2, 3)
+            fresh = func == "H5Dread" and type(mode) is int and mode in (2, 3)
             out.calls.append(
                 Call(
-                    s["func"],
+                    func,
                     s["layer"],
                     s.get("file") or "",
                     s.get("dataset"),
@@ -196,6 +211,15 @@ def _calls(rank: int, t: dict[str, Any]) -> Trace:
                 )
             )
     return out
+
+
+def _func(name: Any) -> str:
+    """The call's name, an MPI-4 large-count MPI-IO call's (MPI_File_write_at_all_c, as MPICH 4
+    applications call them) as its classic one's: the same transfer for a skeleton."""
+    name = str(name)
+    if name.startswith("MPI_File_") and name.endswith("_c"):
+        return name[:-2]
+    return name
 
 
 def _format(f: Any) -> list[int] | None:

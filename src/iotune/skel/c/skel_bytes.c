@@ -94,3 +94,54 @@ void skel_write_bytes(skel_file_t *f, long long offset, long long size, int coll
     f->pos = skel_iadd(offset, size);
     s->bytes = skel_iadd(s->bytes, size);
 }
+
+void skel_shared_settle(skel_file_t *f, int collective)
+{
+    if (!collective) {
+        f->shared_moved = 1; /* every rank of the file runs the entry: the same on all */
+        return;
+    }
+    if (!f->shared_moved)
+        return;
+    f->shared_moved = 0;
+    double t0 = skel_now();
+    MPI_Barrier(f->comm);
+    skel_add(f->s, T_COMM, t0);
+}
+
+/* A write through the shared file pointer (the native method on an MPI-IO file): the
+ * application's call, MPI_File_write_ordered (collective: every rank of the file, an inactive
+ * one with no bytes) or MPI_File_write_shared, at the offset the pointer gives; the other
+ * methods write the bytes as any other write (at the rank's running position). */
+void skel_write_shared(skel_file_t *f, long long size, int collective, int active)
+{
+    skel_t *s = f->s;
+    if (f->api != SKEL_MPIIO || s->method != SKEL_NATIVE) {
+        skel_write_bytes(f, -1, size, collective, active);
+        return;
+    }
+    if (!active)
+        size = 0;
+    if (size < 0)
+        skel_die(s, "a negative size for these parameters");
+    if (size > INT_MAX)
+        skel_die(s, "one MPI-IO write of more than 2 GiB - 1 bytes (an int count)");
+    MPI_Datatype mtype = MPI_BYTE;
+    int mcount = (int)size;
+    const char *data = skel_write_memory(f, size, &mtype, &mcount);
+    f->nmem = 0;
+    if (s->sizing)
+        return;
+    int coll = skel_transfer_of(s, collective);
+    skel_shared_settle(f, coll);
+    double t0 = skel_now();
+    MPI_Status st;
+    int rc = coll ? MPI_File_write_ordered(f->mf, data, mcount, mtype, &st)
+                  : (size ? MPI_File_write_shared(f->mf, data, mcount, mtype, &st) : MPI_SUCCESS);
+    if (mtype != MPI_BYTE)
+        MPI_Type_free(&mtype);
+    if (rc != MPI_SUCCESS)
+        skel_die(s, "MPI_File_write_shared failed");
+    skel_add(s, T_WRITE, t0);
+    s->bytes = skel_iadd(s->bytes, size);
+}

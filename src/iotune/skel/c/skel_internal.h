@@ -71,6 +71,8 @@ struct skel_file {
     int nwrites;          /* hdf5 method on a raw file: datasets /w0, /w1 ... */
     const long long *mem; /* skel_memory: the next write's memory pieces */
     int nmem;
+    int shared_moved; /* an independent call moved the shared file pointer since the last
+                       * collective one (skel_shared_settle) */
     struct {
         char name[1024];
         hid_t id;
@@ -80,6 +82,14 @@ struct skel_file {
     hid_t attr;          /* the attribute last created or opened, still open (0: none) */
     char attr_key[2100]; /* its object's path and name */
 };
+
+/* Before a transfer through the shared file pointer (skel_bytes.c): a collective one
+ * (MPI_File_*_ordered) after independent ones (MPI_File_*_shared) waits for every rank of the
+ * file, so that the pointer is past their records (ROMIO's rank 0 takes its offset at once: a
+ * rank's earlier write_shared could land after the ordered records). A program that writes its
+ * shared-pointer records in a layout it can rely on synchronises there (a barrier the trace does
+ * not show); one that does not gets some layout, this one among them. */
+void skel_shared_settle(skel_file_t *f, int collective);
 
 /* messages and the clock (skel_setup.c) */
 void skel_die(skel_t *s, const char *what); /* prints and aborts the job */

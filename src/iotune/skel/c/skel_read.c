@@ -179,6 +179,39 @@ void skel_read_bytes(skel_file_t *f, long long offset, long long size, int colle
     f->pos = skel_iadd(offset, size);
 }
 
+/* A read through the shared file pointer (native method, MPI-IO files): MPI_File_read_ordered
+ * (collective: every rank of the file, an inactive one with no bytes) or MPI_File_read_shared;
+ * a POSIX file's at the rank's running position. */
+void skel_read_shared(skel_file_t *f, long long size, int collective, int active)
+{
+    skel_t *s = f->s;
+    if (f->api != SKEL_MPIIO) {
+        skel_read_bytes(f, -1, size, collective, active);
+        return;
+    }
+    if (s->method != SKEL_NATIVE)
+        return; /* the raw methods skip reads */
+    if (!active)
+        size = 0;
+    if (size < 0)
+        skel_die(s, "a negative size for these parameters");
+    if (size > INT_MAX)
+        skel_die(s, "one MPI-IO read of more than 2 GiB - 1 bytes (an int count)");
+    char *data = skel_data_for(s, (size_t)size);
+    if (s->sizing)
+        return;
+    int coll = skel_transfer_of(s, collective);
+    skel_shared_settle(f, coll);
+    double t0 = skel_now();
+    MPI_Status st;
+    int rc =
+        coll ? MPI_File_read_ordered(f->mf, data, (int)size, MPI_BYTE, &st)
+             : (size ? MPI_File_read_shared(f->mf, data, (int)size, MPI_BYTE, &st) : MPI_SUCCESS);
+    if (rc != MPI_SUCCESS)
+        skel_die(s, "MPI_File_read_shared failed");
+    skel_add(s, T_READ, t0);
+}
+
 void skel_set_size(skel_file_t *f, long long size, int active)
 {
     skel_t *s = f->s;

@@ -118,6 +118,11 @@ void skel_dataset_open(skel_file_t *f, const char *pattern, long long step, hid_
 void skel_read(skel_file_t *f, const char *pattern, long long step, int nd, const long long *start,
                const long long *count, int collective, int fresh, int active);
 void skel_read_bytes(skel_file_t *f, long long offset, long long size, int collective, int active);
+/* Transfers through the shared file pointer (native method, MPI-IO files): MPI_File_write_ordered
+ * / MPI_File_read_ordered when collective, else MPI_File_write_shared / MPI_File_read_shared;
+ * the other methods write the bytes at the rank's running position and skip the reads. */
+void skel_write_shared(skel_file_t *f, long long size, int collective, int active);
+void skel_read_shared(skel_file_t *f, long long size, int collective, int active);
 /* Direct chunk transfers (H5Dwrite_chunk, H5Dread_chunk) of the chunk at start of a dataset:
  * size stored bytes, filters skipped by mask (skel_chunk.c); other methods write size raw
  * bytes and skip the reads. */
