@@ -68,10 +68,12 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(re.sub("[\x7f-\x9f]", lambda m: f"\\u{ord(m.group()):04x}", text))
     else:
         shown = None if args.all else controlfile.PROBLEMS_SHOWN
+        warnings = _costly(args.file, result.settings, args.ranks_per_host)
+        warnings += _process_wide(args.file, result.settings)  # as `iotune run` says them
         for lines, what in (
             (result.messages(), "problems"),
             (_hints(args.file, data), "hints"),
-            (_costly(args.file, result.settings, args.ranks_per_host), "warnings"),
+            (warnings, "warnings"),
         ):
             for line in capped(lines, shown, what, args.file):
                 print(printable(line), file=sys.stderr)
@@ -116,6 +118,20 @@ def _costly(path: str, settings, ranks_per_host: int) -> list[str]:
     for s, message in costs.file_total(settings, budget):
         where = f"{path}:{s.line}" if s.line else path
         out.append(f"{where}: <{s.name}>: warning: {message} by the runtime on this machine")
+    return out
+
+
+def _process_wide(path: str, settings) -> list[str]:
+    """Open MPI parameters narrowed by FileName=: ignored, as `iotune run` says
+    (launch.mca_file_problem)."""
+    from iotune import launch
+
+    out = []
+    for s in settings:
+        message = launch.mca_file_problem(s)
+        if message:
+            where = f"{path}:{s.line}" if s.line else path
+            out.append(f"{where}: warning: {message}")
     return out
 
 

@@ -151,6 +151,21 @@ def test_check_escapes_what_a_terminal_would_act_on(tmp_path):
     assert f"hint: {shown}:3: <cb_nodez>: did you mean <cb_nodes> (in <Middleware_Layer>)?" in lines
 
 
+def test_check_says_what_run_says_of_an_open_mpi_parameter_narrowed_by_filename(tmp_path):
+    """`iotune run` said that an Open MPI parameter narrowed by FileName= is ignored (one
+    environment per process) but `iotune check` did not (an outside tester's finding): both
+    say it from launch.mca_file_problem; a warning, the file stays valid."""
+    config = tmp_path / "mca.xml"
+    config.write_text('<Parameters><Middleware_Layer>\n<fcoll FileName="*.h5">two_phase</fcoll>'
+                      "\n<fcoll>dynamic</fcoll>\n</Middleware_Layer></Parameters>\n")  # fmt: skip
+    proc = iotune("check", config)
+    assert proc.returncode == 0, proc.stderr
+    said = "<fcoll FileName=...>: an Open MPI parameter is set for the whole process, not per file"
+    assert proc.stderr.splitlines() == [f"{config}:2: warning: {said}; ignored"]
+    (setting,) = [s for s in controlfile.parse_file(config).settings if s.file]
+    assert launch.mca_settings([setting])[1] == [f"line 2: {said}; ignored"]
+
+
 def test_check_fatal_and_missing(tmp_path):
     proc = iotune("check", VECTORS / "bad_wrong_root.xml")
     assert proc.returncode == 1
