@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import shlex
 import sys
 from collections.abc import Sequence
 
@@ -93,13 +92,16 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def capped(lines: list[str], shown: int | None, what: str, path: str) -> list[str]:
     """The first `shown` lines (all when None) and, when more were left out, one line that
-    counts them and names `iotune check --all` (as the runtime says it)."""
+    counts them and names `iotune check --all` (as the runtime says it), with the path as a
+    command to paste takes it (outputs.shell_word)."""
+    from iotune.outputs import shell_word
+
     if shown is None or len(lines) <= shown:
         return lines
     more = len(lines) - shown
     return lines[:shown] + [
         f"{path}: {more} more {what} not shown ({len(lines)} in all); "
-        f"`{PROG} check --all {shlex.quote(str(path))}` lists them all"
+        f"`{PROG} check --all {shell_word(path)}` lists them all"
     ]
 
 

@@ -2,13 +2,22 @@
 
 import json
 import os
+import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from iotune.outputs import OutputError, printable, printable_lines, write_output
+from iotune.outputs import (
+    OutputError,
+    printable,
+    printable_lines,
+    shell_join,
+    shell_word,
+    write_output,
+)
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
@@ -108,6 +117,25 @@ def test_printable():
     assert printable(b"\xff".decode("utf-8", "surrogateescape")) == "\\xff"
     assert printable("\u202eevil") == "\\u202eevil"
     assert printable_lines("a\x1b\nb") == "a\\x1b\nb"
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_shell_word_pastes_into_bash_as_the_very_name():
+    """A name with terminal controls was shown escaped (\\x1b) in a command to paste, which
+    then named another file: now bash's $'...' quoting, printable and read back exactly; an
+    ordinary name is shlex.quote's."""
+    names = ["plain.xml", "with space's.xml", "ctl\x1b]0;t\x07\n\\x.xml", "caf\u00e9\u202e.h5",
+             "bad\udcff\x7f.h5", "\x9bq'\\"]  # fmt: skip
+    assert shell_word("plain.xml") == "plain.xml"
+    assert shell_word("with space's.xml") == shlex.quote("with space's.xml")
+    assert shell_word("a\x1bb") == "$'a\\x1bb'"
+    for name in names:
+        word = shell_word(name)
+        assert printable(word) == word, word
+        r = subprocess.run(["bash", "-c", f"printf %s {word}"], capture_output=True, check=True)
+        assert r.stdout == name.encode("utf-8", "surrogateescape"), word
+    line = shell_join(["iotune", "check", names[2]])
+    assert printable(line) == line and line.startswith("iotune check $'ctl\\x1b]0;t")
 
 
 def _cli(*args, stdout):
