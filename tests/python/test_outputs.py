@@ -225,6 +225,33 @@ def test_skel_params_onto_standard_output_holds_the_parameters_only(tmp_path):
     assert r2.stdout == r.stdout
 
 
+TIMING = {
+    "schema": "iotune-skel-timing", "skeleton": "x", "method": "posix", "ranks": 2,
+    "per_rank": [{"rank": 0, "steps": [[0.1, 0.0, 0.2, 0.01]]},
+                 {"rank": 1, "steps": [[0.1, 0.3, 0.2, 0.01]]}],
+}  # fmt: skip
+
+
+def test_skel_plot_onto_standard_output_holds_the_png_only(tmp_path):
+    """`skel plot` saved through matplotlib, not the output writer: `-o -` made a file named
+    "-" and `-o /dev/stdout` got "plot written to" mixed into the image."""
+    timing = tmp_path / "timing.json"
+    timing.write_text(json.dumps(TIMING))
+    env = dict(os.environ, PYTHONPATH=SRC)
+    got = []
+    for out in ("/dev/stdout", "-", "/dev/fd/1"):
+        r = subprocess.run([sys.executable, "-m", "iotune", "skel", "plot", str(timing), "-o", out],
+                           capture_output=True, env=env, cwd=tmp_path, timeout=120)  # fmt: skip
+        assert r.returncode == 0 and r.stderr == b"", r.stderr
+        assert r.stdout.startswith(b"\x89PNG") and b"written to" not in r.stdout
+        got.append(r.stdout)
+    assert got[0] == got[1] == got[2] and sorted(os.listdir(tmp_path)) == ["timing.json"]
+    r = _cli("skel", "plot", str(timing), "-o", str(tmp_path), stdout=subprocess.PIPE)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.strip().endswith(f"{tmp_path}: cannot write the plot: a directory (write to "
+                                     "standard output, -o -, and redirect it instead)")  # fmt: skip
+
+
 def test_show_files_prints_file_names_escaped(tmp_path):
     import json
 
