@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import shlex
 import sys
 from collections.abc import Sequence
 
@@ -68,10 +67,12 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(re.sub("[\x7f-\x9f]", lambda m: f"\\u{ord(m.group()):04x}", text))
     else:
         shown = None if args.all else controlfile.PROBLEMS_SHOWN
+        warnings = _costly(args.file, result.settings, args.ranks_per_host)
+        warnings += _process_wide(args.file, result.settings)  # as `iotune run` says them
         for lines, what in (
             (result.messages(), "problems"),
             (_hints(args.file, data), "hints"),
-            (_costly(args.file, result.settings, args.ranks_per_host), "warnings"),
+            (warnings, "warnings"),
         ):
             for line in capped(lines, shown, what, args.file):
                 print(printable(line), file=sys.stderr)
@@ -91,13 +92,16 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def capped(lines: list[str], shown: int | None, what: str, path: str) -> list[str]:
     """The first `shown` lines (all when None) and, when more were left out, one line that
-    counts them and names `iotune check --all` (as the runtime says it)."""
+    counts them and names `iotune check --all` (as the runtime says it), with the path as a
+    command to paste takes it (outputs.shell_word)."""
+    from iotune.outputs import shell_word
+
     if shown is None or len(lines) <= shown:
         return lines
     more = len(lines) - shown
     return lines[:shown] + [
         f"{path}: {more} more {what} not shown ({len(lines)} in all); "
-        f"`{PROG} check --all {shlex.quote(str(path))}` lists them all"
+        f"`{PROG} check --all {shell_word(path)}` lists them all"
     ]
 
 
@@ -116,6 +120,20 @@ def _costly(path: str, settings, ranks_per_host: int) -> list[str]:
     for s, message in costs.file_total(settings, budget):
         where = f"{path}:{s.line}" if s.line else path
         out.append(f"{where}: <{s.name}>: warning: {message} by the runtime on this machine")
+    return out
+
+
+def _process_wide(path: str, settings) -> list[str]:
+    """Open MPI parameters narrowed by FileName=: ignored, as `iotune run` says
+    (launch.mca_file_problem)."""
+    from iotune import launch
+
+    out = []
+    for s in settings:
+        message = launch.mca_file_problem(s)
+        if message:
+            where = f"{path}:{s.line}" if s.line else path
+            out.append(f"{where}: warning: {message}")
     return out
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from iotune import controlfile, params, trial
+from iotune.outputs import shell_word, write_output
 from iotune.search import noise
 
 # the built-in proxies at small sizes (each run well under a second on 2 ranks here)
@@ -193,9 +194,11 @@ def report_lines(proxies: Sequence[Proxy], chosen: dict[str, Any]) -> list[str]:
     return lines
 
 
-def plot(path: Path, proxies: Sequence[Proxy], chosen: dict[str, Any]) -> None:
+def plot_png(proxies: Sequence[Proxy], chosen: dict[str, Any]) -> bytes:
     """Bars per proxy: site and individual speedups over the defaults (medians), with each
-    round's ratio as a dot."""
+    round's ratio as a dot; the PNG image."""
+    import io
+
     import matplotlib
 
     matplotlib.use("Agg")
@@ -219,8 +222,10 @@ def plot(path: Path, proxies: Sequence[Proxy], chosen: dict[str, Any]) -> None:
     ax.set_title("default vs site-wide vs individually tuned (median; dots: rounds)")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    image = io.BytesIO()
+    fig.savefig(image, format="png", dpi=110)
     plt.close(fig)
+    return image.getvalue()
 
 
 def write_outputs(out: Path, proxies: Sequence[Proxy], chosen: dict[str, Any],
@@ -234,8 +239,9 @@ def write_outputs(out: Path, proxies: Sequence[Proxy], chosen: dict[str, Any],
         "json": out / "defaults.json",
         "plot": out / "defaults.png",
     }
-    files["hints"].write_text(hints_file_text(site))
-    controlfile.write(files["control"], site)
+    # every file through the one output writer (atomic, links followed, a stream in place)
+    write_output(files["hints"], hints_file_text(site), "hints file")
+    write_output(files["control"], controlfile.render(site), "control file")
     lines = [
         "# Site-wide defaults (iotune defaults)",
         "",
@@ -246,7 +252,7 @@ def write_outputs(out: Path, proxies: Sequence[Proxy], chosen: dict[str, Any],
         "",
         f"command: {meta.get('command', '')}",
     ]
-    files["report"].write_text("\n".join(lines) + "\n")
+    write_output(files["report"], "\n".join(lines) + "\n", "report")
     data = {
         **meta,
         "site": site,
@@ -263,13 +269,24 @@ def write_outputs(out: Path, proxies: Sequence[Proxy], chosen: dict[str, Any],
         "results": chosen["results"],
         "history": chosen["history"],
     }
-    files["json"].write_text(json.dumps(data, indent=1) + "\n")
+    write_output(files["json"], json.dumps(data, indent=1) + "\n", "results")
     try:
-        plot(files["plot"], proxies, chosen)
+        image = plot_png(proxies, chosen)
     except Exception as e:  # the plot is a convenience: the numbers are in the report
         files.pop("plot")
-        (out / "defaults-plot-error.txt").write_text(f"{type(e).__name__}: {e}\n")
+        write_output(out / "defaults-plot-error.txt", f"{type(e).__name__}: {e}\n", "plot error")
+    else:
+        write_output(files["plot"], image, "plot")
     return files
+
+
+def how_to_use(files: dict[str, Path]) -> str:
+    """The line that says how to use the files write_outputs() wrote: commands to paste, so
+    their names are quoted as bash reads them back (outputs.shell_word)."""
+    return (
+        f"iotune defaults: use the hints with ROMIO_HINTS={shell_word(files['hints'])} "
+        f"(MPICH/ROMIO), or the settings with iotune run --config {shell_word(files['control'])}"
+    )
 
 
 def run_value(opts: trial.TrialOptions, settings: dict[str, str]) -> float | None:

@@ -90,6 +90,7 @@ BY_NAME = {i.name: i for i in INSIGHTS}
 NAMES = tuple(BY_NAME)
 _DIGITS = re.compile(r"\d+")
 _LETTER = re.compile("[A-Za-z]")
+_GLOB = re.compile(r"[*?[]")
 _SMALL_BINS = SIZE_BINS[:5]  # below 1 MiB
 
 
@@ -114,14 +115,25 @@ class Group:
 # ----------------------------------------------------------------------------- grouping
 
 
+def glob_literal(text: str) -> str:
+    """text as a shell glob that matches only itself: each *, ? and [ in brackets ([*]), as
+    both fnmatch(3) (the runtime) and Python's fnmatch read it."""
+    return _GLOB.sub(lambda m: f"[{m.group()}]", text)
+
+
+def _starred(text: str) -> str:
+    return "*".join(glob_literal(part) for part in _DIGITS.split(text))
+
+
 def group_pattern(name: str) -> str:
     """The group of a file: its base name with every run of digits made a '*', except in an
-    extension that has letters (chk_0001.h5 -> chk_*.h5, iorio.r1.dat -> iorio.r*.dat)."""
+    extension that has letters (chk_0001.h5 -> chk_*.h5, iorio.r1.dat -> iorio.r*.dat); the
+    rest matches only itself (glob_literal)."""
     base = name.rsplit("/", 1)[-1]
     stem, dot, ext = base.rpartition(".")
     if stem and _LETTER.search(ext):
-        return _DIGITS.sub("*", stem) + dot + ext
-    return _DIGITS.sub("*", base)
+        return _starred(stem) + dot + glob_literal(ext)
+    return _starred(base)
 
 
 # Beyond this many files whose names share no pattern with another (hashes, words), they are
@@ -133,7 +145,7 @@ LONE_NAMES_MAX = 1000
 def lone_pattern(name: str) -> str:
     """The group of a file whose name shares no pattern, among too many such: its extension."""
     stem, dot, ext = name.rsplit("/", 1)[-1].rpartition(".")
-    return f"*.{ext}" if stem and _LETTER.search(ext) else "*"
+    return f"*.{glob_literal(ext)}" if stem and _LETTER.search(ext) else "*"
 
 
 def lone_note(n: int) -> str:
@@ -144,7 +156,9 @@ def lone_note(n: int) -> str:
 
 
 def group_files(names: Iterable[str]) -> tuple[dict[str, list[str]], dict[str, int]]:
-    """The files' groups by name pattern, and {group: how many lone names it took in}."""
+    """The files' groups by name pattern, and {group: how many lone names it took in}. A
+    pattern names a group only when several files share it: a group of one file is named by
+    its own base name (glob_literal: out_0001.h5 alone is out_0001.h5, not out_*.h5)."""
     groups: dict[str, list[str]] = {}
     for n in names:
         groups.setdefault(group_pattern(n), []).append(n)
@@ -156,6 +170,14 @@ def group_files(names: Iterable[str]) -> tuple[dict[str, list[str]], dict[str, i
             merged = lone_pattern(members[0])
             groups.setdefault(merged, []).extend(members)
             took[merged] = took.get(merged, 0) + 1
+    if any(len(set(members)) == 1 for members in groups.values()):
+        named: dict[str, list[str]] = {}
+        for p, members in groups.items():
+            if len(set(members)) == 1:
+                took.pop(p, None)  # one file under an extension's pattern: itself
+                p = glob_literal(members[0].rsplit("/", 1)[-1])
+            named.setdefault(p, []).extend(members)
+        groups = named
     return groups, took
 
 

@@ -117,6 +117,19 @@ def ranks_of(command: Sequence[str]) -> int:
     return 1
 
 
+def mca_file_problem(s) -> str | None:
+    """Why a setting (controlfile.Setting) of an Open MPI parameter narrowed by FileName= is
+    ignored (one environment per process: it cannot be per file), else None. Said by `iotune
+    run` (mca_settings) and `iotune check`."""
+    p = s.param
+    if p is None or not p.is_mca or not s.file:
+        return None
+    return (
+        f"<{s.name} FileName=...>: an Open MPI parameter is set for the whole process, not per "
+        "file; ignored"
+    )
+
+
 def mca_settings(settings: Iterable, budget=None) -> tuple[dict[str, str], list[str]]:
     """({OMPI_MCA_name: value}, problems) of a parsed control file's settings (Setting objects):
     the last one of each name wins; FileName= cannot narrow them (one environment per process).
@@ -134,12 +147,9 @@ def mca_settings(settings: Iterable, budget=None) -> tuple[dict[str, str], list[
             problems.append(f"line {s.line}: {costly}" if s.line else costly)
             env.pop(mca_variable(s.name), None)
             continue
-        if s.file:
-            where = f"line {s.line}: " if s.line else ""
-            problems.append(
-                f"{where}<{s.name} FileName=...>: an Open MPI parameter is set for the whole "
-                "process, not per file; ignored"
-            )
+        narrowed = mca_file_problem(s)
+        if narrowed:
+            problems.append(f"line {s.line}: {narrowed}" if s.line else narrowed)
             continue
         env[mca_variable(s.name)] = s.value
     return env, problems

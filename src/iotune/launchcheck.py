@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from iotune import launch, mpifamily, paths
+from iotune.outputs import shell_join  # commands to paste: a name's controls as $'\\x1b'
 
 # the options that give the rank count, per launcher kind (-n 2, -np 2, --ntasks=2, -n2)
 _RANK_OPTIONS = ("-n", "-np", "--np", "--n", "--ntasks")
@@ -107,7 +108,7 @@ def check(command: Sequence[str], cwd: str | os.PathLike[str] | None = None) -> 
         problem=(
             f"wrong launcher: {launcher[0]} is {_name(lfam)}'s launcher{lwhy} but {why}: "
             f"{processes} would run as a 1-rank job of its own, all writing the same files. "
-            f"Launch it with {_name(fam)}'s {right[0]}: {shlex.join([*right, *app])}"
+            f"Launch it with {_name(fam)}'s {right[0]}: {shell_join([*right, *app])}"
         )
     )
 
@@ -143,7 +144,7 @@ def baseline_problem(
             fix = "give the program's MPI (--mpi FAMILY) and launch it with that MPI's mpiexec"
         else:
             asked = ranks_asked(command) if asked is None else asked
-            fix = f"give --mpi {fam} and launch it with {shlex.join(right_launcher(fam, asked))}"
+            fix = f"give --mpi {fam} and launch it with {shell_join(right_launcher(fam, asked))}"
         return (
             f"the runtime preloaded is of the other MPI family, so no setting would reach the "
             f"program ({foreign.removeprefix('iotune: ').split(': it applies')[0]}): {fix}"
@@ -169,7 +170,7 @@ def ranks_problem(
     fam, why, _ = program_family(app) if app else (None, "", "")
     cause = (
         f"the launcher is probably of another MPI than the program ({why}): use "
-        f"{shlex.join([*right_launcher(fam, asked), *app])}"
+        f"{shell_join([*right_launcher(fam, asked), *app])}"
         if fam
         else "the launcher is probably of another MPI than the program (each process started "
         "as a 1-rank job of its own): launch it with the mpiexec of the MPI it was built with"

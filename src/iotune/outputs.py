@@ -16,6 +16,10 @@ was written (a caller may then say so), False for a stream (saying so would mix 
 printable(text): control characters, DEL and undecodable bytes (surrogate escapes) of text
 from outside files shown as escapes (\\x1b, \\n, \\udcff) so a name cannot forge terminal lines
 or send terminal commands. Only for human-readable output; JSON output stays exact.
+
+shell_word(text) / shell_join(words): a name in a command printed for the user to paste:
+shlex.quote, or, when printable() would escape something in it, bash's ANSI-C quoting ($'...'
+with \\xHH for each such byte) so that the printed command is printable and names the very file.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import shlex
 import stat
 import sys
 import tempfile
@@ -193,6 +198,34 @@ def printable(text: object) -> str:
     if s.isprintable():
         return s
     return "".join(_escape(c) for c in s)
+
+
+def shell_word(text: object) -> str:
+    """str(text) as one word of a command line to paste into bash (see the module docstring):
+    shlex.quote when it is printable, else $'...' where every character printable() escapes is
+    given as the \\xHH of its bytes (UTF-8; an undecodable byte as itself) and \\ and ' are
+    escaped, so that the word is printable and bash reads back exactly the name."""
+    s = str(text)
+    if printable(s) == s:
+        return shlex.quote(s)
+    out = []
+    for ch in s:
+        if ch in "\\'":
+            out.append("\\" + ch)
+        elif _escape(ch) != ch:
+            try:
+                raw = ch.encode("utf-8", "surrogateescape")
+            except UnicodeEncodeError:  # a lone surrogate outside the escaped bytes' range
+                raw = ch.encode("utf-8", "surrogatepass")
+            out.append("".join(f"\\x{b:02x}" for b in raw))
+        else:
+            out.append(ch)
+    return "$'" + "".join(out) + "'"
+
+
+def shell_join(words) -> str:
+    """The words as a command line to paste (shell_word of each, space-separated)."""
+    return " ".join(shell_word(w) for w in words)
 
 
 class GuardedStdout:

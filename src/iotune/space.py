@@ -516,7 +516,9 @@ def load(name_or_path: str | Path) -> Space:
         from iotune.inputs import InputError, read_text
 
         try:  # never blocks, bounded, binary refused
-            text = read_text(path, "space", MAX_SPACE_BYTES)
+            # one byte-order mark (editors on Windows), which tomllib refuses: read past it, as
+            # iotune's other readers do
+            text = read_text(path, "space", MAX_SPACE_BYTES).removeprefix("\ufeff")
             data = tomllib.loads(text)
         except InputError as e:
             raise SpaceError(str(e)) from None

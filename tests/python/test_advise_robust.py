@@ -579,3 +579,21 @@ def test_advise_text_escapes_names_from_the_profile(tmp_path, capsys):
     assert "\x1b" not in out and "\x07" not in out, out
     status, out, _ = _advise(capsys, p, "-o", "-", "--json")
     assert "\\u001b" in out  # JSON stays exact
+
+
+def test_a_control_character_in_a_damaged_profile_is_one_escaped_line(tmp_path, capsys):
+    """A counter named "\\x1e" (found by test_fuzz_advise) reached standard error raw in the
+    message that refuses the profile: a terminal control, and a line break to splitlines()."""
+    data = {"schema": "iotune-profile", "version": 1, "ranks": 2, "wall_s": 1.0,
+            "io": {"time_s": 0.1, "bytes_written": 8192, "bytes_read": 0}, "layers": {},
+            "config": {"settings": []},
+            "files": [{"name": "/lus/a.r0.dat", "ranks": None, "fs": "lustre",
+                       "posix": {"\x1e\x1b[2J": None}},
+                      {"name": "/lus/a.r1.dat", "ranks": 1, "fs": "lustre", "posix": {
+                          "writes": 4, "bytes_written": 4096, "write_time_s": 0.01}}]}  # fmt: skip
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(data))
+    assert cli.main(["advise", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "\x1b" not in err and "\x1e" not in err, repr(err)
+    assert err.startswith(f"iotune: advise: {path}: ") and "posix.\\x1e\\x1b[2J" in err

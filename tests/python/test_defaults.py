@@ -3,7 +3,11 @@ ROMIO_HINTS file and the report (with simulated proxies: their timings are a fun
 settings plus noise, so the logic is tested without the machine's noise)."""
 
 import json
+import os
 import random
+from pathlib import Path
+
+import pytest
 
 from iotune import controlfile, defaults
 
@@ -145,3 +149,45 @@ def test_defaults_restart_reaches_each_proxy_study(tmp_path, monkeypatch):
     assert cli.main([*base, "--restart"]) != 0
     assert cli.main(base) != 0
     assert seen == [True, False]
+
+
+def test_outputs_go_through_the_one_output_writer(tmp_path, monkeypatch):
+    """`iotune defaults` wrote its files with Path.write_text (not atomic; a directory in the
+    way was a traceback): every file goes through outputs.write_output, as every other
+    command's, and a path it cannot write is one OutputError naming it."""
+    from iotune import outputs
+
+    ps = [proxy("gcrm", {"fill_time": "never"})]
+    chosen = defaults.choose_site(ps, simulated({}), 3, random.Random(0), print)
+    written = []
+
+    def recording(path, data, what="output"):
+        written.append(Path(path).name)
+        return outputs.write_output(path, data, what)
+
+    monkeypatch.setattr(defaults, "write_output", recording)
+    files = defaults.write_outputs(tmp_path, ps, chosen, {"command": "test"})
+    assert sorted(written) == sorted(p.name for p in files.values()) and len(files) == 5
+    assert sorted(os.listdir(tmp_path)) == sorted(written)  # no temporary file left
+    blocked = tmp_path / "again"
+    (blocked / "defaults.md").mkdir(parents=True)
+    with pytest.raises(outputs.OutputError, match=r"defaults.md: cannot write the report: a dir"):
+        defaults.write_outputs(blocked, ps, chosen, {"command": "test"})
+
+
+def test_how_to_use_the_files_is_commands_that_paste(tmp_path):
+    """The output folder's name was printed raw into the commands to paste: quoted as bash
+    reads it back now, $'...' for a name with terminal controls."""
+    import subprocess
+
+    out = tmp_path / "site\x1b[2J defaults"
+    files = {"hints": out / "romio-hints", "control": out / "site.xml"}
+    line = defaults.how_to_use(files)
+    assert "\x1b" not in line
+    assert f"ROMIO_HINTS=$'{tmp_path}/site\\x1b[2J defaults/romio-hints' (MPICH/ROMIO)" in line
+    word = line.rsplit("--config ", 1)[1]
+    r = subprocess.run(["bash", "-c", f"printf %s {word}"], capture_output=True, text=True)
+    assert r.stdout == str(files["control"])
+    plain = defaults.how_to_use({"hints": Path("/d/romio-hints"), "control": Path("/d/site.xml")})
+    assert plain.endswith("ROMIO_HINTS=/d/romio-hints (MPICH/ROMIO), or the settings with "
+                          "iotune run --config /d/site.xml")  # fmt: skip

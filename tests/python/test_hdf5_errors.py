@@ -10,11 +10,14 @@
 """
 
 import json
+import os
 import re
 import subprocess
 
 import pytest
 from conftest import REPO, VECTORS, run_mpi
+
+from iotune import outputs
 
 PROBE_ALL = REPO / "tests" / "data" / "probe_all.xml"
 CONFIGS = {
@@ -207,6 +210,25 @@ def test_a_control_file_of_thousands_of_problems_says_ten_and_counts_the_rest(
     more = f"iotune: {config}: 2990 more problems not shown (3000 in all); "
     assert said[10] == f"{more}`iotune check --all {config}` lists them all"
     assert len(said) == 12 and "overrides the application's own alignment" in said[11]
+
+
+def test_check_all_of_a_control_file_with_terminal_controls_in_its_name_pastes(
+    tmp_path, test_prog, libiotune
+):
+    """The runtime's `iotune check --all PATH` showed a name's controls escaped inside its
+    quotes, a command naming another file when pasted: bash's $'...' now, as iotune's own
+    messages give it (outputs.shell_word), printable and read back as the very name."""
+    config = tmp_path / "ctl\x1b]0;t\x07\udcff 'q'\u202e\x9b\\é.xml"
+    body = "<nosuch>1</nosuch>\n" * 12
+    config.write_bytes(f"<Parameters><Middleware_Layer>\n{body}</Middleware_Layer></Parameters>\n"
+                       .encode("utf-8", "surrogateescape"))  # fmt: skip
+    proc = run_mpi(2, [test_prog("h5errors"), tmp_path, "own"], preload=libiotune, config=config)
+    (line,) = [ln for ln in proc.stderr.splitlines() if "more problems not shown" in ln]
+    word = outputs.shell_word(str(config))
+    assert word == f"$'{tmp_path}/ctl\\x1b]0;t\\x07\\xff \\'q\\'\\xe2\\x80\\xae\\xc2\\x9b\\\\é.xml'"
+    assert line.endswith(f"`iotune check --all {word}` lists them all"), line
+    r = subprocess.run(["bash", "-c", f"printf %s {word}"], capture_output=True)
+    assert r.stdout == os.fsencode(config)
 
 
 def test_terminal_controls_in_names_and_values_are_escaped(tmp_path, test_prog, libiotune):

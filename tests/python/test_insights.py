@@ -4,7 +4,7 @@ its insights against IOR's configuration, Sec. 4.1)."""
 import pytest
 from kernel_profiles import profile_kernel
 
-from iotune import insights, storage_layout, trace_insights
+from iotune import controlfile, insights, storage_layout, trace_insights
 from iotune import profile as prof
 
 
@@ -159,6 +159,40 @@ def test_imbalance_and_what_it_costs_come_from_the_worst_file():
 )  # fmt: skip
 def test_file_groups(name, group):
     assert insights.group_pattern(name) == group
+
+
+def test_a_pattern_names_a_group_only_when_several_files_share_it():
+    """out_0001.h5 alone was shown as the pattern out_*.h5 (an outside tester's finding): a
+    group of one file is named by its own name, made a glob that matches only itself; a
+    pattern's own text (not its digits) matches only itself too."""
+    import fnmatch
+
+    groups, _ = insights.group_files(["/run/out_0001.h5"])
+    assert groups == {"out_0001.h5": ["/run/out_0001.h5"]}
+    groups, _ = insights.group_files(["/run/out_0001.h5", "/run/out_0002.h5", "/run/a.h5"])
+    assert groups == {"out_*.h5": ["/run/out_0001.h5", "/run/out_0002.h5"], "a.h5": ["/run/a.h5"]}
+    groups, _ = insights.group_files(["/a/out_1.h5", "/b/out_1.h5"])  # two files, one name
+    assert list(groups) == ["out_*.h5"]
+    odd = "x*?[7].h5"  # glob characters in a name
+    groups, _ = insights.group_files([odd, "/y/ckpt[1].2"])
+    assert set(groups) == {"x[*][?][[]7].h5", "ckpt[[]1].2"}
+    for name, pattern in ((odd, "x[*][?][[]7].h5"), ("ckpt[1].2", "ckpt[[]1].2")):
+        assert fnmatch.fnmatchcase(name, pattern) and not fnmatch.fnmatchcase("x1.h5", pattern)
+        assert controlfile.match_file(pattern, f"/z/{name}")
+    assert insights.group_pattern("/r/x*_01.h5") == "x[*]_*.h5"
+    # what advise shows: the group of one file by its name, with no FileName (one group)
+    t = {"max": 1.0, "min": 0.0, "mean": 0.5, "imbalance": 2.0}
+    one = {"name": "/data/out_0001.h5", "ranks": 2, "posix": {"writes": 2, "bytes_written": 20},
+           "time_s": t}  # fmt: skip
+    (g,) = insights.from_profile({"ranks": 2, "config": {}, "files": [one]})
+    assert g.pattern == "out_0001.h5" and g.files == ["/data/out_0001.h5"]
+    from iotune.advise import advise, render
+
+    assert "files out_0001.h5 (1): " in render.text(advise([g], "p.json"))
+    # beyond LONE_NAMES_MAX lone names, one alone under its extension is itself too
+    words = ["".join(chr(97 + (i // 26**k) % 26) for k in range(3)) for i in range(1200)]
+    groups, took = insights.group_files([f"/r/{w}.dat" for w in words] + ["/r/z.bin"])
+    assert set(groups) == {"*.dat", "z.bin"} and took == {"*.dat": 1200}
 
 
 def test_beyond_a_thousand_lone_names_files_are_grouped_by_extension():

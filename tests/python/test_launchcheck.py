@@ -87,6 +87,24 @@ def test_plain_mpiexec_of_the_other_mpi_is_recognised(program_mpi, tmp_path, mon
     assert proc.returncode == 1 and len(tune_lines(proc)) == 1, proc.stdout + proc.stderr
 
 
+def test_the_launch_to_paste_quotes_a_name_with_terminal_controls(tmp_path):
+    """The right launch was shown with a name's controls escaped (\\x1b), a command that
+    named another program when pasted: bash's $'...' now, printable and the very name (the
+    name elsewhere in the message is still shown escaped)."""
+    from iotune.outputs import printable
+
+    found = both()
+    program = tmp_path / "vorpal\x1b[2J"
+    program.symlink_to(found["mpich"] / "kernels" / "vorpalio")
+    checked = launchcheck.check(["mpiexec.openmpi", "-n", "2", str(program)])
+    shown = printable(checked.problem)  # as said: the name in the text escaped
+    assert "\x1b" not in shown and f"{tmp_path}/vorpal\\x1b[2J loads libmpich" in shown
+    fix = shown.split("Launch it with MPICH's mpiexec.mpich: ")[1]
+    assert fix == f"mpiexec.mpich -n 2 $'{tmp_path}/vorpal\\x1b[2J'", fix
+    r = subprocess.run(["bash", "-c", f"printf '%s|' {fix}"], capture_output=True, text=True)
+    assert r.stdout == f"mpiexec.mpich|-n|2|{program}|"
+
+
 def test_each_launcher_with_its_own_program_passes():
     found = both()
     for fam, build in found.items():

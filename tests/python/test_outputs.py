@@ -2,13 +2,22 @@
 
 import json
 import os
+import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from iotune.outputs import OutputError, printable, printable_lines, write_output
+from iotune.outputs import (
+    OutputError,
+    printable,
+    printable_lines,
+    shell_join,
+    shell_word,
+    write_output,
+)
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
@@ -110,6 +119,25 @@ def test_printable():
     assert printable_lines("a\x1b\nb") == "a\\x1b\nb"
 
 
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_shell_word_pastes_into_bash_as_the_very_name():
+    """A name with terminal controls was shown escaped (\\x1b) in a command to paste, which
+    then named another file: now bash's $'...' quoting, printable and read back exactly; an
+    ordinary name is shlex.quote's."""
+    names = ["plain.xml", "with space's.xml", "ctl\x1b]0;t\x07\n\\x.xml", "caf\u00e9\u202e.h5",
+             "bad\udcff\x7f.h5", "\x9bq'\\"]  # fmt: skip
+    assert shell_word("plain.xml") == "plain.xml"
+    assert shell_word("with space's.xml") == shlex.quote("with space's.xml")
+    assert shell_word("a\x1bb") == "$'a\\x1bb'"
+    for name in names:
+        word = shell_word(name)
+        assert printable(word) == word, word
+        r = subprocess.run(["bash", "-c", f"printf %s {word}"], capture_output=True, check=True)
+        assert r.stdout == name.encode("utf-8", "surrogateescape"), word
+    line = shell_join(["iotune", "check", names[2]])
+    assert printable(line) == line and line.startswith("iotune check $'ctl\\x1b]0;t")
+
+
 def _cli(*args, stdout):
     env = dict(os.environ, PYTHONPATH=SRC)
     return subprocess.run(
@@ -195,6 +223,33 @@ def test_skel_params_onto_standard_output_holds_the_parameters_only(tmp_path):
     assert "written to" not in r.stdout and "n" in r.stdout
     r2 = _cli("skel", "params", str(desc), "-o", "-", stdout=subprocess.PIPE)
     assert r2.stdout == r.stdout
+
+
+TIMING = {
+    "schema": "iotune-skel-timing", "skeleton": "x", "method": "posix", "ranks": 2,
+    "per_rank": [{"rank": 0, "steps": [[0.1, 0.0, 0.2, 0.01]]},
+                 {"rank": 1, "steps": [[0.1, 0.3, 0.2, 0.01]]}],
+}  # fmt: skip
+
+
+def test_skel_plot_onto_standard_output_holds_the_png_only(tmp_path):
+    """`skel plot` saved through matplotlib, not the output writer: `-o -` made a file named
+    "-" and `-o /dev/stdout` got "plot written to" mixed into the image."""
+    timing = tmp_path / "timing.json"
+    timing.write_text(json.dumps(TIMING))
+    env = dict(os.environ, PYTHONPATH=SRC)
+    got = []
+    for out in ("/dev/stdout", "-", "/dev/fd/1"):
+        r = subprocess.run([sys.executable, "-m", "iotune", "skel", "plot", str(timing), "-o", out],
+                           capture_output=True, env=env, cwd=tmp_path, timeout=120)  # fmt: skip
+        assert r.returncode == 0 and r.stderr == b"", r.stderr
+        assert r.stdout.startswith(b"\x89PNG") and b"written to" not in r.stdout
+        got.append(r.stdout)
+    assert got[0] == got[1] == got[2] and sorted(os.listdir(tmp_path)) == ["timing.json"]
+    r = _cli("skel", "plot", str(timing), "-o", str(tmp_path), stdout=subprocess.PIPE)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.strip().endswith(f"{tmp_path}: cannot write the plot: a directory (write to "
+                                     "standard output, -o -, and redirect it instead)")  # fmt: skip
 
 
 def test_show_files_prints_file_names_escaped(tmp_path):

@@ -263,3 +263,19 @@ def test_the_example_space_of_the_documentation_loads(tmp_path):
     sp = space.load(path)
     assert sp.name == "my-space" and [t.to for t in sp.ties] == ["striping_unit"]
     assert sp.forbids and sp.guesses
+
+
+def test_a_space_file_with_a_byte_order_mark_loads_as_without(tmp_path):
+    """tomllib refuses a UTF-8 byte-order mark (an outside tester's file saved by a Windows
+    editor) where iotune's other readers accept one: one leading mark is read past, lines kept;
+    a second one is still refused, with the file and line."""
+    plain = tmp_path / "plain.toml"
+    plain.write_text(SPACE_HEAD)
+    marked = tmp_path / "marked.toml"
+    marked.write_bytes(b"\xef\xbb\xbf" + SPACE_HEAD.encode())
+    a, b = space.load(plain), space.load(marked)
+    assert [d.name for d in b.dims] == [d.name for d in a.dims] and b.size() == a.size()
+    twice = tmp_path / "twice.toml"
+    twice.write_bytes(b"\xef\xbb\xbf" * 2 + SPACE_HEAD.encode())
+    with pytest.raises(space.SpaceError, match=f"^{twice}:1: not valid TOML"):
+        space.load(twice)

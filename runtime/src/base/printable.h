@@ -15,7 +15,15 @@
  * is left out whole. Returns buf. */
 const char *iot_printable(const char *text, char *buf, size_t len);
 
-/* The room iot_printable may need for n bytes of text (each byte at most 4). */
+/* text as one word of a command line to paste into bash when iot_printable would escape some
+ * of it: $'...' with the bytes of each such character as \xHH, and \ and ' escaped, so that
+ * the word is printable and bash reads back exactly text (iotune.outputs.shell_word, word for
+ * word); NULL when nothing in text would be escaped. A character that does not fit in len is
+ * left out whole. Returns buf. */
+const char *iot_shell_ansi(const char *text, char *buf, size_t len);
+
+/* The room iot_printable (and iot_shell_ansi, with 3 more) may need for n bytes of text (each
+ * byte at most 4). */
 #define IOT_PRINTABLE_MAX(n) (4 * (n) + 1)
 
 #endif

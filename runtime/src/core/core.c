@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/hash.h"
+#include "base/printable.h"
 #include "core/session.h"
 
 iot_state iot_g;
@@ -104,13 +105,16 @@ static void print_problem(void *ctx, int line, const char *element, const char *
                       : "; ignored");
 }
 
-/* A file name as a shell command line takes it (Python's shlex.quote). */
+/* A file name as a shell command line to paste takes it (iotune.outputs.shell_word: Python's
+ * shlex.quote, or bash's $'...' for a name with what a terminal would act on). */
 static const char *shell_word(const char *name, char *buf, size_t len)
 {
     static const char safe[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
                                "@%+=:,./-_";
     if (*name && strspn(name, safe) == strlen(name))
         return name;
+    if (iot_shell_ansi(name, buf, len))
+        return buf;
     size_t n = 0;
     buf[n++] = '\'';
     for (; *name && n + 6 < len; name++)
@@ -125,7 +129,7 @@ static void print_problems_left(int problems)
 {
     if (problems <= IOT_PROBLEMS_SHOWN)
         return;
-    char key[600], word[600];
+    char key[600], word[IOT_PRINTABLE_MAX(600) + 3];
     snprintf(key, sizeof key, "config-more:%s", iot_env.config);
     if (iot_run_first(key))
         iot_log("%s: %d more problems not shown (%d in all); `iotune check --all %s` lists them "

@@ -85,7 +85,11 @@ def _split_command(args: argparse.Namespace) -> list[str]:
 
 
 def _error(message: str) -> None:
-    print(f"{PROG}: advise: {message}", file=sys.stderr)
+    """One line: what a terminal would act on, or would break the line at, escaped (a damaged
+    profile's key may hold a control character)."""
+    from iotune.outputs import printable
+
+    print(f"{PROG}: advise: {printable(message)}", file=sys.stderr)
 
 
 def _profile_first(command: list[str], out: str) -> int:

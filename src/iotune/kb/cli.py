@@ -481,8 +481,7 @@ def cmd_defaults(args: argparse.Namespace) -> int:
     files = defaults.write_outputs(out, proxies, chosen, meta)
     print(files["report"].read_text())
     print("iotune defaults: " + ", ".join(f"{k} {v}" for k, v in files.items()))
-    print(f"iotune defaults: use the hints with ROMIO_HINTS={files['hints']} (MPICH/ROMIO), "
-          f"or the settings with iotune run --config {files['control']}")  # fmt: skip
+    print(defaults.how_to_use(files))
     return 0
 
 

@@ -137,8 +137,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         extra.append("--cleanup")
     print(runmod.launch(exe, ranks, extra + list(args.args), args.mpiexec), end="")
     print(f"timing written to {timing}")
-    if args.plot:
-        runmod.plot(runmod.load_timing(timing), args.plot)
+    if args.plot and runmod.plot(runmod.load_timing(timing), args.plot):  # not into a stream
         print(f"plot written to {args.plot}")
     return 0
 
@@ -182,8 +181,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_plot(args: argparse.Namespace) -> int:
     from iotune.skel import run as runmod
 
-    runmod.plot(runmod.load_timing(args.timing), args.out)
-    print(f"plot written to {args.out}")
+    if runmod.plot(runmod.load_timing(args.timing), args.out):  # a file, not a stream
+        print(f"plot written to {args.out}")
     return 0
 
 

@@ -148,8 +148,12 @@ def slowest_total(t: dict[str, Any]) -> float:
     return max(r["total"] for r in per_rank_totals(t))
 
 
-def plot(t: dict[str, Any], png: str) -> None:
-    """Skel's Fig. 5: per-rank times, ranks sorted by total, stacked by part."""
+def plot(t: dict[str, Any], png: str) -> bool:
+    """Skel's Fig. 5: per-rank times, ranks sorted by total, stacked by part, written to png
+    through the one output writer (outputs.write_output: -, /dev/stdout, a FIFO); True when a
+    regular file was written."""
+    import io
+
     import matplotlib
 
     matplotlib.use("Agg")
@@ -169,8 +173,12 @@ def plot(t: dict[str, Any], png: str) -> None:
     ax.set_title(f"skeleton {t['skeleton']}: method {t['method']}, {t['ranks']} ranks")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(png, dpi=100)
+    image = io.BytesIO()
+    fig.savefig(image, format="png", dpi=100)
     plt.close(fig)
+    from iotune.outputs import write_output
+
+    return write_output(png, image.getvalue(), "plot")
 
 
 def _io_seconds(cmd: list[str], cwd: str, lib: str | None, timeout: float = 3600) -> float:
