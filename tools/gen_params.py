@@ -72,11 +72,24 @@ def main(src, dst):
     out.append("    const char *name, *why;")
     out.append("} iot_params_offline[] = {")
     for p in rows(src):
-        if p["online"] != "yes":
+        if p["online"] != "yes" and not p["online"].startswith("guarded:"):
             why = p["online"][3:].strip() if p["online"].startswith("no:") else ""
             if not why:
                 sys.exit(f"{src}: {p['name']}: online must be yes or no: WHY")
             out.append(f"    {{{c_str(p['name'])}, {c_str(why)}}},")
+    out += ["    {NULL, NULL}", "};", ""]
+    # Every parameter the adaptive mode applies only where a rule's condition holds (online
+    # `guarded: RULE`), with the rule's code: a knowledge base's value for one applies only
+    # where that rule holds on the class's learning phase (adapt_kb.c).
+    out.append("static const struct {")
+    out.append("    const char *name, *rule;")
+    out.append("} iot_params_guarded[] = {")
+    for p in rows(src):
+        if p["online"].startswith("guarded:"):
+            rule = p["online"][len("guarded:") :].strip()
+            if not rule or " " in rule:
+                sys.exit(f"{src}: {p['name']}: online guarded: needs one rule code")
+            out.append(f"    {{{c_str(p['name'])}, {c_str(rule)}}},")
     out += ["    {NULL, NULL}", "};", "#endif", ""]
     with open(dst, "w", encoding="utf-8") as f:
         f.write("\n".join(out))

@@ -46,6 +46,8 @@ def term(t):
 
 def main(dst):
     table = rules.runtime_rules()  # without the offline rules that set MCA parameters
+    for p in params.all_params():  # adapt_kb.c finds a guarded parameter's rule by its code
+        assert not p.guard or any(r.code == p.guard for r in table), (p.name, p.guard)
     for r in table:  # the C structs have fixed room
         assert len(r.when) <= MAX_TERMS and len(r.settings) <= MAX_SETTINGS, r.code
         assert all(len(t.values) <= MAX_ALTS for t in r.when), r.code

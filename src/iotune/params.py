@@ -58,6 +58,10 @@ class Param:
     summary: str
     # why the adaptive mode never applies it by itself (offline advice only); "" when it may
     offline_why: str = ""
+    # the code of the rule (rules.tsv) under whose condition alone the adaptive mode may apply
+    # it ("guarded: IOT-1"): a knowledge base's value for it applies only where that rule holds
+    # on the class's learning phase; "" when it is not guarded
+    guard: str = ""
 
     @property
     def online(self) -> bool:
@@ -114,11 +118,18 @@ def _bound(text: str) -> int | float | None:
 
 
 def _offline_why(text: str) -> str:
-    """The online column: "" for yes, the reason of "no: WHY", "?" for anything else."""
-    if text == "yes":
+    """The online column: "" for yes and guarded: RULE, the reason of "no: WHY", "?" for
+    anything else."""
+    if text == "yes" or _guard(text):
         return ""
     why = text[3:].strip() if text.startswith("no:") else ""
     return why or "?"
+
+
+def _guard(text: str) -> str:
+    """The online column's rule code of "guarded: RULE" (one word), else ""."""
+    m = re.fullmatch(r"guarded: ([A-Za-z0-9-]+)", text)
+    return m.group(1) if m else ""
 
 
 def read_registry(path: str | Path) -> tuple[Param, ...]:
@@ -151,6 +162,7 @@ def read_registry(path: str | Path) -> tuple[Param, ...]:
             io=row["io"],
             summary=row["summary"],
             offline_why=_offline_why(row["online"]),
+            guard=_guard(row["online"]),
         )
         problems = [
             f"layer {p.layer}" if p.layer not in LAYERS else "",
@@ -158,7 +170,9 @@ def read_registry(path: str | Path) -> tuple[Param, ...]:
             f"type {p.type}" if p.type not in TYPES else "",
             f"target {p.target}" if p.target not in TARGETS else "",
             f"io {p.io}" if p.io not in IO else "",
-            f"online {row['online']!r} (yes, or no: WHY)" if p.offline_why == "?" else "",
+            f"online {row['online']!r} (yes, guarded: RULE, or no: WHY)"
+            if p.offline_why == "?"
+            else "",
             "an enum without choices" if p.type == "enum" and not p.choices else "",
             "a duplicate name" if p.name in seen else "",
         ]

@@ -19,7 +19,7 @@ setting is checked against the parameter registry (data/params.tsv) when the tab
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -183,7 +183,30 @@ def read_table(path: str | Path) -> tuple[Rule, ...]:
     dup = {c for c in codes if codes.count(c) > 1}
     if dup:
         raise RuleError(f"{path}: duplicate codes {', '.join(sorted(dup))}")
+    problem = guard_problem(rules)
+    if problem:
+        raise RuleError(f"{path}: {problem}")
     return tuple(rules)
+
+
+def guard_problem(table: Sequence[Rule]) -> str:
+    """What breaks params.tsv's guards (online `guarded: RULE`: the adaptive mode applies the
+    parameter only where that rule's condition holds) in a rule table, or "": a rule that sets
+    a guarded parameter online must be its guarding rule (another would apply it without the
+    guard), and the guarding rule, where the table has it, must be an online setting rule that
+    sets it."""
+    for r in table:
+        for name, _ in r.settings if r.online else ():
+            guard = params.get(name).guard
+            if guard and guard != r.code:
+                return (f"{r.code}: online, but it sets {name}, which params.tsv applies online "
+                        f"only under rule {guard}'s condition")  # fmt: skip
+    for p in params.all_params():
+        rule = next((r for r in table if r.code == p.guard), None) if p.guard else None
+        if rule and not (rule.online and any(n == p.name for n, _ in rule.settings)):
+            return (f"{rule.code}: params.tsv guards {p.name} by it, so it must be online and "
+                    f"set {p.name}")  # fmt: skip
+    return ""
 
 
 def _row(cells: list[str]) -> Rule:

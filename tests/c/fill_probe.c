@@ -7,6 +7,11 @@
  *   partial  each rank the first N of its 2 N (half the dataset never written)
  *   overlap  every rank the first 2 N elements (as many elements as the extent, but the same
  *            ones: only rank 0's share is covered)
+ *   reused   as partial, in space the file held other data in: a dataset /old of the same
+ *            shape is written whole (other values) and deleted first, so that /data's chunks
+ *            take its space (a program that rewrites a dataset in place): the elements never
+ *            written read back the fill value only if it was written
+ *   ownfill  as full, the dataset's creation list defining its own fill value (-7)
  *   read     nothing written: the files of a `full` run are read back (chunk 2 N elements)
  * Usage: mpiexec -n 2 fill_probe MODE STEPS N */
 #include <hdf5.h>
@@ -19,7 +24,8 @@ int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     if (argc != 4) {
-        fprintf(stderr, "usage: fill_probe full|pieces|scattered|partial|overlap|read STEPS N\n");
+        fprintf(stderr, "usage: fill_probe "
+                        "full|pieces|scattered|partial|overlap|reused|ownfill|read STEPS N\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     const char *mode = argv[1];
@@ -30,7 +36,8 @@ int main(int argc, char **argv)
     int reading = strcmp(mode, "read") == 0;
     hsize_t dims = 2 * n * (hsize_t)size, chunk = 2 * n;
     hsize_t start = strcmp(mode, "overlap") == 0 ? 0 : 2 * n * (hsize_t)rank;
-    hsize_t count = strcmp(mode, "partial") == 0 ? n : 2 * n;
+    int reused = strcmp(mode, "reused") == 0;
+    hsize_t count = strcmp(mode, "partial") == 0 || reused ? n : 2 * n;
     int scattered = strcmp(mode, "scattered") == 0;
     hsize_t pieces = strcmp(mode, "pieces") == 0 ? 16 : scattered ? 32 : 1;
     double *buf = malloc(2 * n * sizeof *buf);
@@ -47,12 +54,31 @@ int main(int argc, char **argv)
         hid_t space = H5Screate_simple(1, &dims, NULL);
         hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
         H5Pset_chunk(dcpl, 1, &chunk);
+        double own = -7;
+        if (strcmp(mode, "ownfill") == 0)
+            H5Pset_fill_value(dcpl, H5T_NATIVE_DOUBLE, &own);
+        hid_t x = H5Pcreate(H5P_DATASET_XFER);
+        H5Pset_dxpl_mpio(x, H5FD_MPIO_COLLECTIVE);
+        if (reused) { /* each rank its 2 N elements of /old, -1 - i: not the fill value 0 */
+            double *old = malloc(2 * n * sizeof *old);
+            for (hsize_t i = 0; i < 2 * n; i++)
+                old[i] = -1.0 - (double)i;
+            hsize_t at = 2 * n * (hsize_t)rank, all = 2 * n;
+            hid_t o =
+                H5Dcreate2(f, "old", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+            hid_t om = H5Screate_simple(1, &all, NULL);
+            H5Sselect_hyperslab(space, H5S_SELECT_SET, &at, NULL, &all, NULL);
+            H5Dwrite(o, H5T_NATIVE_DOUBLE, om, space, x, old);
+            H5Sselect_all(space);
+            H5Sclose(om);
+            H5Dclose(o);
+            H5Ldelete(f, "old", H5P_DEFAULT);
+            free(old);
+        }
         hid_t d = reading ? H5Dopen2(f, "data", H5P_DEFAULT)
                           : H5Dcreate2(f, "data", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, dcpl,
                                        H5P_DEFAULT);
         hid_t mem = H5Screate_simple(1, &count, NULL);
-        hid_t x = H5Pcreate(H5P_DATASET_XFER);
-        H5Pset_dxpl_mpio(x, H5FD_MPIO_COLLECTIVE);
         if (reading) { /* each rank reads every other element of its block: partial reads */
             hsize_t from = 2 * n * (hsize_t)rank, stride = 2, half = n;
             H5Sselect_hyperslab(space, H5S_SELECT_SET, &from, &stride, &half, NULL);

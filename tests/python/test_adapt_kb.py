@@ -21,11 +21,11 @@ FILL = ["full", "3", "100000"]
 STORED = {"fill_time": "never", "cb_buffer_size": "1048576"}
 
 
-def _kb(tmp_path, test_prog, libiotune, motif_change=None, stored=STORED):
+def _kb(tmp_path, test_prog, libiotune, motif_change=None, stored=STORED, argv=FILL):
     """An export with one entry: the signature of a profiled, traced run of the program."""
     prof = tmp_path / "profiled"
     prof.mkdir()
-    run_mpi(2, [test_prog("fill_probe"), *FILL], cwd=prof, preload=libiotune,
+    run_mpi(2, [test_prog("fill_probe"), *argv], cwd=prof, preload=libiotune,
             env={"IOTUNE_PROFILE": str(prof / "p.json"), "IOTUNE_TRACE": "1"})  # fmt: skip
     sig = signature.from_profile(prof / "p.json")
     sig.motif.update(motif_change or {})
@@ -49,6 +49,7 @@ def _hints(p):
 
 
 def _same(a, b, n=3):
+    """The files of two runs hold the same data (h5diff: every element, written or not)."""
     for s in range(n):
         r = subprocess.run(["h5diff", a / f"chunked.{s}.h5", b / f"chunked.{s}.h5"],
                            capture_output=True, text=True)  # fmt: skip
@@ -168,6 +169,73 @@ def test_stored_settings_are_applied_as_the_shared_vectors_say(
         assert f"IOTUNE_ADAPT_KB={kb}: entry 0 (line {line}): {name}={value}: " in said[0], said
         assert want["why"] in said[0] and said[0].endswith("; not applied"), said
     _same(baseline, tmp_path / "adapt")
+
+
+@pytest.mark.parametrize("mode", ["reused", "partial"])
+def test_a_stored_fill_time_never_applies_only_where_every_element_is_written(
+    tmp_path, test_prog, libiotune, mode
+):
+    """fill_time=never keeps the data only when every element is written (IOT-1 applies it
+    only where fully_written is yes); a knowledge base's fill_time=never was applied to a
+    program that writes half of each dataset, in space that held another dataset's values:
+    the elements never written read back those values instead of the fill value (h5diff
+    differed from the run without iotune). params.tsv guards fill_time by IOT-1, so the entry's
+    value is left out where IOT-1's condition does not hold, with the comparison that failed;
+    the rest of the entry applies. (The fully written case, where it applies: the first test
+    and the shared vectors.)"""
+    from iotune.adapt import format_phases
+
+    argv = [mode, "3", "100000"]
+    base = tmp_path / "base"
+    base.mkdir()
+    run_mpi(2, [test_prog("fill_probe"), *argv], cwd=base)
+    kb = _kb(tmp_path, test_prog, libiotune, argv=argv)  # this program's own signature
+    p, r = _run(tmp_path / "adapt", test_prog("fill_probe"), libiotune, kb, argv)
+    phases = p["adaptive"]["phases"]
+    assert phases[0]["kb"]["match"]["study"] == "fill-study"  # the entry matched
+    assert "IOT-1" not in phases[0]["fired"]
+    left = {x["name"]: x for x in phases[0]["kb"]["match"]["not_applied"]}
+    assert left["fill_time"]["value"] == "never"
+    why = "only where rule IOT-1 holds: fully_written == yes (here no)"
+    assert left["fill_time"]["why"] == why, left
+    for x in phases[1:]:
+        kb_applied = {a["name"]: a["value"] for a in x["applied"] if a["rule"] == "KB"}
+        assert kb_applied == {"cb_buffer_size": "1048576"}, x["applied"]
+        assert not any(a["name"] == "fill_time" for a in x["applied"])
+    for s in range(3):
+        lays = storage_layout.read_layouts(tmp_path / "adapt" / f"chunked.{s}.h5")
+        assert lays["/data"].fill_time != "never"
+    assert f"not applied from it: fill_time=never ({why})" in format_phases(p)
+    assert "IOTUNE_ADAPT_KB" not in r.stderr  # a valid entry: nothing to warn about
+    _same(base, tmp_path / "adapt")
+
+
+def test_a_stored_fill_time_never_keeps_the_applications_own_fill_value(
+    tmp_path, test_prog, libiotune
+):
+    """Every element written (IOT-1 holds, the entry's fill_time=never passes its guard), but
+    the program defines its own fill value: the dataset keeps its fill time, as for a rule's or
+    a control file's fill_time=never, and says so (end to end: test_adapt.py's
+    test_a_setting_the_file_did_not_take_is_not_reported_as_applied reads a made profile)."""
+    from iotune.adapt import format_phases
+
+    argv = ["ownfill", "3", "100000"]
+    base = tmp_path / "base"
+    base.mkdir()
+    run_mpi(2, [test_prog("fill_probe"), *argv], cwd=base)
+    kb = _kb(tmp_path, test_prog, libiotune, argv=argv)
+    p, r = _run(tmp_path / "adapt", test_prog("fill_probe"), libiotune, kb, argv)
+    phases = p["adaptive"]["phases"]
+    assert "fill_time" not in {x["name"] for x in phases[0]["kb"]["match"]["not_applied"]}
+    notes = {f["name"]: " ".join(f.get("hdf5_notes") or []) for f in p["files"]}
+    said = "fill_time=never NOT applied: the application defined a fill value [adaptive mode]"
+    assert said in notes["chunked.1.h5"], notes
+    text = format_phases(p)
+    assert "fill_time=never (KB) NOT in effect: the application defined a fill value" in text
+    for s in range(3):
+        lays = storage_layout.read_layouts(tmp_path / "adapt" / f"chunked.{s}.h5")
+        assert lays["/data"].fill_time != "never"
+    _same(base, tmp_path / "adapt")
 
 
 def test_a_stored_value_the_runtime_refuses_leaves_the_parameter_to_the_rules(

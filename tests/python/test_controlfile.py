@@ -146,6 +146,13 @@ def test_registry_rejects_bad_tables(tmp_path):
     bad.write_text(header + "x\tfs\tfile\tint\t-\t-\t-\thint\trw\tno: it may hang\ts\n")
     (x,) = params.read_registry(bad)
     assert not x.online and x.offline_why == "it may hang"
+    bad.write_text(header + "x\tfs\tfile\tint\t-\t-\t-\thint\trw\tguarded: IOT-1\ts\n")
+    (x,) = params.read_registry(bad)
+    assert x.online and x.guard == "IOT-1" and not x.offline_why
+    for online in ("guarded:", "guarded: IOT-1 IOT-2", "guarded IOT-1"):  # one rule code
+        bad.write_text(header + f"x\tfs\tfile\tint\t-\t-\t-\thint\trw\t{online}\ts\n")
+        with pytest.raises(ValueError, match="online"):
+            params.read_registry(bad)
 
 
 # ----------------------------------------------------------------------------- values

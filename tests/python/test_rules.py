@@ -274,6 +274,43 @@ def test_an_online_rule_sets_only_parameters_the_registry_lets_the_runtime_apply
         rules.read_table(_table(tmp_path, row))
 
 
+@pytest.mark.parametrize("online", ["yes", "no"])
+def test_a_guarded_parameter_is_set_online_by_its_guarding_rule_alone(tmp_path, online):
+    """params.tsv applies fill_time online only where IOT-1's condition (fully_written) holds:
+    another rule setting it online would apply fill_time=never without that guard."""
+    row = "\t".join(["IOT-99", "setting", "hdf5", "ranks > 1", "fill_time=never", "write", "yes",
+                     online, "low", "-", "src", "why"])  # fmt: skip
+    if online == "no":
+        assert rules.read_table(_table(tmp_path, row))[0].settings
+        return
+    with pytest.raises(rules.RuleError, match="sets fill_time, which params.tsv applies online"):
+        rules.read_table(_table(tmp_path, row))
+
+
+def test_the_guarding_rule_must_be_online_and_set_its_parameter(tmp_path):
+    lines = rules.table_path().read_text().splitlines()
+    iot1 = next(ln for ln in lines if ln.startswith("IOT-1\t"))
+    cells = iot1.split("\t")
+    cells[7] = "no"  # offline: the guard would name a rule the runtime never fires
+    with pytest.raises(rules.RuleError, match="guards fill_time by it, so it must be online"):
+        rules.read_table(_table(tmp_path, "\t".join(cells)))
+    assert rules.read_table(_table(tmp_path, iot1))[0].code == "IOT-1"
+
+
+def test_every_guard_names_an_online_rule_of_the_runtime_that_sets_the_parameter():
+    """The one definition (params.tsv's online column) the runtime (params_gen.h's
+    iot_params_guarded) and iotune.rules read; fill_time=never changes the data read back
+    where elements are never written, so it goes with IOT-1's fully_written."""
+    guarded = {p.name: p.guard for p in params.all_params() if p.guard}
+    assert guarded == {"fill_time": "IOT-1"}
+    assert params.get("fill_time").online and not params.get("fill_time").offline_why
+    table = {r.code: r for r in rules.runtime_rules()}
+    for name, code in guarded.items():
+        assert table[code].online and name in dict(table[code].settings)
+    iot1 = {t.name: t for t in table["IOT-1"].when}
+    assert iot1["fully_written"].op == "==" and iot1["fully_written"].values == ("yes",)
+
+
 def test_every_offline_only_parameter_has_its_reason():
     """The registry's online column: the adaptive mode leaves these out of a knowledge base's
     entry, said with the reason (docs/adaptive.md)."""

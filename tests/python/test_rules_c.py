@@ -1,5 +1,6 @@
 """The rule table read from C: tools/gen_rules.py's header compiles (warnings as errors) and a C
-program walking it sees the same rules, terms and settings as the Python package."""
+program walking it sees the same rules, terms and settings (and parameters guarded by a rule)
+as the Python package."""
 
 import shutil
 import subprocess
@@ -37,6 +38,8 @@ int main(void) {
         }
         printf("\n");
     }
+    for (int k = 0; iot_params_guarded[k].name; k++)
+        printf("guarded %s %s\n", iot_params_guarded[k].name, iot_params_guarded[k].rule);
     return 0;
 }
 """
@@ -54,6 +57,10 @@ def _python_view() -> str:
             parts.append(f"[{t.name} {t.op} {' '.join(vals)}]")
         parts += [f"{n}={v.lstrip('@')}" for n, v in r.settings]
         lines.append(" ".join(parts))
+    # params.tsv's online `guarded: RULE` (params_gen.h's iot_params_guarded, adapt_kb.c)
+    from iotune import params
+
+    lines += [f"guarded {p.name} {p.guard}" for p in params.all_params() if p.guard]
     return "\n".join(lines) + "\n"
 
 

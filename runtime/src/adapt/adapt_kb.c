@@ -60,10 +60,32 @@ void iot_adapt_kb_learn(iot_adapt_class *k, iot_phase_log *lg)
  * from another program can be absurd here (1x1 chunks of a 10^6-element dataset); a chunk size
  * in bytes (chunk_size) is derived from each dataset's own shape. A parameter that params.tsv
  * says is offline advice only (transfer_mode: a rule proposing it is never applied online
- * either) is left out too. Those two are said in the profile's not_applied; a name that is not
- * a parameter and a value the registry refuses (chunk_size=1, below its minimum) also once on
- * stderr, with the file, the entry and its line. */
-static const char *left_out(int index, int i, int *param, iot_value *v, char *buf, size_t len)
+ * either) is left out too. A parameter params.tsv guards by a rule (fill_time=never keeps the
+ * data only when every element is written: IOT-1's fully_written) is left out where that rule
+ * does not hold on `in`, the class's learning phase's insights, as the rule itself would be.
+ * Those three are said in the profile's not_applied; a name that is not a parameter and a
+ * value the registry refuses (chunk_size=1, below its minimum) also once on stderr, with the
+ * file, the entry and its line. */
+static const char *guard_fails(const char *name, const iot_insights *in, char *buf, size_t len)
+{
+    for (int k = 0; iot_params_guarded[k].name; k++) {
+        if (strcmp(iot_params_guarded[k].name, name) != 0)
+            continue;
+        const char *code = iot_params_guarded[k].rule;
+        char term[200];
+        for (int r = 0; r < IOT_RULE_COUNT; r++)
+            if (strcmp(iot_rules[r].code, code) == 0) {
+                if (iot_rule_failing(&iot_rules[r], in, term, sizeof term) < 0)
+                    return NULL;
+                return snprintf(buf, len, "only where rule %s holds: %s", code, term), buf;
+            }
+        return snprintf(buf, len, "only where rule %s holds, which the runtime lacks", code), buf;
+    }
+    return NULL;
+}
+
+static const char *left_out(int index, int i, const iot_insights *in, int *param, iot_value *v,
+                            char *buf, size_t len)
 {
     const iot_kb_entry *e = &kb.entries[index];
     const char *name = e->names[i];
@@ -78,7 +100,7 @@ static const char *left_out(int index, int i, int *param, iot_value *v, char *bu
         if (strcmp(iot_params[k].name, name) == 0)
             *param = k;
     if (*param >= 0 && iot_value_parse(&iot_params[*param], e->values[i], v, err, sizeof err) == 0)
-        return NULL;
+        return guard_fails(name, in, buf, len);
     char shown[IOT_SHOWN_MAX];
     snprintf(buf, len, "%s", err);
     iot_warn_once(
@@ -97,7 +119,7 @@ int iot_adapt_kb_settings(const iot_adapt_class *k, iot_entry *out, const iot_se
         int param;
         iot_value v;
         char why[300];
-        if (left_out(k->kb_entry, i, &param, &v, why, sizeof why) ||
+        if (left_out(k->kb_entry, i, &k->learned, &param, &v, why, sizeof why) ||
             iot_adapt_control_sets(control, param, iot_params[param].name))
             continue;
         if (out) {
@@ -124,7 +146,7 @@ int iot_adapt_kb_sets(const iot_adapt_class *k, int param)
         iot_value v;
         char why[300];
         if (strcmp(e->names[i], iot_params[param].name) == 0 &&
-            !left_out(k->kb_entry, i, &p, &v, why, sizeof why))
+            !left_out(k->kb_entry, i, &k->learned, &p, &v, why, sizeof why))
             return 1;
     }
     return 0;
@@ -139,7 +161,7 @@ void iot_adapt_kb_write_applied(FILE *f, const iot_adapt_class *k, int *n)
         int param;
         iot_value v;
         char why[300];
-        if (left_out(k->kb_entry, i, &param, &v, why, sizeof why) ||
+        if (left_out(k->kb_entry, i, &k->learned, &param, &v, why, sizeof why) ||
             iot_adapt_control_sets(&iot_g.settings, param, e->names[i]))
             continue; /* not applied: as the settings set leaves it */
         fputs((*n)++ ? ", {\"rule\": \"KB\", \"name\": " : "{\"rule\": \"KB\", \"name\": ", f);
@@ -189,7 +211,7 @@ void iot_adapt_kb_write(FILE *f, const iot_phase_log *lg)
         int param;
         iot_value v;
         char buf[300];
-        const char *why = left_out(lg->kb_entry, i, &param, &v, buf, sizeof buf);
+        const char *why = left_out(lg->kb_entry, i, &lg->in, &param, &v, buf, sizeof buf);
         if (!why)
             continue;
         fputs(n++ ? ", {\"name\": " : "{\"name\": ", f);
