@@ -398,7 +398,7 @@ def finish(
     if final["improved"] and cfg.partial and not raced and reduction.ADDITIONS:
         counter.phase = "addition"
         reduced = reduction.with_additions(cfg, study, effective, reduced, set(off), evaluate,
-                                           maximize, rng, log)  # fmt: skip
+                                           maximize, rng, log, failing)  # fmt: skip
     proposed = reduced["settings"] if final["improved"] else {}
     best_check = _verification_of(proposed, final, reduced)
     held = {k: v for k, v in best.items() if k not in unread}  # what the winner's runs read
