@@ -416,7 +416,13 @@ def finish(
     head = verdict.headline(proposed, best_check or final, maximize, best, final, none_better)
     if (best_check or {}).get("runs_held"):  # and what they held beside best.xml was unread
         head["runs_held"] = best_check["runs_held"]
-    runs = {"search": search_runs(study), **counter.runs}
+    if cfg.remember:  # its entry in the knowledge base: the run for its signature, counted
+        study_kb.motif_signature(cfg, log)
+    study_kb.keep_runs(study, cfg)
+    runs = {"search": search_runs(study)}
+    if profiled := study_kb.profile_runs(study):  # --warm-start kb's, the entry's
+        runs[study_kb.PROFILE] = profiled
+    runs.update(counter.runs)
     failed = dict(counter.failed)
     if before["runs"]:  # paid for too: a finish stopped half-way, or one this one redoes
         runs[EARLIER] = before["runs"]
@@ -582,6 +588,7 @@ def run(
     s, created = open_study(cfg, adopt=cfg.finish_only, log=log)
     if cfg.finish_only and created:
         raise StudyError(f"no study {cfg.name!r} in {storage.redact(storage_url(cfg))}")
+    study_kb.keep_runs(s, cfg)  # --warm-start kb's run, made before the study was opened
     stale = recover_stale(s)
     hostnoise.remember_run(s, cfg.host_noise)
     opts = trial_options(cfg)
