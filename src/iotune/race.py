@@ -101,7 +101,9 @@ def race_leaders(
     "left" (who left the race, after which round), "reused" (search runs counted)."""
     maximize, stats, leaders, in_search = _leaders(cfg, study)
     if not leaders:
-        return _none_left(in_search)
+        out = _none_left(in_search)
+        _failed_leaders(cfg, study, out, in_search)
+        return out
     by_key = {s.key: s.settings for s in leaders}
     top = set(leaders[0].settings.items())
     fewer = [s for s in stats.values()
@@ -156,6 +158,7 @@ def race_leaders(
             if _race_choice(now, alive, cfg.min_gain, maximize) == none:
                 break  # the defaults would be kept: a third round rarely changes that
     out = _failures(runs, failed, "the race", in_search)
+    _failed_leaders(cfg, study, out, in_search)
     bad = out.get("not_recommended", {})
     fresh = {k: noise.ConfigStats(k, by_key[k], v) for k, v in values.items() if v and k not in bad}
     if fresh:
@@ -183,6 +186,25 @@ def _failing(failed: dict[str, int], among: list[str]) -> list[str]:
     if failed.get(none):  # it fails whatever the settings: not theirs
         return []
     return [k for k in among if k != none and failed.get(k)]
+
+
+def _failed_leaders(
+    cfg: TuneConfig, study: Any, out: dict[str, Any], in_search: dict[str, str]
+) -> None:
+    """out["failed_leaders"]: the configurations not recommended that led: those that failed
+    in the race or re-measurement, and those that failed in the search and would otherwise
+    have been among its leaders (what "the defaults were the best measured of the leading
+    settings the application did not fail with" counts; a slow setting that failed is not)."""
+    bad = out.get("not_recommended") or {}
+    if not bad:
+        return
+    maximize = study.direction.name == "MAXIMIZE"
+    led = (
+        {s.key for s in loop.leaders(study, max(1, cfg.n_leaders), maximize)}
+        if in_search
+        else set()
+    )
+    out["failed_leaders"] = sorted(k for k in bad if k not in in_search or k in led)
 
 
 def _none_left(in_search: dict[str, str]) -> dict[str, Any]:
@@ -254,7 +276,9 @@ def remeasure_leaders(
     re-measurements and the choice (the best median of the re-measurements)."""
     maximize, stats, leaders, in_search = _leaders(cfg, study)
     if not leaders:
-        return _none_left(in_search)
+        out = _none_left(in_search)
+        _failed_leaders(cfg, study, out, in_search)
+        return out
     by_key = {s.key: s.settings for s in leaders}
     values: dict[str, list[float]] = {k: [] for k in by_key}
     walls: dict[str, list[float]] = {k: [] for k in by_key}
@@ -270,6 +294,7 @@ def remeasure_leaders(
             else:
                 failed[key] += 1
     out = _failures(runs, failed, "the re-measurement", in_search)
+    _failed_leaders(cfg, study, out, in_search)
     bad = out.get("not_recommended", {})
     fresh = {
         k: noise.ConfigStats(k, by_key[k], v, walls[k])

@@ -367,8 +367,9 @@ def finish(
     for why in failing.values():  # left out of the choice: said, so that they cannot go unseen
         log(why)
     none_better = None
-    if failing and not best:
-        n = len(failing)
+    led = leaders.get("failed_leaders", list(failing))  # those that would have led
+    if led and not best:
+        n = len(led)
         none_better = (f"the defaults were the best measured of the leading settings the "
                        f"application did not fail with (it failed with {n} of them: not "
                        f"recommended)")  # fmt: skip

@@ -186,3 +186,15 @@ def test_a_set_with_the_additions_that_failed_is_not_recommended(tmp_path):
                                    False, random.Random(0), said.append, failing)  # fmt: skip
     assert got["settings"] == FOUR and got["additions"]["added"] == []
     assert got["additions"]["rejected"]["verdict"] == failing[with_it]
+
+
+def test_only_a_failed_setting_that_would_have_led_is_said_to_have_led(tmp_path):
+    """The verdict's "the defaults were the best measured of the leading settings the application
+    did not fail with" counts the leaders only, not a slow setting that failed once."""
+    cfg = TuneConfig(app=["x"], out=tmp_path, space=SPACE, strategy="tpe", leaders=2, repeat=1)
+    slow = {"cb_buffer_size": "1048576"}
+    study = _study(_trial({}, 1.0), _trial(NEVER, 0.5), _trial(NEVER, None, "failed"),
+                   _trial(FOUR, 0.7), _trial(slow, 2.0), _trial(slow, None, "crashed"))  # fmt: skip
+    got = race.remeasure_leaders(cfg, study, lambda s, c: _times(s), random.Random(0))
+    assert set(got["not_recommended"]) == {"fill_time=never", "cb_buffer_size=1048576"}
+    assert got["failed_leaders"] == ["fill_time=never"]
