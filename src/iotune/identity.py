@@ -177,3 +177,57 @@ def running_alone(out: Path) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+def _trials_lock(where: Path) -> Path:
+    """The lock of a directory that trials run in (not isolated): in this user's directory of
+    the system's temporary files, named by the directory's resolved path (nothing is left in
+    the user's directory, where the application's own files are)."""
+    import os
+    import tempfile
+
+    digest = hashlib.sha256(str(Path(where).resolve()).encode()).hexdigest()[:24]
+    base = Path(tempfile.gettempdir()) / f"iotune-{os.getuid()}"
+    base.mkdir(mode=0o700, exist_ok=True)
+    return base / f"trials-{digest}.lock"
+
+
+@contextlib.contextmanager
+def trials_alone(where: Path, study: str, out: Path) -> Iterator[None]:
+    """Holds the directory `where` that a study's trials run in (not isolated: the application
+    runs there and its files land there) for that study alone: a second `iotune tune` of this
+    user on this host whose trials would run in the same directory (another --out, another
+    study) is refused (Busy), since the application's files of one study's trials would be
+    overwritten or read by the other's. Isolated trials each have a scratch directory of their
+    own and take no such lock. flock: released however the holder ends."""
+    import fcntl
+    import os
+
+    try:
+        fd = os.open(_trials_lock(where), os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:  # no temporary directory to lock in (full, read-only, another's): the
+        yield  # study runs as it did before there was this hold, rather than not at all
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            other = os.pread(fd, 4096, 0).decode(errors="replace").strip()
+            try:
+                held = json.loads(other)
+                who = (f"process {held['pid']}: study {held['study']!r}, results in "
+                       f"{held['out']}")  # fmt: skip
+            except (ValueError, KeyError, TypeError):
+                who = f"process {other or '?'}"
+            raise Busy(
+                f"another `iotune tune` ({who}) runs its trials in {where}: the application's "
+                "files of one study's trials would be overwritten or read by the other's; wait "
+                "for it, run this study from another directory, or add --isolate (each trial in "
+                "a scratch directory of its own)"
+            ) from None
+        record = {"pid": os.getpid(), "study": study, "out": str(Path(out).resolve())}
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(record).encode(), 0)
+        yield
+    finally:
+        os.close(fd)

@@ -17,13 +17,68 @@ RACE_ROUNDS = 3  # fresh rounds of the race at most (with RACE_REUSE)
 RACE_EARLY_KEEP = True  # end the race once its choice would be the defaults (from round 2)
 
 
-def _leaders(cfg: TuneConfig, study: Any) -> tuple[bool, dict[str, Any], list[Any]]:
+APP_FAILED = ("failed", "crashed", "timeout")  # a trial's statuses that are the application's
+# failures (not "capped": the tuner stopped it; nor "interrupted" or lost: its worker stopped)
+
+
+def search_failures(study: Any) -> dict[str, str]:
+    """The configurations under which the application failed in a search trial while it never
+    failed with the defaults in the search (from their first run that succeeded on: a baseline
+    that failed before stopped the study, every other trial ran after it): {config_key: why}.
+    Never recommended, as those that fail in the race or the verification (pairs.verify),
+    whatever their other trials measured."""
+    from optuna.trial import TrialState
+
+    none = config_key({})
+    ran: dict[str, int] = {}
+    failed: dict[str, int] = {}
+    base_ok: int | None = None
+    base_failed = 0
+    for t in sorted(study.get_trials(deepcopy=False), key=lambda t: t.number):
+        key = t.user_attrs.get("key")
+        status = t.user_attrs.get("status")
+        if key is None or t.state in (TrialState.WAITING, TrialState.RUNNING):
+            continue
+        bad = t.state == TrialState.FAIL and status in APP_FAILED
+        if key == none:
+            if t.state == TrialState.COMPLETE and base_ok is None:
+                base_ok = t.number
+            elif bad and base_ok is not None:
+                base_failed += 1
+            continue
+        if bad or t.state == TrialState.COMPLETE or status == "capped":
+            ran[key] = ran.get(key, 0) + 1
+        if bad:
+            failed[key] = failed.get(key, 0) + 1
+    if base_failed:  # it fails whatever the settings: not theirs
+        return {}
+    return {
+        k: f"the application failed in {n} of {ran[k]} trials of the search with {k} and in "
+        "none with the defaults: not recommended"
+        for k, n in sorted(failed.items())
+    }
+
+
+def _leaders(cfg: TuneConfig, study: Any) -> tuple[bool, dict[str, Any], list[Any], dict[str, str]]:
     """What the final phases start from: the direction, the search's measurements grouped by
-    configuration, and its cfg.n_leaders best medians (none when nothing was measured)."""
+    configuration, its cfg.n_leaders best medians (none when nothing was measured) among the
+    configurations the application did not fail with in the search (search_failures), and
+    those it failed with ({config_key: why}): they are never contenders."""
     maximize = study.direction.name == "MAXIMIZE"
-    stats = noise.group(noise.measured(study))
-    leaders = loop.leaders(study, max(1, cfg.n_leaders), maximize) if stats else []
-    return maximize, stats, leaders
+    bad = search_failures(study)
+    stats = {k: s for k, s in noise.group(noise.measured(study)).items() if k not in bad}
+    n = max(1, cfg.n_leaders)
+    if not stats:
+        return maximize, stats, [], bad
+    if not bad:
+        return maximize, stats, loop.leaders(study, n, maximize), bad
+    # loop.leaders' choice among the others: the n best medians, and the best confirmed one
+    found = [s for s in loop.leaders(study, n + len(bad), maximize) if s.key not in bad]
+    leaders = found[:n]
+    confirmed = [s for s in found[n:] if len(s.values) >= loop.CONFIRM]
+    if confirmed and not any(len(s.values) >= loop.CONFIRM for s in leaders):
+        leaders.append(confirmed[0])
+    return maximize, stats, leaders, bad
 
 
 def race_leaders(
@@ -44,9 +99,11 @@ def race_leaders(
     that choice too rarely to show in the verdicts, and it cost a flat landscape 3 runs).
     Returns remeasure_leaders' fields and "rounds" run,
     "left" (who left the race, after which round), "reused" (search runs counted)."""
-    maximize, stats, leaders = _leaders(cfg, study)
-    if not stats:
-        return {"leaders": [], "values": {}, "best": None}
+    maximize, stats, leaders, in_search = _leaders(cfg, study)
+    if not leaders:
+        out = _none_left(in_search)
+        _failed_leaders(cfg, study, out, in_search)
+        return out
     by_key = {s.key: s.settings for s in leaders}
     top = set(leaders[0].settings.items())
     fewer = [s for s in stats.values()
@@ -100,7 +157,8 @@ def race_leaders(
             now = {k: noise.ConfigStats(k, by_key[k], values[k]) for k in alive if values[k]}
             if _race_choice(now, alive, cfg.min_gain, maximize) == none:
                 break  # the defaults would be kept: a third round rarely changes that
-    out = _failures(runs, failed, "the race")
+    out = _failures(runs, failed, "the race", in_search)
+    _failed_leaders(cfg, study, out, in_search)
     bad = out.get("not_recommended", {})
     fresh = {k: noise.ConfigStats(k, by_key[k], v) for k, v in values.items() if v and k not in bad}
     if fresh:
@@ -130,10 +188,47 @@ def _failing(failed: dict[str, int], among: list[str]) -> list[str]:
     return [k for k in among if k != none and failed.get(k)]
 
 
-def _failures(runs: dict[str, int], failed: dict[str, int], where: str) -> dict[str, Any]:
+def _failed_leaders(
+    cfg: TuneConfig, study: Any, out: dict[str, Any], in_search: dict[str, str]
+) -> None:
+    """out["failed_leaders"]: the configurations not recommended that led: those that failed
+    in the race or re-measurement, and those that failed in the search and would otherwise
+    have been among its leaders (what "the defaults were the best measured of the leading
+    settings the application did not fail with" counts; a slow setting that failed is not)."""
+    bad = out.get("not_recommended") or {}
+    if not bad:
+        return
+    maximize = study.direction.name == "MAXIMIZE"
+    led = (
+        {s.key for s in loop.leaders(study, max(1, cfg.n_leaders), maximize)}
+        if in_search
+        else set()
+    )
+    out["failed_leaders"] = sorted(k for k in bad if k not in in_search or k in led)
+
+
+def _none_left(in_search: dict[str, str]) -> dict[str, Any]:
+    """The final phases' start when nothing was measured, or only configurations the
+    application failed with in the search (in_search: not recommended)."""
+    out: dict[str, Any] = {"leaders": [], "values": {}, "best": None}
+    if in_search:
+        out["not_recommended"] = dict(in_search)
+        out["failed_in_search"] = sorted(in_search)
+    return out
+
+
+def _failures(
+    runs: dict[str, int], failed: dict[str, int], where: str, in_search: dict[str, str]
+) -> dict[str, Any]:
     """The runs and failed runs of the leaders measured again (summary.json's leaders), and
-    those not recommended for having failed while the defaults did not, with why."""
+    those not recommended for having failed while the defaults did not, with why: there, or
+    in the search (in_search: search_failures, never contenders)."""
     none = config_key({})
+    if in_search:
+        out = _failures(runs, failed, where, {})
+        out["not_recommended"] = {**in_search, **out.get("not_recommended", {})}
+        out["failed_in_search"] = sorted(in_search)
+        return out
     if not any(failed.values()):
         return {"runs": runs, "failed": {}}
     bad = _failing(failed, list(runs))
@@ -179,9 +274,11 @@ def remeasure_leaders(
 ) -> dict[str, Any]:
     """Runs the leading configurations again, interleaved; returns {key: [values]} of the
     re-measurements and the choice (the best median of the re-measurements)."""
-    maximize, stats, leaders = _leaders(cfg, study)
-    if not stats:
-        return {"leaders": [], "values": {}, "best": None}
+    maximize, stats, leaders, in_search = _leaders(cfg, study)
+    if not leaders:
+        out = _none_left(in_search)
+        _failed_leaders(cfg, study, out, in_search)
+        return out
     by_key = {s.key: s.settings for s in leaders}
     values: dict[str, list[float]] = {k: [] for k in by_key}
     walls: dict[str, list[float]] = {k: [] for k in by_key}
@@ -196,7 +293,8 @@ def remeasure_leaders(
                 walls[key].append(o.wall_s)
             else:
                 failed[key] += 1
-    out = _failures(runs, failed, "the re-measurement")
+    out = _failures(runs, failed, "the re-measurement", in_search)
+    _failed_leaders(cfg, study, out, in_search)
     bad = out.get("not_recommended", {})
     fresh = {
         k: noise.ConfigStats(k, by_key[k], v, walls[k])

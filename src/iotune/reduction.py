@@ -348,10 +348,14 @@ def with_additions(
     maximize: bool,
     rng: random.Random,
     log: Callable[[str], None] = print,
+    failing: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The reduced recommendation with the settings `additions` measured as gaining, when the
     set so made beats the defaults on its own (its own verification, for the headline); else
-    the reduced recommendation as it was. Records what was tried under "additions"."""
+    the reduced recommendation as it was. Records what was tried under "additions". Never a
+    set the application failed with when the leaders were measured again, or in the search,
+    while it did not with the defaults (failing: {config_key: why}, race.py): the reduction
+    again is told them (checked_reduction), and such a set with the additions is left out."""
     kept = reduced["settings"]
     tried = {(k, v) for k, v in effective.items() if k not in kept}
     more = additions(cfg, study, kept, tried, evaluate, maximize, rng, log, off)
@@ -365,10 +369,18 @@ def with_additions(
         log(f"reducing the winner with the additions ({len(more['settings'])} settings) again")
         again = minimal(cfg, more["settings"], evaluate, maximize, rng, log,
                         noise.measured(study))  # fmt: skip
-        again = checked_reduction(cfg, more["settings"], again, evaluate, maximize, rng, log)
+        again = checked_reduction(cfg, more["settings"], again, evaluate, maximize, rng, log,
+                                  failing)  # fmt: skip
         record["runs"] += again.get("runs", 0)
         if again.get("verified"):  # the reduced set beat the defaults on its own
             return {**again, "additions": record}
+    why = (failing or {}).get(config_key(more["settings"]))
+    if why:
+        log(f"the settings with the additions ({config_key(more['settings'])}) are a leader "
+            f"that was not recommended ({why}): the additions are left out")  # fmt: skip
+        record["rejected"] = {"settings": more["settings"], "verdict": why}
+        record["added"] = []
+        return {**reduced, "additions": record}
     check = pairs.verify(cfg, more["settings"], evaluate, maximize, rng, "best.xml's settings")
     record["runs"] += check.get("runs", 0)
     if not check["improved"]:

@@ -367,8 +367,9 @@ def finish(
     for why in failing.values():  # left out of the choice: said, so that they cannot go unseen
         log(why)
     none_better = None
-    if failing and not best:
-        n = len(failing)
+    led = leaders.get("failed_leaders", list(failing))  # those that would have led
+    if led and not best:
+        n = len(led)
         none_better = (f"the defaults were the best measured of the leading settings the "
                        f"application did not fail with (it failed with {n} of them: not "
                        f"recommended)")  # fmt: skip
@@ -398,7 +399,7 @@ def finish(
     if final["improved"] and cfg.partial and not raced and reduction.ADDITIONS:
         counter.phase = "addition"
         reduced = reduction.with_additions(cfg, study, effective, reduced, set(off), evaluate,
-                                           maximize, rng, log)  # fmt: skip
+                                           maximize, rng, log, failing)  # fmt: skip
     proposed = reduced["settings"] if final["improved"] else {}
     best_check = _verification_of(proposed, final, reduced)
     held = {k: v for k, v in best.items() if k not in unread}  # what the winner's runs read
@@ -416,7 +417,13 @@ def finish(
     head = verdict.headline(proposed, best_check or final, maximize, best, final, none_better)
     if (best_check or {}).get("runs_held"):  # and what they held beside best.xml was unread
         head["runs_held"] = best_check["runs_held"]
-    runs = {"search": search_runs(study), **counter.runs}
+    if cfg.remember:  # its entry in the knowledge base: the run for its signature, counted
+        study_kb.motif_signature(cfg, log)
+    study_kb.keep_runs(study, cfg)
+    runs = {"search": search_runs(study)}
+    if profiled := study_kb.profile_runs(study):  # --warm-start kb's, the entry's
+        runs[study_kb.PROFILE] = profiled
+    runs.update(counter.runs)
     failed = dict(counter.failed)
     if before["runs"]:  # paid for too: a finish stopped half-way, or one this one redoes
         runs[EARLIER] = before["runs"]
@@ -582,6 +589,7 @@ def run(
     s, created = open_study(cfg, adopt=cfg.finish_only, log=log)
     if cfg.finish_only and created:
         raise StudyError(f"no study {cfg.name!r} in {storage.redact(storage_url(cfg))}")
+    study_kb.keep_runs(s, cfg)  # --warm-start kb's run, made before the study was opened
     stale = recover_stale(s)
     hostnoise.remember_run(s, cfg.host_noise)
     opts = trial_options(cfg)

@@ -33,9 +33,11 @@ def motif_signature(cfg: TuneConfig, log: Callable[[str], None]) -> Any:
     cfg.out.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix="kb-", dir=opts.workdir)) if cfg.isolate else None
     try:
+        lib = cfg.lib or paths.find_library()
+        cfg.profile_runs += 1  # a run of the application, whatever comes of it (keep_runs)
         cfg.signature = capture.profile_signature(
             opts.command,
-            lib=cfg.lib or paths.find_library(),
+            lib=lib,
             cwd=scratch or cfg.cwd,
             timeout=cfg.timeout,
             keep=cfg.out / "kb-profile.json",
@@ -49,10 +51,43 @@ def motif_signature(cfg: TuneConfig, log: Callable[[str], None]) -> Any:
     return cfg.signature
 
 
+PROFILE = "kb profile"  # summary.json's runs: the runs for the motif signature (the phase)
+PROFILE_RUNS = "kb profile runs: "  # study attribute prefix: one process's such runs
+
+
+def keep_runs(study: Any, cfg: TuneConfig) -> None:
+    """Keeps in the study the application's runs this process made for the motif signature
+    (--warm-start kb before the study was opened, the knowledge base's entry at its finish),
+    so that every finish counts them (profile_runs), whichever worker made them."""
+    import datetime
+    import uuid
+
+    from iotune.search import loop
+
+    if cfg.profile_runs <= 0:
+        return
+    when = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    study.set_user_attr(f"{PROFILE_RUNS}{when} {loop.WORKER} {uuid.uuid4().hex[:8]}",
+                        cfg.profile_runs)  # fmt: skip
+    cfg.profile_runs = 0
+
+
+def profile_runs(study: Any) -> int:
+    """The study's runs for the motif signature, all processes together (keep_runs); what is
+    not a count (a study damaged or written by hand) counts nothing."""
+    return sum(
+        v
+        for k, v in study.user_attrs.items()
+        if k.startswith(PROFILE_RUNS) and isinstance(v, int) and not isinstance(v, bool) and v > 0
+    )
+
+
 def remember(cfg: TuneConfig, summary: dict[str, Any], log: Callable[[str], None]) -> None:
+    """Files the finished study under the application's motif signature: the one this process
+    has (study.finish has it sought before its runs are counted), else none is filed."""
     from iotune.kb import seeds
 
-    sig = motif_signature(cfg, log)
+    sig = cfg.signature
     if sig is None:
         log("not stored in the knowledge base: no motif signature")
         return

@@ -504,11 +504,15 @@ def _run(cfg, progress: bool) -> int:
     alone = contextlib.nullcontext()
     if not cfg.search_only:  # one run at a time writes a study's results
         alone = identity.running_alone(cfg.out)
+    shared = contextlib.nullcontext()
+    if not cfg.isolate:  # its trials run in the user's directory: one study at a time there
+        shared = identity.trials_alone(cfg.cwd, cfg.name, cfg.out)
     # the machine's own noise, said once before the first trial; freed memory held if asked,
     # restored when the study ends, fails or is interrupted
     try:
         with (
             alone,
+            shared,
             hostnoise.controlled(
                 cfg.nprocs or 1, cfg.hold_freed_memory, cfg.warmup, cfg.drop_caches, say
             ) as cfg.host_noise,

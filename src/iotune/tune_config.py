@@ -57,6 +57,7 @@ class TuneConfig:
     remember: bool = True  # file the finished study in the knowledge base (docs/kb.md)
     warm_start_kb: bool = False  # try the nearest stored motifs' settings first
     signature: Any = None  # the application's motif signature, once known (kb.signature)
+    profile_runs: int = 0  # the application's runs for the signature not yet kept in the study
     heartbeat: int = HEARTBEAT_S  # seconds between a running trial's heartbeats (0: none)
     hold_freed_memory: bool = False  # keep freed memory in the VM (iotune.freedmem)
     host_noise: dict[str, Any] | None = None  # the noise sources found (iotune.hostnoise)

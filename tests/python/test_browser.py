@@ -39,7 +39,7 @@ def study_dir(tmp_path_factory, kernel, libiotune) -> Path:
         [sys.executable, "-m", "iotune.tune_cli", "--trials", "5", "-n", "1", "--cap", "0",
          "--leaders", "2", "--repeat", "1", "--verify-pairs", "5", "--no-progress",
          "--seed", "1", "--study", "browser", "--out", str(out), "--", *app],
-        env={**os.environ, "IOTUNE_LIB": str(libiotune)},
+        env={**os.environ, "IOTUNE_LIB": str(libiotune)}, cwd=out.parent,
         capture_output=True, text=True, timeout=TIMEOUT,
     )  # fmt: skip
     assert r.returncode == 0, r.stdout + r.stderr

@@ -151,7 +151,7 @@ def test_job_array_workers_share_a_study_and_survive_scancel(kind, slurm, reques
          "--space", str(HERE / "fake_space.toml"), "--finish-only", "--leaders", "2",
          "--repeat", "1", "--verify-pairs", "5", "--no-progress", "--out",
          str(tmp_path / "final")],
-        env=env, capture_output=True, text=True, timeout=TIMEOUT,
+        env=env, capture_output=True, text=True, timeout=TIMEOUT, cwd=tmp_path,
     )  # fmt: skip
     assert fin.returncode == 0, fin.stdout + fin.stderr
     assert (tmp_path / "final" / "report.html").is_file()

@@ -37,9 +37,14 @@ def test_password_of():
 
 
 def tune(*args, env=None):
+    """In a directory of its own: trials (not isolated) run where it is started, and a study
+    running its trials in the same directory refuses it (identity.trials_alone)."""
+    import tempfile
+
     return subprocess.run(
         [sys.executable, "-m", "iotune.tune_cli", *map(str, args)],
         capture_output=True, text=True, timeout=60, env={**os.environ, **(env or {})},
+        cwd=tempfile.mkdtemp(prefix="tune-cwd-"),
     )  # fmt: skip
 
 
