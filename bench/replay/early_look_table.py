@@ -26,8 +26,10 @@ def _row(st: dict) -> tuple:
 
 def main() -> None:
     out = Path(sys.argv[1])
-    print("| landscape | strategy | runs (median): before / early / after | verification runs "
-          "| correct verdicts | keep the defaults | verdicts in the top group |")
+    print(
+        "| landscape | strategy | runs (median): before / early / after | verification runs "
+        "| correct verdicts | keep the defaults | verdicts in the top group |"
+    )
     print("|---|---|---|---|---|---|---|")
     for g in GROUPS:
         data = {v: json.loads((out / f"{g}-{v}.json").read_text()) for v in VARIANTS
