@@ -20,8 +20,8 @@ run() {  # NAME ARGS...: one replay, its command and times beside its JSON
   local name=$1; shift
   [[ $groups == *" $name "* ]] || return 0
   local -A variant=([before]="--early-pairs 0 --min-gain-stop-local-only"
-                    [early]="--min-gain-stop-local-only" [after]="")
-  for v in before early after; do
+                    [early]="--min-gain-stop-local-only" [after]="" [verify]="")
+  for v in ${VARIANTS:-before early after}; do
     local f=$out/$name-$v
     [[ -e $f.json ]] && continue  # kept from an earlier call: rerun by removing it
     # shellcheck disable=SC2206  # a variant's options are words

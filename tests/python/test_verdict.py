@@ -68,6 +68,26 @@ def test_six_pairs_all_won_are_significant_and_the_bound_holds(monkeypatch):
     assert sequential.design(5, 15).early is None and sequential.design(5, 15).first_possible() == 6
 
 
+def test_the_reduction_tests_contributions_without_the_early_look(tmp_path, monkeypatch):
+    """The early look is for tests against the defaults; a setting's contribution in the
+    reduction is tested at Pocock's level at every look, as before 2026-11-28."""
+    made = []
+    real = pairs.Pairs.__init__
+
+    def spy(self, *a, **k):
+        real(self, *a, **k)
+        made.append(self.design)
+
+    monkeypatch.setattr(pairs.Pairs, "__init__", spy)
+    best = {"cb_buffer_size": "1048576", "chunk_cache_bytes": "2097152"}
+    ev = _timed(lambda s: 0.5 if s.get("cb_buffer_size") == "1048576" else 1.0)
+    reduction.minimal(_cfg(tmp_path), best, ev, False, random.Random(0), log=lambda m: None)
+    assert made and all(d.early is None and d.first_possible() == 7 for d in made)
+    made.clear()
+    pairs.verify(_cfg(tmp_path), best, ev, False, random.Random(0))
+    assert made and made[0].early == 6
+
+
 def test_the_early_look_gives_its_interval(tmp_path):
     """A verification decided by six pairs all won has an interval at that look's level (at
     the later looks' level six pairs have none, and the headline would not call it shown)."""

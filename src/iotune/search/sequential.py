@@ -128,10 +128,11 @@ def design(
     max_pairs: int = MAX_PAIRS,
     alpha: float = ALPHA,
     sims: int = SIMULATIONS,
+    early: bool = True,
 ) -> Design:
-    """The boundary for looks min_pairs..max_pairs: Pocock's, with a clean sweep significant
-    at the EARLY_PAIRS look where Pocock's level alone would not let it be."""
-    return _design(min_pairs, max_pairs, alpha, sims, EARLY_PAIRS)
+    """The boundary for looks min_pairs..max_pairs: Pocock's, with (early) a clean sweep
+    significant at the EARLY_PAIRS look where Pocock's level alone would not let it be."""
+    return _design(min_pairs, max_pairs, alpha, sims, EARLY_PAIRS if early else 0)
 
 
 @functools.lru_cache(maxsize=64)
