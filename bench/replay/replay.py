@@ -46,7 +46,7 @@ import optuna
 
 from iotune import pairs, reduction, space
 from iotune.race import remeasure_leaders
-from iotune.search import get_strategy, loop, marginal, warmstart
+from iotune.search import get_strategy, loop, marginal, sequential, warmstart
 from iotune.study import capping_for
 from iotune.trial import Outcome
 from iotune.tune_config import TuneConfig
@@ -678,6 +678,8 @@ def main_studies(args: argparse.Namespace) -> int:
         "verify_pairs": args.verify_pairs,
         "noisier": args.noisier,
         "t_lane": args.t_lane,
+        "early_pairs": sequential.EARLY_PAIRS,
+        "min_gain_stop_local_only": args.min_gain_stop_local_only,
         "reduced_extra": pairs.REDUCED_EXTRA,
         "screen": reduction.SCREEN,
         "stop_early": args.stop_early,
@@ -902,6 +904,20 @@ def main() -> int:
         help="FIRST:LAST:LEVEL:WALPHA: replay the verification with a sequential t lane "
         "(ttest_lane.py; issue 25), not part of iotune",
     )
+    ap.add_argument(
+        "--early-pairs",
+        type=int,
+        default=None,
+        help="with --studies: the look at which every pair won is significant "
+        "(sequential.EARLY_PAIRS; default: iotune's, 6; 0: Pocock's level at every look, as "
+        "before 2026-11-28)",
+    )
+    ap.add_argument(
+        "--min-gain-stop-local-only",
+        action="store_true",
+        help="with --studies: only `local`'s verification stops once the gain's interval lies "
+        "below --min-gain (study.STOP_BELOW_MIN_GAIN off, as before 2026-11-28)",
+    )
     ap.add_argument("--first-seed", type=int, default=0)
     ap.add_argument("--seeds", type=int, default=100)
     ap.add_argument("--strategies", default="tpe,random,genetic")
@@ -919,6 +935,12 @@ def main() -> int:
         ttest_lane.install(args.t_lane)
     if args.reduced_extra is not None:
         pairs.REDUCED_EXTRA = args.reduced_extra
+    if args.min_gain_stop_local_only:
+        import iotune.study
+
+        iotune.study.STOP_BELOW_MIN_GAIN = False
+    if args.early_pairs is not None:
+        sequential.EARLY_PAIRS = args.early_pairs
     if args.no_screen:
         reduction.SCREEN = False
     if args.no_screen_second:

@@ -102,9 +102,11 @@ def design(min_pairs=SQ.MIN_PAIRS, max_pairs=SQ.MAX_PAIRS, alpha=SQ.ALPHA, sims=
     if LANE is None:
         return base(min_pairs, max_pairs, alpha, sims)
     first, last, level, w_alpha = LANE
-    w = base(min_pairs, max_pairs, w_alpha, sims) if w_alpha > 0 else None
+    # the signed-rank lane as calibrated (ttest_design.py): Pocock's level at every look
+    w = SQ._design(min_pairs, max_pairs, w_alpha, sims, 0) if w_alpha > 0 else None
     return TDesign(min_pairs, max_pairs, alpha, w.level if w else 0.0, w.error if w else 0.0,
-                   w.error_se if w else 0.0, first, last or max_pairs, level)  # fmt: skip
+                   w.error_se if w else 0.0, t_first=first, t_last=last or max_pairs,
+                   t_level=level)  # fmt: skip
 
 
 def verdict(a, b, d, maximize=False):

@@ -36,6 +36,7 @@ class Pairs:
         max_pairs: int | None = None,
         margin: float = 0.0,
         extend_from: int | None = None,
+        early: bool = True,
     ):
         """too_small: also stop a variant's test, as "no gain worth recommending", once the
         upper end of its Hodges-Lehmann interval at the one-sided FUTILITY_LEVEL is below a
@@ -54,10 +55,15 @@ class Pairs:
         not yet let it show); one that does not lead stops as the test up to extend_from
         would have (_may_go_on). It rejects at the level of the design up to max_pairs, and
         stopping some paths early only shrinks that design's rejection region: its
-        false-win bound still holds."""
+        false-win bound still holds.
+        early: six pairs all won are significant (sequential.EARLY_PAIRS), for the tests
+        against the defaults; the reduction's and the additions' tests of one setting's
+        contribution leave it out: there, more power for a second setting near the bar sent
+        the screen to the one-at-a-time rounds (bench/README.md, "The early look")."""
         self.cfg, self.evaluate, self.rng = cfg, evaluate, rng
         top = cfg.verify_pairs if max_pairs is None else max(max_pairs, cfg.verify_pairs)
-        self.design = sequential.design(min(cfg.verify_min, cfg.verify_pairs), top)
+        self.early = early
+        self.design = sequential.design(min(cfg.verify_min, cfg.verify_pairs), top, early=early)
         self.too_small = too_small
         self.margin = margin
         self.extend_from = extend_from
@@ -145,7 +151,7 @@ class Pairs:
             return True
         if v.pairs >= self.extend_from:
             return False
-        short = sequential.design(self.design.min_pairs, self.extend_from)
+        short = sequential.design(self.design.min_pairs, self.extend_from, early=self.early)
         return not sequential.verdict(a, b, short, maximize).futile
 
     def _below(self, a: list[float], b: list[float], maximize: bool) -> bool:
@@ -262,6 +268,7 @@ def verify(
             "min": design.min_pairs,
             "max": design.max_pairs,
             "level": design.level,
+            **({"early": design.early, "early_level": design.early_level} if design.early else {}),
             **({"extend_from": extend_from} if extend_from else {}),
         },  # fmt: skip
         "below_min_gain": below,
@@ -290,9 +297,9 @@ def extended_pairs(cfg: TuneConfig) -> int:
     """The most pairs of a test whose failure keeps the defaults or the whole winner (the full
     winner's verification and best.xml's own, while tuned leads by --min-gain; the reduced
     set's check): --verify-pairs and REDUCED_EXTRA of it more (15 at the demo's 10, 30 at the
-    default 20). The fewest pairs that can show a gain stay the winner's (6 and 7: at Pocock's
-    level for 5..15 and 5..30 six and seven pairs all won still reject), so a clear gain costs
-    no pair more."""
+    default 20). The fewest pairs that can show a gain stay the winner's (6: at Pocock's
+    level for 5..15, and at the early look of 5..30, six pairs all won reject), so a clear gain
+    costs no pair more."""
     return extended_pairs_of(cfg.verify_pairs)
 
 

@@ -42,7 +42,7 @@ def minimal(
     trials do not favour are removed together when the winner is not shown better than the
     rest by the same bar, one test instead of one per setting."""
     bar = _bar(cfg)
-    tester = pairs.Pairs(cfg, evaluate, rng, margin=bar)
+    tester = pairs.Pairs(cfg, evaluate, rng, margin=bar, early=False)
     current = dict(best)
     removed: dict[str, str] = {}
     contributions: dict[str, dict[str, Any]] = {}
@@ -307,7 +307,7 @@ def additions(
     )
     bar = _bar(cfg)
     tester = pairs.Pairs(cfg, evaluate, rng, cfg.min_gain if cfg.min_gain > 0 else None,
-                         margin=bar)  # fmt: skip
+                         margin=bar, early=False)  # fmt: skip
     res = tester.run(settings, {k: m for k, (_, m) in chosen.items()}, maximize, True)
     for k, (e, more) in chosen.items():
         c = _contribution(res[k], maximize, bar)

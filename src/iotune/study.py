@@ -182,6 +182,8 @@ def _discard(name: str, store: Any) -> tuple[str | None, int | None]:
 # someone's being set up. Should it be failed all the same, its worker asks for another
 # (search/loop.py): nothing is lost.
 SETUP_GRACE_S = 30.0
+STOP_BELOW_MIN_GAIN = True  # every strategy's verification stops once the gain's interval
+# lies below --min-gain (only `local`'s before 2026-11-28: bench/README.md, "Fewer runs")
 
 
 def _set_up(study: Any, cfg: TuneConfig, guesses: bool, uid: str | None = None) -> None:
@@ -375,7 +377,7 @@ def finish(
                        f"recommended)")  # fmt: skip
     counter.phase = "verification"
     log(f"default vs tuned ({config_key(best)}): {pairs.deciding_test(cfg)}")
-    too_small = cfg.min_gain if raced and cfg.min_gain > 0 else None
+    too_small = cfg.min_gain if (raced or STOP_BELOW_MIN_GAIN) and cfg.min_gain > 0 else None
     # its failure keeps the defaults: a gain the noise hid at --verify-pairs gets more pairs
     final = pairs.verify(cfg, best, evaluate, maximize, rng, "the full winner", too_small,
                          max_pairs=pairs.extended_pairs(cfg),

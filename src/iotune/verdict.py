@@ -73,7 +73,10 @@ def measure(verification: Mapping[str, Any], maximize: bool) -> dict[str, Any]:
     if not default:
         return {"pairs": 0, "wins": 0, "speedup": None, "low": None, "high": None}
     d = log_ratios(default, tuned, maximize)
-    level = float((verification.get("design") or {}).get("level") or sequential.ALPHA / 2)
+    design = verification.get("design") or {}
+    level = float(design.get("level") or sequential.ALPHA / 2)
+    if design.get("early") and len(d) == design["early"]:  # the look where a sweep rejects
+        level = float(design.get("early_level") or level)
     est, low, high = hodges_lehmann(d, level)
     return {
         "speedup": math.exp(est),

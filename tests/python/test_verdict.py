@@ -41,6 +41,68 @@ def test_sequential_looks_do_not_inflate_false_wins():
     assert naive_wins / 3000 > 0.08
 
 
+def test_six_pairs_all_won_are_significant_and_the_bound_holds(monkeypatch):
+    """The early look: at Pocock's level alone six pairs all won (p = 1/64) fell short, so a
+    clear gain took 7 pairs; spending 1/64 at the 6th look keeps the overall bound."""
+    for top in (20, 30):
+        d = sequential.design(5, top)
+        assert (d.early, d.early_level, d.first_possible()) == (6, 1 / 64, 6)
+        assert d.error <= sequential.ALPHA
+        sweep = sequential.verdict([1.0] * 6, [0.5] * 6, d)
+        assert sweep.decided and sweep.improved and sweep.pairs == 6
+        five = sequential.verdict([1.0] * 5, [0.5] * 5, d)
+        assert not five.decided  # 1/32: no look before the 6th can reject
+        one_lost = sequential.verdict([1.0] * 5 + [0.9], [0.5] * 5 + [1.0], d)
+        assert not one_lost.significant  # at the 6th look only a clean sweep rejects
+        monkeypatch.setattr(sequential, "EARLY_PAIRS", 0)
+        plain = sequential.design(5, top)
+        monkeypatch.undo()
+        assert plain.first_possible() == 7 and plain.early is None
+        assert d.level < plain.level  # the later looks pay for the early one, a little
+        assert d.level > 0.85 * plain.level
+    rng = random.Random(5)  # A/A: the early look adds no false wins beyond alpha
+    d = sequential.design(5, 20)
+    wins = sum(_run_test(rng, 1.0, 0.5, d).improved for _ in range(3000))
+    assert wins / 3000 <= 0.065
+    # where Pocock's level already lets six pairs all won reject, nothing changes
+    assert sequential.design(5, 15).early is None and sequential.design(5, 15).first_possible() == 6
+
+
+def test_the_reduction_tests_contributions_without_the_early_look(tmp_path, monkeypatch):
+    """The early look is for tests against the defaults; a setting's contribution in the
+    reduction is tested at Pocock's level at every look, as before 2026-11-28."""
+    made = []
+    real = pairs.Pairs.__init__
+
+    def spy(self, *a, **k):
+        real(self, *a, **k)
+        made.append(self.design)
+
+    monkeypatch.setattr(pairs.Pairs, "__init__", spy)
+    best = {"cb_buffer_size": "1048576", "chunk_cache_bytes": "2097152"}
+    ev = _timed(lambda s: 0.5 if s.get("cb_buffer_size") == "1048576" else 1.0)
+    reduction.minimal(_cfg(tmp_path), best, ev, False, random.Random(0), log=lambda m: None)
+    assert made and all(d.early is None and d.first_possible() == 7 for d in made)
+    made.clear()
+    pairs.verify(_cfg(tmp_path), best, ev, False, random.Random(0))
+    assert made and made[0].early == 6
+
+
+def test_the_early_look_gives_its_interval(tmp_path):
+    """A verification decided by six pairs all won has an interval at that look's level (at
+    the later looks' level six pairs have none, and the headline would not call it shown)."""
+    from iotune import verdict
+
+    d = sequential.design(5, 20)
+    rec = {"rounds": [{"default": 1.0, "tuned": 0.6 + i / 100} for i in range(6)],
+           "design": {"level": d.level, "early": d.early, "early_level": d.early_level},
+           "improved": True}  # fmt: skip
+    m = verdict.measure(rec, maximize=False)
+    assert m["low"] is not None and m["low"] > 1.0 and verdict.established(m)
+    rec["design"] = {"level": d.level}
+    assert verdict.measure(rec, maximize=False)["low"] is None
+
+
 def test_sequential_test_finds_a_clear_gain_early_and_stops_a_futile_one():
     d = sequential.design(5, 20)
     rng = random.Random(2)
@@ -206,6 +268,41 @@ def test_a_negative_verdict_still_writes_candidate_xml(tmp_path):
     cand = controlfile.parse_file(tmp_path / "candidate.xml")
     assert {x.name: x.value for x in cand.settings} == summary["best_settings"]
     assert "candidate.xml" in (tmp_path / "report.html").read_text()
+
+
+@pytest.mark.parametrize("stop", [True, False])
+def test_the_default_strategy_stops_a_verification_below_min_gain(tmp_path, monkeypatch, stop):
+    """tpe's verification too ends once the gain's interval lies below --min-gain (only
+    `local`'s did before 2026-11-28): a winner the verification finds no faster than the
+    defaults at a 2 % noise costs a few pairs, not the test's whole futility bound."""
+    import optuna
+
+    from iotune.search import loop, warmstart
+    from iotune.trial import Outcome
+
+    monkeypatch.setattr(study, "STOP_BELOW_MIN_GAIN", stop)
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    cfg = _cfg(tmp_path, leaders=1, repeat=0, verify_pairs=20)
+    s = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    warmstart.enqueue(s, cfg.space, True)
+    phase = {"search": True}
+    rng = random.Random(5)
+
+    def evaluate(settings, cap):
+        t = 0.5 if phase["search"] and settings.get("cb_buffer_size") == "1048576" else 1.0
+        t *= rng.lognormvariate(0, 0.02)
+        return Outcome("ok", t, "kernel", t)
+
+    loop.run(s, cfg.space, evaluate, budget=4)
+    phase["search"] = False
+    summary = study.finish(cfg, s, evaluate, log=lambda m: None)
+    final = summary["final"]
+    assert not summary["recommended"] and not final["improved"]
+    assert final["below_min_gain"] == stop
+    if stop:
+        assert final["pairs"] < 8 and "below a gain of 5% (--min-gain)" in final["verdict"]
+    else:
+        assert final["pairs"] >= 8
 
 
 def test_a_study_is_named_after_its_application():

@@ -208,7 +208,13 @@ def write_html(
             f"sequential signed-rank test ({_fmt(design.get('min'))} to "
             f"{_fmt(more or design.get('max'))} pairs"
             + (f", up to {_fmt(design.get('max'))} while tuned leads by --min-gain" if more else "")
-            + f", level {_fmt(design.get('level'))} per look, 0.05 overall)"
+            + f", level {_fmt(design.get('level'))} per look"
+            + (
+                f", {_fmt(design['early'])} pairs all won significant"
+                if design.get("early")
+                else ""
+            )
+            + ", 0.05 overall)"
         )
         if head and head.get("pairs"):
             interval = (

@@ -1,0 +1,3 @@
+/work/main/.venv/bin/python /work/wt/early/bench/replay/replay.py --studies --seeds 100 --strategies tpe,local --early-pairs 0 --noisier 2 --landscape-study /work/wt/early/bench/measure_landscape/landscape-held.csv,/work/wt/early/bench/measure_landscape/landscape-held-rounds4-6.csv,/work/wt/early/bench/measure_landscape/landscape-held-rounds7-10.csv@gcrmio --space /work/wt/early/bench/measure_landscape/spaces/grid-gcrmio.toml --flat --out /tmp/early/gcrmio-x2-early0.json
+start 2026-11-28T03:20:16Z load 2.10 0.69 0.91
+end 2026-11-28T03:23:43Z load 8.88 4.21 2.22 git 8617326

@@ -1,0 +1,3 @@
+/work/main/.venv/bin/python /work/wt/early/bench/replay/replay.py --studies --seeds 100 --strategies tpe,local --landscape-study /work/wt/early/bench/measure_landscape/landscape-ompio-vorpalio.csv,/work/wt/early/bench/measure_landscape/landscape-ompio-vorpalio-round1.csv,/work/wt/early/bench/measure_landscape/landscape-ompio-vorpalio-round2.csv,/work/wt/early/bench/measure_landscape/landscape-ompio-vorpalio-rounds3-4.csv --space /work/wt/early/bench/measure_landscape/spaces/grid-ompio-vorpalio.toml --out /tmp/early/ompio-after.json
+start 2026-11-28T03:47:55Z load 2.45 2.87 3.73
+end 2026-11-28T03:48:30Z load 2.81 2.92 3.71 git 73dbdad

@@ -1,0 +1,3 @@
+/work/main/.venv/bin/python /work/wt/early/bench/replay/replay.py --studies --seeds 100 --strategies tpe,local --early-pairs 0 --min-gain-stop-local-only --landscape-study /work/wt/early/bench/measure_landscape/landscape-ompio-vorpalio.csv,/work/wt/early/bench/measure_landscape/landscape-ompio-vorpalio-round1.csv,/work/wt/early/bench/measure_landscape/landscape-ompio-vorpalio-round2.csv,/work/wt/early/bench/measure_landscape/landscape-ompio-vorpalio-rounds3-4.csv --space /work/wt/early/bench/measure_landscape/spaces/grid-ompio-vorpalio.toml --out /tmp/early/ompio-before.json
+start 2026-11-28T03:47:01Z load 2.11 2.94 3.80
+end 2026-11-28T03:47:26Z load 2.07 2.86 3.75 git 73dbdad

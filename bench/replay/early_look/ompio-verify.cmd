@@ -1,0 +1,3 @@
+/work/main/.venv/bin/python /work/wt/early/bench/replay/replay.py --studies --seeds 100 --strategies tpe,local --landscape-study /work/wt/early/bench/measure_landscape/landscape-ompio-vorpalio.csv,/work/wt/early/bench/measure_landscape/landscape-ompio-vorpalio-round1.csv,/work/wt/early/bench/measure_landscape/landscape-ompio-vorpalio-round2.csv,/work/wt/early/bench/measure_landscape/landscape-ompio-vorpalio-rounds3-4.csv --space /work/wt/early/bench/measure_landscape/spaces/grid-ompio-vorpalio.toml --out /tmp/early/ompio-verify.json
+start 2026-11-28T04:26:29Z load 1.77 1.62 2.50
+end 2026-11-28T04:27:10Z load 2.02 1.72 2.50 git 9a9b437

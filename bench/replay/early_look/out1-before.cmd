@@ -1,0 +1,3 @@
+/work/main/.venv/bin/python /work/wt/early/bench/replay/replay.py --studies --seeds 100 --strategies tpe,local --early-pairs 0 --min-gain-stop-local-only --landscape-study /work/wt/early/bench/measure_landscape/landscape-ior-hdf5.csv --space /work/wt/early/bench/measure_landscape/spaces/grid-ior-hdf5.toml --landscape-study /work/wt/early/bench/measure_landscape/landscape-h5bench-write.csv --space /work/wt/early/bench/measure_landscape/spaces/grid-h5bench-write.toml --out /tmp/early/out1-before.json
+start 2026-11-28T03:41:11Z load 4.69 5.25 4.71
+end 2026-11-28T03:42:02Z load 2.88 4.68 4.54 git 8617326
