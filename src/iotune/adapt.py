@@ -355,10 +355,13 @@ _REFUSED = re.compile(r"(?:\S+: )?([a-z0-9_]+)=\S+ NOT applied: (.*?)(?: \[[^\]]
 
 
 def not_in_effect(data: Mapping[str, Any]) -> dict[str, dict[str, str]]:
-    """Per file, the HDF5 settings the mode gave its phases that HDF5's lists of the file do
-    not hold (its `applied`, read back), and why: the file's hdf5_notes say it ("fill_time=never
-    NOT applied: the application defined a fill value"), else no list took it (a phase that
-    created no dataset). What the mode gave a phase is not always what took effect."""
+    """Per file, the settings the mode gave its phases that did not take effect, and why: the
+    HDF5 ones HDF5's lists of the file do not hold (its `applied`, read back; the file's
+    hdf5_notes say why: "fill_time=never NOT applied: the application defined a fill value",
+    else no list took it: a phase that created no dataset), and any the runtime withdrew from
+    the file (`withdrawn`: the call failed with it, or a hint would cost gigabytes) or that
+    MPI-IO did not keep (`hint_effect` "no"). What the mode gave a phase is not always what
+    took effect."""
     from iotune import params
 
     out: dict[str, dict[str, str]] = {}
@@ -374,13 +377,30 @@ def not_in_effect(data: Mapping[str, Any]) -> dict[str, dict[str, str]]:
             m = _REFUSED.fullmatch(str(note))
             if m:
                 why.setdefault(m[1], m[2])
+        gone = _withdrawn_or_dropped(f)
         for s in p.get("applied") or []:
             name = str(s.get("name"))
             param = params.find(name)
-            if param is not None and param.layer == "hdf5" and name not in held:
+            if name in gone:
+                out.setdefault(str(p.get("file")), {})[name] = gone[name]
+            elif param is not None and param.layer == "hdf5" and name not in held:
                 out.setdefault(str(p.get("file")), {})[name] = why.get(
                     name, "not in the file's HDF5 lists read back"
                 )
+    return out
+
+
+def _withdrawn_or_dropped(f: Mapping[str, Any]) -> dict[str, str]:
+    """{setting: why} of what the runtime withdrew from file record f and of the hints MPI-IO
+    did not keep there (hint_effect's in_effect "no")."""
+    out: dict[str, str] = {}
+    for w in f.get("withdrawn") or []:
+        if isinstance(w, Mapping) and w.get("setting"):
+            out.setdefault(str(w["setting"]), f"withdrawn: {w.get('reason') or 'refused'}")
+    effect = f.get("hint_effect") or {}
+    for name, e in effect.items() if isinstance(effect, Mapping) else ():
+        if isinstance(e, Mapping) and e.get("in_effect") == "no":
+            out.setdefault(str(name), str(e.get("reason") or "not kept by MPI-IO"))
     return out
 
 

@@ -293,11 +293,12 @@ def run_command(func, args: argparse.Namespace) -> int:
     written and a signal each give one line and an exit status, not a traceback."""
     from iotune import interrupt
     from iotune.inputs import InputError
-    from iotune.outputs import GuardedStdout, OutputError, silence_stdout
+    from iotune.outputs import ClosedStdout, GuardedStdout, OutputError, silence_stdout
 
     # SIGTERM, SIGINT, SIGHUP: what the command started is stopped and its temporary files
     # removed (iotune.launch, iotune.trial, the commands' finally blocks); exit 128 + signal
-    stdout = sys.stdout
+    original = sys.stdout  # None when started with standard output closed (>&-)
+    stdout = original if original is not None else ClosedStdout()
     guard = sys.stdout = GuardedStdout(stdout)
     with interrupt.handlers():
         try:
@@ -325,4 +326,4 @@ def run_command(func, args: argparse.Namespace) -> int:
             return status
         finally:
             if sys.stdout is guard:
-                sys.stdout = stdout
+                sys.stdout = original

@@ -228,6 +228,17 @@ def shell_join(words) -> str:
     return " ".join(shell_word(w) for w in words)
 
 
+class ClosedStdout:
+    """What sys.stdout is when the process was started with it closed (`>&-`: Python leaves
+    None): every write fails as writing to a closed descriptor would (EBADF), so that
+    GuardedStdout turns it into one line, not an AttributeError's traceback."""
+
+    def _closed(self, *args, **kwargs):
+        raise OSError(errno.EBADF, "standard output is closed")
+
+    write = flush = fileno = _closed
+
+
 class GuardedStdout:
     """Standard output that remembers a failed write (failed is then True) and re-raises it:
     iotune.cli.main says one line for it instead of a traceback. Everything else is passed on."""

@@ -645,3 +645,34 @@ def test_a_setting_the_file_did_not_take_is_not_reported_as_applied():
     assert "ck_1.h5 (1 of 1 phases): romio_cb_write=disable;" in text, text
     assert "not in effect: fill_time=never on ck_1.h5 (the application defined a fill value)" \
         in text, text  # fmt: skip
+
+
+def test_a_hint_the_runtime_withdrew_is_not_reported_as_applied():
+    """A knowledge base's cb_buffer_size=2147483647 was withdrawn by the runtime (it would
+    cost 2 GiB per aggregator) and cb_nodes was capped by MPI-IO, yet `iotune adapt` listed
+    both as applied (an outside tester); a hint MPI-IO kept stays applied."""
+    from iotune.adapt import format_phases
+
+    given = [{"rule": "KB", "name": "cb_buffer_size", "value": "2147483647"},
+             {"rule": "KB", "name": "cb_nodes", "value": "8"},
+             {"rule": "SIO-7", "name": "romio_cb_write", "value": "disable"}]  # fmt: skip
+    phase = {"class": "ck_*.h5", "index": 1, "role": "optimised", "ranks": 2,
+             "bytes_per_s": 1e6, "applied": given, "insights": {}}  # fmt: skip
+    data = {
+        "adaptive": {"guard_ratio": 0.9, "phases": [
+            dict(phase, file="ck_0.h5", index=0, role="learning", applied=[]),
+            dict(phase, file="ck_1.h5")]},
+        "files": [
+            {"name": "ck_1.h5", "applied": {"hdf5": {}, "mpiio": {"romio_cb_write": "disable"}},
+             "withdrawn": [{"setting": "cb_buffer_size", "value": "2147483647",
+                            "reason": "would cost 2.0 GiB per aggregator"}],
+             "hint_effect": {"cb_nodes": {"requested": "8", "read_back": "1", "in_effect": "no",
+                                          "reason": "capped by cb_config_list=*:1"},
+                             "romio_cb_write": {"requested": "disable",
+                                                "read_back": "disable", "in_effect": "yes"}}},
+        ],
+    }  # fmt: skip
+    text = format_phases(data)
+    assert "cb_buffer_size=2147483647 (KB) NOT in effect: withdrawn: would cost 2.0 GiB" in text
+    assert "cb_nodes=8 (KB) NOT in effect: capped by cb_config_list=*:1" in text, text
+    assert "ck_1.h5 (1 of 1 phases): romio_cb_write=disable;" in text, text

@@ -296,7 +296,14 @@ def test_another_motif_is_not_applied(tmp_path, test_prog, libiotune, baseline):
      ('{"schema": "something-else", "entries": []}', "not an iotune knowledge-base export"),
      ("SQLite format 3\0", "line 1"),
      ('{"schema": "iotune-kb-export", "version": 1, "entries": [\n{"signature": {"motif": {}},'
-      ' "settings": {}, "speedup": "fast"}]}', "entry 0 (line 2): 'speedup' must be a number")],
+      ' "settings": {}, "speedup": "fast"}]}', "entry 0 (line 2): 'speedup' must be a number"),
+     # no double holds it: read as inf, it was written back into the profile as `inf`, not JSON
+     ('{"schema": "iotune-kb-export", "version": 1, "entries": [\n{"signature": {"motif": {}},'
+      ' "settings": {}, "speedup": 1e999}]}', "line 2: a number too large for a double"),
+     # the key's own line, not only its entry's
+     ('{"schema": "iotune-kb-export", "version": 1, "entries": [\n{"signature": {"motif": {}},'
+      '\n "settings": {"cb_buffer_size": null}}]}',
+      "entry 0 (line 2): setting 'cb_buffer_size' (line 3) is not a string")],
 )  # fmt: skip
 def test_a_bad_knowledge_base_is_said_once_and_the_run_goes_on(
     tmp_path, test_prog, libiotune, baseline, text, said

@@ -47,7 +47,16 @@ def _advice(capsys, tmp_path, source, *extra) -> dict:
 
 
 def _group(advice, pattern):
-    (g,) = [g for g in advice["groups"] if g["pattern"] == pattern]
+    """The group of the files pattern matches: named by it, or by its one file's own name (a
+    pattern names a group only when several files share it)."""
+    from fnmatch import fnmatchcase
+
+    (g,) = [
+        g
+        for g in advice["groups"]
+        if g["pattern"] == pattern
+        or (len(set(g["files"])) == 1 and fnmatchcase(g["files"][0].rsplit("/", 1)[-1], pattern))
+    ]
     return g
 
 

@@ -275,3 +275,13 @@ def test_tune_cli_entry_full_stdout_one_line():
                            stderr=subprocess.PIPE, text=True, env=env, timeout=60)  # fmt: skip
     assert r.returncode == 1
     assert r.stderr == "iotune: cannot write the output: No space left on device\n"
+
+
+@pytest.mark.parametrize("cmd", [["kernels"], ["check", "--list"]])
+def test_a_closed_standard_output_is_one_line_not_a_traceback(cmd):
+    """Started with standard output closed (`>&-`), Python leaves sys.stdout None: the first
+    write was an AttributeError's traceback (an outside tester's finding)."""
+    line = shlex.join([sys.executable, "-m", "iotune", *cmd]) + " >&-"
+    r = subprocess.run(["bash", "-c", line], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1, r.stderr
+    assert r.stderr.strip() == "iotune: cannot write the output: standard output is closed"

@@ -130,7 +130,8 @@ static int entry(const iot_json *e, iot_kb_entry *out, char *err, size_t errlen)
             snprintf(buf, sizeof buf, "%.17g", s->number);
             text = buf;
         } else if (s->type != IOT_J_STRING) {
-            return snprintf(err, errlen, "setting '%s' is not a string", s->key), -1;
+            return snprintf(err, errlen, "setting '%s' (line %d) is not a string", s->key, s->line),
+                   -1;
         }
         out->lines[out->nsettings] = s->line;
         out->names[out->nsettings] = dup(s->key);

@@ -1,5 +1,6 @@
 #include "base/jsonread.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,6 +191,8 @@ static iot_json *number(reader *r)
     double x = strtod(buf, &stop);
     if (*stop)
         return fail(r, "not a number"), NULL;
+    if (!isfinite(x)) /* 1e999: no double holds it, and written back it would not be JSON */
+        return fail(r, "a number too large for a double"), NULL;
     iot_json *j = node(r, IOT_J_NUMBER);
     if (j)
         j->number = x;

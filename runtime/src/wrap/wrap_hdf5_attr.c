@@ -41,11 +41,10 @@ void iot_h5_lookup_done(hid_t loc, double dt, int outer)
     count_call(loc, LOOKUP, dt, outer);
 }
 
-/* One creation or open of an attribute: the real call expr (result rc), timed; counted as kind
- * in loc's file; traced as func, the attribute's object loc (obj: a path from it, or NULL), its
- * name (NULL: asked of it), its type and dataspace (H5I_INVALID_HID: asked of it). */
-#define IOT_ATTR_OPEN(expr, args, kind, func, loc, obj, name, type, space)                         \
-    __typeof__(&expr) real = IOT_H5_FN(expr);                                                      \
+/* One call that makes or opens an object: the real fn (result rc), timed; counted as kind in
+ * loc's file; when traced, `made` (an expression of rc, t and dt) records it. */
+#define IOT_MADE_BY(fn, args, loc, kind, made)                                                     \
+    __typeof__(&fn) real = IOT_H5_FN(fn);                                                          \
     if (!real)                                                                                     \
         return H5I_INVALID_HID;                                                                    \
     if (!iot_capture_on)                                                                           \
@@ -55,8 +54,14 @@ void iot_h5_lookup_done(hid_t loc, double dt, int outer)
     if (rc >= 0)                                                                                   \
         count_call(loc, kind, dt, outer);                                                          \
     if (rc >= 0 && wanted)                                                                         \
-        iot_attr_made(func, loc, obj, name, type, space, rc, t, dt);                               \
+        made;                                                                                      \
     return rc
+
+/* One creation or open of an attribute: traced as func, the attribute's object loc (obj: a
+ * path from it, or NULL), its name (NULL: asked of it), its type and dataspace
+ * (H5I_INVALID_HID: asked of it). */
+#define IOT_ATTR_OPEN(expr, args, kind, func, loc, obj, name, type, space)                         \
+    IOT_MADE_BY(expr, args, loc, kind, iot_attr_made(func, loc, obj, name, type, space, rc, t, dt))
 
 #ifndef H5_NO_DEPRECATED_SYMBOLS
 IOT_EXPORT hid_t H5Acreate1(hid_t loc, const char *name, hid_t type, hid_t space, hid_t acpl)
@@ -110,18 +115,7 @@ IOT_EXPORT hid_t H5Aopen_by_idx(hid_t loc, const char *obj_name, H5_index_t idx_
 
 /* A group created by name: counted, traced on its path (iot_group_made). */
 #define IOT_GROUP_CREATE(fn, args, loc)                                                            \
-    __typeof__(&fn) real = IOT_H5_FN(fn);                                                          \
-    if (!real)                                                                                     \
-        return H5I_INVALID_HID;                                                                    \
-    if (!iot_capture_on)                                                                           \
-        return real args;                                                                          \
-    int wanted = iot_trace_wanted();                                                               \
-    IOT_TIMED(real args);                                                                          \
-    if (rc >= 0)                                                                                   \
-        count_call(loc, GROUP, dt, outer);                                                         \
-    if (rc >= 0 && wanted)                                                                         \
-        iot_group_made(rc, NULL, t, dt);                                                           \
-    return rc
+    IOT_MADE_BY(fn, args, loc, GROUP, iot_group_made(rc, NULL, t, dt))
 
 IOT_EXPORT hid_t H5Gcreate2(hid_t loc, const char *name, hid_t lcpl, hid_t gcpl, hid_t gapl)
 {

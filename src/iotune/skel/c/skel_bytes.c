@@ -109,6 +109,22 @@ void skel_shared_settle(skel_file_t *f, int collective)
     skel_add(f->s, T_COMM, t0);
 }
 
+/* The bytes of one rank's shared-pointer transfer (none when inactive): one MPI int count. */
+long long skel_shared_count(skel_t *s, long long size, int active, const char *what)
+{
+    if (!active)
+        return 0;
+    if (size < 0)
+        skel_die(s, "a negative size for these parameters");
+    if (size > INT_MAX) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "one MPI-IO %s of more than 2 GiB - 1 bytes (an int count)",
+                 what);
+        skel_die(s, msg);
+    }
+    return size;
+}
+
 /* A write through the shared file pointer (the native method on an MPI-IO file): the
  * application's call, MPI_File_write_ordered (collective: every rank of the file, an inactive
  * one with no bytes) or MPI_File_write_shared, at the offset the pointer gives; the other
@@ -120,12 +136,7 @@ void skel_write_shared(skel_file_t *f, long long size, int collective, int activ
         skel_write_bytes(f, -1, size, collective, active);
         return;
     }
-    if (!active)
-        size = 0;
-    if (size < 0)
-        skel_die(s, "a negative size for these parameters");
-    if (size > INT_MAX)
-        skel_die(s, "one MPI-IO write of more than 2 GiB - 1 bytes (an int count)");
+    size = skel_shared_count(s, size, active, "write");
     MPI_Datatype mtype = MPI_BYTE;
     int mcount = (int)size;
     const char *data = skel_write_memory(f, size, &mtype, &mcount);

@@ -90,6 +90,7 @@ struct skel_file {
  * shared-pointer records in a layout it can rely on synchronises there (a barrier the trace does
  * not show); one that does not gets some layout, this one among them. */
 void skel_shared_settle(skel_file_t *f, int collective);
+long long skel_shared_count(skel_t *s, long long size, int active, const char *what);
 
 /* messages and the clock (skel_setup.c) */
 void skel_die(skel_t *s, const char *what); /* prints and aborts the job */

@@ -191,12 +191,7 @@ void skel_read_shared(skel_file_t *f, long long size, int collective, int active
     }
     if (s->method != SKEL_NATIVE)
         return; /* the raw methods skip reads */
-    if (!active)
-        size = 0;
-    if (size < 0)
-        skel_die(s, "a negative size for these parameters");
-    if (size > INT_MAX)
-        skel_die(s, "one MPI-IO read of more than 2 GiB - 1 bytes (an int count)");
+    size = skel_shared_count(s, size, active, "read");
     char *data = skel_data_for(s, (size_t)size);
     if (s->sizing)
         return;
