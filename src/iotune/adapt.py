@@ -33,9 +33,11 @@ def _insight(name: str, v: Any) -> str:
 def _kb_left_out(x: Any) -> str:
     """A stored setting the runtime left out, with why: {name, value, why}; a bare name from a
     profile of an older runtime (chunk dimensions were then the only ones left out)."""
+    from iotune.outputs import printable
+
     if not isinstance(x, dict):
-        return f"{x} (the stored study's dataset shapes, not this program's)"
-    return f"{x.get('name')}={x.get('value')} ({x.get('why')})"
+        return f"{printable(x)} (the stored study's dataset shapes, not this program's)"
+    return f"{printable(x.get('name'))}={printable(x.get('value'))} ({printable(x.get('why'))})"
 
 
 def format_phases(data: Mapping[str, Any]) -> str:

@@ -293,7 +293,13 @@ def run_command(func, args: argparse.Namespace) -> int:
     written and a signal each give one line and an exit status, not a traceback."""
     from iotune import interrupt
     from iotune.inputs import InputError
-    from iotune.outputs import ClosedStdout, GuardedStdout, OutputError, silence_stdout
+    from iotune.outputs import (
+        ClosedStdout,
+        GuardedStdout,
+        OutputError,
+        printable_lines,
+        silence_stdout,
+    )
 
     # SIGTERM, SIGINT, SIGHUP: what the command started is stopped and its temporary files
     # removed (iotune.launch, iotune.trial, the commands' finally blocks); exit 128 + signal
@@ -308,11 +314,11 @@ def run_command(func, args: argparse.Namespace) -> int:
         except BrokenPipeError:  # e.g. `iotune check --list | head`
             sys.stderr.close()
             return 1
-        except InputError as e:  # a file from outside that cannot be used: one line
-            print(f"iotune: {e}", file=sys.stderr)
+        except InputError as e:  # a file from outside that cannot be used: one line, its
+            print(f"iotune: {printable_lines(str(e))}", file=sys.stderr)  # keys escaped
             return 2
         except OutputError as e:  # an output file that cannot be written: one line
-            print(f"iotune: {e}", file=sys.stderr)
+            print(f"iotune: {printable_lines(str(e))}", file=sys.stderr)
             return 1
         except OSError as e:
             if not guard.failed:

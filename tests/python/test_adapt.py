@@ -676,3 +676,12 @@ def test_a_hint_the_runtime_withdrew_is_not_reported_as_applied():
     assert "cb_buffer_size=2147483647 (KB) NOT in effect: withdrawn: would cost 2.0 GiB" in text
     assert "cb_nodes=8 (KB) NOT in effect: capped by cb_config_list=*:1" in text, text
     assert "ck_1.h5 (1 of 1 phases): romio_cb_write=disable;" in text, text
+
+
+def test_a_knowledge_base_name_with_terminal_controls_is_shown_escaped():
+    """A stored setting's name holding a line break and an escape sequence was printed raw by
+    `iotune adapt` (an outside tester): a broken line and a red terminal."""
+    from iotune.adapt import _kb_left_out
+
+    shown = _kb_left_out({"name": "x\n\x1b[31m", "value": "1", "why": "not a parameter"})
+    assert "\x1b" not in shown and "\n" not in shown and shown.startswith("x\\n\\x1b[31m=1")

@@ -680,3 +680,22 @@ def test_profile_doc_lists_the_counter_table():
         line = next(ln for ln in doc.splitlines() if ln.startswith(f"| `{layer}` | `"))
         listed = line.split("|")[2].strip().strip("`").split()
         assert set(listed) == set(prof.COUNTERS[layer]), layer
+
+
+@pytest.mark.parametrize(
+    ("mode", "profile", "said"),
+    [("adaptiv", True, "IOTUNE_MODE=adaptiv: not a mode of iotune"),
+     ("adaptive", False, "IOTUNE_MODE=adaptive: the adaptive mode needs IOTUNE_PROFILE")],
+)  # fmt: skip
+def test_a_mode_that_cannot_act_is_said_once_per_job(
+    mpirun, kernel, libiotune, tmp_path, mode, profile, said
+):
+    """A typo in IOTUNE_MODE, or the adaptive mode without a profile, did nothing and said
+    nothing (an outside tester); now one line for the job, and the run is as without it."""
+    env = {"IOTUNE_MODE": mode, **({"IOTUNE_PROFILE": str(tmp_path / "p.json")} if profile else {})}
+    proc = mpirun(2, [kernel("vpicio"), "--particles", 1024], cwd=tmp_path, preload=libiotune,
+                  env=env)  # fmt: skip
+    lines = proc.stderr.splitlines()
+    assert proc.returncode == 0 and len(lines) == 1 and said in lines[0], proc.stderr
+    if profile:
+        assert "adaptive" not in json.loads((tmp_path / "p.json").read_text())

@@ -285,3 +285,15 @@ def test_a_closed_standard_output_is_one_line_not_a_traceback(cmd):
     r = subprocess.run(["bash", "-c", line], capture_output=True, text=True, timeout=120)
     assert r.returncode == 1, r.stderr
     assert r.stderr.strip() == "iotune: cannot write the output: standard output is closed"
+
+
+def test_an_input_error_naming_a_file_with_terminal_controls_is_escaped(tmp_path):
+    """`iotune kb import` printed the names and keys of its messages raw (an outside tester):
+    a file whose name holds an escape sequence, refused, is named escaped."""
+    export = tmp_path / "\x1b[31mkb.json"
+    export.write_text("{not json")
+    r = subprocess.run(
+        [sys.executable, "-m", "iotune", "kb", "--kb", str(tmp_path / "k.db"), "import",
+         str(export)], capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert r.returncode != 0 and "kb.json" in r.stderr, r.stderr
+    assert "\x1b" not in r.stderr and "\\x1b[31mkb.json" in r.stderr, r.stderr

@@ -81,7 +81,7 @@ void iot_env_read(void)
     iot_env.trace_files = !v ? 0 : strcmp(v, "rank") == 0 ? 1 : strcmp(v, "both") == 0 ? 2 : 0;
     iot_env.sync = flag("IOTUNE_SYNC");
     iot_env.rank_child = getenv("IOTUNE_RANK_CHILD") != NULL;
-    v = value("IOTUNE_MODE");
+    iot_env.mode = v = value("IOTUNE_MODE");
     iot_env.adaptive = v && strcmp(v, "adaptive") == 0;
     iot_env.slow_rule = value("IOTUNE_TEST_SLOW_RULE");
     iot_env.reduce_stats = value("IOTUNE_REDUCE_STATS");

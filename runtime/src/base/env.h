@@ -16,6 +16,7 @@ typedef struct {
     int sync;                /* IOTUNE_SYNC: fsync written files before close */
     int rank_child;          /* IOTUNE_RANK_CHILD: started by an MPI rank (system(), popen()) */
     int adaptive;            /* IOTUNE_MODE=adaptive: rules applied to recurring phases */
+    const char *mode;        /* IOTUNE_MODE as given (NULL: unset or empty) */
     const char *slow_rule;   /* IOTUNE_TEST_SLOW_RULE: tests only, see env.c */
     int refuse_create;       /* IOTUNE_TEST_REFUSE=H5Fcreate: tests only, see env.c */
     const char *adapt_kb;    /* IOTUNE_ADAPT_KB: an exported knowledge base for the adaptive mode */

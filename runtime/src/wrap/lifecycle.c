@@ -7,6 +7,7 @@
 #include "adapt/adapt.h"
 #include "base/env.h"
 #include "capture/capture.h"
+#include "config/values.h"
 #include "core/abi.h"
 #include "core/core.h"
 #include "core/session.h"
@@ -52,6 +53,26 @@ static void after_fork_child(void)
     pthread_mutex_unlock(&iot_cap_lock);
 }
 
+/* An IOTUNE_MODE that cannot act is said once per run, as IOTUNE_TRACE without a profile
+ * is: a typo (adaptiv) or the adaptive mode without IOTUNE_PROFILE (it learns from the
+ * phases the capture records) did nothing and said nothing (an outside tester). The variable
+ * is emptied for the processes this one starts (the launcher's ranks), so ranks keep quiet. */
+static void mode_checked(void)
+{
+    const char *why = NULL;
+    if (iot_env.mode && !iot_env.adaptive)
+        why = "not a mode of iotune (the one mode is adaptive); ignored";
+    else if (iot_env.adaptive && !iot_env.profile)
+        why = "the adaptive mode needs IOTUNE_PROFILE (it learns from the phases the profile "
+              "records); the mode is off";
+    if (!why)
+        return;
+    char shown[IOT_SHOWN_MAX];
+    if (iot_run_first("mode-cannot-act"))
+        iot_log("IOTUNE_MODE=%s: %s", iot_value_shown(iot_env.mode, shown), why);
+    iot_env_export("IOTUNE_MODE", "");
+}
+
 __attribute__((constructor)) static void runtime_start(void)
 {
     iot_clock.start = iot_now();
@@ -65,6 +86,7 @@ __attribute__((constructor)) static void runtime_start(void)
     /* programs that an MPI rank starts (system(), popen()) must not write over its profile */
     iot_capture_on = iot_env.profile && !is_launcher() && !iot_env.rank_child;
     iot_adapt_init();
+    mode_checked();
     if (iot_trace_on && !iot_env.profile) {
         /* said once per run: the variable is turned off for the processes this one starts
          * (replacing an existing variable also reaches shells, which copy their environment

@@ -76,7 +76,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _error(message: str) -> int:
-    print(f"{PROG}: {message}", file=sys.stderr)
+    from iotune.outputs import printable_lines
+
+    print(f"{PROG}: {printable_lines(message)}", file=sys.stderr)  # names and keys escaped
     return 1
 
 
@@ -486,5 +488,7 @@ def cmd_defaults(args: argparse.Namespace) -> int:
 
 
 def _error_as(cmd: str, message: str) -> int:
-    print(f"iotune {cmd}: {message}", file=sys.stderr)
+    from iotune.outputs import printable_lines
+
+    print(f"iotune {cmd}: {printable_lines(message)}", file=sys.stderr)
     return 2
