@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
+import stat
+import tempfile
 import time
+from pathlib import Path
 
 from iotune.cmdline import (
     PROG,
@@ -19,16 +23,51 @@ from iotune.cmdline import (
     runtime_for,
     summary_options,
 )
+from iotune.outputs import OutputError, printable, write_output
 
 
 def cmd_profile(args: argparse.Namespace) -> int:
-    from iotune import launch
-    from iotune import profile as prof
-
     command = command_after_dashes(args, "profile")
     if command is None:
         return 2
-    out = os.path.abspath(args.out)
+    given = args.out
+    stream = _stream_out(given)
+    if stream and args.trace:
+        error(f"profile: --trace needs a file for --out, not {printable(given)}: the traces go "
+              "in a folder beside the profile")  # fmt: skip
+        return 2
+    scratch = tempfile.mkdtemp(prefix="iotune-profile-") if stream else None
+    # a stream gets the profile once it is read back; a symbolic link stays a link
+    out = os.path.join(scratch, "profile.json") if scratch else os.path.realpath(given)
+    try:
+        return _profile(args, command, out, os.path.abspath(given), stream)
+    finally:
+        if scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _stream_out(name: str) -> bool:
+    """Is --out a stream the runtime cannot write its profile into by renaming a file over it:
+    standard output, one of our descriptors, a FIFO or a character device (/dev/null)?"""
+    from iotune.outputs import own_descriptor
+
+    if name == "-" or own_descriptor(name) is not None:
+        return True
+    try:
+        st = os.stat(name)
+    except OSError:
+        return False
+    return not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode))
+
+
+def _profile(
+    args: argparse.Namespace, command: list[str], out: str, shown: str, stream: bool
+) -> int:
+    """Runs command with the runtime writing its profile to out; shown: --out as given (a
+    stream: the profile is copied there once read back)."""
+    from iotune import launch
+    from iotune import profile as prof
+
     problem = profile_target_problem(out, args.trace)
     if problem:
         error(f"profile: {problem}")
@@ -70,8 +109,16 @@ def cmd_profile(args: argparse.Namespace) -> int:
     other = _written_by_another(command, p.data, status)
     if other:
         error(f"profile: warning: {other}")
+    if stream:
+        try:
+            write_output(args.out, Path(out).read_bytes(), "profile")
+        except (OSError, OutputError) as e:
+            error(str(e))
+            return status or 1
     print(printable_lines(prof.summary(p, files=args.files, top=args.top)))
-    print(f"\nprofile saved to {out}" + (f", traces in {out}.trace/" if args.trace else ""))
+    if not stream:
+        print(f"\nprofile saved to {printable(shown)}"
+              + (f", traces in {printable(shown)}.trace/" if args.trace else ""))  # fmt: skip
     return status
 
 

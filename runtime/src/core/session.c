@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -137,13 +138,111 @@ static int may_replace(const char *path, const struct stat *st, const iot_claim 
     return !read_header(path, &h) || strcmp(h.session, session) != 0 || at_least_as_good(c, &h);
 }
 
+/* ---- where the profile goes: a symbolic link is followed, a stream is written in place ---- */
+
+#define FIFO_WAIT_S 10 /* as Python's outputs.FIFO_WAIT_S: a FIFO's reader may start second */
+
+/* The file a symbolic link at path points to (to the end of a chain), else path itself: the
+ * link stays a link (a temporary file renamed over it would have replaced it). */
+static void follow_links(const char *path, char *target, size_t size)
+{
+    struct stat st;
+    snprintf(target, size, "%s", path);
+    if (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode))
+        return;
+    char *real = realpath(path, NULL);
+    if (real) {
+        snprintf(target, size, "%s", real);
+        free(real);
+        return;
+    }
+    char to[4096]; /* a link to a file not there yet: the name it points to */
+    ssize_t n = readlink(path, to, sizeof to - 1);
+    if (n <= 0)
+        return;
+    to[n] = '\0';
+    const char *slash = strrchr(path, '/');
+    if (to[0] == '/' || !slash)
+        snprintf(target, size, "%s", to);
+    else
+        snprintf(target, size, "%.*s/%s", (int)(slash - path), path, to);
+}
+
+/* A FIFO or character device, opened to be written as `cat > path` would: without blocking
+ * (a FIFO nobody reads yet is ENXIO: tried again for FIFO_WAIT_S, then refused), then
+ * blocking for the writes. Never replaced by a regular file. Returns -1 with errno set. */
+static int open_stream(const char *path)
+{
+    for (int waited_ms = 0;; waited_ms += 50) {
+        int fd = iot_real_open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        if (fd >= 0) {
+            fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+            return fd;
+        }
+        if (errno != ENXIO || waited_ms >= FIFO_WAIT_S * 1000)
+            return -1;
+        nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+    }
+}
+
+static int is_stream(const struct stat *st)
+{
+    return S_ISFIFO(st->st_mode) || S_ISCHR(st->st_mode);
+}
+
+static void cannot_stream(const char *path, int err)
+{
+    if (err == ENXIO)
+        iot_log("IOTUNE_PROFILE=%s: cannot write the profile: no process opened the FIFO for "
+                "reading within %d s",
+                path, FIFO_WAIT_S);
+    else
+        cannot(path, err);
+}
+
+FILE *iot_open_output(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && is_stream(&st)) {
+        int fd = open_stream(path);
+        FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+        if (fd >= 0 && !f)
+            iot_real_close(fd);
+        return f;
+    }
+    return iot_real_fopen(path, "w");
+}
+
 int iot_out_open(iot_out *o, const char *path, const iot_claim *c)
 {
     memset(o, 0, sizeof *o);
     o->path = path;
     o->dirfd = -1;
+    follow_links(path, o->target, sizeof o->target);
+    struct stat st;
+    int there = stat(o->target, &st) == 0;
+    if (there && is_stream(&st)) {
+        if (!(c->nfiles > 0 || c->mpi))
+            return 0; /* as for a new file: only a process that did I/O or an MPI job */
+        int fd = open_stream(o->target);
+        o->f = fd >= 0 ? fdopen(fd, "w") : NULL;
+        if (!o->f) {
+            cannot_stream(path, errno);
+            if (fd >= 0)
+                iot_real_close(fd);
+            return 0;
+        }
+        o->stream = 1;
+        return 1;
+    }
+    if (there && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+        iot_log("IOTUNE_PROFILE=%s: cannot write the profile: not a regular file, FIFO or "
+                "character device",
+                path);
+        return 0;
+    }
     char dir[4200];
-    snprintf(dir, sizeof dir, "%s", path);
+    snprintf(dir, sizeof dir, "%s", o->target);
     char *slash = strrchr(dir, '/');
     if (!slash)
         snprintf(dir, sizeof dir, ".");
@@ -155,10 +254,9 @@ int iot_out_open(iot_out *o, const char *path, const iot_claim *c)
         return 0;
     }
     flock(o->dirfd, LOCK_EX); /* processes of one run ending together decide in turn */
-    struct stat st;
-    int go = stat(path, &st) == 0 ? may_replace(path, &st, c) : c->nfiles > 0 || c->mpi;
+    int go = stat(o->target, &st) == 0 ? may_replace(path, &st, c) : c->nfiles > 0 || c->mpi;
     if (go) {
-        snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%d", path, (int)getpid());
+        snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%d", o->target, (int)getpid());
         o->f = iot_real_fopen(o->tmp, "w");
         if (!o->f)
             cannot(path, errno);
@@ -173,9 +271,14 @@ int iot_out_open(iot_out *o, const char *path, const iot_claim *c)
 void iot_out_commit(iot_out *o)
 {
     int bad = ferror(o->f);
+    errno = 0;
     bad |= iot_real_fclose(o->f) != 0;
+    int err = errno;
     o->f = NULL;
-    if (bad || rename(o->tmp, o->path) != 0) {
+    if (o->stream) {
+        if (bad)
+            cannot(o->path, err ? err : EIO);
+    } else if (bad || rename(o->tmp, o->target) != 0) {
         cannot(o->path, errno ? errno : EIO);
         unlink(o->tmp);
     }
@@ -186,7 +289,8 @@ void iot_out_cancel(iot_out *o)
 {
     if (o->f) {
         iot_real_fclose(o->f);
-        unlink(o->tmp);
+        if (!o->stream)
+            unlink(o->tmp);
         o->f = NULL;
     }
     if (o->dirfd >= 0)

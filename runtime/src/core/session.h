@@ -23,10 +23,12 @@ typedef struct {
 } iot_claim;
 
 typedef struct {
-    const char *path;
-    int dirfd; /* the profile's directory, locked (flock) while deciding and writing */
-    FILE *f;   /* a temporary file beside the profile */
-    char tmp[4200];
+    const char *path;  /* as given (messages name it) */
+    char target[4200]; /* the file written: a symbolic link's target */
+    int dirfd;         /* the target's directory, locked (flock) while deciding and writing */
+    FILE *f;           /* a temporary file beside the target, or the stream itself */
+    int stream;        /* a FIFO or character device, written in place: no traces beside it */
+    char tmp[4300];
 } iot_out;
 
 /* Returns 1 when this process writes the profile: write it to o->f, then iot_out_commit.
@@ -34,6 +36,9 @@ typedef struct {
  * process tracked no file and one exists already, or the path is unusable (one message). */
 int iot_out_open(iot_out *o, const char *path, const iot_claim *c);
 void iot_out_commit(iot_out *o); /* renames over the profile; a message when that fails */
+/* Any other output (IOTUNE_REDUCE_STATS): a FIFO or character device written in place (a
+ * FIFO's reader waited for a bounded time), else the file created or truncated. */
+FILE *iot_open_output(const char *path);
 void iot_out_cancel(iot_out *o);
 
 /* Removes from a trace directory a previous run's traces: rank-K.json.gz with K >= nranks,

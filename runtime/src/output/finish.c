@@ -96,7 +96,7 @@ static void write_traces(MPI_Comm comm, const iot_hosts *hosts, int rank, int nr
 static void report_reduction(const iot_job_files *j, int nranks, double seconds)
 {
     const char *path = iot_env.reduce_stats;
-    FILE *f = path ? iot_real_fopen(path, "w") : NULL;
+    FILE *f = path ? iot_open_output(path) : NULL;
     if (!f)
         return;
     struct rusage ru = {0};
@@ -165,13 +165,17 @@ static int finish(MPI_Comm comm, int mpi, int reduced)
     if (rank == 0 && reduced_ok) {
         iot_profile_build(&prof, &job, nranks);
         iot_claim claim = {mpi, prof.bytes_written + prof.bytes_read, prof.nfiles};
-        write = iot_out_open(&out, iot_env.profile, &claim);
+        write = iot_out_open(&out, iot_env.profile, &claim) ? 1 + out.stream : 0;
         if (write)
             report_reduction(&job, nranks, iot_now() - t0);
+        if (write == 2 && iot_trace_on)
+            iot_log("IOTUNE_PROFILE=%s is not a regular file: the trace is not written (it goes "
+                    "in a folder beside the profile)",
+                    iot_env.profile);
     }
     if (comm != MPI_COMM_NULL)
         PMPI_Bcast(&write, 1, MPI_INT, 0, comm); /* traces go with the profile they belong to */
-    if (write && iot_trace_on)
+    if (write == 1 && iot_trace_on)
         write_traces(comm, &hosts, rank, nranks, shift, epoch);
     if (write && rank == 0) {
         iot_profile_meta meta = {iot_session(), mpi, reduced, epoch, slowest, &hosts};
@@ -180,7 +184,7 @@ static int finish(MPI_Comm comm, int mpi, int reduced)
     }
     iot_hosts_free(&hosts);
     iot_job_files_free(&job);
-    return write;
+    return write != 0;
 }
 
 void iot_finish_job(MPI_Comm comm)
