@@ -84,6 +84,7 @@ class Builder:
         self.prof, self.traces, self.ranks = prof, traces, len(traces)
         self.data_dir = data_dir
         self.notes: list[str] = []
+        self.read_only: list[str] = []  # files only read, not written (build)
         self.blocks = dec.Blocks()
         self.step_where: str | None = None
         self.gaps: dict[int, float] = {}  # id(op) -> seconds to the rank's next call (_gaps)
@@ -128,6 +129,7 @@ class Builder:
         others = sorted(
             {op.file for ops in ops_by_rank for op in ops if op.kind == "read"} - data_files
         )
+        self.read_only = others
         if others:
             self.note(
                 "reads of files the application did not write are not reproduced (the "
@@ -842,7 +844,21 @@ def _placed(ops: list[Op], i: int, api: str) -> bool:
 
 def from_profile(profile_path: str, data_dir: str | None = None) -> dict[str, Any]:
     prof, traces = load_traces(profile_path)
-    return Builder(prof, traces, data_dir).build()
+    builder = Builder(prof, traces, data_dir)
+    desc = builder.build()
+    if not desc["files"]:  # a descriptor needs a file: say why there is none, not its parse
+        read = builder.read_only
+        what = (
+            f"it only read files it did not write ({', '.join(read[:3])}"
+            f"{', ...' if len(read) > 3 else ''}), and a skeleton reads only files it wrote"
+            if read
+            else "it wrote no file"
+        )
+        raise FromProfileError(
+            f"{profile_path}: no skeleton can be made of this program's I/O: {what} "
+            "(docs/skel.md, Reads)"
+        )
+    return desc
 
 
 def to_yaml(desc: dict[str, Any], profile_path: str) -> str:
