@@ -2,15 +2,25 @@
 did not write, a shared file pointer moved by MPI_File_seek_shared, an HDF5 file opened and
 closed at every step, anonymous groups and datasets (H5Gcreate_anon, H5Dcreate_anon, H5Olink)."""
 
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from conftest import run_mpi
-from test_skel import _profile, build_hdf5_program, needs_cc
+from test_skel import (
+    _profile,
+    _profiled,
+    _skeleton,
+    build_hdf5_program,
+    needs_cc,
+    run_skeleton_traced,
+)
 
+from iotune.skel import descriptor as dmod
 from iotune.skel import from_profile as fp
+from iotune.skel import trace_calls as tc
 
 
 @pytest.fixture(scope="module")
@@ -38,3 +48,45 @@ def test_a_program_that_only_reads_is_refused_in_one_line_naming_the_profile(
     assert cli.returncode == 1 and cli.stderr.count("\n") == 1, cli.stderr
     assert str(prof) in cli.stderr and "s.yaml" not in cli.stderr, cli.stderr
     assert not (tmp_path / "s.yaml").exists()
+
+
+def _raw_calls(profile: Path, name: str) -> list[list[tuple]]:
+    """Per rank, the MPI-IO calls on the file ending in name: (function, offset, size)."""
+    _, traces = tc.load_traces(str(profile))
+    return [[(c.func, c.offset, c.size) for c in tr.calls
+             if c.func.startswith("MPI_File") and (c.file or "").endswith(name)]
+            for tr in traces]  # fmt: skip
+
+
+@needs_cc
+def test_a_seek_of_the_shared_file_pointer_is_made_and_transfers_land_after_it(
+    tester, libiotune, tmp_path
+):
+    orig, prof = _profiled(tmp_path, [tester, "seek", "t", "3", "64"], libiotune)
+    desc = fp.from_profile(str(prof), str(orig))
+    writes = desc["files"][0]["writes"]
+    assert [w["seek_shared"] for w in writes if "seek_shared" in w] == [4096, 69632, 135168]
+    skeleton = _skeleton(desc, tmp_path)
+    out = run_skeleton_traced(skeleton, tmp_path, libiotune)
+    assert (out / "t.dat").stat().st_size == (orig / "t.dat").stat().st_size == 135168 + 2 * 512
+    assert (out / "t.dat").read_bytes()[64:4096] == bytes(4096 - 64)  # nothing before the seek
+    want, got = _raw_calls(prof, "t.dat"), _raw_calls(out / "p.json", "t.dat")
+    assert got == want and ("MPI_File_seek_shared", 69632, 0) in want[1], (got, want)
+
+
+@pytest.mark.parametrize(
+    "entry, where",
+    [
+        ("{seek_shared: rank * 8}", "writes[0].seek_shared"),  # collective: one offset
+        ("{seek_shared: 8, when: rank == 0}", "writes[0]"),
+        ("{seek_shared: -1}", "writes[0]"),
+    ],
+)
+def test_a_bad_seek_shared_entry_gives_one_message(entry, where):
+    head = "skel: 1\nranks: 2\nfiles:\n  - name: a.dat\n    api: mpiio\n"
+    text = f"{head}    writes:\n      - {entry}\n"
+    with pytest.raises(dmod.DescriptorError, match=re.escape(f"files[0].{where}")):
+        dmod.parse_text(text, "s.yaml")
+    hdf5 = text.replace("api: mpiio", "api: hdf5").replace("rank * 8", "8")
+    with pytest.raises(dmod.DescriptorError, match=re.escape("files[0].writes[0]")):
+        dmod.parse_text(hdf5, "s.yaml")

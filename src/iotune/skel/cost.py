@@ -103,6 +103,7 @@ def _rank_step(d: dmod.Descriptor, env: dict[str, int]) -> tuple[int, int, float
                 w.extent is not None
                 or w.scale_call is not None
                 or w.set_size is not None
+                or w.seek_shared is not None
                 or w.attr is not None
                 or w.create
                 or w.open

@@ -193,6 +193,9 @@ class Write:
     dim: int = 0
     # not a write: a raw file's size set to this (MPI_File_set_size, collective; ftruncate)
     set_size: ast.expr | None = None
+    # not a write: the shared file pointer moved to this byte offset (MPI_File_seek_shared,
+    # collective: every rank of the file, the same offset)
+    seek_shared: ast.expr | None = None
     fresh: bool = False  # a read into memory mapped for it (the application's was untouched)
     # not a write: an attribute call (`attribute: CALL`, attrs.py) on an object of the file
     attr: attrs.Call | None = None
@@ -861,6 +864,7 @@ def _write_entry(
         *SCALE_CALLS,
         "dim",
         "set_size",
+        "seek_shared",
         "fresh",
         "gap_s",
         "shared",
@@ -881,6 +885,8 @@ def _write_entry(
         return _extent(c, w, line, where, known, api, datasets)
     if "set_size" in w:
         return _set_size(c, w, line, where, known, api)
+    if "seek_shared" in w:
+        return _seek_shared(c, w, line, where, known, api)
     is_read = w.get("read", False)
     if type(is_read) is not bool:
         c.fail(c.line_of(w, "read"), f"{where}.read", "expected true or false")
@@ -1053,6 +1059,20 @@ def _set_size(c: _Checker, w: _Map, line: int, where: str, known: set[str], api:
     )
     if w.get("when") is not None:
         out.when = c.expression(w["when"], c.line_of(w, "when"), f"{where}.when", known)
+    return out
+
+
+def _seek_shared(c: _Checker, w: _Map, line: int, where: str, known: set[str], api: str) -> Write:
+    """{seek_shared: EXPR}: the shared file pointer moved to that byte offset
+    (MPI_File_seek_shared, collective: the same offset on every rank, so no `rank` in it)."""
+    c.mapping(w, line, where, {"seek_shared"})
+    if api != "mpiio":
+        c.fail(c.line_of(w, "seek_shared"), f"{where}.seek_shared",
+               "an mpiio file's (the shared file pointer is MPI-IO's)")  # fmt: skip
+    out = Write(dataset=None, line=line, collective=True)
+    out.seek_shared = c.expression(
+        w["seek_shared"], c.line_of(w, "seek_shared"), f"{where}.seek_shared", known - {"rank"}
+    )
     return out
 
 
@@ -1250,6 +1270,10 @@ def _check_write(d: Descriptor, w: Write, dsets: dict[str, Dataset], env: dict[s
     if w.set_size is not None:
         if expr.evaluate(w.set_size, env) < 0:
             raise expr.ExprError(f"file size {expr.evaluate(w.set_size, env)} negative")
+        return
+    if w.seek_shared is not None:
+        if expr.evaluate(w.seek_shared, env) < 0:
+            raise expr.ExprError(f"offset {expr.evaluate(w.seek_shared, env)} negative")
         return
     if w.by_rank is not None:
         if env["rank"] not in w.by_rank:

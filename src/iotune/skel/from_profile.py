@@ -48,7 +48,7 @@ from iotune.skel.trace_calls import DIRECT, VIEW_WRITES, FromProfileError, Trace
 
 SCALE_KINDS = tuple(SCALE_FUNCS.values())  # dimension scale calls (ops.py)
 # the calls each rank replays in order: data, extents, file sizes, lookups, scales, attributes
-_REPLAYED = ("write", "read", "extend", "setsize", "lookup", "attr", *SCALE_KINDS)
+_REPLAYED = ("write", "read", "extend", "setsize", "seekshared", "lookup", "attr", *SCALE_KINDS)
 SCALE_ATTRIBUTES = {"DIMENSION_LIST", "REFERENCE_LIST"}  # object references H5DS makes
 # the calls that change a file, kept in its session whatever the file (_sessions)
 _CHANGES = ("write", "create", "sync", "extend", "setsize", "gcreate", *SCALE_KINDS)
@@ -191,7 +191,8 @@ class Builder:
                 out.append(Session(op.file, op.api, [], op.func, op.mode,
                                    file_format=op.file_format, stepwise=op.stepwise))  # fmt: skip
             elif op.kind in _CHANGES or (
-                op.kind in ("read", "dopen", "lookup", "attr") and op.file in self.data_files
+                op.kind in ("read", "dopen", "lookup", "attr", "seekshared")
+                and op.file in self.data_files
             ):
                 if op.file not in open_idx:  # file opened before the step body
                     open_idx[op.file] = len(out)
@@ -206,7 +207,7 @@ class Builder:
                     continue
                 if op.kind in ("dopen", "lookup", "attr", "gcreate") and session.api != "hdf5":
                     continue
-                if op.kind == "setsize" and session.api == "hdf5":
+                if op.kind in ("setsize", "seekshared") and session.api == "hdf5":
                     continue  # HDF5's own (its file's end): the skeleton's HDF5 sets its own
                 session.ops.append(op)
             elif op.kind == "close":
@@ -623,6 +624,11 @@ class Builder:
                 self.note(f"{ops[0].file}: ranks set different file sizes: the largest is kept")
             w["set_size"] = max(op.size for op in ops)
             return w
+        if ops[0].kind == "seekshared":  # MPI_File_seek_shared: collective, one offset
+            if len({op.offset for op in ops}) > 1:
+                self.note(f"{ops[0].file}: ranks moved the shared file pointer to different "
+                          "offsets: the largest is kept")  # fmt: skip
+            return {"seek_shared": max(op.offset or 0 for op in ops)}
         if api == "hdf5":
             w.update(
                 dec.selection(

@@ -188,6 +188,9 @@ def _write_code(w: Write, nd: int, ind: str) -> list[str]:
     if w.set_size is not None:  # MPI_File_set_size (every rank of the file), ftruncate
         return [f"{ind}/* set the file's size */",
                 f"{ind}skel_set_size(f, {_c(w.set_size)}, {when});"]  # fmt: skip
+    if w.seek_shared is not None:  # MPI_File_seek_shared (every rank of the file)
+        return [f"{ind}/* move the shared file pointer */",
+                f"{ind}skel_seek_shared(f, {_c(w.seek_shared)});"]  # fmt: skip
     once = isinstance(w.repeat, ast.Constant) and w.repeat.value == 1
     lines = [f"{ind}{{" if once else f"{ind}for (long long i = 0; i < {_c(w.repeat)}; i++) {{"]
     inner = ind + "  "

@@ -24,6 +24,7 @@ SYNCS = {"fsync", "fdatasync", "MPI_File_sync", "H5Fflush"}
 CLOSES = {"H5Fclose", "MPI_File_close", "close", "fclose"}
 DELETES = {"unlink", "remove", "MPI_File_delete"}  # a followed file removed
 SET_SIZES = {"MPI_File_set_size"}  # a raw file's size set (size: the new size)
+SEEKS_SHARED = {"MPI_File_seek_shared"}  # the shared file pointer moved (offset: to where)
 # direct chunk transfers (H5Dwrite_chunk, H5Dread_chunk): their mode is the filter mask
 DIRECT = {"H5Dwrite_chunk", "H5Dread_chunk"}
 # the shared file pointer's transfers: no offset traced (reading the pointer would take

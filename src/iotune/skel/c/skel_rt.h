@@ -123,6 +123,8 @@ void skel_read_bytes(skel_file_t *f, long long offset, long long size, int colle
  * the other methods write the bytes at the rank's running position and skip the reads. */
 void skel_write_shared(skel_file_t *f, long long size, int collective, int active);
 void skel_read_shared(skel_file_t *f, long long size, int collective, int active);
+/* The shared file pointer moved to byte offset (MPI_File_seek_shared, every rank of the file). */
+void skel_seek_shared(skel_file_t *f, long long offset);
 /* Direct chunk transfers (H5Dwrite_chunk, H5Dread_chunk) of the chunk at start of a dataset:
  * size stored bytes, filters skipped by mask (skel_chunk.c); other methods write size raw
  * bytes and skip the reads. */
