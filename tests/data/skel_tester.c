@@ -6,9 +6,9 @@
  * the root) and its writes (they were dropped).
  * `read`: reads NAME.h5's /x, which it did not write (made before the run by `make`).
  * `make`: writes NAME.h5 with /x (the input of `read`; run untraced).
- * `reopen`: opens NAME.h5 (no step number in its name) at every step, writes its block of /x
- * (created at the first step, opened after), closes it: the skeleton must open and close it
- * at every step too (each_step).
+ * `reopen`: creates NAME.h5 (no step number in its name), then opens it at every step, writes
+ * its block of a dataset of the step (/step_0, /step_1, ...) and closes it: the skeleton must
+ * open and close it at every step too (each_step), in a loop over the steps.
  * `seek`: writes records through the shared file pointer of NAME.dat after seeking it
  * (MPI_File_seek_shared) past a header: the records land after the seek's offset.
  * Usage: skel_tester anon|read|make|reopen|seek NAME [STEPS [N]] */
@@ -108,18 +108,16 @@ static void reopen(const char *name, int steps, hsize_t n, double *buf)
 {
     char path[256];
     snprintf(path, sizeof path, "%s.h5", name);
+    H5Fclose(open_file(path, 1));
     for (int s = 0; s < steps; s++) {
-        hid_t f = open_file(path, s == 0), d;
-        if (s == 0) {
-            hid_t space = space_of(n);
-            d = H5Dcreate2(f, "/x", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT,
-                           H5P_DEFAULT);
-            H5Sclose(space);
-        } else
-            d = H5Dopen2(f, "/x", H5P_DEFAULT);
+        char dname[64];
+        snprintf(dname, sizeof dname, "/step_%d", s);
+        hid_t f = open_file(path, 0), space = space_of(n);
+        hid_t d =
+            H5Dcreate2(f, dname, H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
         check(d >= 0);
         block(d, n, buf, 1);
-        H5Dclose(d), H5Fclose(f);
+        H5Dclose(d), H5Sclose(space), H5Fclose(f);
     }
 }
 

@@ -2,6 +2,7 @@
 did not write, a shared file pointer moved by MPI_File_seek_shared, an HDF5 file opened and
 closed at every step, anonymous groups and datasets (H5Gcreate_anon, H5Dcreate_anon, H5Olink)."""
 
+import json
 import re
 import subprocess
 import sys
@@ -10,10 +11,12 @@ from pathlib import Path
 import pytest
 from conftest import run_mpi
 from test_skel import (
+    _h5dump_h,
     _profile,
     _profiled,
     _skeleton,
     build_hdf5_program,
+    file_bytes,
     needs_cc,
     run_skeleton_traced,
 )
@@ -90,3 +93,43 @@ def test_a_bad_seek_shared_entry_gives_one_message(entry, where):
     hdf5 = text.replace("api: mpiio", "api: hdf5").replace("rank * 8", "8")
     with pytest.raises(dmod.DescriptorError, match=re.escape("files[0].writes[0]")):
         dmod.parse_text(hdf5, "s.yaml")
+
+
+@needs_cc
+def test_anonymous_groups_and_datasets_are_made_where_the_application_linked_them(
+    tester, libiotune, tmp_path
+):
+    orig, prof = _profiled(tmp_path, [tester, "anon", "t", "1", "64"], libiotune)
+    desc = fp.from_profile(str(prof), str(orig))
+    f = desc["files"][0]
+    made = [(d["name"], d.get("anonymous", False)) for d in f["datasets"]]
+    assert made == [("/g/d", False), ("/linked", False), ("/(anonymous 3)", True)], made
+    assert [w["dataset"] for w in f["writes"]] == [d for d, _ in made]  # none dropped
+    skeleton = _skeleton(desc, tmp_path)
+    out = run_skeleton_traced(skeleton, tmp_path, libiotune)
+    assert _h5dump_h(out / "t.h5") == _h5dump_h(orig / "t.h5")
+    want, got = file_bytes(prof, "t.h5"), file_bytes(out / "p.json", "t.h5")
+    assert got["hdf5"] == want["hdf5"] == (2 * 3 * 64 * 8, 0), (got, want)
+
+
+def _h5_opens(profile: Path, name: str) -> tuple[int, int]:
+    """(opens, closes) of the file ending in name at the MPI-IO layer, all ranks."""
+    for f in json.loads(profile.read_text())["files"]:
+        if f["name"].endswith(name):
+            return f["mpiio"]["opens"], f["mpiio"]["closes"]
+    return 0, 0
+
+
+@needs_cc
+def test_an_hdf5_file_opened_at_every_step_is_opened_at_every_step_in_a_loop(
+    tester, libiotune, tmp_path
+):
+    orig, prof = _profiled(tmp_path, [tester, "reopen", "t", "3", "64"], libiotune)
+    desc = fp.from_profile(str(prof), str(orig))
+    assert desc["steps"] == 3
+    got = [(f["name"], f.get("once"), f.get("each_step"), f.get("open")) for f in desc["files"]]
+    assert got == [("t.h5", True, None, None), ("t.h5", None, True, "existing")], got
+    skeleton = _skeleton(desc, tmp_path)
+    out = run_skeleton_traced(skeleton, tmp_path, libiotune)
+    assert _h5dump_h(out / "t.h5") == _h5dump_h(orig / "t.h5")  # every step's dataset
+    assert _h5_opens(out / "p.json", "t.h5") == _h5_opens(prof, "t.h5") == (8, 8)

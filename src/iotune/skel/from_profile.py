@@ -73,6 +73,8 @@ class Session:
     mode: int | None  # the opening call's flags as traced
     removed: bool = False  # the application removed the file after this session
     stepwise: bool = False  # opened at every step, in the steps' calls (ops.Op.stepwise)
+    lead: bool = False  # opened before the steps' calls (ops.Op.lead)
+    first_only: bool = False  # opened and closed before the steps' calls: at the first step
     file_format: list[int] | None = None  # H5Fcreate's format (trace_calls.Call.format)
 
 
@@ -189,7 +191,8 @@ class Builder:
             if op.kind == "open":
                 open_idx[op.file] = len(out)
                 out.append(Session(op.file, op.api, [], op.func, op.mode,
-                                   file_format=op.file_format, stepwise=op.stepwise))  # fmt: skip
+                                   file_format=op.file_format, stepwise=op.stepwise,
+                                   lead=op.lead))  # fmt: skip
             elif op.kind in _CHANGES or (
                 op.kind in ("read", "dopen", "lookup", "attr", "seekshared")
                 and op.file in self.data_files
@@ -211,7 +214,9 @@ class Builder:
                     continue  # HDF5's own (its file's end): the skeleton's HDF5 sets its own
                 session.ops.append(op)
             elif op.kind == "close":
-                open_idx.pop(op.file, None)
+                at = open_idx.pop(op.file, None)
+                if at is not None and op.once and out[at].lead:  # made before the steps
+                    out[at].first_only = True
             elif op.kind == "delete":  # the file's last session is removed after its close
                 last = [x for x in out if x.file == op.file]
                 if last:
@@ -332,14 +337,21 @@ class Builder:
                 entry["remove"] = True  # the application removed it (unlink, MPI_File_delete)
             if (
                 steps > 1
-                and api != "hdf5"
                 and any(x.stepwise for x in present)
                 and not dmod.has_placeholder(name, "step")
             ):
-                # opened and closed at every step (a log): so in the skeleton (it opened such
-                # a file once around its steps: the application's opens and closes became one)
+                # opened and closed at every step (a log, an HDF5 file opened again at every
+                # step): so in the skeleton (it opened such a file once around its steps: the
+                # application's opens and closes became one)
                 at = list(entry).index("api") + 1
                 entry = dict([*list(entry.items())[:at], ("each_step", True),
+                              *list(entry.items())[at:]])  # fmt: skip
+            elif steps > 1 and all(x.first_only for x in present):
+                # opened and closed before the steps (a file created, then opened at every
+                # step): at the first step only (it was made anew at every step, truncating
+                # what the steps before wrote)
+                at = list(entry).index("api") + 1
+                entry = dict([*list(entry.items())[:at], ("once", True),
                               *list(entry.items())[at:]])  # fmt: skip
             files.append(entry)
         if partial_empty:

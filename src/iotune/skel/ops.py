@@ -86,6 +86,9 @@ class Op:
     # in a loop body: an open made in the steps' calls, not before them (steps.py): the file
     # is opened and closed at every step
     stepwise: bool = False
+    # in a loop body: an open made before the steps' calls (steps.py); its file closed there too
+    # (its close `once`) is opened at the first step only
+    lead: bool = False
 
 
 def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:

@@ -141,6 +141,7 @@ def _loop_body(ops: list[Op], steps: int, data_files: set[str] | None) -> list[O
                     continue
                 for op in sig[:p]:
                     op.once = op.kind != "open"
+                    op.lead = op.kind == "open"
                 for op in runs[0]:  # a file opened at every step (a log): kept so
                     op.stepwise = op.kind == "open"
                 return ops[: end0 + 1] + ops[after:]

@@ -4,6 +4,7 @@ schema; this expands its signatures and counts into one Call per call)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +24,9 @@ OPENS = {
 SYNCS = {"fsync", "fdatasync", "MPI_File_sync", "H5Fflush"}
 CLOSES = {"H5Fclose", "MPI_File_close", "close", "fclose"}
 DELETES = {"unlink", "remove", "MPI_File_delete"}  # a followed file removed
+# the stand-in path of a dataset made without a name (H5Dcreate_anon) or in a group made without
+# one (H5Gcreate_anon), until an H5Olink call names it (_named)
+ANONYMOUS = re.compile(r"\(anonymous( group)? [0-9]+\)(/.*)?", re.S)
 SET_SIZES = {"MPI_File_set_size"}  # a raw file's size set (size: the new size)
 SEEKS_SHARED = {"MPI_File_seek_shared"}  # the shared file pointer moved (offset: to where)
 # direct chunk transfers (H5Dwrite_chunk, H5Dread_chunk): their mode is the filter mask
@@ -154,7 +158,8 @@ def _check_datasets(path: str, t: dict[str, Any]) -> None:
     rank."""
     for i, d in enumerate(t.get("datasets") or []):
         name, dims = d.get("name"), d.get("dims")
-        ok = isinstance(name, str) and name.startswith("/") and isinstance(dims, list)
+        ok = isinstance(name, str) and isinstance(dims, list)
+        ok = ok and (name.startswith("/") or ANONYMOUS.fullmatch(name) is not None)
         ok = ok and type(d.get("type_size")) is int and d["type_size"] >= 0
         for key in ("maxdims", "chunks"):
             ok = ok and (d.get(key) is None or len(d[key]) == len(dims))
@@ -211,7 +216,27 @@ def _calls(rank: int, t: dict[str, Any]) -> Trace:
                     _format(s.get("format")),
                 )
             )
+    _named(out)
     return out
+
+
+def _named(tr: Trace) -> None:
+    """The trace's H5Olink calls name the datasets traced under a stand-in path (ANONYMOUS: made
+    by H5Dcreate_anon, or in a group made by H5Gcreate_anon): the stand-in's entry (the call's
+    offset) takes the name of the call's dataset, so that its calls since its creation are on
+    the dataset the application linked (they were left out, or made at the file's root). One
+    never linked is named "/(anonymous N)" and `anonymous`: a skeleton makes it without a
+    name too."""
+    for c in tr.calls:
+        if c.func != "H5Olink" or c.dataset is None or c.offset is None:
+            continue
+        if 0 <= c.dataset < len(tr.datasets) and 0 <= c.offset < len(tr.datasets):
+            old, new = tr.datasets[c.offset], tr.datasets[c.dataset]
+            if ANONYMOUS.fullmatch(str(old.get("name"))) and str(new.get("name")).startswith("/"):
+                tr.datasets[c.offset] = dict(old, name=new["name"])
+    for i, d in enumerate(tr.datasets):  # never linked: made without a name by the skeleton too
+        if ANONYMOUS.fullmatch(str(d.get("name"))):
+            tr.datasets[i] = dict(d, name="/" + d["name"].replace("/", "_"), anonymous=True)
 
 
 def _func(name: Any) -> str:

@@ -71,6 +71,9 @@ hid_t skel_type_compound(long long size, int n, const char *const *names, const 
 /* filters: NULL or a comma-separated list of shuffle, fletcher32, deflate=LEVEL (in order);
  * alloc_time, fill_time: an H5D_alloc_time_t, H5D_fill_time_t or -1 (HDF5's default);
  * fill_value: one element's bytes in hex as type stores them, or NULL (HDF5's default) */
+/* The next dataset skel_dataset makes is made without a name (H5Dcreate_anon) and never linked,
+ * as the application's; the descriptor's name stays the skeleton's handle for it. */
+void skel_anonymous(skel_file_t *f);
 void skel_dataset(skel_file_t *f, const char *pattern, long long step, hid_t type, int nd,
                   const long long *dims, const long long *maxdims, const long long *chunks,
                   const char *filters, int alloc_time, int fill_time, const char *fill_value,
