@@ -101,12 +101,19 @@ def test_a_refused_exclusive_create_leaves_no_file_and_the_retry_succeeds(tmp_pa
 def test_a_trace_names_anonymous_datasets_and_has_no_nameless_calls(tmp_path, test_prog,
                                                                    libiotune):  # fmt: skip
     from iotune import trace as iotrace
+    from iotune.skel.trace_calls import load_traces
 
     run_mpi(2, [test_prog("h5idioms"), "anon", "i.h5"], cwd=tmp_path, preload=libiotune,
             env={"IOTUNE_PROFILE": str(tmp_path / "p.json"), "IOTUNE_TRACE": "1"})  # fmt: skip
     tr = iotrace.load(tmp_path / "p.json")[0]
-    assert [d["name"] for d in tr["datasets"]] == ["/a", "/step_000/b"]
-    calls = [(s["func"], s["dataset"]) for s in tr["signatures"] if s["func"].startswith("H5D")]
-    # the writes made before the name (h5py writes, then links) are counted, not traced: a
-    # trace describes datasets by name; the link stands for the creation, under the name
-    assert calls == [("H5Dcreate", 0), ("H5Dcreate", 1)], calls
+    # traced from the creation under a stand-in path, named by the link (docs/profile.md)
+    names = ["(anonymous 1)", "/a", "(anonymous 2)", "/step_000/b"]
+    assert [d["name"] for d in tr["datasets"]] == names
+    calls = [(s["func"], s["dataset"]) for s in tr["signatures"] if s["func"].startswith("H5")]
+    # the writes made before the name (h5py writes, then links) are traced on the stand-in
+    # (they were counted, not traced); the link's call names it
+    assert calls == [("H5Fcreate", None), ("H5Gcreate", None), ("H5Dcreate", 0), ("H5Dwrite", 0),
+                     ("H5Olink", 1), ("H5Dcreate", 2), ("H5Dwrite", 2), ("H5Olink", 3),
+                     ("H5Fclose", None)], calls  # fmt: skip
+    _, traces = load_traces(str(tmp_path / "p.json"))  # the skeleton's reader: named
+    assert [d["name"] for d in traces[0].datasets] == ["/a", "/a", "/step_000/b", "/step_000/b"]
