@@ -1,16 +1,22 @@
-/* An outside tester's programs for the skeleton tests, in four modes (2 ranks or more; every
- * rank writes its block of N doubles).
+/* An outside tester's programs for the skeleton tests (2 ranks or more; every rank writes its
+ * block of N doubles).
+ *
  * `anon`: a group made without a name (H5Gcreate_anon) holding a dataset made in it, linked as
- * /g with H5Olink; a dataset made without a name (H5Dcreate_anon), written, linked as /linked;
- * another written and never linked. The skeleton's file must have /g/d inside /g (it was at
- * the root) and its writes (they were dropped).
+ * /g with H5Olink, and another made in it after the link; a dataset made without a name
+ * (H5Dcreate_anon), written, linked as /linked; another written and never linked. The
+ * skeleton's file must have /g/d inside /g (it was at the root) and its writes (they were
+ * dropped).
+ *
  * `read`: reads NAME.h5's /x, which it did not write (made before the run by `make`).
  * `make`: writes NAME.h5 with /x (the input of `read`; run untraced).
+ *
  * `reopen`: creates NAME.h5 (no step number in its name), then opens it at every step, writes
  * its block of a dataset of the step (/step_0, /step_1, ...) and closes it: the skeleton must
  * open and close it at every step too (each_step), in a loop over the steps.
+ *
  * `seek`: writes records through the shared file pointer of NAME.dat after seeking it
  * (MPI_File_seek_shared) past a header: the records land after the seek's offset.
+ *
  * Usage: skel_tester anon|read|make|reopen|seek NAME [STEPS [N]] */
 #include <hdf5.h>
 #include <mpi.h>
@@ -67,7 +73,10 @@ static void anon(const char *name, hsize_t n, double *buf)
     check(d >= 0);
     check(H5Olink(g, f, "g", H5P_DEFAULT, H5P_DEFAULT) >= 0);
     block(d, n, buf, 1);
-    H5Dclose(d), H5Gclose(g);
+    hid_t e = H5Dcreate2(g, "e", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    check(e >= 0);
+    block(e, n, buf, 1);
+    H5Dclose(e), H5Dclose(d), H5Gclose(g);
     hid_t a = H5Dcreate_anon(f, H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT);
     check(a >= 0);
     block(a, n, buf, 1);
