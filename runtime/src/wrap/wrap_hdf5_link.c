@@ -39,12 +39,13 @@ void iot_anon_trace_path(hid_t loc, const char *rel, int anonymous, const char *
 }
 
 /* A traced dataset that a stand-in path named (iot_anon_trace_path) gets its name: the trace's
- * H5Olink call on the entry of that name (its dataset) gives the stand-in's (its offset). */
+ * H5Olink call on the entry of that name (its dataset) gives the stand-in's index (its dims). */
 static void traced_named(int ds, const char *path, double t, double dt)
 {
     int rec, named = iot_trace_dataset_alias(ds, path, &rec);
+    uint64_t stand_in = (uint64_t)ds;
     if (named >= 0)
-        iot_trace_h5("H5Olink", rec, named, 0, ds, 0, 0, NULL, t, dt);
+        iot_trace_h5("H5Olink", rec, named, 0, -1, 0, 1, &stand_in, t, dt);
 }
 
 typedef struct {

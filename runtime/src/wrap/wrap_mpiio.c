@@ -251,14 +251,15 @@ static int64_t byte_offset(MPI_File fh, MPI_Offset off)
  * relative seek. Counted as metadata. */
 IOT_MPI_WRAPPER(int, MPI_File_seek_shared, (MPI_File fh, MPI_Offset offset, int whence))
 {
-    if (!iot_capture_on || !iot_trace_wanted())
+    if (!iot_capture_on)
         return PMPI_File_seek_shared(fh, offset, whence);
+    int want = iot_trace_wanted();
     IOT_TIMED(PMPI_File_seek_shared(fh, offset, whence));
     MPI_Offset pos = offset;
-    if (rc == MPI_SUCCESS && whence != MPI_SEEK_SET &&
+    if (want && rc == MPI_SUCCESS && whence != MPI_SEEK_SET &&
         PMPI_File_get_position_shared(fh, &pos) != MPI_SUCCESS)
         pos = -1;
-    int64_t at = rc == MPI_SUCCESS ? byte_offset(fh, pos) : -1;
+    int64_t at = want && rc == MPI_SUCCESS ? byte_offset(fh, pos) : -1;
     if (iot_lock()) {
         int rec = record_of(fh);
         iot_count_meta(rec, IOT_L_MPIIO, dt, outer);

@@ -4,11 +4,11 @@ schema; this expands its signatures and counts into one Call per call)."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from iotune import trace as iotrace
+from iotune.trace import ANONYMOUS
 
 OPENS = {
     "H5Fcreate",
@@ -24,9 +24,6 @@ OPENS = {
 SYNCS = {"fsync", "fdatasync", "MPI_File_sync", "H5Fflush"}
 CLOSES = {"H5Fclose", "MPI_File_close", "close", "fclose"}
 DELETES = {"unlink", "remove", "MPI_File_delete"}  # a followed file removed
-# the stand-in path of a dataset made without a name (H5Dcreate_anon) or in a group made without
-# one (H5Gcreate_anon), until an H5Olink call names it (_named)
-ANONYMOUS = re.compile(r"\(anonymous( group)? [0-9]+\)(/.*)?", re.S)
 SET_SIZES = {"MPI_File_set_size"}  # a raw file's size set (size: the new size)
 SEEKS_SHARED = {"MPI_File_seek_shared"}  # the shared file pointer moved (offset: to where)
 # direct chunk transfers (H5Dwrite_chunk, H5Dread_chunk): their mode is the filter mask
@@ -221,20 +218,10 @@ def _calls(rank: int, t: dict[str, Any]) -> Trace:
 
 
 def _named(tr: Trace) -> None:
-    """The trace's H5Olink calls name the datasets traced under a stand-in path (ANONYMOUS: made
-    by H5Dcreate_anon, or in a group made by H5Gcreate_anon): the stand-in's entry (the call's
-    offset) takes the name of the call's dataset, so that its calls since its creation are on
-    the dataset the application linked (they were left out, or made at the file's root). One
-    never linked is named "/(anonymous N)" and `anonymous`: a skeleton makes it without a
-    name too."""
-    for c in tr.calls:
-        if c.func != "H5Olink" or c.dataset is None or c.offset is None:
-            continue
-        if 0 <= c.dataset < len(tr.datasets) and 0 <= c.offset < len(tr.datasets):
-            old, new = tr.datasets[c.offset], tr.datasets[c.dataset]
-            if ANONYMOUS.fullmatch(str(old.get("name"))) and str(new.get("name")).startswith("/"):
-                tr.datasets[c.offset] = dict(old, name=new["name"])
-    for i, d in enumerate(tr.datasets):  # never linked: made without a name by the skeleton too
+    """A dataset traced under a stand-in path (iotune.trace.ANONYMOUS: made by H5Dcreate_anon,
+    or in a group made by H5Gcreate_anon) that no H5Olink named (iotune.trace names the others)
+    is named "/(anonymous N)" and `anonymous`: a skeleton makes it without a name too."""
+    for i, d in enumerate(tr.datasets):
         if ANONYMOUS.fullmatch(str(d.get("name"))):
             tr.datasets[i] = dict(d, name="/" + d["name"].replace("/", "_"), anonymous=True)
 
