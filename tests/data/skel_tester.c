@@ -14,8 +14,9 @@
  * its block of a dataset of the step (/step_0, /step_1, ...) and closes it: the skeleton must
  * open and close it at every step too (each_step), in a loop over the steps.
  *
- * `seek`: writes records through the shared file pointer of NAME.dat after seeking it
- * (MPI_File_seek_shared) past a header: the records land after the seek's offset.
+ * `seek`: at every step writes a file of the step (NAME_<step>.out), then records through the
+ * shared file pointer of NAME.dat after seeking it (MPI_File_seek_shared) past a header, 64 KiB
+ * further at each step: the records land after the seek's offset, in a loop over the steps.
  *
  * Usage: skel_tester anon|read|make|reopen|seek NAME [STEPS [N]] */
 #include <hdf5.h>
@@ -140,6 +141,15 @@ static void seek(const char *name, int steps, hsize_t n, double *buf)
     if (rank == 0)
         check(MPI_File_write_at(fh, 0, buf, 64, MPI_BYTE, MPI_STATUS_IGNORE) == MPI_SUCCESS);
     for (int s = 0; s < steps; s++) {
+        char step_path[256]; /* the step's own file: the steps */
+        snprintf(step_path, sizeof step_path, "%s_%d.out", name, s);
+        MPI_File out;
+        check(MPI_File_open(MPI_COMM_WORLD, step_path, MPI_MODE_CREATE | MPI_MODE_WRONLY,
+                            MPI_INFO_NULL, &out) == MPI_SUCCESS);
+        check(MPI_File_write_at_all(out, (MPI_Offset)(rank * n * sizeof(double)), buf,
+                                    (int)(n * sizeof(double)), MPI_BYTE,
+                                    MPI_STATUS_IGNORE) == MPI_SUCCESS);
+        MPI_File_close(&out);
         MPI_Offset at = 4096 + (MPI_Offset)s * 65536;
         check(MPI_File_seek_shared(fh, at, MPI_SEEK_SET) == MPI_SUCCESS);
         check(MPI_File_write_ordered(fh, buf, (int)(n * sizeof(double)), MPI_BYTE,

@@ -640,7 +640,9 @@ class Builder:
             if len({op.offset for op in ops}) > 1:
                 self.note(f"{ops[0].file}: ranks moved the shared file pointer to different "
                           "offsets: the largest is kept")  # fmt: skip
-            return {"seek_shared": max(op.offset or 0 for op in ops)}
+            # moved by the same bytes at every step in a loop body (records per step)
+            return {"seek_shared": _step_moved(max(op.offset or 0 for op in ops),
+                                               ops[0].per_step)}  # fmt: skip
         if api == "hdf5":
             w.update(
                 dec.selection(
