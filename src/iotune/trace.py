@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import heapq
 import os
+import re
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
@@ -55,6 +56,9 @@ ATTRIBUTE_FUNCS = frozenset(
      "H5Adelete", "H5Gcreate")
 )  # fmt: skip
 # the most bytes a trace's gzip data may expand to (read at each call: tests lower it)
+# the stand-in path of a dataset made without a name (H5Dcreate_anon) or in a group made without
+# one (H5Gcreate_anon), until an H5Olink call names it (_named; docs/profile.md)
+ANONYMOUS = re.compile(r"\(anonymous( group)? [0-9]+\)(/.*)?", re.S)
 MAX_EXPANDED = MAX_BYTES
 # consecutive-call blocks rebuilt from a trace's runs: beyond this the trace is refused rather
 # than expanded without end (a run interleaved call by call with another costs one per call)
@@ -209,12 +213,31 @@ def _rebuild(doc: dict[str, Any], path: str, budget: list[int], who: str = "") -
         ]
         return doc
     doc["signatures"] = _signatures(doc)
+    _named(doc)
     doc["runs"] = _runs(doc)
     try:
         doc["events"] = [list(e) for e in _events(_counted(doc["runs"], budget))]
     except ValueError as e:
         raise TraceError(f"{path}: {who}{e}") from None
     return doc
+
+
+def _named(doc: dict[str, Any]) -> None:
+    """The datasets traced under a stand-in path (ANONYMOUS: made by H5Dcreate_anon, or in a
+    group made by H5Gcreate_anon) take the name an H5Olink call gave them (its dataset's; its
+    dims: [the stand-in's index]), so that their calls since their creation are on the dataset
+    the application linked. One never linked keeps its stand-in."""
+    datasets = doc.get("datasets") or []
+    for s in doc["signatures"]:
+        new, dims = s["dataset"], s["dims"]
+        if s["func"] != "H5Olink" or new is None or not dims or len(dims) != 1:
+            continue
+        old = dims[0]
+        if not (0 <= old < len(datasets) and 0 <= new < len(datasets)):
+            continue
+        name = datasets[new].get("name")
+        if ANONYMOUS.fullmatch(str(datasets[old].get("name"))) and str(name).startswith("/"):
+            datasets[old] = dict(datasets[old], name=name)
 
 
 def _counted(runs: list[Run], budget: list[int]) -> Iterator[tuple[Run, int, int]]:

@@ -140,6 +140,7 @@ needs_cc = pytest.mark.skipif(
         "dataset_order.yaml",
         "shared_pointer.yaml",
         "each_step.yaml",
+        "tester_calls.yaml",
     ],
 )
 def test_seed_skeletons_compile(seed, tmp_path):

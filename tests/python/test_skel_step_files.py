@@ -213,7 +213,8 @@ def test_each_step_opens_a_file_at_every_step_and_makes_it_at_the_first():
     # inside the step loop (twice: sizing and timed), created at step 0, opened after
     assert source.count('skel_open(s, "run.log", SKEL_POSIX, step, (step > 0 ? '
                         "SKEL_OPEN_EXISTING : 0) | 0, 1);") == 2  # fmt: skip
-    for old, new in [("each_step: true", "each_step: 1"),
-                     ("api: posix\n  each_step", "api: hdf5\n  each_step")]:  # fmt: skip
-        with pytest.raises(dmod.DescriptorError, match=r"files\[0\]\.each_step"):
-            dmod.parse_text(EACH_STEP.replace(old, new), "e.yaml")
+    with pytest.raises(dmod.DescriptorError, match=r"files\[0\]\.each_step"):
+        dmod.parse_text(EACH_STEP.replace("each_step: true", "each_step: 1"), "e.yaml")
+    for new in ("once: 1", "once: true\n  each_step: true"):
+        with pytest.raises(dmod.DescriptorError, match=r"files\[0\]\.once"):
+            dmod.parse_text(EACH_STEP.replace("each_step: true", new), "e.yaml")

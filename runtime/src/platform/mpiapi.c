@@ -29,6 +29,7 @@ IOT_HIDDEN int iot_mpi_state;
     X(PMPI_File_open) X(PMPI_File_close) X(PMPI_File_delete) X(PMPI_File_sync)                     \
     X(PMPI_File_set_view) X(PMPI_File_get_info) X(PMPI_File_get_amode) X(PMPI_File_set_size)       \
     X(PMPI_File_get_position) X(PMPI_File_get_byte_offset) X(PMPI_File_set_info)                   \
+    X(PMPI_File_seek_shared) X(PMPI_File_get_position_shared)                                      \
     X(PMPI_File_write_all_end) X(PMPI_File_write_at_all_end) X(PMPI_File_write_ordered_end)        \
     X(PMPI_File_read_all_end) X(PMPI_File_read_at_all_end) X(PMPI_File_read_ordered_end)
 

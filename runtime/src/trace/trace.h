@@ -57,6 +57,13 @@ typedef struct {
 /* Index of HDF5 dataset path of file rec in the trace's dataset table (added with its
  * description on first use), or -1. */
 int iot_trace_dataset(int rec, const char *path, const iot_trace_dset_desc *d);
+/* An anonymous dataset (H5Dcreate_anon, or made in a group made by H5Gcreate_anon) named by
+ * H5Olink: its entry copied under path (the trace's H5Olink call gives both); its index, or -1,
+ * and its record in *rec. iot_trace_datasets_under calls fn for each traced dataset of path
+ * prefix/REST (REST given). */
+int iot_trace_dataset_alias(int ds, const char *path, int *rec);
+void iot_trace_datasets_under(const char *prefix, void (*fn)(int ds, const char *rest, void *ctx),
+                              void *ctx);
 
 /* An HDF5 attribute as the trace describes it (an entry of its attribute table, which the
  * dataset column of the attribute calls indexes: wrap_hdf5_attrtrace.c): the path of the object

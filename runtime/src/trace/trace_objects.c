@@ -143,9 +143,11 @@ void iot_trace_extent_changed(int ds)
         __atomic_store_n(&chunk[ds % EXTENT_CHUNK][0], 0, __ATOMIC_RELEASE);
 }
 
-int iot_trace_dataset(int rec, const char *path, const iot_trace_dset_desc *d)
+/* The index of dataset path of record rec, interned; *fresh: 1 when it is new. */
+static int dataset_slot(int rec, const char *path, int *fresh)
 {
     char key[IOT_REC_NAME + 1100];
+    *fresh = 0;
     if (snprintf(key, sizeof key, "%d\x1f%s", rec, path) >= (int)sizeof key)
         return -1;
     if (trace_dset_keys.n == cap_dsets) { /* room first: a key is never kept without its data */
@@ -158,8 +160,38 @@ int iot_trace_dataset(int rec, const char *path, const iot_trace_dset_desc *d)
     }
     uint32_t before = trace_dset_keys.n;
     int id = strtab_id(&trace_dset_keys, key);
-    keep_extent(id, d, trace_dset_keys.n != before);
-    if (id >= 0 && trace_dset_keys.n != before) { /* the boxes' cache left alone */
+    *fresh = trace_dset_keys.n != before;
+    return id;
+}
+
+int iot_trace_dataset_alias(int ds, const char *path, int *rec)
+{
+    if (ds < 0 || (uint32_t)ds >= trace_dset_keys.n)
+        return -1;
+    trace_dataset copy = trace_dsets[ds];
+    *rec = copy.rec;
+    int fresh, id = dataset_slot(copy.rec, path, &fresh);
+    if (id >= 0 && fresh)
+        trace_dsets[id] = copy;
+    return id;
+}
+
+void iot_trace_datasets_under(const char *prefix, void (*fn)(int ds, const char *rest, void *ctx),
+                              void *ctx)
+{
+    size_t len = strlen(prefix);
+    for (uint32_t i = 0, n = trace_dset_keys.n; i < n; i++) { /* not the aliases fn adds */
+        const char *path = strchr(trace_dset_keys.s[i], '\x1f') + 1;
+        if (strncmp(path, prefix, len) == 0 && path[len] == '/')
+            fn((int)i, path + len, ctx);
+    }
+}
+
+int iot_trace_dataset(int rec, const char *path, const iot_trace_dset_desc *d)
+{
+    int fresh, id = dataset_slot(rec, path, &fresh);
+    keep_extent(id, d, fresh);
+    if (id >= 0 && fresh) { /* the boxes' cache left alone */
         trace_dsets[id] = (trace_dataset){rec,
                                           trace_dims_id(d->ndims, d->dims),
                                           d->maxdims ? dims_text_id(d->ndims, d->maxdims) : -1,

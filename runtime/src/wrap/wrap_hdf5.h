@@ -13,14 +13,21 @@
  * Empty, and never consulted, unless transfer_mode is set or capture is on. */
 extern iot_idmap dsets;
 /* Open datasets of a traced run: id -> {index in the trace's dataset table, element size}.
- * IOT_TRACE_UNNAMED: an anonymous dataset (H5Dcreate_anon) not linked yet, whose transfers the
- * trace leaves out (a trace describes datasets by name; H5Olink gives it its entry). */
+ * IOT_TRACE_UNNAMED: a dataset traced without a path (none in a traced run now: an anonymous
+ * one is traced under a stand-in, iot_anon_trace_path), whose transfers the trace leaves out. */
 extern iot_idmap traced;
 #define IOT_TRACE_UNNAMED (-2)
 /* Anonymous datasets (H5Dcreate_anon) and, in a traced run, groups (H5Gcreate_anon) not linked
  * yet: id -> {capture record (a group's: -1), 0 or IOT_ANON_GROUP} (wrap_hdf5_link.c). */
 extern iot_idmap anon;
 #define IOT_ANON_GROUP 1
+/* A new number for an anonymous object (a group's is its `anon` entry's first int). The trace's
+ * path of a dataset made at loc under rel: an anonymous one's (anonymous: H5Dcreate_anon)
+ * "(anonymous N)", one made in an anonymous group "(anonymous group N)/rel", until H5Olink names
+ * them (docs/profile.md); else path (wrap_hdf5_link.c). */
+int iot_anon_next(void);
+void iot_anon_trace_path(hid_t loc, const char *rel, int anonymous, const char *path, char *out,
+                         size_t len);
 /* Open files the runtime follows (settings or capture): id -> {capture record or -1, unused}. */
 extern iot_idmap files;
 

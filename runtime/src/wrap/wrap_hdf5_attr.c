@@ -142,7 +142,8 @@ IOT_EXPORT hid_t H5Gcreate_anon(hid_t loc, hid_t gcpl, hid_t gapl)
     IOT_TIMED(real(loc, gcpl, gapl));
     if (rc >= 0)
         count_call(loc, GROUP, dt, outer);
-    if (rc >= 0 && wanted && iot_idmap_put(&anon, (uint64_t)rc, -1, IOT_ANON_GROUP) < 0)
+    if (rc >= 0 && wanted &&
+        iot_idmap_put(&anon, (uint64_t)rc, iot_anon_next(), IOT_ANON_GROUP) < 0)
         iot_warn_once("anon-oom", "out of memory: an anonymous group's name is not learnt");
     return rc;
 }

@@ -17,6 +17,49 @@
 #include "wrap/wrap_hdf5.h"
 
 iot_idmap anon;
+static int anon_serial;
+
+int iot_anon_next(void)
+{
+    return __atomic_add_fetch(&anon_serial, 1, __ATOMIC_RELAXED);
+}
+
+void iot_anon_trace_path(hid_t loc, const char *rel, int anonymous, const char *path, char *out,
+                         size_t len)
+{
+    int *v = anon.used && !anonymous && rel[0] && rel[0] != '/'
+                 ? iot_idmap_get(&anon, (uint64_t)loc)
+                 : NULL;
+    if (anonymous)
+        snprintf(out, len, "(anonymous %d)", iot_anon_next());
+    else if (v && v[1] == IOT_ANON_GROUP)
+        snprintf(out, len, "(anonymous group %d)/%s", v[0], rel);
+    else
+        snprintf(out, len, "%s", path);
+}
+
+/* A traced dataset that a stand-in path named (iot_anon_trace_path) gets its name: the trace's
+ * H5Olink call on the entry of that name (its dataset) gives the stand-in's index (its dims). */
+static void traced_named(int ds, const char *path, double t, double dt)
+{
+    int rec, named = iot_trace_dataset_alias(ds, path, &rec);
+    uint64_t stand_in = (uint64_t)ds;
+    if (named >= 0)
+        iot_trace_h5("H5Olink", rec, named, 0, -1, 0, 1, &stand_in, t, dt);
+}
+
+typedef struct {
+    const char *path;
+    double t, dt;
+} group_named;
+
+static void member_named(int ds, const char *rest, void *ctx)
+{
+    const group_named *g = ctx;
+    char path[2048];
+    if (snprintf(path, sizeof path, "%s%s", g->path, rest) < (int)sizeof path)
+        traced_named(ds, path, g->t, g->dt);
+}
 
 /* The dataset rules of path that its anonymous creation could not reach (the creation and
  * access lists were fixed before the name was known): said and noted, never dropped silently. */
@@ -79,22 +122,12 @@ static void dataset_named(const iot_h5_api *real, hid_t id, int rec, hid_t loc, 
         note_named_late(&f, file, path, &out);
         keep_outcome(rec, &out);
     }
-    uint64_t dims[32], maxdims[32], chunks[32];
-    iot_trace_dset_desc d = {0, dims, NULL, NULL, 0, -1, -1, -1, -1, 0, {0}, -1, -1};
-    if (rec >= 0 && iot_trace_on)
-        describe_dataset(real, id, H5I_INVALID_HID, H5I_INVALID_HID, H5I_INVALID_HID, &d, dims,
-                         maxdims, chunks);
     if (rec < 0 || !iot_lock())
         return;
     iot_count_meta(rec, IOT_L_HDF5, dt, outer);
-    if (iot_trace_on) {
-        int ds = iot_trace_dataset(rec, path, &d);
-        if (ds >= 0)
-            iot_idmap_put(&traced, (uint64_t)id, ds, (int)d.type_size);
-        else
-            iot_idmap_del(&traced, (uint64_t)id);
-        iot_trace_h5("H5Dcreate", rec, ds, 0, -1, 0, d.ndims, dims, t, dt);
-    }
+    int *v = iot_trace_on ? iot_idmap_get(&traced, (uint64_t)id) : NULL;
+    if (v && v[0] >= 0) /* traced from its creation under a stand-in (iot_anon_trace_path) */
+        traced_named(v[0], path, t, dt);
     iot_unlock();
 }
 
@@ -118,6 +151,14 @@ IOT_EXPORT herr_t H5Olink(hid_t obj, hid_t new_loc, const char *new_name, hid_t 
     if (group) { /* H5Gcreate_anon + H5Olink: a group made at that path, as by H5Gcreate2 */
         iot_h5_lookup_done(new_loc, dt, outer); /* HDF5 metadata time */
         iot_group_made(new_loc, new_name, t, dt);
+        char file[1024], path[1024], stand_in[64];
+        dataset_names(real, new_loc, new_name, file, sizeof file, path, sizeof path);
+        snprintf(stand_in, sizeof stand_in, "(anonymous group %d)", rec);
+        group_named g = {path, t, dt}; /* the datasets made in it get their names */
+        if (iot_trace_on && iot_lock()) {
+            iot_trace_datasets_under(stand_in, member_named, &g);
+            iot_unlock();
+        }
     } else
         dataset_named(real, obj, rec, new_loc, new_name, t, dt, outer);
     iot_h5_quiet_end(&quiet);

@@ -301,9 +301,13 @@ static hid_t dataset_call_with_settings(dataset_call kind, dataset_args a)
     }
     if (rec >= 0 && iot_adapt_on)
         iot_adapt_dataset(rec, id, path);
+    char traced_path[1100]; /* an anonymous dataset's, or one in an anonymous group: a stand-in */
+    if (rec >= 0 && iot_trace_on)
+        iot_anon_trace_path(a.loc, rel, kind == CREATE_ANON, path, traced_path, sizeof traced_path);
     if (rec >= 0)
-        dataset_opened(real, id, rec, path, creating ? a.space : H5I_INVALID_HID,
-                       creating ? a.type : H5I_INVALID_HID, a.dcpl, t, dt, outer);
+        dataset_opened(real, id, rec, iot_trace_on ? traced_path : path,
+                       creating ? a.space : H5I_INVALID_HID, creating ? a.type : H5I_INVALID_HID,
+                       a.dcpl, t, dt, outer);
     if ((mode >= 0 || rec >= 0) && iot_idmap_put(&dsets, (uint64_t)id, rec, mode) < 0)
         iot_warn_once("dsets-oom", "out of memory: a dataset and later ones are not followed");
     if (kind == CREATE_ANON && iot_idmap_put(&anon, (uint64_t)id, rec, 0) < 0)

@@ -246,6 +246,30 @@ static int64_t byte_offset(MPI_File fh, MPI_Offset off)
     return off >= 0 && PMPI_File_get_byte_offset(fh, off, &disp) == MPI_SUCCESS ? disp : -1;
 }
 
+/* The shared file pointer moved (collective): traced with where it points, in bytes from the
+ * file's start, as its offset (a skeleton moves its own there); asked of MPI only for a
+ * relative seek. Counted as metadata. */
+IOT_MPI_WRAPPER(int, MPI_File_seek_shared, (MPI_File fh, MPI_Offset offset, int whence))
+{
+    if (!iot_capture_on)
+        return PMPI_File_seek_shared(fh, offset, whence);
+    int want = iot_trace_wanted();
+    IOT_TIMED(PMPI_File_seek_shared(fh, offset, whence));
+    MPI_Offset pos = offset;
+    if (want && rc == MPI_SUCCESS && whence != MPI_SEEK_SET &&
+        PMPI_File_get_position_shared(fh, &pos) != MPI_SUCCESS)
+        pos = -1;
+    int64_t at = want && rc == MPI_SUCCESS ? byte_offset(fh, pos) : -1;
+    if (iot_lock()) {
+        int rec = record_of(fh);
+        iot_count_meta(rec, IOT_L_MPIIO, dt, outer);
+        if (iot_trace_on && rec >= 0 && at >= 0)
+            iot_trace(IOT_L_MPIIO, "MPI_File_seek_shared", rec, 0, at, whence, t, dt);
+        iot_unlock();
+    }
+    return rc;
+}
+
 /* Accounts one data call: bytes moved (or posted, for the nonblocking and split calls). */
 static void accessed(MPI_File fh, const char *func, int is_write, int is_coll, int64_t offset,
                      uint64_t bytes, int memory, double t, double dt, int outer)

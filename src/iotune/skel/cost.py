@@ -92,6 +92,8 @@ def _rank_step(d: dmod.Descriptor, env: dict[str, int]) -> tuple[int, int, float
     for f in d.files:
         if f.when is not None and not expr.evaluate(f.when, env):
             continue  # a file the rank does not open
+        if f.once and env.get("step", 0) > 0:
+            continue  # opened at the first step only
         dsets = {ds.name: ds for ds in f.datasets}
         for w in f.writes:
             if w.when is not None and not expr.evaluate(w.when, env):
@@ -103,6 +105,7 @@ def _rank_step(d: dmod.Descriptor, env: dict[str, int]) -> tuple[int, int, float
                 w.extent is not None
                 or w.scale_call is not None
                 or w.set_size is not None
+                or w.seek_shared is not None
                 or w.attr is not None
                 or w.create
                 or w.open
@@ -149,7 +152,7 @@ def _uses_step(d: dmod.Descriptor) -> bool:
             return any(walk(getattr(x, f.name)) for f in dataclasses.fields(x))
         return False
 
-    return any(w.once or walk(w) for f in d.files for w in f.writes)
+    return any(f.once for f in d.files) or any(w.once or walk(w) for f in d.files for w in f.writes)
 
 
 def _steps_sample(steps: int) -> list[int]:

@@ -68,6 +68,8 @@ def dataset_entry(
     order = {1: "tracked", 3: "indexed"}.get(flags) if type(flags) is int else None
     if order:  # its attributes' creation order (netCDF-4's: indexed)
         d["attr_order"] = order
+    if info.get("anonymous"):  # made by H5Dcreate_anon, never linked (trace_calls._named)
+        d["anonymous"] = True
     if found and found.get("filters"):
         known = [f for f in found["filters"] if not f.startswith("other")]
         for f in found["filters"]:

@@ -138,6 +138,9 @@ class Dataset:
     fill_value: str | None = None  # one element's bytes in hex, as the type stores them
     track_times: bool = True  # its object header records times (H5Pset_obj_track_times)
     attr_order: str | None = None  # its attributes' creation order: tracked, indexed
+    # made without a name (H5Dcreate_anon) and never linked: not in the file's structure, its
+    # name the descriptor's own
+    anonymous: bool = False
 
     @property
     def element_size(self) -> int:
@@ -193,6 +196,9 @@ class Write:
     dim: int = 0
     # not a write: a raw file's size set to this (MPI_File_set_size, collective; ftruncate)
     set_size: ast.expr | None = None
+    # not a write: the shared file pointer moved to this byte offset (MPI_File_seek_shared,
+    # collective: every rank of the file, the same offset)
+    seek_shared: ast.expr | None = None
     fresh: bool = False  # a read into memory mapped for it (the application's was untouched)
     # not a write: an attribute call (`attribute: CALL`, attrs.py) on an object of the file
     attr: attrs.Call | None = None
@@ -233,6 +239,9 @@ class File:
     # a raw file without {step} opened and closed at every step (as the application's log),
     # not once around the steps
     each_step: bool = False
+    # opened (and its calls made) at the first step only: the application opened and closed it
+    # before its steps (created it, to open it again at every step)
+    once: bool = False
     # a created HDF5 file's format: libver [low, high] (LIBVERS), track_times, link_order and
     # attr_order (ORDERS) of its root group; empty: HDF5's defaults
     format: dict[str, Any] = field(default_factory=dict)
@@ -581,7 +590,7 @@ def _file(c: _Checker, f: Any, line: int, where: str, known: set[str]) -> File:
         line,
         where,
         {"name", "api", "datasets", "groups", "writes", "sync", "attributes", "open", "serial",
-         "when", "readwrite", "remove", "format", "each_step"},
+         "when", "readwrite", "remove", "format", "each_step", "once"},
     )  # fmt: skip
     serial = f.get("serial", False)
     if type(serial) is not bool:
@@ -601,9 +610,12 @@ def _file(c: _Checker, f: Any, line: int, where: str, known: set[str]) -> File:
     if api not in APIS:
         c.fail(c.line_of(f, "api"), f"{where}.api", "expected one of " + ", ".join(APIS))
     each_step = f.get("each_step", False)
-    if type(each_step) is not bool or (each_step and api == "hdf5"):
-        c.fail(c.line_of(f, "each_step"), f"{where}.each_step",
-               "expected true or false; true only in an mpiio or posix file")  # fmt: skip
+    if type(each_step) is not bool:
+        c.fail(c.line_of(f, "each_step"), f"{where}.each_step", "expected true or false")
+    once = f.get("once", False)
+    if type(once) is not bool or (once and each_step):
+        c.fail(c.line_of(f, "once"), f"{where}.once",
+               "expected true or false; not with each_step")  # fmt: skip
     datasets: list[Dataset] = []
     raw = f.get("datasets") or []
     if raw and api != "hdf5":
@@ -660,6 +672,7 @@ def _file(c: _Checker, f: Any, line: int, where: str, known: set[str]) -> File:
         c.fail(c.line_of(f, "remove"), f"{where}.remove", "expected true or false")
     out.remove = remove
     out.each_step = each_step
+    out.once = once
     if f.get("format") is not None:
         if api != "hdf5":
             c.fail(c.line_of(f, "format"), f"{where}.format", "an HDF5 file's")
@@ -699,7 +712,7 @@ def _dataset(c: _Checker, d: Any, line: int, where: str, known: set[str]) -> Dat
         line,
         where,
         {"name", "type", "dims", "maxdims", "chunks", "filters", "exists", "fill_time",
-         "alloc_time", "fill_value", "track_times", "attr_order"},
+         "alloc_time", "fill_value", "track_times", "attr_order", "anonymous"},
     )  # fmt: skip
     times = {}
     for key, allowed in (("fill_time", FILL_TIMES), ("alloc_time", ALLOC_TIMES)):
@@ -772,8 +785,13 @@ def _dataset(c: _Checker, d: Any, line: int, where: str, known: set[str]) -> Dat
     order = d.get("attr_order")
     if order is not None and order not in ORDERS:
         c.fail(c.line_of(d, "attr_order"), f"{where}.attr_order", "expected tracked or indexed")
+    anonymous = d.get("anonymous", False)
+    if type(anonymous) is not bool or (anonymous and exists):
+        c.fail(c.line_of(d, "anonymous"), f"{where}.anonymous",
+               "expected true or false; a dataset without a name cannot exist before")  # fmt: skip
     return Dataset(name, typ, dims, maxdims, chunks, line, size, members, list(filters), exists,
-                   **times, fill_value=fill, track_times=track, attr_order=order)  # fmt: skip
+                   **times, fill_value=fill, track_times=track, attr_order=order,
+                   anonymous=anonymous)  # fmt: skip
 
 
 def _type(c: _Checker, t: Any, line: int, where: str) -> tuple[str, int, list[Member] | None]:
@@ -861,6 +879,7 @@ def _write_entry(
         *SCALE_CALLS,
         "dim",
         "set_size",
+        "seek_shared",
         "fresh",
         "gap_s",
         "shared",
@@ -881,6 +900,8 @@ def _write_entry(
         return _extent(c, w, line, where, known, api, datasets)
     if "set_size" in w:
         return _set_size(c, w, line, where, known, api)
+    if "seek_shared" in w:
+        return _seek_shared(c, w, line, where, known, api)
     is_read = w.get("read", False)
     if type(is_read) is not bool:
         c.fail(c.line_of(w, "read"), f"{where}.read", "expected true or false")
@@ -1053,6 +1074,20 @@ def _set_size(c: _Checker, w: _Map, line: int, where: str, known: set[str], api:
     )
     if w.get("when") is not None:
         out.when = c.expression(w["when"], c.line_of(w, "when"), f"{where}.when", known)
+    return out
+
+
+def _seek_shared(c: _Checker, w: _Map, line: int, where: str, known: set[str], api: str) -> Write:
+    """{seek_shared: EXPR}: the shared file pointer moved to that byte offset
+    (MPI_File_seek_shared, collective: the same offset on every rank, so no `rank` in it)."""
+    c.mapping(w, line, where, {"seek_shared"})
+    if api != "mpiio":
+        c.fail(c.line_of(w, "seek_shared"), f"{where}.seek_shared",
+               "an mpiio file's (the shared file pointer is MPI-IO's)")  # fmt: skip
+    out = Write(dataset=None, line=line, collective=True)
+    out.seek_shared = c.expression(
+        w["seek_shared"], c.line_of(w, "seek_shared"), f"{where}.seek_shared", known - {"rank"}
+    )
     return out
 
 
@@ -1250,6 +1285,10 @@ def _check_write(d: Descriptor, w: Write, dsets: dict[str, Dataset], env: dict[s
     if w.set_size is not None:
         if expr.evaluate(w.set_size, env) < 0:
             raise expr.ExprError(f"file size {expr.evaluate(w.set_size, env)} negative")
+        return
+    if w.seek_shared is not None:
+        if expr.evaluate(w.seek_shared, env) < 0:
+            raise expr.ExprError(f"offset {expr.evaluate(w.seek_shared, env)} negative")
         return
     if w.by_rank is not None:
         if env["rank"] not in w.by_rank:

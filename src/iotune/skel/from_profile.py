@@ -48,7 +48,7 @@ from iotune.skel.trace_calls import DIRECT, VIEW_WRITES, FromProfileError, Trace
 
 SCALE_KINDS = tuple(SCALE_FUNCS.values())  # dimension scale calls (ops.py)
 # the calls each rank replays in order: data, extents, file sizes, lookups, scales, attributes
-_REPLAYED = ("write", "read", "extend", "setsize", "lookup", "attr", *SCALE_KINDS)
+_REPLAYED = ("write", "read", "extend", "setsize", "seekshared", "lookup", "attr", *SCALE_KINDS)
 SCALE_ATTRIBUTES = {"DIMENSION_LIST", "REFERENCE_LIST"}  # object references H5DS makes
 # the calls that change a file, kept in its session whatever the file (_sessions)
 _CHANGES = ("write", "create", "sync", "extend", "setsize", "gcreate", *SCALE_KINDS)
@@ -73,6 +73,8 @@ class Session:
     mode: int | None  # the opening call's flags as traced
     removed: bool = False  # the application removed the file after this session
     stepwise: bool = False  # opened at every step, in the steps' calls (ops.Op.stepwise)
+    lead: bool = False  # opened before the steps' calls (ops.Op.lead)
+    first_only: bool = False  # opened and closed before the steps' calls: at the first step
     file_format: list[int] | None = None  # H5Fcreate's format (trace_calls.Call.format)
 
 
@@ -84,6 +86,7 @@ class Builder:
         self.prof, self.traces, self.ranks = prof, traces, len(traces)
         self.data_dir = data_dir
         self.notes: list[str] = []
+        self.read_only: list[str] = []  # files only read, not written (build)
         self.blocks = dec.Blocks()
         self.step_where: str | None = None
         self.gaps: dict[int, float] = {}  # id(op) -> seconds to the rank's next call (_gaps)
@@ -128,6 +131,7 @@ class Builder:
         others = sorted(
             {op.file for ops in ops_by_rank for op in ops if op.kind == "read"} - data_files
         )
+        self.read_only = others
         if others:
             self.note(
                 "reads of files the application did not write are not reproduced (the "
@@ -187,9 +191,11 @@ class Builder:
             if op.kind == "open":
                 open_idx[op.file] = len(out)
                 out.append(Session(op.file, op.api, [], op.func, op.mode,
-                                   file_format=op.file_format, stepwise=op.stepwise))  # fmt: skip
+                                   file_format=op.file_format, stepwise=op.stepwise,
+                                   lead=op.lead))  # fmt: skip
             elif op.kind in _CHANGES or (
-                op.kind in ("read", "dopen", "lookup", "attr") and op.file in self.data_files
+                op.kind in ("read", "dopen", "lookup", "attr", "seekshared")
+                and op.file in self.data_files
             ):
                 if op.file not in open_idx:  # file opened before the step body
                     open_idx[op.file] = len(out)
@@ -204,11 +210,13 @@ class Builder:
                     continue
                 if op.kind in ("dopen", "lookup", "attr", "gcreate") and session.api != "hdf5":
                     continue
-                if op.kind == "setsize" and session.api == "hdf5":
+                if op.kind in ("setsize", "seekshared") and session.api == "hdf5":
                     continue  # HDF5's own (its file's end): the skeleton's HDF5 sets its own
                 session.ops.append(op)
             elif op.kind == "close":
-                open_idx.pop(op.file, None)
+                at = open_idx.pop(op.file, None)
+                if at is not None and op.once and out[at].lead:  # made before the steps
+                    out[at].first_only = True
             elif op.kind == "delete":  # the file's last session is removed after its close
                 last = [x for x in out if x.file == op.file]
                 if last:
@@ -329,14 +337,21 @@ class Builder:
                 entry["remove"] = True  # the application removed it (unlink, MPI_File_delete)
             if (
                 steps > 1
-                and api != "hdf5"
                 and any(x.stepwise for x in present)
                 and not dmod.has_placeholder(name, "step")
             ):
-                # opened and closed at every step (a log): so in the skeleton (it opened such
-                # a file once around its steps: the application's opens and closes became one)
+                # opened and closed at every step (a log, an HDF5 file opened again at every
+                # step): so in the skeleton (it opened such a file once around its steps: the
+                # application's opens and closes became one)
                 at = list(entry).index("api") + 1
                 entry = dict([*list(entry.items())[:at], ("each_step", True),
+                              *list(entry.items())[at:]])  # fmt: skip
+            elif steps > 1 and all(x.first_only for x in present):
+                # opened and closed before the steps (a file created, then opened at every
+                # step): at the first step only (it was made anew at every step, truncating
+                # what the steps before wrote)
+                at = list(entry).index("api") + 1
+                entry = dict([*list(entry.items())[:at], ("once", True),
                               *list(entry.items())[at:]])  # fmt: skip
             files.append(entry)
         if partial_empty:
@@ -621,6 +636,13 @@ class Builder:
                 self.note(f"{ops[0].file}: ranks set different file sizes: the largest is kept")
             w["set_size"] = max(op.size for op in ops)
             return w
+        if ops[0].kind == "seekshared":  # MPI_File_seek_shared: collective, one offset
+            if len({op.offset for op in ops}) > 1:
+                self.note(f"{ops[0].file}: ranks moved the shared file pointer to different "
+                          "offsets: the largest is kept")  # fmt: skip
+            # moved by the same bytes at every step in a loop body (records per step)
+            return {"seek_shared": _step_moved(max(op.offset or 0 for op in ops),
+                                               ops[0].per_step)}  # fmt: skip
         if api == "hdf5":
             w.update(
                 dec.selection(
@@ -842,7 +864,21 @@ def _placed(ops: list[Op], i: int, api: str) -> bool:
 
 def from_profile(profile_path: str, data_dir: str | None = None) -> dict[str, Any]:
     prof, traces = load_traces(profile_path)
-    return Builder(prof, traces, data_dir).build()
+    builder = Builder(prof, traces, data_dir)
+    desc = builder.build()
+    if not desc["files"]:  # a descriptor needs a file: say why there is none, not its parse
+        read = builder.read_only
+        what = (
+            f"it only read files it did not write ({', '.join(read[:3])}"
+            f"{', ...' if len(read) > 3 else ''}), and a skeleton reads only files it wrote"
+            if read
+            else "it wrote no file"
+        )
+        raise FromProfileError(
+            f"{profile_path}: no skeleton can be made of this program's I/O: {what} "
+            "(docs/skel.md, Reads)"
+        )
+    return desc
 
 
 def to_yaml(desc: dict[str, Any], profile_path: str) -> str:

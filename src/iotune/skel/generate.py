@@ -75,6 +75,8 @@ def _dataset_code(ds: Dataset, ind: str) -> list[str]:
     alloc = f"H5D_ALLOC_TIME_{ds.alloc_time.upper()}" if ds.alloc_time else "-1"
     value = _cstr(ds.fill_value) if ds.fill_value else "NULL"
     header = f"{0 if not ds.track_times else -1}, {_ORDER.get(ds.attr_order, -1)}"
+    if ds.anonymous:  # H5Dcreate_anon, never linked
+        lines.append(f"{ind}  skel_anonymous(f);")
     lines.append(
         f"{ind}  skel_dataset(f, {_cstr(ds.name)}, step, type, {nd}, dims, "
         f"{maxdims}, {chunks}, {filters}, {alloc}, {fill}, {value}, {header});"
@@ -188,6 +190,9 @@ def _write_code(w: Write, nd: int, ind: str) -> list[str]:
     if w.set_size is not None:  # MPI_File_set_size (every rank of the file), ftruncate
         return [f"{ind}/* set the file's size */",
                 f"{ind}skel_set_size(f, {_c(w.set_size)}, {when});"]  # fmt: skip
+    if w.seek_shared is not None:  # MPI_File_seek_shared (every rank of the file)
+        return [f"{ind}/* move the shared file pointer */",
+                f"{ind}skel_seek_shared(f, {_c(w.seek_shared)});"]  # fmt: skip
     once = isinstance(w.repeat, ast.Constant) and w.repeat.value == 1
     lines = [f"{ind}{{" if once else f"{ind}for (long long i = 0; i < {_c(w.repeat)}; i++) {{"]
     inner = ind + "  "
@@ -404,7 +409,7 @@ def _steps_code(d: Descriptor, timed: bool) -> list[str]:
     var = "f" if timed else "p"
     lines = []
     names = [f.name for f in d.files]
-    inside = [f.per_step or f.each_step or names.count(f.name) > 1 for f in d.files]
+    inside = [f.per_step or f.each_step or f.once or names.count(f.name) > 1 for f in d.files]
     once = [i for i, f in enumerate(d.files) if not inside[i]]
     for i in once:
         lines.extend(_format_code(d.files[i], "  "))
@@ -417,10 +422,14 @@ def _steps_code(d: Descriptor, timed: bool) -> list[str]:
     if d.compute_s > 0 and timed:
         lines.append(f"    if (step > 0) skel_compute(s, {d.compute_s!r}); /* between steps */")
     for i, f in enumerate(d.files):
+        if f.once:  # opened and closed before the application's steps
+            lines.append("    if (step == 0) {")
         if inside[i]:
             lines.extend(_format_code(f, "    "))
             flags = _open_flags(f)
-            if f.each_step and not f.existing and not f.remove:  # made at the first step
+            # a raw file made at the first step (an HDF5 file created at every step is made
+            # anew, as H5Fcreate does)
+            if f.each_step and not f.existing and not f.remove and f.api != "hdf5":
                 flags = f"(step > 0 ? SKEL_OPEN_EXISTING : 0) | {flags}"
             lines.append(
                 f"    skel_file_t *{var}{i} = skel_open(s, {_cstr(f.name)}, {API_C[f.api]}, step, "
@@ -434,6 +443,8 @@ def _steps_code(d: Descriptor, timed: bool) -> list[str]:
             lines.append(f"    skel_close({var}{i});")
             if f.remove:  # the application removed it there
                 lines.append(f"    skel_remove(s, {_cstr(f.name)}, step);")
+        if f.once:
+            lines.append("    }")
     lines.append("  }")
     for i in once:
         lines.append(f"  skel_close({var}{i});")

@@ -15,6 +15,7 @@ from iotune.skel.trace_calls import (
     DELETES,
     OPENS,
     READS_PREFIX,
+    SEEKS_SHARED,
     SET_SIZES,
     SHARED,
     SYNCS,
@@ -52,7 +53,8 @@ class Op:
     """A call of one rank, with names in pattern form."""
 
     # open, close, write, read, create, dopen, sync, extend (count: the new extent), delete,
-    # setsize (size: the new size), gcreate (a group made: attr_on its path)
+    # setsize (size: the new size), seekshared (offset: where the shared file pointer points),
+    # gcreate (a group made: attr_on its path)
     kind: str
     func: str
     file: str  # pattern ({rank}, later {step})
@@ -84,6 +86,9 @@ class Op:
     # in a loop body: an open made in the steps' calls, not before them (steps.py): the file
     # is opened and closed at every step
     stepwise: bool = False
+    # in a loop body: an open made before the steps' calls (steps.py); its file closed there too
+    # (its close `once`) is opened at the first step only
+    lead: bool = False
 
 
 def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
@@ -120,6 +125,8 @@ def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
             kind = "delete"
         elif c.func in SET_SIZES:
             kind = "setsize"  # size: the file's new size
+        elif c.func in SEEKS_SHARED:
+            kind = "seekshared"  # offset: where the shared file pointer points, in bytes
         elif c.func.startswith(READS_PREFIX) and not c.func.endswith("_end"):
             kind = "read"  # (a split collective's _end is no transfer of its own)
         else:

@@ -141,6 +141,7 @@ def _loop_body(ops: list[Op], steps: int, data_files: set[str] | None) -> list[O
                     continue
                 for op in sig[:p]:
                     op.once = op.kind != "open"
+                    op.lead = op.kind == "open"
                 for op in runs[0]:  # a file opened at every step (a log): kept so
                     op.stepwise = op.kind == "open"
                 return ops[: end0 + 1] + ops[after:]
@@ -153,12 +154,13 @@ def _once_group(op: Op) -> bool:
 
 
 def _per_step(runs: list[list[Op]]) -> bool:
-    """Do the running offsets (a log appended to, ops.running_offsets) move by the same bytes
-    at every step? Then the first step's calls get that as per_step (the descriptor's offset
-    `... + step * N`); otherwise the steps differ (False)."""
+    """Do the running offsets (a log appended to, ops.running_offsets) and the shared file
+    pointer's seeks move by the same bytes at every step? Then the first step's calls get that
+    as per_step (the descriptor's offset `... + step * N`); otherwise the steps differ
+    (False)."""
     moves: dict[int, int] = {}
     for j, op in enumerate(runs[0]):
-        if not op.running or op.offset is None:
+        if not _moves(op) or op.offset is None:
             continue
         offsets = [run[j].offset or 0 for run in runs]
         moved = offsets[1] - offsets[0] if len(runs) > 1 else 0
@@ -170,13 +172,19 @@ def _per_step(runs: list[list[Op]]) -> bool:
     return True
 
 
+def _moves(op: Op) -> bool:
+    """An offset that may move from step to step (by the same bytes at each: _per_step): a
+    running one (a log appended to), a seek of the shared file pointer (records per step)."""
+    return op.running or op.kind == "seekshared"
+
+
 def shape(op: Op) -> tuple:
     """What must be the same in every step's call (a running offset may move: _per_step)."""
     view = json.dumps(op.view, sort_keys=True) if op.view else None
     attr = (op.attr_on, (op.attr or {}).get("name"), op.attr_to) if op.kind == "attr" else None
     if op.kind == "gcreate":
         attr = (op.attr_on,)
-    offset = None if op.running else op.offset
+    offset = None if _moves(op) else op.offset
     return (op.kind, op.func, op.file, op.dataset, op.count, op.size, offset, op.start, view,
             attr)  # fmt: skip
 

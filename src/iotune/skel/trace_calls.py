@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from iotune import trace as iotrace
+from iotune.trace import ANONYMOUS
 
 OPENS = {
     "H5Fcreate",
@@ -24,6 +25,7 @@ SYNCS = {"fsync", "fdatasync", "MPI_File_sync", "H5Fflush"}
 CLOSES = {"H5Fclose", "MPI_File_close", "close", "fclose"}
 DELETES = {"unlink", "remove", "MPI_File_delete"}  # a followed file removed
 SET_SIZES = {"MPI_File_set_size"}  # a raw file's size set (size: the new size)
+SEEKS_SHARED = {"MPI_File_seek_shared"}  # the shared file pointer moved (offset: to where)
 # direct chunk transfers (H5Dwrite_chunk, H5Dread_chunk): their mode is the filter mask
 DIRECT = {"H5Dwrite_chunk", "H5Dread_chunk"}
 # the shared file pointer's transfers: no offset traced (reading the pointer would take
@@ -153,7 +155,8 @@ def _check_datasets(path: str, t: dict[str, Any]) -> None:
     rank."""
     for i, d in enumerate(t.get("datasets") or []):
         name, dims = d.get("name"), d.get("dims")
-        ok = isinstance(name, str) and name.startswith("/") and isinstance(dims, list)
+        ok = isinstance(name, str) and isinstance(dims, list)
+        ok = ok and (name.startswith("/") or ANONYMOUS.fullmatch(name) is not None)
         ok = ok and type(d.get("type_size")) is int and d["type_size"] >= 0
         for key in ("maxdims", "chunks"):
             ok = ok and (d.get(key) is None or len(d[key]) == len(dims))
@@ -210,7 +213,17 @@ def _calls(rank: int, t: dict[str, Any]) -> Trace:
                     _format(s.get("format")),
                 )
             )
+    _named(out)
     return out
+
+
+def _named(tr: Trace) -> None:
+    """A dataset traced under a stand-in path (iotune.trace.ANONYMOUS: made by H5Dcreate_anon,
+    or in a group made by H5Gcreate_anon) that no H5Olink named (iotune.trace names the others)
+    is named "/(anonymous N)" and `anonymous`: a skeleton makes it without a name too."""
+    for i, d in enumerate(tr.datasets):
+        if ANONYMOUS.fullmatch(str(d.get("name"))):
+            tr.datasets[i] = dict(d, name="/" + d["name"].replace("/", "_"), anonymous=True)
 
 
 def _func(name: Any) -> str:

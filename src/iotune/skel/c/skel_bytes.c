@@ -156,3 +156,22 @@ void skel_write_shared(skel_file_t *f, long long size, int collective, int activ
     skel_add(s, T_WRITE, t0);
     s->bytes = skel_iadd(s->bytes, size);
 }
+
+/* The shared file pointer moved to byte offset of the file (MPI_File_seek_shared, collective:
+ * every rank of the file, the same offset; the native method on an MPI-IO file, whose view is
+ * bytes from the start there). Independent transfers before it are settled first, as a seek
+ * after a rank's unfinished write_shared would be moved by it. The other methods write shared
+ * transfers at the rank's running position and skip it. */
+void skel_seek_shared(skel_file_t *f, long long offset)
+{
+    skel_t *s = f->s;
+    if (f->api != SKEL_MPIIO || s->method != SKEL_NATIVE || s->sizing)
+        return;
+    if (offset < 0)
+        skel_die(s, "a negative shared file pointer offset for these parameters");
+    skel_shared_settle(f, 1);
+    double t0 = skel_now();
+    if (MPI_File_seek_shared(f->mf, (MPI_Offset)offset, MPI_SEEK_SET) != MPI_SUCCESS)
+        skel_die(s, "MPI_File_seek_shared failed");
+    skel_add(s, T_WRITE, t0);
+}

@@ -151,11 +151,18 @@ static void set_fill_value(skel_t *s, hid_t dcpl, hid_t t, const char *hex)
         skel_die(s, "H5Pset_fill_value failed");
 }
 
+void skel_anonymous(skel_file_t *f)
+{
+    f->anonymous = 1;
+}
+
 void skel_dataset(skel_file_t *f, const char *pattern, long long step, hid_t t, int nd,
                   const long long *dims, const long long *maxdims, const long long *chunks,
                   const char *filters, int alloc_time, int fill_time, const char *fill_value,
                   int track_times, int attr_order)
 {
+    int anonymous = f->anonymous;
+    f->anonymous = 0;
     if (f->api != SKEL_HDF5) {
         if (owned_type(t))
             H5Tclose(t);
@@ -206,7 +213,8 @@ void skel_dataset(skel_file_t *f, const char *pattern, long long step, hid_t t, 
         H5Pset_obj_track_times(dcpl, 0);
     if (attr_order >= 0)
         H5Pset_attr_creation_order(dcpl, (unsigned)attr_order);
-    hid_t id = H5Dcreate2(f->h5, name, t, space, lcpl, dcpl, H5P_DEFAULT);
+    hid_t id = anonymous ? H5Dcreate_anon(f->h5, t, space, dcpl, H5P_DEFAULT)
+                         : H5Dcreate2(f->h5, name, t, space, lcpl, dcpl, H5P_DEFAULT);
     H5Pclose(lcpl);
     H5Pclose(dcpl);
     H5Sclose(space);

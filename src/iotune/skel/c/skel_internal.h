@@ -71,6 +71,7 @@ struct skel_file {
     int nwrites;          /* hdf5 method on a raw file: datasets /w0, /w1 ... */
     const long long *mem; /* skel_memory: the next write's memory pieces */
     int nmem;
+    int anonymous;    /* the next dataset made without a name (skel_anonymous) */
     int shared_moved; /* an independent call moved the shared file pointer since the last
                        * collective one (skel_shared_settle) */
     struct {

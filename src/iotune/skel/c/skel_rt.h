@@ -71,6 +71,9 @@ hid_t skel_type_compound(long long size, int n, const char *const *names, const 
 /* filters: NULL or a comma-separated list of shuffle, fletcher32, deflate=LEVEL (in order);
  * alloc_time, fill_time: an H5D_alloc_time_t, H5D_fill_time_t or -1 (HDF5's default);
  * fill_value: one element's bytes in hex as type stores them, or NULL (HDF5's default) */
+/* The next dataset skel_dataset makes is made without a name (H5Dcreate_anon) and never linked,
+ * as the application's; the descriptor's name stays the skeleton's handle for it. */
+void skel_anonymous(skel_file_t *f);
 void skel_dataset(skel_file_t *f, const char *pattern, long long step, hid_t type, int nd,
                   const long long *dims, const long long *maxdims, const long long *chunks,
                   const char *filters, int alloc_time, int fill_time, const char *fill_value,
@@ -123,6 +126,8 @@ void skel_read_bytes(skel_file_t *f, long long offset, long long size, int colle
  * the other methods write the bytes at the rank's running position and skip the reads. */
 void skel_write_shared(skel_file_t *f, long long size, int collective, int active);
 void skel_read_shared(skel_file_t *f, long long size, int collective, int active);
+/* The shared file pointer moved to byte offset (MPI_File_seek_shared, every rank of the file). */
+void skel_seek_shared(skel_file_t *f, long long offset);
 /* Direct chunk transfers (H5Dwrite_chunk, H5Dread_chunk) of the chunk at start of a dataset:
  * size stored bytes, filters skipped by mask (skel_chunk.c); other methods write size raw
  * bytes and skip the reads. */

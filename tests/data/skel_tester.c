@@ -1,0 +1,191 @@
+/* An outside tester's programs for the skeleton tests (2 ranks or more; every rank writes its
+ * block of N doubles).
+ *
+ * `anon`: a group made without a name (H5Gcreate_anon) holding a dataset made in it, linked as
+ * /g with H5Olink, and another made in it after the link; a dataset made without a name
+ * (H5Dcreate_anon), written, linked as /linked; another written and never linked. The
+ * skeleton's file must have /g/d inside /g (it was at the root) and its writes (they were
+ * dropped).
+ *
+ * `read`: reads NAME.h5's /x, which it did not write (made before the run by `make`).
+ * `make`: writes NAME.h5 with /x (the input of `read`; run untraced).
+ *
+ * `reopen`: creates NAME.h5 (no step number in its name), then opens it at every step, writes
+ * its block of a dataset of the step (/step_0, /step_1, ...) and closes it: the skeleton must
+ * open and close it at every step too (each_step), in a loop over the steps.
+ *
+ * `seek`: at every step writes a file of the step (NAME_<step>.out), then records through the
+ * shared file pointer of NAME.dat after seeking it (MPI_File_seek_shared) past a header, 64 KiB
+ * further at each step: the records land after the seek's offset, in a loop over the steps.
+ *
+ * Usage: skel_tester anon|read|make|reopen|seek NAME [STEPS [N]] */
+#include <hdf5.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void check(int ok)
+{
+    if (!ok)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+static int rank, size;
+
+static hid_t open_file(const char *path, int create)
+{
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL);
+    hid_t f = create ? H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl)
+                     : H5Fopen(path, H5F_ACC_RDWR, fapl);
+    check(f >= 0);
+    H5Pclose(fapl);
+    return f;
+}
+
+/* this rank's block of a 1-D dataset of size * n doubles, written (or read) collectively */
+static void block(hid_t dset, hsize_t n, double *buf, int write)
+{
+    hid_t fs = H5Dget_space(dset), dxpl = H5Pcreate(H5P_DATASET_XFER);
+    H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
+    hsize_t start[1] = {(hsize_t)rank * n}, count[1] = {n};
+    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL);
+    hid_t ms = H5Screate_simple(1, count, NULL);
+    check((write ? H5Dwrite(dset, H5T_NATIVE_DOUBLE, ms, fs, dxpl, buf)
+                 : H5Dread(dset, H5T_NATIVE_DOUBLE, ms, fs, dxpl, buf)) >= 0);
+    H5Sclose(ms), H5Sclose(fs), H5Pclose(dxpl);
+}
+
+static hid_t space_of(hsize_t n)
+{
+    hsize_t dims[1] = {(hsize_t)size * n};
+    return H5Screate_simple(1, dims, NULL);
+}
+
+static void anon(const char *name, hsize_t n, double *buf)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s.h5", name);
+    hid_t f = open_file(path, 1), space = space_of(n);
+    hid_t g = H5Gcreate_anon(f, H5P_DEFAULT, H5P_DEFAULT);
+    check(g >= 0);
+    hid_t d = H5Dcreate2(g, "d", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    check(d >= 0);
+    check(H5Olink(g, f, "g", H5P_DEFAULT, H5P_DEFAULT) >= 0);
+    block(d, n, buf, 1);
+    hid_t e = H5Dcreate2(g, "e", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    check(e >= 0);
+    block(e, n, buf, 1);
+    H5Dclose(e), H5Dclose(d), H5Gclose(g);
+    hid_t a = H5Dcreate_anon(f, H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT);
+    check(a >= 0);
+    block(a, n, buf, 1);
+    check(H5Olink(a, f, "linked", H5P_DEFAULT, H5P_DEFAULT) >= 0);
+    H5Dclose(a);
+    hid_t lost = H5Dcreate_anon(f, H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT);
+    check(lost >= 0);
+    block(lost, n, buf, 1);
+    H5Dclose(lost), H5Sclose(space), H5Fclose(f);
+}
+
+static void read_input(const char *name, hsize_t n, double *buf)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s.h5", name);
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+    check(f >= 0);
+    hid_t d = H5Dopen2(f, "/x", H5P_DEFAULT);
+    check(d >= 0);
+    block(d, n, buf, 0);
+    H5Dclose(d), H5Fclose(f), H5Pclose(fapl);
+}
+
+static void make_input(const char *name, hsize_t n, double *buf)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s.h5", name);
+    hid_t f = open_file(path, 1), space = space_of(n);
+    hid_t d = H5Dcreate2(f, "/x", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    check(d >= 0);
+    block(d, n, buf, 1);
+    H5Dclose(d), H5Sclose(space), H5Fclose(f);
+}
+
+static void reopen(const char *name, int steps, hsize_t n, double *buf)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s.h5", name);
+    H5Fclose(open_file(path, 1));
+    for (int s = 0; s < steps; s++) {
+        char dname[64];
+        snprintf(dname, sizeof dname, "/step_%d", s);
+        hid_t f = open_file(path, 0), space = space_of(n);
+        hid_t d =
+            H5Dcreate2(f, dname, H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        check(d >= 0);
+        block(d, n, buf, 1);
+        H5Dclose(d), H5Sclose(space), H5Fclose(f);
+    }
+}
+
+static void seek(const char *name, int steps, hsize_t n, double *buf)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s.dat", name);
+    MPI_File fh;
+    check(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL,
+                        &fh) == MPI_SUCCESS);
+    if (rank == 0)
+        check(MPI_File_write_at(fh, 0, buf, 64, MPI_BYTE, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    for (int s = 0; s < steps; s++) {
+        char step_path[256]; /* the step's own file: the steps */
+        snprintf(step_path, sizeof step_path, "%s_%d.out", name, s);
+        MPI_File out;
+        check(MPI_File_open(MPI_COMM_WORLD, step_path, MPI_MODE_CREATE | MPI_MODE_WRONLY,
+                            MPI_INFO_NULL, &out) == MPI_SUCCESS);
+        check(MPI_File_write_at_all(out, (MPI_Offset)(rank * n * sizeof(double)), buf,
+                                    (int)(n * sizeof(double)), MPI_BYTE,
+                                    MPI_STATUS_IGNORE) == MPI_SUCCESS);
+        MPI_File_close(&out);
+        MPI_Offset at = 4096 + (MPI_Offset)s * 65536;
+        check(MPI_File_seek_shared(fh, at, MPI_SEEK_SET) == MPI_SUCCESS);
+        check(MPI_File_write_ordered(fh, buf, (int)(n * sizeof(double)), MPI_BYTE,
+                                     MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    }
+    MPI_File_close(&fh);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (argc < 3) {
+        if (rank == 0)
+            fprintf(stderr, "usage: skel_tester anon|read|make|reopen|seek NAME [STEPS [N]]\n");
+        MPI_Finalize();
+        return 2;
+    }
+    int steps = argc > 3 ? atoi(argv[3]) : 3;
+    hsize_t n = argc > 4 ? (hsize_t)atoll(argv[4]) : 64;
+    double *buf = malloc(n * sizeof *buf);
+    check(buf != NULL && steps > 0);
+    for (hsize_t i = 0; i < n; i++)
+        buf[i] = rank * 1000.0 + (double)i;
+    if (strcmp(argv[1], "anon") == 0)
+        anon(argv[2], n, buf);
+    else if (strcmp(argv[1], "read") == 0)
+        read_input(argv[2], n, buf);
+    else if (strcmp(argv[1], "make") == 0)
+        make_input(argv[2], n, buf);
+    else if (strcmp(argv[1], "reopen") == 0)
+        reopen(argv[2], steps, n, buf);
+    else if (strcmp(argv[1], "seek") == 0)
+        seek(argv[2], steps, n, buf);
+    free(buf);
+    MPI_Finalize();
+    return 0;
+}
