@@ -192,6 +192,7 @@ def test_resume_after_the_tuner_is_killed(tmp_path):
         0,
         "--repeat",
         1,
+        *QUICK_FINISH,  # the resume is checked; the final phases: test_full_study_with_a_fake_app
         "--",
         *FAKE,
     ]
@@ -276,6 +277,7 @@ def test_two_workers_share_one_study(tmp_path):
         tmp_path / "final",
         "--repeat",
         1,
+        *QUICK_FINISH,  # a shared study finished; final phases: test_full_study_with_a_fake_app
         "--launcher",
         "none",
         "--no-preload",
