@@ -271,7 +271,9 @@ def _alive(pid: int) -> bool:
     return True
 
 
-# how the test clusters schedule and account (the same for one node and for emulated hosts)
+# how the test clusters schedule and account (the same for one node and for emulated hosts);
+# KillWait as SLURM's default: a cancelled worker records its trial within it (docs/cluster.md), and
+# 5 s was not always enough on a loaded CI host (the job ends as soon as its processes do)
 SLURM_POLICY = """\
 PlugStackConfig={top}/plugstack.conf
 ProctrackType=proctrack/linuxproc
@@ -284,7 +286,7 @@ SelectTypeParameters=CR_Core
 SchedulerType=sched/backfill
 MpiDefault=none
 ReturnToService=2
-KillWait=5
+KillWait=30
 MinJobAge=300
 """
 

@@ -281,3 +281,45 @@ def test_guesses_still_queued_when_the_baseline_worker_died():
     loop.run(study, READ_WRITE_SPACE, writer, budget=3, leave_out_inert=True)
     origins = [t.user_attrs.get("origin") for t in study.trials]
     assert origins == ["defaults", "guess: no fill", "guess: both"]
+
+
+def test_a_signal_after_the_run_but_before_its_tell_leaves_no_trial_running():
+    """SIGTERM (a batch system's scancel) can arrive once the run has ended but before its
+    result is told (e.g. the job step was killed first): the trial still ends FAIL,
+    interrupted, to be run again, never RUNNING (CI: test_slurm's scancel under load)."""
+    from optuna.trial import TrialState
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    warmstart.enqueue(study, SPACE, False)
+
+    def check_baseline(outcome):  # runs between the baseline's run and its tell
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        loop.run(study, SPACE, fake_eval, budget=4, check_baseline=check_baseline)
+    (t,) = study.trials
+    assert t.state == TrialState.FAIL, t.state
+    assert t.user_attrs["status"] == "interrupted" and t.user_attrs[loop.SIGNALLED]
+
+
+def test_a_killed_worker_of_this_host_has_its_trial_failed_by_the_next_one():
+    """A worker SIGKILLed before it could record its trial (a batch system's KillWait over on
+    a loaded host) leaves it RUNNING: another worker of the same host fails it as interrupted
+    at once, without waiting for its heartbeat to stop."""
+    import socket
+    import subprocess
+    import sys
+
+    from optuna.trial import TrialState
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    killed = study.ask()
+    killed.set_user_attr("worker", f"{socket.gethostname()}:{dead}")
+    loop.run(study, SPACE, fake_eval, budget=4)
+    t = study.trials[killed.number]
+    assert t.state == TrialState.FAIL and t.user_attrs["status"] == "interrupted", t
+    assert not [t for t in study.trials if t.state == TrialState.RUNNING]

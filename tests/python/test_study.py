@@ -192,23 +192,30 @@ def test_resume_after_the_tuner_is_killed(tmp_path):
         0,
         "--repeat",
         1,
+        *QUICK_FINISH,  # the resume is checked; the final phases: test_full_study_with_a_fake_app
         "--",
         *FAKE,
     ]
     env = {"FAKE_APP_LOG": str(log), "SLOW_S": "0.5"}
-    proc = start(*args, env=env)
+    # killed in the middle of a trial (its application paused): a kill between two trials
+    # can leave one not yet claimed, which the resume waits SETUP_GRACE_S for (30 s; that
+    # case: test_trial_orphaned_before_it_was_claimed_is_recovered)
+    pids = tmp_path / "app.pids"
+    proc = start(*args, env={**env, "FAKE_APP_PAUSE": "0.4", "FAKE_APP_PIDS": str(pids)})
     deadline = time.monotonic() + 60
-    done = 0
+    done, launched = 0, None
     while time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.1)
-        if (out / "study.db").exists():
+        time.sleep(0.05)
+        if launched is not None and len(_lines(pids)) > launched:
+            break  # the next trial's application is running
+        if launched is None and (out / "study.db").exists():
             try:
                 s = load(out, "r")
                 done = sum(t.state.name == "COMPLETE" for t in s.trials)
             except Exception:  # noqa: BLE001 - the database is being created
                 done = 0
             if done >= 4:
-                break
+                launched = len(_lines(pids))
     assert proc.poll() is None, proc.stdout.read()
     os.kill(proc.pid, signal.SIGKILL)  # no chance to clean up
     proc.wait()
@@ -276,6 +283,7 @@ def test_two_workers_share_one_study(tmp_path):
         tmp_path / "final",
         "--repeat",
         1,
+        *QUICK_FINISH,  # a shared study finished; final phases: test_full_study_with_a_fake_app
         "--launcher",
         "none",
         "--no-preload",

@@ -202,13 +202,17 @@ def run(
         if why:
             study.set_user_attr(local.STOPPED, why)
             return
-    while used(study) < budget:
+    while True:
         storage.fail_lost(study)  # a dead worker's trial counts as failed, on any host
+        fail_gone(study)  # at once for a worker of this host (e.g. SIGKILLed after KillWait)
+        if used(study) >= budget:
+            break
         if _baseline(study)[0] == "running":  # in another worker: its insights come first
             wait_for_baseline(study, space, leave_out_inert, facts, log, baseline_wait_s)
             continue  # a baseline queued again (its worker stopped) is this worker's to run
         distributions = searched(study, space)  # what another worker's baseline left out too
         inc = incumbent(study, maximize)
+        trial = None
         try:
             trial = study.ask(fixed_distributions=distributions)
             config = space.config_from_trial_params(trial.params)
@@ -221,60 +225,64 @@ def run(
             # left unclaimed (study.recover_stale: the set-up was slow, e.g. on a loaded host)
             # and failed it. It never ran: nothing is lost; ask for another.
             continue
-        with storage.heartbeat(study, trial):
-            if trial.user_attrs.get("origin") != warmstart.BASELINE:
-                state = _baseline(study)[0]
-                if state == "running":  # another worker had just taken it (started together)
-                    try:
-                        wait_for_baseline(study, space, leave_out_inert, facts, log,
-                                          baseline_wait_s)  # fmt: skip
-                    except (BaselineFailed, BaselineWait):
-                        _not_run(study, trial, "the baseline did not run")
-                        raise
+        except KeyboardInterrupt:
+            _stopped(study, trial)
+            raise
+        try:
+            with storage.heartbeat(study, trial):
+                if trial.user_attrs.get("origin") != warmstart.BASELINE:
                     state = _baseline(study)[0]
-                    inc = incumbent(study, maximize)  # the cap, from the baseline on
-                if state == "queued":  # its worker stopped before it ended: this one runs it
-                    _not_run(study, trial, "asked before the baseline had run")
-                    continue
-                why_not = _inert_set(study, settings)
-                if why_not:  # sampled before the baseline showed that it cannot matter
-                    _not_run(study, trial, why_not)
-                    continue
-            if space.forbidden(config) is not None or _value_left_out(study, config):
-                trial.set_user_attr("status", "forbidden")
-                trial.set_user_attr("wall_s", 0.0)
-                study.tell(trial, state=TrialState.PRUNED)
-                outcome = Outcome("forbidden")
-            else:
-                is_baseline = trial.user_attrs.get("origin") == "defaults"
-                cap = capping.cap(inc.wall) if capping and inc and not is_baseline else None
-                try:
+                    if state == "running":  # another worker had just taken it (started together)
+                        try:
+                            wait_for_baseline(study, space, leave_out_inert, facts, log,
+                                              baseline_wait_s)  # fmt: skip
+                        except (BaselineFailed, BaselineWait):
+                            _not_run(study, trial, "the baseline did not run")
+                            raise
+                        state = _baseline(study)[0]
+                        inc = incumbent(study, maximize)  # the cap, from the baseline on
+                    if state == "queued":  # its worker stopped before it ended: this one runs it
+                        _not_run(study, trial, "asked before the baseline had run")
+                        continue
+                    why_not = _inert_set(study, settings)
+                    if why_not:  # sampled before the baseline showed that it cannot matter
+                        _not_run(study, trial, why_not)
+                        continue
+                if space.forbidden(config) is not None or _value_left_out(study, config):
+                    trial.set_user_attr("status", "forbidden")
+                    trial.set_user_attr("wall_s", 0.0)
+                    study.tell(trial, state=TrialState.PRUNED)
+                    outcome = Outcome("forbidden")
+                else:
+                    is_baseline = trial.user_attrs.get("origin") == "defaults"
+                    cap = capping.cap(inc.wall) if capping and inc and not is_baseline else None
                     outcome = evaluate(settings, cap)
-                except KeyboardInterrupt:
-                    if storage.still_running(study, trial):  # not failed as lost meanwhile
-                        trial.set_user_attr("status", "interrupted")
-                        trial.set_user_attr(SIGNALLED, True)  # run again when continued
-                        study.tell(trial, state=TrialState.FAIL)
-                    raise
-                wrong = (
-                    check_baseline(outcome)
-                    if is_baseline and outcome.ok and check_baseline is not None
-                    else None
-                )
-                if wrong:  # failed: a rerun (with the launch put right) runs it again
-                    outcome = Outcome("failed", wall_s=outcome.wall_s, message=wrong)
-                record(study, trial, outcome, inc, maximize)
-                if wrong:
-                    raise WrongLaunch(wrong)
-                if trial.user_attrs.get("origin") == warmstart.BASELINE:
-                    if not outcome.ok:
-                        raise BaselineFailed(outcome)
-                    if leave_out_inert:
-                        _after_baseline(study, space, outcome.metrics, {**outcome.traits, **facts})
-                    else:  # what the application's HDF5 refuses is left out all the same
-                        lib = inert.library_facts(outcome.traits)
-                        _after_baseline(study, space, {}, lib)
-                    distributions = searched(study, space)
+                    wrong = (
+                        check_baseline(outcome)
+                        if is_baseline and outcome.ok and check_baseline is not None
+                        else None
+                    )
+                    if wrong:  # failed: a rerun (with the launch put right) runs it again
+                        outcome = Outcome("failed", wall_s=outcome.wall_s, message=wrong)
+                    record(study, trial, outcome, inc, maximize)
+                    if wrong:
+                        raise WrongLaunch(wrong)
+                    if trial.user_attrs.get("origin") == warmstart.BASELINE:
+                        if not outcome.ok:
+                            raise BaselineFailed(outcome)
+                        if leave_out_inert:
+                            _after_baseline(
+                                study, space, outcome.metrics, {**outcome.traits, **facts}
+                            )
+                        else:  # what the application's HDF5 refuses is left out all the same
+                            lib = inert.library_facts(outcome.traits)
+                            _after_baseline(study, space, {}, lib)
+                        distributions = searched(study, space)
+        except KeyboardInterrupt:
+            # a signal anywhere between the ask and the tell (in the run, or while its result
+            # is recorded): the trial ends as interrupted here, not left RUNNING for others
+            _stopped(study, trial)
+            raise
         if combine:
             warmstart.combine(study, space, maximize)
         if confirm > 0 and outcome.ok:
@@ -305,6 +313,31 @@ def run(
         if why:
             study.set_user_attr(local.STOPPED, why)
             return
+
+
+def _stopped(study: Any, trial: Any) -> None:
+    """Ends this worker's trial that a signal stopped (Ctrl-C, SIGTERM from a batch system):
+    FAIL, status interrupted, run again when the study is continued (requeue_interrupted).
+    Nothing when there is no trial yet, or it has ended meanwhile (told, or failed as lost)."""
+    from optuna.trial import TrialState
+
+    if trial is None or not storage.still_running(study, trial):
+        return
+    trial.set_user_attr("status", "interrupted")
+    trial.set_user_attr(SIGNALLED, True)
+    study.tell(trial, state=TrialState.FAIL)
+
+
+def fail_gone(study: Any) -> int:
+    """Fails, as interrupted, the running trials whose worker was a process of this host that
+    has ended (one killed before it could record its trial: SIGKILL after a batch system's
+    KillWait, the OOM killer); returns how many. Those of other hosts wait for their heartbeat
+    to stop (storage.fail_lost)."""
+    from optuna.trial import TrialState
+
+    gone = [t for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+            if _worker_gone(t)]  # fmt: skip
+    return sum(storage.fail(study, t, "interrupted") for t in gone)
 
 
 BASELINE_POLL_S = 0.5  # how often a worker waiting for another's baseline looks at it
