@@ -9,6 +9,8 @@
  *             (H5Dset_extent)
  *   reopened  as partial, in a file opened again: made first with a persistent free-space
  *             strategy, /old written whole and deleted, /keep written after it, closed
+ *   rewritten as partial, after a deflated dataset /z was written twice (ones, then values
+ *             that compress less: HDF5 frees its first chunks by itself)
  * then reads /data back whole into a buffer of 0x5A bytes and prints (rank 0) one JSON line:
  * {"fill_time": "never"|"ifset"|"alloc", "unwritten_not_fill": K, "written_wrong": W}, the
  * elements never written that do not read back as the fill value 0, over all ranks.
@@ -54,8 +56,9 @@ int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     if (argc != 5) {
-        fprintf(stderr, "usage: fill_guard_probe full|partial|reused|shrunk|reopened mpio|sec2 "
-                        "N FILE\n");
+        fprintf(stderr,
+                "usage: fill_guard_probe full|partial|reused|shrunk|reopened|rewritten mpio|sec2 "
+                "N FILE\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     const char *mode = argv[1], *file = argv[4];
@@ -83,6 +86,26 @@ int main(int argc, char **argv)
     if (strcmp(mode, "reused") == 0) {
         H5Dclose(write_old(f, "old", n, rank, size, 0, x));
         H5Ldelete(f, "old", H5P_DEFAULT);
+    } else if (strcmp(mode, "rewritten") == 0) {
+        hsize_t dims = 2 * n * (hsize_t)size, at = 2 * n * (hsize_t)rank, all = 2 * n;
+        hid_t space = H5Screate_simple(1, &dims, NULL), mem = H5Screate_simple(1, &all, NULL);
+        hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+        H5Pset_chunk(dcpl, 1, &n);
+        H5Pset_deflate(dcpl, 6);
+        hid_t z = H5Dcreate2(f, "z", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+        double *v = malloc(2 * n * sizeof *v);
+        H5Sselect_hyperslab(space, H5S_SELECT_SET, &at, NULL, &all, NULL);
+        for (int pass = 0; pass < 2; pass++) {
+            for (hsize_t i = 0; i < 2 * n; i++)
+                v[i] = pass ? (double)((at + i) * 2654435761u % 1000003u) / 7.0 : 1.0;
+            H5Dwrite(z, H5T_NATIVE_DOUBLE, mem, space, x, v);
+            H5Fflush(f, H5F_SCOPE_GLOBAL);
+        }
+        free(v);
+        H5Dclose(z);
+        H5Pclose(dcpl);
+        H5Sclose(mem);
+        H5Sclose(space);
     } else if (strcmp(mode, "shrunk") == 0) {
         hid_t d = write_old(f, "old", n, rank, size, 1, x);
         hsize_t one = 1;

@@ -45,8 +45,8 @@ def _same_file(a, b):
 WITHDRAWN = {
     "serial": "fill_time=never NOT applied: serial HDF5 allocates the dataset's storage as it is "
     "written, and elements never written would read back as whatever the reader's buffer held",
-    "freed": "fill_time=never NOT applied: space was freed in the file (an object deleted or a "
-    "dataset shrunk), which HDF5 hands out again with its old bytes",
+    "freed": "fill_time=never NOT applied: space was freed in the file (an object deleted, a "
+    "dataset shrunk, a chunk rewritten), which HDF5 hands out again with its old bytes",
     "opened": "fill_time=never NOT applied: the file was opened, not created in this run: space "
     "HDF5 allocates in it may hold old bytes",
 }
@@ -62,6 +62,9 @@ WITHDRAWN = {
         ("reused", "sec2", 1, "<alloc_time>early</alloc_time>", "freed"),
         ("shrunk", "mpio", 2, "", "freed"),
         ("reopened", "mpio", 2, "", "opened"),
+        # a filtered chunk rewritten larger: HDF5 frees the old one by itself (not seen to
+        # reach the new dataset here; left out all the same, as HDF5 may hand it out)
+        ("rewritten", "mpio", 2, "", "freed"),
         ("full", "mpio", 2, "", None),
     ],
 )
