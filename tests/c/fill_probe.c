@@ -12,6 +12,9 @@
  *            take its space (a program that rewrites a dataset in place): the elements never
  *            written read back the fill value only if it was written
  *   ownfill  as full, the dataset's creation list defining its own fill value (-7)
+ *   late_partial  the first step as full, the later ones as partial (the adaptive mode
+ *            learns from the first)
+ *   late_reused   the first step as full, the later ones as reused
  *   read     nothing written: the files of a `full` run are read back (chunk 2 N elements)
  * Usage: mpiexec -n 2 fill_probe MODE STEPS N */
 #include <hdf5.h>
@@ -24,8 +27,11 @@ int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     if (argc != 4) {
-        fprintf(stderr, "usage: fill_probe "
-                        "full|pieces|scattered|partial|overlap|reused|ownfill|read STEPS N\n");
+        fprintf(
+            stderr,
+            "usage: fill_probe "
+            "full|pieces|scattered|partial|overlap|reused|ownfill|late_partial|late_reused|read "
+            "STEPS N\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     const char *mode = argv[1];
@@ -36,8 +42,9 @@ int main(int argc, char **argv)
     int reading = strcmp(mode, "read") == 0;
     hsize_t dims = 2 * n * (hsize_t)size, chunk = 2 * n;
     hsize_t start = strcmp(mode, "overlap") == 0 ? 0 : 2 * n * (hsize_t)rank;
-    int reused = strcmp(mode, "reused") == 0;
-    hsize_t count = strcmp(mode, "partial") == 0 || reused ? n : 2 * n;
+    int late = strncmp(mode, "late_", 5) == 0;
+    if (late)
+        mode += 5; /* partial or reused from the second step on */
     int scattered = strcmp(mode, "scattered") == 0;
     hsize_t pieces = strcmp(mode, "pieces") == 0 ? 16 : scattered ? 32 : 1;
     double *buf = malloc(2 * n * sizeof *buf);
@@ -45,6 +52,8 @@ int main(int argc, char **argv)
     for (hsize_t i = 0; i < 2 * n; i++)
         buf[i] = (overlap ? 0 : rank * 1e6) + (double)i;
     for (int s = 0; s < steps; s++) {
+        int reused = strcmp(mode, "reused") == 0 && (!late || s > 0);
+        hsize_t count = (strcmp(mode, "partial") == 0 && (!late || s > 0)) || reused ? n : 2 * n;
         char name[64];
         snprintf(name, sizeof name, "chunked.%d.h5", s);
         hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);

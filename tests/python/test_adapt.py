@@ -358,6 +358,40 @@ def test_fill_time_never_fires_online_on_fully_written_chunked_datasets(tmp_path
     _same_data(base, tmp_path / "adapt", [f"chunked.{s}.h5" for s in range(3)])
 
 
+@pytest.mark.parametrize("mode", ["late_reused", "late_partial"])
+def test_fill_time_never_from_the_learning_phase_keeps_a_later_partial_phases_data(
+    tmp_path, test_prog, libiotune, mode
+):
+    """IOT-1 is judged on the learning phase alone (every element written), and its
+    fill_time=never then reaches later phases that write half of each dataset. In a new file
+    (late_partial) parallel HDF5 allocates the chunks in space never written: it stays applied
+    and the unwritten half reads back zeros. After the phase deleted another dataset
+    (late_reused) its chunks take that dataset's space: applied, the unwritten half read back
+    the old values (h5diff: 200,000 differences per file); now the runtime withdraws it there,
+    saying why (the file's hdf5_notes)."""
+    from iotune import storage_layout
+
+    prog = test_prog("fill_probe")
+    base = tmp_path / "base"
+    base.mkdir()
+    run_mpi(2, [prog, mode, *FILL], cwd=base, timeout=120)
+    p = _run(tmp_path / "adapt", [prog, mode, *FILL], libiotune)
+    phases = p["adaptive"]["phases"]
+    assert phases[0]["insights"]["fully_written"] == "yes" and "IOT-1" in phases[0]["fired"]
+    notes = {f["name"]: " ".join(f.get("hdf5_notes") or []) for f in p["files"]}
+    why = "space was freed in the file (an object deleted, a dataset shrunk, a chunk rewritten)"
+    for s in (1, 2):
+        assert {"rule": "IOT-1", "name": "fill_time", "value": "never"} in phases[s]["applied"]
+        lays = storage_layout.read_layouts(tmp_path / "adapt" / f"chunked.{s}.h5")
+        if mode == "late_reused":
+            assert lays["/data"].fill_time != "never"
+            assert f"fill_time=never NOT applied: {why}" in notes[f"chunked.{s}.h5"], notes
+        else:
+            assert lays["/data"].fill_time == "never"
+            assert "fill_time" not in notes[f"chunked.{s}.h5"], notes
+    _same_data(base, tmp_path / "adapt", [f"chunked.{s}.h5" for s in range(3)])
+
+
 def test_a_dataset_written_piece_after_piece_is_proven_fully_written(tmp_path, test_prog,
                                                                     libiotune):  # fmt: skip
     """Each rank writes its share in 16 adjacent pieces (h5perf writes 32 MiB per rank in 1 MiB

@@ -104,6 +104,9 @@ def test_kernel_runs_tuned_with_settings_applied_and_data_unchanged(
         if is_hdf5:  # read back: a chunk cache takes effect on chunked datasets only
             applied, notes = f["applied"]["hdf5"], f.get("hdf5_notes", [])
             assert applied["alignment"] == "0,4096"
+            # new files, nothing deleted, parallel (early allocation): fill_time=never kept,
+            # read back from the datasets' creation lists (runtime/src/apply/fill_guard.c)
+            assert applied["fill_time"] == "never", (applied, notes)
             assert applied.get("chunk_cache_bytes") == "2097152" or any(
                 "chunk cache settings without effect: the dataset is contiguous" in n for n in notes
             ), (applied, notes)

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "apply/fill_guard.h"
 #include "apply/h5report.h"
 #include "apply/h5support.h"
 #include "config/bounds.h"
@@ -218,19 +219,19 @@ static void set_times(const iot_file_info *f, const char *file, const char *dset
                                                  H5D_FILL_TIME_NEVER};
     static const H5D_alloc_time_t alloc_times[] = {H5D_ALLOC_TIME_DEFAULT, H5D_ALLOC_TIME_EARLY,
                                                    H5D_ALLOC_TIME_INCR, H5D_ALLOC_TIME_LATE};
-    H5D_fill_value_t fill = H5D_FILL_VALUE_DEFAULT;
     char where[96];
     for (int alloc = 0; alloc < 2; alloc++) {
         const iot_entry *e =
             iot_resolved_for(f->rules, alloc ? IOT_P_ALLOC_TIME : IOT_P_FILL_TIME, dset);
         if (!e)
             continue;
-        if (!alloc && fill_times[e->value.v[0]] == H5D_FILL_TIME_NEVER && dcpl != H5P_DEFAULT &&
-            h->H5Pfill_value_defined(dcpl, &fill) >= 0 && fill == H5D_FILL_VALUE_USER_DEFINED) {
-            /* unwritten elements must keep reading as the application's own fill value */
-            iot_h5_report_add(
-                r, "fill_time=never NOT applied: the application defined a fill value [%s]",
-                iot_origin(e, where, sizeof where));
+        /* unwritten elements must keep reading as they would without it (fill_guard.c) */
+        const char *unsafe = alloc || fill_times[e->value.v[0]] != H5D_FILL_TIME_NEVER
+                                 ? NULL
+                                 : iot_fill_never_unsafe(f, dset, *copy >= 0 ? *copy : dcpl);
+        if (unsafe) {
+            iot_h5_report_add(r, "fill_time=never NOT applied: %s [%s]", unsafe,
+                              iot_origin(e, where, sizeof where));
             continue;
         }
         int own = own_time(dcpl, alloc);

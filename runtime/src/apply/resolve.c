@@ -104,6 +104,10 @@ void iot_files_remember(const char *name, const iot_file_info *info)
     e->info.mpio = info->mpio;
     e->info.leader = info->leader;
     e->info.tuned = info->tuned;
+    if (e->opens > 0 || e->info.fresh < 0) /* opened again, or freed in: never fresh again */
+        e->info.fresh = e->info.fresh < 0 ? -1 : 0;
+    else
+        e->info.fresh = info->fresh;
     e->opens++;
 }
 
@@ -122,6 +126,13 @@ iot_file_info iot_files_lookup(const char *name)
     const file_entry *e = find_file(name);
     if (e)
         return e->info;
-    iot_file_info unknown = {0, iot_world_rank() == 0, NULL, 0};
+    iot_file_info unknown = {0, iot_world_rank() == 0, NULL, 0, 0};
     return unknown;
+}
+
+void iot_files_space_freed(const char *name)
+{
+    file_entry *e = find_file(name);
+    if (e)
+        e->info.fresh = -1;
 }

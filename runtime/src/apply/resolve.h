@@ -32,6 +32,11 @@ typedef struct {
     int leader;               /* this rank reports for the file (rank 0 of its communicator) */
     iot_file_settings *rules; /* the settings that apply to it, or NULL */
     int tuned; /* its datasets get HDF5 settings: the MPI-IO driver, or sec2 with serial_files */
+    /* 1: created in this run (H5Fcreate: empty) and no space freed in it since, so that the
+     * space HDF5 allocates was never written; 0: opened, or not known; -1: space was freed in
+     * it (an object or attribute deleted, a dataset shrunk), which HDF5 hands out again with
+     * its old bytes (fill_time=never: fill_guard.c) */
+    int fresh;
 } iot_file_info;
 
 /* Remembers and recalls the files opened (by name, as H5Fget_name reports it); forget once
@@ -39,5 +44,8 @@ typedef struct {
 void iot_files_remember(const char *name, const iot_file_info *info);
 void iot_files_forget(const char *name);
 iot_file_info iot_files_lookup(const char *name);
+
+/* Space was freed in the file of that name (iot_file_info.fresh -1), if it is remembered. */
+void iot_files_space_freed(const char *name);
 
 #endif

@@ -42,6 +42,14 @@ int record_of(const iot_h5_api *h, hid_t obj, const char *known_name);
 void describe_dataset(const iot_h5_api *h, hid_t id, hid_t space, hid_t type, hid_t dcpl,
                       iot_trace_dset_desc *d, uint64_t *dims, uint64_t *maxdims, uint64_t *chunks);
 
+/* Space may be freed in loc's file (a deletion): the file is marked (iot_files_space_freed);
+ * H5Dset_extent to size: marked when it shrinks the dataset (wrap_hdf5_free.c). */
+void iot_h5_space_freed(hid_t loc);
+void iot_h5_extent_shrinks(hid_t dset, const hsize_t *size);
+/* Does loc's file hold freed raw data space (H5Fget_free_sections of H5FD_MEM_DRAW; 1 when
+ * not known)? In-memory for a file created in this run: no I/O, the same on every rank. */
+int iot_h5_raw_space_held(hid_t loc);
+
 /* What an object's creation list says of its header: times recorded (*track 1, 0), attribute
  * creation order (*order: H5Pset_attr_creation_order's flags); -1 when unknown (wrap_hdf5.c). */
 void describe_header(hid_t cp, int *track, int *order);

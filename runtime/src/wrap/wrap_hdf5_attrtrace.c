@@ -218,6 +218,8 @@ void iot_attr_closed(hid_t attr)
         __typeof__(&fn) real = IOT_H5_FN(fn);                                                      \
         if (!real)                                                                                 \
             return -1;                                                                             \
+        if (!(new_name))                                                                           \
+            iot_h5_space_freed(loc); /* a deletion (wrap_hdf5_free.c) */                           \
         if (!iot_capture_on)                                                                       \
             return real args;                                                                      \
         int wanted = iot_trace_wanted();                                                           \
@@ -266,6 +268,7 @@ IOT_EXPORT herr_t H5Adelete_by_idx(hid_t loc, const char *obj, H5_index_t idx_ty
     __typeof__(&H5Adelete_by_idx) real = IOT_H5_FN(H5Adelete_by_idx);
     if (!real)
         return -1;
+    iot_h5_space_freed(loc); /* wrap_hdf5_free.c */
     if (!iot_capture_on)
         return real(loc, obj, idx_type, order, n, lapl);
     int wanted = iot_trace_wanted();

@@ -142,7 +142,7 @@ static hid_t open_file(int create, const char *name, unsigned flags, hid_t fcpl,
     s = agreed_settings(real, name, fapl, s);
     agree = iot_now() - agree;
     const char *how = create ? "H5Fcreate" : "H5Fopen";
-    iot_file_info info = {0, 1, NULL, 0};
+    iot_file_info info = {0, 1, NULL, 0, 0};
     iot_h5_outcome out = {"", "", ""};
     int existed = file_exists(name), refused = 0;
     hid_t use = s && iot_h5() && !decided_by_existence(create, existed, flags)
@@ -180,6 +180,7 @@ static hid_t open_file(int create, const char *name, unsigned flags, hid_t fcpl,
     }
     close_copies(real, fid, copies, 2);
     keep_outcome(rec, &out);
+    info.fresh = create; /* H5Fcreate truncates or makes the file: empty */
     if (s)
         iot_files_remember(known, &info); /* it keeps info.rules */
     if (iot_lock()) {
