@@ -45,8 +45,9 @@ def _same_file(a, b):
 WITHDRAWN = {
     "serial": "fill_time=never NOT applied: serial HDF5 allocates the dataset's storage as it is "
     "written, and elements never written would read back as whatever the reader's buffer held",
-    "freed": "fill_time=never NOT applied: space was freed in the file (an object deleted, a "
-    "dataset shrunk, a chunk rewritten), which HDF5 hands out again with its old bytes",
+    "freed": "fill_time=never NOT applied: space may have been freed in the file (an object "
+    "deleted, a dataset shrunk, a filtered dataset made), which HDF5 hands out again with its "
+    "old bytes",
     "opened": "fill_time=never NOT applied: the file was opened, not created in this run: space "
     "HDF5 allocates in it may hold old bytes",
 }

@@ -11,10 +11,10 @@
  * - that space was never written: the file was created in this run (H5Fcreate: empty, space
  *   beyond its end reads as zeros) and nothing was freed in it since. After a deletion or a
  *   shrinking H5Dset_extent, HDF5 hands the freed space (or the end of the file it gave back)
- *   to the next allocation with its old bytes; a file opened may have such space too. Space
- *   HDF5 frees by itself (a filtered chunk rewritten larger) is seen as free raw data
- *   sections when the dataset is created (wrap_hdf5_free.c); metadata HDF5 moves (groups,
- *   attributes, flushes: measured) frees no raw data space;
+ *   to the next allocation with its old bytes; a file opened may have such space too. HDF5
+ *   frees space by itself when a filtered chunk is rewritten larger, so a filtered dataset
+ *   made in the file counts as a deletion for the datasets made after it (wrap_hdf5_free.c);
+ *   metadata HDF5 moves (groups, attributes, flushes: measured) frees no raw data space;
  * - the storage is chunked or contiguous, in the file (compact data live in the object
  *   header, virtual data in other datasets; external files hold what they held).
  * Filters change nothing here: a deflated dataset written in part, chunks partly written,
@@ -45,8 +45,8 @@ const char *iot_fill_never_unsafe(const iot_file_info *f, const char *dset, hid_
         return "serial HDF5 allocates the dataset's storage as it is written, and elements "
                "never written would read back as whatever the reader's buffer held";
     if (f->fresh < 0)
-        return "space was freed in the file (an object deleted, a dataset shrunk, a chunk "
-               "rewritten), which HDF5 hands out again with its old bytes";
+        return "space may have been freed in the file (an object deleted, a dataset shrunk, "
+               "a filtered dataset made), which HDF5 hands out again with its old bytes";
     if (f->fresh == 0)
         return "the file was opened, not created in this run: space HDF5 allocates in it may "
                "hold old bytes";

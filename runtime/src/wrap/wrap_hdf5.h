@@ -46,9 +46,9 @@ void describe_dataset(const iot_h5_api *h, hid_t id, hid_t space, hid_t type, hi
  * H5Dset_extent to size: marked when it shrinks the dataset (wrap_hdf5_free.c). */
 void iot_h5_space_freed(hid_t loc);
 void iot_h5_extent_shrinks(hid_t dset, const hsize_t *size);
-/* Does loc's file hold freed raw data space (H5Fget_free_sections of H5FD_MEM_DRAW; 1 when
- * not known)? In-memory for a file created in this run: no I/O, the same on every rank. */
-int iot_h5_raw_space_held(hid_t loc);
+/* Does a dataset made with dcpl let HDF5 free space by itself (filters: a chunk rewritten
+ * larger is moved; 1 when not known)? */
+int iot_h5_frees_by_itself(hid_t dcpl);
 
 /* What an object's creation list says of its header: times recorded (*track 1, 0), attribute
  * creation order (*order: H5Pset_attr_creation_order's flags); -1 when unknown (wrap_hdf5.c). */
