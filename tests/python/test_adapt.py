@@ -379,7 +379,10 @@ def test_fill_time_never_from_the_learning_phase_keeps_a_later_partial_phases_da
     phases = p["adaptive"]["phases"]
     assert phases[0]["insights"]["fully_written"] == "yes" and "IOT-1" in phases[0]["fired"]
     notes = {f["name"]: " ".join(f.get("hdf5_notes") or []) for f in p["files"]}
-    why = "space may have been freed in the file (an object deleted, a dataset shrunk, a filtered dataset made)"
+    why = (
+        "space may have been freed in the file (an object deleted, a dataset shrunk, a "
+        "filtered dataset made)"
+    )
     for s in (1, 2):
         assert {"rule": "IOT-1", "name": "fill_time", "value": "never"} in phases[s]["applied"]
         lays = storage_layout.read_layouts(tmp_path / "adapt" / f"chunked.{s}.h5")
