@@ -264,6 +264,9 @@ def _toml_key(s: str, pos: int) -> tuple[tuple[str, ...], int] | None:
     return None
 
 
+KEY_LINES_DEPTH = 16  # the enclosing tables key_lines records for a [table] header
+
+
 def key_lines(text: str) -> dict[tuple[str | int, ...], int]:
     """The line where each table and key of a TOML text is first given (as a path such as
     ("params", "cb_nodes", "default") or ("constraints", 1, "forbid")): tomllib keeps no lines.
@@ -288,8 +291,11 @@ def key_lines(text: str) -> dict[tuple[str | int, ...], int]:
             found = _toml_key(s, 1)
             if found:
                 table = found[0]
-                for i in range(1, len(table) + 1):
+                # every enclosing table's line, to a bounded depth: a hostile [a.a.a...] of
+                # 30,000 keys made this quadratic (3.5 GB); no space nests deeper than a few
+                for i in range(1, min(len(table), KEY_LINES_DEPTH) + 1):
                     lines.setdefault(table[:i], n)
+                lines.setdefault(table, n)
         elif (found := _toml_key(s, 0)) and s.startswith("=", found[1]):
             lines.setdefault((*table, *found[0]), n)
             rest = s[found[1] + 1 :]

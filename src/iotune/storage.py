@@ -69,10 +69,13 @@ def password_of(url: str) -> str | None:
 
 def scrub(text: str, url: str) -> str:
     """text (e.g. a driver's error message) with the URL's and the environment's password
-    removed wherever they appear, then redacted."""
+    removed wherever they appear as a word of their own, then redacted. Not inside other
+    words: a password "on" made "c***necti*** refused" of "connection refused", garbled the
+    message and told which short strings the password was."""
     for secret in (password_of(url), os.environ.get(PASSWORD_ENV)):
         if secret:
-            text = text.replace(secret, MASK)
+            alone = rf"(?<![A-Za-z0-9]){re.escape(secret)}(?![A-Za-z0-9])"
+            text = re.sub(alone, lambda _: MASK, text)
     return redact(text)
 
 

@@ -597,3 +597,23 @@ def test_a_control_character_in_a_damaged_profile_is_one_escaped_line(tmp_path, 
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and "\x1b" not in err and "\x1e" not in err, repr(err)
     assert err.startswith(f"iotune: advise: {path}: ") and "posix.\\x1e\\x1b[2J" in err
+
+
+def test_a_darshan_log_is_read_under_a_login_nodes_lower_memory_limit(tmp_path):
+    """An outside tester's `ulimit -v 1500000; iotune advise log.darshan`: the reader's own
+    bound (2 GiB and up) was above the hard limit, setting it failed in the child, and a
+    SubprocessError traceback came out. The bound is now at most the hard limit."""
+    from iotune.advise import darshan_safe
+
+    if not darshan_safe.available():
+        pytest.skip("PyDarshan not installed")
+    log = Path(__file__).resolve().parents[1] / "data" / "darshan" / "ph5example.darshan"
+    limit = 1_500_000 * 1024
+    code = (
+        f"import resource, sys; resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit})); "
+        "from iotune.cli import main; sys.exit(main(['advise', sys.argv[1]]))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, str(log)], capture_output=True,
+                          text=True, timeout=300, cwd=tmp_path)  # fmt: skip
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == 0, proc.stderr

@@ -279,3 +279,15 @@ def test_a_space_file_with_a_byte_order_mark_loads_as_without(tmp_path):
     twice.write_bytes(b"\xef\xbb\xbf" * 2 + SPACE_HEAD.encode())
     with pytest.raises(space.SpaceError, match=f"^{twice}:1: not valid TOML"):
         space.load(twice)
+
+
+def test_a_table_nested_thousands_deep_costs_no_quadratic_memory():
+    """An outside tester's one-line [a.a.a....] of 30,000 keys (60 KB) took 3.5 GB in
+    key_lines (every enclosing table's key kept): now a bounded number of them."""
+    from iotune.space import KEY_LINES_DEPTH, key_lines
+
+    header = "[" + ".".join(["a"] * 30000) + "]\nx = 1\n"
+    lines = key_lines(header)
+    assert len(lines) <= KEY_LINES_DEPTH + 2
+    assert sum(len(k) for k in lines) < 100_000  # was 450 million key parts
+    assert lines[tuple(["a"] * 30000)] == 1 and lines[(*["a"] * 30000, "x")] == 2

@@ -98,3 +98,14 @@ def test_workers_starting_at_once_on_a_new_sqlite_file(tmp_path):
             url = f"sqlite:///{tmp_path / f's{i}.db'}"
             seen = pool.map(_open_sqlite, [url] * 6)
             assert seen == ["ok"] * 6, seen
+
+
+def test_a_short_password_is_masked_only_where_it_stands_alone():
+    """An outside tester's password "on": every "on" of the driver's message was masked
+    ("c***necti*** refused"), garbling it and telling which strings the password was."""
+    url = "postgresql://admin:on@127.0.0.1:1/db"
+    said = storage.scrub("connection to 127.0.0.1 failed: Connection refused", url)
+    assert said == "connection to 127.0.0.1 failed: Connection refused"
+    said = storage.scrub(f"bad login admin/on at {url}", url)
+    assert "on@" not in said and said.startswith("bad login admin/*** at ")
+    assert storage.scrub("p4ss-W0rd!", "mysql://u:p4ss-W0rd!@h/db") == "***"

@@ -140,7 +140,11 @@ def _memory_bound(expanded: int) -> int:
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError):
         total = 8 * 1024**3
-    return int(min(MEMORY_MIN + 16 * expanded, max(MEMORY_MIN, total * MEMORY_MAX_SHARE)))
+    bound = int(min(MEMORY_MIN + 16 * expanded, max(MEMORY_MIN, total * MEMORY_MAX_SHARE)))
+    import resource
+
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]  # a login node's ulimit -v: no higher
+    return bound if hard == resource.RLIM_INFINITY else min(bound, hard)
 
 
 def _limits(memory: int) -> None:  # runs in the child before exec
@@ -203,10 +207,9 @@ def read(
             )  # fmt: skip
         except subprocess.TimeoutExpired:
             raise _fail(name, f"the Darshan reader did not finish within {timeout:.0f} s") from None
-        except OSError as e:
-            raise DarshanLogError(
-                f"{name}: cannot start the Darshan reader: {e.strerror}"
-            ) from None
+        except (OSError, subprocess.SubprocessError) as e:
+            why = e.strerror if isinstance(e, OSError) else "its limits could not be set"
+            raise DarshanLogError(f"{name}: cannot start the Darshan reader: {why}") from None
         stderr = proc.stderr.decode("utf-8", "replace")
         if proc.returncode < 0:
             try:
