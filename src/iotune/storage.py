@@ -103,7 +103,21 @@ def open_storage(url: str, heartbeat_s: int | None = HEARTBEAT_S) -> Any:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise StorageError(f"storage {url}: cannot make {path.parent}: {e.strerror}") from None
-        return _journal_storage(JournalFileBackend(str(path)), heartbeat_s)
+        try:
+            journal = _journal_storage(JournalFileBackend(str(path)), heartbeat_s)
+            journal.get_all_studies()  # the whole log replayed now, inside this try
+            return journal
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError) as e:
+            # Optuna replays the journal as it opens it: a damaged line raises whatever the
+            # replay met (UnicodeDecodeError and JSONDecodeError are ValueErrors)
+            from iotune.outputs import printable
+
+            what = printable(str(e))[:200] or type(e).__name__
+            raise StorageError(
+                f"storage {url}: {path} is not a readable Optuna journal (damaged or not a "
+                f"journal: {type(e).__name__}: {what}); give another file, or repair or "
+                "remove it"
+            ) from None
     kwargs: dict[str, Any] = {}
     if heartbeat_s:
         kwargs["heartbeat_interval"] = int(heartbeat_s)

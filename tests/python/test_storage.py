@@ -109,3 +109,22 @@ def test_a_short_password_is_masked_only_where_it_stands_alone():
     said = storage.scrub(f"bad login admin/on at {url}", url)
     assert "on@" not in said and said.startswith("bad login admin/*** at ")
     assert storage.scrub("p4ss-W0rd!", "mysql://u:p4ss-W0rd!@h/db") == "***"
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"garbage\0\xff\xfe\n",
+        b'not json at all\n{"op_code": 999}\n',  # a last line alone may be a torn write
+        b'{"op_code": 0, "worker_id": "w"}\n{"op_code": 1, "worker_id": "w", "study_id": 99}\n',
+        b'{"op_code": 0, "worker_id": "w", "study_name": "s", "directions": ["x"]}\n',
+        b"[" * 100_000 + b"\n",
+    ],
+)
+def test_a_damaged_journal_is_one_message_not_a_traceback(tmp_path, content):
+    """An outside tester's damaged journal files (a journal lives on a shared file system any
+    worker can write): each gave a raw traceback of Optuna's replay."""
+    path = tmp_path / "study.journal"
+    path.write_bytes(content)
+    with pytest.raises(storage.StorageError, match="is not a readable Optuna journal"):
+        storage.open_storage(f"journal:{path}")
