@@ -4,10 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The length of the valid UTF-8 character at s (1 to 4), or 0 when s does not start one:
- * overlong forms, surrogates, beyond U+10FFFF and cut sequences are not valid, as for
- * Python's strict decoder. */
-static int utf8_char(const unsigned char *s)
+int iot_utf8_length(const unsigned char *s)
 {
     unsigned char c = s[0];
     if (c < 0x80)
@@ -49,7 +46,7 @@ static int forging(int code)
 static int escaped(const unsigned char *s, int *take)
 {
     int code = -1;
-    *take = utf8_char(s);
+    *take = iot_utf8_length(s);
     if (*take == 0)
         code = *s, *take = 1; /* not UTF-8: the byte */
     else if (*take == 1 && (*s < 0x20 || *s == 0x7F))

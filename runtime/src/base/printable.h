@@ -22,6 +22,11 @@ const char *iot_printable(const char *text, char *buf, size_t len);
  * left out whole. Returns buf. */
 const char *iot_shell_ansi(const char *text, char *buf, size_t len);
 
+/* The length of the valid UTF-8 character at s (1 to 4), or 0 when s does not start one:
+ * overlong forms, surrogates, beyond U+10FFFF and cut sequences are not valid, as for
+ * Python's strict decoder. The one definition for the runtime. */
+int iot_utf8_length(const unsigned char *s);
+
 /* The room iot_printable (and iot_shell_ansi, with 3 more) may need for n bytes of text (each
  * byte at most 4). */
 #define IOT_PRINTABLE_MAX(n) (4 * (n) + 1)

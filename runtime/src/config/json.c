@@ -1,5 +1,7 @@
 #include "config/json.h"
 
+#include "base/printable.h"
+
 const char *const iot_layer_names[] = {"hdf5", "mpiio", "fs"};
 
 void iot_json_string(FILE *f, const char *s)
@@ -9,14 +11,19 @@ void iot_json_string(FILE *f, const char *s)
         return;
     }
     fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        int n = iot_utf8_length(p);
+        if (!n) /* a byte of no UTF-8 character (a file name, a knowledge base's study): as
+                 * Python's surrogateescape reads it, so the profile stays UTF-8 and
+                 * os.fsencode gives the byte back */
+            fprintf(f, "\\u%04x", 0xdc00 | *p), n = 1;
+        else if (*p == '"' || *p == '\\')
+            fprintf(f, "\\%c", *p);
+        else if (*p < 0x20)
+            fprintf(f, "\\u%04x", *p);
         else
-            fputc(c, f);
+            fwrite(p, 1, (size_t)n, f);
+        p += n;
     }
     fputc('"', f);
 }

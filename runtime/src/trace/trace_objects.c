@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/printable.h"
 #include "platform/mpitype.h"
 #include "trace/trace.h"
 #include "trace/trace_store.h"
@@ -267,24 +268,6 @@ int iot_trace_memory(uint64_t size, const iot_block *blocks, int nblocks)
     return strtab_id(&trace_memory, text);
 }
 
-/* The length of the UTF-8 sequence at s (1 to 4), or 0 when it is not one (as Python reads
- * UTF-8: no overlong forms, no surrogates, nothing past U+10FFFF). */
-static int utf8_length(const unsigned char *s)
-{
-    unsigned c = s[0];
-    if (c < 0x80)
-        return 1;
-    int n = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 && c < 0xf0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
-    unsigned lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;
-    unsigned hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
-    if (n && (s[1] < lo || s[1] > hi))
-        return 0;
-    for (int i = 2; i < n; i++)
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-    return n;
-}
-
 /* s as a JSON string at text + *used (of len bytes); 0 when it does not fit or is not UTF-8. */
 static int put_string(char *text, size_t len, size_t *used, const char *s)
 {
@@ -294,7 +277,7 @@ static int put_string(char *text, size_t len, size_t *used, const char *s)
         return 0;
     text[u++] = '"';
     while (*p) {
-        int n = utf8_length(p);
+        int n = iot_utf8_length(p);
         if (!n || u + 8 >= len)
             return 0;
         if (*p == '"' || *p == '\\')
