@@ -9,6 +9,8 @@
  *             (H5Dset_extent)
  *   reopened  as partial, in a file opened again: made first with a persistent free-space
  *             strategy, /old written whole and deleted, /keep written after it, closed
+ *   twice     as reused, /old deleted through a second H5Fopen of the file (a link to it)
+ *   mounted   as reused, /old deleted through the file mounted in another one
  *   rewritten as partial, after a deflated dataset /z was written twice (ones, then values
  *             that compress less: HDF5 frees its first chunks by itself)
  * then reads /data back whole into a buffer of 0x5A bytes and prints (rank 0) one JSON line:
@@ -20,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static hid_t fapl_of(int mpio)
 {
@@ -56,9 +59,9 @@ int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     if (argc != 5) {
-        fprintf(stderr,
-                "usage: fill_guard_probe full|partial|reused|shrunk|reopened|rewritten mpio|sec2 "
-                "N FILE\n");
+        fprintf(stderr, "usage: fill_guard_probe "
+                        "full|partial|reused|shrunk|reopened|rewritten|twice|mounted mpio|sec2 "
+                        "N FILE\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     const char *mode = argv[1], *file = argv[4];
@@ -106,6 +109,26 @@ int main(int argc, char **argv)
         H5Pclose(dcpl);
         H5Sclose(mem);
         H5Sclose(space);
+    } else if (strcmp(mode, "twice") == 0) { /* deleted through a second open of the file */
+        char link[4200];
+        snprintf(link, sizeof link, "%s.link", file);
+        if (rank == 0 && symlink(file, link) != 0)
+            perror("symlink");
+        MPI_Barrier(MPI_COMM_WORLD);
+        H5Dclose(write_old(f, "old", n, rank, size, 0, x));
+        hid_t again = H5Fopen(link, H5F_ACC_RDWR, fapl);
+        H5Ldelete(again, "old", H5P_DEFAULT);
+        H5Fclose(again);
+    } else if (strcmp(mode, "mounted") == 0) { /* deleted through a mount point */
+        char parent[4200];
+        snprintf(parent, sizeof parent, "%s.parent", file);
+        H5Dclose(write_old(f, "old", n, rank, size, 0, x));
+        hid_t g = H5Fcreate(parent, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+        H5Gclose(H5Gcreate2(g, "mnt", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+        H5Fmount(g, "mnt", f, H5P_DEFAULT);
+        H5Ldelete(g, "mnt/old", H5P_DEFAULT);
+        H5Funmount(g, "mnt");
+        H5Fclose(g);
     } else if (strcmp(mode, "shrunk") == 0) {
         hid_t d = write_old(f, "old", n, rank, size, 1, x);
         hsize_t one = 1;

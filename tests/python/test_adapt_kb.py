@@ -361,3 +361,19 @@ def test_cli_adapt_kb_not_a_regular_file_says_so(tmp_path):
         r = subprocess.run([sys.executable, "-m", "iotune", "adapt", "--kb-file", str(kb), "--",
                             "true"], capture_output=True, text=True, timeout=60)  # fmt: skip
         assert r.returncode == 2 and r.stderr.strip() == f"iotune adapt: --kb-file {kb}: {what}"
+
+
+def test_a_knowledge_base_beyond_the_size_bound_is_refused_before_it_is_parsed(
+    tmp_path, test_prog, libiotune
+):
+    """Every rank parses the file, so its size bounds every rank's memory: an outside
+    tester's 64 MB export cost 490 MB per rank (31 GB for 64 ranks of a node). Now at most
+    16 MiB (about 10,000 entries) is read."""
+    kb = tmp_path / "big.json"
+    with open(kb, "w") as f:
+        f.write('{"schema": "iotune-kb-export", "version": 1, "entries": []')
+        f.write(" " * (16 << 20))
+        f.write("}")
+    p, r = _run(tmp_path / "adapt", test_prog("fill_probe"), libiotune, kb)
+    lines = [x for x in r.stderr.splitlines() if "IOTUNE_ADAPT_KB" in x]
+    assert len(lines) == 1 and f"larger than {16 << 20} bytes" in lines[0], r.stderr

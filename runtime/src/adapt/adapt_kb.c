@@ -16,7 +16,9 @@
 #include "config/values.h"
 #include "core/core.h"
 
-#define MAX_KB_BYTES (64 << 20)
+/* Every rank parses the whole file (about 8 bytes of memory per byte of it): 16 MiB, some
+ * 10,000 entries, keeps that near 130 MB a rank. */
+#define MAX_KB_BYTES (16 << 20)
 
 static iot_kb kb;
 static int kb_state; /* 0 not read yet, 1 read, -1 unusable (said once) */
@@ -30,6 +32,8 @@ static void load(void)
     if (text && iot_kb_parse(text, n, &kb, err, sizeof err) == 0)
         kb_state = 1;
     free(text);
+    if (kb_state < 0 && !err[0]) /* an allocation refused (ulimit -v) says nothing itself */
+        snprintf(err, sizeof err, "not enough memory to read it");
     if (kb_state < 0)
         iot_warn_once("adapt-kb", "IOTUNE_ADAPT_KB=%s: %s; the adaptive mode goes on without it",
                       iot_env.adapt_kb, err);

@@ -130,9 +130,8 @@ iot_file_info iot_files_lookup(const char *name)
     return unknown;
 }
 
-void iot_files_space_freed(const char *name)
+void iot_files_space_freed(void)
 {
-    file_entry *e = find_file(name);
-    if (e)
-        e->info.fresh = -1;
+    for (int i = 0; i < nfiles; i++)
+        files[i].info.fresh = -1;
 }

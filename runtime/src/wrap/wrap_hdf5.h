@@ -42,8 +42,9 @@ int record_of(const iot_h5_api *h, hid_t obj, const char *known_name);
 void describe_dataset(const iot_h5_api *h, hid_t id, hid_t space, hid_t type, hid_t dcpl,
                       iot_trace_dset_desc *d, uint64_t *dims, uint64_t *maxdims, uint64_t *chunks);
 
-/* Space may be freed in loc's file (a deletion): the file is marked (iot_files_space_freed);
- * H5Dset_extent to size: marked when it shrinks the dataset (wrap_hdf5_free.c). */
+/* Space may be freed by a call on loc (a deletion): every open file is marked
+ * (iot_files_space_freed); H5Dset_extent to size: marked when it shrinks the dataset
+ * (wrap_hdf5_free.c). */
 void iot_h5_space_freed(hid_t loc);
 void iot_h5_extent_shrinks(hid_t dset, const hsize_t *size);
 /* Does a dataset made with dcpl let HDF5 free space by itself (filters: a chunk rewritten

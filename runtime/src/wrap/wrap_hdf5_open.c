@@ -251,7 +251,7 @@ static hid_t dataset_call_with_settings(dataset_call kind, dataset_args a)
     if (s && f.tuned && creating) { /* MPI-IO files, and sec2 ones with serial_files */
         use.dcpl = iot_apply_dcpl(&f, file, path, a.type, a.space, a.dcpl, keep);
         if (f.fresh > 0 && iot_h5_frees_by_itself(a.dcpl))
-            iot_files_space_freed(file); /* for fill_time=never's guard (apply/fill_guard.c) */
+            iot_files_space_freed(); /* for fill_time=never's guard (apply/fill_guard.c) */
     }
     hid_t merged = H5I_INVALID_HID; /* the application's link access list as a dapl */
     if (s && f.tuned && (rel[0] || kind == CREATE_ANON)) {
