@@ -62,13 +62,16 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.json:
         import json
 
-        text = json.dumps(result.to_json(), indent=2, ensure_ascii=False)
+        out = result.to_json()  # the reading shared with the runtime, then what check warns
+        out["warnings"] = [
+            {"line": s.line, "element": el, "message": m} for s, el, m in _warned(args, result)
+        ]
+        text = json.dumps(out, indent=2, ensure_ascii=False)
         # JSON escapes C0 controls itself; DEL and the C1 controls too, for a terminal
         print(re.sub("[\x7f-\x9f]", lambda m: f"\\u{ord(m.group()):04x}", text))
     else:
         shown = None if args.all else controlfile.PROBLEMS_SHOWN
-        warnings = _costly(args.file, result.settings, args.ranks_per_host)
-        warnings += _process_wide(args.file, result.settings)  # as `iotune run` says them
+        warnings = [_warning_line(args.file, *w) for w in _warned(args, result)]
         for lines, what in (
             (result.messages(), "problems"),
             (_hints(args.file, data), "hints"),
@@ -76,16 +79,14 @@ def cmd_check(args: argparse.Namespace) -> int:
         ):
             for line in capped(lines, shown, what, args.file):
                 print(printable(line), file=sys.stderr)
-        if result.settings:
-            rows = [
-                [s.layer, s.name, s.file or "-", s.variable or "-", s.value]
-                for s in result.settings
-            ]
+        applying = _applying(result.settings)  # not those `iotune run` ignores
+        if applying:
+            rows = [[s.layer, s.name, s.file or "-", s.variable or "-", s.value] for s in applying]
             print(printable_lines(table(rows, ["layer", "name", "file", "variable", "value"])))
         elif not result.fatal:
             print("no settings")
         if result.errors:
-            what = "nothing applies" if result.fatal else f"{len(result.settings)} settings apply"
+            what = "nothing applies" if result.fatal else f"{len(applying)} settings apply"
             print(f"{len(result.errors)} error(s); {what}", file=sys.stderr)
     return 0 if result.ok else 1
 
@@ -105,7 +106,26 @@ def capped(lines: list[str], shown: int | None, what: str, path: str) -> list[st
     ]
 
 
-def _costly(path: str, settings, ranks_per_host: int) -> list[str]:
+def _warned(args: argparse.Namespace, result) -> list[tuple[object, str | None, str]]:
+    """(setting, element or None, message) of every warning of `iotune check`, in its text
+    and in its --json alike."""
+    if result.fatal:
+        return []
+    return (
+        _costly(result.settings, args.ranks_per_host)
+        + _process_wide(result.settings)  # as `iotune run` says them
+        + _mdc_order(result.settings)
+    )
+
+
+def _warning_line(path: str, s, element: str | None, message: str) -> str:
+    """'FILE:LINE: <element>: warning: message' (no element: the message names it)."""
+    where = f"{path}:{s.line}" if s.line else path
+    shown = f"<{element}>: " if element else ""
+    return f"{where}: {shown}warning: {message}"
+
+
+def _costly(settings, ranks_per_host: int) -> list[tuple[object, str | None, str]]:
     """Settings that cost more than this machine allows (iotune.costs): the runtime would
     withdraw them. Disk space is judged on the current directory's file system."""
     from iotune import costs
@@ -115,25 +135,54 @@ def _costly(path: str, settings, ranks_per_host: int) -> list[str]:
     for s in settings:
         message = costs.judge(s.name, s.value, budget)
         if message:
-            where = f"{path}:{s.line}" if s.line else path
-            out.append(f"{where}: <{s.name}>: warning: {message} by the runtime on this machine")
+            out.append((s, s.name, f"{message} by the runtime on this machine"))
     for s, message in costs.file_total(settings, budget):
-        where = f"{path}:{s.line}" if s.line else path
-        out.append(f"{where}: <{s.name}>: warning: {message} by the runtime on this machine")
+        out.append((s, s.name, f"{message} by the runtime on this machine"))
     return out
 
 
-def _process_wide(path: str, settings) -> list[str]:
+def _process_wide(settings) -> list[tuple[object, str | None, str]]:
     """Open MPI parameters narrowed by FileName=: ignored, as `iotune run` says
     (launch.mca_file_problem)."""
     from iotune import launch
 
+    return [(s, None, m) for s in settings if (m := launch.mca_file_problem(s))]
+
+
+def _applying(settings) -> list:
+    """The settings the runtime or `iotune run` applies: not the Open MPI parameters narrowed
+    by FileName= (launch.mca_file_problem)."""
+    from iotune import launch
+
+    return [s for s in settings if launch.mca_file_problem(s) is None]
+
+
+def _mdc_order(settings) -> list[tuple[object, str | None, str]]:
+    """mdc_min_size above mdc_max_size for the same files: the runtime applies none of the
+    metadata cache settings to them (apply_hdf5.c set_mdc). Settings of a FileName pattern are
+    judged with those for every file, the pattern's own winning (controlfile.effective)."""
+    from iotune import controlfile
+
     out = []
-    for s in settings:
-        message = launch.mca_file_problem(s)
-        if message:
-            where = f"{path}:{s.line}" if s.line else path
-            out.append(f"{where}: warning: {message}")
+    patterns = sorted({s.file for s in settings if s.file})
+    for pattern in [None, *patterns]:
+        chosen = {}
+        for s in settings:
+            if s.variable is None and s.file in (None, pattern):
+                old = chosen.get(s.name)
+                if old is None or controlfile.specificity(s) >= controlfile.specificity(old):
+                    chosen[s.name] = s
+        low, high = chosen.get("mdc_min_size"), chosen.get("mdc_max_size")
+        if not low or not high or pattern and pattern not in (low.file, high.file):
+            continue
+        if int(low.value) > int(high.value):
+            at = max((low, high), key=lambda s: s.line or 0)
+            lines = f"lines {low.line} and {high.line}" if low.line and high.line else "its lines"
+            scope = f" for FileName={pattern}" if pattern else ""
+            out.append((at, at.name, (
+                f"mdc_min_size={low.value} is above mdc_max_size={high.value} "
+                f"({lines}){scope}: the runtime applies none of the metadata cache settings"
+            )))  # fmt: skip
     return out
 
 

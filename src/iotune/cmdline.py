@@ -189,6 +189,10 @@ def runtime_for(command, config, mpi, verbose, copies):
     _say_static_hdf5(command, config, parsed.settings)
     budget = costs.machine_budget(launch.ranks_of(command))
     env, problems = launch.mca_settings(parsed.settings, budget)
+    # an Open MPI parameter with a bad value is said here, with the values accepted: the
+    # runtime's copy leaves it out as it leaves out the valid ones (the runtime sets none)
+    refused = [e for e in parsed.errors if launch.is_mca_name(e.element)]
+    problems = [e.format() for e in refused] + problems  # "line N: <name>: why"
     shown = controlfile.PROBLEMS_SHOWN
     for problem in problems[:shown]:
         launch.say(f"{config}: {problem}")
@@ -196,6 +200,7 @@ def runtime_for(command, config, mpi, verbose, copies):
         launch.say(f"{config}: {len(problems) - shown} more problems with Open MPI parameters "
                    f"not shown ({len(problems)} in all)")  # fmt: skip
     names = {s.name for s in parsed.settings if s.param is not None and s.param.is_mca}
+    names |= {e.element for e in refused if e.element}
     if not names:
         return choice.lib, config, {}
     if choice.family != "openmpi":

@@ -117,6 +117,14 @@ def ranks_of(command: Sequence[str]) -> int:
     return 1
 
 
+def is_mca_name(name: str | None) -> bool:
+    """True when name is an Open MPI MCA parameter of the registry (target mca)."""
+    from iotune import params
+
+    p = params.find(name) if name else None
+    return p is not None and p.is_mca
+
+
 def mca_file_problem(s) -> str | None:
     """Why a setting (controlfile.Setting) of an Open MPI parameter narrowed by FileName= is
     ignored (one environment per process: it cannot be per file), else None. Said by `iotune

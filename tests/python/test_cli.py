@@ -183,6 +183,53 @@ def test_check_says_what_run_says_of_an_open_mpi_parameter_narrowed_by_filename(
     assert launch.mca_settings([setting])[1] == [f"line 2: {said}; ignored"]
 
 
+def test_check_does_not_list_an_ignored_open_mpi_parameter_as_applying_and_json_warns(tmp_path):
+    """`iotune check` listed an Open MPI parameter narrowed by FileName= among the settings
+    that apply while warning it is ignored, and `--json` lacked the warning (an outside
+    tester's finding): the table leaves it out, --json says the warning."""
+    config = tmp_path / "mca.xml"
+    config.write_text('<Parameters><Middleware_Layer>\n<fcoll FileName="*.h5">two_phase</fcoll>'
+                      "\n<fcoll>dynamic</fcoll>\n</Middleware_Layer></Parameters>\n")  # fmt: skip
+    proc = iotune("check", config)
+    assert "two_phase" not in proc.stdout and "dynamic" in proc.stdout, proc.stdout
+    got = json.loads(iotune("check", "--json", config).stdout)
+    said = "<fcoll FileName=...>: an Open MPI parameter is set for the whole process, not per file"
+    assert got["warnings"] == [{"line": 2, "element": None, "message": f"{said}; ignored"}]
+    assert len(got["settings"]) == 2  # the reading shared with the runtime is kept whole
+    config.write_text('<Parameters><Middleware_Layer>\n<fcoll FileName="*.h5">two_phase</fcoll>'
+                      "\n</Middleware_Layer></Parameters>\n")  # fmt: skip
+    proc = iotune("check", config)
+    assert proc.returncode == 0 and proc.stdout == "no settings\n", proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("min_at", "max_at", "warned"),
+    [("", "", True), ('FileName="*.h5"', "", True), ("", 'FileName="*.h5"', True),
+     ('FileName="*.h5"', 'FileName="*.nc"', False)],
+)  # fmt: skip
+def test_check_warns_of_an_mdc_min_size_above_mdc_max_size(tmp_path, min_at, max_at, warned):
+    """mdc_min_size above mdc_max_size (the runtime then applies none of the metadata cache
+    settings) was not caught by `iotune check` (an outside tester's finding): one warning
+    naming the file, the line and both keys, in text and --json; none when the two are for
+    different files."""
+    config = tmp_path / "mdc.xml"
+    config.write_text(f"<Parameters><High_Level_IO_Library>\n"
+                      f"<mdc_min_size {min_at}>8M</mdc_min_size>"
+                      f"\n<mdc_max_size {max_at}>4M</mdc_max_size>\n</High_Level_IO_Library>"
+                      "</Parameters>\n")  # fmt: skip
+    proc = iotune("check", config)
+    assert proc.returncode == 0, proc.stderr
+    said = "mdc_min_size=8388608 is above mdc_max_size=4194304 (lines 2 and 3)"
+    lines = [line for line in proc.stderr.splitlines() if "mdc_min_size=" in line]
+    if not warned:
+        assert lines == [], proc.stderr
+        return
+    assert len(lines) == 1 and lines[0].startswith(f"{config}:3: <mdc_max_size>: warning: {said}")
+    (w,) = [w for w in json.loads(iotune("check", "--json", config).stdout)["warnings"]
+            if "mdc_min_size=" in w["message"]]  # fmt: skip
+    assert w["line"] == 3 and w["element"] == "mdc_max_size" and said in w["message"]
+
+
 def test_check_fatal_and_missing(tmp_path):
     proc = iotune("check", VECTORS / "bad_wrong_root.xml")
     assert proc.returncode == 1
@@ -199,8 +246,9 @@ def test_check_json(case):
     proc = iotune("check", "--json", VECTORS / f"{case}.xml")
     got = json.loads(proc.stdout)
     expected = json.loads((VECTORS / f"{case}.json").read_text())
+    assert list(got) == ["settings", "errors", "fatal", "warnings"]
+    got.pop("warnings")  # this machine's (costs): the runtime's reading is the rest
     assert got == expected
-    assert list(got) == ["settings", "errors", "fatal"]
     assert proc.returncode == (1 if expected["errors"] else 0)
 
 
@@ -211,6 +259,7 @@ def test_check_json_missing_file(tmp_path):
         "settings": [],
         "errors": [{"line": None, "element": None, "value": None}],
         "fatal": True,
+        "warnings": [],
     }
 
 
@@ -337,6 +386,28 @@ def test_run_caps_its_messages_about_open_mpi_parameters(fake_lib, tmp_path):
     assert said[0].startswith(f"iotune: {tmp_path}/mca\\x1b[2J.xml: line 2: <fcoll FileName=...>")
     more = "290 more problems with Open MPI parameters not shown (300 in all)"
     assert f"iotune: {tmp_path}/mca\\x1b[2J.xml: {more}" in proc.stderr.splitlines()
+
+
+def test_run_says_an_open_mpi_parameter_with_a_bad_value_is_bad_not_unknown(fake_lib, tmp_path):
+    """An Open MPI parameter given a bad value was left in the runtime's copy, and the runtime
+    (which knows no Open MPI parameter) called it an unknown parameter (an outside tester's
+    finding): `iotune run` says the value is bad with the values accepted, and leaves it out of
+    the runtime's copy as it leaves out the valid ones."""
+    config = tmp_path / "mca.xml"
+    config.write_text("<Parameters><Middleware_Layer>\n<fcoll>bogus</fcoll>\n"
+                      "<io_ompio_num_aggregators>-7</io_ompio_num_aggregators>\n"
+                      "<cb_nodes>2</cb_nodes>\n</Middleware_Layer></Parameters>\n")  # fmt: skip
+    show = 'cat "$IOTUNE_CONFIG"'
+    proc = iotune("run", "--config", config, "--", "sh", "-c", show, env={"IOTUNE_LIB": fake_lib})
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.splitlines()
+    choices = "dynamic, dynamic_gen2, individual, two_phase, vulcan"
+    assert f'iotune: {config}: line 2: <fcoll>: "bogus" is not one of {choices}' in lines
+    below = '<io_ompio_num_aggregators>: "-7" is below the minimum -1'
+    assert f"iotune: {config}: line 3: {below}" in lines
+    assert "unknown parameter" not in proc.stderr
+    assert "bogus" not in proc.stdout and "-7" not in proc.stdout  # the runtime's copy
+    assert "<cb_nodes>2</cb_nodes>" in proc.stdout
 
 
 def test_run_verbose_and_without_dashes(fake_lib):
@@ -478,9 +549,9 @@ def test_launch_run_timeout(tmp_path):
 def test_library_functions_used_by_the_cli_agree():
     """check --json and the library give the same reading of a file."""
     path = VECTORS / "good_patterns.xml"
-    assert (
-        json.loads(iotune("check", "--json", path).stdout) == controlfile.parse_file(path).to_json()
-    )
+    got = json.loads(iotune("check", "--json", path).stdout)
+    got.pop("warnings")
+    assert got == controlfile.parse_file(path).to_json()
 
 
 def test_every_option_of_a_written_usage_line_is_in_it():
