@@ -453,6 +453,20 @@ def cmd_tune(args: argparse.Namespace) -> int:
             identity.remove_unused(made)
 
 
+def _fault_advice(why: str, cfg) -> str:
+    """What to do about a storage or output fault (storage.fault's line): a damaged or foreign
+    file cannot be continued, a missing directory has nothing saved; room or rights can."""
+    low = why.lower()
+    if "malformed" in low or "not a database" in low:
+        return ("the study storage is damaged or not an SQLite database: give another "
+                "--storage (or remove it to start the study anew)")  # fmt: skip
+    if "unable to open database file" in low:
+        return ("the study storage cannot be opened: check that its directory exists and is "
+                "writable, then run the same command again")  # fmt: skip
+    return (f"what was saved before stays ({cfg.out}); make room (or make it writable) and run "
+            f"the same command again to continue the study {cfg.name!r}")  # fmt: skip
+
+
 def _made(cfg, args: argparse.Namespace) -> int:
     """cmd_tune once its options are read: the directories made, the study run."""
     from iotune import interrupt, storage, study
@@ -474,12 +488,7 @@ def _made(cfg, args: argparse.Namespace) -> int:
         why = storage.fault(e, study.storage_url(cfg))
         if why is None:
             raise
-        print(
-            f"iotune tune: {why}\niotune tune: what was saved before stays ({cfg.out}); make "
-            f"room (or make it writable) and run the same command again to continue the study "
-            f"{cfg.name!r}",
-            file=sys.stderr,
-        )
+        print(f"iotune tune: {why}\niotune tune: {_fault_advice(why, cfg)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt as e:
         status = interrupt.exit_status(e)

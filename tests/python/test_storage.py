@@ -128,3 +128,22 @@ def test_a_damaged_journal_is_one_message_not_a_traceback(tmp_path, content):
     path.write_bytes(content)
     with pytest.raises(storage.StorageError, match="is not a readable Optuna journal"):
         storage.open_storage(f"journal:{path}")
+
+
+def test_a_foreign_or_unreachable_sqlite_store_gets_advice_that_fits(tmp_path):
+    """An outside tester's corrupt SQLite file and missing directory were both told "what was
+    saved before stays ... make room (or make it writable)", true of neither."""
+    junk = tmp_path / "junk.db"
+    junk.write_bytes(os.urandom(5000))
+    cases = ((junk, "damaged or not an SQLite database"),
+             (tmp_path / "nodir" / "x.db", "check that its directory exists"))  # fmt: skip
+    for db, advice in cases:
+        proc = subprocess.run(
+            [sys.executable, "-m", "iotune", "tune", "--storage", f"sqlite:///{db}",
+             "--launcher", "none", "--trials", "1", "--no-progress", "--out",
+             str(tmp_path / "out"), "--", "/bin/true"],
+            capture_output=True, text=True, timeout=120, cwd=tmp_path,
+        )  # fmt: skip
+        assert proc.returncode == 1 and advice in proc.stderr, proc.stderr
+        assert "what was saved before stays" not in proc.stderr
+        assert "Traceback" not in proc.stderr
