@@ -23,8 +23,12 @@ CONFIG = """<Parameters><High_Level_IO_Library>
 <alignment>4096,4096</alignment>
 <chunk_cache_bytes>4194304</chunk_cache_bytes>
 <fill_time>never</fill_time>
+<alloc_time>early</alloc_time>
 </High_Level_IO_Library></Parameters>
 """
+# alloc_time early: serial HDF5 allocates chunks as they are written, and a read of one never
+# written then leaves the reader's buffer as it was: fill_time=never alone is withdrawn there
+# (runtime/src/apply/fill_guard.c)
 
 
 NEW = """<Parameters><High_Level_IO_Library>
@@ -104,6 +108,7 @@ def test_serial_files_settings_reach_the_wheels_hdf5(wheel, base, tmp_path, libi
     assert f["applied"]["hdf5"] == {
         "alignment": "4096,4096",
         "fill_time": "never",
+        "alloc_time": "early",
         "chunk_cache_bytes": "4194304",
     }
     # every write and read of the program counted, none twice
