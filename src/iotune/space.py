@@ -402,6 +402,45 @@ def _read_dim(name: str, table: Any, w: _Where) -> Dim:
     return Dim(p, tuple(values), default)
 
 
+COVER_WORK = 1_000_000  # steps spent on whether the forbids leave a configuration (then: yes)
+
+
+class _GiveUp(Exception):
+    pass
+
+
+def _covered(values: Mapping[str, tuple[str, ...]], boxes: list[dict[str, set[str]]],
+             work: list[int]) -> bool:  # fmt: skip
+    """Whether the forbids (boxes: each parameter's forbidden values) cover every
+    configuration: split on a parameter some forbid names, value by value."""
+    if not boxes:
+        return False
+    if any(not b for b in boxes):
+        return True  # a forbid with no condition left covers everything here
+    work[0] -= len(boxes)
+    if work[0] < 0:
+        raise _GiveUp
+    name = next(iter(boxes[0]))
+    for v in values[name]:
+        left = [b if name not in b else {k: s for k, s in b.items() if k != name}
+                for b in boxes if name not in b or v in b[name]]  # fmt: skip
+        if not _covered(values, left, work):
+            return False
+    return True
+
+
+def _refuse_forbidding_everything(space: Space, w: _Where) -> None:
+    """A space whose forbids leave no configuration to try is refused here: the tuner ran every
+    trial into "forbidden" and said only that every trial failed."""
+    values = {d.name: d.values for d in space.dims}
+    boxes = [{k: set(v) for k, v in f.when.items()} for f in space.forbids]
+    try:
+        if _covered(values, boxes, [COVER_WORK]):
+            w.fail(("constraints",), "the forbids together leave no configuration to try")
+    except _GiveUp:
+        pass  # too many forbids to tell quickly: the tuner says so if none is left
+
+
 def parse(data: Mapping[str, Any], where: str = "space", text: str | None = None) -> Space:
     """A Space from the parsed TOML of a space file; text, the file's text, gives the line of
     each problem found (one SpaceError naming where, the line and the key)."""
@@ -462,9 +501,12 @@ def parse(data: Mapping[str, Any], where: str = "space", text: str | None = None
                         w.fail((*key, name), _not_among(v, values) + " searched: the "
                                "constraint would never apply to it")  # fmt: skip
                 when[name] = tuple(texts)
+            if all(set(space.dim(k).values) <= set(v) for k, v in when.items()):
+                w.fail(key, "forbids every value of what it names: nothing is left to try")
             space.forbids.append(Forbid(when))
         else:
             w.fail(key, "a constraint needs tie = ... or forbid = {...}")
+    _refuse_forbidding_everything(space, w)
     guesses = data.get("guesses", [])
     if not isinstance(guesses, list):
         w.fail(("guesses",), f"must be [[guesses]] tables, not {_kind(guesses)}")

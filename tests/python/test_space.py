@@ -291,3 +291,29 @@ def test_a_table_nested_thousands_deep_costs_no_quadratic_memory():
     assert len(lines) <= KEY_LINES_DEPTH + 2
     assert sum(len(k) for k in lines) < 100_000  # was 450 million key parts
     assert lines[tuple(["a"] * 30000)] == 1 and lines[(*["a"] * 30000, "x")] == 2
+
+
+@pytest.mark.parametrize(
+    "constraints, line, message",
+    [
+        ('[[constraints]]\nforbid = { cb_nodes = [1, 2, 4, "unset"] }\n', 11,
+         "constraints[0].forbid: forbids every value of what it names"),
+        ('[[constraints]]\nforbid = { cb_nodes = [1] }\n'
+         '[[constraints]]\nforbid = { cb_nodes = [2, 4], fill_time = ["ifset", "unset"] }\n'
+         '[[constraints]]\nforbid = { fill_time = ["never"] }\n', 10,
+         "constraints: the forbids together leave no configuration to try"),
+    ],
+)  # fmt: skip
+def test_a_space_whose_forbids_leave_nothing_is_refused_when_read(tmp_path, constraints, line,
+                                                                  message):  # fmt: skip
+    """An outside tester's space forbade every value of its one parameter: --show-space showed
+    it and the tuner ended "every trial failed (0): there is nothing to compare"."""
+    path = tmp_path / "s.toml"
+    path.write_text(SPACE_HEAD + "\n" + constraints)
+    with pytest.raises(space.SpaceError) as e:
+        space.load(path)
+    assert str(e.value).startswith(f"{path}:{line}: {message}"), str(e.value)
+    # a configuration left (cb_nodes = 4) is enough
+    fewer = constraints.replace("[2, 4]", "[2]").replace(', 4, "', ', "')
+    path.write_text(SPACE_HEAD + "\n" + fewer)
+    assert space.load(path).forbids
