@@ -350,3 +350,14 @@ def test_inflate_of_damaged_data_yields_or_is_one_input_error(kind, flips, cut, 
     except inputs.InputError as e:
         assert str(e).startswith("f.gz: the trace ") and "\n" not in str(e)
     assert total <= 100_000
+
+
+def test_a_gzip_trace_expanding_far_is_held_once_while_read_and_parsed(tmp_path):
+    """An outside tester's 1 MB trace inflating to 1 GiB (valid JSON, then spaces) took 3 GB
+    and a MemoryError: the pieces and their join, then the text's number shape, each a copy.
+    Now the text is held once while read and checked; orjson's parse copies it once more."""
+    size = 256 << 20
+    path = tmp_path / "host-0.json.gz"
+    _gzip_of(path, b'{"a": [1, 2.5, "x"]}', b" " * 64, size)
+    message, grown = _peak(path, 1 << 30)
+    assert grown < size * 2.2, (message, grown / size)  # 2.9 before
