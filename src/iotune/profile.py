@@ -428,7 +428,7 @@ def summary(p: Profile, *, files: bool = False, top: int = TOP_FILES) -> str:
     d = p.data
     rate = f"{p.bandwidth:.1f} MB/s" if p.bandwidth else "no data moved"
     lines = [
-        f"program   {' '.join(d.get('argv') or [d.get('program') or '?'])}",
+        f"program   {printable(' '.join(d.get('argv') or [d.get('program') or '?']))}",
         f"ranks     {p.ranks} on {_hosts(p)}   wall {p.wall_time:.3f} s",
         f"I/O       {p.io_time:.4f} s (slowest rank)   written {_bytes(p.bytes_written)}   "
         f"read {_bytes(p.bytes_read)}   {rate}",

@@ -6,6 +6,7 @@ summary, or one line `iotune: ...` naming the file; never another exception."""
 import argparse
 import contextlib
 import io
+import json
 import tempfile
 from pathlib import Path
 
@@ -172,3 +173,16 @@ def test_the_name_test_before_the_rule_table_never_hides_a_match(parts, patterns
         first = next((r for r in table if r.match == "file" and not (r.read_only and written)
                       and fnmatch.fnmatchcase(name, r.pattern)), None)  # fmt: skip
         assert prof.classify(name, written, rules=table) == first, (name, patterns)
+
+
+def test_a_program_name_with_a_line_break_is_shown_escaped(tmp_path):
+    """An outside tester's program name with a newline printed raw by `iotune show`: a line
+    break (or an escape sequence) in a name could forge a line of the summary."""
+    doc = json.loads(json.dumps(GOOD[0]))
+    doc["argv"] = ["./app\nranks     forged", "-x"]
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(doc))
+    status, out, err = _show(path)
+    assert status == 0, err
+    assert "forged" in out and not any(line.startswith("ranks     forged")
+                                       for line in out.splitlines())  # fmt: skip
