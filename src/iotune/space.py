@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from iotune import params
+from iotune.outputs import printable
 
 UNSET = "unset"
 PRESETS_PACKAGE = "iotune.spaces"
@@ -593,7 +594,10 @@ def load(name_or_path: str | Path) -> Space:
 
 def describe(space: Space) -> Iterable[str]:
     """Lines describing a space for people."""
-    yield f"space {space.name}: {len(space.dims)} parameters, {space.size():,} configurations"
+    # the name and guesses' names come from the file: a line break or an escape sequence in
+    # them is shown escaped (a newline forged a line, ESC and BEL acted on the terminal)
+    yield (f"space {printable(space.name)}: {len(space.dims)} parameters, "
+           f"{space.size():,} configurations")  # fmt: skip
     for d in space.dims:
         shown = [
             params.format_size(int(v)) if d.param.type == "size" and v != UNSET else v

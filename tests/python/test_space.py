@@ -317,3 +317,13 @@ def test_a_space_whose_forbids_leave_nothing_is_refused_when_read(tmp_path, cons
     fewer = constraints.replace("[2, 4]", "[2]").replace(', 4, "', ', "')
     path.write_text(SPACE_HEAD + "\n" + fewer)
     assert space.load(path).forbids
+
+
+def test_the_space_name_is_described_escaped(tmp_path):
+    """--show-space printed the name of an outside tester's space raw: ESC, BEL and a newline
+    acted on the terminal and forged a line."""
+    path = tmp_path / "s.toml"
+    path.write_text('name = "t\\u001b[2J\\u0007\\nforged"' + SPACE_HEAD[len('name = "t"') :])
+    lines = list(space.describe(space.load(path)))
+    assert lines[0].startswith("space t") and "forged" in lines[0]
+    assert all(line.isprintable() for line in lines), lines
