@@ -617,3 +617,14 @@ def test_a_darshan_log_is_read_under_a_login_nodes_lower_memory_limit(tmp_path):
                           text=True, timeout=300, cwd=tmp_path)  # fmt: skip
     assert "Traceback" not in proc.stderr, proc.stderr
     assert proc.returncode == 0, proc.stderr
+
+
+def test_names_with_line_breaks_are_shown_escaped_in_the_advice():
+    """An outside tester's file named with a newline: advise's `files ...` line printed it raw,
+    a line break that forged a line of the advice."""
+    from iotune.advise import Advice, render
+
+    group = insights.Group("out\nforged*.h5", ["out\nforged1.h5"], {"interface": "HDF5"})
+    lines = render.text(Advice("run\n.json", "iotune profile", [group])).splitlines()
+    assert not any(line.startswith("forged") or line == ".json (iotune profile)" for line in lines)
+    assert any(line.startswith("files out") and "forged" in line for line in lines), lines

@@ -10,6 +10,7 @@ from typing import Any
 
 from iotune import insights, rules
 from iotune.advise import Advice
+from iotune.outputs import printable
 
 # the insights a report shows for each group, in this order
 SHOWN = ("ranks", "files", "file_mode", "interface", "transfer_mode", "io_mix", "access_pattern",
@@ -28,15 +29,17 @@ def _insight_line(g: insights.Group) -> str:
 
 
 def text(a: Advice, control_path: str | None = None) -> str:
-    lines = [f"advice for {a.source} ({a.kind})", ""]
+    # names come from the analysed run (file names, the source's path): a line break or an
+    # escape sequence in them is shown escaped (outputs.printable), never forging a line
+    lines = [f"advice for {printable(a.source)} ({a.kind})", ""]
     for g in a.groups:
         if g.get("interface"):
-            lines.append(f"files {g.pattern} ({len(g.files)}): {_insight_line(g)}")
+            lines.append(f"files {printable(g.pattern)} ({len(g.files)}): {_insight_line(g)}")
     lines.append("")
     if not a.findings:
         lines.append("no rule fired: nothing to change that the rule table knows of")
     for f in a.findings:
-        head = f"[{f.severity.upper()}] {f.code} ({f.layer}, {f.group})"
+        head = f"[{f.severity.upper()}] {f.code} ({f.layer}, {printable(f.group)})"
         if f.settings:
             head += ": " + ", ".join(f"{k}={v}" for k, v in f.settings)
         elif f.kind == "finding":
@@ -53,7 +56,7 @@ def text(a: Advice, control_path: str | None = None) -> str:
         lines += ["", "not decided (an insight the source does not give):"]
         for u in a.undecided:
             why = f" ({'; '.join(u.notes)})" if u.notes else ""
-            lines.append(f"    {u.code} on {u.group}: needs {', '.join(u.missing)}{why}")
+            lines.append(f"    {u.code} on {printable(u.group)}: needs {', '.join(u.missing)}{why}")
     if a.limits:
         lines += ["", "what this source cannot tell:"] + [f"    {x}" for x in a.limits]
     lines.append("")
