@@ -3,6 +3,13 @@
 #ifndef IOTUNE_ENV_H
 #define IOTUNE_ENV_H
 
+/* A variable whose value was refused: its name, the value, why, and what is used instead. */
+typedef struct {
+    const char *name, *value, *why;
+} iot_env_problem;
+
+#define IOT_ENV_MAX_PROBLEMS 8
+
 typedef struct {
     const char *config;      /* IOTUNE_CONFIG: the control file, NULL when unset or empty */
     const char *config_name; /* IOTUNE_CONFIG_NAME, else config: the file messages name */
@@ -21,6 +28,8 @@ typedef struct {
     int refuse_create;       /* IOTUNE_TEST_REFUSE=H5Fcreate: tests only, see env.c */
     const char *adapt_kb;    /* IOTUNE_ADAPT_KB: an exported knowledge base for the adaptive mode */
     const char *reduce_stats; /* IOTUNE_REDUCE_STATS: where rank 0 writes the finish's costs */
+    iot_env_problem problems[IOT_ENV_MAX_PROBLEMS]; /* values refused (lifecycle.c says them) */
+    int nproblems;
 } iot_env_vars;
 
 extern iot_env_vars iot_env;

@@ -73,6 +73,23 @@ static void mode_checked(void)
     iot_env_export("IOTUNE_MODE", "");
 }
 
+/* Each IOTUNE_* value env.c refused: one line per run (the session's markers) naming the
+ * variable, the value, why, and what is used instead (the default). The variable is emptied for the
+ * processes this one starts (empty is as unset), so they neither say it again nor read it
+ * otherwise. */
+static void env_checked(void)
+{
+    for (int i = 0; i < iot_env.nproblems; i++) {
+        const iot_env_problem *p = &iot_env.problems[i];
+        char key[64], shown[IOT_SHOWN_MAX];
+        snprintf(key, sizeof key, "env:%s", p->name);
+        if (iot_run_first(key))
+            iot_log("%s=%s: %s", p->name, iot_value_shown(p->value, shown), p->why);
+        if (strcmp(p->name, "IOTUNE_SESSION") != 0) /* the session env.c made goes on */
+            iot_env_export(p->name, "");
+    }
+}
+
 __attribute__((constructor)) static void runtime_start(void)
 {
     iot_clock.start = iot_now();
@@ -81,8 +98,10 @@ __attribute__((constructor)) static void runtime_start(void)
     iot_clock.wall_start = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
     iot_env_read();
     iot_trace_init();
-    if (iot_env.profile || iot_env.config)
+    if (iot_env.profile || iot_env.config) {
         iot_session_init(); /* launchers too: they pass it on to the ranks */
+        env_checked();      /* else the runtime does nothing the variables could change */
+    }
     /* programs that an MPI rank starts (system(), popen()) must not write over its profile */
     iot_capture_on = iot_env.profile && !is_launcher() && !iot_env.rank_child;
     iot_adapt_init();
