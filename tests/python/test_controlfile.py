@@ -69,6 +69,19 @@ def test_runtime_refuses_an_unusable_file_in_the_same_words(kind, build_dir, tmp
     assert proc.stderr == "".join(f"{m}\n" for m in result.messages())
 
 
+@pytest.mark.skipif(not os.path.isfile("/proc/cpuinfo"), reason="no /proc/cpuinfo")
+def test_a_file_whose_size_says_nothing_is_read_to_its_end(build_dir):
+    """/proc/cpuinfo's st_size is 0 and it has text: the runtime read it as an empty file (an
+    outside tester); now to its end, bounded as any file, and in Python's words."""
+    path = "/proc/cpuinfo"
+    proc = subprocess.run(
+        [build_dir / "runtime" / "iotune-parse", path], capture_output=True, text=True, timeout=30
+    )
+    result = controlfile.parse_file(path)
+    assert "does not start with a tag" in proc.stderr
+    assert proc.stderr == "".join(f"{m}\n" for m in result.messages())
+
+
 def test_vectors_cover_the_registry():
     good = [c for c in CASES if c.startswith("good_")]
     bad = [c for c in CASES if c.startswith("bad_")]

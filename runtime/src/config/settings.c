@@ -201,34 +201,62 @@ int iot_settings_parse(const char *text, size_t len, iot_settings *out, iot_diag
 /* Reads a regular file of at most max bytes with plain system calls: never through the
  * runtime's own wrappers (which would capture it), and the same in the iotune-parse tool,
  * which has none. Never blocks on a FIFO or device (O_NONBLOCK, and fstat before any read):
- * anything but a regular file is refused. Returns the text (NUL-terminated), or NULL with the
- * reason in err ("not a regular file", "larger than N bytes", the system's message). */
+ * anything but a regular file is refused. Read to its end, whatever its size says: a file of
+ * /proc says 0 bytes and has text (IOTUNE_CONFIG=/proc/cpuinfo was read as empty), and one may
+ * grow while read; past max bytes it is refused as one larger. Returns the text
+ * (NUL-terminated), or NULL with the reason in err ("not a regular file", "larger than N
+ * bytes", the system's message). */
 char *iot_read_regular(const char *path, size_t max, size_t *len, char *err, size_t errlen)
 {
     int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     struct stat st;
     char *text = NULL;
-    size_t n = 0;
+    size_t n = 0, cap = 0;
+    int larger = 0, oserr = 0;
     if (fd < 0 || syscall(SYS_fstat, fd, &st) != 0) {
         snprintf(err, errlen, "%s", strerror(errno));
     } else if (!S_ISREG(st.st_mode)) {
         snprintf(err, errlen, "not a regular file");
     } else if ((unsigned long long)st.st_size > max) {
         snprintf(err, errlen, "larger than %zu bytes", max);
-    } else if (!(text = malloc((size_t)st.st_size + 1))) {
-        snprintf(err, errlen, "out of memory");
     } else {
-        /* the size may change under us: read what fits, then stop */
-        long got;
-        while (n < (size_t)st.st_size &&
-               ((got = syscall(SYS_read, fd, text + n, (size_t)st.st_size - n)) > 0 ||
-                (got < 0 && errno == EINTR)))
-            n += got > 0 ? (size_t)got : 0;
-        text[n] = '\0';
+        cap = (size_t)st.st_size + 1; /* + 1: the end is seen without growing */
+        cap = cap < 4096 ? 4096 : cap > max + 1 ? max + 1 : cap;
+        text = malloc(cap + 1);
+        while (text) {
+            if (n == cap && (larger = cap > max))
+                break;
+            if (n == cap) {
+                size_t more = cap > max / 2 ? max + 1 : 2 * cap;
+                char *bigger = realloc(text, more + 1);
+                if (!bigger)
+                    free(text);
+                text = bigger, cap = more;
+                continue;
+            }
+            long got = syscall(SYS_read, fd, text + n, cap - n);
+            if (got < 0 && errno == EINTR)
+                continue;
+            if (got <= 0) {
+                oserr = got < 0 ? errno : 0;
+                break;
+            }
+            n += (size_t)got;
+        }
+        if (!text)
+            snprintf(err, errlen, "out of memory");
+        else if (larger)
+            snprintf(err, errlen, "larger than %zu bytes", max);
+        else if (oserr)
+            snprintf(err, errlen, "%s", strerror(oserr));
+        if (text && (larger || oserr))
+            free(text), text = NULL;
+        if (text)
+            text[n] = '\0';
     }
     if (fd >= 0)
         syscall(SYS_close, fd);
-    *len = n;
+    *len = text ? n : 0;
     return text;
 }
 
