@@ -377,9 +377,90 @@ def parse_json(
     return value  # no NaN or infinity can be in it (parse_constant, parse_float)
 
 
-def load_json(path: str | os.PathLike[str], what: str, max_bytes: int = MAX_BYTES) -> Any:
-    """A JSON file from outside, read and parsed as read_bytes() and parse_json() say."""
-    return parse_json(read_bytes(path, what, max_bytes, b"{["), os.fspath(path), what)
+def load_json(
+    path: str | os.PathLike[str], what: str, max_bytes: int = MAX_BYTES, strict: bool = False
+) -> Any:
+    """A JSON file from outside, read and parsed as read_bytes() and parse_json() say; strict:
+    also refused as refuse_ambiguous() says (a file the runtime reads too, whose reader refuses
+    the same)."""
+    raw = read_bytes(path, what, max_bytes, b"{[")
+    value = parse_json(raw, os.fspath(path), what)
+    if strict:
+        refuse_ambiguous(raw, os.fspath(path), what)
+    return value
+
+
+_NUL_ESCAPE = re.compile(rb"(?<!\\)(?:\\\\)*\\u0000")  # \u0000 after an even number of \
+
+
+class _Twice(Exception):
+    pass
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: set[str] = set()
+    for k, _ in pairs:
+        if k in seen:
+            raise _Twice(k)
+        seen.add(k)
+    return dict(pairs)
+
+
+def _line_of_twice(text: str) -> tuple[int, str]:
+    """The line and name of the first name given twice in one object (in the order objects
+    close, as json and the runtime's reader find it), by a scan that knows where each name is:
+    json's own scanner with an object parser that keeps the places (slow: only once a name was
+    found twice)."""
+    decoder = json.JSONDecoder()
+    found: list[tuple[int, str]] = []
+
+    def parse_object(s_and_end: tuple[str, int], strict: bool, scan_once: Any, *_: Any) -> Any:
+        s, end = s_and_end
+        ws = json.decoder.WHITESPACE.match
+        seen: set[str] = set()
+        mine: list[tuple[int, str]] = []  # this object's first name given twice
+        end = ws(s, end).end()
+        while s[end] != "}":
+            at = end
+            key, end = json.decoder.scanstring(s, end + 1, strict)
+            if key in seen and not mine:
+                mine.append((s.count("\n", 0, at) + 1, key))
+            seen.add(key)
+            end = ws(s, end).end() + 1  # past ':'
+            _, end = scan_once(s, ws(s, end).end())
+            end = ws(s, end).end()
+            if s[end] == ",":
+                end = ws(s, end + 1).end()
+        if mine and not found:  # objects close inner first: the order json's hook sees them
+            found.extend(mine)
+        return {}, end + 1
+
+    decoder.parse_object = parse_object  # type: ignore[assignment]
+    decoder.scan_once = json.scanner.py_make_scanner(decoder)  # type: ignore[attr-defined]
+    decoder.raw_decode(text)
+    return found[0] if found else (0, "")
+
+
+def refuse_ambiguous(raw: bytes | bytearray, name: str, what: str) -> None:
+    """Refuses, with one InputError naming the file, line and name, JSON (already parsed) that
+    readers take otherwise: an object with a name twice (json and orjson keep the last, the
+    runtime's reader kept the first) and a string with \\u0000 (C strings end there). The
+    runtime's reader refuses the same (runtime/src/base/jsonread.c; shared vectors
+    tests/vectors/kb/import.json)."""
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    nul = _NUL_ESCAPE.search(raw)
+    if nul:
+        line = raw.count(b"\n", 0, nul.end()) + 1
+        raise InputError(f"{name}:{line}: the {what} has a NUL character (\\u0000) in a string")
+    text = bytes(raw).decode("utf-8", "surrogatepass")
+    try:
+        json.loads(text, object_pairs_hook=_unique_pairs)
+    except _Twice:
+        line, key = _line_of_twice(text)
+        raise InputError(
+            f"{name}:{line}: the {what} has the name {json.dumps(key[:60])} twice in one object"
+        ) from None
 
 
 def expect(cond: bool, name: str, what: str, message: str) -> None:

@@ -300,6 +300,14 @@ def test_another_motif_is_not_applied(tmp_path, test_prog, libiotune, baseline):
      # no double holds it: read as inf, it was written back into the profile as `inf`, not JSON
      ('{"schema": "iotune-kb-export", "version": 1, "entries": [\n{"signature": {"motif": {}},'
       ' "settings": {}, "speedup": 1e999}]}', "line 2: a number too large for a double"),
+     # a signature key that is not its motif's: `iotune kb import` refuses it as edited, and so
+     # does the runtime now (it applied the entry; tests/vectors/kb/import.json has more)
+     ('{"schema": "iotune-kb-export", "version": 1, "entries": [\n{"signature": {"version": 2,'
+      ' "key": "000000000000", "motif": {"interface": "hdf5"}}, "settings": {}}]}',
+      "entry 0 (line 2): signature.key '000000000000' is not its motif's key (5c08baef08f2)"),
+     # a name twice: Python takes the last, the runtime took the first; both refuse it now
+     ('{"schema": "iotune-kb-export", "version": 1,\n "version": 2, "entries": []}',
+      'line 2: the name "version" twice in one object'),
      # the key's own line, not only its entry's
      ('{"schema": "iotune-kb-export", "version": 1, "entries": [\n{"signature": {"motif": {}},'
       '\n "settings": {"cb_buffer_size": null}}]}',

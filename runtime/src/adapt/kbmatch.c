@@ -97,6 +97,8 @@ static int entry(const iot_json *e, iot_kb_entry *out, char *err, size_t errlen)
         return snprintf(err, errlen, "an entry needs a 'settings' object"), -1;
     if (!motif || motif->type != IOT_J_OBJECT)
         return snprintf(err, errlen, "a signature needs a 'motif' object"), -1;
+    if (iot_kb_key_check(sig, err, errlen) != 0)
+        return -1;
     const iot_json *version = iot_json_get(sig, "version");
     out->version =
         version && version->type == IOT_J_NUMBER ? (int)version->number : IOT_KB_SIGNATURE_VERSION;

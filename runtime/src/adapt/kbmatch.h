@@ -45,6 +45,11 @@ typedef struct {
 int iot_kb_parse(const char *text, size_t len, iot_kb *kb, char *err, size_t errlen);
 void iot_kb_free(iot_kb *kb);
 
+/* A stored signature (the JSON object) checked as `iotune kb import` checks its key (kbkey.c):
+ * 0 when it has none or its motif's; else -1 with why in err. */
+struct iot_json;
+int iot_kb_key_check(const struct iot_json *sig, char *err, size_t errlen);
+
 /* The entry to apply to a phase of signature sig: of the same signature version and motif (a
  * motif field of iotune.kb.signature.LENIENT_FIELDS, the element type, is not compared when the
  * phase does not know it: the adaptive mode's insights never do),

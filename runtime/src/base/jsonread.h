@@ -19,15 +19,18 @@ typedef struct iot_json iot_json;
 struct iot_json {
     iot_jtype type;
     double number;
-    char *string;    /* a string's text (NUL-terminated; an embedded NUL ends it) */
+    char *string;    /* a string's text (NUL-terminated; \u0000 is refused) */
     char *key;       /* the member's name, inside an object */
     iot_json *child; /* first element or member */
     iot_json *next;  /* next sibling */
     int line;
+    int key_line; /* the line of the member's name */
 };
 
-/* Parses text (len bytes): the tree, or NULL with "line N: what" in err. Nesting is limited
- * (64 levels). */
+/* Parses text (len bytes; one UTF-8 byte order mark first is read past): the tree, or NULL
+ * with "line N: what" in err. Nesting is limited (64 levels); an object with a name twice and
+ * a string with \u0000 are refused, as iotune.inputs refuses them (shared vectors:
+ * tests/vectors/kb/import.json). */
 iot_json *iot_json_parse(const char *text, size_t len, char *err, size_t errlen);
 void iot_json_free(iot_json *j);
 

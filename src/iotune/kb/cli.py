@@ -305,7 +305,7 @@ def _import(base, args) -> int:
     status = 0
     for f in args.files:
         try:
-            entries = store.import_json(load_json(f, "knowledge-base export"), f)
+            entries = store.import_json(load_json(f, "knowledge-base export", strict=True), f)
         except InputError as e:
             status = _error(f"{e}; nothing imported from it")
             continue
