@@ -88,8 +88,8 @@ def harness(tmp_path_factory, build_dir):
     exe = d / "h"
     subprocess.run([cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE", "-I", src,
                     "-I", build_dir / "runtime" / "generated", d / "h.c",
-                    src / "adapt" / "kbmatch.c", src / "adapt" / "kbkey.c", src / "base" / "jsonread.c",
-                    src / "base" / "sha256.c", "-lm", "-o", exe],
+                    src / "adapt" / "kbmatch.c", src / "adapt" / "kbkey.c",
+                    src / "base" / "jsonread.c", src / "base" / "sha256.c", "-lm", "-o", exe],
                    check=True)  # fmt: skip
     return exe
 
