@@ -85,3 +85,15 @@ def test_a_session_that_is_no_directory_name_is_replaced_once(
     assert len(lines) == 1 and lines[0].startswith(f"iotune: IOTUNE_SESSION={value}: "), lines
     session = prof.load(tmp_path / "p.json").data["session"]
     assert session.startswith("x") and len(session) == 17 and f"the session {session}" in lines[0]
+
+
+def test_a_bad_value_is_said_once_per_job(mpirun, kernel, libiotune, tmp_path):
+    """An MPI job: the launcher and every rank read the variable; one line for the job."""
+    env = {"IOTUNE_PROFILE": str(tmp_path / "p.json"), "IOTUNE_TRACE_LIMIT": "10XB",
+           "IOTUNE_TRACE": "1"}  # fmt: skip
+    proc = mpirun(2, [kernel("vpicio"), "--particles", 1024], cwd=tmp_path, preload=libiotune,
+                  env=env)  # fmt: skip
+    lines = proc.stderr.splitlines()
+    assert proc.returncode == 0 and len(lines) == 1, proc.stderr
+    assert lines[0].startswith("iotune: IOTUNE_TRACE_LIMIT=10XB: not a whole number"), lines
+    assert iotrace.load(tmp_path / "p.json")[0]["limits"]["runs"] == 1 << 20
