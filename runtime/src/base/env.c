@@ -10,11 +10,12 @@
  * | IOTUNE_DISABLE     | flag                  | pass every call through untouched           |
  * | IOTUNE_PROFILE     | path                  | capture on; write the profile there         |
  * | IOTUNE_TRACE       | flag, all (2)         | record the call stream beside the profile   |
- * | IOTUNE_TRACE_LIMIT | 1 to 2^31-1           | at most N trace events per rank             |
+ * | IOTUNE_TRACE_LIMIT | N: 1 to 2^31-1        | at most N trace events per rank             |
  * | IOTUNE_TRACE_FILES | host, rank, both      | traces: one file per host (the default), or |
  * |                    |                       | per rank as before, or both (comparisons)   |
- * | IOTUNE_SESSION     | id: 1 to 63 of A-Z a-z| the run a profile belongs to (set when unset)|
- * |                    | 0-9 - _ . :, no . first| (it names a directory: no '/', no "..")    |
+ * | IOTUNE_SESSION     | id: 1 to 63 of        | the run a profile belongs to (set when      |
+ * |                    | A-Z a-z 0-9 - _ . :,  | unset); it names a directory: another value |
+ * |                    | not . first           | is replaced by "x" and its hash             |
  * | IOTUNE_SYNC        | flag                  | fsync written files before close            |
  * | IOTUNE_RANK_CHILD  | 1 (set by the runtime)| started by an MPI rank: capture nothing     |
  * | IOTUNE_MODE        | adaptive              | rules applied to recurring phases (adapt.c) |
