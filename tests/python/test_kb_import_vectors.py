@@ -81,3 +81,14 @@ def test_python_and_the_runtime_read_an_export_alike(case, harness, tmp_path):
         if "line" in case:
             where = f"{path}:{case['line']}:" if side == "python" else f"line {case['line']}:"
             assert where in said[side], (side, said)
+
+
+@pytest.mark.parametrize("case", [c for c in VECTORS if "line" in c], ids=lambda c: c["name"][:60])
+def test_kb_import_says_the_file_line_and_name(case, tmp_path, capsys):
+    """`iotune kb import` reads the export as the vectors say: one line, nothing imported."""
+    from iotune.cli import main
+
+    path = _file(case, tmp_path)
+    assert main(["kb", "--kb", str(tmp_path / "kb.sqlite"), "import", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{path}:{case['line']}: " in err and case["python"] in err
