@@ -4,11 +4,14 @@
 For each mode of bench/callcost/c/callcost (posix: pwrite+pread of 4 KiB; hdf5: small H5Dwrite
 through
 HDF5, MPI-IO and POSIX) and each variant (plain, preloaded with an empty control file, capture,
-trace), the program runs twice under callgrind with N1 and N2 calls; the slope
+trace, and the adaptive mode: capture with IOTUNE_MODE=adaptive, which also follows each
+MPI-IO call's offsets to learn its phase's access pattern), the program runs twice under
+callgrind with N1 and N2 calls; the slope
 (I(N2) - I(N1)) / (calls2 - calls1) is the user-space instructions per call, free of start-up
 and shut-down costs. Kernel (system call) work is not counted: it is the same in every variant.
 
 usage: bench/callcost/callcost.py [--out FILE.json] [--modes hdf5read] [--lib LIBIOTUNE.so]
+                                  [--variants plain,capture,adaptive]
 (takes a few minutes: valgrind is slow)
 """
 
@@ -33,7 +36,7 @@ PROG = BUILD / "bench" / "c" / "callcost"
 MODES = {"posix": (2000, 6000, 2), "hdf5": (500, 1500, 1)}
 # hdf5read: H5Dread of 32 KiB; hdf5read1m: of 1 MiB (the trace checks its memory's residency)
 ALL_MODES = {**MODES, "hdf5read": (500, 1500, 1), "hdf5read1m": (200, 600, 1)}
-VARIANTS = ("plain", "preload", "capture", "trace")
+VARIANTS = ("plain", "preload", "capture", "trace", "adaptive")
 # --smoke (CI: does the bench run?): few calls, two variants; no number of it means anything
 SMOKE_MODES = {"posix": (20, 60, 2)}
 SMOKE_VARIANTS = ("plain", "preload")
@@ -44,8 +47,10 @@ def instructions(mode: str, n: int, variant: str, tmp: Path) -> int:
     if variant != "plain":
         env["LD_PRELOAD"] = str(LIB)
         env["IOTUNE_CONFIG"] = str(tmp / "empty.xml")
-    if variant in ("capture", "trace"):
+    if variant in ("capture", "trace", "adaptive"):
         env["IOTUNE_PROFILE"] = str(tmp / "profile.json")
+    if variant == "adaptive":
+        env["IOTUNE_MODE"] = "adaptive"
     if variant == "trace":
         env["IOTUNE_TRACE"] = "1"
     return callgrind_total([str(PROG), mode, str(n), str(tmp / "data")], env)
@@ -69,10 +74,15 @@ def main() -> None:
         "--modes", help="comma-separated (default: posix,hdf5; also hdf5read, hdf5read1m)"
     )
     ap.add_argument("--lib", help="this libiotune.so instead of the build's (PROG stays)")
+    ap.add_argument("--variants", help=f"comma-separated (default: {','.join(VARIANTS)})")
     args = ap.parse_args()
     modes, variants = (SMOKE_MODES, SMOKE_VARIANTS) if args.smoke else (MODES, VARIANTS)
     if args.modes:
         modes = {m: ALL_MODES[m] for m in args.modes.split(",")}
+    if args.variants:
+        variants = tuple(args.variants.split(","))
+        if "plain" not in variants or not set(variants) <= set(VARIANTS):
+            sys.exit(f"--variants: plain and any of {', '.join(VARIANTS[1:])}")
     if args.lib:
         global LIB
         LIB = Path(args.lib)
@@ -101,13 +111,13 @@ def main() -> None:
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(record, indent=1) + "\n")
-    print("| call | plain | preloaded, empty control file | capture | trace |")
-    print("|---|---|---|---|---|")
+    print("| call | plain | preloaded, empty control file | capture | trace | adaptive |")
+    print("|---|---|---|---|---|---|")
     for mode in modes:
         c = per_call[mode]
         extra = {v: f"+{c[v] - c['plain']:.0f}" if v in c else "-" for v in VARIANTS}
         print(f"| {mode} | {c['plain']:.0f} | {extra['preload']} | {extra['capture']} "
-              f"| {extra['trace']} |")  # fmt: skip
+              f"| {extra['trace']} | {extra['adaptive']} |")  # fmt: skip
     print(f"\n(user-space instructions per call; raw numbers: {args.out})")
 
 

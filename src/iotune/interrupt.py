@@ -13,6 +13,7 @@ that does not stop on the signal is killed after a grace period).
 from __future__ import annotations
 
 import signal
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -28,6 +29,7 @@ class Interrupted(KeyboardInterrupt):
 
 
 _raised: list[int] = []  # the signal already turned into Interrupted, during handlers()
+_installed: list[bool] = []  # one entry per handlers() in force
 
 
 def _handler(signum: int, frame: object) -> None:
@@ -40,6 +42,21 @@ def _handler(signum: int, frame: object) -> None:
 def exit_status(exc: BaseException) -> int:
     """128 + the signal's number of an interruption (a plain KeyboardInterrupt: SIGINT)."""
     return 128 + int(getattr(exc, "signum", signal.SIGINT))
+
+
+def await_own(seconds: float) -> None:
+    """Gives a signal on its way to this process up to `seconds` to arrive (its handler then
+    raises Interrupted here). A batch system's scancel signals the application's step and this
+    tuner's separately: when the application ended by such a signal, the same signal is
+    usually a few milliseconds from this process too."""
+    deadline = time.monotonic() + seconds
+    while not _raised and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+def active() -> bool:
+    """True while handlers() are in force: a signal then raises Interrupted."""
+    return any(_installed)
 
 
 def pending() -> int | None:
@@ -62,9 +79,11 @@ def handlers() -> Iterator[None]:
         except ValueError:  # not the main thread: leave signals alone
             continue
     _raised.clear()
+    _installed.append(bool(previous))
     try:
         yield
     finally:
+        _installed.pop()
         for sig, old in previous.items():
             signal.signal(sig, signal.SIG_DFL if old is None else old)
         _raised.clear()

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from iotune import controlfile, launch, objective
+from iotune import controlfile, interrupt, launch, objective
 from iotune.search import inert
 
 LAUNCHERS = ("mpiexec", "srun", "none")
@@ -34,6 +34,7 @@ CONFIG_NAME = "iotune-config.xml"
 PROFILE_NAME = "iotune-profile.json"
 DROP_CACHES = Path("/proc/sys/vm/drop_caches")
 _TAIL = 2000
+SIGNAL_GRACE_S = 1.0  # how long a run ended by SIGTERM waits for this tuner's own
 SCRATCH_PREFIX = "trial-"
 _HOST = socket.gethostname().replace("-", "_")
 
@@ -250,6 +251,11 @@ def _run_in(
     if stopped == "timeout":
         return Outcome("timeout", wall_s=wall, message=f"no exit within {opts.timeout:g} s")
     code = launch.exit_status(proc.returncode)
+    if code - 128 in interrupt.SIGNALS and interrupt.active():
+        # ended by SIGTERM/SIGINT/SIGHUP (srun reports its tasks' as 143): when a batch
+        # system stopped the job, this tuner's own signal follows; the trial is then
+        # interrupted (run again on resume), not the application's crash
+        interrupt.await_own(SIGNAL_GRACE_S)
     status = "crashed" if proc.returncode < 0 or code > 128 else "failed"
     if code != 0:
         return Outcome(status, wall_s=wall, returncode=code, message=tail, stdout=stdout[-_TAIL:])

@@ -212,3 +212,21 @@ def test_a_worker_waits_for_the_baseline_only_so_long(monkeypatch):
     monkeypatch.setattr(loop, "BASELINE_POLL_S", 0.05)
     with pytest.raises(loop.BaselineWait, match="nothing was run here"):
         loop.wait_for_baseline(study, sp, True, {}, None, 0.3)
+
+
+def test_a_baseline_whose_worker_died_before_queueing_the_guesses_is_not_waited_for():
+    """A tuner killed (SIGKILL) after its baseline ran but before it queued the guesses: a
+    worker of the same host queues them at once, not after AFTER_BASELINE_S (30 s)."""
+    sp = space.load(HERE / "fake_space.toml")
+    study = optuna.create_study()
+    warmstart.enqueue(study, sp, True)
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    base = study.ask()
+    base.set_user_attr("worker", f"{loop.socket.gethostname()}:{dead.pid}")
+    study.set_user_attr(warmstart.PENDING, True)
+    study.tell(base, 0.05)
+    start = time.monotonic()
+    loop.wait_for_baseline(study, sp, True, {}, None, 60)
+    assert time.monotonic() - start < 5
+    assert not study.user_attrs.get(warmstart.PENDING)

@@ -200,3 +200,26 @@ def test_one_phase_as_the_objective():
     writes_only = objective.Measurement(9.0, {"layers": {"posix": {"writes": 1}}})
     with pytest.raises(objective.NoObjective):
         objective.value(writes_only, "read")
+
+
+@pytest.mark.parametrize("tuner_signalled", [True, False])
+def test_an_app_ended_by_sigterm_waits_briefly_for_the_tuners_own(tmp_path, tuner_signalled):
+    """scancel signals the application's srun step and the tuner's batch step apart: srun
+    can end (143) before the tuner gets its SIGTERM. The trial then ends interrupted (run
+    again on resume), not as the application's crash; a SIGTERM of the application alone is
+    still its crash, after at most the grace."""
+    from iotune import interrupt
+
+    tell = "(sleep 0.2; kill -TERM $PPID) & " if tuner_signalled else ""
+    command = ["sh", "-c", f"{tell}kill -TERM $$"]
+    o = trial.TrialOptions(command, tmp_path / "work", preload=False, objective="kernel")
+    with interrupt.handlers():
+        start = time.monotonic()
+        if tuner_signalled:
+            with pytest.raises(interrupt.Interrupted):
+                trial.run_trial({}, o)
+        else:
+            assert trial.run_trial({}, o).status == "crashed"
+        took = time.monotonic() - start
+    assert took < trial.SIGNAL_GRACE_S + 0.5
+    assert list((tmp_path / "work").iterdir()) == []

@@ -384,10 +384,11 @@ def wait_for_baseline(
     shows leaves parameters and values out and queues the guesses, and the incumbent it makes
     caps slow trials (a worker that did not wait ran its first trials without any of that).
     Says so at once and every BASELINE_SAY_S. Returns once it has run (and its worker queued
-    the guesses: else, after AFTER_BASELINE_S, this one does), or once it was queued again
-    because its worker stopped (a signal, a lost heartbeat, a process gone from this host:
-    this worker runs it next). Raises BaselineFailed when the application failed in it, and
-    BaselineWait when it has run for more than most_s seconds."""
+    the guesses: else, after AFTER_BASELINE_S, or at once when that worker of this host has
+    ended, this one does), or once it was queued again because its worker stopped (a signal,
+    a lost heartbeat, a process gone from this host: this worker runs it next). Raises
+    BaselineFailed when the application failed in it, and BaselineWait when it has run for
+    more than most_s seconds."""
     say = log or (lambda message: None)
     start = time.monotonic()
     said = start - BASELINE_SAY_S
@@ -417,7 +418,8 @@ def wait_for_baseline(
                     "what it shows decides what is searched")  # fmt: skip
         elif state == "done":
             ran_at = now if ran_at is None else ran_at
-            if study.user_attrs.get(warmstart.PENDING) and now - ran_at < AFTER_BASELINE_S:
+            queueing = study.user_attrs.get(warmstart.PENDING) and not _worker_gone(t)
+            if queueing and now - ran_at < AFTER_BASELINE_S:
                 time.sleep(BASELINE_POLL_S)  # its worker is queueing the guesses
                 continue
             _resume_warm_start(study, space, leave_out_inert, facts)  # if that worker died
