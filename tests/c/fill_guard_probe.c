@@ -16,7 +16,8 @@
  * then reads /data back whole into a buffer of 0x5A bytes and prints (rank 0) one JSON line:
  * {"fill_time": "never"|"ifset"|"alloc", "unwritten_not_fill": K, "written_wrong": W}, the
  * elements never written that do not read back as the fill value 0, over all ranks.
- * Usage: [mpiexec -n R] fill_guard_probe MODE mpio|sec2 N FILE */
+ * Usage: [mpiexec -n R] fill_guard_probe MODE mpio|sec2 N FILE [NAME]
+ * NAME: /data's name instead (as given to H5Dcreate2). */
 #include <hdf5.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -58,13 +59,13 @@ static hid_t write_old(hid_t f, const char *name, hsize_t n, int rank, int size,
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    if (argc != 5) {
+    if (argc != 5 && argc != 6) {
         fprintf(stderr, "usage: fill_guard_probe "
                         "full|partial|reused|shrunk|reopened|rewritten|twice|mounted mpio|sec2 "
-                        "N FILE\n");
+                        "N FILE [NAME]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    const char *mode = argv[1], *file = argv[4];
+    const char *mode = argv[1], *file = argv[4], *name = argc == 6 ? argv[5] : "data";
     int mpio = strcmp(argv[2], "mpio") == 0, rank, size;
     hsize_t n = (hsize_t)atoll(argv[3]);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -140,7 +141,7 @@ int main(int argc, char **argv)
     hid_t space = H5Screate_simple(1, &dims, NULL);
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     H5Pset_chunk(dcpl, 1, &n);
-    hid_t d = H5Dcreate2(f, "data", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    hid_t d = H5Dcreate2(f, name, H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     double *buf = malloc((size_t)dims * sizeof *buf);
     for (hsize_t i = 0; i < count; i++)
         buf[i] = 1.0 + (double)(start + i);

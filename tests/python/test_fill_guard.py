@@ -44,12 +44,13 @@ def _same_file(a, b):
 
 WITHDRAWN = {
     "serial": "fill_time=never NOT applied: serial HDF5 allocates the dataset's storage as it is "
-    "written, and elements never written would read back as whatever the reader's buffer held",
+    "written, and elements never written would read back as whatever the reader's buffer held; "
+    "it applies with allocation at creation: alloc_time=early",
     "freed": "fill_time=never NOT applied: space may have been freed in the file (an object "
     "deleted, a dataset shrunk, a filtered dataset made), which HDF5 hands out again with its "
-    "old bytes",
+    "old bytes; it applies only to the datasets made in a new file before such a call",
     "opened": "fill_time=never NOT applied: the file was opened, not created in this run: space "
-    "HDF5 allocates in it may hold old bytes",
+    "HDF5 allocates in it may hold old bytes; it applies only in a file created in this run",
 }
 
 
@@ -90,6 +91,27 @@ def test_fill_time_never_applies_only_where_the_data_stay_the_same(
     assert tuned["fill_time"] == ("ifset" if why else "never"), r.stderr
     said = [x.split("iotune:")[-1].strip() for x in r.stderr.splitlines() if "NOT applied" in x]
     if why:
-        assert said == [f"{WITHDRAWN[why]} [never.xml:5]"], r.stderr
+        # the line names the file and the dataset (the verbose H5Dcreate line before it did)
+        where = f"{tmp_path / 'tuned' / 'f.h5'}:/data"
+        assert said == [f"{where}: {WITHDRAWN[why]} [never.xml:5]"], r.stderr
     else:
         assert said == [], r.stderr
+
+
+def test_fill_time_never_left_out_names_the_dataset_escaped_in_the_log_and_the_profile(
+    tmp_path, test_prog, libiotune
+):
+    """The line that says fill_time=never was left out names the file and the dataset, the
+    dataset's path escaped as every name the runtime shows (a line break in it forged a line),
+    and the file's profile record keeps the same line: a file where one dataset got it and
+    another did not says which."""
+    prog = test_prog("fill_guard_probe")
+    prof = tmp_path / "p.json"
+    r = run_mpi(1, [prog, "partial", "sec2", "1000", tmp_path / "f.h5", "da\nta"], cwd=tmp_path,
+                preload=libiotune, config=_config(tmp_path), verbose=True,
+                env={"IOTUNE_PROFILE": str(prof)})  # fmt: skip
+    line = f"{tmp_path / 'f.h5'}:/da\\nta: {WITHDRAWN['serial']} [never.xml:5]"
+    said = [x.split("iotune:", 1)[-1].strip() for x in r.stderr.splitlines() if "NOT applied" in x]
+    assert said == [line], r.stderr
+    (record,) = json.loads(prof.read_text())["files"]
+    assert line in record["hdf5_notes"], record
