@@ -115,3 +115,24 @@ def test_fill_time_never_left_out_names_the_dataset_escaped_in_the_log_and_the_p
     assert said == [line], r.stderr
     (record,) = json.loads(prof.read_text())["files"]
     assert line in record["hdf5_notes"], record
+
+
+def test_a_file_where_fill_time_never_reached_one_dataset_of_two_says_so(
+    tmp_path, test_prog, libiotune
+):
+    """The file's `applied` lists fill_time=never when one of its datasets got it, and the
+    summary said applied for the whole file: /old got it, /data (made after /old's deletion)
+    did not. The profile counts the datasets it reached and the summary names the other."""
+    from iotune import profile as prof
+
+    prof_path = tmp_path / "p.json"
+    env = {"IOTUNE_PROFILE": str(prof_path)}
+    _probe(tmp_path / "tuned", test_prog("fill_guard_probe"), "reused", "mpio", 2,
+           preload=libiotune, config=_config(tmp_path), env=env)  # fmt: skip
+    p = prof.load(prof_path)
+    (record,) = [f for f in p.data["files"] if f["name"].endswith("f.h5")]
+    assert record["applied"]["hdf5"] == {"fill_time": "never"}
+    assert record["dataset_settings"] == {"fill_time": {"reached": 1, "of": 2}}
+    text = prof.summary(p, files=True)
+    why = WITHDRAWN["freed"].removeprefix("fill_time=never NOT applied: ")
+    assert f"fill_time=never (applied to 1 of 2 datasets; not to /data ({why}))" in text, text
