@@ -136,3 +136,23 @@ def test_a_file_where_fill_time_never_reached_one_dataset_of_two_says_so(
     text = prof.summary(p, files=True)
     why = WITHDRAWN["freed"].removeprefix("fill_time=never NOT applied: ")
     assert f"fill_time=never (applied to 1 of 2 datasets; not to /data ({why}))" in text, text
+
+
+def test_the_applications_own_fill_time_alloc_is_kept_where_fill_time_never_is_left_out(
+    tmp_path, test_prog, libiotune
+):
+    """A contiguous dataset with the application's own fill_time=alloc made after a deletion
+    (2 ranks): HDF5 writes the fill value over the space it takes, so its unwritten elements
+    read zeros without iotune; with fill_time=never given (applied to /old, left out of /data)
+    they read zeros too and the files are the same (h5diff): the runtime keeps the
+    application's alloc there, not HDF5's default (ifset: the deleted values read back)."""
+    prog = test_prog("fill_guard_probe")
+    plain, _ = _probe(tmp_path / "plain", prog, "ownalloc", "mpio", 2)
+    assert plain == {"fill_time": "alloc", "unwritten_not_fill": 0, "written_wrong": 0}
+    tuned, r = _probe(tmp_path / "tuned", prog, "ownalloc", "mpio", 2, preload=libiotune,
+                      config=_config(tmp_path), verbose=True)  # fmt: skip
+    assert tuned == plain, r.stderr
+    _same_file(tmp_path / "plain", tmp_path / "tuned")
+    assert f"/data: {WITHDRAWN['freed']} [never.xml:5]" in r.stderr
+    # and it did reach /old, made before the deletion: the setting was given
+    assert "f.h5:/old: hdf5 dataset creation:\niotune:   fill_time=never [" in r.stderr
