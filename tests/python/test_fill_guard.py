@@ -122,17 +122,23 @@ def test_a_file_where_fill_time_never_reached_one_dataset_of_two_says_so(
 ):
     """The file's `applied` lists fill_time=never when one of its datasets got it, and the
     summary said applied for the whole file: /old got it, /data (made after /old's deletion)
-    did not. The profile counts the datasets it reached and the summary names the other."""
+    did not. The profile counts the datasets it reached and the summary names the other. With
+    chunk_size applied to /data as well, its read-back said fill_time NOT in effect a second
+    time (one note is enough)."""
     from iotune import profile as prof
 
     prof_path = tmp_path / "p.json"
     env = {"IOTUNE_PROFILE": str(prof_path)}
     _probe(tmp_path / "tuned", test_prog("fill_guard_probe"), "reused", "mpio", 2,
-           preload=libiotune, config=_config(tmp_path), env=env)  # fmt: skip
+           preload=libiotune, config=_config(tmp_path, "<chunk_size>4096</chunk_size>"),
+           env=env)  # fmt: skip
     p = prof.load(prof_path)
     (record,) = [f for f in p.data["files"] if f["name"].endswith("f.h5")]
-    assert record["applied"]["hdf5"] == {"fill_time": "never"}
-    assert record["dataset_settings"] == {"fill_time": {"reached": 1, "of": 2}}
+    assert record["applied"]["hdf5"] == {"fill_time": "never", "chunk_size": "4096"}
+    assert record["dataset_settings"] == {"fill_time": {"reached": 1, "of": 2},
+                                          "chunk_size": {"reached": 2, "of": 2}}  # fmt: skip
+    notes = [n for n in record["hdf5_notes"] if "fill_time" in n]
+    assert notes == [f"{tmp_path / 'tuned' / 'f.h5'}:/data: {WITHDRAWN['freed']} [never.xml:5]"]
     text = prof.summary(p, files=True)
     why = WITHDRAWN["freed"].removeprefix("fill_time=never NOT applied: ")
     assert f"fill_time=never (applied to 1 of 2 datasets; not to /data ({why}))" in text, text

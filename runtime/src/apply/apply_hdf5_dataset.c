@@ -236,6 +236,8 @@ static void set_times(const iot_file_info *f, const char *file, const char *dset
                               iot_printable(file, fp, sizeof fp),
                               iot_printable(dset, dp, sizeof dp), unsafe,
                               iot_origin(e, where, sizeof where));
+            if (out) /* left out, not refused: its read-back would say it again */
+                iot_outcome_add(out->withdrawn, sizeof out->withdrawn, e->name);
             continue;
         }
         int own = own_time(dcpl, alloc);
