@@ -13,6 +13,7 @@
  *   mounted   as reused, /old deleted through the file mounted in another one
  *   rewritten as partial, after a deflated dataset /z was written twice (ones, then values
  *             that compress less: HDF5 frees its first chunks by itself)
+ *   reused2   as reused, with a second dataset /data2 made after /data (never written)
  *   ownalloc  as reused, every dataset contiguous with the application's own fill_time=alloc
  *             (HDF5 writes the fill value over the space /data takes: zeros either way)
  * then reads /data back whole into a buffer of 0x5A bytes and prints (rank 0) one JSON line:
@@ -67,7 +68,8 @@ int main(int argc, char **argv)
     if (argc != 5 && argc != 6) {
         fprintf(stderr,
                 "usage: fill_guard_probe "
-                "full|partial|reused|shrunk|reopened|rewritten|twice|mounted|ownalloc mpio|sec2 "
+                "full|partial|reused|reused2|shrunk|reopened|rewritten|twice|mounted|ownalloc "
+                "mpio|sec2 "
                 "N FILE [NAME]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
@@ -93,8 +95,8 @@ int main(int argc, char **argv)
     } else {
         f = H5Fcreate(file, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     }
-    int ownalloc = strcmp(mode, "ownalloc") == 0;
-    if (strcmp(mode, "reused") == 0 || ownalloc) {
+    int ownalloc = strcmp(mode, "ownalloc") == 0, reused2 = strcmp(mode, "reused2") == 0;
+    if (strcmp(mode, "reused") == 0 || ownalloc || reused2) {
         H5Dclose(write_old(f, "old", n, rank, size, ownalloc ? 2 : 0, x));
         H5Ldelete(f, "old", H5P_DEFAULT);
     } else if (strcmp(mode, "rewritten") == 0) {
@@ -152,6 +154,8 @@ int main(int argc, char **argv)
     else
         H5Pset_chunk(dcpl, 1, &n);
     hid_t d = H5Dcreate2(f, name, H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    if (reused2) /* a second dataset made after the deletion, never written nor read */
+        H5Dclose(H5Dcreate2(f, "data2", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
     double *buf = malloc((size_t)dims * sizeof *buf);
     for (hsize_t i = 0; i < count; i++)
         buf[i] = 1.0 + (double)(start + i);

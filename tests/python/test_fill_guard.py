@@ -163,3 +163,27 @@ def test_the_applications_own_fill_time_alloc_is_kept_where_fill_time_never_is_l
     assert f"/data: {WITHDRAWN['freed']} [never.xml:5]" in r.stderr
     # and it did reach /old, made before the deletion: the setting was given
     assert "f.h5:/old: hdf5 dataset creation:\niotune:   fill_time=never [" in r.stderr
+
+
+def test_fill_time_never_left_out_of_many_datasets_is_noted_once_and_counted(
+    tmp_path, test_prog, libiotune
+):
+    """fill_time=never left out of /data and /data2 (both made after a deletion, for the same
+    reason): the file's notes name the first only, so that a file of many datasets leaves
+    room for its other notes (bounded), and the counts say how many it missed."""
+    from iotune import profile as prof
+
+    prof_path = tmp_path / "p.json"
+    env = {"IOTUNE_PROFILE": str(prof_path)}
+    _, r = _probe(tmp_path / "tuned", test_prog("fill_guard_probe"), "reused2", "mpio", 2,
+                  preload=libiotune, config=_config(tmp_path), env=env, verbose=True)  # fmt: skip
+    said = [x for x in r.stderr.splitlines() if "NOT applied" in x]
+    assert [x.split(": fill_time")[0].rsplit(":", 1)[-1] for x in said] == ["/data", "/data2"]
+    p = prof.load(prof_path)
+    (record,) = [f for f in p.data["files"] if f["name"].endswith("f.h5")]
+    assert record["dataset_settings"] == {"fill_time": {"reached": 1, "of": 3}}
+    notes = [n for n in record["hdf5_notes"] if "fill_time" in n]
+    assert notes == [f"{tmp_path / 'tuned' / 'f.h5'}:/data: {WITHDRAWN['freed']} [never.xml:5]"]
+    why = WITHDRAWN["freed"].removeprefix("fill_time=never NOT applied: ")
+    said = f"fill_time=never (applied to 1 of 3 datasets; not to /data ({why}), and 1 more)"
+    assert said in prof.summary(p, files=True)

@@ -90,14 +90,48 @@ void say_withdrawn(const char *call, const char *file, const char *object, const
     }
 }
 
-/* Lines of an outcome into a list of the file's record, once each. */
+/* Of a note "OBJECT: name=value NOT applied: why [origin]" (or NOT in effect), the part after
+ * the object's name; NULL for a note that names no object. */
+static const char *after_object(const char *line, size_t len)
+{
+    const char *mark = NULL, *from = NULL;
+    for (const char *m = line; (m = strstr(m, " NOT ")) && m < line + len; m++)
+        if (!strncmp(m, " NOT applied: ", 14) || !strncmp(m, " NOT in effect: ", 16)) {
+            mark = m;
+            break;
+        }
+    for (const char *q = line; mark && (q = strstr(q, ": ")) && q < mark; q += 2)
+        from = q + 2;
+    return from;
+}
+
+/* Whether list holds a note that says rest (after_object) of another object: one dataset per
+ * reason is named, so that a file of many datasets leaves room for its other notes (the
+ * counts, dataset_settings, say how many a setting missed). */
+static int said_of_another(const char *list, const char *rest)
+{
+    size_t n = strlen(rest);
+    for (const char *l = list; *l;) {
+        size_t len = strcspn(l, "\n");
+        const char *r = after_object(l, len);
+        if (r && (size_t)(l + len - r) == n && !strncmp(r, rest, n))
+            return 1;
+        l += len + (l[len] == '\n');
+    }
+    return 0;
+}
+
+/* Lines of an outcome into a list of the file's record, once each (notes of an object: once per
+ * reason, said_of_another). */
 static void merge_lines(char *into, size_t size, const char *lines)
 {
     for (const char *line = lines; *line;) {
         size_t len = strcspn(line, "\n");
         char one[1024];
         snprintf(one, sizeof one, "%.*s", (int)len, line);
-        iot_outcome_add(into, size, one);
+        const char *rest = after_object(one, strlen(one));
+        if (!rest || !said_of_another(into, rest))
+            iot_outcome_add(into, size, one);
         line += len + (line[len] == '\n');
     }
 }
