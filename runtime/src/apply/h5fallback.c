@@ -176,6 +176,8 @@ static void count_line(char *list, size_t size, const char *name, int reached)
             found = 1;
         }
         used += (size_t)snprintf(out + used, sizeof out - used, "%s%s", used ? "\n" : "", one);
+        if (used >= sizeof out)
+            return; /* no room: the counts stay as they were */
         l += len + (l[len] == '\n');
     }
     if (!found)
