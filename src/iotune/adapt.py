@@ -47,6 +47,7 @@ def format_phases(data: Mapping[str, Any]) -> str:
         return ""
     phases = a.get("phases") or []
     refused = not_in_effect(data)
+    partly = partly_in_effect(data)
     guard = a.get("guard_ratio")
     lines = [f"adaptive mode: {len(phases)} phase(s) of rank 0's files (a file other ranks "
              "open without rank 0 is not listed: docs/profile.md, 'The adaptive section'), "
@@ -83,16 +84,18 @@ def format_phases(data: Mapping[str, Any]) -> str:
                          + ", ".join(_offline(code) for code in p["offline"]))  # fmt: skip
         if p.get("applied"):
             mine = refused.get(str(p.get("file")), {})
+            some = partly.get(str(p.get("file")), {})
             lines.append("    applied: " + ", ".join(
                 f"{s['name']}={s['value']} ({s['rule']})" + (
-                    f" NOT in effect: {mine[s['name']]}" if s["name"] in mine else "")
+                    f" NOT in effect: {mine[s['name']]}" if s["name"] in mine
+                    else f" {some[s['name']]}" if s["name"] in some else "")
                 for s in p["applied"]))  # fmt: skip
         if g and g.get("reverted"):
             lines.append("    reverted (slower than learning): " + ", ".join(g["reverted"]))
         o = p.get("overhead_s") or {}
         extract += o.get("extraction", 0.0)
         optimise += o.get("optimisation", 0.0)
-    lines.append("  " + applied_per_file(phases, refused))
+    lines.append("  " + applied_per_file(phases, refused, partly))
     pred = a.get("prediction") or {}
     done = [x for x in pred.get("phases") or [] if x.get("accuracy") is not None]
     if done:
@@ -353,7 +356,8 @@ def _reverted(phases: list[Mapping[str, Any]]) -> list[str]:
     return out
 
 
-_REFUSED = re.compile(r"(?:\S+: )?([a-z0-9_]+)=\S+ NOT applied: (.*?)(?: \[[^\]]*\])?")
+# "name=value NOT applied: why [origin]", after "DSET: " or "FILE:DSET: " when it names a dataset
+_REFUSED = re.compile(r"(?:.*: )?([a-z0-9_]+)=\S+ NOT applied: (.*?)(?: \[[^\]]*\])?")
 
 
 def not_in_effect(data: Mapping[str, Any]) -> dict[str, dict[str, str]]:
@@ -392,6 +396,21 @@ def not_in_effect(data: Mapping[str, Any]) -> dict[str, dict[str, str]]:
     return out
 
 
+def partly_in_effect(data: Mapping[str, Any]) -> dict[str, dict[str, str]]:
+    """Per file of a phase, the dataset settings that reached some of its datasets and not
+    others, "applied to N of M datasets; not to DSET (why)" (profile.partly_applied): the
+    file's `applied` lists a setting that reached one dataset of it."""
+    from iotune.profile import partly_applied
+
+    names = {str(p.get("file")) for p in (data.get("adaptive") or {}).get("phases") or []}
+    return {
+        name: partly
+        for f in data.get("files") or []
+        if isinstance(f, Mapping) and (name := str(f.get("name"))) in names
+        if (partly := partly_applied(f))
+    }
+
+
 def _withdrawn_or_dropped(f: Mapping[str, Any]) -> dict[str, str]:
     """{setting: why} of what the runtime withdrew from file record f and of the hints MPI-IO
     did not keep there (hint_effect's in_effect "no")."""
@@ -407,10 +426,12 @@ def _withdrawn_or_dropped(f: Mapping[str, Any]) -> dict[str, str]:
 
 
 def applied_per_file(phases: list[Mapping[str, Any]],
-                     refused: Mapping[str, Mapping[str, str]] | None = None) -> str:  # fmt: skip
+                     refused: Mapping[str, Mapping[str, str]] | None = None,
+                     partly: Mapping[str, Mapping[str, str]] | None = None) -> str:  # fmt: skip
     """What the mode applied, file by file (each file once: its settings and in how many of
     its phases), or why it applied nothing; then what it could not use (_limits), and what it
-    gave that did not take effect (refused: not_in_effect)."""
+    gave that did not take effect (refused: not_in_effect) or reached only some datasets of a
+    file (partly: partly_in_effect, said beside the setting)."""
     per_file: dict[str, dict[str, str]] = {}
     counts: dict[str, list[int]] = {}  # file: [phases applied, phases with data]
     lost: dict[tuple[str, str], list[str]] = {}  # (setting, why): files
@@ -422,8 +443,11 @@ def applied_per_file(phases: list[Mapping[str, Any]],
             n[0] += 1
             for s in p["applied"]:
                 why = (refused or {}).get(f, {}).get(str(s["name"]))
+                some = (partly or {}).get(f, {}).get(str(s["name"]))
                 if why is None:
-                    per_file.setdefault(f, {})[str(s["name"])] = str(s["value"])
+                    per_file.setdefault(f, {})[str(s["name"])] = str(s["value"]) + (
+                        f" ({some})" if some else ""
+                    )
                 elif f not in lost.setdefault((f"{s['name']}={s['value']}", why), []):
                     lost[(f"{s['name']}={s['value']}", why)].append(f)
     limits = _limits(phases) + [

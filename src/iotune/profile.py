@@ -11,6 +11,7 @@ import fnmatch
 import functools
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -519,6 +520,39 @@ def _sum_layers(files: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return total
 
 
+# a note of a dataset a setting did not reach: "FILE:DSET: name=value NOT applied: why [origin]"
+# (fill_time=never left out) or "DSET: name=value NOT in effect: HDF5 uses V [origin]"
+_LEFT_OUT = re.compile(r"(.*): ([a-z0-9_]+)=\S+ NOT (?:applied|in effect): (.*?)(?: \[[^\]]*\])?")
+
+
+def partly_applied(f: Mapping[str, Any]) -> dict[str, str]:
+    """{setting: text} of the dataset settings that reached some of file record f's datasets
+    and not others (its dataset_settings, counted by the runtime at each creation, and open
+    for access settings): "applied to N of M datasets; not to DSET (why), ...", the datasets
+    its hdf5_notes name (they are bounded: the others are counted). A setting that reached
+    every dataset, or none (not_in_effect's), is not listed."""
+    counts = f.get("dataset_settings")
+    if not isinstance(counts, Mapping):
+        return {}
+    prefix = printable(str(f.get("name", ""))) + ":"
+    left = [m for n in f.get("hdf5_notes") or [] if (m := _LEFT_OUT.fullmatch(str(n)))]
+    out = {}
+    for name, c in counts.items():
+        got, of = (c.get("reached"), c.get("of")) if isinstance(c, Mapping) else (None, None)
+        if not (type(got) is int and type(of) is int and 0 < got < of):
+            continue
+        missed = list(dict.fromkeys(
+            f"{printable(m[1].removeprefix(prefix))} ({printable(m[3])})"
+            for m in left if m[2] == name))  # fmt: skip
+        text = f"applied to {got} of {of} datasets"
+        if missed:
+            text += "; not to " + ", ".join(missed[: of - got])
+            if len(missed) < of - got:
+                text += f", and {of - got - len(missed)} more"
+        out[printable(str(name))] = text
+    return out
+
+
 FILE_HEADER = ["file", "I/O s (slowest)", "written", "read", "rate", "layers", "applied"]
 
 
@@ -570,5 +604,7 @@ def _file_lines(f: dict[str, Any]) -> list[str]:
         k: v for layer in ("hdf5", "mpiio") for k, v in (applied_by_layer.get(layer) or {}).items()
     }
     if applied:
-        lines.append("  applied by iotune   " + ", ".join(f"{k}={v}" for k, v in applied.items()))
+        partly = partly_applied(f)
+        said = [f"{k}={v}" + (f" ({partly[k]})" if k in partly else "") for k, v in applied.items()]
+        lines.append("  applied by iotune   " + ", ".join(said))
     return lines

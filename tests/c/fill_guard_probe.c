@@ -13,10 +13,14 @@
  *   mounted   as reused, /old deleted through the file mounted in another one
  *   rewritten as partial, after a deflated dataset /z was written twice (ones, then values
  *             that compress less: HDF5 frees its first chunks by itself)
+ *   reused2   as reused, with a second dataset /data2 made after /data (never written)
+ *   ownalloc  as reused, every dataset contiguous with the application's own fill_time=alloc
+ *             (HDF5 writes the fill value over the space /data takes: zeros either way)
  * then reads /data back whole into a buffer of 0x5A bytes and prints (rank 0) one JSON line:
  * {"fill_time": "never"|"ifset"|"alloc", "unwritten_not_fill": K, "written_wrong": W}, the
  * elements never written that do not read back as the fill value 0, over all ranks.
- * Usage: [mpiexec -n R] fill_guard_probe MODE mpio|sec2 N FILE */
+ * Usage: [mpiexec -n R] fill_guard_probe MODE mpio|sec2 N FILE [NAME]
+ * NAME: /data's name instead (as given to H5Dcreate2). */
 #include <hdf5.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -32,15 +36,18 @@ static hid_t fapl_of(int mpio)
     return fapl;
 }
 
-/* Dataset name of the file's shape (extendible: no limit), written whole with -1 - i. */
-static hid_t write_old(hid_t f, const char *name, hsize_t n, int rank, int size, int extendible,
-                       hid_t x)
+/* Dataset name of the file's shape, written whole with -1 - i; kind 0 chunked, 1 chunked with
+ * no limit (extendible), 2 contiguous with the application's own fill_time=alloc. */
+static hid_t write_old(hid_t f, const char *name, hsize_t n, int rank, int size, int kind, hid_t x)
 {
     hsize_t dims = 2 * n * (hsize_t)size, max = H5S_UNLIMITED, at = 2 * n * (hsize_t)rank,
             all = 2 * n;
-    hid_t space = H5Screate_simple(1, &dims, extendible ? &max : NULL);
+    hid_t space = H5Screate_simple(1, &dims, kind == 1 ? &max : NULL);
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
-    H5Pset_chunk(dcpl, 1, &n);
+    if (kind == 2)
+        H5Pset_fill_time(dcpl, H5D_FILL_TIME_ALLOC);
+    else
+        H5Pset_chunk(dcpl, 1, &n);
     hid_t d = H5Dcreate2(f, name, H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     double *old = malloc(2 * n * sizeof *old);
     for (hsize_t i = 0; i < 2 * n; i++)
@@ -58,13 +65,15 @@ static hid_t write_old(hid_t f, const char *name, hsize_t n, int rank, int size,
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    if (argc != 5) {
-        fprintf(stderr, "usage: fill_guard_probe "
-                        "full|partial|reused|shrunk|reopened|rewritten|twice|mounted mpio|sec2 "
-                        "N FILE\n");
+    if (argc != 5 && argc != 6) {
+        fprintf(stderr,
+                "usage: fill_guard_probe "
+                "full|partial|reused|reused2|shrunk|reopened|rewritten|twice|mounted|ownalloc "
+                "mpio|sec2 "
+                "N FILE [NAME]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    const char *mode = argv[1], *file = argv[4];
+    const char *mode = argv[1], *file = argv[4], *name = argc == 6 ? argv[5] : "data";
     int mpio = strcmp(argv[2], "mpio") == 0, rank, size;
     hsize_t n = (hsize_t)atoll(argv[3]);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -86,8 +95,9 @@ int main(int argc, char **argv)
     } else {
         f = H5Fcreate(file, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     }
-    if (strcmp(mode, "reused") == 0) {
-        H5Dclose(write_old(f, "old", n, rank, size, 0, x));
+    int ownalloc = strcmp(mode, "ownalloc") == 0, reused2 = strcmp(mode, "reused2") == 0;
+    if (strcmp(mode, "reused") == 0 || ownalloc || reused2) {
+        H5Dclose(write_old(f, "old", n, rank, size, ownalloc ? 2 : 0, x));
         H5Ldelete(f, "old", H5P_DEFAULT);
     } else if (strcmp(mode, "rewritten") == 0) {
         hsize_t dims = 2 * n * (hsize_t)size, at = 2 * n * (hsize_t)rank, all = 2 * n;
@@ -139,8 +149,13 @@ int main(int argc, char **argv)
     hsize_t count = strcmp(mode, "full") == 0 ? 2 * n : n;
     hid_t space = H5Screate_simple(1, &dims, NULL);
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
-    H5Pset_chunk(dcpl, 1, &n);
-    hid_t d = H5Dcreate2(f, "data", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    if (ownalloc)
+        H5Pset_fill_time(dcpl, H5D_FILL_TIME_ALLOC);
+    else
+        H5Pset_chunk(dcpl, 1, &n);
+    hid_t d = H5Dcreate2(f, name, H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    if (reused2) /* a second dataset made after the deletion, never written nor read */
+        H5Dclose(H5Dcreate2(f, "data2", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
     double *buf = malloc((size_t)dims * sizeof *buf);
     for (hsize_t i = 0; i < count; i++)
         buf[i] = 1.0 + (double)(start + i);

@@ -684,6 +684,35 @@ def test_a_setting_the_file_did_not_take_is_not_reported_as_applied():
         in text, text  # fmt: skip
 
 
+def test_a_dataset_setting_that_reached_some_datasets_of_a_file_says_which_not():
+    """fill_time=never reached /a of ck_1.h5 and was left out of /b (space freed before it):
+    the file's `applied` lists it, and `iotune adapt` said it applied to the file. The
+    runtime's counts (dataset_settings) and the note naming /b make it say 1 of 2."""
+    from iotune.adapt import format_phases
+
+    given = [{"rule": "KB", "name": "fill_time", "value": "never"}]
+    phase = {"class": "ck_*.h5", "index": 1, "role": "optimised", "ranks": 2,
+             "bytes_per_s": 1e6, "applied": given, "insights": {}}  # fmt: skip
+    why = "space may have been freed in the file; it applies only in a new file"
+    data = {
+        "adaptive": {"guard_ratio": 0.9, "phases": [
+            dict(phase, file="ck_0.h5", index=0, role="learning", applied=[]),
+            dict(phase, file="ck_1.h5"), dict(phase, file="ck_2.h5")]},
+        "files": [
+            {"name": "ck_1.h5", "applied": {"hdf5": {"fill_time": "never"}, "mpiio": {}},
+             "dataset_settings": {"fill_time": {"reached": 1, "of": 2}},
+             "hdf5_notes": [f"ck_1.h5:/b: fill_time=never NOT applied: {why} [adaptive mode]"]},
+            {"name": "ck_2.h5", "applied": {"hdf5": {"fill_time": "never"}, "mpiio": {}},
+             "dataset_settings": {"fill_time": {"reached": 2, "of": 2}}},
+        ],
+    }  # fmt: skip
+    text = format_phases(data)
+    some = f"applied to 1 of 2 datasets; not to /b ({why})"
+    assert f"fill_time=never (KB) {some}" in text, text
+    assert f"ck_1.h5 (1 of 1 phases): fill_time=never ({some});" in text, text
+    assert "ck_2.h5 (1 of 1 phases): fill_time=never" in text and "2 of 2" not in text, text
+
+
 def test_a_hint_the_runtime_withdrew_is_not_reported_as_applied():
     """A knowledge base's cb_buffer_size=2147483647 was withdrawn by the runtime (it would
     cost 2 GiB per aggregator) and cb_nodes was capped by MPI-IO, yet `iotune adapt` listed

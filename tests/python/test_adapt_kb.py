@@ -228,7 +228,7 @@ def test_a_stored_fill_time_never_keeps_the_applications_own_fill_value(
     phases = p["adaptive"]["phases"]
     assert "fill_time" not in {x["name"] for x in phases[0]["kb"]["match"]["not_applied"]}
     notes = {f["name"]: " ".join(f.get("hdf5_notes") or []) for f in p["files"]}
-    said = "fill_time=never NOT applied: the application defined a fill value [adaptive mode]"
+    said = "chunked.1.h5:/data: fill_time=never NOT applied: the application defined a fill value"
     assert said in notes["chunked.1.h5"], notes
     text = format_phases(p)
     assert "fill_time=never (KB) NOT in effect: the application defined a fill value" in text

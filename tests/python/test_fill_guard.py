@@ -44,12 +44,13 @@ def _same_file(a, b):
 
 WITHDRAWN = {
     "serial": "fill_time=never NOT applied: serial HDF5 allocates the dataset's storage as it is "
-    "written, and elements never written would read back as whatever the reader's buffer held",
+    "written, and elements never written would read back as whatever the reader's buffer held; "
+    "it applies with allocation at creation: alloc_time=early",
     "freed": "fill_time=never NOT applied: space may have been freed in the file (an object "
     "deleted, a dataset shrunk, a filtered dataset made), which HDF5 hands out again with its "
-    "old bytes",
+    "old bytes; it applies only to the datasets made in a new file before such a call",
     "opened": "fill_time=never NOT applied: the file was opened, not created in this run: space "
-    "HDF5 allocates in it may hold old bytes",
+    "HDF5 allocates in it may hold old bytes; it applies only in a file created in this run",
 }
 
 
@@ -90,6 +91,99 @@ def test_fill_time_never_applies_only_where_the_data_stay_the_same(
     assert tuned["fill_time"] == ("ifset" if why else "never"), r.stderr
     said = [x.split("iotune:")[-1].strip() for x in r.stderr.splitlines() if "NOT applied" in x]
     if why:
-        assert said == [f"{WITHDRAWN[why]} [never.xml:5]"], r.stderr
+        # the line names the file and the dataset (the verbose H5Dcreate line before it did)
+        where = f"{tmp_path / 'tuned' / 'f.h5'}:/data"
+        assert said == [f"{where}: {WITHDRAWN[why]} [never.xml:5]"], r.stderr
     else:
         assert said == [], r.stderr
+
+
+def test_fill_time_never_left_out_names_the_dataset_escaped_in_the_log_and_the_profile(
+    tmp_path, test_prog, libiotune
+):
+    """The line that says fill_time=never was left out names the file and the dataset, the
+    dataset's path escaped as every name the runtime shows (a line break in it forged a line),
+    and the file's profile record keeps the same line: a file where one dataset got it and
+    another did not says which."""
+    prog = test_prog("fill_guard_probe")
+    prof = tmp_path / "p.json"
+    r = run_mpi(1, [prog, "partial", "sec2", "1000", tmp_path / "f.h5", "da\nta"], cwd=tmp_path,
+                preload=libiotune, config=_config(tmp_path), verbose=True,
+                env={"IOTUNE_PROFILE": str(prof)})  # fmt: skip
+    line = f"{tmp_path / 'f.h5'}:/da\\nta: {WITHDRAWN['serial']} [never.xml:5]"
+    said = [x.split("iotune:", 1)[-1].strip() for x in r.stderr.splitlines() if "NOT applied" in x]
+    assert said == [line], r.stderr
+    files = json.loads(prof.read_text())["files"]  # Open MPI's helper files too
+    (record,) = [f for f in files if f["name"].endswith("f.h5")]
+    assert line in record["hdf5_notes"], record
+
+
+def test_a_file_where_fill_time_never_reached_one_dataset_of_two_says_so(
+    tmp_path, test_prog, libiotune
+):
+    """The file's `applied` lists fill_time=never when one of its datasets got it, and the
+    summary said applied for the whole file: /old got it, /data (made after /old's deletion)
+    did not. The profile counts the datasets it reached and the summary names the other. With
+    chunk_size applied to /data as well, its read-back said fill_time NOT in effect a second
+    time (one note is enough)."""
+    from iotune import profile as prof
+
+    prof_path = tmp_path / "p.json"
+    env = {"IOTUNE_PROFILE": str(prof_path)}
+    _probe(tmp_path / "tuned", test_prog("fill_guard_probe"), "reused", "mpio", 2,
+           preload=libiotune, config=_config(tmp_path, "<chunk_size>4096</chunk_size>"),
+           env=env)  # fmt: skip
+    p = prof.load(prof_path)
+    (record,) = [f for f in p.data["files"] if f["name"].endswith("f.h5")]
+    assert record["applied"]["hdf5"] == {"fill_time": "never", "chunk_size": "4096"}
+    assert record["dataset_settings"] == {"fill_time": {"reached": 1, "of": 2},
+                                          "chunk_size": {"reached": 2, "of": 2}}  # fmt: skip
+    notes = [n for n in record["hdf5_notes"] if "fill_time" in n]
+    assert notes == [f"{tmp_path / 'tuned' / 'f.h5'}:/data: {WITHDRAWN['freed']} [never.xml:5]"]
+    text = prof.summary(p, files=True)
+    why = WITHDRAWN["freed"].removeprefix("fill_time=never NOT applied: ")
+    assert f"fill_time=never (applied to 1 of 2 datasets; not to /data ({why}))" in text, text
+
+
+def test_the_applications_own_fill_time_alloc_is_kept_where_fill_time_never_is_left_out(
+    tmp_path, test_prog, libiotune
+):
+    """A contiguous dataset with the application's own fill_time=alloc made after a deletion
+    (2 ranks): HDF5 writes the fill value over the space it takes, so its unwritten elements
+    read zeros without iotune; with fill_time=never given (applied to /old, left out of /data)
+    they read zeros too and the files are the same (h5diff): the runtime keeps the
+    application's alloc there, not HDF5's default (ifset: the deleted values read back)."""
+    prog = test_prog("fill_guard_probe")
+    plain, _ = _probe(tmp_path / "plain", prog, "ownalloc", "mpio", 2)
+    assert plain == {"fill_time": "alloc", "unwritten_not_fill": 0, "written_wrong": 0}
+    tuned, r = _probe(tmp_path / "tuned", prog, "ownalloc", "mpio", 2, preload=libiotune,
+                      config=_config(tmp_path), verbose=True)  # fmt: skip
+    assert tuned == plain, r.stderr
+    _same_file(tmp_path / "plain", tmp_path / "tuned")
+    assert f"/data: {WITHDRAWN['freed']} [never.xml:5]" in r.stderr
+    # and it did reach /old, made before the deletion: the setting was given
+    assert "f.h5:/old: hdf5 dataset creation:\niotune:   fill_time=never [" in r.stderr
+
+
+def test_fill_time_never_left_out_of_many_datasets_is_noted_once_and_counted(
+    tmp_path, test_prog, libiotune
+):
+    """fill_time=never left out of /data and /data2 (both made after a deletion, for the same
+    reason): the file's notes name the first only, so that a file of many datasets leaves
+    room for its other notes (bounded), and the counts say how many it missed."""
+    from iotune import profile as prof
+
+    prof_path = tmp_path / "p.json"
+    env = {"IOTUNE_PROFILE": str(prof_path)}
+    _, r = _probe(tmp_path / "tuned", test_prog("fill_guard_probe"), "reused2", "mpio", 2,
+                  preload=libiotune, config=_config(tmp_path), env=env, verbose=True)  # fmt: skip
+    said = [x for x in r.stderr.splitlines() if "NOT applied" in x]
+    assert [x.split(": fill_time")[0].rsplit(":", 1)[-1] for x in said] == ["/data", "/data2"]
+    p = prof.load(prof_path)
+    (record,) = [f for f in p.data["files"] if f["name"].endswith("f.h5")]
+    assert record["dataset_settings"] == {"fill_time": {"reached": 1, "of": 3}}
+    notes = [n for n in record["hdf5_notes"] if "fill_time" in n]
+    assert notes == [f"{tmp_path / 'tuned' / 'f.h5'}:/data: {WITHDRAWN['freed']} [never.xml:5]"]
+    why = WITHDRAWN["freed"].removeprefix("fill_time=never NOT applied: ")
+    said = f"fill_time=never (applied to 1 of 3 datasets; not to /data ({why}), and 1 more)"
+    assert said in prof.summary(p, files=True)

@@ -8,6 +8,7 @@
 #include "apply/fill_guard.h"
 #include "apply/h5report.h"
 #include "apply/h5support.h"
+#include "base/printable.h"
 #include "config/bounds.h"
 #include "core/core.h"
 
@@ -229,9 +230,14 @@ static void set_times(const iot_file_info *f, const char *file, const char *dset
         const char *unsafe = alloc || fill_times[e->value.v[0]] != H5D_FILL_TIME_NEVER
                                  ? NULL
                                  : iot_fill_never_unsafe(f, dset, *copy >= 0 ? *copy : dcpl);
-        if (unsafe) {
-            iot_h5_report_add(r, "fill_time=never NOT applied: %s [%s]", unsafe,
+        if (unsafe) { /* the line names the dataset: the profile's note is per file */
+            char fp[IOT_PRINTABLE_MAX(1024)], dp[IOT_PRINTABLE_MAX(1024)];
+            iot_h5_report_add(r, "%s:%s: fill_time=never NOT applied: %s [%s]",
+                              iot_printable(file, fp, sizeof fp),
+                              iot_printable(dset, dp, sizeof dp), unsafe,
                               iot_origin(e, where, sizeof where));
+            if (out) /* left out, not refused: its read-back would say it again */
+                iot_outcome_add(out->withdrawn, sizeof out->withdrawn, e->name);
             continue;
         }
         int own = own_time(dcpl, alloc);

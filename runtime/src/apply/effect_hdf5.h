@@ -12,7 +12,8 @@
 typedef struct {
     char applied[512];
     char notes[1024];
-    char withdrawn[256]; /* "name\n" lines: settings withdrawn before the call (too costly) */
+    char withdrawn[256]; /* "name\n" lines: settings withdrawn before the call (too costly,
+                          * or fill_time=never left out by its guard: fill_guard.c) */
 } iot_h5_outcome;
 
 /* What the transfers of a dataset get: the forced mode (H5FD_MPIO_COLLECTIVE /

@@ -29,12 +29,14 @@ const char *iot_fill_never_unsafe(const iot_file_info *f, const char *dset, hid_
     H5D_alloc_time_t at = H5D_ALLOC_TIME_LATE;
     if (dcpl != H5P_DEFAULT) {
         if (h->H5Pfill_value_defined(dcpl, &fill) >= 0 && fill == H5D_FILL_VALUE_USER_DEFINED)
-            return "the application defined a fill value";
+            return "the application defined a fill value (H5Pset_fill_value): elements never "
+                   "written must read back as it";
         layout = h->H5Pget_layout(dcpl);
         if (layout != H5D_CHUNKED && layout != H5D_CONTIGUOUS)
-            return "the dataset's storage is not chunked or contiguous";
+            return "the dataset's storage is not chunked or contiguous; it applies only to those";
         if (h->H5Pget_external_count && h->H5Pget_external_count(dcpl) > 0)
-            return "the dataset is stored in external files";
+            return "the dataset is stored in external files; it applies only to storage in the "
+                   "file";
         if (IOT_H5_CALL(H5Pget_alloc_time, dcpl, &at) < 0)
             at = H5D_ALLOC_TIME_LATE;
     }
@@ -43,12 +45,14 @@ const char *iot_fill_never_unsafe(const iot_file_info *f, const char *dset, hid_
         at = a->value.v[0] == 1 ? H5D_ALLOC_TIME_EARLY : H5D_ALLOC_TIME_LATE;
     if (!f->mpio && at != H5D_ALLOC_TIME_EARLY)
         return "serial HDF5 allocates the dataset's storage as it is written, and elements "
-               "never written would read back as whatever the reader's buffer held";
+               "never written would read back as whatever the reader's buffer held; it applies "
+               "with allocation at creation: alloc_time=early";
     if (f->fresh < 0)
         return "space may have been freed in the file (an object deleted, a dataset shrunk, "
-               "a filtered dataset made), which HDF5 hands out again with its old bytes";
+               "a filtered dataset made), which HDF5 hands out again with its old bytes; it "
+               "applies only to the datasets made in a new file before such a call";
     if (f->fresh == 0)
         return "the file was opened, not created in this run: space HDF5 allocates in it may "
-               "hold old bytes";
+               "hold old bytes; it applies only in a file created in this run";
     return NULL;
 }

@@ -23,5 +23,11 @@ void say_withdrawn(const char *call, const char *file, const char *object, const
                    const char *why, int leader, int rec);
 /* What reached a file or dataset (and what did not), kept in the file's profile record. */
 void keep_outcome(int rec, const iot_h5_outcome *out);
+/* After a dataset's creation (creating) or open: each dataset setting meant for it (creation
+ * settings at its creation only) counted in the file's record, and whether it reached it (out's
+ * applied, read back): a setting that reached some datasets of a file and not others is told
+ * from one that reached them all. */
+void keep_dataset_counts(int rec, const iot_file_settings *rules, const char *dset, int creating,
+                         const iot_h5_outcome *out);
 
 #endif

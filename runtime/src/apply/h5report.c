@@ -111,7 +111,7 @@ void iot_h5_keep_refusals(const iot_h5_report *r, iot_h5_outcome *out)
         return;
     for (const char *line = r->text; *line;) {
         size_t len = strcspn(line, "\n");
-        char one[512];
+        char one[1024];
         snprintf(one, sizeof one, "%.*s", (int)len, line);
         if (strstr(one, "NOT applied"))
             iot_outcome_add(out->notes, sizeof out->notes, one);

@@ -55,7 +55,10 @@ typedef struct {
     char withdrawn[IOT_REC_WITHDRAWN]; /* "setting\tvalue\treason\n...": iot_rec_withdraw */
     char h5applied[512];               /* lines "name=value": HDF5 settings read back in effect */
     char h5notes[1024];                /* lines: HDF5 settings not in effect and why, overrides */
-    char h5driver[16];                 /* the HDF5 driver it was opened with (iot_h5_driver) */
+    char h5dsets[384];   /* lines "name\tN\tM": a dataset setting reached N of the M dataset
+                          * creations (and, for access settings, opens) it was meant for; room
+                          * for the 8 dataset settings with 10-digit counts */
+    char h5driver[16];   /* the HDF5 driver it was opened with (iot_h5_driver) */
     char mpapplied[512]; /* lines "name=value": the hints its first MPI_File_open with any applied
                           * (the control file's or the adaptive mode's), not withdrawn */
     char striping[640];  /* "outcome\tasked\tlayout\treason": its file system's striping (fs/) */

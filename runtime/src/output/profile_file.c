@@ -111,6 +111,26 @@ static void write_lines(FILE *f, const char *lines)
     fputc(']', f);
 }
 
+/* Per dataset setting: of the dataset creations (opens, for access settings) it was meant for,
+ * how many it reached (the record's h5dsets lines "name\tN\tM"). */
+static void write_dataset_counts(FILE *f, const char *lines)
+{
+    fputs(", \"dataset_settings\": {", f);
+    int n = 0;
+    for (const char *l = lines; *l;) {
+        size_t len = strcspn(l, "\n");
+        char name[128];
+        long got = 0, of = 0;
+        if (sscanf(l, "%127[^\t\n]\t%ld\t%ld", name, &got, &of) == 3) {
+            fputs(n++ ? ", " : "", f);
+            iot_json_string(f, name);
+            fprintf(f, ": {\"reached\": %ld, \"of\": %ld}", got, of);
+        }
+        l += len + (l[len] == '\n');
+    }
+    fputc('}', f);
+}
+
 /* The settings in effect for a file, per layer (the control file's, and the adaptive mode's):
  * HDF5's read back from the file's and its datasets' property lists; the hints its MPI-IO open
  * applied, less any withdrawn since. */
@@ -392,6 +412,8 @@ void write_file(FILE *f, const iot_reduced *x, int first)
         fputs(", \"hdf5_notes\": ", f);
         write_lines(f, r->h5notes);
     }
+    if (r->h5dsets[0])
+        write_dataset_counts(f, r->h5dsets);
     if (r->striping[0])
         write_striping(f, r->striping);
     fputs(", \"hints\": ", f);

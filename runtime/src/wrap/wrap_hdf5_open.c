@@ -301,6 +301,7 @@ static hid_t dataset_call_with_settings(dataset_call kind, dataset_args a)
         iot_readback_dataset(f.rules, path, id, !why[0] && use.dcpl != a.dcpl,
                              !why[0] && use.dapl != a.dapl, mode, &out);
         keep_outcome(rec, &out);
+        keep_dataset_counts(rec, f.rules, path, creating, &out);
     }
     if (rec >= 0 && iot_adapt_on)
         iot_adapt_dataset(rec, id, path);
