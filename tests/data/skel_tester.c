@@ -8,7 +8,10 @@
  * dropped).
  *
  * `read`: reads NAME.h5's /x, which it did not write (made before the run by `make`).
- * `make`: writes NAME.h5 with /x (the input of `read`; run untraced).
+ * `make`: writes NAME.h5 with /x (the input of `read`; run untraced), and /m, 2-D chunked.
+ * `transform`: reads NAME.h5's /x and /m, writes NAME_out.h5 with /y: an input, then an output.
+ * `rawread`: reads NAME.dat (made by `make`, through MPI-IO) at its block; `sharedread`: the
+ * same through the shared file pointer (MPI_File_read_ordered).
  *
  * `reopen`: creates NAME.h5 (no step number in its name), then opens it at every step, writes
  * its block of a dataset of the step (/step_0, /step_1, ...) and closes it: the skeleton must
@@ -18,7 +21,8 @@
  * shared file pointer of NAME.dat after seeking it (MPI_File_seek_shared) past a header, 64 KiB
  * further at each step: the records land after the seek's offset, in a loop over the steps.
  *
- * Usage: skel_tester anon|read|make|reopen|seek NAME [STEPS [N]] */
+ * Usage: skel_tester anon|read|make|transform|rawread|sharedread|reopen|seek NAME [STEPS
+ * [N]] */
 #include <hdf5.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -103,6 +107,30 @@ static void read_input(const char *name, hsize_t n, double *buf)
     H5Dclose(d), H5Fclose(f), H5Pclose(fapl);
 }
 
+/* a 2-D chunked dataset of 16-bit integers, size x n, unlimited along its first dimension */
+static hid_t matrix(hid_t f, hsize_t n)
+{
+    hsize_t dims[2] = {(hsize_t)size, n}, maxdims[2] = {H5S_UNLIMITED, n}, chunk[2] = {1, n};
+    hid_t space = H5Screate_simple(2, dims, maxdims), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(dcpl, 2, chunk);
+    hid_t d = H5Dcreate2(f, "/m", H5T_STD_I16LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    check(d >= 0);
+    H5Pclose(dcpl), H5Sclose(space);
+    return d;
+}
+
+/* this rank's row of /m */
+static void row(hid_t d, hsize_t n, short *buf, int write)
+{
+    hid_t fs = H5Dget_space(d);
+    hsize_t start[2] = {(hsize_t)rank, 0}, count[2] = {1, n};
+    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL);
+    hid_t ms = H5Screate_simple(2, count, NULL);
+    check((write ? H5Dwrite(d, H5T_NATIVE_SHORT, ms, fs, H5P_DEFAULT, buf)
+                 : H5Dread(d, H5T_NATIVE_SHORT, ms, fs, H5P_DEFAULT, buf)) >= 0);
+    H5Sclose(ms), H5Sclose(fs);
+}
+
 static void make_input(const char *name, hsize_t n, double *buf)
 {
     char path[256];
@@ -111,7 +139,57 @@ static void make_input(const char *name, hsize_t n, double *buf)
     hid_t d = H5Dcreate2(f, "/x", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     check(d >= 0);
     block(d, n, buf, 1);
-    H5Dclose(d), H5Sclose(space), H5Fclose(f);
+    hid_t m = matrix(f, n);
+    row(m, n, (short *)buf, 1);
+    H5Dclose(m), H5Dclose(d), H5Sclose(space), H5Fclose(f);
+    snprintf(path, sizeof path, "%s.dat", name);
+    MPI_File fh;
+    check(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL,
+                        &fh) == MPI_SUCCESS);
+    check(MPI_File_write_at_all(fh, (MPI_Offset)(rank * n * sizeof(double)), buf,
+                                (int)(n * sizeof(double)), MPI_BYTE,
+                                MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    MPI_File_close(&fh);
+}
+
+static void transform(const char *name, hsize_t n, double *buf)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s.h5", name);
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+    check(f >= 0);
+    hid_t d = H5Dopen2(f, "/x", H5P_DEFAULT), m = H5Dopen2(f, "/m", H5P_DEFAULT);
+    check(d >= 0 && m >= 0);
+    block(d, n, buf, 0);
+    short *row_buf = malloc(n * sizeof *row_buf);
+    check(row_buf != NULL);
+    row(m, n, row_buf, 0);
+    free(row_buf);
+    H5Dclose(m), H5Dclose(d), H5Fclose(f), H5Pclose(fapl);
+    snprintf(path, sizeof path, "%s_out.h5", name);
+    hid_t o = open_file(path, 1), space = space_of(n);
+    hid_t y = H5Dcreate2(o, "/y", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    check(y >= 0);
+    block(y, n, buf, 1);
+    H5Dclose(y), H5Sclose(space), H5Fclose(o);
+}
+
+static void raw_read(const char *name, hsize_t n, double *buf, int shared)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s.dat", name);
+    MPI_File fh;
+    check(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh) == MPI_SUCCESS);
+    if (shared) /* through the shared file pointer: the trace has no offsets */
+        check(MPI_File_read_ordered(fh, buf, (int)(n * sizeof(double)), MPI_BYTE,
+                                    MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    else
+        check(MPI_File_read_at_all(fh, (MPI_Offset)(rank * n * sizeof(double)), buf,
+                                   (int)(n * sizeof(double)), MPI_BYTE,
+                                   MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    MPI_File_close(&fh);
 }
 
 static void reopen(const char *name, int steps, hsize_t n, double *buf)
@@ -165,7 +243,9 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (argc < 3) {
         if (rank == 0)
-            fprintf(stderr, "usage: skel_tester anon|read|make|reopen|seek NAME [STEPS [N]]\n");
+            fprintf(stderr, "usage: skel_tester "
+                            "anon|read|make|transform|rawread|sharedread|reopen|seek NAME "
+                            "[STEPS [N]]\n");
         MPI_Finalize();
         return 2;
     }
@@ -181,6 +261,10 @@ int main(int argc, char **argv)
         read_input(argv[2], n, buf);
     else if (strcmp(argv[1], "make") == 0)
         make_input(argv[2], n, buf);
+    else if (strcmp(argv[1], "transform") == 0)
+        transform(argv[2], n, buf);
+    else if (strcmp(argv[1], "rawread") == 0 || strcmp(argv[1], "sharedread") == 0)
+        raw_read(argv[2], n, buf, argv[1][0] == 's');
     else if (strcmp(argv[1], "reopen") == 0)
         reopen(argv[2], steps, n, buf);
     else if (strcmp(argv[1], "seek") == 0)
