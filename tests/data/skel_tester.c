@@ -7,6 +7,10 @@
  * skeleton's file must have /g/d inside /g (it was at the root) and its writes (they were
  * dropped).
  *
+ * `nested`: an anonymous group linked into another anonymous group, datasets made in it before
+ * and after, an anonymous dataset linked into it, then the outer group linked as /outer: each
+ * dataset must be at /outer/inner/... (they were traced at the root), one trace entry each.
+ *
  * `read`: reads NAME.h5's /x, which it did not write (made before the run by `make`).
  * `make`: writes NAME.h5 with /x (the input of `read`; run untraced), and /m, 2-D chunked.
  * `transform`: reads NAME.h5's /x and /m, writes NAME_out.h5 with /y: an input, then an output.
@@ -21,8 +25,8 @@
  * shared file pointer of NAME.dat after seeking it (MPI_File_seek_shared) past a header, 64 KiB
  * further at each step: the records land after the seek's offset, in a loop over the steps.
  *
- * Usage: skel_tester anon|read|make|transform|rawread|sharedread|reopen|seek NAME [STEPS
- * [N]] */
+ * Usage: skel_tester anon|nested|read|make|transform|rawread|sharedread|reopen|seek NAME
+ * [STEPS [N]] */
 #include <hdf5.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -91,6 +95,35 @@ static void anon(const char *name, hsize_t n, double *buf)
     check(lost >= 0);
     block(lost, n, buf, 1);
     H5Dclose(lost), H5Sclose(space), H5Fclose(f);
+}
+
+/* `nested`: an anonymous group (inner) made, a dataset made in it, linked into another
+ * anonymous group (outer) as "inner", a dataset made in it after, an anonymous dataset linked
+ * into it as "a", then outer linked as /outer: /outer/inner/d, /outer/inner/e, /outer/inner/a. */
+static void nested(const char *name, hsize_t n, double *buf)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s.h5", name);
+    hid_t f = open_file(path, 1), space = space_of(n);
+    hid_t outer = H5Gcreate_anon(f, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t inner = H5Gcreate_anon(f, H5P_DEFAULT, H5P_DEFAULT);
+    check(outer >= 0 && inner >= 0);
+    hid_t d =
+        H5Dcreate2(inner, "d", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    check(d >= 0);
+    block(d, n, buf, 1);
+    check(H5Olink(inner, outer, "inner", H5P_DEFAULT, H5P_DEFAULT) >= 0);
+    hid_t e =
+        H5Dcreate2(inner, "e", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    check(e >= 0);
+    block(e, n, buf, 1);
+    hid_t a = H5Dcreate_anon(f, H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT);
+    check(a >= 0);
+    block(a, n, buf, 1);
+    check(H5Olink(a, inner, "a", H5P_DEFAULT, H5P_DEFAULT) >= 0);
+    check(H5Olink(outer, f, "outer", H5P_DEFAULT, H5P_DEFAULT) >= 0);
+    H5Dclose(a), H5Dclose(e), H5Dclose(d), H5Gclose(inner), H5Gclose(outer);
+    H5Sclose(space), H5Fclose(f);
 }
 
 static void read_input(const char *name, hsize_t n, double *buf)
@@ -244,7 +277,7 @@ int main(int argc, char **argv)
     if (argc < 3) {
         if (rank == 0)
             fprintf(stderr, "usage: skel_tester "
-                            "anon|read|make|transform|rawread|sharedread|reopen|seek NAME "
+                            "anon|nested|read|make|transform|rawread|sharedread|reopen|seek NAME "
                             "[STEPS [N]]\n");
         MPI_Finalize();
         return 2;
@@ -257,6 +290,8 @@ int main(int argc, char **argv)
         buf[i] = rank * 1000.0 + (double)i;
     if (strcmp(argv[1], "anon") == 0)
         anon(argv[2], n, buf);
+    else if (strcmp(argv[1], "nested") == 0)
+        nested(argv[2], n, buf);
     else if (strcmp(argv[1], "read") == 0)
         read_input(argv[2], n, buf);
     else if (strcmp(argv[1], "make") == 0)

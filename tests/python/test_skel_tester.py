@@ -233,3 +233,31 @@ def test_an_hdf5_file_opened_at_every_step_is_opened_at_every_step_in_a_loop(
     out = run_skeleton_traced(skeleton, tmp_path, libiotune)
     assert _h5dump_h(out / "t.h5") == _h5dump_h(orig / "t.h5")  # every step's dataset
     assert _h5_opens(out / "p.json", "t.h5") == _h5_opens(prof, "t.h5") == (8, 8)
+
+
+@needs_cc
+def test_anonymous_objects_nested_in_an_anonymous_group_land_at_their_path(
+    tester, libiotune, tmp_path
+):
+    orig, prof = _profiled(tmp_path, [tester, "nested", "t", "1", "64"], libiotune)
+    _, traces = tc.load_traces(str(prof))
+    # one entry per dataset, at its path (the nested ones were at the root: /inner/d, /e, /a)
+    want = ["/outer/inner/d", "/outer/inner/e", "/outer/inner/a"]
+    assert [[d["name"] for d in tr.datasets] for tr in traces] == [want, want]
+    desc = fp.from_profile(str(prof), str(orig))
+    f = desc["files"][0]
+    assert [d["name"] for d in f["datasets"]] == want
+    assert [w["dataset"] for w in f["writes"]] == want
+    skeleton = _skeleton(desc, tmp_path)
+    out = run_skeleton_traced(skeleton, tmp_path, libiotune)
+    assert _h5dump_h(out / "t.h5") == _h5dump_h(orig / "t.h5")
+
+
+@needs_cc
+def test_a_nested_anonymous_group_is_traced_as_made_without_the_file_at_hand(
+    tester, libiotune, tmp_path
+):
+    """The groups come from the trace (H5Gcreate at the outer group's link), not h5dump."""
+    orig, prof = _profiled(tmp_path, [tester, "nested", "t", "1", "64"], libiotune)
+    desc = fp.from_profile(str(prof), str(tmp_path / "elsewhere"))
+    assert desc["files"][0]["groups"] == ["/outer", "/outer/inner"]
