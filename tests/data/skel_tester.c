@@ -11,6 +11,10 @@
  * and after, an anonymous dataset linked into it, then the outer group linked as /outer: each
  * dataset must be at /outer/inner/... (they were traced at the root), one trace entry each.
  *
+ * `seekpos`: records written through the individual file pointer after MPI_File_seek with
+ * MPI_SEEK_SET, MPI_SEEK_CUR and MPI_SEEK_END, without a view and under one with a displacement:
+ * the skeleton's must land at the same offsets.
+ *
  * `read`: reads NAME.h5's /x, which it did not write (made before the run by `make`).
  * `make`: writes NAME.h5 with /x (the input of `read`; run untraced), and /m, 2-D chunked.
  * `transform`: reads NAME.h5's /x and /m, writes NAME_out.h5 with /y: an input, then an output.
@@ -25,7 +29,7 @@
  * shared file pointer of NAME.dat after seeking it (MPI_File_seek_shared) past a header, 64 KiB
  * further at each step: the records land after the seek's offset, in a loop over the steps.
  *
- * Usage: skel_tester anon|nested|read|make|transform|rawread|sharedread|reopen|seek NAME
+ * Usage: skel_tester anon|nested|seekpos|read|make|transform|rawread|sharedread|reopen|seek NAME
  * [STEPS [N]] */
 #include <hdf5.h>
 #include <mpi.h>
@@ -124,6 +128,38 @@ static void nested(const char *name, hsize_t n, double *buf)
     check(H5Olink(outer, f, "outer", H5P_DEFAULT, H5P_DEFAULT) >= 0);
     H5Dclose(a), H5Dclose(e), H5Dclose(d), H5Gclose(inner), H5Gclose(outer);
     H5Sclose(space), H5Fclose(f);
+}
+
+/* `seekpos`: NAME.dat written through the individual file pointer after MPI_File_seek with each
+ * whence: SEEK_SET, SEEK_CUR (forward), SEEK_END; then again under a view with a displacement
+ * (4096 + rank * 1024 bytes, contiguous bytes), where offsets count from the displacement. */
+static void seekpos(const char *name, hsize_t n, double *buf)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s.dat", name);
+    MPI_File fh;
+    check(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL,
+                        &fh) == MPI_SUCCESS);
+    int len = (int)(n * sizeof(double)) / 8; /* small records */
+    MPI_Offset mine = (MPI_Offset)rank * 512;
+    for (int view = 0; view < 2; view++) {
+        if (view) {
+            MPI_Barrier(MPI_COMM_WORLD); /* every rank's writes in, for SEEK_END */
+            check(MPI_File_set_view(fh, 4096 + (MPI_Offset)rank * 1024, MPI_BYTE, MPI_BYTE,
+                                    "native", MPI_INFO_NULL) == MPI_SUCCESS);
+            mine = 0;
+        }
+        check(MPI_File_seek(fh, mine + 16, MPI_SEEK_SET) == MPI_SUCCESS);
+        check(MPI_File_write(fh, buf, len, MPI_BYTE, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+        check(MPI_File_seek(fh, 40, MPI_SEEK_CUR) == MPI_SUCCESS);
+        check(MPI_File_write(fh, buf, len, MPI_BYTE, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+        MPI_Barrier(MPI_COMM_WORLD); /* the file's size the same for every rank */
+        check(MPI_File_seek(fh, 8 * rank, MPI_SEEK_END) == MPI_SUCCESS);
+        MPI_Barrier(MPI_COMM_WORLD); /* every rank sought before any writes past the end */
+        check(MPI_File_write(fh, buf, len, MPI_BYTE, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    MPI_File_close(&fh);
 }
 
 static void read_input(const char *name, hsize_t n, double *buf)
@@ -276,9 +312,10 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (argc < 3) {
         if (rank == 0)
-            fprintf(stderr, "usage: skel_tester "
-                            "anon|nested|read|make|transform|rawread|sharedread|reopen|seek NAME "
-                            "[STEPS [N]]\n");
+            fprintf(stderr,
+                    "usage: skel_tester "
+                    "anon|nested|seekpos|read|make|transform|rawread|sharedread|reopen|seek NAME "
+                    "[STEPS [N]]\n");
         MPI_Finalize();
         return 2;
     }
@@ -292,6 +329,8 @@ int main(int argc, char **argv)
         anon(argv[2], n, buf);
     else if (strcmp(argv[1], "nested") == 0)
         nested(argv[2], n, buf);
+    else if (strcmp(argv[1], "seekpos") == 0)
+        seekpos(argv[2], n, buf);
     else if (strcmp(argv[1], "read") == 0)
         read_input(argv[2], n, buf);
     else if (strcmp(argv[1], "make") == 0)

@@ -660,7 +660,7 @@ class Builder:
         ops_by_rank = self._attributes_made(name, ops_by_rank)
         for ops in ops_by_rank:
             for op in ops:
-                if op.func in VIEW_WRITES and vw.layout(op.view) is None:
+                if op.func in VIEW_WRITES and vw.layout(op.view) is None and not op.viewless:
                     self.note(
                         f"{name}: {op.func} through a file view whose layout is not in the "
                         "trace (an older trace, or a filetype it could not flatten): each "
@@ -794,7 +794,9 @@ class Builder:
                 dec.add_memory(w, ranks, memory)
                 w["transfer"] = "collective" if ops[0].collective else "independent"
                 return w
-            if ops[0].func in VIEW_WRITES:  # layout unknown: blocks in rank order, no overlap
+            if ops[0].func in VIEW_WRITES and not all(op.viewless for op in ops):
+                # layout unknown: blocks in rank order, no overlap (without a view set, the
+                # traced offsets are the file's: kept; they were packed in rank order too)
                 base = min(offsets)
                 offsets = [base + sum(sizes[:i]) for i in range(len(sizes))]
             fit = dec.affine(offsets, ranks)
