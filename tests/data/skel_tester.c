@@ -13,7 +13,8 @@
  *
  * `seekpos`: records written through the individual file pointer after MPI_File_seek with
  * MPI_SEEK_SET, MPI_SEEK_CUR and MPI_SEEK_END, without a view and under one with a displacement:
- * the skeleton's must land at the same offsets.
+ * then once more in the file opened again (the default view again): the skeleton's must land
+ * at the same offsets.
  *
  * `read`: reads NAME.h5's /x, which it did not write (made before the run by `make`).
  * `make`: writes NAME.h5 with /x (the input of `read`; run untraced), and /m, 2-D chunked.
@@ -159,6 +160,10 @@ static void seekpos(const char *name, hsize_t n, double *buf)
         check(MPI_File_write(fh, buf, len, MPI_BYTE, MPI_STATUS_IGNORE) == MPI_SUCCESS);
         MPI_Barrier(MPI_COMM_WORLD);
     }
+    MPI_File_close(&fh); /* opened again: the default view, offsets the file's again */
+    check(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR, MPI_INFO_NULL, &fh) == MPI_SUCCESS);
+    check(MPI_File_seek(fh, 2048 + (MPI_Offset)rank * len, MPI_SEEK_SET) == MPI_SUCCESS);
+    check(MPI_File_write(fh, buf, len, MPI_BYTE, MPI_STATUS_IGNORE) == MPI_SUCCESS);
     MPI_File_close(&fh);
 }
 
