@@ -17,8 +17,10 @@
  * at the same offsets.
  *
  * `read`: reads NAME.h5's /x, which it did not write (made before the run by `make`).
- * `make`: writes NAME.h5 with /x (the input of `read`; run untraced), and /m, 2-D chunked.
- * `transform`: reads NAME.h5's /x and /m, writes NAME_out.h5 with /y: an input, then an output.
+ * `make`: writes NAME.h5 with /x and its attribute units (the input of `read`; run untraced),
+ * /m, 2-D chunked, and NAME.dat.
+ * `transform`: reads NAME.h5's /x, its units and /m, writes NAME_out.h5 with /y: an input, then
+ * an output.
  * `rawread`: reads NAME.dat (made by `make`, through MPI-IO) at its block; `sharedread`: the
  * same through the shared file pointer (MPI_File_read_ordered).
  *
@@ -213,6 +215,11 @@ static void make_input(const char *name, hsize_t n, double *buf)
     hid_t d = H5Dcreate2(f, "/x", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     check(d >= 0);
     block(d, n, buf, 1);
+    hsize_t three[1] = {3};
+    hid_t aspace = H5Screate_simple(1, three, NULL);
+    hid_t units = H5Acreate2(d, "units", H5T_IEEE_F64LE, aspace, H5P_DEFAULT, H5P_DEFAULT);
+    check(units >= 0 && H5Awrite(units, H5T_NATIVE_DOUBLE, buf) >= 0);
+    H5Aclose(units), H5Sclose(aspace);
     hid_t m = matrix(f, n);
     row(m, n, (short *)buf, 1);
     H5Dclose(m), H5Dclose(d), H5Sclose(space), H5Fclose(f);
@@ -237,6 +244,9 @@ static void transform(const char *name, hsize_t n, double *buf)
     hid_t d = H5Dopen2(f, "/x", H5P_DEFAULT), m = H5Dopen2(f, "/m", H5P_DEFAULT);
     check(d >= 0 && m >= 0);
     block(d, n, buf, 0);
+    hid_t units = H5Aopen(d, "units", H5P_DEFAULT); /* an attribute of the input, read */
+    check(units >= 0 && H5Aread(units, H5T_NATIVE_DOUBLE, buf) >= 0);
+    H5Aclose(units);
     short *row_buf = malloc(n * sizeof *row_buf);
     check(row_buf != NULL);
     row(m, n, row_buf, 0);

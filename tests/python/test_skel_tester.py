@@ -83,10 +83,12 @@ def test_a_program_reading_an_input_and_writing_an_output_reads_an_input_of_its_
     desc = fp.from_profile(str(prof), str(orig))
     names = [(f["name"], f.get("input", False)) for f in desc["files"]]
     assert names == [("in.h5", True), ("in.h5", False), ("in_out.h5", False)], names
+    made = [(w["attribute"], w["object"]) for w in desc["files"][0]["writes"] if "attribute" in w]
+    assert made == [("create", "/x"), ("write", "/x")]  # the attribute it opened and read
     skeleton = _skeleton(desc, tmp_path)
     out = run_skeleton_traced(skeleton, tmp_path, libiotune)
-    # the input as the application's: a double vector and a chunked 2-D int16 dataset with an
-    # unlimited dimension (the trace's), and the output
+    # the input as the application's: a double vector with its attribute and a chunked 2-D
+    # int16 dataset with an unlimited dimension (the trace's), and the output
     assert _h5dump_h(out / "in.h5") == _h5dump_h(orig / "in.h5")
     assert h5dump_structure(out / "in.h5") == h5dump_structure(orig / "in.h5")
     assert _h5dump_h(out / "in_out.h5") == _h5dump_h(orig / "in_out.h5")
