@@ -285,3 +285,24 @@ def test_writes_after_seeks_of_any_whence_land_where_the_programs_did(tester, li
                        (2112, 64)]  # fmt: skip
     assert placed(out / "p.json") == want
     assert (out / "t.dat").stat().st_size == (orig / "t.dat").stat().st_size
+
+
+@needs_cc
+def test_an_input_of_each_step_is_made_for_every_step_before_the_first(tmp_path):
+    text = (
+        "skel: 1\nranks: 2\nsteps: 3\nfiles:\n"
+        "  - name: in_{step}.dat\n    api: mpiio\n    input: true\n"
+        "    writes: [{offset: rank * 100, size: 100, transfer: collective}]\n"
+        "  - name: in_{step}.dat\n    api: mpiio\n    open: existing\n"
+        "    writes: [{offset: rank * 100, size: 100, read: true, transfer: collective}]\n"
+    )
+    d = dmod.parse_text(text, "s.yaml")
+    gen.generate(d, str(tmp_path / "src"), "s.yaml", pkg=HDF5_PC, cc=MPICC)
+    skeleton = Path(runmod.build(str(tmp_path / "src")))
+    out = tmp_path / "out"
+    out.mkdir()
+    run_mpi(2, [skeleton, "--dir", out, "--timing", tmp_path / "t.json"], timeout=120)
+    assert sorted(p.name for p in out.glob("in_*")) == ["in_0.dat", "in_1.dat", "in_2.dat"]
+    assert all(p.stat().st_size == 200 for p in out.glob("in_*"))
+    timing = json.loads((tmp_path / "t.json").read_text())
+    assert timing["bytes"] == 0 and timing["steps"] == 3
