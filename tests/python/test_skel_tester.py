@@ -306,3 +306,33 @@ def test_an_input_of_each_step_is_made_for_every_step_before_the_first(tmp_path)
     assert all(p.stat().st_size == 200 for p in out.glob("in_*"))
     timing = json.loads((tmp_path / "t.json").read_text())
     assert timing["bytes"] == 0 and timing["steps"] == 3
+
+
+@needs_cc
+def test_an_input_of_a_dataset_per_step_has_every_steps_dataset(tmp_path):
+    """One input file holding a dataset per step (/s{step}/x) beside one of no step (/c): both
+    steps' datasets are made, /c once (the input was made at step 0 only: the reads of /s1/x
+    found no dataset)."""
+    data = (
+        "    datasets:\n"
+        "      - {name: '/s{step}/x', type: float64, dims: [8 * size]EX}\n"
+        "      - {name: /c, type: int32, dims: [4]EX}\n"
+    )
+    text = (
+        "skel: 1\nranks: 2\nsteps: 2\nfiles:\n"
+        "  - name: in.h5\n    input: true\n" + data.replace("EX", "") + "    writes:\n"
+        "      - {dataset: '/s{step}/x', start: [rank * 8], count: [8], transfer: collective}\n"
+        "      - {dataset: /c, start: [0], count: [4], when: rank == 0, once: true}\n"
+        "  - name: in.h5\n    open: existing\n" + data.replace("EX", ", exists: true")
+        + "    writes:\n"
+        "      - {dataset: '/s{step}/x', start: [rank * 8], count: [8], read: true}\n"
+        "      - {dataset: /c, start: [0], count: [4], read: true}\n"
+    )  # fmt: skip
+    d = dmod.parse_text(text, "s.yaml")
+    gen.generate(d, str(tmp_path / "src"), "s.yaml", pkg=HDF5_PC, cc=MPICC)
+    skeleton = Path(runmod.build(str(tmp_path / "src")))
+    out = tmp_path / "out"
+    out.mkdir()
+    run_mpi(2, [skeleton, "--dir", out, "--timing", tmp_path / "t.json"], timeout=120)
+    dump = "\n".join(_h5dump_h(out / "in.h5"))
+    assert all(f'"{x}"' in dump for x in ("s0", "s1", "x", "c")), dump

@@ -471,6 +471,11 @@ class Builder:
         entry["datasets"] = list(datasets.values())
         if groups:
             entry["groups"] = sorted(groups)
+        if any(dmod.has_placeholder(n, "step") for n in datasets):  # made for every step:
+            for w in writes:  # the objects of no step's own once
+                on = w.get("dataset", w.get("object"))
+                if not dmod.has_placeholder(on, "step"):
+                    w["once"] = True
         entry["writes"] = writes
         return entry
 

@@ -18,7 +18,7 @@ from importlib import resources
 
 from iotune.skel import attrs, expr
 from iotune.skel.attrs import Attribute
-from iotune.skel.descriptor import LIBVERS, Dataset, Descriptor, File, View, Write
+from iotune.skel.descriptor import LIBVERS, Dataset, Descriptor, File, View, Write, has_placeholder
 
 API_C = {"hdf5": "SKEL_HDF5", "mpiio": "SKEL_MPIIO", "posix": "SKEL_POSIX"}
 # how a skeleton spends the time between calls inside a step (writes' gap_s): CPU work over
@@ -459,23 +459,34 @@ def _steps_code(d: Descriptor, timed: bool) -> list[str]:
 
 def _inputs_code(d: Descriptor, timed: bool) -> list[str]:
     """The application's inputs (`input: true`), made before the steps: created, written and
-    closed by every rank (one per step for a name with {step}); then, in the timed pass,
-    skel_inputs_made waits for every rank and forgets their time and bytes."""
+    closed by every rank (one per step for a name with {step}; a file of datasets with {step}
+    in their names gets every step's calls); then, in the timed pass, skel_inputs_made waits
+    for every rank and forgets their time and bytes."""
     var = "f" if timed else "p"
     lines = []
     for i, f in enumerate(d.files):
         if not f.input:
             continue
         lines.append(f"  /* files[{i}]: the application's input, made before its I/O */")
-        last = "steps" if f.per_step else "1"
-        lines.append(f"  for (long long step = 0; step < {last}; step++) {{")
-        lines.append("    skel_step(s, step);")
-        lines.extend(_format_code(f, "    "))
-        lines.append(
+        stepped = any(has_placeholder(x.name, "step") for x in f.datasets)
+        opening = [
+            *_format_code(f, "    "),
             f"    skel_file_t *{var}{i} = skel_open(s, {_cstr(f.name)}, {API_C[f.api]}, step, "
-            f"{_open_flags(f)}, 1);"
-        )
+            f"{_open_flags(f)}, 1);",
+        ]
+        last = "steps" if f.per_step or stepped else "1"
+        if not f.per_step:  # one file: opened once around its steps' calls
+            lines.append("  {")
+            lines.append("    long long step = 0;")
+            lines.extend(opening)
+            lines.append(f"    for (step = 0; step < {last}; step++) {{")
+        else:
+            lines.append(f"  for (long long step = 0; step < {last}; step++) {{")
+            lines.extend(opening)
+        lines.append("    skel_step(s, step);")
         lines.append(f"    file_{i}({var}{i}, step, rank, size);")
+        if not f.per_step:
+            lines.append("    }")
         lines.append(f"    skel_close({var}{i});")
         lines.append("  }")
     if lines and timed:
