@@ -22,7 +22,8 @@
  * `transform`: reads NAME.h5's /x, its units and /m, writes NAME_out.h5 with /y: an input, then
  * an output.
  * `rawread`: reads NAME.dat (made by `make`, through MPI-IO) at its block; `sharedread`: the
- * same through the shared file pointer (MPI_File_read_ordered).
+ * same through the shared file pointer (MPI_File_read_ordered); `posixread`: reads it with stdio
+ * (an input deck: not made by a skeleton).
  *
  * `reopen`: creates NAME.h5 (no step number in its name), then opens it at every step, writes
  * its block of a dataset of the step (/step_0, /step_1, ...) and closes it: the skeleton must
@@ -32,8 +33,9 @@
  * shared file pointer of NAME.dat after seeking it (MPI_File_seek_shared) past a header, 64 KiB
  * further at each step: the records land after the seek's offset, in a loop over the steps.
  *
- * Usage: skel_tester anon|nested|seekpos|read|make|transform|rawread|sharedread|reopen|seek NAME
- * [STEPS [N]] */
+ * Usage: skel_tester
+ * anon|nested|seekpos|read|make|transform|rawread|sharedread|posixread|reopen|seek NAME [STEPS [N]]
+ */
 #include <hdf5.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -260,6 +262,17 @@ static void transform(const char *name, hsize_t n, double *buf)
     H5Dclose(y), H5Sclose(space), H5Fclose(o);
 }
 
+/* `posixread`: reads NAME.dat with stdio, as an input deck is read */
+static void posix_read(const char *name, hsize_t n, double *buf)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s.dat", name);
+    FILE *in = fopen(path, "rb");
+    check(in != NULL);
+    check(fread(buf, sizeof(double), n, in) == n);
+    fclose(in);
+}
+
 static void raw_read(const char *name, hsize_t n, double *buf, int shared)
 {
     char path[256];
@@ -327,10 +340,10 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (argc < 3) {
         if (rank == 0)
-            fprintf(stderr,
-                    "usage: skel_tester "
-                    "anon|nested|seekpos|read|make|transform|rawread|sharedread|reopen|seek NAME "
-                    "[STEPS [N]]\n");
+            fprintf(stderr, "usage: skel_tester "
+                            "anon|nested|seekpos|read|make|transform|rawread|sharedread|posixread|"
+                            "reopen|seek NAME "
+                            "[STEPS [N]]\n");
         MPI_Finalize();
         return 2;
     }
@@ -346,6 +359,8 @@ int main(int argc, char **argv)
         nested(argv[2], n, buf);
     else if (strcmp(argv[1], "seekpos") == 0)
         seekpos(argv[2], n, buf);
+    else if (strcmp(argv[1], "posixread") == 0)
+        posix_read(argv[2], n, buf);
     else if (strcmp(argv[1], "read") == 0)
         read_input(argv[2], n, buf);
     else if (strcmp(argv[1], "make") == 0)

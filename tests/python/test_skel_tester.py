@@ -126,6 +126,18 @@ def test_an_input_whose_size_the_trace_lacks_is_said_in_one_line(tester, libiotu
     assert str(prof) in cli.stderr and not (tmp_path / "s.yaml").exists()
 
 
+@needs_cc
+def test_a_program_that_only_reads_through_posix_is_refused_in_one_line(
+    tester, libiotune, tmp_path
+):
+    orig, prof = _input_of(tester, tmp_path, "posixread", libiotune)
+    with pytest.raises(fp.FromProfileError) as e:
+        fp.from_profile(str(prof), str(orig))
+    msg = str(e.value)
+    assert msg.startswith(f"{prof}: no skeleton") and "in.dat" in msg and "POSIX" in msg, msg
+    assert "\n" not in msg
+
+
 @pytest.mark.parametrize("extra", ["open: existing", "once: true", "when: rank == 0", "input: 1"])
 def test_a_bad_input_entry_gives_one_message(extra):
     text = (
