@@ -226,7 +226,9 @@ def _named(doc: dict[str, Any]) -> None:
     """The datasets traced under a stand-in path (ANONYMOUS: made by H5Dcreate_anon, or in a
     group made by H5Gcreate_anon) take the name an H5Olink call gave them (its dataset's; its
     dims: [the stand-in's index]), so that their calls since their creation are on the dataset
-    the application linked. One never linked keeps its stand-in."""
+    the application linked. One never linked keeps its stand-in. A runtime since the skel5
+    branch renames the entry itself (dims: its own index, nothing to do here); an older one
+    wrote a copy under the name, which this makes a second entry of the same file and path."""
     datasets = doc.get("datasets") or []
     for s in doc["signatures"]:
         new, dims = s["dataset"], s["dims"]

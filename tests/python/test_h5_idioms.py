@@ -106,22 +106,22 @@ def test_a_trace_names_anonymous_datasets_and_has_no_nameless_calls(tmp_path, te
     run_mpi(2, [test_prog("h5idioms"), "anon", "i.h5"], cwd=tmp_path, preload=libiotune,
             env={"IOTUNE_PROFILE": str(tmp_path / "p.json"), "IOTUNE_TRACE": "1"})  # fmt: skip
     tr = iotrace.load(tmp_path / "p.json")[0]
-    # traced from the creation under a stand-in path, named by the link (docs/profile.md): the
-    # reader gives the stand-in the linked name
-    names = ["/a", "/a", "/step_000/b", "/step_000/b"]
+    # traced from the creation under a stand-in path, renamed by the link (docs/profile.md):
+    # one entry per dataset (the stand-in's and a copy under the name were two)
+    names = ["/a", "/step_000/b"]
     assert [d["name"] for d in tr["datasets"]] == names
     calls = [(s["func"], s["dataset"], s["dims"]) for s in tr["signatures"]
              if s["func"].startswith(("H5D", "H5Olink"))]  # fmt: skip
-    # the writes made before the name (h5py writes, then links) are traced on the stand-in
-    # (they were counted, not traced); the link's call names it (dims: the stand-in's index)
+    # the writes made before the name (h5py writes, then links) are traced on the entry the
+    # link renames (they were counted, not traced); the link's call is on it (dims: its index)
     assert [c[:2] for c in calls] == [
         ("H5Dcreate", 0),
         ("H5Dwrite", 0),
+        ("H5Olink", 0),
+        ("H5Dcreate", 1),
+        ("H5Dwrite", 1),
         ("H5Olink", 1),
-        ("H5Dcreate", 2),
-        ("H5Dwrite", 2),
-        ("H5Olink", 3),
     ], calls
-    assert [c[2] for c in calls if c[0] == "H5Olink"] == [[0], [2]], calls
+    assert [c[2] for c in calls if c[0] == "H5Olink"] == [[0], [1]], calls
     raw = json.loads(gzip.decompress((tmp_path / "p.json.trace" / "host-0.json.gz").read_bytes()))
-    assert "(anonymous 1)" in json.dumps(raw), "the stand-in as the runtime wrote it"
+    assert "(anonymous" not in json.dumps(raw), "renamed as the runtime wrote it, no copy"

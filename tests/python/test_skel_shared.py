@@ -104,9 +104,9 @@ def test_a_shared_pointer_entry_makes_the_shared_pointer_calls():
     d = dmod.parse_text(SHARED_DESC, "s.yaml")
     assert [w.shared for f in d.files for w in f.writes] == [True] * 4
     source = gen.skeleton_c(d, "s.yaml")
-    assert source.count("skel_write_shared(f, size, 1, active);") == 1  # write_ordered
-    assert source.count("skel_write_shared(f, size, 0, active);") == 2  # write_shared
-    assert source.count("skel_read_shared(f, size, 1, active);") == 1  # read_ordered
+    assert source.count("skel_write_shared(f, nbytes, 1, active);") == 1  # write_ordered
+    assert source.count("skel_write_shared(f, nbytes, 0, active);") == 2  # write_shared
+    assert source.count("skel_read_shared(f, nbytes, 1, active);") == 1  # read_ordered
     # the bytes moved, written and read: rank 0's 8 + 3 * 4 + 16 + 8, rank 1's 16 + 12 + 24 + 16
     assert cost.estimate(d, 2).total_bytes == (8 + 12 + 16 + 8) + (16 + 12 + 24 + 16)
 

@@ -72,4 +72,40 @@ static inline int iot_index_add(iot_index *t, uint32_t n, uint64_t h,
     return 1;
 }
 
+/* Removes entry n (hash h) from the index, if there: linear probing's backward shift, so that
+ * the entries after it in its run stay found (hash_of(i): their hashes). */
+static inline void iot_index_del(iot_index *t, uint32_t n, uint64_t h,
+                                 uint64_t (*hash_of)(uint32_t i))
+{
+    if (!t->nslots)
+        return;
+    uint32_t mask = t->nslots - 1, i = (uint32_t)h & mask;
+    while (t->slots[i] && t->slots[i] != n + 1)
+        i = (i + 1) & mask;
+    if (!t->slots[i])
+        return;
+    for (uint32_t j = i;;) {
+        t->slots[i] = 0;
+        for (;;) { /* the next slot of the run that may move into the hole at i */
+            j = (j + 1) & mask;
+            if (!t->slots[j])
+                return;
+            uint32_t home = (uint32_t)hash_of(t->slots[j] - 1) & mask;
+            if (i <= j ? (home <= i || home > j) : (home <= i && home > j))
+                break; /* its home is not in (i, j]: it moves back to i */
+        }
+        t->slots[i] = t->slots[j];
+        i = j;
+    }
+}
+
+/* Puts entry n (hash h) back into an index that had it (after iot_index_del: no growth). */
+static inline void iot_index_put(iot_index *t, uint32_t n, uint64_t h)
+{
+    uint32_t mask = t->nslots - 1, i = (uint32_t)h & mask;
+    while (t->slots[i])
+        i = (i + 1) & mask;
+    t->slots[i] = n + 1;
+}
+
 #endif

@@ -58,10 +58,11 @@ typedef struct {
  * description on first use), or -1. */
 int iot_trace_dataset(int rec, const char *path, const iot_trace_dset_desc *d);
 /* An anonymous dataset (H5Dcreate_anon, or made in a group made by H5Gcreate_anon) named by
- * H5Olink: its entry copied under path (the trace's H5Olink call gives both); its index, or -1,
+ * H5Olink: its entry renamed path, so that the table has one entry for it (it had a copy under
+ * path beside the stand-in's); its index (another's when path had an entry already), or -1,
  * and its record in *rec. iot_trace_datasets_under calls fn for each traced dataset of path
- * prefix/REST (REST given). */
-int iot_trace_dataset_alias(int ds, const char *path, int *rec);
+ * prefix/REST (REST given; fn may rename it). */
+int iot_trace_dataset_rename(int ds, const char *path, int *rec);
 void iot_trace_datasets_under(const char *prefix, void (*fn)(int ds, const char *rest, void *ctx),
                               void *ctx);
 

@@ -165,23 +165,35 @@ static int dataset_slot(int rec, const char *path, int *fresh)
     return id;
 }
 
-int iot_trace_dataset_alias(int ds, const char *path, int *rec)
+int iot_trace_dataset_rename(int ds, const char *path, int *rec)
 {
     if (ds < 0 || (uint32_t)ds >= trace_dset_keys.n)
         return -1;
-    trace_dataset copy = trace_dsets[ds];
-    *rec = copy.rec;
-    int fresh, id = dataset_slot(copy.rec, path, &fresh);
-    if (id >= 0 && fresh)
-        trace_dsets[id] = copy;
-    return id;
+    *rec = trace_dsets[ds].rec;
+    char key[IOT_REC_NAME + 1100];
+    if (snprintf(key, sizeof key, "%d\x1f%s", *rec, path) >= (int)sizeof key)
+        return -1;
+    trace_strtab *t = &trace_dset_keys;
+    cur_tab = t;
+    uint64_t h = iot_fnv1a(key);
+    uint32_t found = iot_index_find(&t->index, h, str_is, key);
+    if (found) /* the path has an entry already (the name traced before the link) */
+        return (int)found - 1;
+    char *copy = strdup(key);
+    if (!copy)
+        return -1;
+    iot_index_del(&t->index, (uint32_t)ds, iot_fnv1a(t->s[ds]), str_hash_of);
+    free(t->s[ds]);
+    t->s[ds] = copy;
+    iot_index_put(&t->index, (uint32_t)ds, h);
+    return ds;
 }
 
 void iot_trace_datasets_under(const char *prefix, void (*fn)(int ds, const char *rest, void *ctx),
                               void *ctx)
 {
     size_t len = strlen(prefix);
-    for (uint32_t i = 0, n = trace_dset_keys.n; i < n; i++) { /* not the aliases fn adds */
+    for (uint32_t i = 0, n = trace_dset_keys.n; i < n; i++) {
         const char *path = strchr(trace_dset_keys.s[i], '\x1f') + 1;
         if (strncmp(path, prefix, len) == 0 && path[len] == '/')
             fn((int)i, path + len, ctx);

@@ -21,6 +21,7 @@ extern iot_idmap traced;
  * yet: id -> {capture record (a group's: -1), 0 or IOT_ANON_GROUP} (wrap_hdf5_link.c). */
 extern iot_idmap anon;
 #define IOT_ANON_GROUP 1
+#define IOT_ANON_NESTED 2 /* a group linked into an anonymous group (wrap_hdf5_link.c) */
 /* A new number for an anonymous object (a group's is its `anon` entry's first int). The trace's
  * path of a dataset made at loc under rel: an anonymous one's (anonymous: H5Dcreate_anon)
  * "(anonymous N)", one made in an anonymous group "(anonymous group N)/rel", until H5Olink names

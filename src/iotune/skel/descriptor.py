@@ -242,6 +242,10 @@ class File:
     # opened (and its calls made) at the first step only: the application opened and closed it
     # before its steps (created it, to open it again at every step)
     once: bool = False
+    # the application's input (a file it read and did not write): made before the first step,
+    # untimed, its datasets or bytes written with the skeleton's deterministic data, so that
+    # the entries after it (`open: existing`) have a file to read
+    input: bool = False
     # a created HDF5 file's format: libver [low, high] (LIBVERS), track_times, link_order and
     # attr_order (ORDERS) of its root group; empty: HDF5's defaults
     format: dict[str, Any] = field(default_factory=dict)
@@ -590,7 +594,7 @@ def _file(c: _Checker, f: Any, line: int, where: str, known: set[str]) -> File:
         line,
         where,
         {"name", "api", "datasets", "groups", "writes", "sync", "attributes", "open", "serial",
-         "when", "readwrite", "remove", "format", "each_step", "once"},
+         "when", "readwrite", "remove", "format", "each_step", "once", "input"},
     )  # fmt: skip
     serial = f.get("serial", False)
     if type(serial) is not bool:
@@ -673,6 +677,21 @@ def _file(c: _Checker, f: Any, line: int, where: str, known: set[str]) -> File:
     out.remove = remove
     out.each_step = each_step
     out.once = once
+    made_first = f.get("input", False)
+    if type(made_first) is not bool:
+        c.fail(c.line_of(f, "input"), f"{where}.input", "expected true or false")
+    if made_first and (
+        opening == "existing"
+        or each_step
+        or once
+        or remove
+        or f.get("when") is not None
+        or any(w.read for w in writes)
+    ):
+        c.fail(c.line_of(f, "input"), f"{where}.input",
+               "an input is created, written and closed before the steps by every rank: not "
+               "with open: existing, each_step, once, remove, when or reads")  # fmt: skip
+    out.input = made_first
     if f.get("format") is not None:
         if api != "hdf5":
             c.fail(c.line_of(f, "format"), f"{where}.format", "an HDF5 file's")

@@ -21,11 +21,12 @@ and writes it as YAML.
 
 from __future__ import annotations
 
+import copy
 import difflib
 import os
 import re
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from iotune.skel import attrs, h5layout
@@ -78,6 +79,10 @@ class Session:
     file_format: list[int] | None = None  # H5Fcreate's format (trace_calls.Call.format)
 
 
+class InputMissing(ValueError):
+    """The trace lacks what a skeleton needs to make an input the application read."""
+
+
 class Builder:
     """The descriptor of one profile: files in opening order, their datasets and writes, steps
     and the compute time between them, and notes of what could not be inferred."""
@@ -86,7 +91,10 @@ class Builder:
         self.prof, self.traces, self.ranks = prof, traces, len(traces)
         self.data_dir = data_dir
         self.notes: list[str] = []
-        self.read_only: list[str] = []  # files only read, not written (build)
+        self.read_only: list[str] = []  # files only read, not written, no input (build)
+        # files the application read through HDF5 or MPI-IO and did not write: its inputs, made
+        # by the skeleton before its steps (_input_entry); names as traced and as patterns
+        self.inputs: set[str] = set()
         self.blocks = dec.Blocks()
         self.step_where: str | None = None
         self.gaps: dict[int, float] = {}  # id(op) -> seconds to the rank's next call (_gaps)
@@ -127,24 +135,31 @@ class Builder:
         data_files = {
             op.file for ops in ops_by_rank for op in ops if op.kind in ("write", "create")
         }
-        self.data_files = data_files  # reads of other files (an input, a script) are left out
-        others = sorted(
-            {op.file for ops in ops_by_rank for op in ops if op.kind == "read"} - data_files
-        )
+        read = {op.file for ops in ops_by_rank for op in ops if op.kind == "read"} - data_files
+        # an input: read through HDF5 or MPI-IO (an interpreter's own files, a script, an input
+        # deck are read through POSIX only: left out)
+        self.inputs = {op.file for ops in ops_by_rank for op in ops
+                       if op.kind == "read" and op.api in ("hdf5", "mpiio")} & read  # fmt: skip
+        self.data_files = data_files | self.inputs  # reads of other files are left out
+        others = sorted(read - self.inputs)
         self.read_only = others
         if others:
             self.note(
-                "reads of files the application did not write are not reproduced (the "
-                f"skeleton reads only what it wrote): {', '.join(others[:10])}"
+                "reads of files the application did not write, read through POSIX only (an "
+                f"input deck, a script), are not reproduced: {', '.join(others[:10])}"
             )
         steps, where = stepmod.find_steps(ops_by_rank)
         self.step_where = where
         for ops in ops_by_rank:
             for op in ops:
                 if where == "file":
-                    if op.file not in data_files:  # an interpreter's own, whatever its path's
-                        continue  # digits (/work/ci1/.venv/pyvenv.cfg is no step 1)
+                    if op.file not in self.data_files:  # an interpreter's own, whatever its
+                        continue  # path's digits (/work/ci1/.venv/pyvenv.cfg is no step 1)
+                    was_input = op.file in self.inputs
                     op.file, op.step = stepmod.first_number_to_step(op.file)
+                    if was_input:  # an input per step: in_{step}.h5
+                        self.inputs.add(op.file)
+                        self.data_files.add(op.file)
                     if op.dataset is not None:  # a group per step inside a file per step
                         pat, value = stepmod.first_number_to_step(op.dataset)
                         if value is not None and value == op.step:
@@ -167,6 +182,7 @@ class Builder:
             self.note("the steps found in names do not repeat the same calls: unrolled instead")
             flat = Builder(self.prof, self.traces, self.data_dir)
             flat.notes, flat.data_files = self.notes, self.data_files
+            flat.inputs, flat.read_only = self.inputs, self.read_only
             return flat._build_flat()
         compute = stepmod.compute_gap(ops_by_rank, steps) if steps > 1 else 0.0
         return self._assemble(body, steps, compute)
@@ -285,6 +301,8 @@ class Builder:
                     self.groups_made.setdefault(x.file, set()).update(_groups_made([x.ops]))
         files: list[dict[str, Any]] = []
         partial_empty: list[str] = []
+        # input name -> its entries (open: existing) and their calls per rank
+        inputs: dict[str, list[tuple[dict[str, Any], list[list[Op]]]]] = {}
         for slot in slots:
             present = [x for x in slot if x is not None]
             ranks = [r for r, x in enumerate(slot) if x is not None]
@@ -293,6 +311,7 @@ class Builder:
             existing = opener not in ("H5Fcreate", "creat") and any(
                 f["name"] == name for f in files
             )
+            existing = existing or name in self.inputs  # made by an input entry before
             if not any(x.ops for x in present):
                 # an HDF5 file created, or one an entry wrote opened again, moves bytes
                 # without a dataset (its superblock and root group); a raw file does not
@@ -353,7 +372,12 @@ class Builder:
                 at = list(entry).index("api") + 1
                 entry = dict([*list(entry.items())[:at], ("once", True),
                               *list(entry.items())[at:]])  # fmt: skip
+            if name in self.inputs:
+                inputs.setdefault(name, []).append((entry, ops_by_rank))
             files.append(entry)
+        for name, parts in inputs.items():  # each input made before its first entry
+            at = next(i for i, f in enumerate(files) if f["name"] == name)
+            files.insert(at, self._input_entry(name, parts))
         if partial_empty:
             self.note(
                 "opens that wrote nothing, made by some ranks only, left out: "
@@ -382,6 +406,102 @@ class Builder:
             },
         }
         return out
+
+    def _input_entry(
+        self, name: str, parts: list[tuple[dict[str, Any], list[list[Op]]]]
+    ) -> dict[str, Any]:
+        """The entry making an input the application read (and did not write) before the
+        steps: its datasets as the entries reading it have them (the trace's: extent, type,
+        chunks, ...; exists dropped), each written whole, split along its first dimension
+        between the ranks, and the attributes the application opened; or, for a raw file,
+        bytes up to the end of its furthest read. InputMissing when the trace lacks that."""
+        first = parts[0][0]
+        entry: dict[str, Any] = {"name": name, "api": first["api"], "input": True}
+        for key in ("format", "serial"):
+            if key in first:
+                entry[key] = first[key]
+        own = dmod.has_placeholder(name, "rank") or bool(first.get("serial"))  # one rank's
+        ops = [op for _, by_rank in parts for rank_ops in by_rank for op in rank_ops]
+        if first["api"] != "hdf5":
+            return self._raw_input(entry, [rank_ops for _, by_rank in parts
+                                           for rank_ops in by_rank], own)  # fmt: skip
+        unnamed = sum(1 for op in ops if op.kind == "read" and not op.dataset)
+        if unnamed:
+            raise InputMissing(
+                f"{name} (an input it read): the trace does not name the dataset of "
+                f"{unnamed} of its H5Dread calls, so its layout is unknown"
+            )
+        datasets: dict[str, dict[str, Any]] = {}
+        for e, _ in parts:
+            for d in e.get("datasets", []):
+                datasets.setdefault(d["name"], copy.deepcopy(  # its own lists: no YAML alias
+                    {k: v for k, v in d.items() if k != "exists"}))  # fmt: skip
+        writes: list[dict[str, Any]] = []
+        for d in datasets.values():
+            dims = d["dims"]
+            if own or not dims:
+                w = {"dataset": d["name"], "start": [0] * len(dims), "count": list(dims),
+                     "transfer": "independent"}  # fmt: skip
+                if not own:
+                    w["when"] = "rank == 0"  # a scalar: one rank writes it
+            else:
+                d0 = f"({dims[0]})" if isinstance(dims[0], str) else str(dims[0])
+                per = f"(({d0} + size - 1) / size)"
+                start = f"min(rank * {per}, {d0})"
+                w = {"dataset": d["name"], "start": [start] + [0] * (len(dims) - 1),
+                     "count": [f"min({per}, {d0} - {start})", *dims[1:]],
+                     "transfer": "collective"}  # fmt: skip
+            writes.append(w)
+        groups: set[str] = set()
+        made: set[tuple[str, str]] = set()
+        for op in ops:  # the attributes it opened (to read them) exist in the input
+            if op.kind != "attr" or op.func != "H5Aopen" or (op.attr_on, op.attr["name"]) in made:
+                continue
+            made.add((op.attr_on, op.attr["name"]))
+            if op.attr.get("space") is None or op.attr.get("type_size") is None:
+                raise InputMissing(
+                    f"{name} (an input it read): the trace has no type or extent of the "
+                    f"attribute {op.attr['name']!r} of {op.attr_on} it opened"
+                )
+            create = self._attribute_call([replace(op, func="H5Acreate")], None)
+            writes += [create, {"attribute": "write", "object": op.attr_on,
+                                "name": op.attr["name"]}]  # fmt: skip
+            if op.attr_on not in datasets and op.attr_on != "/":
+                groups.add(op.attr_on)
+        entry["datasets"] = list(datasets.values())
+        if groups:
+            entry["groups"] = sorted(groups)
+        if any(dmod.has_placeholder(n, "step") for n in datasets):  # made for every step:
+            for w in writes:  # the objects of no step's own once
+                on = w.get("dataset", w.get("object"))
+                if not dmod.has_placeholder(on, "step"):
+                    w["once"] = True
+        entry["writes"] = writes
+        return entry
+
+    def _raw_input(self, entry: dict[str, Any], ops_by_rank: list[list[Op]], own: bool) -> dict:
+        """A raw input (MPI-IO): bytes 0 up to the end of the furthest read, split between the
+        ranks (a file of each rank's own: the furthest of any rank, by each rank)."""
+        name = entry["name"]
+        reads = [op for ops in ops_by_rank for op in ops if op.kind == "read"]
+        untold = [op for op in reads if op.offset is None or op.shared or op.view is not None]
+        if untold:
+            how = "the shared file pointer" if untold[0].shared else "a file view"
+            raise InputMissing(
+                f"{name} (an input it read): the trace has no file offsets of its reads "
+                f"through {how} ({len(untold)} {untold[0].func} calls), so the input's size is "
+                "unknown"
+            )
+        end = max((op.offset + op.size for op in reads), default=0)
+        if own:
+            w: dict[str, Any] = {"offset": 0, "size": end, "transfer": "independent"}
+        else:
+            per = f"(({end} + size - 1) / size)"
+            start = f"min(rank * {per}, {end})"
+            w = {"offset": start, "size": f"min({per}, {end} - {start})",
+                 "transfer": "collective"}  # fmt: skip
+        entry["writes"] = [w] if end else []
+        return entry
 
     def _layout(self, file_name: str) -> dict[str, Any] | None:
         """The original file's structure from h5dump, when the file can be found."""
@@ -545,7 +665,7 @@ class Builder:
         ops_by_rank = self._attributes_made(name, ops_by_rank)
         for ops in ops_by_rank:
             for op in ops:
-                if op.func in VIEW_WRITES and vw.layout(op.view) is None:
+                if op.func in VIEW_WRITES and vw.layout(op.view) is None and not op.viewless:
                     self.note(
                         f"{name}: {op.func} through a file view whose layout is not in the "
                         "trace (an older trace, or a filetype it could not flatten): each "
@@ -679,7 +799,9 @@ class Builder:
                 dec.add_memory(w, ranks, memory)
                 w["transfer"] = "collective" if ops[0].collective else "independent"
                 return w
-            if ops[0].func in VIEW_WRITES:  # layout unknown: blocks in rank order, no overlap
+            if ops[0].func in VIEW_WRITES and not all(op.viewless for op in ops):
+                # layout unknown: blocks in rank order, no overlap (without a view set, the
+                # traced offsets are the file's: kept; they were packed in rank order too)
                 base = min(offsets)
                 offsets = [base + sum(sizes[:i]) for i in range(len(sizes))]
             fit = dec.affine(offsets, ranks)
@@ -865,12 +987,19 @@ def _placed(ops: list[Op], i: int, api: str) -> bool:
 def from_profile(profile_path: str, data_dir: str | None = None) -> dict[str, Any]:
     prof, traces = load_traces(profile_path)
     builder = Builder(prof, traces, data_dir)
-    desc = builder.build()
+    try:
+        desc = builder.build()
+    except InputMissing as e:
+        raise FromProfileError(
+            f"{profile_path}: no skeleton can be made of this program's I/O: {e} "
+            "(docs/skel.md, Inputs)"
+        ) from None
     if not desc["files"]:  # a descriptor needs a file: say why there is none, not its parse
         read = builder.read_only
         what = (
-            f"it only read files it did not write ({', '.join(read[:3])}"
-            f"{', ...' if len(read) > 3 else ''}), and a skeleton reads only files it wrote"
+            f"it only read files it did not write through POSIX ({', '.join(read[:3])}"
+            f"{', ...' if len(read) > 3 else ''}), and a skeleton makes and reads only the "
+            "inputs read through HDF5 or MPI-IO"
             if read
             else "it wrote no file"
         )

@@ -18,7 +18,7 @@ from importlib import resources
 
 from iotune.skel import attrs, expr
 from iotune.skel.attrs import Attribute
-from iotune.skel.descriptor import LIBVERS, Dataset, Descriptor, File, View, Write
+from iotune.skel.descriptor import LIBVERS, Dataset, Descriptor, File, View, Write, has_placeholder
 
 API_C = {"hdf5": "SKEL_HDF5", "mpiio": "SKEL_MPIIO", "posix": "SKEL_POSIX"}
 # how a skeleton spends the time between calls inside a step (writes' gap_s): CPU work over
@@ -239,33 +239,34 @@ def _write_code(w: Write, nd: int, ind: str) -> list[str]:
         stride = "" if once else f" + i * {_c(w.stride or expr.parse(0))}"
         lines.extend(_view_code(w, inner, stride))
         lines.append(
-            f"{inner}skel_write_view(f, offset, size, lb, extent, at, nblocks, view, {coll}, "
+            f"{inner}skel_write_view(f, offset, nbytes, lb, extent, at, nblocks, view, {coll}, "
             "active);"
         )
     else:
         lines[0] = f"{ind}/* {'read' if w.read else 'write'} bytes */\n" + lines[0]
         stride = "" if once else f" + i * {_c(w.stride) if w.stride is not None else '0LL'}"
-        lines.append(f"{inner}long long offset, size;")
+        # nbytes, not size: `size` is the job's size in the expressions
+        lines.append(f"{inner}long long offset, nbytes;")
         lines.append(f"{inner}int active = {when};")
         if w.by_rank is None:
             lines.append(f"{inner}offset = {_c(w.offset)}{stride};")
-            lines.append(f"{inner}size = {_c(w.size)};")
+            lines.append(f"{inner}nbytes = {_c(w.size)};")
         else:
             lines.append(f"{inner}switch (rank) {{")
             for r, (off, size) in sorted(w.by_rank.items()):
                 lines.append(
-                    f"{inner}case {r}: offset = {_c(off)}{stride}; size = {_c(size)}; break;"
+                    f"{inner}case {r}: offset = {_c(off)}{stride}; nbytes = {_c(size)}; break;"
                 )
-            lines.append(f"{inner}default: offset = 0; size = 0; active = 0;")
+            lines.append(f"{inner}default: offset = 0; nbytes = 0; active = 0;")
             lines.append(f"{inner}}}")
         if w.shared:  # through the shared file pointer (its offset is not used)
             call = "skel_read_shared" if w.read else "skel_write_shared"
             lines[0] = lines[0].replace(" bytes */", " bytes through the shared file pointer */")
             lines.append(f"{inner}(void)offset;")
-            lines.append(f"{inner}{call}(f, size, {coll}, active);")
+            lines.append(f"{inner}{call}(f, nbytes, {coll}, active);")
         else:
             call = "skel_read_bytes" if w.read else "skel_write_bytes"
-            lines.append(f"{inner}{call}(f, offset, size, {coll}, active);")
+            lines.append(f"{inner}{call}(f, offset, nbytes, {coll}, active);")
     if w.gap_s > 0:  # the application's time before its next call (--gaps: how it is spent)
         lines.append(f"{inner}if (active) skel_gap(f, {w.gap_s!r});")
     lines.append(f"{ind}}}")
@@ -289,18 +290,19 @@ def _memory_code(w: Write, ind: str) -> list[str]:
 
 
 def _view_code(w: Write, ind: str, stride: str) -> list[str]:
-    """Declarations of offset, size, lb, extent, at (-1: none), nblocks and view[] (offset,
-    length, count, stride of each block or run) for this rank, and active."""
+    """Declarations of offset, nbytes, lb, extent, at (-1: none), nblocks and view[] (offset,
+    length, count, stride of each block or run) for this rank, and active (nbytes, not size:
+    `size` is the job's size in the expressions)."""
     views = w.view_by_rank or {}
     most = max([len(v.blocks) for v in views.values()] + [len(w.view.blocks) if w.view else 0])
     lines = [
-        f"{ind}long long offset = 0, size = 0, lb = 0, extent = 0, at = -1, "
+        f"{ind}long long offset = 0, nbytes = 0, lb = 0, extent = 0, at = -1, "
         f"view[{4 * max(most, 1)}];",
         f"{ind}int nblocks = 0, active = {_c(w.when) if w.when is not None else '1'};",
     ]
 
     def sets(off: ast.expr, size: ast.expr, v: View) -> str:
-        out = [f"offset = {_c(off)}{stride};", f"size = {_c(size)};", f"lb = {_c(v.lb)};",
+        out = [f"offset = {_c(off)}{stride};", f"nbytes = {_c(size)};", f"lb = {_c(v.lb)};",
                f"extent = {_c(v.extent)};", f"nblocks = {len(v.blocks)};"]  # fmt: skip
         if v.at is not None:
             out.append(f"at = {_c(v.at)};")
@@ -410,7 +412,7 @@ def _steps_code(d: Descriptor, timed: bool) -> list[str]:
     lines = []
     names = [f.name for f in d.files]
     inside = [f.per_step or f.each_step or f.once or names.count(f.name) > 1 for f in d.files]
-    once = [i for i, f in enumerate(d.files) if not inside[i]]
+    once = [i for i, f in enumerate(d.files) if not inside[i] and not f.input]
     for i in once:
         lines.extend(_format_code(d.files[i], "  "))
         lines.append(
@@ -422,6 +424,8 @@ def _steps_code(d: Descriptor, timed: bool) -> list[str]:
     if d.compute_s > 0 and timed:
         lines.append(f"    if (step > 0) skel_compute(s, {d.compute_s!r}); /* between steps */")
     for i, f in enumerate(d.files):
+        if f.input:  # made before the steps (_inputs_code)
+            continue
         if f.once:  # opened and closed before the application's steps
             lines.append("    if (step == 0) {")
         if inside[i]:
@@ -450,6 +454,43 @@ def _steps_code(d: Descriptor, timed: bool) -> list[str]:
         lines.append(f"  skel_close({var}{i});")
         if d.files[i].remove:
             lines.append(f"  skel_remove(s, {_cstr(d.files[i].name)}, 0);")
+    return lines
+
+
+def _inputs_code(d: Descriptor, timed: bool) -> list[str]:
+    """The application's inputs (`input: true`), made before the steps: created, written and
+    closed by every rank (one per step for a name with {step}; a file of datasets with {step}
+    in their names gets every step's calls); then, in the timed pass, skel_inputs_made waits
+    for every rank and forgets their time and bytes."""
+    var = "f" if timed else "p"
+    lines = []
+    for i, f in enumerate(d.files):
+        if not f.input:
+            continue
+        lines.append(f"  /* files[{i}]: the application's input, made before its I/O */")
+        stepped = any(has_placeholder(x.name, "step") for x in f.datasets)
+        opening = [
+            *_format_code(f, "    "),
+            f"    skel_file_t *{var}{i} = skel_open(s, {_cstr(f.name)}, {API_C[f.api]}, step, "
+            f"{_open_flags(f)}, 1);",
+        ]
+        last = "steps" if f.per_step or stepped else "1"
+        if not f.per_step:  # one file: opened once around its steps' calls
+            lines.append("  {")
+            lines.append("    long long step = 0;")
+            lines.extend(opening)
+            lines.append(f"    for (step = 0; step < {last}; step++) {{")
+        else:
+            lines.append(f"  for (long long step = 0; step < {last}; step++) {{")
+            lines.extend(opening)
+        lines.append("    skel_step(s, step);")
+        lines.append(f"    file_{i}({var}{i}, step, rank, size);")
+        if not f.per_step:
+            lines.append("    }")
+        lines.append(f"    skel_close({var}{i});")
+        lines.append("  }")
+    if lines and timed:
+        lines.append("  skel_inputs_made(s); /* their time and bytes are no step's */")
     return lines
 
 
@@ -499,8 +540,10 @@ def skeleton_c(d: Descriptor, origin: str, gaps: str = "busy") -> str:
     lines.append("  /* untimed: the steps' calls count the memory their writes read; it is made")
     lines.append("   * before the I/O, as an application's arrays are */")
     lines.append("  skel_prepare_begin(s);")
+    lines.extend(_inputs_code(d, timed=False))
     lines.extend(_steps_code(d, timed=False))
     lines.append("  skel_prepare_end(s);")
+    lines.extend(_inputs_code(d, timed=True))
     lines.extend(_steps_code(d, timed=True))
     lines.append("  return skel_finish(s);")
     lines.append("}")

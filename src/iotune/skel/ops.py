@@ -83,6 +83,9 @@ class Op:
     per_step: int = 0  # in a loop body: how far a running offset moves at each step (steps.py)
     once: bool = False  # in a loop body: a call made once before the steps (steps.py)
     shared: bool = False  # a transfer through the shared file pointer (no offset: trace_calls)
+    # a transfer through the individual file pointer on a file without a view set: its traced
+    # offset is the file's byte offset (wherever an MPI_File_seek put the pointer)
+    viewless: bool = False
     # in a loop body: an open made in the steps' calls, not before them (steps.py): the file
     # is opened and closed at every step
     stepwise: bool = False
@@ -100,6 +103,7 @@ def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
             views[c.file] = c.view
             continue
         if c.func in OPENS:
+            views.pop(c.file, None)  # a file opened has the default view again
             kind = "open"
         elif c.func in CLOSES:
             kind = "close"
@@ -181,6 +185,7 @@ def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
                 c.t0,
                 c.t1,
                 view=_view_of(c, views.get(c.file)),
+                viewless=c.func in VIEW_WRITES and c.file not in views,
                 memory=(c.memory or {}).get("pieces"),
                 filter_mask=c.filter_mask,
                 mode=c.mode,
@@ -259,13 +264,18 @@ SCALE_LOOKUPS = {"H5DSis_scale": "is_scale", "H5DSget_num_scales": "count",
 
 
 def _view_of(c: Any, view: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The view a write goes through: the one set last for MPI_File_write(_all); for an
-    explicit-offset write through a view, that view with `at`, the offset in the view's bytes
-    where the call's file offset lies (None: written as bytes at the file offset, as without a
-    view). A contiguous view is kept too: its MPI_File_set_view is a collective call of its
-    own (PnetCDF sets one before each variable's write; under OMPIO 7-17 ms each)."""
-    if c.func in VIEW_WRITES:
-        return view
+    """The view a write goes through: the one set last for MPI_File_write(_all), with `at`
+    where the individual file pointer was in it when not at its start (moved by MPI_File_seek,
+    any whence, or by the writes before: the skeleton sets the view again before each write,
+    which moves the pointer to the start); for an explicit-offset write through a view, that
+    view with `at`, the offset in the view's bytes where the call's file offset lies (None:
+    written as bytes at the file offset, as without a view). A contiguous view is kept too:
+    its MPI_File_set_view is a collective call of its own (PnetCDF sets one before each
+    variable's write; under OMPIO 7-17 ms each)."""
+    if c.func in VIEW_WRITES:  # at the individual file pointer: where a seek or the calls
+        # before put it (traced: its byte offset); `at` unless at the view's start
+        at = vw.position(view, c.offset) if view is not None and c.offset is not None else None
+        return {**view, "at": at} if view is not None and at else view
     if c.func not in VIEW_AT_WRITES or view is None:
         return None
     at = vw.position(view, c.offset) if c.offset is not None else None

@@ -33,6 +33,7 @@ void skel_prepare_begin(skel_t *s);
 void skel_prepare_end(skel_t *s);
 void skel_step(skel_t *s, long long step); /* the step whose time the next calls count */
 void skel_compute(skel_t *s, double seconds);
+void skel_inputs_made(skel_t *s); /* the inputs made: their time and bytes forgotten */
 /* Time between two calls of a step (a write entry's gap_s), after the first: spent as CPU work
  * over the data just transferred (SKEL_GAPS_BUSY), slept, or left out, as --gaps says (else
  * the generated default, skel_gaps_default). Nothing while the memory is counted. */
