@@ -23,6 +23,19 @@
 
 static int n_errors;
 
+/* The overrides, printed after the settings: the errors stream out as they come. */
+typedef struct {
+    int line;
+    char *element, *value;
+} override;
+static override overrides[IOT_MAX_SETTINGS];
+static int n_overrides;
+
+static char *copy(const char *text)
+{
+    return text ? strdup(text) : NULL;
+}
+
 /* Text from the input on stderr as every message shows it (base/printable.h). */
 static void fputs_printable(const char *text)
 {
@@ -33,10 +46,9 @@ static void fputs_printable(const char *text)
     free(buf);
 }
 
-static void on_error(void *ctx, int line, const char *element, const char *value,
-                     const char *message, int fatal)
+static void print_problem(int first, int line, const char *element, const char *value)
 {
-    printf("%s{\"line\": ", n_errors++ ? ", " : "");
+    printf("%s{\"line\": ", first ? "" : ", ");
     if (line > 0)
         printf("%d", line);
     else
@@ -46,6 +58,15 @@ static void on_error(void *ctx, int line, const char *element, const char *value
     fputs(", \"value\": ", stdout);
     iot_json_string(stdout, value);
     putchar('}');
+}
+
+static void on_error(void *ctx, int line, const char *element, const char *value,
+                     const char *message, int kind)
+{
+    if (kind != IOT_DIAG_OVERRIDE)
+        print_problem(!n_errors++, line, element, value);
+    else if (n_overrides < IOT_MAX_SETTINGS)
+        overrides[n_overrides++] = (override){line, copy(element), copy(value)};
     /* the form of the Python side's Problem.format(), escaped as it escapes */
     fputs_printable((const char *)ctx);
     if (line > 0)
@@ -61,8 +82,10 @@ static void on_error(void *ctx, int line, const char *element, const char *value
 }
 
 static void on_error_quiet(void *ctx, int line, const char *element, const char *value,
-                           const char *message, int fatal)
+                           const char *message, int kind)
 {
+    if (kind == IOT_DIAG_OVERRIDE) /* --effective asks what wins: an override is its answer */
+        return;
     fputs_printable((const char *)ctx);
     fprintf(stderr, ":%d: <", line);
     fputs_printable(element ? element : "");
@@ -74,11 +97,18 @@ static void on_error_quiet(void *ctx, int line, const char *element, const char 
 static int parse(const char *path)
 {
     iot_settings s;
-    n_errors = 0;
+    n_errors = n_overrides = 0;
     fputs("{\"errors\": [", stdout);
     iot_settings_load(path, &s, on_error, (void *)path);
     fputs("], \"settings\": ", stdout);
     iot_json_settings(stdout, &s);
+    fputs(", \"overrides\": [", stdout);
+    for (int i = 0; i < n_overrides; i++) {
+        print_problem(i == 0, overrides[i].line, overrides[i].element, overrides[i].value);
+        free(overrides[i].element);
+        free(overrides[i].value);
+    }
+    putchar(']');
     printf(", \"fatal\": %s}\n", s.fatal ? "true" : "false");
     iot_settings_free(&s);
     return 0;

@@ -64,8 +64,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
         out = result.to_json()  # the reading shared with the runtime, then what check warns
         out["warnings"] = [
-            {"line": s.line, "element": el, "message": m} for s, el, m in _warned(args, result)
-        ]
+            {"line": o.line, "element": o.element, "message": o.message} for o in result.overrides
+        ] + [{"line": s.line, "element": el, "message": m} for s, el, m in _warned(args, result)]
         text = json.dumps(out, indent=2, ensure_ascii=False)
         # JSON escapes C0 controls itself; DEL and the C1 controls too, for a terminal
         print(re.sub("[\x7f-\x9f]", lambda m: f"\\u{ord(m.group()):04x}", text))

@@ -108,6 +108,9 @@ class ControlFile:
 
     settings: list[Setting] = field(default_factory=list)
     errors: list[Problem] = field(default_factory=list)
+    # settings kept that replace an earlier one of the same name for the same files (the later
+    # wins the tie in matching): said, as a likely mistake, not refused
+    overrides: list[Problem] = field(default_factory=list)
     fatal: bool = False
     path: str | None = None
 
@@ -120,11 +123,14 @@ class ControlFile:
         return {
             "settings": [s.to_json() for s in self.settings],
             "errors": [e.to_json() for e in self.errors],
+            "overrides": [e.to_json() for e in self.overrides],
             "fatal": self.fatal,
         }
 
     def messages(self) -> list[str]:
-        return [e.format(self.path) for e in self.errors]
+        """The errors and the overrides, in document order (as the runtime says them)."""
+        said = sorted(self.errors + self.overrides, key=lambda e: e.line or 0)
+        return [e.format(self.path) for e in said]
 
     def effective(self, file: str, dataset: str | None = None) -> dict[str, Setting]:
         return effective(self.settings, file, dataset)
@@ -285,7 +291,14 @@ def _parse_setting(result: ControlFile, node: _Node) -> None:
         )
         raise _Full
     layer = p.layer if p is not None else "mpiio"
+    same = next((s for s in result.settings
+                 if (s.name, s.file, s.variable) == (key, file_pat, var_pat)), None)  # fmt: skip
     result.settings.append(Setting(key, layer, normalised, file_pat, var_pat, node.line))
+    if same is not None:
+        what = "files and datasets" if var_pat is not None else "files"
+        message = (f"{key} was already set for the same {what} at line {same.line}: that "
+                   "earlier setting is ignored")  # fmt: skip
+        result.overrides.append(Problem(node.line, node.name, value, message))
 
 
 def _check_container(result: ControlFile, node: _Node) -> None:

@@ -246,9 +246,9 @@ def test_check_json(case):
     proc = iotune("check", "--json", VECTORS / f"{case}.xml")
     got = json.loads(proc.stdout)
     expected = json.loads((VECTORS / f"{case}.json").read_text())
-    assert list(got) == ["settings", "errors", "fatal", "warnings"]
+    assert list(got) == ["settings", "errors", "overrides", "fatal", "warnings"]
     got.pop("warnings")  # this machine's (costs): the runtime's reading is the rest
-    assert got == expected
+    assert got == {"overrides": [], **expected}
     assert proc.returncode == (1 if expected["errors"] else 0)
 
 
@@ -258,6 +258,7 @@ def test_check_json_missing_file(tmp_path):
     assert json.loads(proc.stdout) == {
         "settings": [],
         "errors": [{"line": None, "element": None, "value": None}],
+        "overrides": [],
         "fatal": True,
         "warnings": [],
     }
@@ -577,3 +578,19 @@ def test_every_option_of_a_written_usage_line_is_in_it():
 
     walk(cli.build_parser(), "iotune")
     assert missing == []
+
+
+def test_check_says_a_setting_given_twice_for_the_same_files():
+    """A control file's second <alignment> for the same files silently replaced the first
+    (an outside tester): said with both lines, in the text and in --json's warnings, and kept
+    (the later one wins, as before); the runtime says it in the same words (the vector)."""
+    case = VECTORS / "good_set_twice.xml"
+    proc = iotune("check", case)
+    assert proc.returncode == 0
+    assert (f"{case}:5: <alignment>: alignment was already set for the same files at line 4: "
+            "that earlier setting is ignored") in proc.stderr.splitlines()  # fmt: skip
+    assert "chunk_size was already set for the same files and datasets at line 8" in proc.stderr
+    got = json.loads(iotune("check", "--json", case).stdout)
+    assert [o["line"] for o in got["overrides"]] == [5, 7, 10, 14, 16]
+    said = [w for w in got["warnings"] if "already set" in w["message"]]
+    assert [(w["line"], w["element"]) for w in said][:2] == [(5, "alignment"), (7, "alignment")]

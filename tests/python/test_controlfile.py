@@ -20,6 +20,7 @@ def same_reading(got, expected):
     assert got["fatal"] == expected["fatal"]
     assert got["settings"] == expected["settings"]
     assert got["errors"] == expected["errors"]
+    assert got.get("overrides", []) == expected.get("overrides", [])
 
 
 # ----------------------------------------------------------------------------- vectors
@@ -318,6 +319,7 @@ def test_missing_file(tmp_path):
     assert result.to_json() == {
         "settings": [],
         "errors": [{"line": None, "element": None, "value": None}],
+        "overrides": [],
         "fatal": True,
     }
     assert "cannot read the control file" in result.messages()[0]

@@ -69,6 +69,19 @@ static iot_entry *new_entry(parser *p)
     return e;
 }
 
+/* The setting of the same name for the same files (and datasets) read before, if any: the
+ * later one replaces it (it wins the tie in matching), which is said, as a likely mistake. */
+static const iot_entry *earlier_same(const iot_settings *s, const iot_entry *e)
+{
+    for (int i = 0; i < s->count; i++) {
+        const iot_entry *o = &s->entries[i];
+        if (o != e && !strcmp(o->name, e->name) && !strcmp(o->file_pat, e->file_pat) &&
+            !strcmp(o->var_pat, e->var_pat))
+            return o;
+    }
+    return NULL;
+}
+
 /* One parameter element (or <hint>): add it, or report why not. -1 when the settings are
  * full and nothing after this element is read. */
 static int parse_setting(parser *p, const iot_xml_node *x)
@@ -131,6 +144,16 @@ static int parse_setting(parser *p, const iot_xml_node *x)
     snprintf(e->var_pat, sizeof e->var_pat, "%s", var_pat);
     e->value = v;
     p->out->count++;
+    const iot_entry *same = earlier_same(p->out, e);
+    if (same && p->diag) {
+        p->problems++;
+        char msg[300];
+        snprintf(msg, sizeof msg,
+                 "%s was already set for the same files%s at line %d: that earlier setting is "
+                 "ignored",
+                 key, *var_pat ? " and datasets" : "", same->line);
+        p->diag(p->ctx, x->line, x->name, value, msg, IOT_DIAG_OVERRIDE);
+    }
     return 0;
 }
 

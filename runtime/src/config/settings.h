@@ -36,10 +36,14 @@ typedef struct {
     char digest[32]; /* "fnv1a64:<16 hex>" of the file's bytes, "" when it was not read */
 } iot_settings;
 
+/* diag's kind: an element refused, the whole file refused, or an element that silently
+ * replaces an earlier one (the same name for the same files: kept, said) */
+enum { IOT_DIAG_ERROR = 0, IOT_DIAG_FATAL = 1, IOT_DIAG_OVERRIDE = 2 };
+
 /* Called once per problem; line 0 when unknown, element/value NULL when there is none;
- * fatal when nothing from the file can be applied. */
+ * kind IOT_DIAG_FATAL when nothing from the file can be applied. */
 typedef void (*iot_diag_fn)(void *ctx, int line, const char *element, const char *value,
-                            const char *message, int fatal);
+                            const char *message, int kind);
 
 /* Parses a control file's text. Always fills out (possibly empty); returns the number of
  * problems reported through diag. */

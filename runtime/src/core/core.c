@@ -79,7 +79,7 @@ const char *iot_who_wins(const iot_entry *e)
  * not quote it already (iot_log escapes what a terminal could act on). The first
  * IOT_PROBLEMS_SHOWN problems only: ctx counts them all. */
 static void print_problem(void *ctx, int line, const char *element, const char *value,
-                          const char *message, int fatal)
+                          const char *message, int kind)
 {
     if (++*(int *)ctx > IOT_PROBLEMS_SHOWN)
         return;
@@ -88,7 +88,7 @@ static void print_problem(void *ctx, int line, const char *element, const char *
         snprintf(where, sizeof where, ":%d", line);
     if (element)
         snprintf(what, sizeof what, " <%s>:", element);
-    if (value && !strstr(message, value))
+    if (value && !strstr(message, value) && kind != IOT_DIAG_OVERRIDE) /* it names the line */
         snprintf(val, sizeof val, " (value \"%s\")", value);
     /* once per run: a pipeline of programs reads the same file in every process */
     char key[1200];
@@ -100,9 +100,9 @@ static void print_problem(void *ctx, int line, const char *element, const char *
     size_t n = strlen(message);
     int says_it = n >= 7 && strcmp(message + n - 7, "ignored") == 0;
     iot_log("%s%s:%s %s%s%s", iot_env.config_name, where, what, message, val,
-            fatal     ? "; no settings from this file are applied"
-            : says_it ? ""
-                      : "; ignored");
+            kind == IOT_DIAG_FATAL ? "; no settings from this file are applied"
+            : says_it              ? ""
+                                   : "; ignored");
 }
 
 /* A file name as a shell command line to paste takes it (iotune.outputs.shell_word: Python's
