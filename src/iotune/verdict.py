@@ -30,6 +30,12 @@ from typing import Any
 
 from iotune.search import sequential
 
+
+def plural(n: int, noun: str) -> str:
+    """'1 pair', '2 pairs'."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 CONFIDENCE = 1 - 2 * sequential.ALPHA  # both ends together (each end 1 - ALPHA)
 
 
@@ -98,10 +104,10 @@ def _n(settings: Mapping[str, Any]) -> str:
 def detail(m: Mapping[str, Any]) -> str:
     """ "90% interval 1.18-1.45x; faster in 9 of 9 pairs"."""
     if m.get("low") is None:
-        interval = f"no {CONFIDENCE:.0%} interval from {m.get('pairs', 0)} pairs"
+        interval = f"no {CONFIDENCE:.0%} interval from {plural(m.get('pairs', 0), 'pair')}"
     else:
         interval = f"{CONFIDENCE:.0%} interval {m['low']:.2f}-{m['high']:.2f}x"
-    return f"{interval}; faster in {m.get('wins', 0)} of {m.get('pairs', 0)} pairs"
+    return f"{interval}; faster in {m.get('wins', 0)} of {plural(m.get('pairs', 0), 'pair')}"
 
 
 def figure(m: Mapping[str, Any]) -> str:

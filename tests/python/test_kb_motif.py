@@ -161,5 +161,35 @@ def test_an_entry_without_a_speedup_lists_as_a_dash_not_dash_x():
 
     from iotune.kb import cli as kb_cli
 
-    assert kb_cli.headline(SimpleNamespace(speedup=None, verdict={})) == "-"
-    assert kb_cli.headline(SimpleNamespace(speedup=1.5, verdict={})) == "1.50x"
+    some = {"cb_nodes": "2"}
+    assert kb_cli.headline(SimpleNamespace(speedup=None, verdict={}, settings=some)) == "-"
+    assert kb_cli.headline(SimpleNamespace(speedup=1.5, verdict={}, settings=some)) == "1.50x"
+
+
+def test_a_study_that_kept_the_defaults_is_not_listed_as_verified(tmp_path, capsys):
+    """An outside tester: `kb list`/`suggest` showed a study that found nothing as 'verified
+    0.38x (no 90% interval from 2 pairs ...) p=0.75 ... :' with an empty list of settings."""
+    nothing = {**SUMMARY, "final": {"improved": False, "speedup": 0.38}, "recommended": {},
+               "minimal": {"settings": {}}}  # fmt: skip
+    study = tmp_path / "study"
+    study.mkdir()
+    (study / "summary.json").write_text(json.dumps(nothing))
+    profile = _profile_and_trace(tmp_path, "compound", 32, "kb-profile.json")
+    db = str(tmp_path / "kb.sqlite")
+    assert main(["kb", "--kb", db, "add", str(study), "--profile", str(profile)]) == 0
+    capsys.readouterr()
+    assert main(["kb", "--kb", db, "list"]) == 0
+    out = capsys.readouterr().out
+    assert "none (the defaults were kept)" in out and "0.38x" not in out
+    good = tmp_path / "good"
+    good.mkdir()
+    (good / "summary.json").write_text(json.dumps(SUMMARY))
+    contig = _profile_and_trace(tmp_path, "float", 4, "contig.json")  # another motif's gain
+    assert main(["kb", "--kb", db, "add", str(good), "--profile", str(contig)]) == 0
+    capsys.readouterr()
+    assert main(["kb", "--kb", db, "suggest", "--profile", str(profile), "-o", "-"]) == 0
+    out = capsys.readouterr().out
+    evidence = [ln for ln in out.splitlines() if "evidence:" in ln]
+    kept = [ln for ln in evidence if "kept the defaults at " in ln]
+    assert len(evidence) == 2 and len(kept) == 1 and "verified" not in kept[0], out
+    assert not any(ln.rstrip().endswith(":") for ln in evidence), out

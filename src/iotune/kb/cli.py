@@ -163,6 +163,8 @@ def headline(e) -> str:
     older iotune."""
     from iotune import verdict
 
+    if not e.settings:  # a study that kept the defaults: nothing was verified
+        return "none (the defaults were kept)"
     if e.speedup is not None and e.verdict.get("pairs"):
         return verdict.figure({"speedup": e.speedup, **e.verdict})
     if e.speedup is None:  # e.g. the defaults won: no speedup was measured
@@ -261,11 +263,12 @@ def evidence_lines(s) -> list[str]:
         e = m.entry
         same = "same motif" if m.same_motif else "another motif"
         other = f"; other platform: {', '.join(m.other_platform)}" if m.other_platform else ""
+        found = (f"verified {headline(e)} p={_fmt(e.p_value, '.3g')} at {_scale(e.signature)}: "
+                 + " ".join(f"{k}={v}" for k, v in sorted(e.settings.items()))
+                 if e.settings else f"kept the defaults at {_scale(e.signature)}")  # fmt: skip
         lines.append(
             f"  evidence: entry {e.id} study {e.study or '-'} ({e.created[:10]}), distance "
-            f"{m.distance:g} ({same}{other}), verified {headline(e)} p="
-            f"{_fmt(e.p_value, '.3g')} at {_scale(e.signature)}: "
-            + " ".join(f"{k}={v}" for k, v in sorted(e.settings.items()))
+            f"{m.distance:g} ({same}{other}), {found}"
         )
     return lines
 

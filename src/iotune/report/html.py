@@ -10,6 +10,7 @@ from typing import Any
 from iotune import hostnoise
 from iotune.report.table import addition_lines, settings_rows
 from iotune.space import Space
+from iotune.verdict import plural
 
 
 def _table(header: list[str], rows: list[list[Any]]) -> str:
@@ -220,7 +221,7 @@ def write_html(
             interval = (
                 f"{head['confidence']:.0%} interval {head['low']:.2f}-{head['high']:.2f}x"
                 if head.get("low") is not None
-                else f"no {head['confidence']:.0%} interval from {head['pairs']} pairs"
+                else f"no {head['confidence']:.0%} interval from {plural(head['pairs'], 'pair')}"
             )
             parts.append(
                 f"<p>Speedup {head['speedup']:.2f}x ({interval}, Hodges-Lehmann on the pairs' "
