@@ -362,7 +362,13 @@ def normalise_value(p: Param, text: str) -> str:
 
     Raises ValueProblem with a message such as '"-3" is below the minimum 1'.
     """
-    text = trim(text)
+    return exact_value(p, trim(text))
+
+
+def exact_value(p: Param, text: str) -> str:
+    """normalise_value() of the text as it stands, not trimmed: the runtime's iot_value_parse
+    (runtime/src/config/values.c), which reads a stored setting of a knowledge base so
+    (" 1048576" is not a size there). A control file's text is trimmed before (XML)."""
     if text == "":
         raise ValueProblem("empty value")
     v = _numbers(p, text)

@@ -358,7 +358,11 @@ def test_tune_warm_starts_from_the_kb_and_files_the_study(tmp_path, libiotune):
         cwd=tmp_path,
     )
     b = kb.KnowledgeBase(kb.resolve_url(str(path)))
-    b.add(entry({"cb_buffer_size": "2097152", "not_in_space": "1"}, study="g", signature=stored))
+    b.add(
+        entry(
+            {"cb_buffer_size": "2097152", "IBM_largeblock_io": "true"}, study="g", signature=stored
+        )
+    )  # GPFS only: not in the local space
     b.close()
     env = {**os.environ, "IOTUNE_KB": str(path), "IOTUNE_LIB": str(libiotune)}
     p = iotune(

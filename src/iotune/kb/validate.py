@@ -18,6 +18,7 @@ from typing import Any
 from iotune.inputs import InputError
 from iotune.kb.entry import Entry
 from iotune.kb.signature import Signature
+from iotune.params import shown
 
 UID_RE = re.compile(r"[0-9a-f]{20}")
 STUDY_UID_RE = re.compile(r"[0-9a-f]{8,64}")  # iotune.study.STUDY_UID: a uuid4's hex
@@ -71,14 +72,18 @@ def settings(x: Any, where: str) -> dict[str, str]:
     from iotune import controlfile, params
 
     raw = _object(x, where)
-    out = {str(k): _text(v, f"{where}.{k}", optional=False) for k, v in raw.items()}
+    out = {str(k): _text(v, f"{where}.{shown(str(k))}", optional=False) for k, v in raw.items()}
     if not out:
         return out
-    for k, v in out.items():  # a bad value is named by its key (chunk_size=1: below the minimum)
+    # each name and value as the runtime's adaptive mode reads them (adapt_kb.c): a parameter of
+    # the registry by its exact name, its value parsed as it stands (iot_value_parse); a bad one
+    # is named by its key (chunk_size=1: below the minimum)
+    for k, v in out.items():
         p = params.find(k)
+        if p is None:
+            raise _Bad(f"{where}.{shown(k)}: not a parameter of the registry{_case_hint(k)}")
         try:
-            if p is not None:
-                p.normalise(v)
+            params.exact_value(p, v)
         except ValueError as e:
             raise _Bad(f"{where}.{k}: {e}") from None
     try:
@@ -89,6 +94,14 @@ def settings(x: Any, where: str) -> dict[str, str]:
     if not parsed.ok:
         raise _Bad(f"{where}: {parsed.errors[0].message}")
     return out
+
+
+def _case_hint(name: str) -> str:
+    """' (names are case-sensitive: cb_buffer_size)' for a registry name in another case."""
+    from iotune import params
+
+    same = [n for n in params.names() if n.lower() == name.lower()]
+    return f" (names are case-sensitive: {same[0]})" if same else " (`iotune check --list`)"
 
 
 def _signature(x: Any, where: str) -> Signature:
