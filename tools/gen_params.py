@@ -66,6 +66,12 @@ def main(src, dst):
             f"IOT_TARGET_{p['target'].upper()}, {h5_fields(versions.get(p['name']))}}},"
         )
     out += ["};", ""]
+    # Open MPI's MCA parameters, left out of the table above: names only, so that a control file
+    # read without `iotune run` (which sets them as OMPI_MCA_<name> before MPI starts) is told
+    # what they are rather than that they are unknown (config/settings.c).
+    out.append("static const char *const iot_params_mca[] = {")
+    out += [f"    {c_str(p['name'])}," for p in rows(src) if p["target"] == "mca"]
+    out += ["    NULL", "};", ""]
     # Every parameter the adaptive mode never applies by itself, with why (the online column),
     # the MCA rows included: a knowledge base's value for one is reported as not applied.
     out.append("static const struct {")

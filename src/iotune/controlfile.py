@@ -260,7 +260,8 @@ def _parse_setting(result: ControlFile, node: _Node) -> None:
         fail("unknown parameter (see `iotune check --list`)")
         return
     if is_hint and p is not None and not p.is_hint:
-        fail(f"{key} is an HDF5 setting, not an MPI-IO hint: use <{key}>")
+        what = "an Open MPI parameter" if p.is_mca else "an HDF5 setting"
+        fail(f"{key} is {what}, not an MPI-IO hint: use <{key}>")
         return
     allowed = {"FileName", "VariableName"} | ({"key", "value"} if is_hint else set())
     for attr in node.attrs:

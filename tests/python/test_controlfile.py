@@ -83,6 +83,30 @@ def test_a_file_whose_size_says_nothing_is_read_to_its_end(build_dir):
     assert proc.stderr == "".join(f"{m}\n" for m in result.messages())
 
 
+def test_an_open_mpi_parameter_is_named_so_on_both_sides(build_dir, tmp_path):
+    """As a <hint> an Open MPI parameter is refused in words that say what it is (it was "an
+    HDF5 setting"), on both sides; as an element it is a valid setting for `iotune run`, and
+    the runtime's parser says it applies only through `iotune run` (it said "unknown")."""
+    cfg = tmp_path / "c.xml"
+    cfg.write_text(
+        '<Parameters><Middleware_Layer>\n<hint key="fcoll" value="two_phase"/>\n'
+        "<io_ompio_bytes_per_agg>1M</io_ompio_bytes_per_agg>\n</Middleware_Layer></Parameters>\n"
+    )
+    result = controlfile.parse_file(cfg)
+    hint = f"{cfg}:2: <hint>: fcoll is an Open MPI parameter, not an MPI-IO hint: use <fcoll>"
+    assert result.messages() == [hint]
+    assert [s.name for s in result.settings] == ["io_ompio_bytes_per_agg"]
+    proc = subprocess.run(
+        [build_dir / "runtime" / "iotune-parse", cfg], capture_output=True, text=True, timeout=30
+    )
+    element = (
+        f"{cfg}:3: <io_ompio_bytes_per_agg>: an Open MPI parameter, applied only by `iotune "
+        "run` (or by OMPI_MCA_io_ompio_bytes_per_agg in the environment before MPI starts), not "
+        "by the preloaded runtime"
+    )
+    assert proc.stderr.splitlines() == [hint, element]
+
+
 def test_vectors_cover_the_registry():
     good = [c for c in CASES if c.startswith("good_")]
     bad = [c for c in CASES if c.startswith("bad_")]

@@ -445,6 +445,40 @@ def test_every_hint_reaches_mpi_io_beyond_sixty_four(mpirun, test_prog, libiotun
     assert "899 more problems not shown" in more or "889 more problems not shown" in more, more
 
 
+def test_open_mpi_parameters_are_named_so_without_iotune_run(
+    mpirun, test_prog, libiotune, tmp_path
+):
+    """Preloaded by hand (no `iotune run`, which sets them as OMPI_MCA_* before MPI starts),
+    the runtime said every Open MPI parameter of a control file was unknown. It says what
+    each is, from the one registry (params.tsv, target mca: the generated header's
+    iot_params_mca), and applies the rest."""
+    from iotune import params
+
+    mca = [p.name for p in params.all_params() if p.is_mca]
+    cfg = tmp_path / "ompio.xml"
+
+    def valid(p):  # the first choice, or the smallest positive number the registry allows
+        return p.choices[0] if p.choices else str(int(max(p.min or 1, 1)))
+
+    body = "".join(f"<{n}>{valid(params.get(n))}</{n}>\n" for n in mca)
+    cfg.write_text(
+        f"<Parameters><Middleware_Layer>\n{body}<cb_buffer_size>4M</cb_buffer_size>\n"
+        "</Middleware_Layer></Parameters>\n"
+    )
+    assert controlfile.parse_file(cfg).ok  # valid: `iotune run` applies them
+    proc = mpirun(
+        2, [test_prog("mpiio_probe"), tmp_path / "out.dat"], preload=libiotune, config=cfg
+    )
+    assert json.loads(proc.stdout)["hints"]["cb_buffer_size"] == str(4 << 20)
+    lines = proc.stderr.splitlines()
+    assert "unknown parameter" not in proc.stderr
+    assert len(lines) == len(mca), proc.stderr
+    for line, (i, name) in zip(lines, enumerate(mca, 2), strict=True):
+        assert line.startswith(f"iotune: {cfg}:{i}: <{name}>: an Open MPI parameter, applied "
+                               f"only by `iotune run` (or by OMPI_MCA_{name} in the "
+                               "environment before MPI starts)"), line  # fmt: skip
+
+
 EDGE_CONFIG = """<?xml version="1.0"?>
 <Parameters>
   <High_Level_IO_Library>

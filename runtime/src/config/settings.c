@@ -46,6 +46,16 @@ static int param_index(const char *name)
     return -1;
 }
 
+/* Open MPI's MCA parameters of the registry (params.tsv, target mca): not in the table, which
+ * holds what the runtime applies; `iotune run` sets them before MPI starts. */
+static int is_mca(const char *name)
+{
+    for (int i = 0; iot_params_mca[i]; i++)
+        if (strcmp(iot_params_mca[i], name) == 0)
+            return 1;
+    return 0;
+}
+
 static int valid_hint_key(const char *key)
 {
     size_t n = strlen(key);
@@ -102,6 +112,12 @@ static int parse_setting(parser *p, const iot_xml_node *x)
         FAIL("give the value once: in value= or as text");
     int param = param_index(key);
     const iot_param_def *def = param >= 0 ? &iot_params[param] : NULL;
+    if (is_hint && is_mca(key))
+        FAIL("%s is an Open MPI parameter, not an MPI-IO hint: use <%s>", key, key);
+    if (!def && is_mca(key))
+        FAIL("an Open MPI parameter, applied only by `iotune run` (or by OMPI_MCA_%s in the "
+             "environment before MPI starts), not by the preloaded runtime",
+             key);
     if (!def && !is_hint)
         FAIL("unknown parameter (see `iotune check --list`)");
     if (is_hint && def && def->target != IOT_TARGET_HINT)
