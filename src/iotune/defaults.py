@@ -91,7 +91,10 @@ def measure(
     """{proxy: {variant: values}}: each proxy's variants in shuffled order each round, the
     proxies' rounds interleaved too (the machine's drift hits all of them alike), with `warmup`
     discarded identical runs right before each measured one. A round in which some variant
-    failed is dropped for that proxy (the rest stay paired)."""
+    failed is dropped for that proxy (the rest stay paired). Variants of identical settings (no
+    site set, or a proxy's own settings none or the site set) are one configuration, run once
+    per round and counted for each: measured apart, the noise between two runs of the same
+    settings was reported as a gain."""
     out = {p.name: {v: [] for v in VARIANTS} for p in proxies}
 
     def measured(p: Proxy, settings: dict[str, str]) -> float | None:
@@ -102,21 +105,34 @@ def measure(
     for _ in range(rounds):
         for p in rng.sample(list(proxies), len(proxies)):
             settings = {"default": {}, "site": site, "individual": p.individual}
-            got = {v: measured(p, settings[v]) for v in rng.sample(VARIANTS, len(VARIANTS))}
+            done: dict[tuple[tuple[str, str], ...], float | None] = {}
+            got = {}
+            for v in rng.sample(VARIANTS, len(VARIANTS)):
+                key = tuple(sorted(settings[v].items()))
+                if key not in done:
+                    done[key] = measured(p, settings[v])
+                got[v] = done[key]
             if all(x is not None for x in got.values()):
                 for v, x in got.items():
                     out[p.name][v].append(x)
     return out
 
 
-def compare(values: dict[str, list[float]]) -> dict[str, Any]:
-    """Medians, ratios and the tests of one proxy's rounds (lower is better)."""
+def same_as_default(site: dict[str, str], p: Proxy) -> list[str]:
+    """The variants whose settings are the defaults' (none): no gain to report for them."""
+    return [v for v, s in (("site", site), ("individual", p.individual)) if not s]
+
+
+def compare(values: dict[str, list[float]], same: Sequence[str] = ()) -> dict[str, Any]:
+    """Medians, ratios and the tests of one proxy's rounds (lower is better); `same`: the
+    variants of the defaults' own settings (same_as_default), measured as the defaults."""
     d, s, i = values["default"], values["site"], values["individual"]
     if not d:
         return {"rounds": 0}
     med = {k: statistics.median(v) for k, v in values.items()}
     return {
         "rounds": len(d),
+        "same_as_default": list(same),
         "median_s": med,
         "summary": {k: noise.summary(v) for k, v in values.items()},
         "site_speedup": med["default"] / med["site"],
@@ -152,7 +168,7 @@ def choose_site(
         log(f"measuring default / site / individual on {len(proxies)} proxies, {rounds} rounds; "
             f"site set: {site or '(none)'}")  # fmt: skip
         values = measure(proxies, site, run, rounds, rng, warmup)
-        results = {name: compare(v) for name, v in values.items()}
+        results = {p.name: compare(values[p.name], same_as_default(site, p)) for p in proxies}
         history.append({"site": dict(site), "values": values, "results": results})
         hurt = harmed(results)
         if not hurt or not site:
@@ -185,9 +201,12 @@ def report_lines(proxies: Sequence[Proxy], chosen: dict[str, Any]) -> list[str]:
             continue
         m = r["median_s"]
         ind = " ".join(f"{k}={v}" for k, v in sorted(p.individual.items())) or "(defaults)"
+        same = r.get("same_as_default", ())
+        vs = {v: "same settings" if v in same else f"{r[f'{v}_speedup']:.2f}x"
+              for v in ("site", "individual")}  # fmt: skip
         lines.append(
             f"| {p.name} | {m['default']:.4f} | {m['site']:.4f} | {m['individual']:.4f} | "
-            f"{r['site_speedup']:.2f}x | {r['individual_speedup']:.2f}x | "
+            f"{vs['site']} | {vs['individual']} | "
             f"{'yes' if p.name in harmed(chosen['results']) else 'no'} "
             f"({r['p_site_slower']:.3f}) | {ind} |"
         )
