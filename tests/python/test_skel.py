@@ -379,8 +379,12 @@ def test_haccio_one_call_skeleton_makes_the_kernels_calls(kernel, libiotune, tmp
 def test_from_profile_without_traces_says_how_to_get_them(tmp_path):
     prof = tmp_path / "p.json"
     prof.write_text(json.dumps({"schema": "iotune-profile", "version": 1, "ranks": 1}))
-    with pytest.raises(fp.FromProfileError, match="iotune profile --trace"):
+    with pytest.raises(fp.FromProfileError, match="iotune profile --trace") as e:
         fp.from_profile(str(prof))
+    # named by the trace directory, not an old file name (rank-0.json.gz: the runtime writes
+    # one file per host, host-I.json.gz)
+    assert str(e.value).startswith(f"{prof}.trace: missing: the profile has no trace of rank 0")
+    assert "host-*.json.gz" in str(e.value) and f"{prof}.trace/rank-0" not in str(e.value)
 
 
 # ----------------------------------------------------------------------------- methods

@@ -133,9 +133,12 @@ def load_traces(profile_path: str) -> tuple[dict[str, Any], list[Trace]]:
         raise FromProfileError(str(e)) from None
     for r in range(ranks):
         if r not in found:
+            # named by its directory: the runtime writes one file per host (host-I.json.gz),
+            # which one holds a rank is in the file (rank-N.json.gz only when it could not)
             raise FromProfileError(
-                f"{iotrace.rank_path(profile_path, r)}: missing: the profile has no trace of "
-                f"rank {r}; record one with `iotune profile --trace -- COMMAND`"
+                f"{profile_path}.trace: missing: the profile has no trace of rank {r} (none in "
+                f"host-*.json.gz, no rank-{r}.json.gz); record one with `iotune profile --trace "
+                "-- COMMAND`"
             )
         path, t = found[r]
         if t.get("truncated"):
