@@ -245,7 +245,8 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="sqlite:///PATH (default OUT/study.db), journal:PATH "
         "(shared file system), or postgresql://...",
     )
-    store.add_argument("--out", type=Path, help="output directory (default iotune-results/<study>)")
+    store.add_argument("-o", "--out", type=Path,
+                       help="output directory (default iotune-results/<study>)")
     store.add_argument(
         "--heartbeat",
         type=int,

@@ -3,6 +3,7 @@ default stated in --help (each subcommand walked, so that none can regress), one
 option name (`adapt --kb` renamed --kb-file, the old name deprecated but working)."""
 
 import argparse
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -115,3 +116,17 @@ def test_sigterm_in_the_final_phases_of_tune_exits_143(tmp_path):
     rest = proc.communicate(timeout=60)[0]
     assert proc.returncode == 143, "".join(seen) + rest
     assert "stopped by SIGTERM" in rest
+
+
+def test_tune_takes_o_for_out_as_profile_does():
+    """`iotune profile -o` and `iotune tune --out`: tune takes -o too (no other option of tune
+    is -o), and its --help says so."""
+    from iotune.cli import build_parser
+
+    parser = build_parser()
+    args = parser.parse_args(["tune", "-o", "res", "--", "./app"])
+    assert str(args.out) == "res"
+    env = {**os.environ, "COLUMNS": "200"}
+    cmd = [sys.executable, "-m", "iotune", "tune", "--help"]
+    text = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env).stdout
+    assert "-o OUT, --out OUT" in text
