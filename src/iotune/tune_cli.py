@@ -245,8 +245,9 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="sqlite:///PATH (default OUT/study.db), journal:PATH "
         "(shared file system), or postgresql://...",
     )
-    store.add_argument("-o", "--out", type=Path,
-                       help="output directory (default iotune-results/<study>)")
+    store.add_argument(
+        "-o", "--out", type=Path, help="output directory (default iotune-results/<study>)"
+    )
     store.add_argument(
         "--heartbeat",
         type=int,
