@@ -63,6 +63,13 @@ def _is_int(v: Any, low: int = -(2**63)) -> bool:
     return type(v) is int and low <= v < 2**63
 
 
+def _int_problem(v: Any, low: int, what: str = "an integer") -> str | None:
+    """None for a whole number in [low, 2**63); else what is wrong: its range, or its type."""
+    if type(v) is int:
+        return None if low <= v < 2**63 else f"out of range ({low}..{2**63 - 1})"
+    return f"{what} expected"
+
+
 def _ints(v: Any) -> bool:
     return isinstance(v, list) and all(_is_int(x, 0) for x in v)
 
@@ -80,8 +87,8 @@ def _trace_problem(doc: Any) -> str | None:
             return f"datasets[{i}]: an object expected"
         if d.get("dims") is not None and not _ints(d["dims"]):
             return f"datasets[{i}].dims: a list of sizes expected"
-        if d.get("type_size") is not None and not _is_int(d["type_size"], 0):
-            return f"datasets[{i}].type_size: a size expected"
+        if d.get("type_size") is not None and (bad := _int_problem(d["type_size"], 0, "a size")):
+            return f"datasets[{i}].type_size: {bad}"
         for k in ("name", "file"):
             if d.get(k) is not None and not isinstance(d[k], str):
                 return f"datasets[{i}].{k}: a name expected"
@@ -103,8 +110,8 @@ def _trace_problem(doc: Any) -> str | None:
         if sig.get("dims") is not None and not _ints(sig["dims"]):
             return f"signatures[{i}].dims: a list of sizes expected"
         for k, low in (("size", 0), ("step", -(2**63)), ("dataset", -(2**63))):
-            if sig.get(k) is not None and not _is_int(sig[k], low):
-                return f"signatures[{i}].{k}: an integer expected"
+            if sig.get(k) is not None and (bad := _int_problem(sig[k], low)):
+                return f"signatures[{i}].{k}: {bad}"
     for i, ev in enumerate(doc.get("events") or []):
         if not isinstance(ev, (list, tuple)) or len(ev) < 2 or not _is_int(ev[1], 0):
             return f"events[{i}]: [signature, count, ...] expected"

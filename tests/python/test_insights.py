@@ -437,3 +437,19 @@ def test_parse_h5dump_reads_what_the_skeletons_reader_reads():
     }
     assert storage_layout.parse_h5dump(whole + "      }\n   }\n}\n}\n")['/g"x/a'].chunk == (8,)
     assert storage_layout.parse_h5dump('GROUP "/" {\n   DATASET "x" {\n   }\n}\n') == {}
+
+
+def test_an_out_of_range_integer_of_a_trace_is_said_so():
+    """A whole number beyond its range was "an integer expected": it is one, out of range."""
+    from iotune.trace_insights import _trace_problem
+
+    sig = {"layer": "posix", "func": "write", "file": None}
+    big = _trace_problem({"signatures": [{**sig, "size": 2**64}]})
+    assert big == f"signatures[0].size: out of range (0..{2**63 - 1})"
+    low = _trace_problem({"signatures": [{**sig, "step": -(2**63) - 1}]})
+    assert low == f"signatures[0].step: out of range ({-(2**63)}..{2**63 - 1})"
+    assert _trace_problem({"signatures": [{**sig, "size": "8"}]}) == (
+        "signatures[0].size: an integer expected"
+    )
+    ds = _trace_problem({"datasets": [{"type_size": -1}]})
+    assert ds == f"datasets[0].type_size: out of range (0..{2**63 - 1})"
