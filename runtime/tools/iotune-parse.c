@@ -72,8 +72,9 @@ static void on_error(void *ctx, int line, const char *element, const char *value
     if (line > 0)
         fprintf(stderr, ":%d", line);
     if (element) {
+        char shown[IOT_SHOWN_MAX];
         fputs(": <", stderr);
-        fputs_printable(element);
+        fputs_printable(iot_name_shown(element, shown));
         fputs(">", stderr);
     }
     fputs(": ", stderr);
@@ -87,8 +88,9 @@ static void on_error_quiet(void *ctx, int line, const char *element, const char 
     if (kind == IOT_DIAG_OVERRIDE) /* --effective asks what wins: an override is its answer */
         return;
     fputs_printable((const char *)ctx);
+    char shown[IOT_SHOWN_MAX];
     fprintf(stderr, ":%d: <", line);
-    fputs_printable(element ? element : "");
+    fputs_printable(iot_name_shown(element ? element : "", shown));
     fputs(">: ", stderr);
     fputs_printable(message);
     fputs("\n", stderr);

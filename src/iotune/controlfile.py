@@ -21,7 +21,7 @@ from xml.parsers import expat
 from xml.sax.saxutils import escape, quoteattr
 
 from iotune import params
-from iotune.outputs import printable
+from iotune.outputs import capped, printable
 
 MAX_BYTES = 1024 * 1024
 MAX_SETTINGS = 1024  # as the runtime's IOT_MAX_SETTINGS: bounds the work of every open
@@ -94,7 +94,7 @@ class Problem:
             where = f"{where}:{self.line}" if where else f"line {self.line}"
         parts = [where] if where else []
         if self.element is not None:
-            parts.append(f"<{self.element}>")
+            parts.append(f"<{capped(self.element)}>")
         parts.append(self.message)
         return printable(": ".join(parts))
 

@@ -200,6 +200,17 @@ def printable(text: object) -> str:
     return "".join(_escape(c) for c in s)
 
 
+NAME_SHOWN = 80  # a name from outside longer than this is shown cut (the runtime's IOT_SHOWN_CHARS)
+
+
+def capped(text: object, limit: int = NAME_SHOWN) -> str:
+    """str(text) whole up to `limit` characters, else its first half, "..." and its length: a
+    name from outside (an element of a control file) as a message shows it, so that a name of
+    500,000 characters is not printed whole (the runtime's iot_name_shown, word for word)."""
+    s = str(text)
+    return s if len(s) <= limit else f"{s[: limit // 2]}... ({len(s)} characters)"
+
+
 def shell_word(text: object) -> str:
     """str(text) as one word of a command line to paste into bash (see the module docstring):
     shlex.quote when it is printable, else $'...' where every character printable() escapes is

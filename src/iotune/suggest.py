@@ -8,6 +8,7 @@ import difflib
 from xml.parsers import expat
 
 from iotune import controlfile, params
+from iotune.outputs import capped
 
 
 def closest(word: str, choices: list[str]) -> str | None:
@@ -54,7 +55,7 @@ def hints(data: bytes, path: str) -> list[str]:
     lines = []
     names = params.names()
     for section, element, line, value in _elements(data):
-        where = f"hint: {path}:{line}: <{element}>"
+        where = f"hint: {path}:{line}: <{capped(element)}>"
         p = params.find(element)
         if p is None and element != controlfile.HINT:
             guess = closest(element, names)

@@ -4,6 +4,7 @@ import dataclasses
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -105,6 +106,26 @@ def test_an_open_mpi_parameter_is_named_so_on_both_sides(build_dir, tmp_path):
         "by the preloaded runtime"
     )
     assert proc.stderr.splitlines() == [hint, element]
+
+
+def test_a_huge_element_name_is_shown_cut_with_its_length(build_dir, tmp_path):
+    """An element name of 500,000 characters was printed whole by `iotune check` (and by the
+    runtime): it is shown by its first 40 characters, "..." and its length, on both sides."""
+    name = "x" * 499_999 + "\u00e9"
+    cfg = tmp_path / "c.xml"
+    cfg.write_text(f"<Parameters><Middleware_Layer>\n<{name}>1</{name}>\n"
+                   "</Middleware_Layer></Parameters>\n", encoding="utf-8")  # fmt: skip
+    shown = f"<{'x' * 40}... (500000 characters)>"
+    want = f"{cfg}:2: {shown}: unknown parameter (see `iotune check --list`)"
+    assert controlfile.parse_file(cfg).messages() == [want]
+    proc = subprocess.run(
+        [build_dir / "runtime" / "iotune-parse", cfg], capture_output=True, text=True, timeout=30
+    )
+    assert proc.stderr == want + "\n"
+    check = subprocess.run(
+        [sys.executable, "-m", "iotune", "check", cfg], capture_output=True, text=True, timeout=60
+    )
+    assert want in check.stderr.splitlines() and len(check.stderr) < 1000, check.stderr[:300]
 
 
 def test_vectors_cover_the_registry():

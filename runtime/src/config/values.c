@@ -127,6 +127,18 @@ const char *iot_value_shown(const char *text, char buf[IOT_SHOWN_MAX])
     return buf;
 }
 
+const char *iot_name_shown(const char *text, char buf[IOT_SHOWN_MAX])
+{
+    long chars = 0;
+    for (const char *c = text; *c; c++)
+        chars += ((unsigned char)*c & 0xC0) != 0x80;
+    if (chars <= IOT_SHOWN_CHARS)
+        return text;
+    snprintf(buf, IOT_SHOWN_MAX, "%.*s... (%ld characters)", utf8_prefix(text, IOT_SHOWN_CHARS / 2),
+             text, chars);
+    return buf;
+}
+
 static int check_bounds(const iot_param_def *def, const char *text, const iot_value *out, char *err,
                         size_t errlen)
 {

@@ -23,6 +23,10 @@ typedef struct {
 #define IOT_SHOWN_CHARS 80
 #define IOT_SHOWN_MAX (4 * IOT_SHOWN_CHARS + 4)
 const char *iot_value_shown(const char *text, char buf[IOT_SHOWN_MAX]);
+/* How a message shows a name from outside (an element's): whole up to IOT_SHOWN_CHARS
+ * characters, else its first half, "..." and its length in characters
+ * (iotune.outputs.capped, word for word). */
+const char *iot_name_shown(const char *text, char buf[IOT_SHOWN_MAX]);
 
 /* Parses text (already trimmed) as a value of def. Returns 0, or -1 with a message in err. */
 int iot_value_parse(const iot_param_def *def, const char *text, iot_value *out, char *err,

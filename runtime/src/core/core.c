@@ -83,11 +83,11 @@ static void print_problem(void *ctx, int line, const char *element, const char *
 {
     if (++*(int *)ctx > IOT_PROBLEMS_SHOWN)
         return;
-    char where[32] = "", what[96] = "", val[300] = "";
+    char where[32] = "", what[IOT_SHOWN_MAX + 4] = "", val[300] = "", shown[IOT_SHOWN_MAX];
     if (line > 0)
         snprintf(where, sizeof where, ":%d", line);
     if (element)
-        snprintf(what, sizeof what, " <%s>:", element);
+        snprintf(what, sizeof what, " <%s>:", iot_name_shown(element, shown));
     if (value && !strstr(message, value) && kind != IOT_DIAG_OVERRIDE) /* it names the line */
         snprintf(val, sizeof val, " (value \"%s\")", value);
     /* once per run: a pipeline of programs reads the same file in every process */
