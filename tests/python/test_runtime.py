@@ -554,3 +554,18 @@ def test_relative_variable_name_matches_a_path_suffix(edge):
         "chunked",
         8,
     )
+
+
+def test_a_profile_problem_is_said_once_under_a_preloaded_time(test_prog, libiotune, tmp_path):
+    """`LD_PRELOAD=libiotune.so /usr/bin/time ./app`: the runtime is in both processes, which
+    each said that the profile cannot be written. Said once per run now."""
+    if not os.path.exists("/usr/bin/time"):
+        pytest.skip("no /usr/bin/time")
+    prof = tmp_path / "missing" / "p.json"
+    env = {**os.environ, "LD_PRELOAD": str(libiotune), "IOTUNE_PROFILE": str(prof)}
+    env.pop("IOTUNE_SESSION", None)
+    cmd = ["/usr/bin/time", "-f", "%e s", test_prog("posix_probe"), tmp_path / "o.dat", "4", "4096"]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
+    said = [ln for ln in proc.stderr.splitlines() if ln.startswith("iotune:")]
+    assert said == [f"iotune: IOTUNE_PROFILE={prof}: cannot write the profile: No such file or "
+                    "directory"], proc.stderr  # fmt: skip

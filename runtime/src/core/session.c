@@ -3,6 +3,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -113,9 +115,30 @@ static int at_least_as_good(const iot_claim *c, const header *h)
     return c->bytes >= h->bytes;
 }
 
+static int (*run_first)(const char *key);
+
+void iot_out_once(int (*first)(const char *key))
+{
+    run_first = first;
+}
+
+/* A problem with the profile's file, said once per run (run_first: iot_run_first, given by
+ * the layer above): every process of the run that loaded the runtime meets it (a program
+ * under a preloaded /usr/bin/time said it twice). Without it, said: better twice than never. */
+__attribute__((format(printf, 1, 2))) static void say_once(const char *fmt, ...)
+{
+    char msg[4600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (!run_first || run_first(msg))
+        iot_log("%s", msg);
+}
+
 static void cannot(const char *path, int err)
 {
-    iot_log("IOTUNE_PROFILE=%s: cannot write the profile: %s", path, strerror(err));
+    say_once("IOTUNE_PROFILE=%s: cannot write the profile: %s", path, strerror(err));
 }
 
 /* May this process's profile replace the file at path? Says why not when that is a problem. */
@@ -127,9 +150,9 @@ static int may_replace(const char *path, const struct stat *st, const iot_claim 
         return 0;
     }
     if (!(st->st_mode & 0222)) { /* checked by hand: root may write anything */
-        iot_log("IOTUNE_PROFILE=%s: cannot replace it: the file is read-only (this run's "
-                "profile is not written)",
-                path);
+        say_once("IOTUNE_PROFILE=%s: cannot replace it: the file is read-only (this run's "
+                 "profile is not written)",
+                 path);
         return 0;
     }
     if (c->nfiles == 0)
@@ -193,9 +216,9 @@ static int is_stream(const struct stat *st)
 static void cannot_stream(const char *path, int err)
 {
     if (err == ENXIO)
-        iot_log("IOTUNE_PROFILE=%s: cannot write the profile: no process opened the FIFO for "
-                "reading within %d s",
-                path, FIFO_WAIT_S);
+        say_once("IOTUNE_PROFILE=%s: cannot write the profile: no process opened the FIFO for "
+                 "reading within %d s",
+                 path, FIFO_WAIT_S);
     else
         cannot(path, err);
 }
@@ -236,9 +259,9 @@ int iot_out_open(iot_out *o, const char *path, const iot_claim *c)
         return 1;
     }
     if (there && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
-        iot_log("IOTUNE_PROFILE=%s: cannot write the profile: not a regular file, FIFO or "
-                "character device",
-                path);
+        say_once("IOTUNE_PROFILE=%s: cannot write the profile: not a regular file, FIFO or "
+                 "character device",
+                 path);
         return 0;
     }
     char dir[4200];

@@ -35,6 +35,9 @@ typedef struct {
  * Returns 0 when it must not: a profile of the same session that is as good is there, this
  * process tracked no file and one exists already, or the path is unusable (one message). */
 int iot_out_open(iot_out *o, const char *path, const iot_claim *c);
+/* Says the problems of iot_out_open and iot_out_commit once per run: first(key) is 1 for the
+ * first process of the run to claim key (iot_run_first). */
+void iot_out_once(int (*first)(const char *key));
 void iot_out_commit(iot_out *o); /* renames over the profile; a message when that fails */
 /* Any other output (IOTUNE_REDUCE_STATS): a FIFO or character device written in place (a
  * FIFO's reader waited for a bounded time), else the file created or truncated. */
