@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from kernel_profiles import profile_kernel
 
-from iotune import cli, controlfile
+from iotune import cli, controlfile, rules
 from iotune.kb import signature
 
 REAL = Path(__file__).resolve().parents[1] / "data" / "real"
@@ -214,6 +214,31 @@ def test_fill_shows_only_a_whole_copy_of_the_chunked_datasets():
     assert not storage_layout.fill_shows(4 << 20, 16 << 20)  # metadata, or a compressed fill
     assert not storage_layout.fill_shows(1 << 19, 1 << 19)  # too small to tell from metadata
     assert not storage_layout.fill_shows(None, 16 << 20)
+
+
+def test_serial_hdf5_file_gets_no_mpi_io_rule(tmp_path, capsys, libiotune):
+    """A serial h5py program (HDF5's sec2 driver, no MPI-IO): SIO-8 and SIO-8r, rules about
+    MPI-IO hints, were listed "not decided: needs hint_romio_ds_write" for its file."""
+    probe = "import h5py, numpy"
+    if subprocess.run([sys.executable, "-c", probe], capture_output=True).returncode != 0:
+        pytest.skip("needs h5py")
+    script = tmp_path / "serial.py"
+    script.write_text(
+        "import h5py, numpy\n"
+        "with h5py.File('serial.h5', 'w') as f:\n"
+        "    f.create_dataset('x', data=numpy.arange(4096.0))\n"
+    )
+    profile = tmp_path / "profile.json"
+    env = {**os.environ, "LD_PRELOAD": str(libiotune), "IOTUNE_PROFILE": str(profile),
+           "IOTUNE_TRACE": "1"}  # fmt: skip
+    subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, check=True, timeout=120)
+    advice = _advice(capsys, tmp_path, profile)
+    g = _group(advice, "serial.h5")
+    assert g["insights"]["interface"] == "hdf5" and g["layers"] == ["hdf5", "posix"]
+    assert g["insights"]["mpiio_component"] is None
+    said = _codes(advice) | {u["code"] for u in advice["undecided"]}
+    mpiio = {r.code for r in rules.all_rules() if r.layer == "mpiio"}
+    assert not said & mpiio, said
 
 
 # ----------------------------------------------------------------------------- Darshan logs

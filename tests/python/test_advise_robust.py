@@ -461,7 +461,9 @@ def test_advise_says_what_it_said_before_it_was_made_faster(tmp_path, capsys, mo
     """Issue 23's speed-ups (sums of the counters read only, one-file groups, the marks, the
     JSON written in pieces) change no character of the advice: the text and JSON that the code
     before them (1315f8d) wrote for the same generated profiles (tests/data/advise_golden; since
-    then only the keys of insights added later, e.g. read_size_mean, were added to them)."""
+    then only the keys of insights added later, e.g. read_size_mean, were added to them, and
+    each group's layers: its HDF5 checkpoints have no MPI-IO layer, so SIO-8 and SIO-8r are no
+    longer "not decided" for them, nor is their MPI-IO component listed)."""
     import many_files
 
     monkeypatch.chdir(tmp_path)  # the advice names the profile as given

@@ -111,6 +111,8 @@ def advise(
             continue  # a file nothing was moved in (e.g. only opened)
         for out in evaluate(g.values):
             rule = out.rule
+            if not rules.applies(rule, g.layers):
+                continue  # e.g. an MPI-IO hint for a file with no MPI-IO layer (sec2 HDF5)
             if out.missing and unread_hints(rule.settings, g.get("mpiio_component")):
                 continue  # a ROMIO hint OMPIO does not read: nothing to decide
             if out.missing:

@@ -235,6 +235,8 @@ def read(
     groups = []
     for g in out["groups"]:
         group = insights.Group(g["pattern"], list(g["files"]))
+        if isinstance(g.get("layers"), list):
+            group.layers = tuple(g["layers"])
         group.values.update(g["insights"])
         group.notes.update(g["notes"])
         groups.append(group)
