@@ -631,7 +631,12 @@ def _add_layouts(g, names, calls, trace_layouts, layouts, search_dirs, dirs=None
             ts = type_sizes.get((name, ds))
             found.append(
                 storage_layout.Layout(
-                    lay.kind, lay.chunk, lay.filters, lay.fill_time, ts or lay.type_size
+                    lay.kind,
+                    lay.chunk,
+                    lay.filters,
+                    lay.fill_time,
+                    ts or lay.type_size,
+                    lay.fill_value,
                 )
             )
         if not lays:  # e.g. only virtual datasets, whose storage is other files'

@@ -116,6 +116,42 @@ def test_contiguous_datasets_with_8x_the_bytes_get_a_finding(
     assert "beyond the data" in f["evidence"] and f["severity"] == "medium"
 
 
+def test_an_own_fill_value_gets_no_fill_time_never_and_says_why(
+    tmp_path, capsys, checkpoint, libiotune
+):
+    """Chunked datasets every element of which is written, with a fill value the application
+    set (--fill 0): IOT-1 proposed fill_time=never, which the runtime withdraws there
+    (apply/fill_guard.c). Now it is not made, and the advice says why."""
+    profile = profile_kernel(tmp_path, checkpoint, [*SMALL, "--layout", "chunked", "--fill", "0"],
+                             libiotune)  # fmt: skip
+    advice = _advice(capsys, tmp_path, profile)
+    v = _group(advice, "chk_*.h5")["insights"]
+    assert (v["layout"], v["fully_written"], v["fill_value"]) == ("chunked", "yes", "own")
+    assert "IOT-1" not in _codes(advice)
+    (why,) = [x for x in advice["limits"] if x.startswith("IOT-1 ")]
+    assert "fill value of its own" in why and "withdraws" in why
+    assert "fill_time" not in _settings(tmp_path)
+
+
+def test_chunked_datasets_written_in_part_get_the_fill_explained(
+    tmp_path, capsys, checkpoint, libiotune
+):
+    """Chunked datasets twice as tall as what is written: HDF5 writes the fill value into the
+    chunks never written, 3 bytes below HDF5 per data byte (8 MiB beyond it). IOT-1 needs every
+    element written and rightly stays quiet, but nothing said why the bytes cost (IOT-5 needs
+    16 MiB): IOT-5p explains the fill and what the application can change."""
+    args = [*SMALL, "--layout", "chunked", "--oversize", "2"]
+    profile = profile_kernel(tmp_path, checkpoint, args, libiotune)
+    advice = _advice(capsys, tmp_path, profile)
+    v = _group(advice, "chk_*.h5")["insights"]
+    assert (v["layout"], v["fully_written"], v["fill_time"]) == ("chunked", "no", "ifset")
+    assert v["write_amplification"] >= 1.5
+    assert "IOT-1" not in _codes(advice)
+    (f,) = [f for f in advice["findings"] if f["code"] == "IOT-5p"]
+    assert "written in part" in f["evidence"] and "chunks" in f["explain"]
+    assert _settings(tmp_path) == {}
+
+
 def test_chunked_datasets_zero_decides_the_layout_without_the_file(
     tmp_path, capsys, checkpoint, libiotune
 ):
