@@ -172,8 +172,10 @@ def inflate(
                     raise InputError(f"{name}: the {what} expands to more than {limit} bytes")
                 if piece:
                     yield piece
-                if d.eof:  # the next member or stream starts in what is left
-                    data, d = d.unused_data + data, None
+                if d.eof:  # the next member or stream starts in what is left: unused_data
+                    # holds all of it (zlib's unconsumed_tail may repeat it: adding both doubled
+                    # the rest at each stream that ended on a full piece, a bomb of its own)
+                    data, d = d.unused_data, None
                 elif len(piece) < CHUNK:  # all input used (more output would have filled it)
                     break
         if d is not None:

@@ -103,13 +103,17 @@ class Group:
     files: list[str]
     values: dict[str, Any] = field(default_factory=dict)
     notes: dict[str, str] = field(default_factory=dict)
+    # the I/O layers (LAYERS) the group's files went through, e.g. ("hdf5", "posix") for a
+    # serial HDF5 file (sec2 driver: no MPI-IO); None when the input does not say. A rule
+    # about a layer the files do not have does not apply to them (rules.applies)
+    layers: tuple[str, ...] | None = None
 
     def get(self, name: str) -> Any:
         return self.values.get(name)
 
     def to_json(self) -> dict[str, Any]:
         return {"pattern": self.pattern, "files": self.files, "insights": self.values,
-                "notes": self.notes}  # fmt: skip
+                "notes": self.notes, "layers": self.layers}  # fmt: skip
 
 
 # ----------------------------------------------------------------------------- grouping
@@ -326,8 +330,14 @@ def _or(value: Any, default: Any) -> Any:
     return default if value is None else value
 
 
-def _counter_insights(files: list[Mapping[str, Any]], ranks: int) -> dict[str, Any]:
+def _counter_insights(
+    files: list[Mapping[str, Any]], ranks: int, layers: list[str] | None = None
+) -> dict[str, Any]:
+    """The insights of a group's counters; layers, when given, gets the layers the files went
+    through (the runtime writes a layer's counters only for a file that used it)."""
     c = _sum_layers(files)
+    if layers is not None:
+        layers.extend(name for name in LAYERS if c[name])
     layer = _outermost(c)
     v: dict[str, Any] = {"ranks": ranks, "files": len(files)}
     # null is "not said" (profile_schema lets it through): one rank, as when it is absent
@@ -443,9 +453,11 @@ def from_profile(
         for pattern, names in grouped.items():
             unique = dict.fromkeys(names)
             fs = [f for n in unique for f in files_of[n]]
-            g = Group(pattern, names, _counter_insights(fs, ranks))
+            layers: list[str] = []
+            g = Group(pattern, names, _counter_insights(fs, ranks, layers), layers=tuple(layers))
             g.values.update(_hint_values(fs, romio))
-            if g.values.get("interface") in ("hdf5", "mpiio"):
+            if g.values.get("interface") in ("hdf5", "mpiio") and "mpiio" in layers:
+                # (a serial HDF5 file, sec2 driver, has no MPI-IO layer and no component)
                 g.values["mpiio_component"] = component
                 g.notes["mpiio_component"] = component_note
             g.values["chunk_cache_bytes"] = _chunk_cache(fs, config)
@@ -619,7 +631,12 @@ def _add_layouts(g, names, calls, trace_layouts, layouts, search_dirs, dirs=None
             ts = type_sizes.get((name, ds))
             found.append(
                 storage_layout.Layout(
-                    lay.kind, lay.chunk, lay.filters, lay.fill_time, ts or lay.type_size
+                    lay.kind,
+                    lay.chunk,
+                    lay.filters,
+                    lay.fill_time,
+                    ts or lay.type_size,
+                    lay.fill_value,
                 )
             )
         if not lays:  # e.g. only virtual datasets, whose storage is other files'

@@ -253,6 +253,19 @@ def all_rules() -> tuple[Rule, ...]:
     return read_table(table_path())
 
 
+# the I/O layer a file must have gone through for a rule of each layer (rules.tsv's layer
+# column) to apply to it: a rule about MPI-IO hints says nothing of a file HDF5 wrote with its
+# sec2 driver, nor an HDF5 rule of a raw MPI-IO file; fs and app rules apply to every file
+LAYER_NEEDS = {"hdf5": "hdf5", "mpiio": "mpiio", "fs": None, "app": None}
+
+
+def applies(rule: Rule, layers: Sequence[str] | None) -> bool:
+    """Does a rule apply to files that went through these I/O layers (insights.LAYERS; None:
+    the input does not say, and the rule's condition alone decides)?"""
+    need = LAYER_NEEDS[rule.layer]
+    return layers is None or need is None or need in layers
+
+
 def runtime_rules(table: tuple[Rule, ...] | None = None) -> tuple[Rule, ...]:
     """The rules the C runtime holds (tools/gen_rules.py): those whose settings it can apply.
     A rule that sets an Open MPI MCA parameter (io: the MPI-IO component, chosen when MPI

@@ -31,6 +31,7 @@ class Layout:
     filters: bool = False
     fill_time: str | None = None
     type_size: int | None = None
+    fill_value: str | None = None  # own (the application defined one) | default | None
 
     def chunk_bytes(self, type_size: int | None = None) -> int | None:
         size = type_size or self.type_size
@@ -61,6 +62,7 @@ def parse_h5dump(text: str) -> dict[str, Layout]:
             filters=bool(d.get("filters")),
             fill_time=d.get("fill_time"),
             type_size=_type_size(d.get("type")),
+            fill_value=d.get("fill_value"),
         )
     return out
 
@@ -132,6 +134,9 @@ def layout_insights(layouts: list[Layout]) -> dict[str, Any]:
         fills = {lay.fill_time for lay in chunked if lay.fill_time}
         if fills:
             out["fill_time"] = "never" if fills == {"never"} else sorted(fills - {"never"})[0]
+        values = {lay.fill_value for lay in chunked}
+        if "own" in values or values == {"default"}:  # own when any is: the runtime's guard
+            out["fill_value"] = "own" if "own" in values else "default"
         sizes = [lay.chunk_bytes() for lay in chunked]
         if all(s is not None for s in sizes):
             biggest = max(sizes)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import launcher, run_mpi
 from kernel_profiles import profile_kernel
-from test_rules import BASE
+from test_rules import BASE, CHUNKED, LUSTRE, STRIDED_COLL
 
 from iotune import cli, controlfile, insights, rules
 from iotune import profile as prof
@@ -262,3 +262,29 @@ def test_a_profile_written_elsewhere_still_finds_the_applications_files(
     advice, control = _advice(tmp_path, capsys, profile)
     assert "gone" not in json.dumps(advice)
     assert _settings(control) == {"fill_time": "never"}
+
+
+# ----------------------------------------------------------------------------- layers
+
+
+def test_a_rule_about_a_layer_the_files_do_not_have_does_not_apply():
+    """A serial HDF5 file (sec2 driver) has no MPI-IO layer: SIO-8 (romio_ds_write) was listed
+    "not decided" for it, as any MPI-IO rule whose hints were unknown. Now every rule of the
+    mpiio (hdf5) layer is left out, neither fired nor undecided, for files without that layer."""
+    changed = {"hint_romio_ds_write": "disable", "hint_romio_ds_read": "enable",
+               **STRIDED_COLL, **CHUNKED, **LUSTRE}  # fmt: skip
+    for unknown in ((), ("hint_romio_ds_write", "hint_romio_ds_read", "fully_written")):
+        g = _group("a.h5", **{**changed, **dict.fromkeys(unknown)})
+        every = advise([g], "test")
+        said = {f.code for f in every.findings} | {u.code for u in every.undecided}
+        assert {"SIO-8", "IOT-1"} <= said
+        by_code = {r.code: r for r in rules.all_rules()}
+        for layers in (("hdf5", "posix"), ("mpiio", "posix"), ("posix",)):
+            g.layers = layers
+            a = advise([g], "test")
+            left = {f.code for f in a.findings} | {u.code for u in a.undecided}
+            assert left, layers
+            for code in said:
+                layer = by_code[code].layer
+                kept = layer in ("fs", "app") or layer in layers
+                assert (code in left) == kept, (code, layers)

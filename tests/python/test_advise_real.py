@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from kernel_profiles import profile_kernel
 
-from iotune import cli, controlfile
+from iotune import cli, controlfile, rules
 from iotune.kb import signature
 
 REAL = Path(__file__).resolve().parents[1] / "data" / "real"
@@ -116,6 +116,42 @@ def test_contiguous_datasets_with_8x_the_bytes_get_a_finding(
     assert "beyond the data" in f["evidence"] and f["severity"] == "medium"
 
 
+def test_an_own_fill_value_gets_no_fill_time_never_and_says_why(
+    tmp_path, capsys, checkpoint, libiotune
+):
+    """Chunked datasets every element of which is written, with a fill value the application
+    set (--fill 0): IOT-1 proposed fill_time=never, which the runtime withdraws there
+    (apply/fill_guard.c). Now it is not made, and the advice says why."""
+    profile = profile_kernel(tmp_path, checkpoint, [*SMALL, "--layout", "chunked", "--fill", "0"],
+                             libiotune)  # fmt: skip
+    advice = _advice(capsys, tmp_path, profile)
+    v = _group(advice, "chk_*.h5")["insights"]
+    assert (v["layout"], v["fully_written"], v["fill_value"]) == ("chunked", "yes", "own")
+    assert "IOT-1" not in _codes(advice)
+    (why,) = [x for x in advice["limits"] if x.startswith("IOT-1 ")]
+    assert "fill value of its own" in why and "withdraws" in why
+    assert "fill_time" not in _settings(tmp_path)
+
+
+def test_chunked_datasets_written_in_part_get_the_fill_explained(
+    tmp_path, capsys, checkpoint, libiotune
+):
+    """Chunked datasets twice as tall as what is written: HDF5 writes the fill value into the
+    chunks never written, 3 bytes below HDF5 per data byte (8 MiB beyond it). IOT-1 needs every
+    element written and rightly stays quiet, but nothing said why the bytes cost (IOT-5 needs
+    16 MiB): IOT-5p explains the fill and what the application can change."""
+    args = [*SMALL, "--layout", "chunked", "--oversize", "2"]
+    profile = profile_kernel(tmp_path, checkpoint, args, libiotune)
+    advice = _advice(capsys, tmp_path, profile)
+    v = _group(advice, "chk_*.h5")["insights"]
+    assert (v["layout"], v["fully_written"], v["fill_time"]) == ("chunked", "no", "ifset")
+    assert v["write_amplification"] >= 1.5
+    assert "IOT-1" not in _codes(advice)
+    (f,) = [f for f in advice["findings"] if f["code"] == "IOT-5p"]
+    assert "written in part" in f["evidence"] and "chunks" in f["explain"]
+    assert _settings(tmp_path) == {}
+
+
 def test_chunked_datasets_zero_decides_the_layout_without_the_file(
     tmp_path, capsys, checkpoint, libiotune
 ):
@@ -214,6 +250,31 @@ def test_fill_shows_only_a_whole_copy_of_the_chunked_datasets():
     assert not storage_layout.fill_shows(4 << 20, 16 << 20)  # metadata, or a compressed fill
     assert not storage_layout.fill_shows(1 << 19, 1 << 19)  # too small to tell from metadata
     assert not storage_layout.fill_shows(None, 16 << 20)
+
+
+def test_serial_hdf5_file_gets_no_mpi_io_rule(tmp_path, capsys, libiotune):
+    """A serial h5py program (HDF5's sec2 driver, no MPI-IO): SIO-8 and SIO-8r, rules about
+    MPI-IO hints, were listed "not decided: needs hint_romio_ds_write" for its file."""
+    probe = "import h5py, numpy"
+    if subprocess.run([sys.executable, "-c", probe], capture_output=True).returncode != 0:
+        pytest.skip("needs h5py")
+    script = tmp_path / "serial.py"
+    script.write_text(
+        "import h5py, numpy\n"
+        "with h5py.File('serial.h5', 'w') as f:\n"
+        "    f.create_dataset('x', data=numpy.arange(4096.0))\n"
+    )
+    profile = tmp_path / "profile.json"
+    env = {**os.environ, "LD_PRELOAD": str(libiotune), "IOTUNE_PROFILE": str(profile),
+           "IOTUNE_TRACE": "1"}  # fmt: skip
+    subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, check=True, timeout=120)
+    advice = _advice(capsys, tmp_path, profile)
+    g = _group(advice, "serial.h5")
+    assert g["insights"]["interface"] == "hdf5" and g["layers"] == ["hdf5", "posix"]
+    assert g["insights"]["mpiio_component"] is None
+    said = _codes(advice) | {u["code"] for u in advice["undecided"]}
+    mpiio = {r.code for r in rules.all_rules() if r.layer == "mpiio"}
+    assert not said & mpiio, said
 
 
 # ----------------------------------------------------------------------------- Darshan logs

@@ -5,6 +5,7 @@ datasets created with 0 elements, outputs onto a full disk, and 10^5 files (once
 import json
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import time
@@ -113,6 +114,31 @@ def test_a_python_error_of_the_reader_is_one_message(tmp_path, capsys):
     status, _, err = _advise(capsys, CORPUS / "flip-posix-version.darshan", "-o", "-")
     assert status == 1
     assert "PyDarshan cannot read it" in _one_message(err, "flip-posix-version.darshan")
+
+
+def test_a_decompression_bomb_is_refused_in_seconds(tmp_path, capsys):
+    """A small log whose compressed regions inflate hugely (a 6 GiB one took 198 s before its
+    message): a real log whose POSIX region is replaced by 1 MiB of zlib streams of zeros that
+    expand to 1 GiB. Refused by the header check as soon as the region expands beyond 256
+    times its size, before the reader starts."""
+    import zlib
+
+    data = bytearray((Path(__file__).resolve().parents[1] / "data" / "darshan" /
+                      "vpicio-write.darshan").read_bytes())  # fmt: skip
+    assert data[:5] == b"3.41\0"  # format 3.41: the map of regions starts at byte 32
+    z = zlib.compressobj(9)
+    stream = b"".join([z.compress(bytes(8 << 20)) for _ in range(8)] + [z.flush()])
+    bomb = stream * 16  # 16 concatenated streams of 64 MiB of zeros
+    posix = 32 + 16 * 2  # the name records' map, then module 0 (NULL), then POSIX
+    struct.pack_into("<QQ", data, posix, len(data), len(bomb))
+    log = tmp_path / "bomb.darshan"
+    log.write_bytes(bytes(data) + bomb)
+    t = time.monotonic()
+    status, out, err = _advise(capsys, log, "-o", "-")
+    assert time.monotonic() - t < 15
+    assert status == 1 and out == ""
+    line = _one_message(err, str(log))
+    assert "POSIX records" in line and "decompression bomb" in line, line
 
 
 def test_a_fifo_named_like_a_log_does_not_block(tmp_path, capsys):
@@ -461,7 +487,9 @@ def test_advise_says_what_it_said_before_it_was_made_faster(tmp_path, capsys, mo
     """Issue 23's speed-ups (sums of the counters read only, one-file groups, the marks, the
     JSON written in pieces) change no character of the advice: the text and JSON that the code
     before them (1315f8d) wrote for the same generated profiles (tests/data/advise_golden; since
-    then only the keys of insights added later, e.g. read_size_mean, were added to them)."""
+    then only the keys of insights added later, e.g. read_size_mean, were added to them, and
+    each group's layers: its HDF5 checkpoints have no MPI-IO layer, so SIO-8 and SIO-8r are no
+    longer "not decided" for them, nor is their MPI-IO component listed)."""
     import many_files
 
     monkeypatch.chdir(tmp_path)  # the advice names the profile as given

@@ -290,6 +290,22 @@ def test_inflate_streams_members_and_kinds_and_refuses_in_one_message():
             )
 
 
+def test_inflate_reads_concatenated_streams_once_each():
+    """A stream that ends on a full piece (CHUNK bytes out) with more input after it: zlib
+    kept the rest both in unused_data and in unconsumed_tail, and inflate() took both, doubling
+    the rest at each stream: 2 streams of 2 MiB never ended (a 1 MiB Darshan region of 16
+    such streams ran 15 minutes)."""
+    import bz2
+    import gzip
+    import zlib
+
+    data = b"\0" * (2 * inputs.CHUNK)
+    for kind, one in (("zlib", zlib.compress(data)), ("gzip", gzip.compress(data)),
+                      ("bzip2", bz2.compress(data))):  # fmt: skip
+        got = sum(map(len, inputs.inflate([one * 3], kind, 3 * len(data), "f", "log")))
+        assert got == 3 * len(data), kind
+
+
 def test_read_input_reads_plain_and_gzip_alike(tmp_path):
     import gzip
 

@@ -264,12 +264,18 @@ GROUP "/" {
 
 def test_parse_h5dump():
     lays = storage_layout.parse_h5dump(H5DUMP)
-    assert lays["/g/a"] == storage_layout.Layout("chunked", (10, 4), True, "never", 8)
-    assert lays["/b"] == storage_layout.Layout("contiguous", (), False, "ifset", 4)
+    assert lays["/g/a"] == storage_layout.Layout("chunked", (10, 4), True, "never", 8, "default")
+    assert lays["/b"] == storage_layout.Layout("contiguous", (), False, "ifset", 4, "default")
     assert lays["/g/a"].chunk_bytes() == 320
     v = storage_layout.layout_insights(list(lays.values()))
     assert v == {"layout": "mixed", "filters": "yes", "fill_time": "never",
-                 "chunk_bytes_max": 320, "chunk_cache_needed": 1 << 20}  # fmt: skip
+                 "fill_value": "default", "chunk_bytes_max": 320,
+                 "chunk_cache_needed": 1 << 20}  # fmt: skip
+    # a fill value the application set (h5dump shows it, not H5D_FILL_VALUE_DEFAULT)
+    own = storage_layout.parse_h5dump(H5DUMP.replace("VALUE  H5D_FILL_VALUE_DEFAULT",
+                                                     "VALUE  -1", 1))  # fmt: skip
+    assert own["/g/a"].fill_value == "own"
+    assert storage_layout.layout_insights(list(own.values()))["fill_value"] == "own"
 
 
 def test_contiguous_box():
@@ -402,9 +408,13 @@ def test_parse_h5dump_with_attributes_compounds_and_links():
     # dataset's own attribute gave it a 1-byte type)
     lays = storage_layout.parse_h5dump(H5DUMP_ATTRS)
     assert set(lays) == {"/fields/field0", "/fields/same", "/particles"}
-    assert lays["/fields/field0"] == storage_layout.Layout("chunked", (64, 512), False, "ifset", 8)
+    assert lays["/fields/field0"] == storage_layout.Layout(
+        "chunked", (64, 512), False, "ifset", 8, "default"
+    )
     assert lays["/fields/same"] == lays["/fields/field0"]
-    assert lays["/particles"] == storage_layout.Layout("contiguous", (), False, "ifset", None)
+    assert lays["/particles"] == storage_layout.Layout(
+        "contiguous", (), False, "ifset", None, "default"
+    )
 
 
 def test_parse_h5dump_reads_what_the_skeletons_reader_reads():

@@ -62,6 +62,11 @@ CASES = {
               {**STRIDED_COLL, "io_mix": "mixed", "reads": 8, "hint_romio_cb_read": "disable"}),
     "IOT-5": ({**CHUNKED, "write_amplification": 2.1, "write_excess_bytes": 176 << 20},
               {"write_amplification": 2.1, "write_excess_bytes": 176 << 20}),
+    # chunked datasets written in part: the fill explained, never fill time never (IOT-1)
+    "IOT-5p": ({**CHUNKED, "fully_written": "no", "write_amplification": 2.3,
+                "write_excess_bytes": 3 << 20},
+               {**CHUNKED, "fully_written": "yes", "write_amplification": 2.3,
+                "write_excess_bytes": 3 << 20}),
     "IOT-5c": ({"write_amplification": 8.0, "write_excess_bytes": 1 << 30},
                {"write_amplification": 8.0, "write_excess_bytes": 4 << 20}),
     "IOT-6": ({"small_write_fraction": 0.96, "small_writes": 100000, **SLOW},
@@ -101,6 +106,25 @@ MORE_QUIET = [
     ("IOT-1", {**CHUNKED, "filters": "yes"}),  # deflate: measured 0.65x with fill time never
     ("IOT-1", {**CHUNKED, "filters": None}),  # unknown filters: not decided
     ("IOT-5", {**CHUNKED, "write_amplification": 2.1, "write_excess_bytes": 3 << 20}),
+    (
+        "IOT-5p",
+        {
+            **CHUNKED,
+            "fully_written": "no",
+            "write_amplification": 1.2,
+            "write_excess_bytes": 3 << 20,
+        },
+    ),
+    (
+        "IOT-5p",
+        {
+            **CHUNKED,
+            "fully_written": "no",
+            "write_amplification": 2.3,
+            "write_excess_bytes": 3 << 20,
+            "fill_time": "never",
+        },
+    ),
     ("IOT-6", {"small_write_fraction": 0.96, "small_writes": 100000, "io_time_s": 0.01}),
     ("IOT-7", {"small_read_fraction": 0.5, "small_reads": 5000, "io_time_s": 0.01}),
     # a script the interpreter reads: random, independent, and costs microseconds

@@ -436,6 +436,7 @@ def test_method_hdf5(method_skeleton, tmp_path, transfer):
         "filters": [],
         "fill_time": "ifset",
         "alloc_time": "early",  # MPI-IO allocates early
+        "fill_value": "default",
         "layout": "chunked",
         "complete": True,
     }

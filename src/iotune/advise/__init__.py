@@ -111,6 +111,8 @@ def advise(
             continue  # a file nothing was moved in (e.g. only opened)
         for out in evaluate(g.values):
             rule = out.rule
+            if not rules.applies(rule, g.layers):
+                continue  # e.g. an MPI-IO hint for a file with no MPI-IO layer (sec2 HDF5)
             if out.missing and unread_hints(rule.settings, g.get("mpiio_component")):
                 continue  # a ROMIO hint OMPIO does not read: nothing to decide
             if out.missing:
@@ -126,6 +128,10 @@ def advise(
                     f"{'is a ROMIO hint' if len(unread) == 1 else 'are ROMIO hints'}, which "
                     "the run's MPI-IO component, Open MPI's OMPIO, does not read"
                 )
+                continue
+            withdrawn = runtime_withdraws(out.settings, g.values)
+            if withdrawn:
+                advice.limits.append(f"{rule.code} on {g.pattern} not made: {withdrawn}")
                 continue
             f = Finding(
                 code=rule.code, kind=rule.kind, layer=rule.layer, severity=rule.severity,
@@ -169,6 +175,19 @@ def unread_hints(settings: Sequence[tuple[str, str]], component: Any) -> list[st
     if component != "ompio" or any(n == "io" and v.startswith("romio") for n, v in settings):
         return []
     return [n for n, _ in settings if mpifamily.romio_only(n)]
+
+
+def runtime_withdraws(settings: Sequence[tuple[str, str]], values: dict[str, Any]) -> str:
+    """Why the runtime would withdraw one of a finding's settings from these files, or "":
+    fill_time=never where the application defined a fill value of its own (apply/fill_guard.c:
+    elements it never writes would not read back as that value), as the HDF5 file shows."""
+    if ("fill_time", "never") in settings and values.get("fill_value") == "own":
+        return ("fill_time=never: the application defined a fill value of its own (h5dump: "
+                "FILLVALUE VALUE), so the runtime withdraws fill time never there "
+                "(apply/fill_guard.c: elements never written would not read back as that "
+                "value); to skip the fill, set H5Pset_fill_time(H5D_FILL_TIME_NEVER) in the "
+                "application where every element is written")  # fmt: skip
+    return ""
 
 
 def _library_default(name: str, value: str, own: Any, hdf5) -> str | None:

@@ -483,6 +483,9 @@ def from_log(path: str | Path) -> tuple[list[insights.Group], list[str]]:
         v["file_mode"] = ("single" if ranks <= 1 else "shared" if v["file_ranks"] > 1
                           else "per_process")  # fmt: skip
         h5d, mpi, posix = recs["H5D"], recs["MPI-IO"], recs["POSIX"]
+        g.layers = tuple(layer for layer, mods_of in (("hdf5", ("H5F", "H5D")),
+                         ("mpiio", ("MPI-IO",)), ("posix", ("POSIX",)), ("stdio", ("STDIO",)))
+                         if any(recs[m] for m in mods_of))  # fmt: skip
         if h5d and (_sum(h5d, "H5D_BYTES_WRITTEN") + _sum(h5d, "H5D_BYTES_READ")):
             layer, pre, w_key, r_key = "hdf5", "H5D_", "H5D_WRITES", "H5D_READS"
         elif mpi:

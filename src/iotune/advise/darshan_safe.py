@@ -8,7 +8,8 @@ once unlink the log it was reading. So a log is read in two steps:
    version, the magic number (either byte order), the compression type, every region the header
    maps lies inside the file (a truncated log is refused here), and every compressed region
    decompresses completely with a valid checksum (zlib's Adler-32, bzip2's CRC: a flipped bit in
-   the data is refused here).
+   the data is refused here) and within bounds (beyond 64 MiB, at most 256 times its
+   compressed size: a decompression bomb is refused in a second, before the reader).
 2. read(): the log, copied into a private temporary directory, is read by a child process
    (`python -m iotune.advise.darshan_safe COPY`) under a memory bound and a timeout. A crash,
    hang, or exception of the reader becomes one DarshanLogError naming the file; the child
@@ -48,6 +49,11 @@ _MODULES = ("NULL", "POSIX", "MPI-IO", "H5F", "H5D", "PNETCDF_FILE", "PNETCDF_VA
 _COMP = {0: "zlib", 1: "bzip2", 2: "none"}
 _VERSION = re.compile(rb"(\d)\.(\d\d)\0")
 MAX_EXPANDED = 8 * 1024**3  # bytes the regions may decompress to (a zip bomb is refused)
+# a region may expand beyond BOMB_FLOOR only up to BOMB_RATIO times its compressed size: the
+# logs of tests/data/darshan and PyDarshan's own compress their regions 1-12x; zlib reaches
+# 1032x on zeros, bzip2 far more (a small log that inflated to 6 GiB ran 198 s in the reader)
+BOMB_FLOOR = 64 << 20
+BOMB_RATIO = 256
 TIMEOUT_S = 300.0  # the reader's time, plus 1 s per MiB of decompressed records
 MEMORY_MIN = 2 * 1024**3  # the reader's address-space bound: this, plus 16x the records ...
 MEMORY_MAX_SHARE = 0.75  # ... at most this share of the machine's memory
@@ -63,12 +69,19 @@ def _fail(path: str, why: str) -> DarshanLogError:
 
 def _expand(path: str, data: bytes, comp: str, off: int, length: int, what: str) -> int:
     """Decompresses one region (one or more concatenated streams) to nowhere, through the one
-    bounded decompressor of outside input (iotune.inputs.inflate); its size."""
+    bounded decompressor of outside input (iotune.inputs.inflate); its size. A region that
+    expands beyond BOMB_FLOOR and more than BOMB_RATIO times its compressed size is refused as
+    soon as it does (a decompression bomb: Darshan's records compress 2-12x)."""
     total = 0
     region = f"{what} (bytes {off}-{off + length})"
+    bound = max(BOMB_FLOOR, BOMB_RATIO * length)
     try:
         for piece in inputs.inflate((data[off : off + length],), comp, MAX_EXPANDED, path, region):
             total += len(piece)
+            if total > bound:
+                raise _fail(path, f"the {region} expand to more than {bound >> 20} MiB, over "
+                            f"{BOMB_RATIO} times their size: a decompression bomb, not records "
+                            "Darshan wrote")  # fmt: skip
     except inputs.InputError as e:
         raise _fail(path, str(e).removeprefix(f"{path}: ")) from None
     return total
@@ -235,6 +248,8 @@ def read(
     groups = []
     for g in out["groups"]:
         group = insights.Group(g["pattern"], list(g["files"]))
+        if isinstance(g.get("layers"), list):
+            group.layers = tuple(g["layers"])
         group.values.update(g["insights"])
         group.notes.update(g["notes"])
         groups.append(group)

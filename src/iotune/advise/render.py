@@ -15,7 +15,7 @@ from iotune.outputs import printable
 # the insights a report shows for each group, in this order
 SHOWN = ("ranks", "files", "file_mode", "interface", "transfer_mode", "io_mix", "access_pattern",
          "transfer_size_median", "transfer_size_max", "small_write_fraction", "fs", "layout",
-         "fill_time", "chunk_bytes_max", "fully_written", "write_amplification",
+         "fill_time", "fill_value", "chunk_bytes_max", "fully_written", "write_amplification",
          "meta_fraction")  # fmt: skip
 
 

@@ -59,6 +59,7 @@ def parse(text: str) -> dict[str, Any]:
     their members, [[type, name], ...], None when a member is itself compound or an array),
     dims, maxdims, chunks, filters (shuffle, deflate=N, fletcher32, other: ...), and when shown
     layout (its STORAGE_LAYOUT: contiguous, chunked, compact), fill_time (alloc, never, ifset),
+    fill_value (own: the application defined one; default: it did not),
     alloc_time (early, late, incr) and hardlink (the path a `HARDLINK "/a"` line names);
     complete once its block has closed (output cut short leaves the last one incomplete).
     An attribute: on (its object's path), name, type (h5dump's name; a string {size (0:
@@ -102,6 +103,10 @@ def parse(text: str) -> dict[str, Any]:
                 datasets[ds]["members"] = None
         elif ds is not None and top == "FILTERS" and s and s not in ("NONE", "}"):
             datasets[ds]["filters"].append(_filter(s))
+        if ds is not None and top == "FILLVALUE" and s.startswith("VALUE"):
+            # H5D_FILL_VALUE_DEFAULT (or _UNDEFINED): none of the application's; a value: its own
+            value = s[len("VALUE") :].strip()
+            datasets[ds]["fill_value"] = "default" if value.startswith("H5D_FILL_VALUE_") else "own"
         m3 = _TIMES.match(s) if ds is not None else None
         if m3:  # FILLVALUE's FILL_TIME, ALLOCATION_TIME's value
             key = "fill_time" if m3.group(1) == "FILL" else "alloc_time"
@@ -121,6 +126,8 @@ def parse(text: str) -> dict[str, Any]:
                 stack.append(("FILTERS", ""))
             elif top == "DATASET" and s.startswith("STORAGE_LAYOUT"):
                 stack.append(("LAYOUT", ""))
+            elif top == "DATASET" and s.startswith("FILLVALUE"):
+                stack.append(("FILLVALUE", ""))
             else:
                 stack.append(("", ""))
         elif s == "}" or s.startswith("}"):
