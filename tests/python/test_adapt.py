@@ -348,6 +348,9 @@ def test_fill_time_never_fires_online_on_fully_written_chunked_datasets(tmp_path
     # the same insights offline, from the file itself (iotune.insights through h5dump)
     layouts = storage_layout.read_layouts(base / "chunked.0.h5")
     offline = storage_layout.layout_insights(list(layouts.values()))
+    # fill_value is offline only: online, the fill guard reads the application's fill value
+    # itself (apply/fill_guard.c) and withdraws fill_time=never there
+    assert i.get("fill_value") is None and offline.pop("fill_value") == "default"
     assert {k: i[k] for k in offline} == offline
     nxt = p["adaptive"]["phases"][1]
     assert {"rule": "IOT-1", "name": "fill_time", "value": "never"} in nxt["applied"]
