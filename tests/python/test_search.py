@@ -244,7 +244,9 @@ def test_a_run_that_reads_nothing_is_not_tuned_for_reads():
     assert set(study.user_attrs[loop.INERT]) == read_only
     # the guesses lose their read settings: one is then empty (dropped), one keeps the rest
     origins = [t.user_attrs.get("origin", "search") for t in study.trials]
-    assert origins[:3] == ["defaults", "guess: no fill", "guess: both"]
+    # the label says what of the guess ran (an outside tester: it named what did not)
+    both = "guess: both (without romio_cb_read: not searched)"
+    assert origins[:3] == ["defaults", "guess: no fill", both]
     assert study.trials[2].user_attrs["settings"] == {"cb_buffer_size": "1048576"}
     for t in study.trials[1:]:
         assert not read_only & set(t.params), t.params
@@ -280,7 +282,11 @@ def test_guesses_still_queued_when_the_baseline_worker_died():
     assert study.user_attrs[warmstart.PENDING]
     loop.run(study, READ_WRITE_SPACE, writer, budget=3, leave_out_inert=True)
     origins = [t.user_attrs.get("origin") for t in study.trials]
-    assert origins == ["defaults", "guess: no fill", "guess: both"]
+    assert origins == [
+        "defaults",
+        "guess: no fill",
+        "guess: both (without romio_cb_read: not searched)",
+    ]
 
 
 def test_a_signal_after_the_run_but_before_its_tell_leaves_no_trial_running():
@@ -323,3 +329,25 @@ def test_a_killed_worker_of_this_host_has_its_trial_failed_by_the_next_one():
     t = study.trials[killed.number]
     assert t.state == TrialState.FAIL and t.user_attrs["status"] == "interrupted", t
     assert not [t for t in study.trials if t.state == TrialState.RUNNING]
+
+
+def test_a_forbidden_trial_says_what_forbids_it():
+    """An outside tester's trials.csv: a PRUNED, forbidden trial with an empty message."""
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    sp = space.parse(
+        {
+            "params": {
+                "cb_buffer_size": {"values": ["1M", "16M"], "default": "16M"},
+                "fill_time": {"values": ["ifset", "never"], "default": "ifset"},
+            },
+            "constraints": [{"forbid": {"cb_buffer_size": ["1M"], "fill_time": ["never"]}}],
+        }
+    )
+    study = optuna.create_study(sampler=optuna.samplers.BruteForceSampler(seed=0))
+    study.enqueue_trial(sp.trial_params_for({"cb_buffer_size": "1M", "fill_time": "never"}))
+    loop.run(study, sp, fake_eval, budget=1)
+    (t,) = study.trials
+    assert t.user_attrs["status"] == "forbidden" and t.state.name == "PRUNED"
+    assert t.user_attrs["message"] == (
+        "not run: the space forbids cb_buffer_size in {1048576} and fill_time in {never}"
+    )

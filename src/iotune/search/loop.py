@@ -248,11 +248,17 @@ def run(
                     if why_not:  # sampled before the baseline showed that it cannot matter
                         _not_run(study, trial, why_not)
                         continue
-                if space.forbidden(config) is not None or _value_left_out(study, config):
+                forbid, left_out = space.forbidden(config), _value_left_out(study, config)
+                if forbid is not None or left_out:
+                    # why, in trials.csv and the report (it was empty: an outside tester)
+                    why = left_out or "the space forbids " + " and ".join(
+                        f"{k} in {{{', '.join(v)}}}" for k, v in forbid.when.items()
+                    )
                     trial.set_user_attr("status", "forbidden")
                     trial.set_user_attr("wall_s", 0.0)
+                    trial.set_user_attr("message", f"not run: {why}")
                     study.tell(trial, state=TrialState.PRUNED)
-                    outcome = Outcome("forbidden")
+                    outcome = Outcome("forbidden", message=f"not run: {why}")
                 else:
                     is_baseline = trial.user_attrs.get("origin") == "defaults"
                     cap = capping.cap(inc.wall) if capping and inc and not is_baseline else None

@@ -53,8 +53,12 @@ def after_baseline(
         if key in seen:
             continue
         seen.add(key)
-        study.enqueue_trial(space.trial_params_for(settings), user_attrs={"origin": GUESS + g.name})
-        names.append(g.name)
+        # the label says what of the guess runs: "no collective buffering on reads, large chunk
+        # cache" named a trial that ran the chunk cache alone (an outside tester)
+        left = sorted(set(g.settings) - set(settings))
+        name = g.name + (f" (without {', '.join(left)}: not searched)" if left else "")
+        study.enqueue_trial(space.trial_params_for(settings), user_attrs={"origin": GUESS + name})
+        names.append(name)
     study.set_user_attr(PENDING, False)
     return names
 
