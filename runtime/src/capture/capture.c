@@ -20,6 +20,7 @@ pthread_mutex_t iot_cap_lock = PTHREAD_MUTEX_INITIALIZER;
 __thread int iot_depth;
 __thread int iot_locked;
 __thread uint64_t iot_coll_calls;
+__thread int iot_inner_rec = -1;
 double iot_rank_io_time;
 
 /* ---- records: one per file name, found through a hash of the name ---- */
@@ -146,6 +147,8 @@ void iot_count_access(int rec, iot_clayer layer, int is_write, int64_t offset, u
         return;
     if (outer)
         iot_rank_io_time += dt;
+    else
+        iot_inner_rec = rec;
     iot_file_rec *r = &recs[rec];
     r->layers |= 1 << layer; /* e.g. write() on a descriptor that fopen() made */
     iot_counters *c = &r->c[layer];
@@ -178,6 +181,8 @@ void iot_count_time(int rec, iot_clayer layer, int is_write, double dt, int oute
     if (outer) {
         iot_rank_io_time += dt;
         recs[rec].outer_time += dt;
+    } else {
+        iot_inner_rec = rec;
     }
     if (is_write)
         recs[rec].c[layer].write_time += dt;
@@ -191,6 +196,8 @@ void iot_count_meta(int rec, iot_clayer layer, double dt, int outer)
         return;
     if (outer)
         iot_rank_io_time += dt;
+    else
+        iot_inner_rec = rec;
     recs[rec].layers |= 1 << layer;
     recs[rec].c[layer].meta_time += dt;
     if (outer)
