@@ -155,12 +155,27 @@ def baseline_problem(
     return serial_problem(command, traits, asked) or ranks_problem(command, traits, asked)
 
 
+# what to do about copies of a serial program, said by tune (the default) and by run/profile
+SERIAL_FIX_TUNE = (
+    "for a serial program give --launcher none -n 1 (a program on another MPI than the "
+    "runtime's: give --mpi FAMILY; copies meant to run side by side: start them from a script "
+    "of your own, given as the command)"
+)
+SERIAL_FIX_RUN = (
+    "a serial program runs without the launcher (a program on another MPI than the runtime's: "
+    "launch it with that MPI's mpiexec)"
+)
+
+
 def serial_problem(
-    command: Sequence[str], profile_or_traits: Mapping[str, Any], asked: int | None = None
+    command: Sequence[str],
+    profile_or_traits: Mapping[str, Any],
+    asked: int | None = None,
+    fix: str = SERIAL_FIX_TUNE,
 ) -> str | None:
     """Why a run of command under a launcher of 2 or more ranks started copies of a serial
-    program: its profile (or trial traits holding "mpi") says MPI was never initialised. None
-    when the launch asks for fewer ranks, or the run wrote no profile."""
+    program: its profile (or trial traits holding "mpi") says MPI was never initialised; fix
+    says what to do. None when the launch asks for fewer ranks, or the run wrote no profile."""
     asked = ranks_asked(command) if asked is None else asked
     if not asked or asked < 2 or profile_or_traits.get("mpi") is not False:
         return None
@@ -168,9 +183,7 @@ def serial_problem(
     return (
         f"the program never initialised MPI (its profile says so), so {shlex.join(launcher)} "
         f"started {asked} separate copies of it, which write the same files at the same time: "
-        "for a serial program give --launcher none -n 1 (a program on another MPI than the "
-        "runtime's: give --mpi FAMILY; copies meant to run side by side: start them from a "
-        "script of your own, given as the command)"
+        f"{fix}"
     )
 
 

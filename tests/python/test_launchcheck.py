@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import builds
+from conftest import builds, launcher
 
 from iotune import launchcheck, mpifamily
 from iotune.search import inert
@@ -288,6 +288,15 @@ def test_tune_of_a_serial_program_under_the_default_launcher_stops_after_the_bas
     study = optuna.load_study(study_name="s", storage=f"sqlite:///{out / 'study.db'}")
     (only,) = study.trials
     assert only.state.name == "FAIL" and only.user_attrs["origin"] == "defaults"
+
+
+def test_profile_warns_of_copies_of_a_serial_program(libiotune, test_prog, tmp_path):
+    argv = [*launcher(), "2", test_prog("posix_probe"), "d.dat", 10, 4096]
+    proc = iotune("profile", "--out", tmp_path / "p.json", "--", *argv, cwd=tmp_path,
+                  env={"IOTUNE_LIB": libiotune})  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    (said,) = [ln for ln in proc.stderr.splitlines() if "never initialised MPI" in ln]
+    assert "started 2 separate copies" in said and "without the launcher" in said, said
 
 
 # a serial program that fails when another copy of it runs beside it (as h5py's file lock does)
