@@ -36,9 +36,11 @@ def test_the_writes_of_a_close_are_io_time(mode, test_prog, libiotune, tmp_path)
     (f,) = [f for f in p.files if f["name"] == "c.h5"]
     assert f["hdf5"]["bytes_written"] == RAW
     assert 0 < f["posix"]["bytes_written"] < RAW  # compressed chunks, written by the close
-    # the close is the file's HDF5 time and the run's I/O time (without it both were about a
-    # quarter of the close alone)
-    assert f["hdf5"]["meta_time_s"] >= 0.8 * close_s, (f["hdf5"], close_s)
+    # the close is the file's HDF5 time, write time as it wrote what H5Dwrite left in the
+    # cache, and the run's I/O time (without it both were about a quarter of the close alone)
+    h = f["hdf5"]
+    assert h["write_time_s"] >= 0.7 * close_s, (h, close_s)
+    assert h["write_time_s"] + h["meta_time_s"] >= 0.8 * close_s, (h, close_s)
     assert f["time_s"]["max"] >= 0.8 * close_s, (f["time_s"], close_s)
     assert p.io_time >= 0.8 * close_s, (p.io_time, close_s)
     # counted once: the POSIX writes inside the close are not added again, so the I/O time
@@ -74,5 +76,6 @@ def test_h5py_releases_count_their_writes(libiotune, tmp_path):
     (f,) = [f for f in p.files if f["name"] == "s.h5"]
     if not f.get("hdf5", {}).get("file_creates"):
         pytest.skip("this h5py's HDF5 is not the one the runtime interposes (a binary wheel)")
-    assert f["hdf5"]["meta_time_s"] >= 0.8 * close_s, (f["hdf5"], close_s)
+    h = f["hdf5"]
+    assert h["write_time_s"] + h["meta_time_s"] >= 0.8 * close_s, (h, close_s)
     assert 0.8 * close_s <= p.io_time <= region_s, (p.io_time, close_s, region_s)

@@ -20,7 +20,7 @@ pthread_mutex_t iot_cap_lock = PTHREAD_MUTEX_INITIALIZER;
 __thread int iot_depth;
 __thread int iot_locked;
 __thread uint64_t iot_coll_calls;
-__thread int iot_inner_rec = -1;
+__thread int iot_inner_rec = -1, iot_inner_wrote;
 double iot_rank_io_time;
 
 /* ---- records: one per file name, found through a hash of the name ---- */
@@ -145,10 +145,12 @@ void iot_count_access(int rec, iot_clayer layer, int is_write, int64_t offset, u
 {
     if (rec < 0) /* untracked files (/proc, /dev/shm, ...) are not the application's I/O */
         return;
-    if (outer)
+    if (outer) {
         iot_rank_io_time += dt;
-    else
+    } else {
         iot_inner_rec = rec;
+        iot_inner_wrote |= is_write;
+    }
     iot_file_rec *r = &recs[rec];
     r->layers |= 1 << layer; /* e.g. write() on a descriptor that fopen() made */
     iot_counters *c = &r->c[layer];

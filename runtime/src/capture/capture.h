@@ -101,9 +101,10 @@ extern int iot_capture_done;
 extern __thread int iot_depth;
 extern __thread uint64_t iot_coll_calls; /* collective MPI-IO calls made, for HDF5 modes */
 /* The record of the last file this thread accessed inside an intercepted call (an inner call:
- * MPI-IO or POSIX under HDF5), or -1: a release of an HDF5 object resets it, and the file it
- * names after the call is the one HDF5 wrote or read on the application's behalf. */
-extern __thread int iot_inner_rec;
+ * MPI-IO or POSIX under HDF5), or -1, and whether an inner call wrote to it: a release of an
+ * HDF5 object resets them, and the file they name after the call is the one HDF5 wrote or read
+ * on the application's behalf. */
+extern __thread int iot_inner_rec, iot_inner_wrote;
 
 static inline double iot_now(void)
 {

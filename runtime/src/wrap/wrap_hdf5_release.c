@@ -85,17 +85,22 @@ int iot_h5_release(int (*fn)(hid_t), hid_t id)
     if (!iot_capture_on)
         return fn(id);
     int *v = iot_idmap_get(&dsets, (uint64_t)id); /* lock-free read (idmap.h) */
-    int rec = v ? v[0] : -1, before = iot_inner_rec;
+    int rec = v ? v[0] : -1, before = iot_inner_rec, wrote = iot_inner_wrote;
     iot_inner_rec = -1;
+    iot_inner_wrote = 0;
     IOT_TIMED(fn(id));
-    int hit = iot_inner_rec;
+    int hit = iot_inner_rec, wrote_here = iot_inner_wrote;
     iot_inner_rec = hit >= 0 ? hit : before; /* for a release inside another call */
+    iot_inner_wrote = wrote_here | wrote;
     if (rec < 0)
         rec = hit;
-    if (outer && rec >= 0 && iot_lock()) {
+    if (!outer || rec < 0 || !iot_lock())
+        return rc;
+    if (wrote_here) /* the writes an H5Dwrite left in a cache (or metadata): write time */
+        iot_count_time(rec, IOT_L_HDF5, 1, dt, outer);
+    else
         iot_count_meta(rec, IOT_L_HDF5, dt, outer);
-        iot_unlock();
-    }
+    iot_unlock();
     return rc;
 }
 
