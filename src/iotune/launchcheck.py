@@ -9,6 +9,9 @@ process it starts initialises MPI on its own, so `mpiexec.openmpi -n 2 ./mpich_a
 - after the first run (ranks_problem()): the ranks its profile reports against the ranks the
   command asks for (-n 2 but a profile of 1 rank: the same wrong launch, seen from inside,
   also where the families could not be told beforehand).
+A launcher asking for 2 or more ranks of a program that never initialises MPI (serial_problem())
+starts as many copies of a serial program, which write the same files at once: said after the
+first run, whether it failed (the copies got in each other's way) or not.
 """
 
 from __future__ import annotations
@@ -134,8 +137,8 @@ def baseline_problem(
     command: Sequence[str], traits: Mapping[str, Any], asked: int | None = None
 ) -> str | None:
     """Why a study's first run (its traits: trial.Outcome.traits) was not the launch meant: the
-    runtime preloaded was of the other MPI family (it applied nothing), or fewer ranks ran than
-    asked for; None when neither."""
+    runtime preloaded was of the other MPI family (it applied nothing), copies of a program that
+    never initialised MPI ran, or fewer ranks ran than asked for; None when none of these."""
     foreign = traits.get("runtime_foreign")
     if foreign:
         used = foreign.split(launch.FOREIGN_RUNTIME)[0]
@@ -149,7 +152,39 @@ def baseline_problem(
             f"the runtime preloaded is of the other MPI family, so no setting would reach the "
             f"program ({foreign.removeprefix('iotune: ').split(': it applies')[0]}): {fix}"
         )
-    return ranks_problem(command, traits, asked)
+    return serial_problem(command, traits, asked) or ranks_problem(command, traits, asked)
+
+
+# what to do about copies of a serial program, said by tune (the default) and by run/profile
+SERIAL_FIX_TUNE = (
+    "for a serial program give --launcher none -n 1 (a program on another MPI than the "
+    "runtime's: give --mpi FAMILY; copies meant to run side by side: start them from a script "
+    "of your own, given as the command)"
+)
+SERIAL_FIX_RUN = (
+    "a serial program runs without the launcher (a program on another MPI than the runtime's: "
+    "launch it with that MPI's mpiexec)"
+)
+
+
+def serial_problem(
+    command: Sequence[str],
+    profile_or_traits: Mapping[str, Any],
+    asked: int | None = None,
+    fix: str = SERIAL_FIX_TUNE,
+) -> str | None:
+    """Why a run of command under a launcher of 2 or more ranks started copies of a serial
+    program: its profile (or trial traits holding "mpi") says MPI was never initialised; fix
+    says what to do. None when the launch asks for fewer ranks, or the run wrote no profile."""
+    asked = ranks_asked(command) if asked is None else asked
+    if not asked or asked < 2 or profile_or_traits.get("mpi") is not False:
+        return None
+    launcher, _ = launch.split_launcher(command)
+    return (
+        f"the program never initialised MPI (its profile says so), so {shlex.join(launcher)} "
+        f"started {asked} separate copies of it, which write the same files at the same time: "
+        f"{fix}"
+    )
 
 
 def ranks_problem(

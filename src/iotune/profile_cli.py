@@ -104,6 +104,7 @@ def _profile(
     from iotune.outputs import printable_lines
 
     wrong = launchcheck.ranks_problem(command, p.data)  # two 1-rank jobs of the wrong mpiexec
+    wrong = launchcheck.serial_problem(command, p.data, fix=launchcheck.SERIAL_FIX_RUN) or wrong
     if wrong and not launchcheck.check(command).problem:  # (not said before the run already)
         error(f"profile: warning: {wrong}")
     other = _written_by_another(command, p.data, status)

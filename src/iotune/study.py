@@ -647,9 +647,11 @@ def run(
             said = f"its stderr ends with:\n{_tail_lines(o.message)}"
             if o.stdout.strip():
                 said = f"its stdout ends with:\n{_tail_lines(o.stdout)}\n{said}"
+            serial = launchcheck.serial_problem(opts.command, o.traits, asked)
+            cause = f"; probably because {serial}" if serial else ""
             raise StudyError(
-                f"the application failed with the stack's defaults ({status}), so there is "
-                f"nothing to tune; {said}"
+                f"the application failed with the stack's defaults ({status}){cause}, so there "
+                f"is nothing to tune; {said}"
             ) from None
         for why in sorted(set(s.user_attrs.get(loop.INERT, {}).values())):
             names = ", ".join(sorted(k for k, v in s.user_attrs[loop.INERT].items() if v == why))

@@ -196,6 +196,16 @@ def run_trial(
             shutil.rmtree(scratch, ignore_errors=True)
 
 
+def _launch_traits(profile: Path) -> dict[str, Any]:
+    """What a failed run's profile says of its launch ("ranks", "mpi"); {} without one."""
+    try:
+        prof = objective.read_profile(profile)
+    except ValueError:
+        return {}
+    traits = inert.traits(prof) if prof else {}
+    return {k: traits[k] for k in ("ranks", "mpi") if k in traits}
+
+
 def _run_in(
     scratch: Path, settings: Mapping[str, str], opts: TrialOptions, cap_s: float | None
 ) -> Outcome:
@@ -257,8 +267,9 @@ def _run_in(
         # interrupted (run again on resume), not the application's crash
         interrupt.await_own(SIGNAL_GRACE_S)
     status = "crashed" if proc.returncode < 0 or code > 128 else "failed"
-    if code != 0:
-        return Outcome(status, wall_s=wall, returncode=code, message=tail, stdout=stdout[-_TAIL:])
+    if code != 0:  # what its profile says of the launch, for the message (launchcheck)
+        return Outcome(status, wall_s=wall, returncode=code, message=tail, stdout=stdout[-_TAIL:],
+                       traits=_launch_traits(profile))  # fmt: skip
     try:
         prof = objective.read_profile(profile)
     except ValueError as e:

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import builds
+from conftest import builds, launcher
 
 from iotune import launchcheck, mpifamily
 from iotune.search import inert
@@ -255,3 +255,69 @@ def test_a_python_script_without_mpi_is_not_checked(tmp_path):
     script.write_text("print('no parallel library here')\n")
     argv = ["mpiexec.mpich", "-n", "2", python, str(script)]
     assert launchcheck.check(argv, tmp_path) == launchcheck.Check()
+
+
+def test_copies_of_a_program_without_mpi_are_a_wrong_launch():
+    cmd = ["mpiexec.mpich", "-n", "2", "python", "serial.py"]
+    said = launchcheck.serial_problem(cmd, {"ranks": 1, "mpi": False})
+    assert "never initialised MPI" in said and "started 2 separate copies" in said, said
+    assert "--launcher none -n 1" in said
+    assert launchcheck.baseline_problem(cmd, {"ranks": 1, "mpi": False}) == said
+    assert launchcheck.serial_problem(cmd, {"ranks": 2, "mpi": True}) is None
+    assert launchcheck.serial_problem(cmd, {}) is None  # no profile: cannot tell
+    assert launchcheck.serial_problem(["mpiexec", "-n", "1", "./a"], {"mpi": False}) is None
+    assert launchcheck.serial_problem(["./a"], {"mpi": False}) is None  # no launcher
+
+
+def test_tune_of_a_serial_program_under_the_default_launcher_stops_after_the_baseline(
+    libiotune, test_prog, tmp_path
+):
+    """iotune tune -- ./serial: the default launcher starts 2 copies (tester realapps2, finding
+    4). The baseline's profile says MPI was never initialised: stopped before any search trial,
+    naming --launcher none -n 1."""
+    out = tmp_path / "out"
+    proc = iotune("tune", "--trials", 4, "--no-progress", "--no-kb", "--out", out, "--study",
+                  "s", "--", test_prog("posix_probe"), "d.dat", 10, 4096, cwd=tmp_path,
+                  env={"IOTUNE_LIB": libiotune})  # fmt: skip
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "-n 2 " in proc.stdout  # the default launch it said it would make
+    assert "never initialised MPI" in proc.stderr and "--launcher none -n 1" in proc.stderr
+    assert "nothing was searched" in proc.stderr, proc.stderr
+    import optuna
+
+    study = optuna.load_study(study_name="s", storage=f"sqlite:///{out / 'study.db'}")
+    (only,) = study.trials
+    assert only.state.name == "FAIL" and only.user_attrs["origin"] == "defaults"
+
+
+def test_profile_warns_of_copies_of_a_serial_program(libiotune, test_prog, tmp_path):
+    argv = [*launcher(), "2", test_prog("posix_probe"), "d.dat", 10, 4096]
+    proc = iotune("profile", "--out", tmp_path / "p.json", "--", *argv, cwd=tmp_path,
+                  env={"IOTUNE_LIB": libiotune})  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    (said,) = [ln for ln in proc.stderr.splitlines() if "never initialised MPI" in ln]
+    assert "started 2 separate copies" in said and "without the launcher" in said, said
+
+
+# a serial program that fails when another copy of it runs beside it (as h5py's file lock does)
+_CLASHES = """
+import glob, os, sys, time
+open(f"started.{os.getpid()}", "w").close()
+deadline = time.time() + 30
+while len(glob.glob("started.*")) < 2 and time.time() < deadline:
+    time.sleep(0.05)
+if len(glob.glob("started.*")) > 1:
+    sys.exit("app: unable to lock file out.h5")
+"""
+
+
+def test_a_failed_baseline_of_copies_of_a_serial_program_says_why(libiotune, tmp_path):
+    app = tmp_path / "app.py"
+    app.write_text(_CLASHES)
+    proc = iotune("tune", "--trials", 4, "--no-progress", "--no-kb", "--out", tmp_path / "out",
+                  "--", sys.executable, app, cwd=tmp_path,
+                  env={"IOTUNE_LIB": libiotune})  # fmt: skip
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    err = proc.stderr
+    assert "failed with the stack's defaults" in err and "unable to lock file" in err, err
+    assert "never initialised MPI" in err and "--launcher none -n 1" in err, err

@@ -20,6 +20,7 @@ pthread_mutex_t iot_cap_lock = PTHREAD_MUTEX_INITIALIZER;
 __thread int iot_depth;
 __thread int iot_locked;
 __thread uint64_t iot_coll_calls;
+__thread int iot_inner_rec = -1, iot_inner_wrote;
 double iot_rank_io_time;
 
 /* ---- records: one per file name, found through a hash of the name ---- */
@@ -144,8 +145,12 @@ void iot_count_access(int rec, iot_clayer layer, int is_write, int64_t offset, u
 {
     if (rec < 0) /* untracked files (/proc, /dev/shm, ...) are not the application's I/O */
         return;
-    if (outer)
+    if (outer) {
         iot_rank_io_time += dt;
+    } else {
+        iot_inner_rec = rec;
+        iot_inner_wrote |= is_write;
+    }
     iot_file_rec *r = &recs[rec];
     r->layers |= 1 << layer; /* e.g. write() on a descriptor that fopen() made */
     iot_counters *c = &r->c[layer];
@@ -178,6 +183,8 @@ void iot_count_time(int rec, iot_clayer layer, int is_write, double dt, int oute
     if (outer) {
         iot_rank_io_time += dt;
         recs[rec].outer_time += dt;
+    } else {
+        iot_inner_rec = rec;
     }
     if (is_write)
         recs[rec].c[layer].write_time += dt;
@@ -191,6 +198,8 @@ void iot_count_meta(int rec, iot_clayer layer, double dt, int outer)
         return;
     if (outer)
         iot_rank_io_time += dt;
+    else
+        iot_inner_rec = rec;
     recs[rec].layers |= 1 << layer;
     recs[rec].c[layer].meta_time += dt;
     if (outer)

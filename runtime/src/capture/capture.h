@@ -100,6 +100,11 @@ extern int iot_capture_done;
  * rank's I/O time, so an H5Dwrite is not counted again for its MPI-IO and POSIX calls. */
 extern __thread int iot_depth;
 extern __thread uint64_t iot_coll_calls; /* collective MPI-IO calls made, for HDF5 modes */
+/* The record of the last file this thread accessed inside an intercepted call (an inner call:
+ * MPI-IO or POSIX under HDF5), or -1, and whether an inner call wrote to it: a release of an
+ * HDF5 object resets them, and the file they name after the call is the one HDF5 wrote or read
+ * on the application's behalf. */
+extern __thread int iot_inner_rec, iot_inner_wrote;
 
 static inline double iot_now(void)
 {

@@ -76,6 +76,13 @@ void iot_attr_named(const char *func, hid_t loc, const char *obj, const char *na
 /* A group created (H5Gcreate1, H5Gcreate2: loc the group, name NULL; H5Gcreate_anon at its
  * H5Olink: loc and name the link's), traced on its path. */
 void iot_group_made(hid_t loc, const char *name, double t, double dt);
+/* A release of id by fn (H5Dclose, H5Gclose, H5Oclose, H5Aclose, H5Idec_ref), timed with
+ * capture on: HDF5 may write or read the file then on the application's behalf (a chunk cache
+ * flushed through its filters, metadata written, a file whose close waited for its last
+ * object). When it is the outermost call, its time is HDF5 metadata time of the file and I/O
+ * time of the rank (docs/profile.md) if id is a dataset the runtime follows or the call wrote
+ * or read a followed file (that file's); the calls inside it are not counted again. */
+int iot_h5_release(int (*fn)(hid_t), hid_t id);
 /* An attribute id let go (H5Aclose, H5Idec_ref to 0): forgotten. */
 void iot_attr_closed(hid_t attr);
 

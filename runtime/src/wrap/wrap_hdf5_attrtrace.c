@@ -287,7 +287,7 @@ IOT_EXPORT herr_t H5Aclose(hid_t attr)
     __typeof__(&H5Aclose) real = IOT_H5_FN(H5Aclose);
     if (!real)
         return -1;
-    herr_t rc = real(attr);
+    herr_t rc = iot_h5_release(real, attr);
     if (rc >= 0 && open_attrs.used)
         iot_attr_closed(attr);
     return rc;

@@ -1,5 +1,6 @@
-/* Interposed releases of HDF5 ids (H5Fclose, H5Dclose, H5Oclose, H5Idec_ref): a followed
- * file or dataset is forgotten, and its close counted, once no reference holds it. */
+/* Interposed releases of HDF5 ids (H5Fclose, H5Dclose, H5Gclose, H5Oclose, H5Idec_ref): a
+ * followed file or dataset is forgotten, and its close counted, once no reference holds it; the
+ * time of a release in which HDF5 works on the application's behalf counts as I/O time. */
 
 #include "apply/resolve.h"
 #include "capture/capture.h"
@@ -79,10 +80,34 @@ static void dataset_released(const iot_h5_api *real, hid_t id)
     }
 }
 
+int iot_h5_release(int (*fn)(hid_t), hid_t id)
+{
+    if (!iot_capture_on)
+        return fn(id);
+    int *v = iot_idmap_get(&dsets, (uint64_t)id); /* lock-free read (idmap.h) */
+    int rec = v ? v[0] : -1, before = iot_inner_rec, wrote = iot_inner_wrote;
+    iot_inner_rec = -1;
+    iot_inner_wrote = 0;
+    IOT_TIMED(fn(id));
+    int hit = iot_inner_rec, wrote_here = iot_inner_wrote;
+    iot_inner_rec = hit >= 0 ? hit : before; /* for a release inside another call */
+    iot_inner_wrote = wrote_here | wrote;
+    if (rec < 0)
+        rec = hit;
+    if (!outer || rec < 0 || !iot_lock())
+        return rc;
+    if (wrote_here) /* the writes an H5Dwrite left in a cache (or metadata): write time */
+        iot_count_time(rec, IOT_L_HDF5, 1, dt, outer);
+    else
+        iot_count_meta(rec, IOT_L_HDF5, dt, outer);
+    iot_unlock();
+    return rc;
+}
+
 IOT_EXPORT herr_t H5Dclose(hid_t dset)
 {
     const iot_h5_api *real = iot_h5_real();
-    herr_t rc = real->H5Dclose(dset);
+    herr_t rc = iot_h5_release(real->H5Dclose, dset);
     if (rc >= 0 && (dsets.used || traced.used))
         dataset_released(real, dset);
     return rc;
@@ -91,10 +116,16 @@ IOT_EXPORT herr_t H5Dclose(hid_t dset)
 IOT_EXPORT herr_t H5Oclose(hid_t id)
 {
     const iot_h5_api *real = iot_h5_real();
-    herr_t rc = real->H5Oclose(id);
+    herr_t rc = iot_h5_release(real->H5Oclose, id);
     if (rc >= 0 && (dsets.used || traced.used))
         dataset_released(real, id);
     return rc;
+}
+
+IOT_EXPORT herr_t H5Gclose(hid_t group)
+{
+    __typeof__(&H5Gclose) real = IOT_H5_FN(H5Gclose);
+    return real ? iot_h5_release(real, group) : -1;
 }
 
 /* h5py lets go of files and datasets this way: the last reference closes them. */
@@ -103,7 +134,7 @@ IOT_EXPORT int H5Idec_ref(hid_t id)
     const iot_h5_api *real = iot_h5_real();
     int rec = followed_file(id);
     if (rec == -2) {
-        int left = real->H5Idec_ref(id);
+        int left = iot_h5_release(real->H5Idec_ref, id);
         if (left == 0 && (dsets.used || traced.used))
             dataset_released(real, id);
         if (left == 0)
