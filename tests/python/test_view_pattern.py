@@ -8,7 +8,7 @@ starts again at each open of the file, as a phase does."""
 import json
 
 import pytest
-from conftest import run_mpi
+from conftest import BUILD, run_mpi
 
 from iotune import insights, trace_insights
 from iotune import profile as prof
@@ -80,10 +80,15 @@ def test_a_noncontiguous_file_view_is_a_strided_access(tmp_path, test_prog, libi
     for n in ("grid_000.dat", "grid_001.dat", "grid_002.dat"):
         assert (tmp_path / n).read_bytes() == (base / n).read_bytes(), n
     phases = json.loads((tmp_path / "p.json").read_text())["adaptive"]["phases"]
-    assert [x["role"] for x in phases] == ["learning", "optimised", "optimised"]
     learn = phases[0]["insights"]
-    assert learn["access_pattern"] == pattern
+    assert [x["insights"]["access_pattern"] for x in phases] == [pattern] * 3
     assert learn["noncontiguous_fraction"] == (1 if split == "cols" else 0)
+    # the rules: ROMIO's hints (MPICH, the default build; Open MPI's OMPIO has no
+    # romio_cb_write to read back, and SIO-7 stays undecided there)
+    assert learn["hint_romio_cb_write"] == "automatic" or BUILD.name.endswith("openmpi")
+    if learn["hint_romio_cb_write"] is None:
+        return
+    assert [x["role"] for x in phases] == ["learning", "optimised", "optimised"]
     applied = [(a["name"], a["value"]) for x in phases[1:] for a in x["applied"]]
     if split == "cols":
         assert "SIO-7" not in phases[0]["fired"] and "IOT-3" in phases[0]["fired"]
