@@ -465,6 +465,10 @@ def applied_per_file(phases: list[Mapping[str, Any]],
             )
             + tail
         )
+    if not phases:  # phases are MPI-IO opens: a serial driver's file (sec2, h5py's default) is none
+        return ("nothing applied: rank 0 opened no file through MPI-IO (the adaptive mode learns "
+                "from MPI-IO opens only: an HDF5 file of the serial driver, a POSIX or stdio "
+                "file is not a phase)" + tail)  # fmt: skip
     with_data: dict[str, int] = {}
     for p in phases:
         if p.get("role") != "no data":

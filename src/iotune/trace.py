@@ -11,8 +11,10 @@ schema 2 (`rank-N.json`), and returns one trace per rank, the same logical conte
 - `datasets`: as written (schema 4 adds `maxdims`, `chunks`, `type_class`, `type_signed`,
   `type_order`; older schemas lack them);
 - `views`: the MPI-IO file views set (schema 4; `[]` before): `disp`, `etype_size`, the
-  filetype's `size`, `lb`, `extent` and `blocks` (`[offset, length]` in bytes, or None; then
-  perhaps `runs`, `[offset, length, count, stride]`, for a filetype of too many blocks);
+  filetype's `size`, `lb`, `extent`, `true_extent` (since 2026-11-28: from its first to its
+  last byte, beyond `size` when it has holes) and `blocks` (`[offset, length]` in bytes, or
+  None; then perhaps `runs`, `[offset, length, count, stride]`, for a filetype of too many
+  blocks);
 - `memory`: the memory layouts of MPI-IO transfers from noncontiguous datatypes (schema 4;
   `[]` before);
 - `attributes`: the HDF5 attributes the attribute calls name (`object`, `name`, and for

@@ -158,6 +158,9 @@ class Call:
     count: int
     extendible: bool = False  # the dataset's maximum extent is not its extent when described
     opening: int = 0  # how many times the rank had opened the file at this layer before it
+    # an MPI-IO transfer's file view (view_shape of the view set last since the file's open);
+    # None: the default view, contiguous
+    view: tuple[bool, int] | None = None
 
     @property
     def last_offset(self) -> int | None:
@@ -171,6 +174,7 @@ def trace_calls(trace: Mapping[str, Any]) -> list[Call]:
     datasets = trace.get("datasets") or []
     position: dict[tuple[str, str], int] = defaultdict(int)
     opens: dict[tuple[str, str], int] = defaultdict(int)
+    views: dict[str, tuple[bool, int] | None] = {}  # file -> the view set since its MPI-IO open
     out = []
     for ev in trace.get("events") or []:
         try:
@@ -187,6 +191,8 @@ def trace_calls(trace: Mapping[str, Any]) -> list[Call]:
         offset = None
         key = (s.get("layer", ""), file)
         opens[key] += s.get("func") in OPENS
+        if s.get("func") in ("MPI_File_open", "MPI_File_set_view"):
+            views[file] = view_shape(s.get("view")) if s.get("func") != "MPI_File_open" else None
         if step is not None:
             step = int(step)
             offset = position[key] + step
@@ -199,6 +205,7 @@ def trace_calls(trace: Mapping[str, Any]) -> list[Call]:
             type_size=d.get("type_size") if d else None,
             size=int(s.get("size") or 0), offset=offset, step=step or 0, count=count,
             extendible=_extendible(d), opening=opens[key],
+            view=views.get(file) if key[0] == "mpiio" else None,
         ))  # fmt: skip
     return out
 
@@ -225,10 +232,38 @@ def contiguous_box(box: Sequence[int], extent: Sequence[int]) -> bool:
     return True
 
 
+def view_shape(view: Mapping[str, Any] | None) -> tuple[bool, int] | None:
+    """What a file view (as the trace describes it) does to the transfers through it: whether
+    its filetype has holes (its true extent, from its first to its last byte, beyond its size),
+    and its size when its instances lie apart (its extent not its size; else 0). None when not
+    known. The runtime's adaptive mode decides the same at MPI_File_set_view
+    (adapt_selection.c)."""
+    if not isinstance(view, Mapping) or not isinstance(view.get("size"), int):
+        return None
+    size, extent, true_extent = view["size"], view.get("extent"), view.get("true_extent")
+    if not isinstance(true_extent, int):  # a trace before true_extent: the blocks' span
+        runs = [(*b, 1, 0) for b in view.get("blocks") or []] or view.get("runs") or []
+        try:
+            true_extent = max(o + (n - 1) * st + ln for o, ln, n, st in runs) - min(
+                o for o, *_ in runs
+            )
+        except (TypeError, ValueError):  # none, or not numbers
+            return None
+    return true_extent > size, size if isinstance(extent, int) and extent != size else 0
+
+
+def noncontiguous_view(shape: tuple[bool, int] | None, size: int) -> bool:
+    """Does a transfer of size bytes through a view of this shape (view_shape) land in more
+    than one run of the file: through the filetype's holes, or longer than one filetype whose
+    instances lie apart?"""
+    return shape is not None and (shape[0] or (shape[1] > 0 and size > shape[1]))
+
+
 def locality(calls: list[Call]) -> dict[str, Any]:
     """Backward steps, gaps and noncontiguous selections of a group's transfers (per rank, file,
     open of the file and dataset, in call order: reading a file back after writing it is not
-    a step backwards)."""
+    a step backwards). A noncontiguous selection is an HDF5 selection that is not one run of
+    elements, or an MPI-IO transfer through a noncontiguous file view (noncontiguous_view)."""
     streams: dict[tuple[int, str, int, str | None], list[Call]] = defaultdict(list)
     for c in calls:
         if c.offset is not None:
@@ -250,6 +285,9 @@ def locality(calls: list[Call]) -> dict[str, Any]:
     boxes = [c for c in calls if c.layer == "hdf5" and c.box and c.extent]
     noncontig = sum(c.count for c in boxes if not contiguous_box(c.box, c.extent))
     nboxes = sum(c.count for c in boxes)
+    through = [c for c in calls if c.layer == "mpiio"]
+    noncontig += sum(c.count for c in through if noncontiguous_view(c.view, c.size))
+    nboxes += sum(c.count for c in through)
     out = {
         "backward_fraction": backward / pairs if pairs else 0.0,
         "gap_fraction": gaps / pairs if pairs else 0.0,

@@ -90,7 +90,7 @@ def _header(doc: dict[str, Any]) -> None:
     for i, v in enumerate(_list(doc.get("views"), "views", optional=True)):
         where = f"views[{i}]"
         _dict(v, where)
-        for key in ("disp", "etype_size", "size", "lb", "extent"):
+        for key in ("disp", "etype_size", "size", "lb", "extent", "true_extent"):
             if v.get(key) is not None:
                 _number(v[key], f"{where}.{key}")
         for j, b in enumerate(_list(v.get("blocks"), f"{where}.blocks", optional=True)):

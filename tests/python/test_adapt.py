@@ -620,6 +620,11 @@ def test_summary_line_names_each_file_once_and_what_the_mode_could_not_use():
     line = applied_per_file([phase(0, "write", offline=["SIO-1"])])
     assert line.startswith("nothing applied: no phase recurred"), line
     assert "SIO-1 transfer_mode=independent" in line
+    # no phase at all (a serial h5py file: no MPI-IO open): not "no phase recurred" (an outside
+    # tester read "0 phase(s)" and then that), but why there was none
+    line = applied_per_file([])
+    assert line.startswith("nothing applied: rank 0 opened no file through MPI-IO"), line
+    assert "recurred" not in line
 
 
 def test_summary_line_says_when_the_guard_reverted_and_what_the_learning_phase_cost():

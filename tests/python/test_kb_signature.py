@@ -18,8 +18,10 @@ SIZES = {
     "iorio": ([], ["--block", "2M"]),
 }
 # a one-rank run of VORPAL-IO writes its whole block at once: contiguous, not strided (a true
-# change of motif); every other kernel keeps its motif from 2 ranks to 1
-ONE_RANK_SAME = ("vpicio", "gcrmio", "haccio", "iorio")
+# change of motif), and so does HACC-IO's one call through its view (its 9 variables' pieces
+# are one run of the file when no other rank's lie between them); every other kernel keeps
+# its motif from 2 ranks to 1
+ONE_RANK_SAME = ("vpicio", "gcrmio", "iorio")
 
 
 def sig(kernel_path, nprocs, args, cwd, lib):
@@ -74,6 +76,10 @@ def test_signature_fields(signatures):
     assert g.motif["io_mix"] == "write"
     assert signatures[("vorpalio", 2, 0, 0)].motif["access_pattern"] == "strided"
     assert signatures[("haccio", 2, 0, 0)].motif["interface"] == "mpiio"
+    # one call per rank through a view of 9 pieces between the other rank's (before the view
+    # counted: sequential, the motif of a rank's one contiguous region)
+    assert signatures[("haccio", 2, 0, 0)].motif["access_pattern"] == "strided"
+    assert signatures[("haccio", 1, 1, 0)].motif["access_pattern"] == "sequential"
     assert g.scale["ranks"] == 2 and g.scale["scale_class"] == "2-16"
     assert g.platform.get("mpi_family") == "mpich"
     assert "hdf5" in g.platform and "host" in g.platform

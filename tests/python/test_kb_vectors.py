@@ -69,10 +69,15 @@ int main(int argc, char **argv) {
     iot_kb_signature sig;
     insights_of(iot_json_get(q, "insights"), &in);
     iot_kb_signature_of(&in, &sig);
-    sig.ranks = atof(argv[4]), sig.transfer_median = atof(argv[5]), sig.bytes = atof(argv[6]);
+    /* the bytes and files through the insights: the signature's own bytes per file */
+    in.v[IOT_I_BYTES_WRITTEN] = (iot_insight){1, atof(argv[6]), NULL};
+    in.v[IOT_I_BYTES_READ] = (iot_insight){1, 0, NULL};
+    in.v[IOT_I_FILES] = (iot_insight){1, atof(argv[7]), NULL};
+    iot_kb_signature_of(&in, &sig);
+    sig.ranks = atof(argv[4]), sig.transfer_median = atof(argv[5]);
     double d;
     int best = iot_kb_nearest(&kb, &sig, &d);
-    printf("%s\n", best < 0 ? "none" : kb.entries[best].study);
+    printf("%s\n%.4f\n", best < 0 ? "none" : kb.entries[best].study, d);
     iot_kb_free(&kb);
     return 0;
 }
@@ -130,19 +135,28 @@ def _python_choice(case):
     query = signature.Signature(motif=dict(VECTORS["motifs"][case["query"]]["motif"]),
                                 scale=dict(case["scale"]))  # fmt: skip
     same = [m for m in match.nearest(_entries(case["entries"]), query, k=100) if m.same_motif]
-    return same[0].entry.study if same else None
+    return (same[0].entry.study, same[0].distance) if same else (None, None)
 
 
 @pytest.mark.parametrize("case", VECTORS["matches"], ids=lambda c: c["name"])
 def test_python_and_c_choose_the_same_entry(case, harness, tmp_path):
-    assert _python_choice(case) == case["expect"]
+    chosen, distance = _python_choice(case)
+    assert chosen == case["expect"]
     export = tmp_path / "kb.json"
     export.write_text(json.dumps(store.export_json(_entries(case["entries"]))))
     s = case["scale"]
-    out = subprocess.run([harness, VECTOR_FILE, export,
-                          str(case["query"]), str(s["ranks"]), str(s["transfer_size_median"]),
-                          str(s["bytes"])], capture_output=True, text=True, check=True)  # fmt: skip
-    assert out.stdout.splitlines()[1] == (case["expect"] or "none")
+    r = subprocess.run([harness, VECTOR_FILE, export,
+                        str(case["query"]), str(s["ranks"]), str(s["transfer_size_median"]),
+                        str(s["bytes"]), str(s.get("files", 1))],
+                       capture_output=True, text=True, check=True)  # fmt: skip
+    out = r.stdout.splitlines()
+    assert out[1] == (case["expect"] or "none")
+    # one distance: what `iotune adapt` says of a phase's entry is what `kb suggest` says of it
+    # (an outside tester read "same motif, distance 0.3962" against "distance 0 (same motif)")
+    if chosen is not None:
+        assert float(out[2]) == distance
+    if "distance" in case:
+        assert distance == case["distance"]
 
 
 @pytest.mark.parametrize(

@@ -54,6 +54,12 @@ void iot_adapt_transfer(int rec, int64_t dset, int64_t fspace, int is_write);
 void iot_adapt_io_step(int rec, int64_t offset, uint64_t bytes, int posted);
 void iot_adapt_steps_restart(int rec);
 
+/* The application's own MPI_File_set_view on record rec, once it succeeded: whether its
+ * filetype has holes (true extent beyond size) or instances apart (extent not its size),
+ * decided here once, so that each later transfer is counted as noncontiguous (through the
+ * holes, or longer than one filetype) at the cost of a comparison. */
+void iot_adapt_view(int rec, MPI_Datatype filetype);
+
 /* A dataset of capture record rec created or opened (id: its hid_t, path: its full path): its
  * layout, fill time, chunk and chunk cache read back for the phase's layout insights. */
 void iot_adapt_dataset(int rec, int64_t id, const char *path);

@@ -1,7 +1,8 @@
 /* The adaptive mode's view of HDF5 selections: for each transfer, whether its file selection is
  * one run of elements, and the steps between successive transfers of a dataset (backward,
- * skipping), counted per capture record for the phase's access pattern; and the steps between
- * an MPI-IO application's own transfers (the outermost layer's, as the trace's). */
+ * skipping), counted per capture record for the phase's access pattern; and for an MPI-IO
+ * application's own transfers (the outermost layer's, as the trace's) the steps between them
+ * and whether each went through a noncontiguous file view. */
 #include <pthread.h>
 #include <string.h>
 
@@ -9,8 +10,9 @@
 #include "adapt/adapt_state.h"
 #include "platform/h5api.h"
 
-/* Per file record: HDF5 transfers looked at, noncontiguous ones, successive pairs, backward
- * steps, gaps; and the last transfer's dataset, first element and end (element indices). */
+/* Per file record: HDF5 transfers (or the application's MPI-IO ones) looked at, noncontiguous
+ * ones, successive pairs, backward steps, gaps; and the last transfer's dataset, first element
+ * and end (element indices). */
 static int64_t selections[IOT_MAX_FILES][IOT_SEL_COUNT];
 static int64_t last_step[IOT_MAX_FILES][3];
 static pthread_mutex_t sel_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -88,8 +90,11 @@ void iot_adapt_transfer(int rec, int64_t dset, int64_t fspace, int is_write)
 
 /* Per file record: the application's last MPI-IO transfer in this phase (offset, end, whether
  * there was one): the steps between its own transfers, as the trace's (iotune.trace_insights
- * locality, a stream per open of the file). */
+ * locality, a stream per open of the file); and the file view's shape (has its filetype holes,
+ * and its size when its instances leave gaps between them, else 0): an open's view is the
+ * default, contiguous one. */
 static int64_t io_last[IOT_MAX_FILES][3];
+static int64_t io_view[IOT_MAX_FILES][2];
 
 void iot_adapt_steps_restart(int rec)
 {
@@ -97,6 +102,21 @@ void iot_adapt_steps_restart(int rec)
         return;
     pthread_mutex_lock(&sel_lock);
     io_last[rec][2] = 0;
+    io_view[rec][0] = io_view[rec][1] = 0;
+    pthread_mutex_unlock(&sel_lock);
+}
+
+void iot_adapt_view(int rec, MPI_Datatype filetype)
+{
+    MPI_Count size = 0, lb = 0, extent = 0, tlb = 0, textent = 0;
+    if (!iot_adapt_on || rec < 0 || rec >= IOT_MAX_FILES ||
+        PMPI_Type_size_x(filetype, &size) != MPI_SUCCESS ||
+        PMPI_Type_get_extent_x(filetype, &lb, &extent) != MPI_SUCCESS ||
+        PMPI_Type_get_true_extent_x(filetype, &tlb, &textent) != MPI_SUCCESS)
+        return;
+    pthread_mutex_lock(&sel_lock);
+    io_view[rec][0] = textent > size; /* iotune.trace_insights.view_noncontiguous */
+    io_view[rec][1] = extent != size ? (int64_t)size : 0;
     pthread_mutex_unlock(&sel_lock);
 }
 
@@ -105,8 +125,10 @@ void iot_adapt_io_step(int rec, int64_t offset, uint64_t bytes, int posted)
     if (!iot_adapt_on || rec < 0 || rec >= IOT_MAX_FILES)
         return;
     pthread_mutex_lock(&sel_lock);
-    int64_t *x = selections[rec], *last = io_last[rec];
+    int64_t *x = selections[rec], *last = io_last[rec], *view = io_view[rec];
     x[IOT_SEL_POSTED] += posted != 0;
+    x[IOT_SEL_N]++; /* through a view: one run of the file, or not */
+    x[IOT_SEL_NONCONTIG] += view[0] || (view[1] && bytes > (uint64_t)view[1]);
     if (offset < 0) {
         pthread_mutex_unlock(&sel_lock);
         return;

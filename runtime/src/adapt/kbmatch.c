@@ -15,6 +15,7 @@ const char *const iot_kb_motif_names[IOT_KB_MOTIF] = {
 /* iotune.kb.signature: SMALL_TRANSFER, SCALE_WEIGHT, CAP_DOUBLINGS */
 #define SMALL_TRANSFER (64 * 1024)
 #define SCALE_WEIGHT 0.25
+#define ELEMENT_TYPE_WEIGHT 2.0 /* iotune.kb.signature.WEIGHTS: half of it for an unknown */
 #define CAP_DOUBLINGS 4.0
 
 static const char *word_or(const iot_insights *in, int id, const char *dflt)
@@ -27,6 +28,15 @@ static double number_or(const iot_insights *in, int id, double dflt)
 {
     const iot_insight *v = &in->v[id];
     return v->known && !v->word ? v->number : dflt;
+}
+
+/* The bytes the distance weighs: per file (iotune.kb.signature._per_file), so that a phase
+ * (one file) and a stored study of the same program (all its files) are the same scale; an
+ * entry stored before signatures counted files (files < 0) keeps its group's bytes, as the
+ * distance then compares them. */
+static double per_file(double bytes, double files)
+{
+    return bytes > 0 && files > 1 ? bytes / files : bytes;
 }
 
 void iot_kb_signature_of(const iot_insights *in, iot_kb_signature *out)
@@ -58,7 +68,9 @@ void iot_kb_signature_of(const iot_insights *in, iot_kb_signature *out)
     memcpy(out->motif, m, sizeof m);
     out->ranks = number_or(in, IOT_I_RANKS, 1);
     out->transfer_median = median;
-    out->bytes = number_or(in, IOT_I_BYTES_WRITTEN, 0) + number_or(in, IOT_I_BYTES_READ, 0);
+    out->bytes =
+        per_file(number_or(in, IOT_I_BYTES_WRITTEN, 0) + number_or(in, IOT_I_BYTES_READ, 0),
+                 number_or(in, IOT_I_FILES, 1));
 }
 
 /* ------------------------------------------------------------------------------ parsing */
@@ -107,11 +119,11 @@ static int entry(const iot_json *e, iot_kb_entry *out, char *err, size_t errlen)
     const iot_json *scale = iot_json_get(sig, "scale");
     if (number_or_null(e, "speedup", err, errlen) || number_or_null(scale, "ranks", err, errlen) ||
         number_or_null(scale, "transfer_size_median", err, errlen) ||
-        number_or_null(scale, "bytes", err, errlen))
+        number_or_null(scale, "bytes", err, errlen) || number_or_null(scale, "files", err, errlen))
         return -1;
     out->ranks = num(scale, "ranks");
     out->transfer_median = num(scale, "transfer_size_median");
-    out->bytes = num(scale, "bytes");
+    out->bytes = per_file(num(scale, "bytes"), num(scale, "files")); /* files: 2026-11-28 on */
     out->speedup = num(e, "speedup");
     const iot_json *improved = iot_json_get(e, "improved");
     out->improved = improved && improved->type == IOT_J_TRUE;
@@ -221,7 +233,11 @@ int iot_kb_nearest(const iot_kb *kb, const iot_kb_signature *sig, double *distan
                    strcmp(e->motif[k] ? e->motif[k] : "unknown", sig->motif[k]) == 0;
         if (!same)
             continue;
-        double d = SCALE_WEIGHT * (doublings(e->ranks, sig->ranks) +
+        /* an element type known on one side only: half its weight, as the distance adds */
+        int lenient = strcmp(sig->motif[ELEMENT_TYPE], "unknown") == 0 && e->motif[ELEMENT_TYPE] &&
+                      strcmp(e->motif[ELEMENT_TYPE], "unknown") != 0;
+        double d = lenient * ELEMENT_TYPE_WEIGHT / 2 +
+                   SCALE_WEIGHT * (doublings(e->ranks, sig->ranks) +
                                    doublings(e->transfer_median, sig->transfer_median) +
                                    doublings(e->bytes, sig->bytes));
         d = round(d * 1e4) / 1e4; /* as Python rounds it: ties compare equal */

@@ -20,7 +20,7 @@ extern const char *const iot_kb_motif_names[IOT_KB_MOTIF];
 
 typedef struct {
     const char *motif[IOT_KB_MOTIF];      /* static words, or the insights' own words */
-    double ranks, transfer_median, bytes; /* the scale; < 0 unknown */
+    double ranks, transfer_median, bytes; /* the scale (bytes per file); < 0 unknown */
 } iot_kb_signature;
 
 /* The signature of insights (a phase's, or a group's). */
@@ -29,7 +29,7 @@ void iot_kb_signature_of(const iot_insights *in, iot_kb_signature *out);
 typedef struct {
     char *uid, *study;
     char *motif[IOT_KB_MOTIF];
-    double ranks, transfer_median, bytes, speedup; /* < 0 unknown */
+    double ranks, transfer_median, bytes, speedup; /* < 0 unknown; bytes per file */
     int version, improved, nsettings;
     char **names, **values; /* the recommended settings, as a control file writes them */
     int *lines;             /* each setting's line in the file */

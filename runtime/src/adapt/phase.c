@@ -236,8 +236,9 @@ void iot_phase_insights(iot_insights *in, const iot_phase_stats *s, int comm_siz
         if (l == IOT_L_HDF5 && x[IOT_SL_BW] && below[IOT_SL_BW])
             num(in, IOT_I_WRITE_AMPLIFICATION, below[IOT_SL_BW] / x[IOT_SL_BW]);
         /* locality: backward steps and gaps of the outermost layer's own transfers (HDF5
-         * selections, MPI-IO offsets; else POSIX's), noncontiguous HDF5 selections (the
-         * measures of iotune.insights' trace, from counters) */
+         * selections, MPI-IO offsets; else POSIX's), noncontiguous HDF5 selections or MPI-IO
+         * transfers through a noncontiguous view (the measures of iotune.insights' trace, from
+         * counters) */
         int h5 = l == IOT_L_HDF5 || l == IOT_L_MPIIO; /* the outermost layer's own steps */
         double pairs = s->sum[h5 ? IOT_S_H5_PAIRS : IOT_S_PAIRS], sel = s->sum[IOT_S_SELECTIONS];
         double back = pairs ? s->sum[h5 ? IOT_S_H5_BACKWARD : IOT_S_BACKWARD] / pairs : 0;

@@ -25,8 +25,9 @@ enum {
     IOT_S_PAIRS,      /* successive POSIX transfers of a descriptor */
     IOT_S_BACKWARD,   /* ... of which went backwards */
     IOT_S_GAPS,       /* ... of which skipped bytes */
-    IOT_S_SELECTIONS, /* HDF5 transfers whose selection was looked at */
-    IOT_S_NONCONTIG,  /* ... that were not one run of elements */
+    IOT_S_SELECTIONS, /* HDF5 transfers whose selection was looked at (MPI-IO: the
+                         application's transfers) */
+    IOT_S_NONCONTIG,  /* ... that were not one run of elements (of the file's bytes) */
     IOT_S_H5_PAIRS,   /* successive HDF5 transfers of a dataset (their selections' first
                          elements), of which: */
     IOT_S_H5_BACKWARD,

@@ -89,10 +89,6 @@ int iot_trace_attribute(const iot_trace_attr_desc *a);
 struct iot_block; /* mpitype.h */
 struct iot_run;
 
-/* A file view as the trace describes it (once per distinct view): its displacement, the etype's
- * size, the filetype's size, extent and byte blocks (nblocks -1: too many or not followed; then
- * the blocks as nruns runs when nruns > 0).
- * Returns its index in the trace's view table, or -1. */
 /* The extent of traced dataset ds (an index from iot_trace_dataset) into dims, when it cannot
  * change (maximum extent equal to it): returns its rank, or 0 when unknown or extendible. Needs
  * no lock: what a transfer uses instead of asking HDF5 for the file space's extent. */
@@ -100,9 +96,14 @@ int iot_trace_fixed_extent(int ds, uint64_t *dims);
 /* Dataset ds's extent changed (H5Dset_extent): transfers ask HDF5 for it from now on. */
 void iot_trace_extent_changed(int ds);
 
+/* A file view as the trace describes it (once per distinct view): its displacement, the etype's
+ * size, the filetype's size, extent, true extent (from its first to its last byte: beyond its
+ * size when it has holes) and byte blocks (nblocks -1: too many or not followed; then the
+ * blocks as nruns runs when nruns > 0).
+ * Returns its index in the trace's view table, or -1. */
 int iot_trace_view(int64_t disp, uint64_t etype_size, uint64_t size, int64_t lb, int64_t extent,
-                   const struct iot_block *blocks, int nblocks, const struct iot_run *runs,
-                   int nruns);
+                   int64_t true_extent, const struct iot_block *blocks, int nblocks,
+                   const struct iot_run *runs, int nruns);
 
 /* The memory layout of an MPI-IO transfer whose datatype is not contiguous: the lengths of the
  * pieces of one instance, in order (gaps are addresses of the application's buffers: not

@@ -228,14 +228,15 @@ int iot_trace_dataset(int rec, const char *path, const iot_trace_dset_desc *d)
  * of too many blocks may be given as runs instead ("blocks": null, "runs": [[off, len, count,
  * stride], ...]: a subarray's rows). */
 int iot_trace_view(int64_t disp, uint64_t etype_size, uint64_t size, int64_t lb, int64_t extent,
-                   const iot_block *blocks, int nblocks, const iot_run *runs, int nruns)
+                   int64_t true_extent, const iot_block *blocks, int nblocks, const iot_run *runs,
+                   int nruns)
 {
     char text[1 << 15];
     int n = snprintf(text, sizeof text,
                      "{\"disp\": %lld, \"etype_size\": %llu, \"size\": %llu, \"lb\": %lld, "
-                     "\"extent\": %lld, \"blocks\": ",
+                     "\"extent\": %lld, \"true_extent\": %lld, \"blocks\": ",
                      (long long)disp, (unsigned long long)etype_size, (unsigned long long)size,
-                     (long long)lb, (long long)extent);
+                     (long long)lb, (long long)extent, (long long)true_extent);
     size_t used = (size_t)n;
     if (nblocks < 0) {
         used += (size_t)snprintf(text + used, sizeof text - used, "null");

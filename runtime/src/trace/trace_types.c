@@ -22,10 +22,11 @@ int iot_trace_describe_view(MPI_Offset disp, MPI_Datatype etype, MPI_Datatype fi
 {
     static iot_block blocks[VIEW_BLOCKS]; /* set_view is collective: no two threads at once */
     static iot_run runs[VIEW_RUNS];
-    MPI_Count esize = 0, lb = 0, extent = 0;
+    MPI_Count esize = 0, lb = 0, extent = 0, tlb = 0, textent = 0;
     PMPI_Type_size_x(etype, &esize);
     PMPI_Type_size_x(filetype, size);
     PMPI_Type_get_extent_x(filetype, &lb, &extent);
+    PMPI_Type_get_true_extent_x(filetype, &tlb, &textent);
     int n = iot_type_blocks(filetype, blocks, VIEW_BLOCKS), nruns = -1;
     iot_block *many = n < 0 ? malloc(sizeof *many * RUN_BLOCKS) : NULL;
     if (many) {
@@ -35,8 +36,9 @@ int iot_trace_describe_view(MPI_Offset disp, MPI_Datatype etype, MPI_Datatype fi
     }
     if (!iot_lock())
         return -1;
-    int view = iot_trace_view(disp, esize > 0 ? (uint64_t)esize : 0,
-                              *size > 0 ? (uint64_t)*size : 0, lb, extent, blocks, n, runs, nruns);
+    int view =
+        iot_trace_view(disp, esize > 0 ? (uint64_t)esize : 0, *size > 0 ? (uint64_t)*size : 0, lb,
+                       extent, textent, blocks, n, runs, nruns);
     iot_unlock();
     return view;
 }

@@ -195,8 +195,9 @@ IOT_MPI_WRAPPER(int, MPI_File_set_view,
     int view = -1, traced = iot_trace_wanted() && rc == MPI_SUCCESS;
     if (traced)
         view = iot_trace_describe_view(disp, etype, filetype, &size);
+    int rec = -1;
     if (iot_lock()) {
-        int rec = record_of(fh);
+        rec = record_of(fh);
         if (rec >= 0)
             iot_rec(rec)->c[IOT_L_MPIIO].set_views++;
         iot_count_meta(rec, IOT_L_MPIIO, dt, outer);
@@ -205,6 +206,8 @@ IOT_MPI_WRAPPER(int, MPI_File_set_view,
                                dt);
         iot_unlock();
     }
+    if (outer && iot_adapt_on && rc == MPI_SUCCESS) /* the application's view: its transfers' */
+        iot_adapt_view(rec, filetype);
     return rc;
 }
 

@@ -191,6 +191,7 @@ def from_groups(
         "ranks_per_node": round(ranks / nodes, 3) if nodes else None,
         "transfer_size_median": g.get("transfer_size_median"),
         "bytes": int((g.get("bytes_written") or 0) + (g.get("bytes_read") or 0)),
+        "files": int(g.get("files") or 1),  # the distance weighs the bytes per file
         "group": g.pattern,
     }
     return Signature(motif=motif_of(g), scale=scale, platform=plat)
@@ -285,6 +286,17 @@ def platform_of(program: str | None, hostname: str | None = None) -> dict[str, s
 # ----------------------------------------------------------------------------- distance
 
 
+def _per_file(scale: Mapping[str, Any]) -> Any:
+    """The bytes the distance weighs when both signatures count their group's files (from
+    2026-11-28): per file, so that one phase of the adaptive mode (one file, kbmatch.c) and a
+    whole run of the same program (`kb suggest`) are the same scale. A signature stored before
+    has the group's bytes only: then both sides' bytes are compared as they are."""
+    v, files = scale.get("bytes"), scale.get("files")
+    if isinstance(v, int | float) and isinstance(files, int | float) and files > 1:
+        return v / files
+    return v
+
+
 def _doublings(a: Any, b: Any) -> float:
     try:
         a, b = float(a), float(b)
@@ -325,7 +337,11 @@ def distance(a: Signature, b: Signature) -> float:
         x, y = a.motif.get(k, "unknown"), b.motif.get(k, "unknown")
         if x != y:
             d += w / 2 if "unknown" in (x, y) else w
+    per_file = "files" in a.scale and "files" in b.scale
     for k in SCALE_FIELDS:
-        d += SCALE_WEIGHT * _doublings(a.scale.get(k), b.scale.get(k))
+        if k == "bytes" and per_file:
+            d += SCALE_WEIGHT * _doublings(_per_file(a.scale), _per_file(b.scale))
+        else:
+            d += SCALE_WEIGHT * _doublings(a.scale.get(k), b.scale.get(k))
     d += PLATFORM_WEIGHT * len(platform_differences(a, b))
     return round(d, 4)
