@@ -76,6 +76,8 @@ void iot_attr_named(const char *func, hid_t loc, const char *obj, const char *na
 /* A group created (H5Gcreate1, H5Gcreate2: loc the group, name NULL; H5Gcreate_anon at its
  * H5Olink: loc and name the link's), traced on its path. */
 void iot_group_made(hid_t loc, const char *name, double t, double dt);
+/* A link deleted by name (H5Ldelete, H5Gunlink): traced (wrap_hdf5_attrtrace.c). */
+void iot_link_deleted(hid_t loc, const char *name, double t, double dt);
 /* An attribute id let go (H5Aclose, H5Idec_ref to 0): forgotten. */
 void iot_attr_closed(hid_t attr);
 
