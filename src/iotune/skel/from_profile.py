@@ -54,6 +54,7 @@ _REPLAYED = (
 )  # fmt: skip
 SCALE_ATTRIBUTES = {"DIMENSION_LIST", "REFERENCE_LIST"}  # object references H5DS makes
 # the calls that change a file, kept in its session whatever the file (_sessions)
+_HDF5_ONLY = ("dopen", "lookup", "attr", "gcreate", "ldelete")  # calls of an HDF5 file's own
 _CHANGES = ("write", "create", "sync", "extend", "setsize", "gcreate", "ldelete", *SCALE_KINDS)
 
 __all__ = ["FromProfileError", "from_profile", "load_traces", "to_yaml"]
@@ -226,7 +227,7 @@ class Builder:
                     # follow (H5Fflush): the skeleton's HDF5 library writes its own
                     self.note(f"{op.file}: {op.func} below HDF5 (its metadata) left out")
                     continue
-                if op.kind in ("dopen", "lookup", "attr", "gcreate", "ldelete") and session.api != "hdf5":
+                if op.kind in _HDF5_ONLY and session.api != "hdf5":
                     continue
                 if op.kind in ("setsize", "seekshared") and session.api == "hdf5":
                     continue  # HDF5's own (its file's end): the skeleton's HDF5 sets its own
