@@ -306,9 +306,10 @@ static void reopen(const char *name, int steps, hsize_t n, double *buf)
     }
 }
 
-/* `unlink`: /a, /b and /g/c made and written, the file closed; opened again, /b deleted
- * (H5Ldelete), /g's first link by name (/g/c) deleted (H5Ldelete_by_idx), then /v made and
- * written in it: the file has /a, /g and /v. */
+/* `unlink`: /a, /b and /g/c made and written, a soft link /g/alias made (no object the trace
+ * follows), the file closed; opened again, /b deleted (H5Ldelete), alias (H5Gunlink on /g),
+ * /g's first link by name (/g/c) (H5Ldelete_by_idx), then /v made and written in it: the file
+ * has /a, /g and /v. */
 static void unlink_links(const char *name, hsize_t n, double *buf)
 {
     char path[256];
@@ -324,9 +325,18 @@ static void unlink_links(const char *name, hsize_t n, double *buf)
         block(d, n, buf, 1);
         H5Dclose(d);
     }
+    check(H5Lcreate_soft("/a", g, "alias", H5P_DEFAULT, H5P_DEFAULT) >= 0);
     H5Gclose(g), H5Fclose(f);
     f = open_file(path, 0);
     check(H5Ldelete(f, "b", H5P_DEFAULT) >= 0);
+    g = H5Gopen2(f, "g", H5P_DEFAULT);
+    check(g >= 0);
+#ifndef H5_NO_DEPRECATED_SYMBOLS
+    check(H5Gunlink(g, "alias") >= 0);
+#else
+    check(H5Ldelete(g, "alias", H5P_DEFAULT) >= 0);
+#endif
+    H5Gclose(g);
     check(H5Ldelete_by_idx(f, "g", H5_INDEX_NAME, H5_ITER_INC, 0, H5P_DEFAULT) >= 0);
     hid_t v = H5Dcreate2(f, "v", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     check(v >= 0);
