@@ -393,3 +393,23 @@ files:
     raw = text.replace("api: hdf5", "api: mpiio").replace(entry, "{delete: /b}")
     with pytest.raises(dmod.DescriptorError, match=re.escape("files[0].writes[0].delete")):
         dmod.parse_text(raw, "s.yaml")
+
+
+@needs_cc
+def test_a_dataset_deleted_and_made_again_at_every_step_is_in_the_skeletons_file(tmp_path):
+    """A file open over the steps whose dataset is deleted and made again at each step: the
+    skeleton makes it anew after each deletion (not its handle of the deleted one kept)."""
+    desc = {
+        "skel": 1, "name": "relink", "ranks": 2, "steps": 2,
+        "files": [{
+            "name": "r.h5",
+            "datasets": [{"name": "/x", "type": "float64", "dims": [16]}],
+            "writes": [{"delete": "/x"},
+                       {"dataset": "/x", "start": ["rank * 8"], "count": [8]}],
+        }],
+    }  # fmt: skip
+    skeleton = _skeleton(desc, tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    run_mpi(2, [skeleton, "--dir", out], timeout=120)
+    assert _objects(out / "r.h5") == ["/ Group", "/x Dataset"]
