@@ -52,10 +52,11 @@ from iotune.inputs import MAX_BYTES, InputError, parse_json, read_input
 SCHEMA = "iotune-trace"
 VERSIONS = (2, 3, 4, 5)
 # HDF5 attribute calls: their signature's dataset column indexes the trace's attributes; so
-# does a group creation's (H5Gcreate: the group's path, no name; absent from older traces)
+# does a group creation's (H5Gcreate: the group's path, no name; absent from older traces) and a
+# link deletion's (H5Ldelete, also for H5Gunlink and H5Ldelete_by_idx: the path deleted, no name)
 ATTRIBUTE_FUNCS = frozenset(
     ("H5Acreate", "H5Aopen", "H5Awrite", "H5Aread", "H5Aexists", "H5Aiterate", "H5Arename",
-     "H5Adelete", "H5Gcreate")
+     "H5Adelete", "H5Gcreate", "H5Ldelete")
 )  # fmt: skip
 # the most bytes a trace's gzip data may expand to (read at each call: tests lower it)
 # the stand-in path of a dataset made without a name (H5Dcreate_anon) or in a group made without

@@ -306,6 +306,44 @@ static void reopen(const char *name, int steps, hsize_t n, double *buf)
     }
 }
 
+/* `unlink`: /a, /b and /g/c made and written, a soft link /g/alias made (no object the trace
+ * follows), the file closed; opened again, /b deleted (H5Ldelete), alias (H5Gunlink on /g),
+ * /g's first link by name (/g/c) (H5Ldelete_by_idx), then /v made and written in it: the file
+ * has /a, /g and /v. */
+static void unlink_links(const char *name, hsize_t n, double *buf)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s.h5", name);
+    hid_t f = open_file(path, 1), space = space_of(n);
+    hid_t g = H5Gcreate2(f, "g", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    check(g >= 0);
+    const char *made[] = {"a", "b", "g/c"};
+    for (int i = 0; i < 3; i++) {
+        hid_t d =
+            H5Dcreate2(f, made[i], H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        check(d >= 0);
+        block(d, n, buf, 1);
+        H5Dclose(d);
+    }
+    check(H5Lcreate_soft("/a", g, "alias", H5P_DEFAULT, H5P_DEFAULT) >= 0);
+    H5Gclose(g), H5Fclose(f);
+    f = open_file(path, 0);
+    check(H5Ldelete(f, "b", H5P_DEFAULT) >= 0);
+    g = H5Gopen2(f, "g", H5P_DEFAULT);
+    check(g >= 0);
+#ifndef H5_NO_DEPRECATED_SYMBOLS
+    check(H5Gunlink(g, "alias") >= 0);
+#else
+    check(H5Ldelete(g, "alias", H5P_DEFAULT) >= 0);
+#endif
+    H5Gclose(g);
+    check(H5Ldelete_by_idx(f, "g", H5_INDEX_NAME, H5_ITER_INC, 0, H5P_DEFAULT) >= 0);
+    hid_t v = H5Dcreate2(f, "v", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    check(v >= 0);
+    block(v, n, buf, 1);
+    H5Dclose(v), H5Sclose(space), H5Fclose(f);
+}
+
 static void seek(const char *name, int steps, hsize_t n, double *buf)
 {
     char path[256];
@@ -342,7 +380,7 @@ int main(int argc, char **argv)
         if (rank == 0)
             fprintf(stderr, "usage: skel_tester "
                             "anon|nested|seekpos|read|make|transform|rawread|sharedread|posixread|"
-                            "reopen|seek NAME "
+                            "reopen|seek|unlink NAME "
                             "[STEPS [N]]\n");
         MPI_Finalize();
         return 2;
@@ -373,6 +411,8 @@ int main(int argc, char **argv)
         reopen(argv[2], steps, n, buf);
     else if (strcmp(argv[1], "seek") == 0)
         seek(argv[2], steps, n, buf);
+    else if (strcmp(argv[1], "unlink") == 0)
+        unlink_links(argv[2], n, buf);
     free(buf);
     MPI_Finalize();
     return 0;

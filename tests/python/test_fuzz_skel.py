@@ -231,7 +231,8 @@ def descriptors(draw):
                 }
             ],  # fmt: skip
             "writes": [
-                {"dataset": dset, "start": [draw(e("rank * n"))], "count": [draw(e("n"))]}
+                {"dataset": dset, "start": [draw(e("rank * n"))], "count": [draw(e("n"))]},
+                {"delete": "/" + draw(hostile) + draw(st.sampled_from(["", "{step}"]))},
             ],  # fmt: skip
             "sync": draw(st.booleans()),
         },

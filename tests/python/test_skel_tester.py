@@ -348,3 +348,68 @@ def test_an_input_of_a_dataset_per_step_has_every_steps_dataset(tmp_path):
     run_mpi(2, [skeleton, "--dir", out, "--timing", tmp_path / "t.json"], timeout=120)
     dump = "\n".join(_h5dump_h(out / "in.h5"))
     assert all(f'"{x}"' in dump for x in ("s0", "s1", "x", "c")), dump
+
+
+def _objects(path: Path) -> list[str]:
+    """The objects of an HDF5 file: h5ls -r's lines (path and kind, no sizes)."""
+    got = subprocess.run(["h5ls", "-r", str(path)], capture_output=True, text=True, check=True)
+    return sorted(" ".join(line.split()[:2]) for line in got.stdout.splitlines())
+
+
+@needs_cc
+def test_links_deleted_in_a_reopened_file_are_deleted_in_the_skeleton(tester, libiotune, tmp_path):
+    orig, prof = _profiled(tmp_path, [tester, "unlink", "t", "1", "64"], libiotune)
+    assert _objects(orig / "t.h5") == ["/ Group", "/a Dataset", "/g Group", "/v Dataset"]
+    desc = fp.from_profile(str(prof), str(orig))
+    reopened = desc["files"][1]
+    deletes = [w["delete"] for w in reopened["writes"] if "delete" in w]
+    assert deletes == ["/b", "/g/alias", "/g/c"], reopened["writes"]
+    assert [w.get("delete", w.get("dataset")) for w in reopened["writes"]][:3] == deletes
+    skeleton = _skeleton(desc, tmp_path)
+    out = run_skeleton_traced(skeleton, tmp_path, libiotune)
+    assert _objects(out / "t.h5") == _objects(orig / "t.h5")
+    assert _h5dump_h(out / "t.h5") == _h5dump_h(orig / "t.h5")
+
+
+@pytest.mark.parametrize(
+    "entry",
+    ["{delete: b}", "{delete: /}", "{delete: 3}", "{delete: /b, when: rank == 0}",
+     "{delete: '/s{nope}'}"],
+)  # fmt: skip
+def test_a_bad_delete_entry_gives_one_message(entry):
+    text = f"""skel: 1
+name: t
+ranks: 2
+files:
+- name: t.h5
+  api: hdf5
+  writes:
+  - {entry}
+"""
+    with pytest.raises(dmod.DescriptorError, match=re.escape("files[0].writes[0]")):
+        dmod.parse_text(text, "s.yaml")
+    good = text.replace(entry, "{delete: '/b{step}'}")
+    assert dmod.parse_text(good, "s.yaml").files[0].writes[0].delete == "/b{step}"
+    raw = text.replace("api: hdf5", "api: mpiio").replace(entry, "{delete: /b}")
+    with pytest.raises(dmod.DescriptorError, match=re.escape("files[0].writes[0].delete")):
+        dmod.parse_text(raw, "s.yaml")
+
+
+@needs_cc
+def test_a_dataset_deleted_and_made_again_at_every_step_is_in_the_skeletons_file(tmp_path):
+    """A file open over the steps whose dataset is deleted and made again at each step: the
+    skeleton makes it anew after each deletion (not its handle of the deleted one kept)."""
+    desc = {
+        "skel": 1, "name": "relink", "ranks": 2, "steps": 2,
+        "files": [{
+            "name": "r.h5",
+            "datasets": [{"name": "/x", "type": "float64", "dims": [16]}],
+            "writes": [{"delete": "/x"},
+                       {"dataset": "/x", "start": ["rank * 8"], "count": [8]}],
+        }],
+    }  # fmt: skip
+    skeleton = _skeleton(desc, tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    run_mpi(2, [skeleton, "--dir", out], timeout=120)
+    assert _objects(out / "r.h5") == ["/ Group", "/x Dataset"]

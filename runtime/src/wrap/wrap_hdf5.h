@@ -83,6 +83,8 @@ void iot_group_made(hid_t loc, const char *name, double t, double dt);
  * time of the rank (docs/profile.md) if id is a dataset the runtime follows or the call wrote
  * or read a followed file (that file's); the calls inside it are not counted again. */
 int iot_h5_release(int (*fn)(hid_t), hid_t id);
+/* A link deleted by name (H5Ldelete, H5Gunlink): traced (wrap_hdf5_attrtrace.c). */
+void iot_link_deleted(hid_t loc, const char *name, double t, double dt);
 /* An attribute id let go (H5Aclose, H5Idec_ref to 0): forgotten. */
 void iot_attr_closed(hid_t attr);
 

@@ -9,7 +9,8 @@
  * or open describes its dataspace and type, the others give the object and name; H5Aiterate's has
  * no name); size: the bytes an H5Acreate, H5Awrite or H5Aread stores or moves (a variable-length
  * string's: its characters); H5Arename's dims: [the new name's entry]. Group creations
- * (H5Gcreate2) too, as H5Gcreate whose entry is the group's path without a name.
+ * (H5Gcreate2) too, as H5Gcreate whose entry is the group's path without a name, and link
+ * deletions (H5Ldelete, H5Gunlink) as H5Ldelete on the path deleted.
  *
  * Everything here runs after the application's call succeeded and asks HDF5 only what it holds
  * in memory for ids the application holds (names, types, extents): no file access, no error
@@ -201,6 +202,19 @@ void iot_group_made(hid_t loc, const char *name, double t, double dt)
     if (!h || !h->H5Fget_name || !object_path(h, loc, name, path, sizeof path))
         return;
     trace_attr("H5Gcreate", loc, &a, NULL, H5I_INVALID_HID, 0, t, dt);
+}
+
+/* A link deleted (H5Ldelete, H5Gunlink): traced as H5Ldelete on the path it named (an
+ * attribute entry without a name, as a group creation's), whether or not the trace saw the
+ * object, so that a skeleton deletes it at the same point. */
+void iot_link_deleted(hid_t loc, const char *name, double t, double dt)
+{
+    const iot_h5_api *h = iot_h5_real();
+    char path[1024];
+    iot_trace_attr_desc a = {path, NULL, 0, -1, 0, NULL, 0, -1, -1, -1, -1, -1, -1};
+    if (!h || !h->H5Fget_name || !name || !name[0] || !object_path(h, loc, name, path, sizeof path))
+        return;
+    trace_attr("H5Ldelete", loc, &a, NULL, H5I_INVALID_HID, 0, t, dt);
 }
 
 void iot_attr_closed(hid_t attr)

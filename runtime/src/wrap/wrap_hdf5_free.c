@@ -7,8 +7,13 @@
  * dataset has its settings (iot_h5_frees_by_itself). (Free raw data sections, H5Fget_free_
  * sections, cannot tell: alignment leaves never-written gaps there too.) The file is marked
  * before the call: a call that fails half-way may have freed space already. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "apply/resolve.h"
 #include "core/core.h"
+#include "trace/trace.h"
 #include "wrap/wrap.h"
 #include "wrap/wrap_hdf5.h"
 
@@ -62,10 +67,56 @@ int iot_h5_frees_by_itself(hid_t dcpl)
         return real args;                                                                          \
     }
 
-IOT_FREES(herr_t, H5Ldelete, (hid_t loc, const char *name, hid_t lapl), (loc, name, lapl), loc)
-IOT_FREES(herr_t, H5Ldelete_by_idx,
-          (hid_t loc, const char *group, H5_index_t idx_type, H5_iter_order_t order, hsize_t n,
-           hid_t lapl),
-          (loc, group, idx_type, order, n, lapl), loc)
-IOT_FREES(herr_t, H5Gunlink, (hid_t loc, const char *name), (loc, name), loc)
+/* A link deletion: timed as HDF5 metadata and traced (iot_link_deleted) on the path it
+ * named; H5Ldelete_by_idx's name is asked before the link is gone (only when traced). */
+#define IOT_UNLINKS(fn, params, args, loc, name_of, owned)                                         \
+    IOT_EXPORT herr_t fn params                                                                    \
+    {                                                                                              \
+        __typeof__(&fn) real = IOT_H5_FN(fn);                                                      \
+        if (!real)                                                                                 \
+            return -1;                                                                             \
+        iot_h5_space_freed(loc);                                                                   \
+        if (!iot_capture_on)                                                                       \
+            return real args;                                                                      \
+        int wanted = iot_trace_wanted();                                                           \
+        char *name = wanted ? name_of : NULL;                                                      \
+        IOT_TIMED(real args);                                                                      \
+        if (rc >= 0)                                                                               \
+            iot_h5_lookup_done(loc, dt, outer);                                                    \
+        if (rc >= 0 && name)                                                                       \
+            iot_link_deleted(loc, name, t, dt);                                                    \
+        if (owned)                                                                                 \
+            free(name);                                                                            \
+        return rc;                                                                                 \
+    }
+
+/* The name of group's link n in that order, asked before it is deleted (malloc'd), or NULL. */
+static char *link_name_by_idx(hid_t loc, const char *group, H5_index_t idx_type,
+                              H5_iter_order_t order, hsize_t n, hid_t lapl)
+{
+    const iot_h5_api *h = iot_h5_real();
+    char link[1024], *out = NULL;
+    if (!h || !h->H5Lget_name_by_idx || !group)
+        return NULL;
+    iot_h5_quiet quiet;
+    iot_h5_quiet_begin(&quiet);
+    ssize_t len = h->H5Lget_name_by_idx(loc, group, idx_type, order, n, link, sizeof link, lapl);
+    iot_h5_quiet_end(&quiet);
+    if (len <= 0 || (size_t)len >= sizeof link)
+        return NULL;
+    int dot = strcmp(group, ".") == 0 || !group[0];
+    size_t need = strlen(group) + (size_t)len + 2;
+    if ((out = malloc(need)))
+        snprintf(out, need, "%s%s%s", dot ? "" : group, dot ? "" : "/", link);
+    return out;
+}
+
+IOT_UNLINKS(H5Ldelete, (hid_t loc, const char *named, hid_t lapl), (loc, named, lapl), loc,
+            (char *)named, 0)
+IOT_UNLINKS(H5Ldelete_by_idx,
+            (hid_t loc, const char *group, H5_index_t idx_type, H5_iter_order_t order, hsize_t n,
+             hid_t lapl),
+            (loc, group, idx_type, order, n, lapl), loc,
+            link_name_by_idx(loc, group, idx_type, order, n, lapl), 1)
+IOT_UNLINKS(H5Gunlink, (hid_t loc, const char *named), (loc, named), loc, (char *)named, 0)
 IOT_FREES(herr_t, H5Odecr_refcount, (hid_t obj), (obj), obj)

@@ -110,6 +110,7 @@ def _rank_step(d: dmod.Descriptor, env: dict[str, int]) -> tuple[int, int, float
                 or w.create
                 or w.open
                 or w.flush
+                or w.delete is not None
             ):
                 # extent, scales, file size, attribute calls, creations: no bytes
                 calls += 1

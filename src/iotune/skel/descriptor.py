@@ -203,6 +203,9 @@ class Write:
     # not a write: an attribute call (`attribute: CALL`, attrs.py) on an object of the file
     attr: attrs.Call | None = None
     flush: bool = False  # not a write: H5Fflush in its place (every rank of the file)
+    # not a write: the link of this path ({step}, {rank} filled in) deleted (H5Ldelete, every
+    # rank of the file)
+    delete: str | None = None
     # not a write: the dataset created here (`create: true`), where the application created
     # it (before attribute calls that precede its first use; else at its first use)
     create: bool = False
@@ -912,6 +915,22 @@ def _write_entry(
         if w["flush"] is not True or api != "hdf5":
             c.fail(c.line_of(w, "flush"), f"{where}.flush", "expected true, in an HDF5 file")
         return Write(dataset=None, line=line, collective=True, flush=True)
+    if isinstance(w, dict) and "delete" in w:
+        w = c.mapping(w, line, where, {"delete"})
+        on = w["delete"]
+        if (
+            api != "hdf5"
+            or not isinstance(on, str)
+            or not on.startswith("/")
+            or on.strip("/") == ""
+            or "\0" in on
+            or len(on) > MAX_NAME
+        ):
+            c.fail(c.line_of(w, "delete"), f"{where}.delete",
+                   f"expected the absolute path of a link (/a/b; at most {MAX_NAME} bytes), "
+                   "in an HDF5 file")  # fmt: skip
+        c.names_in(on, c.line_of(w, "delete"), f"{where}.delete", MAX_NAME)
+        return Write(dataset=None, line=line, collective=True, delete=on)
     w = c.mapping(w, line, where, fields)
     if any(k in w for k in SCALE_CALLS):
         return _scale(c, w, line, where, known, api, datasets)
@@ -1298,6 +1317,8 @@ def checked_ranks(ranks: int) -> list[int]:
 
 def _check_write(d: Descriptor, w: Write, dsets: dict[str, Dataset], env: dict[str, int]) -> None:
     if w.scale_call is not None or w.attr is not None or w.create or w.open or w.flush:
+        return
+    if w.delete is not None:
         return  # a dimension scale or attribute call, a creation, an open: checked when read
     if w.when is not None and not expr.evaluate(w.when, env):
         return

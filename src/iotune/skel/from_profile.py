@@ -49,10 +49,13 @@ from iotune.skel.trace_calls import DIRECT, VIEW_WRITES, FromProfileError, Trace
 
 SCALE_KINDS = tuple(SCALE_FUNCS.values())  # dimension scale calls (ops.py)
 # the calls each rank replays in order: data, extents, file sizes, lookups, scales, attributes
-_REPLAYED = ("write", "read", "extend", "setsize", "seekshared", "lookup", "attr", *SCALE_KINDS)
+_REPLAYED = (
+    "write", "read", "extend", "setsize", "seekshared", "lookup", "attr", "ldelete", *SCALE_KINDS
+)  # fmt: skip
 SCALE_ATTRIBUTES = {"DIMENSION_LIST", "REFERENCE_LIST"}  # object references H5DS makes
 # the calls that change a file, kept in its session whatever the file (_sessions)
-_CHANGES = ("write", "create", "sync", "extend", "setsize", "gcreate", *SCALE_KINDS)
+_HDF5_ONLY = ("dopen", "lookup", "attr", "gcreate", "ldelete")  # calls of an HDF5 file's own
+_CHANGES = ("write", "create", "sync", "extend", "setsize", "gcreate", "ldelete", *SCALE_KINDS)
 
 __all__ = ["FromProfileError", "from_profile", "load_traces", "to_yaml"]
 
@@ -224,7 +227,7 @@ class Builder:
                     # follow (H5Fflush): the skeleton's HDF5 library writes its own
                     self.note(f"{op.file}: {op.func} below HDF5 (its metadata) left out")
                     continue
-                if op.kind in ("dopen", "lookup", "attr", "gcreate") and session.api != "hdf5":
+                if op.kind in _HDF5_ONLY and session.api != "hdf5":
                     continue
                 if op.kind in ("setsize", "seekshared") and session.api == "hdf5":
                     continue  # HDF5's own (its file's end): the skeleton's HDF5 sets its own
@@ -732,6 +735,8 @@ class Builder:
             return {"dataset": ops[0].dataset, "open": True}
         if ops[0].kind == "sync":  # H5Fflush in its place (_flush): every rank of the file
             return {"flush": True}
+        if ops[0].kind == "ldelete":  # H5Ldelete in its place, of the same path
+            return {"delete": ops[0].attr_on}  # every rank of the file, as H5Fflush
         if ops[0].kind == "lookup":  # netCDF-4's look at a dataset's scales (reads them)
             w["lookup_scales"] = SCALE_LOOKUPS[ops[0].func]
             if ops[0].func != "H5DSis_scale":

@@ -173,6 +173,8 @@ def _write_code(w: Write, nd: int, ind: str) -> list[str]:
         return []
     if w.flush:  # H5Fflush where the application flushed
         return [f"{ind}skel_sync(f); /* H5Fflush */"]
+    if w.delete is not None:  # H5Ldelete where the application deleted the link
+        return [f"{ind}skel_delete(f, {_cstr(w.delete)}, step); /* H5Ldelete */"]
     if w.scale_call and w.scale_call.startswith("lookup:"):  # reads the dataset's scales
         kind = ("is_scale", "count", "iterate").index(w.scale_call[7:])
         return [f"{ind}skel_lookup_scales(f, {_cstr(w.dataset)}, step, {kind}, {w.dim}, {when});"]

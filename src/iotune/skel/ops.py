@@ -54,7 +54,7 @@ class Op:
 
     # open, close, write, read, create, dopen, sync, extend (count: the new extent), delete,
     # setsize (size: the new size), seekshared (offset: where the shared file pointer points),
-    # gcreate (a group made: attr_on its path)
+    # gcreate (a group made: attr_on its path), ldelete (a link deleted: attr_on its path)
     kind: str
     func: str
     file: str  # pattern ({rank}, later {step})
@@ -123,6 +123,8 @@ def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
             kind = "attr"  # an attribute call (the skeleton's attribute: CALL entries)
         elif c.func == "H5Gcreate":
             kind = "gcreate"  # a group made (attr_on: its path; the file entry's groups)
+        elif c.func == "H5Ldelete":
+            kind = "ldelete"  # a link deleted (attr_on: its path)
         elif c.func in SYNCS:
             kind = "sync"
         elif c.func in DELETES:
@@ -167,7 +169,9 @@ def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
             kind = "other"
         elif kind == "attr" and not _attribute_call_known(c):
             kind = "other"
-        elif kind == "gcreate" and (c.attribute is None or c.attribute.get("name") is not None):
+        elif kind in ("gcreate", "ldelete") and (
+            c.attribute is None or c.attribute.get("name") is not None
+        ):
             kind = "other"
         ops.append(
             Op(
@@ -192,7 +196,7 @@ def ops_of(tr: Trace, ranks: int, file_rank_names: dict[str, str]) -> list[Op]:
                 scale=scale,
                 fresh=c.fresh,
                 attr=c.attribute if kind == "attr" else None,
-                attr_on=c.attribute["object"] if kind in ("attr", "gcreate") else None,
+                attr_on=c.attribute["object"] if kind in ("attr", "gcreate", "ldelete") else None,
                 attr_to=(c.renamed or {}).get("name") if kind == "attr" else None,
                 file_format=c.format,
                 shared=c.func in SHARED,

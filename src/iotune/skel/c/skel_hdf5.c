@@ -134,6 +134,34 @@ void skel_group(skel_file_t *f, const char *pattern, long long step)
     skel_add(f->s, T_WRITE, t0);
 }
 
+void skel_delete(skel_file_t *f, const char *pattern, long long step)
+{
+    if (!skel_is_hdf5(f) || f->api != SKEL_HDF5 || f->s->sizing)
+        return;
+    char name[1024];
+    skel_format_name(name, sizeof name, pattern, step, f->s->rank);
+    double t0 = skel_now(); /* a link the skeleton did not make (not traced): nothing to do */
+    if (H5Lexists(f->h5, name, H5P_DEFAULT) > 0 && H5Ldelete(f->h5, name, H5P_DEFAULT) < 0)
+        skel_die(f->s, "H5Ldelete failed");
+    /* the datasets kept open at that path or under it are gone: a dataset made again there
+     * (at the next step of a file open over the steps) is made anew, not written through the
+     * handle of the deleted one */
+    size_t len = strlen(name);
+    int kept = 0;
+    for (int k = 0; k < f->ndsets; k++) {
+        const char *at = f->dsets[k].name;
+        if (strncmp(at, name, len) == 0 && (at[len] == 0 || at[len] == '/')) {
+            if (f->dsets[k].id >= 0)
+                H5Dclose(f->dsets[k].id);
+            if (owned_type(f->dsets[k].type))
+                H5Tclose(f->dsets[k].type);
+        } else if (kept++ != k)
+            f->dsets[kept - 1] = f->dsets[k];
+    }
+    f->ndsets = kept;
+    skel_add(f->s, T_WRITE, t0);
+}
+
 /* The application's fill value: hex digits, two per byte of one element of type t. */
 static void set_fill_value(skel_t *s, hid_t dcpl, hid_t t, const char *hex)
 {

@@ -169,6 +169,9 @@ void skel_write_view(skel_file_t *f, long long offset, long long size, long long
  * method only. */
 void skel_set_size(skel_file_t *f, long long size, int active);
 void skel_sync(skel_file_t *f); /* to storage: H5Fflush + fsync, MPI_File_sync, fsync */
+/* H5Ldelete of the link pattern (step, rank filled in), every rank of the file (HDF5 files
+ * written through HDF5; nothing for the other methods) */
+void skel_delete(skel_file_t *f, const char *pattern, long long step);
 void skel_close(skel_file_t *f);
 int skel_finish(skel_t *s);
 
